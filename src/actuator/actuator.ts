@@ -1,0 +1,75 @@
+import type { Logger } from 'pino';
+import { LRUCache } from 'lru-cache';
+import { statusMessage, type ApiClient } from '../cluster/apiClient.js';
+import { ANNOTATION, type SlimWorkload } from '../cluster/objects.js';
+import type { ClusterStore, KindName } from '../cluster/store.js';
+import type { Metrics } from '../metrics.js';
+
+/** Every write zonekeeper makes to the cluster goes through here (DESIGN §1). */
+export interface Actuator {
+  /** Freezes the derived zone list onto the workload; fire and forget, deduplicated. */
+  freezeZones(workload: SlimWorkload, zones: string[]): void;
+  /** A list being frozen that the watch may not show yet, by workload key. */
+  pendingFreeze(workloadKey: string): string[] | undefined;
+  /** Resolves when every write started so far has finished. */
+  settle(): Promise<void>;
+}
+
+const PLURAL: Record<SlimWorkload['kind'], KindName> = {
+  StatefulSet: 'statefulsets', ReplicaSet: 'replicasets', Deployment: 'deployments',
+};
+
+const keyOf = (w: SlimWorkload) => `${w.namespace}/${w.kind}/${w.name}`;
+
+interface Writer {
+  write(w: SlimWorkload, zones: string[]): Promise<void>;
+}
+
+function actuator(writer: Writer, log: Logger, metrics: Metrics): Actuator {
+  // Kept until the watch shows the annotation; the TTL bounds a write the watch never confirms.
+  const pending = new LRUCache<string, string[]>({ max: 10_000, ttl: 5 * 60_000 });
+  const inflight = new Set<Promise<void>>();
+  return {
+    freezeZones(w, zones) {
+      const key = keyOf(w);
+      if (pending.has(key) || w.annotations[ANNOTATION.zones]) return;
+      pending.set(key, zones);
+      const p = writer.write(w, zones).then(
+        () => {
+          metrics.actuatorWrites.inc({ action: 'freeze-zones', result: 'ok' });
+          log.info({ workload: key, zones: zones.join(',') }, 'froze zone list onto workload');
+        },
+        (err: Error) => {
+          pending.delete(key);
+          metrics.actuatorWrites.inc({ action: 'freeze-zones', result: 'error' });
+          log.warn({ workload: key, err: err.message }, 'could not freeze zone list; will retry on the next placement');
+        },
+      ).finally(() => inflight.delete(p));
+      inflight.add(p);
+    },
+    pendingFreeze: (key) => pending.get(key),
+    async settle() {
+      await Promise.all([...inflight]);
+    },
+  };
+}
+
+export function kubeActuator(api: ApiClient, log: Logger, metrics: Metrics): Actuator {
+  return actuator({
+    async write(w, zones) {
+      const path = `/apis/apps/v1/namespaces/${encodeURIComponent(w.namespace)}/${PLURAL[w.kind]}/${encodeURIComponent(w.name)}`;
+      const body = JSON.stringify({ metadata: { annotations: { [ANNOTATION.zones]: zones.join(',') } } });
+      const res = await api.request('PATCH', path, { body, contentType: 'application/merge-patch+json', timeoutMs: 10_000 });
+      if (res.status !== 200) throw new Error(`PATCH ${path}: ${res.status} ${statusMessage(res.body)}`);
+    },
+  }, log, metrics);
+}
+
+/** For file sources: there is no API server, so the annotation lands in the in-memory store. */
+export function memoryActuator(store: ClusterStore, log: Logger, metrics: Metrics): Actuator {
+  return actuator({
+    async write(w, zones) {
+      store.upsert(PLURAL[w.kind], { ...w, annotations: { ...w.annotations, [ANNOTATION.zones]: zones.join(',') } });
+    },
+  }, log, metrics);
+}

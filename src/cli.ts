@@ -1,0 +1,103 @@
+#!/usr/bin/env node
+import { parseArgs } from 'node:util';
+import { ConfigError, loadConfig, parseConfig } from './config.js';
+import { createLogger } from './logger.js';
+import { chooseSource, startServer } from './main.js';
+
+export const USAGE = `zonekeeper: a kube-scheduler extender that keeps replicated workloads spread across zones
+
+Usage:
+  zonekeeper serve [flags]
+  zonekeeper --help
+
+serve flags:
+  --config FILE          zonekeeper.yaml with the options (see config/zonekeeper.yaml); defaults apply without it
+  --kubeconfig FILE      watch the cluster of this kubeconfig's current context
+  --snapshot FILE        serve decisions from a file of Kubernetes objects (a List or multi-document
+                         YAML, as 'kubectl get nodes,pods,pv,pvc,sc,sts,rs,deploy,workloadspreads -A -o yaml'
+                         prints it): offline replay of a real cluster
+  --demo                 serve the bundled demo cluster (config/demo-cluster.yaml)
+  --listen HOST:PORT     extender listener (default 127.0.0.1:8888; overrides extender.listen)
+  --admin-listen HOST:PORT
+                         admin listener: /healthz /readyz /metrics /debug/... (default 127.0.0.1:9090)
+  -h, --help             this text
+
+Where the cluster comes from, first found wins: --snapshot, --demo, --kubeconfig, $KUBECONFIG,
+~/.kube/config, the in-cluster service account; the demo cluster when none of these is found.
+`;
+
+function fail(message: string, code = 2): never {
+  process.stderr.write(`zonekeeper: ${message}\n`);
+  process.exit(code);
+}
+
+async function serve(argv: string[]): Promise<void> {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      options: {
+        config: { type: 'string' }, kubeconfig: { type: 'string' }, snapshot: { type: 'string' },
+        demo: { type: 'boolean' }, listen: { type: 'string' }, 'admin-listen': { type: 'string' }, help: { type: 'boolean', short: 'h' },
+      },
+      strict: true, allowPositionals: false,
+    }));
+  } catch (err) {
+    fail(`${(err as Error).message}\n\n${USAGE}`);
+  }
+  if (values.help) {
+    process.stdout.write(USAGE);
+    return;
+  }
+  let config;
+  try {
+    config = loadConfig(values.config);
+    if (values.listen || values['admin-listen']) {
+      config = parseConfig({
+        ...config,
+        extender: { ...config.extender, listen: values.listen ?? config.extender.listen },
+        admin: { ...config.admin, listen: values['admin-listen'] ?? config.admin.listen },
+      }, 'flags');
+    }
+  } catch (err) {
+    if (err instanceof ConfigError) fail(`invalid configuration: ${err.message}`);
+    throw err;
+  }
+  const log = createLogger(config.logLevel);
+  let running;
+  try {
+    running = await startServer(config, chooseSource(values), log);
+  } catch (err) {
+    log.fatal({ err: (err as Error).message }, 'could not start');
+    process.exit(1);
+  }
+  let stopping = false;
+  const shutdown = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'shutting down: readyz is 503, finishing in-flight requests');
+    running.stop().then(() => {
+      log.info('stopped');
+      process.exit(0);
+    }, (err: Error) => {
+      log.error({ err: err.message }, 'unclean shutdown');
+      process.exit(1);
+    });
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+}
+
+async function main(argv: string[]): Promise<void> {
+  const [command, ...rest] = argv;
+  switch (command) {
+    case 'serve': return serve(rest);
+    case undefined: case '-h': case '--help': case 'help':
+      process.stdout.write(USAGE);
+      return;
+    default:
+      fail(`unknown command ${command}\n\n${USAGE}`);
+  }
+}
+
+main(process.argv.slice(2)).catch((err) => fail((err as Error).stack ?? String(err), 1));

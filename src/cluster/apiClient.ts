@@ -1,0 +1,93 @@
+import http from 'node:http';
+import https from 'node:https';
+import { KubeConfig } from '@kubernetes/client-node';
+
+/**
+ * A small HTTP client for the Kubernetes API. `@kubernetes/client-node` loads the
+ * kubeconfig and applies credentials (tokens, exec plugins, client certs); requests are
+ * plain node:http so that list pages and watch streams are under our control
+ * (timeouts, aborts, the staleness watchdog).
+ */
+export interface ApiClient {
+  readonly server: string;
+  request(method: string, path: string, opts?: { body?: string; contentType?: string; signal?: AbortSignal; timeoutMs?: number }): Promise<ApiResponse>;
+  /** Opens a streaming GET (a watch); the caller reads and destroys the response. */
+  stream(path: string, signal: AbortSignal): Promise<http.IncomingMessage>;
+}
+
+export interface ApiResponse { status: number; body: string }
+
+export class ApiError extends Error {
+  constructor(readonly status: number, message: string) {
+    super(message);
+  }
+}
+
+export type ClusterSource =
+  | { kind: 'kubeconfig'; path: string }
+  | { kind: 'in-cluster' };
+
+export function loadKubeConfig(source: ClusterSource): KubeConfig {
+  const kc = new KubeConfig();
+  if (source.kind === 'kubeconfig') kc.loadFromFile(source.path);
+  else kc.loadFromCluster();
+  if (!kc.getCurrentCluster()) throw new Error(`no current cluster in ${source.kind === 'kubeconfig' ? source.path : 'in-cluster config'}`);
+  return kc;
+}
+
+export function kubeApiClient(kc: KubeConfig): ApiClient {
+  const cluster = kc.getCurrentCluster()!;
+  const base = new URL(cluster.server);
+  const secure = base.protocol === 'https:';
+  let agent: http.Agent | undefined;
+
+  async function options(method: string, path: string): Promise<https.RequestOptions> {
+    const opts: https.RequestOptions = { method, headers: {} };
+    await kc.applyToHTTPSOptions(opts);
+    // One keep-alive agent for every request, built from the first set of TLS options.
+    if (!agent) {
+      agent = secure
+        ? new https.Agent({ keepAlive: true, ca: opts.ca, cert: opts.cert, key: opts.key, rejectUnauthorized: !cluster.skipTLSVerify, servername: cluster.tlsServerName })
+        : new http.Agent({ keepAlive: true });
+    }
+    const url = new URL(base.pathname.replace(/\/$/, '') + path, base);
+    return {
+      method, agent, headers: { ...opts.headers, accept: 'application/json' }, auth: opts.auth,
+      protocol: url.protocol, hostname: url.hostname, port: url.port, path: url.pathname + url.search,
+    };
+  }
+
+  function open(opts: https.RequestOptions, body: string | undefined, signal?: AbortSignal): Promise<http.IncomingMessage> {
+    return new Promise((resolve, reject) => {
+      const req = (secure ? https : http).request({ ...opts, signal }, resolve);
+      req.on('error', reject);
+      if (body !== undefined) req.end(body);
+      else req.end();
+    });
+  }
+
+  return {
+    server: cluster.server,
+    async request(method, path, o = {}) {
+      const opts = await options(method, path);
+      if (o.contentType) (opts.headers as Record<string, string>)['content-type'] = o.contentType;
+      const signal = o.timeoutMs ? AbortSignal.any([AbortSignal.timeout(o.timeoutMs), ...(o.signal ? [o.signal] : [])]) : o.signal;
+      const res = await open(opts, o.body, signal);
+      const chunks: Buffer[] = [];
+      for await (const c of res) chunks.push(c as Buffer);
+      return { status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') };
+    },
+    async stream(path, signal) {
+      return open(await options('GET', path), undefined, signal);
+    },
+  };
+}
+
+/** Reads the `message` of a Kubernetes Status body, or the start of any other body. */
+export function statusMessage(body: string): string {
+  try {
+    const s = JSON.parse(body);
+    if (typeof s?.message === 'string') return s.message;
+  } catch { /* not JSON */ }
+  return body.slice(0, 200);
+}

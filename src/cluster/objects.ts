@@ -1,0 +1,340 @@
+// Slim, typed copies of the Kubernetes objects the policies read. Everything else a
+// list or watch returns (managedFields, container specs, status noise) is dropped on
+// arrival so that 50,000 cached pods stay small.
+
+export const ANNOTATION = {
+  zones: 'zonekeeper.io/zones',
+  topologyKey: 'zonekeeper.io/topology-key',
+  ignore: 'zonekeeper.io/ignore',
+  zonePreferences: 'zonekeeper.io/zone-preferences',
+  instanceIds: 'zonekeeper.io/instance-ids',
+  instanceAssignment: 'zonekeeper.io/instance-assignment',
+  instanceId: 'zonekeeper.io/instance-id',
+  kruiseMatched: 'apps.kruise.io/matched-workloadspread',
+} as const;
+
+export const POD_INDEX_LABEL = 'apps.kubernetes.io/pod-index';
+export const LEGACY_ZONE_LABELS = ['topology.kubernetes.io/zone', 'failure-domain.beta.kubernetes.io/zone'];
+
+export interface OwnerRef { kind: string; name: string; uid: string }
+
+export interface NodeSelectorRequirement { key: string; operator: string; values: string[] }
+export interface NodeSelectorTerm { matchExpressions: NodeSelectorRequirement[]; matchFields: NodeSelectorRequirement[] }
+export interface TopologySelectorTerm { matchLabelExpressions: { key: string; values: string[] }[] }
+export interface Taint { key: string; value: string; effect: string }
+export interface Toleration { key: string; operator: string; value: string; effect: string }
+
+export interface SlimNode {
+  name: string;
+  labels: Record<string, string>;
+  /** NoSchedule and NoExecute taints only: PreferNoSchedule never excludes a node. */
+  taints: Taint[];
+  unschedulable: boolean;
+  ready: boolean;
+}
+
+export interface SlimPod {
+  uid: string;
+  namespace: string;
+  name: string;
+  /** '' while the pod is not bound. */
+  nodeName: string;
+  owner: OwnerRef | undefined;
+  /** StatefulSet ordinal from the pod-index label or the name suffix; -1 when there is none. */
+  ordinal: number;
+  /** Names of the PVCs the pod mounts, ephemeral volumes included. */
+  claims: readonly string[];
+  terminating: boolean;
+  /** Succeeded or Failed: the pod no longer occupies a seat. */
+  finished: boolean;
+  ready: boolean;
+  createdAt: number;
+  ignore: boolean;
+  /** Set by the OpenKruise webhook: the subset this pod already belongs to. */
+  kruiseMatch: { workloadSpread: string; subset: string } | undefined;
+}
+
+/** The pod in a scheduling request: a SlimPod plus what only the candidate needs. */
+export interface PendingPod extends SlimPod {
+  tolerations: Toleration[];
+}
+
+export type WorkloadKind = 'StatefulSet' | 'ReplicaSet' | 'Deployment';
+
+export interface SlimWorkload {
+  kind: WorkloadKind;
+  namespace: string;
+  name: string;
+  uid: string;
+  replicas: number;
+  /** Only the zonekeeper.io/* annotations are kept. */
+  annotations: Record<string, string>;
+  owner: OwnerRef | undefined;
+  /** spec.ordinals.start of a StatefulSet, 0 otherwise. */
+  ordinalsStart: number;
+}
+
+export interface SlimPVC {
+  namespace: string;
+  name: string;
+  volumeName: string;
+  storageClassName: string;
+}
+
+export interface SlimPV {
+  name: string;
+  /** Zones named by the legacy zone labels, `__`-joined values split. */
+  labelZones: string[];
+  nodeAffinity: NodeSelectorTerm[] | undefined;
+  claim: { namespace: string; name: string } | undefined;
+}
+
+export interface SlimStorageClass {
+  name: string;
+  waitForFirstConsumer: boolean;
+  allowedTopologies: TopologySelectorTerm[];
+}
+
+export interface WorkloadSpreadSubset {
+  name: string;
+  requiredNodeSelectorTerm: NodeSelectorTerm | undefined;
+  preferredNodeSelectorTerms: { weight: number; preference: NodeSelectorTerm }[];
+  tolerations: Toleration[];
+  /** An integer, a percent string such as "20%", or null for unlimited. */
+  maxReplicas: number | string | null;
+}
+
+export interface SlimWorkloadSpread {
+  namespace: string;
+  name: string;
+  uid: string;
+  targetRef: { apiVersion: string; kind: string; name: string };
+  subsets: WorkloadSpreadSubset[];
+  strategy: 'Fixed' | 'Adaptive';
+  rescheduleCriticalSeconds: number;
+}
+
+// ---- conversion from raw JSON -------------------------------------------------------
+
+type Raw = Record<string, any>;
+const EMPTY: readonly string[] = Object.freeze([]);
+
+// Repeated strings (namespaces, node names, owner names) are shared, not copied per pod.
+const interned = new Map<string, string>();
+export function intern(s: string): string {
+  const hit = interned.get(s);
+  if (hit !== undefined) return hit;
+  if (interned.size > 200_000) interned.clear();
+  interned.set(s, s);
+  return s;
+}
+
+function str(v: unknown, fallback = ''): string {
+  return typeof v === 'string' ? v : fallback;
+}
+
+function stringMap(v: unknown): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (v && typeof v === 'object') for (const [k, x] of Object.entries(v)) if (typeof x === 'string') out[k] = x;
+  return out;
+}
+
+function controllerOf(meta: Raw | undefined): OwnerRef | undefined {
+  const refs = Array.isArray(meta?.ownerReferences) ? meta.ownerReferences : [];
+  const ref = refs.find((r: Raw) => r?.controller === true) ?? undefined;
+  if (!ref || typeof ref.kind !== 'string' || typeof ref.name !== 'string') return undefined;
+  return { kind: intern(ref.kind), name: intern(ref.name), uid: str(ref.uid) };
+}
+
+function timestamp(v: unknown): number {
+  if (v instanceof Date) return v.getTime();
+  const t = typeof v === 'string' ? Date.parse(v) : NaN;
+  return Number.isFinite(t) ? t : 0;
+}
+
+export function ordinalOf(name: string, labels: Record<string, string> | undefined): number {
+  const fromLabel = labels?.[POD_INDEX_LABEL];
+  if (fromLabel !== undefined && /^\d+$/.test(fromLabel)) return Number(fromLabel);
+  const m = /-(\d+)$/.exec(name);
+  return m ? Number(m[1]) : -1;
+}
+
+function requirements(v: unknown): NodeSelectorRequirement[] {
+  if (!Array.isArray(v)) return [];
+  return v.filter((r) => r && typeof r.key === 'string').map((r) => ({
+    key: r.key,
+    operator: str(r.operator, 'In'),
+    values: Array.isArray(r.values) ? r.values.map(String) : [],
+  }));
+}
+
+export function nodeSelectorTerm(v: unknown): NodeSelectorTerm | undefined {
+  if (!v || typeof v !== 'object') return undefined;
+  const t = v as Raw;
+  return { matchExpressions: requirements(t.matchExpressions), matchFields: requirements(t.matchFields) };
+}
+
+export function tolerations(v: unknown): Toleration[] {
+  if (!Array.isArray(v)) return [];
+  return v.filter((t) => t && typeof t === 'object').map((t) => ({
+    key: str(t.key), operator: str(t.operator, 'Equal'), value: str(t.value), effect: str(t.effect),
+  }));
+}
+
+export function slimNode(o: Raw): SlimNode {
+  const taints: Taint[] = (Array.isArray(o.spec?.taints) ? o.spec.taints : [])
+    .filter((t: Raw) => t?.effect === 'NoSchedule' || t?.effect === 'NoExecute')
+    .map((t: Raw) => ({ key: str(t.key), value: str(t.value), effect: str(t.effect) }));
+  const conditions: Raw[] = Array.isArray(o.status?.conditions) ? o.status.conditions : [];
+  return {
+    name: intern(str(o.metadata?.name)),
+    labels: stringMap(o.metadata?.labels),
+    taints,
+    unschedulable: o.spec?.unschedulable === true,
+    ready: conditions.some((c) => c?.type === 'Ready' && c?.status === 'True'),
+  };
+}
+
+function claimNames(podName: string, spec: Raw | undefined): readonly string[] {
+  const volumes: Raw[] = Array.isArray(spec?.volumes) ? spec.volumes : [];
+  let out: string[] | undefined;
+  for (const v of volumes) {
+    const claim = v?.persistentVolumeClaim?.claimName;
+    // A generic ephemeral volume's PVC is named <pod>-<volume>.
+    const name = typeof claim === 'string' ? claim : v?.ephemeral ? `${podName}-${str(v.name)}` : undefined;
+    if (name) (out ??= []).push(name);
+  }
+  return out ?? EMPTY;
+}
+
+function kruiseMatch(annotations: Raw | undefined): SlimPod['kruiseMatch'] {
+  const raw = annotations?.[ANNOTATION.kruiseMatched];
+  if (typeof raw !== 'string') return undefined;
+  try {
+    const v = JSON.parse(raw);
+    const ws = str(v?.name ?? v?.Name), subset = str(v?.subset ?? v?.Subset);
+    return ws && subset ? { workloadSpread: ws, subset } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export function slimPod(o: Raw): SlimPod {
+  const meta: Raw = o.metadata ?? {};
+  const name = str(meta.name);
+  const phase = o.status?.phase;
+  const conditions: Raw[] = Array.isArray(o.status?.conditions) ? o.status.conditions : [];
+  return {
+    uid: str(meta.uid),
+    namespace: intern(str(meta.namespace, 'default')),
+    name,
+    nodeName: intern(str(o.spec?.nodeName)),
+    owner: controllerOf(meta),
+    ordinal: ordinalOf(name, meta.labels),
+    claims: claimNames(name, o.spec),
+    terminating: meta.deletionTimestamp != null,
+    finished: phase === 'Succeeded' || phase === 'Failed',
+    ready: conditions.some((c) => c?.type === 'Ready' && c?.status === 'True'),
+    createdAt: timestamp(meta.creationTimestamp),
+    ignore: meta.annotations?.[ANNOTATION.ignore] === 'true',
+    kruiseMatch: kruiseMatch(meta.annotations),
+  };
+}
+
+export function pendingPod(o: Raw): PendingPod {
+  return { ...slimPod(o), tolerations: tolerations(o.spec?.tolerations) };
+}
+
+function zonekeeperAnnotations(meta: Raw | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(stringMap(meta?.annotations))) if (k.startsWith('zonekeeper.io/')) out[k] = v;
+  return out;
+}
+
+export function slimWorkload(kind: WorkloadKind, o: Raw): SlimWorkload {
+  const meta: Raw = o.metadata ?? {};
+  const replicas = o.spec?.replicas;
+  const start = o.spec?.ordinals?.start;
+  // Instance-ID opt-in may sit on the pod template (DESIGN §6); keep it visible on the workload.
+  const annotations = zonekeeperAnnotations(meta);
+  const templateOptIn = o.spec?.template?.metadata?.annotations?.[ANNOTATION.instanceIds];
+  if (typeof templateOptIn === 'string' && !(ANNOTATION.instanceIds in annotations)) annotations[ANNOTATION.instanceIds] = templateOptIn;
+  return {
+    kind,
+    namespace: intern(str(meta.namespace, 'default')),
+    name: str(meta.name),
+    uid: str(meta.uid),
+    replicas: typeof replicas === 'number' && replicas >= 0 ? replicas : 1,
+    annotations,
+    owner: controllerOf(meta),
+    ordinalsStart: typeof start === 'number' && start >= 0 ? start : 0,
+  };
+}
+
+export function slimPVC(o: Raw): SlimPVC {
+  return {
+    namespace: intern(str(o.metadata?.namespace, 'default')),
+    name: str(o.metadata?.name),
+    volumeName: str(o.spec?.volumeName),
+    storageClassName: str(o.spec?.storageClassName),
+  };
+}
+
+export function slimPV(o: Raw): SlimPV {
+  const labels = stringMap(o.metadata?.labels);
+  const labelZones = LEGACY_ZONE_LABELS.flatMap((k) => (labels[k] ? labels[k].split('__') : []));
+  const terms = o.spec?.nodeAffinity?.required?.nodeSelectorTerms;
+  const claim = o.spec?.claimRef;
+  return {
+    name: str(o.metadata?.name),
+    labelZones: [...new Set(labelZones)],
+    nodeAffinity: Array.isArray(terms) ? terms.map(nodeSelectorTerm).filter((t): t is NodeSelectorTerm => !!t) : undefined,
+    claim: claim && typeof claim.name === 'string' ? { namespace: str(claim.namespace, 'default'), name: claim.name } : undefined,
+  };
+}
+
+export function slimStorageClass(o: Raw): SlimStorageClass {
+  const topologies: Raw[] = Array.isArray(o.allowedTopologies) ? o.allowedTopologies : [];
+  return {
+    name: str(o.metadata?.name),
+    waitForFirstConsumer: o.volumeBindingMode === 'WaitForFirstConsumer',
+    allowedTopologies: topologies.map((t) => ({
+      matchLabelExpressions: (Array.isArray(t?.matchLabelExpressions) ? t.matchLabelExpressions : [])
+        .filter((e: Raw) => typeof e?.key === 'string')
+        .map((e: Raw) => ({ key: e.key, values: Array.isArray(e.values) ? e.values.map(String) : [] })),
+    })),
+  };
+}
+
+function maxReplicas(v: unknown): number | string | null {
+  if (typeof v === 'number' && Number.isInteger(v) && v >= 0) return v;
+  if (typeof v === 'string' && /^\d+%$/.test(v)) return v;
+  if (typeof v === 'string' && /^\d+$/.test(v)) return Number(v);
+  return null;
+}
+
+/** Accepts both v1alpha1 and v1beta1 field names (DESIGN §5). */
+export function slimWorkloadSpread(o: Raw): SlimWorkloadSpread {
+  const spec: Raw = o.spec ?? {};
+  const subsets: Raw[] = Array.isArray(spec.subsets) ? spec.subsets : [];
+  const strategy: Raw = spec.scheduleStrategy ?? {};
+  return {
+    namespace: intern(str(o.metadata?.namespace, 'default')),
+    name: str(o.metadata?.name),
+    uid: str(o.metadata?.uid),
+    targetRef: { apiVersion: str(spec.targetRef?.apiVersion), kind: str(spec.targetRef?.kind), name: str(spec.targetRef?.name) },
+    subsets: subsets.map((s) => ({
+      name: str(s?.name),
+      requiredNodeSelectorTerm: nodeSelectorTerm(s?.requiredNodeSelectorTerm ?? s?.requiredNodeSelector),
+      preferredNodeSelectorTerms: (Array.isArray(s?.preferredNodeSelectorTerms ?? s?.preferredNodeSelector)
+        ? (s.preferredNodeSelectorTerms ?? s.preferredNodeSelector) : [])
+        .map((p: Raw) => ({ weight: typeof p?.weight === 'number' ? p.weight : 1, preference: nodeSelectorTerm(p?.preference) }))
+        .filter((p: { preference?: NodeSelectorTerm }) => p.preference !== undefined),
+      tolerations: tolerations(s?.tolerations),
+      maxReplicas: maxReplicas(s?.maxReplicas),
+    })),
+    strategy: strategy.type === 'Adaptive' ? 'Adaptive' : 'Fixed',
+    rescheduleCriticalSeconds: typeof strategy.adaptive?.rescheduleCriticalSeconds === 'number'
+      ? strategy.adaptive.rescheduleCriticalSeconds : 30,
+  };
+}

@@ -1,0 +1,231 @@
+import type { Logger } from 'pino';
+import { ApiError, statusMessage, type ApiClient } from './apiClient.js';
+import { collectionPath, type ResourceType } from './resources.js';
+import type { ClusterStore } from './store.js';
+
+export interface ReflectorOptions {
+  pageSize: number;
+  /** Asked of the API server; a healthy server ends the watch after this long. */
+  watchTimeoutSeconds: number;
+  /** No byte for this long on an open watch: the watch is stalled, relist. */
+  silenceSeconds: number;
+  backoffInitialMs: number;
+  backoffMaxMs: number;
+}
+
+export type RestartReason = 'error' | 'gone' | 'stale';
+
+export interface ReflectorStatus {
+  kind: string;
+  apiVersion: string;
+  required: boolean;
+  synced: boolean;
+  watching: boolean;
+  resourceVersion: string;
+  lastContactAt: number;
+  restarts: Record<RestartReason, number>;
+  lastError: string;
+}
+
+class Gone extends Error {}
+class Stalled extends Error {}
+
+/**
+ * List, then watch from the list's resourceVersion; relist on 410 Gone and when the
+ * watch goes silent; back off after errors. A small, typed client-go reflector.
+ */
+export class Reflector {
+  private stopped = false;
+  private abort = new AbortController();
+  private loop: Promise<void> | undefined;
+  private state: ReflectorStatus;
+
+  constructor(
+    private readonly api: ApiClient,
+    readonly resource: ResourceType,
+    private readonly store: ClusterStore,
+    private readonly opts: ReflectorOptions,
+    private readonly log: Logger,
+    private readonly onRestart: (kind: string, reason: RestartReason) => void = () => {},
+  ) {
+    this.state = {
+      kind: resource.name,
+      apiVersion: resource.group ? `${resource.group}/${resource.version}` : resource.version,
+      required: resource.required,
+      synced: false, watching: false, resourceVersion: '', lastContactAt: 0,
+      restarts: { error: 0, gone: 0, stale: 0 }, lastError: '',
+    };
+  }
+
+  status(): ReflectorStatus {
+    return { ...this.state, restarts: { ...this.state.restarts } };
+  }
+
+  /** Synced once, and in contact with the API server recently or watching now. */
+  healthy(now = Date.now()): boolean {
+    const s = this.state;
+    return s.synced && (s.watching || now - s.lastContactAt < this.opts.silenceSeconds * 1000);
+  }
+
+  start(): void {
+    this.loop ??= this.run();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.abort.abort();
+    await this.loop;
+  }
+
+  private async run(): Promise<void> {
+    let needList = true;
+    let backoff = this.opts.backoffInitialMs;
+    while (!this.stopped) {
+      try {
+        if (needList) {
+          await this.list();
+          needList = false;
+        }
+        const began = Date.now();
+        await this.watch();
+        // A watch the server ends at once, again and again, must not spin.
+        if (Date.now() - began < 1000) {
+          await this.sleep(backoff);
+          backoff = Math.min(backoff * 2, this.opts.backoffMaxMs);
+        } else backoff = this.opts.backoffInitialMs;
+      } catch (err) {
+        this.state.watching = false;
+        if (this.stopped) break;
+        const reason: RestartReason = err instanceof Gone ? 'gone' : err instanceof Stalled ? 'stale' : 'error';
+        this.state.restarts[reason]++;
+        this.state.lastError = (err as Error).message;
+        this.onRestart(this.resource.name, reason);
+        if (reason !== 'error') {
+          this.log.info({ kind: this.resource.name, reason }, 'relisting');
+          needList = true;
+          continue;
+        }
+        this.log.warn({ kind: this.resource.name, err: (err as Error).message, backoffMs: backoff }, 'watch failed, retrying');
+        await this.sleep(backoff);
+        backoff = Math.min(backoff * 2, this.opts.backoffMaxMs);
+      }
+    }
+    this.state.watching = false;
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const t = setTimeout(resolve, ms);
+      this.abort.signal.addEventListener('abort', () => { clearTimeout(t); resolve(); }, { once: true });
+    });
+  }
+
+  private async list(): Promise<void> {
+    const base = collectionPath(this.resource);
+    const items: unknown[] = [];
+    let cont = '';
+    let rv = '';
+    do {
+      const q = new URLSearchParams({ limit: String(this.opts.pageSize) });
+      if (cont) q.set('continue', cont);
+      const res = await this.api.request('GET', `${base}?${q}`, { signal: this.abort.signal, timeoutMs: 60_000 });
+      // An expired continue token: start the list over (the loop relists).
+      if (res.status === 410) throw new Gone('continue token expired');
+      if (res.status !== 200) throw new ApiError(res.status, `list ${this.resource.name}: ${res.status} ${statusMessage(res.body)}`);
+      const list = JSON.parse(res.body);
+      for (const raw of Array.isArray(list.items) ? list.items : []) items.push(this.resource.slim(raw));
+      cont = list.metadata?.continue ?? '';
+      rv = list.metadata?.resourceVersion ?? '';
+    } while (cont);
+    this.replace(items);
+    this.state.resourceVersion = rv;
+    this.state.synced = true;
+    this.state.lastContactAt = Date.now();
+    this.log.debug({ kind: this.resource.name, count: items.length, resourceVersion: rv }, 'listed');
+  }
+
+  /** Makes the store hold exactly `items`: objects deleted while the watch was down go. */
+  private replace(items: unknown[]): void {
+    const kind = this.resource.name;
+    const seen = new Set<string>();
+    for (const obj of items) {
+      seen.add(this.store.keyOf(kind, obj));
+      this.store.upsert(kind, obj);
+    }
+    for (const key of this.store.keys(kind)) if (!seen.has(key)) this.store.delete(kind, key);
+  }
+
+  private async watch(): Promise<void> {
+    const q = new URLSearchParams({
+      watch: '1', allowWatchBookmarks: 'true',
+      resourceVersion: this.state.resourceVersion, timeoutSeconds: String(this.opts.watchTimeoutSeconds),
+    });
+    const attempt = new AbortController();
+    const onStop = () => attempt.abort();
+    this.abort.signal.addEventListener('abort', onStop, { once: true });
+    let stalled = false;
+    let watchdog: NodeJS.Timeout | undefined;
+    const arm = () => {
+      clearTimeout(watchdog);
+      watchdog = setTimeout(() => { stalled = true; attempt.abort(); }, this.opts.silenceSeconds * 1000);
+      watchdog.unref();
+    };
+    try {
+      arm();
+      const res = await this.api.stream(`${collectionPath(this.resource)}?${q}`, attempt.signal);
+      if (res.statusCode === 410) { res.resume(); throw new Gone('410 on watch'); }
+      if (res.statusCode !== 200) {
+        let body = '';
+        for await (const c of res) body += c;
+        throw new ApiError(res.statusCode ?? 0, `watch ${this.resource.name}: ${res.statusCode} ${statusMessage(body)}`);
+      }
+      this.state.watching = true;
+      this.state.lastContactAt = Date.now();
+      res.setEncoding('utf8');
+      let buffered = '';
+      for await (const chunk of res as AsyncIterable<string>) {
+        arm();
+        this.state.lastContactAt = Date.now();
+        buffered += chunk;
+        let nl: number;
+        while ((nl = buffered.indexOf('\n')) >= 0) {
+          const line = buffered.slice(0, nl).trim();
+          buffered = buffered.slice(nl + 1);
+          if (line) this.apply(JSON.parse(line));
+        }
+      }
+      if (buffered.trim()) this.apply(JSON.parse(buffered));
+    } catch (err) {
+      if (stalled) throw new Stalled(`no event for ${this.opts.silenceSeconds}s`);
+      throw err;
+    } finally {
+      clearTimeout(watchdog);
+      this.abort.signal.removeEventListener('abort', onStop);
+      this.state.watching = false;
+    }
+  }
+
+  private apply(event: { type?: string; object?: any }): void {
+    const obj = event.object ?? {};
+    const rv = obj.metadata?.resourceVersion;
+    switch (event.type) {
+      case 'ADDED':
+      case 'MODIFIED':
+        this.store.upsert(this.resource.name, this.resource.slim(obj));
+        break;
+      case 'DELETED': {
+        const slim = this.resource.slim(obj);
+        this.store.delete(this.resource.name, this.store.keyOf(this.resource.name, slim));
+        break;
+      }
+      case 'BOOKMARK':
+        break;
+      case 'ERROR':
+        if (obj.code === 410) throw new Gone(obj.message ?? 'resourceVersion too old');
+        throw new ApiError(obj.code ?? 0, `watch ${this.resource.name}: ${obj.message ?? 'error event'}`);
+      default:
+        throw new Error(`watch ${this.resource.name}: unknown event type ${String(event.type)}`);
+    }
+    if (typeof rv === 'string' && rv) this.state.resourceVersion = rv;
+  }
+}

@@ -1,0 +1,254 @@
+import type {
+  SlimNode, SlimPod, SlimPV, SlimPVC, SlimStorageClass, SlimWorkload, SlimWorkloadSpread, WorkloadKind,
+} from './objects.js';
+
+/** The read-only view of the cluster that placement and the extender see. */
+export interface Snapshot {
+  node(name: string): SlimNode | undefined;
+  nodes(): Iterable<SlimNode>;
+  nodeCount(): number;
+  /** Distinct values of a node label, sorted. */
+  zones(topologyKey: string): string[];
+  pod(namespace: string, name: string): SlimPod | undefined;
+  podByUid(uid: string): SlimPod | undefined;
+  /** Pods whose controller owner is kind/namespace/name. */
+  podsOwnedBy(kind: string, namespace: string, name: string): Iterable<SlimPod>;
+  pvc(namespace: string, name: string): SlimPVC | undefined;
+  pv(name: string): SlimPV | undefined;
+  /** The PV whose claimRef names this PVC (pre-bound volumes show here before the PVC does). */
+  pvForClaim(namespace: string, name: string): SlimPV | undefined;
+  storageClass(name: string): SlimStorageClass | undefined;
+  workload(kind: WorkloadKind, namespace: string, name: string): SlimWorkload | undefined;
+  /** Workloads whose controller owner is kind/namespace/name (the ReplicaSets of a Deployment). */
+  ownedWorkloads(kind: string, namespace: string, name: string): Iterable<SlimWorkload>;
+  workloadSpreads(namespace: string): Iterable<SlimWorkloadSpread>;
+}
+
+export type KindName =
+  | 'nodes' | 'pods' | 'persistentvolumes' | 'persistentvolumeclaims' | 'storageclasses'
+  | 'statefulsets' | 'replicasets' | 'deployments' | 'workloadspreads';
+
+export type PodListener = (type: 'upsert' | 'delete', pod: SlimPod) => void;
+
+const nsKey = (namespace: string, name: string) => `${namespace}/${name}`;
+const ownerKey = (kind: string, namespace: string, name: string) => `${kind}/${namespace}/${name}`;
+const NONE: readonly SlimPod[] = [];
+
+/**
+ * Slim objects by kind, with the indexes the policies need beside them: pods by
+ * controller owner and by UID, PVs by claim, node names by zone label value.
+ */
+export class ClusterStore implements Snapshot {
+  private readonly nodesByName = new Map<string, SlimNode>();
+  private readonly podsByKey = new Map<string, SlimPod>();
+  private readonly podsByUid = new Map<string, SlimPod>();
+  private readonly podsByOwner = new Map<string, Map<string, SlimPod>>();
+  private readonly pvcs = new Map<string, SlimPVC>();
+  private readonly pvs = new Map<string, SlimPV>();
+  private readonly pvByClaim = new Map<string, string>();
+  private readonly classes = new Map<string, SlimStorageClass>();
+  private readonly workloads = new Map<string, SlimWorkload>();
+  private readonly workloadsByOwner = new Map<string, Map<string, SlimWorkload>>();
+  private readonly spreads = new Map<string, SlimWorkloadSpread>();
+  private readonly zoneCache = new Map<string, string[]>();
+  private readonly podListeners: PodListener[] = [];
+
+  onPod(listener: PodListener): void {
+    this.podListeners.push(listener);
+  }
+
+  // ---- writes (reflectors and static sources only) ------------------------------
+
+  upsert(kind: KindName, obj: unknown): void {
+    switch (kind) {
+      case 'nodes': {
+        const n = obj as SlimNode;
+        this.nodesByName.set(n.name, n);
+        this.zoneCache.clear();
+        return;
+      }
+      case 'pods': return this.upsertPod(obj as SlimPod);
+      case 'persistentvolumeclaims': {
+        const c = obj as SlimPVC;
+        this.pvcs.set(nsKey(c.namespace, c.name), c);
+        return;
+      }
+      case 'persistentvolumes': {
+        const v = obj as SlimPV;
+        this.deletePVClaim(v.name);
+        this.pvs.set(v.name, v);
+        if (v.claim) this.pvByClaim.set(nsKey(v.claim.namespace, v.claim.name), v.name);
+        return;
+      }
+      case 'storageclasses': {
+        const s = obj as SlimStorageClass;
+        this.classes.set(s.name, s);
+        return;
+      }
+      case 'statefulsets': case 'replicasets': case 'deployments': {
+        const w = obj as SlimWorkload;
+        const key = ownerKey(w.kind, w.namespace, w.name);
+        this.removeWorkload(key);
+        this.workloads.set(key, w);
+        if (w.owner) {
+          const ok = ownerKey(w.owner.kind, w.namespace, w.owner.name);
+          let bucket = this.workloadsByOwner.get(ok);
+          if (!bucket) this.workloadsByOwner.set(ok, (bucket = new Map()));
+          bucket.set(key, w);
+        }
+        return;
+      }
+      case 'workloadspreads': {
+        const s = obj as SlimWorkloadSpread;
+        this.spreads.set(nsKey(s.namespace, s.name), s);
+        return;
+      }
+    }
+  }
+
+  /** Removes by the key `keyOf` returns for the same kind. */
+  delete(kind: KindName, key: string): void {
+    switch (kind) {
+      case 'nodes':
+        this.nodesByName.delete(key);
+        this.zoneCache.clear();
+        return;
+      case 'pods': {
+        const pod = this.podsByKey.get(key);
+        if (pod) this.removePod(pod, true);
+        return;
+      }
+      case 'persistentvolumeclaims': this.pvcs.delete(key); return;
+      case 'persistentvolumes': this.deletePVClaim(key); this.pvs.delete(key); return;
+      case 'storageclasses': this.classes.delete(key); return;
+      case 'statefulsets': case 'replicasets': case 'deployments': this.removeWorkload(key); return;
+      case 'workloadspreads': this.spreads.delete(key); return;
+    }
+  }
+
+  /** The store key of a slim object of the given kind. */
+  keyOf(kind: KindName, obj: unknown): string {
+    const o = obj as { name: string; namespace?: string; kind?: string };
+    switch (kind) {
+      case 'nodes': case 'persistentvolumes': case 'storageclasses': return o.name;
+      case 'statefulsets': case 'replicasets': case 'deployments': return ownerKey(o.kind!, o.namespace!, o.name);
+      default: return nsKey(o.namespace!, o.name);
+    }
+  }
+
+  /** Keys currently held for a kind: a relist deletes the ones it no longer sees. */
+  keys(kind: KindName): string[] {
+    switch (kind) {
+      case 'nodes': return [...this.nodesByName.keys()];
+      case 'pods': return [...this.podsByKey.keys()];
+      case 'persistentvolumeclaims': return [...this.pvcs.keys()];
+      case 'persistentvolumes': return [...this.pvs.keys()];
+      case 'storageclasses': return [...this.classes.keys()];
+      case 'workloadspreads': return [...this.spreads.keys()];
+      default: {
+        const prefix = kind === 'statefulsets' ? 'StatefulSet/' : kind === 'replicasets' ? 'ReplicaSet/' : 'Deployment/';
+        return [...this.workloads.keys()].filter((k) => k.startsWith(prefix));
+      }
+    }
+  }
+
+  count(kind: KindName): number {
+    switch (kind) {
+      case 'nodes': return this.nodesByName.size;
+      case 'pods': return this.podsByKey.size;
+      case 'persistentvolumeclaims': return this.pvcs.size;
+      case 'persistentvolumes': return this.pvs.size;
+      case 'storageclasses': return this.classes.size;
+      case 'workloadspreads': return this.spreads.size;
+      default: return this.keys(kind).length;
+    }
+  }
+
+  private upsertPod(pod: SlimPod): void {
+    const key = nsKey(pod.namespace, pod.name);
+    const old = this.podsByKey.get(key);
+    if (old) this.removePod(old, false);
+    this.podsByKey.set(key, pod);
+    this.podsByUid.set(pod.uid, pod);
+    if (pod.owner) {
+      const ok = ownerKey(pod.owner.kind, pod.namespace, pod.owner.name);
+      let bucket = this.podsByOwner.get(ok);
+      if (!bucket) this.podsByOwner.set(ok, (bucket = new Map()));
+      bucket.set(pod.uid, pod);
+    }
+    for (const l of this.podListeners) l('upsert', pod);
+  }
+
+  private removePod(pod: SlimPod, notify: boolean): void {
+    this.podsByKey.delete(nsKey(pod.namespace, pod.name));
+    this.podsByUid.delete(pod.uid);
+    if (pod.owner) {
+      const ok = ownerKey(pod.owner.kind, pod.namespace, pod.owner.name);
+      const bucket = this.podsByOwner.get(ok);
+      bucket?.delete(pod.uid);
+      if (bucket && bucket.size === 0) this.podsByOwner.delete(ok);
+    }
+    if (notify) for (const l of this.podListeners) l('delete', pod);
+  }
+
+  private removeWorkload(key: string): void {
+    const old = this.workloads.get(key);
+    if (!old) return;
+    this.workloads.delete(key);
+    if (old.owner) {
+      const ok = ownerKey(old.owner.kind, old.namespace, old.owner.name);
+      const bucket = this.workloadsByOwner.get(ok);
+      bucket?.delete(key);
+      if (bucket && bucket.size === 0) this.workloadsByOwner.delete(ok);
+    }
+  }
+
+  private deletePVClaim(pvName: string): void {
+    const old = this.pvs.get(pvName);
+    if (!old?.claim) return;
+    const k = nsKey(old.claim.namespace, old.claim.name);
+    if (this.pvByClaim.get(k) === pvName) this.pvByClaim.delete(k);
+  }
+
+  // ---- Snapshot --------------------------------------------------------------------
+
+  node(name: string) { return this.nodesByName.get(name); }
+  nodes() { return this.nodesByName.values(); }
+  nodeCount() { return this.nodesByName.size; }
+
+  zones(topologyKey: string): string[] {
+    let zones = this.zoneCache.get(topologyKey);
+    if (!zones) {
+      const set = new Set<string>();
+      for (const n of this.nodesByName.values()) {
+        const z = n.labels[topologyKey];
+        if (z) set.add(z);
+      }
+      zones = [...set].sort();
+      this.zoneCache.set(topologyKey, zones);
+    }
+    return zones;
+  }
+
+  pod(namespace: string, name: string) { return this.podsByKey.get(nsKey(namespace, name)); }
+  podByUid(uid: string) { return this.podsByUid.get(uid); }
+  podsOwnedBy(kind: string, namespace: string, name: string): Iterable<SlimPod> {
+    return this.podsByOwner.get(ownerKey(kind, namespace, name))?.values() ?? NONE;
+  }
+  pvc(namespace: string, name: string) { return this.pvcs.get(nsKey(namespace, name)); }
+  pv(name: string) { return this.pvs.get(name); }
+  pvForClaim(namespace: string, name: string) {
+    const pvName = this.pvByClaim.get(nsKey(namespace, name));
+    return pvName === undefined ? undefined : this.pvs.get(pvName);
+  }
+  storageClass(name: string) { return this.classes.get(name); }
+  workload(kind: WorkloadKind, namespace: string, name: string) {
+    return this.workloads.get(ownerKey(kind, namespace, name));
+  }
+  ownedWorkloads(kind: string, namespace: string, name: string): Iterable<SlimWorkload> {
+    return this.workloadsByOwner.get(ownerKey(kind, namespace, name))?.values() ?? [];
+  }
+  *workloadSpreads(namespace: string): Iterable<SlimWorkloadSpread> {
+    for (const s of this.spreads.values()) if (s.namespace === namespace) yield s;
+  }
+}

@@ -1,0 +1,87 @@
+import { readFileSync } from 'node:fs';
+import { parse } from 'yaml';
+import { z } from 'zod';
+
+const hostPort = z.string().regex(/^(\[[0-9a-fA-F:]+\]|[^:\s]+):\d{1,5}$/, 'expected HOST:PORT');
+const positive = z.number().positive();
+
+// Every option, strict: an unknown key is an error that names it. Defaults live here and
+// are listed, with a comment each, in config/zonekeeper.yaml.
+export const configSchema = z.strictObject({
+  extender: z.strictObject({
+    listen: hostPort.default('127.0.0.1:8888'),
+    bodyLimitBytes: z.number().int().positive().default(128 * 1024 * 1024),
+    tls: z.strictObject({
+      certFile: z.string().default(''),
+      keyFile: z.string().default(''),
+      clientCAFile: z.string().default(''),
+    }).prefault({}),
+  }).prefault({}),
+  admin: z.strictObject({
+    listen: hostPort.default('127.0.0.1:9090'),
+  }).prefault({}),
+  cluster: z.strictObject({
+    listPageSize: z.number().int().min(1).max(10_000).default(500),
+    watchTimeoutSeconds: z.number().int().min(1).default(300),
+    watchSilenceSeconds: positive.default(360),
+    backoffInitialMs: z.number().int().min(1).default(500),
+    backoffMaxMs: z.number().int().min(1).default(30_000),
+    crdRecheckSeconds: positive.default(60),
+  }).prefault({}),
+  placement: z.strictObject({
+    topologyKey: z.string().min(1).default('topology.kubernetes.io/zone'),
+    manageStatefulSets: z.boolean().default(true),
+    freezeZones: z.boolean().default(true),
+    zoneFallback: z.enum(['strict', 'adaptive']).default('strict'),
+    fallbackAfterSeconds: positive.default(120),
+    reservationTtlSeconds: positive.default(30),
+    adaptiveUnschedulableSeconds: positive.default(300),
+  }).prefault({}),
+  debug: z.strictObject({
+    decisionsKeptPods: z.number().int().min(1).default(2000),
+    decisionsPerPod: z.number().int().min(1).max(100).default(10),
+  }).prefault({}),
+  logLevel: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
+  shutdownGraceSeconds: positive.default(10),
+});
+
+export type Config = z.infer<typeof configSchema>;
+
+export class ConfigError extends Error {}
+
+/** Names each bad key by its path and says why, e.g. `placement.zoneFallback: Invalid option`. */
+export function describeIssues(error: z.ZodError): string {
+  return error.issues.map((i) => {
+    const path = i.path.join('.');
+    if (i.code === 'unrecognized_keys') return i.keys.map((k) => `${path ? `${path}.` : ''}${k}: unknown key`).join('; ');
+    return `${path || '(root)'}: ${i.message}`;
+  }).join('; ');
+}
+
+export function parseConfig(value: unknown, origin = 'config'): Config {
+  const result = configSchema.safeParse(value ?? {});
+  if (!result.success) throw new ConfigError(`${origin}: ${describeIssues(result.error)}`);
+  return result.data;
+}
+
+export function loadConfig(path: string | undefined): Config {
+  if (!path) return parseConfig({});
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new ConfigError(`${path}: ${(err as Error).message}`);
+  }
+  let value: unknown;
+  try {
+    value = parse(text);
+  } catch (err) {
+    throw new ConfigError(`${path}: not valid YAML: ${(err as Error).message}`);
+  }
+  return parseConfig(value, path);
+}
+
+export function splitHostPort(hp: string): { host: string; port: number } {
+  const i = hp.lastIndexOf(':');
+  return { host: hp.slice(0, i).replace(/^\[|\]$/g, ''), port: Number(hp.slice(i + 1)) };
+}

@@ -1,0 +1,185 @@
+import type { Logger } from 'pino';
+import { LRUCache } from 'lru-cache';
+import type { Actuator } from '../actuator/actuator.js';
+import { pendingPod, slimNode } from '../cluster/objects.js';
+import type { SnapshotSource } from '../cluster/source.js';
+import type { Config } from '../config.js';
+import type { Metrics } from '../metrics.js';
+import { filterNodes } from '../placement/filtering.js';
+import { Reservations } from '../placement/reservations.js';
+import { scoreNodes } from '../placement/scoring.js';
+import type { Candidate, FilterInput, FilterVerdict, PlacementSettings } from '../placement/verdict.js';
+import { workloadKey } from '../placement/workload.js';
+import { DecisionLog, summarizeRejections, type Decision } from './decisions.js';
+import { namesMode, type ExtenderArgs, type ExtenderFilterResult, type HostPriority, type RawObject } from './protocol.js';
+
+export const NOT_SYNCED = 'zonekeeper: cluster cache not synced yet; the pod will be retried';
+
+export interface PinConflict {
+  pod: string;
+  workload: string;
+  pinnedZone: string;
+  volumeZones: string[];
+  reason: string;
+  at: string;
+}
+
+export interface ExtenderDeps {
+  source: SnapshotSource;
+  actuator: Actuator;
+  metrics: Metrics;
+  log: Logger;
+  config: Config;
+  clock?: { now(): number };
+}
+
+export type Extender = ReturnType<typeof createExtender>;
+
+/**
+ * The stateful side of the decisions: reservations, how long pods have waited, Adaptive
+ * subsets marked unschedulable, conflicts seen, recent decisions. Placement stays pure;
+ * this carries out the effects its verdicts ask for.
+ */
+export function createExtender(deps: ExtenderDeps) {
+  const { source, actuator, metrics, log, config } = deps;
+  const clock = deps.clock ?? Date;
+  const settings: PlacementSettings = { ...config.placement };
+  const reservations = new Reservations(config.placement.reservationTtlSeconds, clock);
+  const waitingSince = new LRUCache<string, number>({ max: 100_000, ttl: 3_600_000, perf: clock });
+  const unschedulable = new LRUCache<string, number>({ max: 10_000, ttl: config.placement.adaptiveUnschedulableSeconds * 1000, perf: clock });
+  const conflicts = new LRUCache<string, PinConflict>({ max: 10_000 });
+  const decisions = new DecisionLog(config.debug.decisionsKeptPods, config.debug.decisionsPerPod);
+
+  // A reservation ends when the watch shows the pod bound or gone (DESIGN §8).
+  source.store.onPod((type, pod) => {
+    if (type === 'delete' || pod.nodeName) {
+      reservations.release(pod.uid);
+      if (type === 'delete') waitingSince.delete(pod.uid);
+    }
+  });
+
+  function candidatesOf(args: ExtenderArgs): Candidate[] {
+    if (namesMode(args)) return args.NodeNames!.map((name) => ({ name, node: source.snapshot.node(name) }));
+    return (args.Nodes?.items ?? []).map((raw) => ({ name: raw.metadata.name, node: slimNode(raw) }));
+  }
+
+  function inputOf(args: ExtenderArgs, candidates: Candidate[]): FilterInput {
+    const pod = pendingPod(args.Pod);
+    return {
+      pod, candidates, snapshot: source.snapshot, reservations, settings, now: clock.now(),
+      waitingSince: waitingSince.get(pod.uid),
+      pendingFreeze: actuator.pendingFreeze,
+      unschedulableUntil: (key) => unschedulable.get(key),
+    };
+  }
+
+  function apply(input: FilterInput, v: FilterVerdict): void {
+    if (!v.managed || !v.workload) return;
+    const { pod, now } = input;
+    const wk = workloadKey(v.workload);
+    if (v.passed.length > 0) waitingSince.delete(pod.uid);
+    else if (!waitingSince.has(pod.uid)) waitingSince.set(pod.uid, now);
+    const e = v.effects;
+    if (e.reserve) reservations.reserve({ uid: pod.uid, pod: `${pod.namespace}/${pod.name}`, workload: wk, zone: e.reserve.zone, subset: e.reserve.subset, at: now });
+    if (e.freeze) actuator.freezeZones(e.freeze.workload, e.freeze.zones);
+    if (e.markUnschedulable) {
+      unschedulable.set(e.markUnschedulable.key, e.markUnschedulable.until, { ttl: Math.max(1, e.markUnschedulable.until - now) });
+      log.info({ subset: e.markUnschedulable.key, pod: `${pod.namespace}/${pod.name}` }, 'Adaptive WorkloadSpread: subset marked unschedulable');
+    }
+    if (e.conflict && !conflicts.has(pod.uid)) {
+      conflicts.set(pod.uid, { pod: `${pod.namespace}/${pod.name}`, workload: wk, ...e.conflict, at: new Date(now).toISOString() });
+      metrics.pinVolumeConflicts.inc({ namespace: pod.namespace, workload: `${v.workload.kind}/${v.workload.name}` });
+      log.warn({ pod: `${pod.namespace}/${pod.name}`, pinnedZone: e.conflict.pinnedZone, volumeZones: e.conflict.volumeZones }, e.conflict.reason);
+    }
+  }
+
+  function outcomeOf(v: FilterVerdict): string {
+    return !v.managed ? 'unmanaged' : v.passed.length > 0 ? 'placed' : 'no_fit';
+  }
+
+  function decision(verb: Decision['verb'], args: ExtenderArgs, v: FilterVerdict | undefined, extra: Partial<Decision> = {}): Decision {
+    const meta = args.Pod.metadata as RawObject;
+    return {
+      at: new Date(clock.now()).toISOString(), verb, mode: namesMode(args) ? 'NodeNames' : 'Nodes',
+      pod: `${meta.namespace ?? 'default'}/${meta.name}`, uid: String(meta.uid),
+      outcome: v ? outcomeOf(v) : 'not_ready', policy: v?.policy ?? 'none',
+      workload: v?.workload ? workloadKey(v.workload) : undefined, summary: v?.summary ?? NOT_SYNCED,
+      nodes: v ? v.passed.length + v.rejected.size : 0,
+      passed: { count: v?.passed.length ?? 0, sample: v?.passed.slice(0, 20) ?? [] },
+      rejected: v ? summarizeRejections(v) : [],
+      ...extra,
+    };
+  }
+
+  function filterResult(args: ExtenderArgs, v: FilterVerdict): ExtenderFilterResult {
+    const failed: Record<string, string> = {};
+    const unresolvable: Record<string, string> = {};
+    for (const [node, r] of v.rejected) {
+      // Also in FailedNodes: kube-scheduler before 1.21 ignores FailedAndUnresolvableNodes and
+      // would drop the reason; newer ones let the unresolvable entry win.
+      failed[node] = r.reason;
+      if (r.unresolvable) unresolvable[node] = r.reason;
+    }
+    if (namesMode(args)) {
+      return { Nodes: null, NodeNames: v.passed, FailedNodes: failed, FailedAndUnresolvableNodes: unresolvable, Error: '' };
+    }
+    const keep = new Set(v.passed);
+    const items = (args.Nodes?.items ?? []).filter((n) => keep.has(n.metadata.name));
+    return { Nodes: { items }, NodeNames: null, FailedNodes: failed, FailedAndUnresolvableNodes: unresolvable, Error: '' };
+  }
+
+  return {
+    reservations,
+    decisions,
+    settings,
+    conflicts: () => [...conflicts.values()],
+    unschedulableUntil: (key: string) => unschedulable.get(key),
+    pendingFreeze: actuator.pendingFreeze,
+
+    filter(args: ExtenderArgs): ExtenderFilterResult {
+      if (!source.synced()) {
+        metrics.decisions.inc({ verb: 'filter', outcome: 'not_ready' });
+        decisions.record(decision('filter', args, undefined, { error: NOT_SYNCED }));
+        return { Nodes: null, NodeNames: null, FailedNodes: {}, FailedAndUnresolvableNodes: {}, Error: NOT_SYNCED };
+      }
+      const input = inputOf(args, candidatesOf(args));
+      const v = filterNodes(input);
+      apply(input, v);
+      const d = decision('filter', args, v);
+      decisions.record(d);
+      metrics.decisions.inc({ verb: 'filter', outcome: d.outcome });
+      if (log.isLevelEnabled('debug')) log.debug({ pod: d.pod, outcome: d.outcome, passed: d.passed.count, nodes: d.nodes }, v.summary);
+      return filterResult(args, v);
+    },
+
+    prioritize(args: ExtenderArgs): HostPriority[] {
+      const candidates = candidatesOf(args);
+      if (!source.synced()) {
+        metrics.decisions.inc({ verb: 'prioritize', outcome: 'not_ready' });
+        return candidates.map((c) => ({ Host: c.name, Score: 0 }));
+      }
+      const input = inputOf(args, candidates);
+      const v = filterNodes(input);
+      const scores = scoreNodes(input, v);
+      const d = decision('prioritize', args, v, { scores: Object.fromEntries(scores.slice(0, 50).map((s) => [s.Host, s.Score])) });
+      decisions.record(d);
+      metrics.decisions.inc({ verb: 'prioritize', outcome: d.outcome });
+      return scores;
+    },
+
+    /** A dry-run filter of a cached pod against every cached node: nothing is reserved or written. */
+    explain(namespace: string, name: string): (Decision & { failed: Record<string, string> }) | undefined {
+      const raw = source.snapshot.pod(namespace, name);
+      if (!raw) return undefined;
+      const candidates = [...source.snapshot.nodes()].map((node) => ({ name: node.name, node }));
+      const input: FilterInput = {
+        pod: { ...raw, tolerations: [] }, candidates, snapshot: source.snapshot, reservations, settings, now: clock.now(),
+        waitingSince: waitingSince.get(raw.uid), pendingFreeze: actuator.pendingFreeze, unschedulableUntil: (k) => unschedulable.get(k),
+      };
+      const v = filterNodes(input);
+      const args: ExtenderArgs = { Pod: { metadata: { name, namespace, uid: raw.uid } }, NodeNames: [] };
+      const failed = Object.fromEntries([...v.rejected].map(([n, r]) => [n, `${r.rule}: ${r.reason}`]));
+      return { ...decision('explain', args, v), nodes: candidates.length, passed: { count: v.passed.length, sample: v.passed }, failed };
+    },
+  };
+}

@@ -1,0 +1,96 @@
+import { existsSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { kubeActuator, memoryActuator, type Actuator } from './actuator/actuator.js';
+import { kubeApiClient, loadKubeConfig } from './cluster/apiClient.js';
+import { fileSource, type SnapshotSource } from './cluster/source.js';
+import { watchCache } from './cluster/watchCache.js';
+import type { Config } from './config.js';
+import { createExtender } from './extender/extender.js';
+import type { Logger } from './logger.js';
+import { createMetrics, registerStateGauges, type Metrics } from './metrics.js';
+import { adminRoutes } from './server/adminRoutes.js';
+import { extenderRoutes } from './server/extenderRoutes.js';
+import { listen, type Listener } from './server/listen.js';
+
+export const DEMO_CLUSTER = fileURLToPath(new URL('../config/demo-cluster.yaml', import.meta.url));
+const IN_CLUSTER_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
+
+export type SourceChoice =
+  | { kind: 'snapshot'; path: string }
+  | { kind: 'demo'; path: string; why: string }
+  | { kind: 'kubeconfig'; path: string; from: string }
+  | { kind: 'in-cluster' };
+
+/**
+ * Where the cluster comes from: --snapshot, --demo, --kubeconfig, $KUBECONFIG,
+ * ~/.kube/config, in-cluster; the bundled demo cluster when none of these is found.
+ */
+export function chooseSource(
+  opts: { snapshot?: string; demo?: boolean; kubeconfig?: string },
+  env: NodeJS.ProcessEnv = process.env, home = homedir(), exists: (p: string) => boolean = existsSync,
+): SourceChoice {
+  if (opts.snapshot) return { kind: 'snapshot', path: opts.snapshot };
+  if (opts.demo) return { kind: 'demo', path: DEMO_CLUSTER, why: '--demo' };
+  if (opts.kubeconfig) {
+    if (!exists(opts.kubeconfig)) throw new Error(`--kubeconfig ${opts.kubeconfig}: no such file`);
+    return { kind: 'kubeconfig', path: opts.kubeconfig, from: '--kubeconfig' };
+  }
+  const fromEnv = (env.KUBECONFIG ?? '').split(':').find((p) => p && exists(p));
+  if (fromEnv) return { kind: 'kubeconfig', path: fromEnv, from: '$KUBECONFIG' };
+  const dflt = join(home, '.kube', 'config');
+  if (exists(dflt)) return { kind: 'kubeconfig', path: dflt, from: '~/.kube/config' };
+  if (env.KUBERNETES_SERVICE_HOST && exists(IN_CLUSTER_TOKEN)) return { kind: 'in-cluster' };
+  return { kind: 'demo', path: DEMO_CLUSTER, why: 'no kubeconfig and not in a cluster' };
+}
+
+export interface Running {
+  extender: Listener;
+  admin: Listener;
+  source: SnapshotSource;
+  metrics: Metrics;
+  /** Graceful: readyz turns 503, in-flight requests finish, watches stop. */
+  stop(): Promise<void>;
+}
+
+function openSource(choice: SourceChoice, config: Config, log: Logger, metrics: Metrics): { source: SnapshotSource; actuator: Actuator } {
+  if (choice.kind === 'snapshot' || choice.kind === 'demo') {
+    const label = choice.kind === 'demo' ? `demo cluster ${choice.path}` : `snapshot ${choice.path}`;
+    const source = fileSource(choice.path, label);
+    if (choice.kind === 'demo') log.info({ file: choice.path, why: choice.why }, 'serving the bundled demo cluster');
+    log.info({ source: label, objects: source.loaded.loaded, skipped: source.loaded.skipped }, 'loaded objects from file');
+    return { source, actuator: memoryActuator(source.store, log, metrics) };
+  }
+  const kc = loadKubeConfig(choice.kind === 'kubeconfig' ? { kind: 'kubeconfig', path: choice.path } : { kind: 'in-cluster' });
+  const api = kubeApiClient(kc);
+  log.info({ server: api.server, from: choice.kind === 'kubeconfig' ? choice.from : 'in-cluster' }, 'watching the cluster');
+  const c = config.cluster;
+  const source = watchCache(api, {
+    pageSize: c.listPageSize, watchTimeoutSeconds: c.watchTimeoutSeconds, silenceSeconds: c.watchSilenceSeconds,
+    backoffInitialMs: c.backoffInitialMs, backoffMaxMs: c.backoffMaxMs, crdRecheckSeconds: c.crdRecheckSeconds,
+  }, log, (kind, reason) => metrics.watchRestarts.inc({ kind, reason }));
+  return { source, actuator: kubeActuator(api, log, metrics) };
+}
+
+export async function startServer(config: Config, choice: SourceChoice, log: Logger, metrics = createMetrics({ defaults: true })): Promise<Running> {
+  const { source, actuator } = openSource(choice, config, log, metrics);
+  const extender = createExtender({ source, actuator, metrics, log, config });
+  registerStateGauges(metrics, source, () => extender.reservations.size());
+  let serving = true;
+  source.start();
+  const ext = await listen(extenderRoutes(extender, metrics, log, config.extender.bodyLimitBytes), config.extender.listen, config.extender.tls);
+  const admin = await listen(adminRoutes({ source, extender, metrics, serving: () => serving }), config.admin.listen);
+  log.info({ extender: ext.url, admin: admin.url, source: source.describe() }, 'zonekeeper serving');
+  return {
+    extender: ext, admin, source, metrics,
+    async stop() {
+      serving = false;
+      const grace = config.shutdownGraceSeconds * 1000;
+      await ext.close(grace);
+      await source.stop();
+      await actuator.settle();
+      await admin.close(grace);
+    },
+  };
+}

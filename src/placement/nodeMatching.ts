@@ -1,0 +1,51 @@
+import type {
+  NodeSelectorRequirement, NodeSelectorTerm, SlimNode, Taint, Toleration, TopologySelectorTerm,
+} from '../cluster/objects.js';
+
+// Node selector semantics as in k8s.io/component-helpers/scheduling/corev1/nodeaffinity.
+
+function matchRequirement(r: NodeSelectorRequirement, value: string | undefined): boolean {
+  switch (r.operator) {
+    case 'In': return value !== undefined && r.values.includes(value);
+    case 'NotIn': return value === undefined || !r.values.includes(value);
+    case 'Exists': return value !== undefined;
+    case 'DoesNotExist': return value === undefined;
+    case 'Gt': case 'Lt': {
+      if (value === undefined || r.values.length !== 1) return false;
+      const have = Number.parseInt(value, 10), want = Number.parseInt(r.values[0]!, 10);
+      if (!Number.isFinite(have) || !Number.isFinite(want)) return false;
+      return r.operator === 'Gt' ? have > want : have < want;
+    }
+    default: return false;
+  }
+}
+
+/** All requirements of one term hold. An empty term matches nothing, as in Kubernetes. */
+export function matchesTerm(term: NodeSelectorTerm, node: SlimNode): boolean {
+  if (term.matchExpressions.length === 0 && term.matchFields.length === 0) return false;
+  return term.matchExpressions.every((r) => matchRequirement(r, node.labels[r.key]))
+    && term.matchFields.every((r) => matchRequirement(r, r.key === 'metadata.name' ? node.name : undefined));
+}
+
+/** Terms are ORed. */
+export function matchesAnyTerm(terms: NodeSelectorTerm[], node: SlimNode): boolean {
+  return terms.some((t) => matchesTerm(t, node));
+}
+
+export function matchesTopology(terms: TopologySelectorTerm[], node: SlimNode): boolean {
+  return terms.some((t) => t.matchLabelExpressions.every((e) => {
+    const v = node.labels[e.key];
+    return v !== undefined && e.values.includes(v);
+  }));
+}
+
+function tolerates(t: Toleration, taint: Taint): boolean {
+  if (t.effect && t.effect !== taint.effect) return false;
+  if (t.operator === 'Exists') return !t.key || t.key === taint.key;
+  return t.key === taint.key && t.value === taint.value;
+}
+
+/** Every NoSchedule/NoExecute taint of the node is tolerated. */
+export function toleratesNode(tolerations: Toleration[], node: SlimNode): boolean {
+  return node.taints.every((taint) => tolerations.some((t) => tolerates(t, taint)));
+}

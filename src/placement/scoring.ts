@@ -1,0 +1,47 @@
+import { matchesTerm } from './nodeMatching.js';
+import { filterNodes } from './filtering.js';
+import type { Candidate, FilterInput, FilterVerdict } from './verdict.js';
+import { workloadPods } from './workload.js';
+
+export const MAX_SCORE = 10;
+
+export interface HostScore { Host: string; Score: number }
+
+/**
+ * Prioritize: 0..10 per node. Unmanaged pods score 0 everywhere. Managed pods prefer,
+ * among the nodes their filter allows, those holding fewest pods of the workload; a
+ * WorkloadSpread subset's preferred terms count for half the score when present.
+ * Nodes the filter rejects score 0.
+ */
+export function scoreNodes(input: FilterInput, verdict: FilterVerdict = filterNodes(input)): HostScore[] {
+  const { candidates, snapshot } = input;
+  if (!verdict.managed || !verdict.workload) return candidates.map((c) => ({ Host: c.name, Score: 0 }));
+  const allowed = new Set(verdict.passed);
+
+  const onNode = new Map<string, number>();
+  for (const pod of workloadPods(verdict.workload, snapshot)) {
+    if (pod.nodeName && pod.uid !== input.pod.uid) onNode.set(pod.nodeName, (onNode.get(pod.nodeName) ?? 0) + 1);
+  }
+  let lo = Infinity, hi = -Infinity;
+  for (const name of allowed) {
+    const n = onNode.get(name) ?? 0;
+    lo = Math.min(lo, n);
+    hi = Math.max(hi, n);
+  }
+  const spread = (name: string) => (hi === lo ? 1 : (hi - (onNode.get(name) ?? 0)) / (hi - lo));
+
+  const preferred = verdict.subset?.subset.preferredNodeSelectorTerms ?? [];
+  const totalWeight = preferred.reduce((s, p) => s + p.weight, 0);
+  const preference = (c: Candidate) => {
+    if (!c.node || totalWeight <= 0) return 0;
+    let w = 0;
+    for (const p of preferred) if (matchesTerm(p.preference, c.node)) w += p.weight;
+    return w / totalWeight;
+  };
+
+  return candidates.map((c) => {
+    if (!allowed.has(c.name)) return { Host: c.name, Score: 0 };
+    const s = totalWeight > 0 ? (spread(c.name) + preference(c)) / 2 : spread(c.name);
+    return { Host: c.name, Score: Math.round(MAX_SCORE * s) };
+  });
+}

@@ -1,0 +1,90 @@
+import type {
+  PendingPod, SlimNode, SlimWorkload, SlimWorkloadSpread, WorkloadSpreadSubset,
+} from '../cluster/objects.js';
+import type { Snapshot } from '../cluster/store.js';
+import type { ReservationView } from './reservations.js';
+import type { WorkloadRef } from './workload.js';
+
+/** The rule that rejected a node; every reason names one. */
+export type Rule = 'cache' | 'volume' | 'zone-pin' | 'workloadspread';
+
+export interface Rejection {
+  rule: Rule;
+  reason: string;
+  /** Hard constraints: the scheduler must not preempt for them (FailedAndUnresolvableNodes). */
+  unresolvable: boolean;
+}
+
+export interface PlacementSettings {
+  topologyKey: string;
+  /** Pin StatefulSet ordinals to zones (DESIGN §3.2). */
+  manageStatefulSets: boolean;
+  /** Write the derived zone list onto the workload on first placement. */
+  freezeZones: boolean;
+  zoneFallback: 'strict' | 'adaptive';
+  fallbackAfterSeconds: number;
+  /** How long an Adaptive WorkloadSpread skips a subset that had no feasible node. */
+  adaptiveUnschedulableSeconds: number;
+}
+
+export interface Candidate {
+  name: string;
+  /** From the request's Node objects, else from the cache; undefined when neither has it. */
+  node: SlimNode | undefined;
+}
+
+export interface FilterInput {
+  pod: PendingPod;
+  candidates: Candidate[];
+  snapshot: Snapshot;
+  reservations: ReservationView;
+  settings: PlacementSettings;
+  now: number;
+  /** First time (ms) this pod's filter passed no node; fallbacks count from it. */
+  waitingSince: number | undefined;
+  /** A zone list being frozen onto the workload, before the watch shows it. */
+  pendingFreeze: (workloadKey: string) => string[] | undefined;
+  /** Adaptive WorkloadSpread subsets marked unschedulable, by subsetKey. */
+  unschedulableUntil: (subsetKey: string) => number | undefined;
+}
+
+/** Side effects a verdict asks for; the extender carries them out. */
+export interface Effects {
+  reserve?: { zone?: string; subset?: string };
+  freeze?: { workload: SlimWorkload; zones: string[] };
+  conflict?: { pinnedZone: string; volumeZones: string[]; reason: string };
+  markUnschedulable?: { key: string; until: number };
+}
+
+/** What one policy decides for the pod. */
+export interface PolicyOutcome extends Effects {
+  summary: string;
+  /** Per node: a rejection, or undefined when the node is allowed. Absent: every node is. */
+  admits?: (node: SlimNode) => Rejection | undefined;
+  /** Every node waits for this reason (the policy cannot decide yet, or nothing has room). */
+  waitAll?: Rejection;
+  subset?: { ws: SlimWorkloadSpread; subset: WorkloadSpreadSubset };
+  zone?: string;
+}
+
+export interface FilterVerdict {
+  managed: boolean;
+  policy: 'none' | 'zone-pin' | 'workloadspread';
+  summary: string;
+  workload: WorkloadRef | undefined;
+  passed: string[];
+  rejected: Map<string, Rejection>;
+  effects: Effects;
+  /** The subset chosen for a WorkloadSpread pod, for scoring. */
+  subset?: { ws: SlimWorkloadSpread; subset: WorkloadSpreadSubset };
+  zone?: string;
+}
+
+/** What a policy needs beyond the pod: the shared inputs of one filter call. */
+export interface PolicyContext {
+  input: FilterInput;
+  snapshot: Snapshot;
+  /** Candidates that exist in the cache and that the pod's volumes allow. */
+  feasible: SlimNode[];
+  boundVolume: boolean;
+}

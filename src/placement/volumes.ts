@@ -1,0 +1,79 @@
+import type { SlimNode, SlimPod, SlimPV } from '../cluster/objects.js';
+import type { Snapshot } from '../cluster/store.js';
+import { matchesAnyTerm, matchesTopology } from './nodeMatching.js';
+
+const ZONE_KEYS = ['topology.kubernetes.io/zone', 'failure-domain.beta.kubernetes.io/zone'];
+
+/** Where one of the pod's volumes lets it run (DESIGN §3.1). */
+export interface VolumeConstraint {
+  claim: string;
+  /** True for a bound PV: data does not move, so no fallback may override it. */
+  bound: boolean;
+  allows(node: SlimNode): boolean;
+  /** "volume data-db-0 (PV pv-c) is in zone-c" */
+  describe: string;
+}
+
+export interface PodVolumes {
+  constraints: VolumeConstraint[];
+  /** A PVC or PV the cache does not know: the verdict must wait, not guess. */
+  missing: string[];
+}
+
+function pvConstraint(claim: string, pv: SlimPV): VolumeConstraint {
+  const where = pv.labelZones.length > 0 ? `is in ${pv.labelZones.join(', ')}` : 'has node affinity';
+  return {
+    claim,
+    bound: true,
+    describe: `volume ${claim} (PV ${pv.name}) ${where}`,
+    allows(node) {
+      if (pv.nodeAffinity && pv.nodeAffinity.length > 0 && !matchesAnyTerm(pv.nodeAffinity, node)) return false;
+      if (pv.labelZones.length === 0) return true;
+      const zone = ZONE_KEYS.map((k) => node.labels[k]).find((z) => z !== undefined);
+      return zone !== undefined && pv.labelZones.includes(zone);
+    },
+  };
+}
+
+export function podVolumes(pod: SlimPod, snapshot: Snapshot): PodVolumes {
+  const out: PodVolumes = { constraints: [], missing: [] };
+  for (const claim of pod.claims) {
+    const pvc = snapshot.pvc(pod.namespace, claim);
+    if (pvc?.volumeName) {
+      const pv = snapshot.pv(pvc.volumeName);
+      if (pv) out.constraints.push(pvConstraint(claim, pv));
+      else out.missing.push(`PV ${pvc.volumeName} of claim ${claim} is not in the cache yet`);
+      continue;
+    }
+    // A PV pre-bound to this claim (claimRef) decides even before the PVC is bound.
+    const prebound = snapshot.pvForClaim(pod.namespace, claim);
+    if (prebound) {
+      out.constraints.push(pvConstraint(claim, prebound));
+      continue;
+    }
+    if (!pvc) {
+      out.missing.push(`PVC ${pod.namespace}/${claim} is not in the cache yet`);
+      continue;
+    }
+    const sc = pvc.storageClassName ? snapshot.storageClass(pvc.storageClassName) : undefined;
+    if (sc?.waitForFirstConsumer && sc.allowedTopologies.length > 0) {
+      out.constraints.push({
+        claim,
+        bound: false,
+        describe: `volume ${claim} (StorageClass ${sc.name}) is limited by allowedTopologies`,
+        allows: (node) => matchesTopology(sc.allowedTopologies, node),
+      });
+    }
+  }
+  return out;
+}
+
+/** The zones that have at least one node every constraint allows. */
+export function volumeZones(constraints: VolumeConstraint[], snapshot: Snapshot, topologyKey: string): Set<string> {
+  const zones = new Set<string>();
+  for (const node of snapshot.nodes()) {
+    const z = node.labels[topologyKey];
+    if (z !== undefined && !zones.has(z) && constraints.every((c) => c.allows(node))) zones.add(z);
+  }
+  return zones;
+}

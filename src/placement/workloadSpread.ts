@@ -1,0 +1,159 @@
+import type {
+  SlimNode, SlimWorkload, SlimPod, SlimWorkloadSpread, Toleration, WorkloadSpreadSubset,
+} from '../cluster/objects.js';
+import type { Snapshot } from '../cluster/store.js';
+import { matchesTerm, toleratesNode } from './nodeMatching.js';
+import type { ReservationView } from './reservations.js';
+import type { PolicyContext, PolicyOutcome } from './verdict.js';
+import { workloadKey, workloadPods, type WorkloadRef } from './workload.js';
+
+/** One subset's seats: how many it may hold and how many are taken. */
+export interface SubsetQuota {
+  name: string;
+  /** Infinity when maxReplicas is nil. */
+  max: number;
+  bound: number;
+  reserved: number;
+  /** Adaptive only: skipped until this time (ms). */
+  unschedulableUntil: number | undefined;
+}
+
+export const subsetKey = (ws: SlimWorkloadSpread, subset: string) => `${ws.namespace}/${ws.name}/${subset}`;
+
+export function findWorkloadSpread(snapshot: Snapshot, ref: WorkloadRef, replicaSet: string | undefined): SlimWorkloadSpread | undefined {
+  for (const ws of snapshot.workloadSpreads(ref.namespace)) {
+    const t = ws.targetRef;
+    if (t.kind === ref.kind && t.name === ref.name) return ws;
+    if (replicaSet && t.kind === 'ReplicaSet' && t.name === replicaSet) return ws;
+  }
+  return undefined;
+}
+
+/** maxReplicas as a count: percents of the workload's replicas are rounded up. */
+export function resolveMax(max: number | string | null, replicas: number): number {
+  if (max === null) return Infinity;
+  if (typeof max === 'number') return max;
+  return Math.ceil((Number.parseInt(max, 10) * replicas) / 100);
+}
+
+/** A node is in a subset when it matches the required term and its taints are tolerated. */
+export function nodeInSubset(subset: WorkloadSpreadSubset, node: SlimNode, podTolerations: Toleration[]): boolean {
+  if (subset.requiredNodeSelectorTerm && !matchesTerm(subset.requiredNodeSelectorTerm, node)) return false;
+  return toleratesNode([...podTolerations, ...subset.tolerations], node);
+}
+
+/** The subset a placed pod occupies: Kruise's annotation first, else where its node is. */
+export function subsetOfPod(pod: SlimPod, ws: SlimWorkloadSpread, snapshot: Snapshot): string | undefined {
+  if (pod.kruiseMatch?.workloadSpread === ws.name) return pod.kruiseMatch.subset;
+  const node = pod.nodeName ? snapshot.node(pod.nodeName) : undefined;
+  if (!node) return undefined;
+  return ws.subsets.find((s) => !s.requiredNodeSelectorTerm || matchesTerm(s.requiredNodeSelectorTerm, node))?.name;
+}
+
+/**
+ * Seats per subset: bound pods (not terminating) plus unexpired reservations of pods
+ * the watch does not show bound yet. `exclude` is the pod being placed.
+ */
+export function subsetQuotas(
+  ws: SlimWorkloadSpread, ref: WorkloadRef, replicas: number, snapshot: Snapshot,
+  reservations: ReservationView, exclude: string, unschedulable: (key: string) => number | undefined,
+): SubsetQuota[] {
+  const quotas = ws.subsets.map((s): SubsetQuota => ({
+    name: s.name, max: resolveMax(s.maxReplicas, replicas), bound: 0, reserved: 0,
+    unschedulableUntil: unschedulable(subsetKey(ws, s.name)),
+  }));
+  const byName = new Map(quotas.map((q) => [q.name, q]));
+  for (const pod of workloadPods(ref, snapshot)) {
+    if (pod.uid === exclude || !pod.nodeName) continue;
+    const s = subsetOfPod(pod, ws, snapshot);
+    if (s) byName.get(s)!.bound++;
+  }
+  for (const r of reservations.forWorkload(workloadKey(ref))) {
+    if (r.uid === exclude || !r.subset) continue;
+    const seen = snapshot.podByUid(r.uid);
+    if (seen?.nodeName) continue;
+    const q = byName.get(r.subset);
+    if (q) q.reserved++;
+  }
+  return quotas;
+}
+
+/** StatefulSet targets: subset i holds ordinals [Σmax<i, Σmax≤i) as Kruise does (int only). */
+export function subsetForIndex(ws: SlimWorkloadSpread, index: number, replicas: number): WorkloadSpreadSubset | undefined {
+  let end = 0;
+  for (const s of ws.subsets) {
+    end += resolveMax(s.maxReplicas, replicas);
+    if (index < end) return s;
+  }
+  return undefined;
+}
+
+export function describeQuota(q: SubsetQuota): string {
+  const max = q.max === Infinity ? 'unlimited' : String(q.max);
+  return `${q.name} ${q.bound + q.reserved}/${max}${q.reserved ? ` (${q.reserved} reserved)` : ''}`;
+}
+
+
+/**
+ * The subset a pod goes to (DESIGN §5): Kruise's own choice when the webhook made one,
+ * the ordinal range for StatefulSets, else the first subset in priority order with room.
+ * Adaptive skips a subset with no feasible node once the pod has waited
+ * rescheduleCriticalSeconds, and marks it unschedulable for everyone.
+ */
+export function subsetPolicy(
+  ctx: PolicyContext, ref: WorkloadRef, workload: SlimWorkload | undefined, ws: SlimWorkloadSpread,
+): PolicyOutcome {
+  const { input, snapshot } = ctx;
+  const { pod, now } = input;
+  const label = `WorkloadSpread ${ws.name}`;
+  const wait = (reason: string): PolicyOutcome => ({
+    summary: reason, waitAll: { rule: 'workloadspread', reason: `${label}: ${reason}`, unresolvable: false },
+  });
+  if (!workload && ws.subsets.some((s) => typeof s.maxReplicas === 'string')) {
+    return wait(`replicas of ${ref.kind} ${ref.name} unknown, so a percent maxReplicas cannot be resolved`);
+  }
+  const replicas = workload?.replicas ?? 0;
+  const inSubset = (s: WorkloadSpreadSubset) => (node: SlimNode) => nodeInSubset(s, node, pod.tolerations);
+  const outcome = (subset: WorkloadSpreadSubset, why: string): PolicyOutcome => {
+    const summary = `${label}: subset ${subset.name} (${why})`;
+    const allows = inSubset(subset);
+    return {
+      summary, subset: { ws, subset }, reserve: { subset: subset.name },
+      admits: (node) => (allows(node) ? undefined : { rule: 'workloadspread', reason: `${summary}; node is not in it`, unresolvable: false }),
+    };
+  };
+
+  const matched = pod.kruiseMatch?.workloadSpread === ws.name ? ws.subsets.find((s) => s.name === pod.kruiseMatch!.subset) : undefined;
+  if (matched) return outcome(matched, 'chosen by the OpenKruise webhook');
+
+  if (ref.kind === 'StatefulSet' && workload) {
+    const index = pod.ordinal - workload.ordinalsStart;
+    const subset = index >= 0 ? subsetForIndex(ws, index, replicas) : undefined;
+    if (!subset) return wait(`ordinal ${pod.ordinal} is beyond every subset's range`);
+    return outcome(subset, `ordinal ${pod.ordinal} is in its range`);
+  }
+
+  const quotas = subsetQuotas(ws, ref, replicas, snapshot, input.reservations, pod.uid, input.unschedulableUntil);
+  const adaptive = ws.strategy === 'Adaptive';
+  const open = ws.subsets
+    .map((subset, i) => ({ subset, quota: quotas[i]! }))
+    .filter(({ quota }) => quota.bound + quota.reserved < quota.max
+      && !(adaptive && quota.unschedulableUntil !== undefined && quota.unschedulableUntil > now));
+  const first = open[0];
+  if (!first) return wait(`every subset is full or unschedulable (${quotas.map(describeQuota).join(', ')})`);
+  if (!adaptive) return outcome(first.subset, describeQuota(first.quota));
+
+  const feasible = (s: WorkloadSpreadSubset) => ctx.feasible.some(inSubset(s));
+  if (feasible(first.subset)) return outcome(first.subset, describeQuota(first.quota));
+  const waited = input.waitingSince === undefined ? 0 : now - input.waitingSince;
+  if (waited < ws.rescheduleCriticalSeconds * 1000) {
+    return outcome(first.subset, `${describeQuota(first.quota)}; no feasible node, Adaptive waits ${ws.rescheduleCriticalSeconds}s before the next subset`);
+  }
+  const next = open.slice(1).find(({ subset }) => feasible(subset)) ?? open[1];
+  const markUnschedulable = { key: subsetKey(ws, first.subset.name), until: now + input.settings.adaptiveUnschedulableSeconds * 1000 };
+  if (!next) return { ...wait(`subset ${first.subset.name} has no feasible node and no other subset has room`), markUnschedulable };
+  return {
+    ...outcome(next.subset, `${describeQuota(next.quota)}; ${first.subset.name} had no feasible node for ${ws.rescheduleCriticalSeconds}s`),
+    markUnschedulable,
+  };
+}

@@ -1,0 +1,82 @@
+import type { SlimWorkload } from '../cluster/objects.js';
+import type { PolicyContext, PolicyOutcome } from './verdict.js';
+import { volumeZones, type VolumeConstraint } from './volumes.js';
+import { workloadKey, type WorkloadRef } from './workload.js';
+import { zoneSequence } from './zoneSequence.js';
+import { zoneListOf, zoneOf } from './zones.js';
+
+/** Index of a pod in its workload's zone sequence: ordinal − spec.ordinals.start. */
+export function sequenceIndex(ordinal: number, workload: SlimWorkload): number {
+  return ordinal < 0 ? -1 : ordinal - workload.ordinalsStart;
+}
+
+/**
+ * StatefulSet ordinal → zone (DESIGN §3.2, §4). A bound volume in another zone wins
+ * over the pin, and the conflict is reported.
+ */
+export function zonePin(
+  ctx: PolicyContext, ref: WorkloadRef, workload: SlimWorkload, volumes: VolumeConstraint[],
+): PolicyOutcome {
+  const { input, snapshot } = ctx;
+  const { pod, settings } = input;
+  const list = zoneListOf(workload, snapshot, settings.topologyKey, input.pendingFreeze(workloadKey(ref)));
+  const freeze = list.source === 'nodes' && settings.freezeZones && list.zones.length > 0
+    ? { workload, zones: list.zones } : undefined;
+  if (list.zones.length === 0) {
+    return { summary: `no node has label ${list.topologyKey}: nothing to pin to` };
+  }
+  const index = sequenceIndex(pod.ordinal, workload);
+  if (index < 0) {
+    return {
+      summary: 'cannot read the ordinal',
+      waitAll: { rule: 'zone-pin', reason: `zone pin: cannot read an ordinal ≥ ${workload.ordinalsStart} from pod ${pod.name}`, unresolvable: true },
+    };
+  }
+  const sequence = zoneSequence(list.zones, index + 1);
+  let zone = sequence[index];
+  if (zone === undefined) {
+    return {
+      summary: 'every zone is at its maximum',
+      waitAll: { rule: 'zone-pin', reason: `zone pin: no zone has a seat for index ${index}`, unresolvable: true },
+    };
+  }
+  const of = `ordinal ${pod.ordinal}${workload.ordinalsStart ? ` (index ${index})` : ''} of ${list.zones.length} zones [${list.zones.join(',')}]`;
+  let summary = `pinned to ${zone}: ${of}`;
+
+  if (volumes.length > 0) {
+    const vz = volumeZones(volumes, snapshot, list.topologyKey);
+    if (!vz.has(zone)) {
+      const where = [...vz].sort();
+      const reason = `${volumes.map((v) => v.describe).join('; ')}: volume wins over the pin to ${zone} (${of})`;
+      return {
+        summary: reason, freeze,
+        conflict: { pinnedZone: zone, volumeZones: where, reason },
+        reserve: where.length === 1 ? { zone: where[0] } : undefined,
+        zone: where.length === 1 ? where[0] : undefined,
+      };
+    }
+  }
+
+  // zoneFallback: adaptive lets a pin fall through to the next zone of the list once the
+  // pod has waited long enough, never for pods with bound volumes (DESIGN §3).
+  const feasibleIn = (z: string) => ctx.feasible.some((n) => zoneOf(n, list.topologyKey) === z);
+  if (settings.zoneFallback === 'adaptive' && !ctx.boundVolume && !feasibleIn(zone) && input.waitingSince !== undefined
+    && input.now - input.waitingSince >= settings.fallbackAfterSeconds * 1000) {
+    const start = list.zones.indexOf(zone);
+    for (let step = 1; step < list.zones.length; step++) {
+      const next = list.zones[(start + step) % list.zones.length]!;
+      if (feasibleIn(next)) {
+        summary = `fell through from ${zone} to ${next} after ${settings.fallbackAfterSeconds}s without a feasible node (${of})`;
+        zone = next;
+        break;
+      }
+    }
+  }
+  const pinned = zone;
+  const reason = summary;
+  return {
+    summary, freeze, zone: pinned,
+    reserve: { zone: pinned },
+    admits: (node) => (zoneOf(node, list.topologyKey) === pinned ? undefined : { rule: 'zone-pin', reason, unresolvable: true }),
+  };
+}

@@ -1,0 +1,74 @@
+import { Hono } from 'hono';
+import type { SnapshotSource } from '../cluster/source.js';
+import type { Extender } from '../extender/extender.js';
+import type { Metrics } from '../metrics.js';
+import { workloadKindOf, workloadLayout } from '../placement/layout.js';
+import { workloadKey } from '../placement/workload.js';
+
+export interface AdminDeps {
+  source: SnapshotSource;
+  extender: Extender;
+  metrics: Metrics;
+  /** False once shutdown has begun: readyz turns 503 first. */
+  serving: () => boolean;
+}
+
+function podParam(value: string | undefined): { namespace: string; name: string } | undefined {
+  if (!value) return undefined;
+  const [namespace, name, ...rest] = value.split('/');
+  if (!namespace || !name || rest.length > 0) return undefined;
+  return { namespace, name };
+}
+
+/** The admin listener: health, readiness, metrics and the debug views (DESIGN §9). */
+export function adminRoutes(deps: AdminDeps): Hono {
+  const { source, extender, metrics } = deps;
+  const app = new Hono();
+
+  app.get('/healthz', (c) => c.text('ok'));
+  app.get('/readyz', (c) => {
+    const status = source.status();
+    const ready = deps.serving() && status.synced && status.healthy;
+    const body = {
+      ready, serving: deps.serving(), synced: status.synced, healthy: status.healthy,
+      notReady: status.kinds.filter((k) => !k.synced || (!k.watching && k.apiVersion !== 'file')).map((k) => k.kind),
+    };
+    return c.json(body, ready ? 200 : 503);
+  });
+  app.get('/metrics', async (c) => {
+    c.header('content-type', metrics.registry.contentType);
+    return c.body(await metrics.registry.metrics());
+  });
+  app.get('/debug/cache', (c) => c.json({ ...source.status(), reservations: extender.reservations.size() }));
+
+  app.get('/debug/workloads/:namespace/:kind/:name', (c) => {
+    const { namespace, kind, name } = c.req.param();
+    const k = workloadKindOf(kind);
+    if (!k) return c.json({ error: 'bad request', field: 'kind', message: `unknown kind ${kind}: use statefulset, deployment or replicaset` }, 400);
+    const layout = workloadLayout(source.snapshot, k, namespace, name, {
+      settings: extender.settings, reservations: extender.reservations,
+      pendingFreeze: extender.pendingFreeze, unschedulableUntil: extender.unschedulableUntil,
+    });
+    if (!layout) return c.json({ error: 'not found', message: `${k} ${namespace}/${name} is not in the cache` }, 404);
+    const key = workloadKey({ kind: k, namespace, name });
+    return c.json({ ...layout, conflicts: extender.conflicts().filter((x) => x.workload === key) });
+  });
+
+  app.get('/debug/decisions', (c) => {
+    const pod = podParam(c.req.query('pod'));
+    if (!pod) return c.json({ error: 'bad request', field: 'pod', message: 'expected ?pod=namespace/name' }, 400);
+    return c.json({ pod: `${pod.namespace}/${pod.name}`, decisions: extender.decisions.forPod(`${pod.namespace}/${pod.name}`) });
+  });
+
+  app.get('/debug/explain', (c) => {
+    const pod = podParam(c.req.query('pod'));
+    if (!pod) return c.json({ error: 'bad request', field: 'pod', message: 'expected ?pod=namespace/name' }, 400);
+    if (!source.synced()) return c.json({ error: 'not ready', message: 'cache not synced yet' }, 503);
+    const result = extender.explain(pod.namespace, pod.name);
+    if (!result) return c.json({ error: 'not found', message: `pod ${pod.namespace}/${pod.name} is not in the cache` }, 404);
+    return c.json({ ...result, note: 'dry run against every cached node; nothing reserved or written; the pod\'s own tolerations are not cached' });
+  });
+
+  app.notFound((c) => c.json({ error: 'not found', message: `no route ${c.req.path}` }, 404));
+  return app;
+}
