@@ -35,6 +35,14 @@ const KINDS: KindName[] = [
 
 export interface LoadedObjects { loaded: number; skipped: Record<string, number> }
 
+/** Slims one raw object into the store; false for kinds zonekeeper does not keep. */
+export function addObject(store: ClusterStore, raw: any): boolean {
+  const r = resourceForKind(typeof raw?.kind === 'string' ? raw.kind : '');
+  if (!r) return false;
+  store.upsert(r.name, r.slim(raw));
+  return true;
+}
+
 /** Parses a `List` or a multi-document YAML/JSON of objects into the store. */
 export function loadObjects(store: ClusterStore, text: string, origin: string): LoadedObjects {
   const result: LoadedObjects = { loaded: 0, skipped: {} };
@@ -45,14 +53,12 @@ export function loadObjects(store: ClusterStore, text: string, origin: string): 
       for (const item of o.items) visit(item);
       return;
     }
-    const kind = typeof o.kind === 'string' ? o.kind : '';
-    const r = resourceForKind(kind);
-    if (!r) {
-      result.skipped[kind || '(no kind)'] = (result.skipped[kind || '(no kind)'] ?? 0) + 1;
+    if (addObject(store, o)) {
+      result.loaded++;
       return;
     }
-    store.upsert(r.name, r.slim(o));
-    result.loaded++;
+    const kind = typeof o.kind === 'string' && o.kind ? o.kind : '(no kind)';
+    result.skipped[kind] = (result.skipped[kind] ?? 0) + 1;
   };
   for (const doc of docs) {
     if (doc.errors.length > 0) throw new Error(`${origin}: ${doc.errors[0]!.message}`);
@@ -61,16 +67,13 @@ export function loadObjects(store: ClusterStore, text: string, origin: string): 
   return result;
 }
 
-/** A fixed set of objects from a file: the demo cluster and offline replay. */
-export function fileSource(path: string, label = path): SnapshotSource & { loaded: LoadedObjects } {
-  const store = new ClusterStore();
-  const loaded = loadObjects(store, readFileSync(path, 'utf8'), path);
+/** A fixed set of objects held in memory: behind file sources and tests. */
+export function memorySource(store: ClusterStore, label: string): SnapshotSource {
   const at = Date.now();
   return {
     snapshot: store,
     store,
     writable: false,
-    loaded,
     describe: () => label,
     start() {},
     async stop() {},
@@ -84,4 +87,11 @@ export function fileSource(path: string, label = path): SnapshotSource & { loade
       })),
     }),
   };
+}
+
+/** The demo cluster and offline replay: the objects of a file. */
+export function fileSource(path: string, label = path): SnapshotSource & { loaded: LoadedObjects } {
+  const store = new ClusterStore();
+  const loaded = loadObjects(store, readFileSync(path, 'utf8'), path);
+  return { ...memorySource(store, label), loaded };
 }

@@ -28,9 +28,10 @@ export function adminRoutes(deps: AdminDeps): Hono {
   app.get('/healthz', (c) => c.text('ok'));
   app.get('/readyz', (c) => {
     const status = source.status();
-    const ready = deps.serving() && status.synced && status.healthy;
+    const synced = source.synced();
+    const ready = deps.serving() && synced && status.healthy;
     const body = {
-      ready, serving: deps.serving(), synced: status.synced, healthy: status.healthy,
+      ready, serving: deps.serving(), synced, healthy: status.healthy,
       notReady: status.kinds.filter((k) => !k.synced || (!k.watching && k.apiVersion !== 'file')).map((k) => k.kind),
     };
     return c.json(body, ready ? 200 : 503);

@@ -1,0 +1,88 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { nodes, pv, pvc, statefulSet, storeOf, stsPod } from '../support/builders.js';
+import { fixture, testApp } from '../support/app.js';
+
+const ZONES = ['zone-a', 'zone-b', 'zone-c'];
+const cluster = () => storeOf([
+  ...nodes(ZONES, 2), statefulSet('db', 6), pvc('data-db-0', { volumeName: 'pv-db-0' }), pv('pv-db-0', 'zone-c', { claim: 'data-db-0' }),
+  stsPod('db', 1, { nodeName: 'node-b-1' }), stsPod('db', 2, { nodeName: 'node-a-1' }), stsPod('db', 3),
+]);
+const get = async (app: ReturnType<typeof testApp>, path: string) => {
+  const res = await app.adminApp.request(path);
+  return { status: res.status, body: res.headers.get('content-type')?.includes('json') ? await res.json() : await res.text() };
+};
+
+describe('admin listener', () => {
+  it('healthz is ok; readyz is 200 when synced and 503 when not', async () => {
+    assert.equal((await get(testApp(cluster()), '/healthz')).body, 'ok');
+    const ready = await get(testApp(cluster()), '/readyz');
+    assert.equal(ready.status, 200);
+    assert.equal(ready.body.ready, true);
+    const notReady = await get(testApp(cluster(), { synced: () => false }), '/readyz');
+    assert.equal(notReady.status, 503);
+  });
+
+  it('/metrics exports every family the operations surface promises', async () => {
+    const app = testApp(cluster());
+    await app.post('/filter', fixture('filter-nodenames-statefulset-pod.json').body);
+    const { body } = await get(app, '/metrics');
+    for (const name of [
+      'zonekeeper_request_duration_seconds_bucket{le="0.0001",verb="filter"}', 'zonekeeper_decisions_total{verb="filter",outcome="placed"} 1',
+      'zonekeeper_cache_objects{kind="pods"} 3', 'zonekeeper_cache_synced{kind="nodes"} 1', 'zonekeeper_watch_restarts_total',
+      'zonekeeper_pin_volume_conflicts_total{namespace="default",workload="StatefulSet/db"} 1', 'zonekeeper_reservations 1',
+    ]) assert.ok(String(body).includes(name), `missing ${name}`);
+  });
+
+  it('/debug/workloads shows zone list, sequence, counts per zone, reservations and conflicts', async () => {
+    const app = testApp(cluster());
+    await app.post('/filter', fixture('filter-nodenames-statefulset-pod.json').body);
+    const { status, body } = await get(app, '/debug/workloads/default/statefulset/db');
+    assert.equal(status, 200);
+    assert.deepEqual(body.zones, { list: ZONES, source: 'annotation' }, 'frozen on first placement');
+    assert.equal(body.workload.annotations['zonekeeper.io/zones'], ZONES.join(','));
+    assert.deepEqual(body.sequence, ['zone-a', 'zone-b', 'zone-c', 'zone-a', 'zone-b', 'zone-c']);
+    assert.deepEqual(body.countsPerZone, { 'zone-a': { bound: 1, reserved: 0 }, 'zone-b': { bound: 1, reserved: 0 }, 'zone-c': { bound: 0, reserved: 1 } });
+    const db2 = body.pods.find((p: { name: string }) => p.name === 'db-2');
+    assert.equal(db2.inPinnedZone, false, 'db-2 sits in zone-a but belongs in zone-c');
+    assert.equal(body.reservations.length, 1);
+    assert.equal(body.conflicts.length, 1);
+    assert.equal(body.conflicts[0].pinnedZone, 'zone-a');
+    assert.equal((await get(app, '/debug/workloads/default/widget/db')).status, 400);
+    assert.equal((await get(app, '/debug/workloads/default/sts/nope')).status, 404);
+  });
+
+  it('/debug/decisions keeps recent decisions with per-node reasons', async () => {
+    const app = testApp(cluster());
+    const req = fixture('filter-nodenames-statefulset-pod.json').body;
+    req.NodeNames = ['node-a-1', 'node-c-1'];
+    await app.post('/filter', req);
+    const { body } = await get(app, '/debug/decisions?pod=default/db-0');
+    assert.equal(body.decisions.length, 1);
+    const d = body.decisions[0];
+    assert.equal(d.outcome, 'placed');
+    assert.deepEqual(d.passed.sample, ['node-c-1']);
+    assert.equal(d.rejected[0].rule, 'volume');
+    assert.deepEqual(d.rejected[0].sample, ['node-a-1']);
+    assert.equal((await get(app, '/debug/decisions?pod=nonsense')).status, 400);
+  });
+
+  it('/debug/explain dry-runs a cached pod against every cached node without reserving', async () => {
+    const app = testApp(cluster());
+    const { status, body } = await get(app, '/debug/explain?pod=default/db-3');
+    assert.equal(status, 200);
+    assert.deepEqual(body.passed.sample, ['node-a-1', 'node-a-2']);
+    assert.match(body.failed['node-b-1'], /^zone-pin: pinned to zone-a: ordinal 3 of 3 zones/);
+    assert.equal(app.extender.reservations.size(), 0);
+    assert.equal((await get(app, '/debug/explain?pod=default/ghost')).status, 404);
+    assert.equal((await get(app, '/debug/explain')).status, 400);
+  });
+
+  it('/debug/cache reports every kind with its count and sync state', async () => {
+    const { body } = await get(testApp(cluster()), '/debug/cache');
+    const pods = body.kinds.find((k: { kind: string }) => k.kind === 'pods');
+    assert.equal(pods.objects, 3);
+    assert.equal(pods.synced, true);
+    assert.equal(body.kinds.length, 9);
+  });
+});

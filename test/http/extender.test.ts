@@ -1,0 +1,208 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { slimPod } from '../../src/cluster/objects.js';
+import { NOT_SYNCED } from '../../src/extender/extender.js';
+import {
+  deployment, nodes, pv, pvc, statefulSet, storeOf, workloadSpread, zoneSubset, type Raw,
+} from '../support/builders.js';
+import { fixture, testApp } from '../support/app.js';
+
+const ZONES = ['zone-a', 'zone-b', 'zone-c'];
+/** The cluster the fixtures were captured on: 3 zones × 2 nodes, db-0's volume in zone-c. */
+const capturedCluster = (): Raw[] => [
+  ...nodes(ZONES, 2), statefulSet('db', 3), pvc('data-db-0', { volumeName: 'pv-db-0' }), pv('pv-db-0', 'zone-c', { claim: 'data-db-0' }),
+];
+const webRS = (): Raw[] => {
+  const [deploy, rs] = deployment('web', 5);
+  rs!.metadata.name = 'web-6c7d8bd9bc';
+  return [deploy!, rs!];
+};
+
+describe('POST /filter with the captured kube-scheduler v1.20 requests', () => {
+  it('NodeNames mode: db-0 pinned to zone-a, but its volume in zone-c wins', async () => {
+    const app = testApp(storeOf(capturedCluster()));
+    const res = await app.post('/filter', fixture('filter-nodenames-statefulset-pod.json').body);
+    assert.equal(res.status, 200);
+    const body = await res.json();
+    assert.deepEqual(body.NodeNames, ['node-c-1', 'node-c-2']);
+    assert.equal(body.Nodes, null);
+    assert.deepEqual(body.FailedNodes, {});
+    assert.equal(body.Error, '');
+    assert.equal(app.extender.conflicts().length, 1);
+    assert.equal(app.extender.conflicts()[0]!.pinnedZone, 'zone-a');
+    const metrics = await app.metrics.registry.metrics();
+    assert.match(metrics, /zonekeeper_pin_volume_conflicts_total\{namespace="default",workload="StatefulSet\/db"\} 1/);
+  });
+
+  it('NodeNames mode: when the volume agrees with the pin, other zones fail as unresolvable with a reason', async () => {
+    const objects = capturedCluster().filter((o) => o.kind !== 'PersistentVolume');
+    objects.push(pv('pv-db-0', 'zone-a', { claim: 'data-db-0' }));
+    const app = testApp(storeOf(objects));
+    const req = fixture('filter-nodenames-statefulset-pod.json').body;
+    req.NodeNames = ['node-a-1', 'node-b-1', 'node-c-1'];
+    const body = await (await app.post('/filter', req)).json();
+    assert.deepEqual(body.NodeNames, ['node-a-1']);
+    assert.match(body.FailedAndUnresolvableNodes['node-b-1'], /volume data-db-0/);
+    assert.equal(body.FailedNodes['node-b-1'], body.FailedAndUnresolvableNodes['node-b-1'], 'pre-1.21 schedulers read FailedNodes only');
+  });
+
+  it('full-Nodes mode: an unmanaged Deployment pod gets every Node object back unchanged', async () => {
+    const app = testApp(storeOf([...nodes(ZONES, 2), ...webRS()]));
+    const req = fixture('filter-fullnodes-deployment-pod.json').body;
+    const body = await (await app.post('/filter', req)).json();
+    assert.equal(body.NodeNames, null);
+    assert.deepEqual(body.Nodes.items, req.Nodes.items);
+    assert.deepEqual(body.FailedNodes, {});
+  });
+
+  it('full-Nodes mode: a WorkloadSpread keeps the pod to subset zone-a, using the labels sent in the request', async () => {
+    // The cache has no nodes at all: full-Nodes mode needs none.
+    const app = testApp(storeOf([...webRS(), workloadSpread('web-ws', { kind: 'Deployment', name: 'web' }, [zoneSubset('a', 'zone-a', 2), zoneSubset('b', 'zone-b')])]));
+    const req = fixture('filter-fullnodes-deployment-pod.json').body;
+    const body = await (await app.post('/filter', req)).json();
+    assert.deepEqual(body.Nodes.items.map((n: Raw) => n.metadata.name).sort(), ['node-a-1', 'node-a-2']);
+    assert.deepEqual(body.Nodes.items[0], req.Nodes.items.find((n: Raw) => n.metadata.name === body.Nodes.items[0].metadata.name));
+    assert.match(body.FailedNodes['node-b-1'], /WorkloadSpread web-ws: subset a/);
+    assert.deepEqual(body.FailedAndUnresolvableNodes, {});
+  });
+
+  it('returns only names that were sent', async () => {
+    const app = testApp(storeOf(capturedCluster()));
+    const req = fixture('filter-nodenames-statefulset-pod.json').body;
+    const body = await (await app.post('/filter', req)).json();
+    for (const n of body.NodeNames) assert.ok(req.NodeNames.includes(n));
+  });
+});
+
+describe('POST /prioritize with the captured requests', () => {
+  it('NodeNames mode: scores 0..10 for every node sent', async () => {
+    const app = testApp(storeOf(capturedCluster()));
+    const res = await app.post('/prioritize', fixture('prioritize-nodenames-statefulset-pod.json').body);
+    assert.equal(res.status, 200);
+    const body = await res.json();
+    assert.deepEqual(body, [{ Host: 'node-c-1', Score: 10 }, { Host: 'node-c-2', Score: 10 }]);
+  });
+
+  it('full-Nodes mode: 0 for an unmanaged pod, preferred subset nodes for a WorkloadSpread pod', async () => {
+    const req = fixture('prioritize-fullnodes-deployment-pod.json').body;
+    const unmanaged = await (await testApp(storeOf([...nodes(ZONES, 2), ...webRS()])).post('/prioritize', req)).json();
+    assert.equal(unmanaged.length, 6);
+    assert.ok(unmanaged.every((s: { Score: number }) => s.Score === 0));
+    const pref = { preferredNodeSelectorTerms: [{ weight: 1, preference: { matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: ['node-a-2'] }] } }] };
+    const app = testApp(storeOf([...webRS(), workloadSpread('web-ws', { kind: 'Deployment', name: 'web' }, [zoneSubset('a', 'zone-a', 2, pref)])]));
+    const scores = Object.fromEntries((await (await app.post('/prioritize', req)).json()).map((s: { Host: string; Score: number }) => [s.Host, s.Score]));
+    assert.equal(scores['node-a-2'], 10);
+    assert.equal(scores['node-a-1'], 5);
+    assert.equal(scores['node-b-1'], 0);
+  });
+});
+
+describe('bad input', () => {
+  const app = testApp(storeOf(capturedCluster()));
+  const valid = () => fixture('filter-nodenames-statefulset-pod.json').body;
+
+  it('malformed JSON is a 400 with a JSON error', async () => {
+    const res = await app.post('/filter', '{"Pod": {');
+    assert.equal(res.status, 400);
+    const body = await res.json();
+    assert.equal(body.field, '(body)');
+    assert.match(body.message, /malformed JSON/);
+  });
+
+  it('an empty body is a 400', async () => {
+    const res = await app.post('/prioritize', '');
+    assert.equal(res.status, 400);
+    assert.match((await res.json()).message, /empty body/);
+  });
+
+  for (const [what, mutate, field] of [
+    ['no Pod', (b: Raw) => { delete b.Pod; }, 'Pod'],
+    ['Pod without uid', (b: Raw) => { delete b.Pod.metadata.uid; }, 'Pod.metadata.uid'],
+    ['NodeNames not strings', (b: Raw) => { b.NodeNames = ['ok', 7]; }, 'NodeNames.1'],
+    ['neither Nodes nor NodeNames', (b: Raw) => { b.NodeNames = null; }, 'NodeNames'],
+    ['a Node without a name', (b: Raw) => { b.NodeNames = null; b.Nodes = { items: [{ metadata: {} }] }; }, 'Nodes.items.0.metadata.name'],
+    ['a body that is an array', (b: Raw) => { for (const k of Object.keys(b)) delete b[k]; }, 'Pod'],
+  ] as const) {
+    it(`${what}: 400 naming ${field}`, async () => {
+      const b = valid();
+      mutate(b);
+      const res = await app.post('/filter', b);
+      assert.equal(res.status, 400);
+      const body = await res.json();
+      assert.equal(body.error, 'bad request');
+      assert.equal(body.field, field);
+    });
+  }
+
+  it('a body over the limit is a 413, and the process keeps serving', async () => {
+    const small = testApp(storeOf(capturedCluster()), { config: { extender: { bodyLimitBytes: 8192 } } });
+    const b = valid();
+    b.NodeNames = Array.from({ length: 2000 }, (_, i) => `node-${i}`);
+    const res = await small.post('/filter', b);
+    assert.equal(res.status, 413);
+    assert.equal((await res.json()).error, 'payload too large');
+    const ok = await small.post('/filter', { Pod: valid().Pod, NodeNames: ['node-c-1'] });
+    assert.equal(ok.status, 200);
+    assert.match(await small.metrics.registry.metrics(), /zonekeeper_bad_requests_total\{verb="filter",status="413"\} 1/);
+  });
+
+  it('the default limit takes a full Node list of 5,000 nodes', async () => {
+    const big = testApp(storeOf([...nodes(ZONES, 1), ...webRS()]));
+    const template = fixture('filter-fullnodes-deployment-pod.json').body;
+    const images = Array.from({ length: 40 }, (_, i) => ({ names: [`registry.example.com/team/image-${i}@sha256:${'a'.repeat(64)}`, `registry.example.com/team/image-${i}:v1.2.${i}`], sizeBytes: 123456789 }));
+    const items = Array.from({ length: 5000 }, (_, i) => {
+      const n = structuredClone(template.Nodes.items[i % 6]);
+      n.metadata.name = `node-${i}`;
+      n.status.images = images;
+      return n;
+    });
+    const text = JSON.stringify({ Pod: template.Pod, Nodes: { items }, NodeNames: null });
+    assert.ok(text.length > 40 * 1024 * 1024, `a realistic list is large (${text.length} bytes)`);
+    const res = await big.post('/filter', text);
+    assert.equal(res.status, 200);
+    assert.equal((await res.json()).Nodes.items.length, 5000);
+  });
+
+  it('unknown routes are a JSON 404', async () => {
+    const res = await app.extenderApp.request('/bind', { method: 'POST', body: '{}' });
+    assert.equal(res.status, 404);
+    assert.match((await res.json()).message, /POST \/filter/);
+  });
+
+  it('an unknown owner, PVC, PV or node gets a decision with a reason', async () => {
+    const b = valid();
+    b.Pod.metadata.ownerReferences[0].name = 'nobody';
+    b.Pod.spec.volumes[0].persistentVolumeClaim.claimName = 'ghost';
+    b.NodeNames = ['node-c-1', 'ghost-node'];
+    const body = await (await app.post('/filter', b)).json();
+    assert.deepEqual(body.NodeNames, []);
+    assert.match(body.FailedNodes['ghost-node'], /StatefulSet default\/nobody is not in the cache/);
+    assert.equal(body.Error, '');
+  });
+});
+
+describe('cache not synced', () => {
+  it('filter sets Error so that the pod is retried, prioritize answers zeros', async () => {
+    const app = testApp(storeOf(capturedCluster()), { synced: () => false });
+    const body = await (await app.post('/filter', fixture('filter-nodenames-statefulset-pod.json').body)).json();
+    assert.equal(body.Error, NOT_SYNCED);
+    assert.equal(body.NodeNames, null);
+    const scores = await (await app.post('/prioritize', fixture('prioritize-nodenames-statefulset-pod.json').body)).json();
+    assert.deepEqual(scores.map((s: { Score: number }) => s.Score), [0, 0]);
+    assert.match(await app.metrics.registry.metrics(), /zonekeeper_decisions_total\{verb="filter",outcome="not_ready"\} 1/);
+  });
+});
+
+describe('reservations through the protocol', () => {
+  it('a released reservation no longer counts once the watch shows the pod bound', async () => {
+    const store = storeOf([...nodes(ZONES, 1), ...webRS(), workloadSpread('ws', { kind: 'Deployment', name: 'web' }, [zoneSubset('a', 'zone-a', 1), zoneSubset('b', 'zone-b')])]);
+    const app = testApp(store);
+    const req = fixture('filter-fullnodes-deployment-pod.json').body;
+    req.NodeNames = ['node-a-1', 'node-b-1'];
+    req.Nodes = null;
+    await app.post('/filter', req);
+    assert.equal(app.extender.reservations.size(), 1);
+    store.upsert('pods', slimPod({ ...req.Pod, spec: { ...req.Pod.spec, nodeName: 'node-a-1' } }));
+    assert.equal(app.extender.reservations.size(), 0);
+  });
+});

@@ -1,0 +1,134 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { kubeActuator } from '../../src/actuator/actuator.js';
+import { kubeApiClient, loadKubeConfig } from '../../src/cluster/apiClient.js';
+import type { SnapshotSource } from '../../src/cluster/source.js';
+import { watchCache } from '../../src/cluster/watchCache.js';
+import { createMetrics } from '../../src/metrics.js';
+import { nodes, pod, statefulSet, stsPod, workloadSpread, zoneSubset } from '../support/builders.js';
+import { silent } from '../support/app.js';
+import { FakeApiServer } from '../support/fakeApiServer.js';
+import { waitFor } from '../support/wait.js';
+
+describe('watch cache against a list/watch server on 127.0.0.1', () => {
+  let api: FakeApiServer;
+  let cache: SnapshotSource;
+  const restarts: string[] = [];
+  const status = (kind: string) => cache.status().kinds.find((k) => k.kind === kind)!;
+
+  before(async () => {
+    api = await new FakeApiServer().start();
+    for (const n of nodes(['zone-a', 'zone-b', 'zone-c'], 2)) api.put(n);
+    api.put(statefulSet('db', 3));
+    api.put(stsPod('db', 0, { nodeName: 'node-a-1' }));
+    api.put(stsPod('db', 1));
+    cache = watchCache(kubeApiClient(loadKubeConfig({ kind: 'kubeconfig', path: api.kubeconfig() })), {
+      pageSize: 2, watchTimeoutSeconds: 300, silenceSeconds: 1.5, backoffInitialMs: 20, backoffMaxMs: 200, crdRecheckSeconds: 0.3,
+    }, silent, (kind, reason) => restarts.push(`${kind}:${reason}`));
+    cache.start();
+    await waitFor(() => cache.synced(), 'initial sync');
+  });
+
+  after(async () => {
+    await cache.stop();
+    await api.stop();
+  });
+
+  it('lists every kind in pages, then watches; the absent WorkloadSpread CRD is not an error', async () => {
+    assert.equal(cache.snapshot.nodeCount(), 6);
+    assert.deepEqual(cache.snapshot.zones('topology.kubernetes.io/zone'), ['zone-a', 'zone-b', 'zone-c']);
+    assert.ok(api.requests.some((r) => r.startsWith('GET /api/v1/nodes?limit=2&continue=2')), 'paged with continue');
+    assert.equal(cache.status().workloadSpreadCRD, 'absent');
+    assert.equal(cache.status().healthy, true);
+    await waitFor(() => api.openWatches() === 8, 'a watch per core kind');
+  });
+
+  it('applies ADDED, MODIFIED and DELETED events', async () => {
+    api.put(stsPod('db', 2));
+    await waitFor(() => !!cache.snapshot.pod('default', 'db-2'), 'db-2 added');
+    api.put(stsPod('db', 2, { nodeName: 'node-c-1' }));
+    await waitFor(() => cache.snapshot.pod('default', 'db-2')?.nodeName === 'node-c-1', 'db-2 bound');
+    assert.equal([...cache.snapshot.podsOwnedBy('StatefulSet', 'default', 'db')].length, 3, 'owner index');
+    api.delete(stsPod('db', 2));
+    await waitFor(() => !cache.snapshot.pod('default', 'db-2'), 'db-2 deleted');
+    assert.equal([...cache.snapshot.podsOwnedBy('StatefulSet', 'default', 'db')].length, 2);
+  });
+
+  it('resumes after a dropped watch without losing the events sent meanwhile', async () => {
+    api.dropWatches();
+    api.put(pod('while-down', undefined));
+    await waitFor(() => !!cache.snapshot.pod('default', 'while-down'), 'event from while the watch was down');
+    await waitFor(() => api.openWatches('/api/v1/pods') === 1, 'pods watch reopened');
+    assert.ok(restarts.includes('pods:error'));
+  });
+
+  it('relists after 410 Gone and forgets an object deleted while the watch was down', async () => {
+    api.dropWatches();
+    api.delete(pod('while-down', undefined), { silently: true });
+    await waitFor(() => !cache.snapshot.pod('default', 'while-down'), 'deletion seen by relist');
+    assert.ok(restarts.includes('pods:gone'), `restarts: ${restarts.join(' ')}`);
+    assert.ok(status('pods').restarts.gone >= 1);
+  });
+
+  it('relists on a 410 ERROR event inside an open watch', async () => {
+    await waitFor(() => api.openWatches('/api/v1/pods') === 1, 'pods watch open');
+    const gone = status('nodes').restarts.gone;
+    api.expireWatches();
+    await waitFor(() => status('nodes').restarts.gone > gone, 'nodes relisted');
+    api.put(pod('after-expiry', undefined));
+    await waitFor(() => !!cache.snapshot.pod('default', 'after-expiry'), 'watching again');
+  });
+
+  it('a watchdog relists a watch that has gone silent', async () => {
+    await waitFor(() => api.openWatches('/api/v1/pods') === 1, 'pods watch open');
+    const stale = status('pods').restarts.stale;
+    api.silent = true;
+    api.put(pod('during-silence', undefined));
+    await waitFor(() => status('pods').restarts.stale > stale, 'stale watch detected', 5_000);
+    api.silent = false;
+    await waitFor(() => !!cache.snapshot.pod('default', 'during-silence'), 'relist picked up the silent change');
+  });
+
+  it('starts watching WorkloadSpreads when the CRD appears', async () => {
+    api.crdServed = true;
+    api.put(workloadSpread('ws', { kind: 'Deployment', name: 'web' }, [zoneSubset('a', 'zone-a', 2)]));
+    await waitFor(() => cache.status().workloadSpreadCRD === 'present' && [...cache.snapshot.workloadSpreads('default')].length === 1, 'WorkloadSpread cached');
+    assert.equal(cache.synced(), true);
+  });
+
+  it('the actuator writes the zone list with a merge patch, and the watch brings it back', async () => {
+    const actuator = kubeActuator(kubeApiClient(loadKubeConfig({ kind: 'kubeconfig', path: api.kubeconfig() })), silent, createMetrics());
+    const sts = cache.snapshot.workload('StatefulSet', 'default', 'db')!;
+    actuator.freezeZones(sts, ['zone-a', 'zone-b', 'zone-c']);
+    actuator.freezeZones(sts, ['zone-a', 'zone-b', 'zone-c']);
+    assert.deepEqual(actuator.pendingFreeze('default/StatefulSet/db'), ['zone-a', 'zone-b', 'zone-c']);
+    await actuator.settle();
+    assert.equal(api.patches.length, 1, 'deduplicated');
+    assert.deepEqual(api.patches[0]!.body, { metadata: { annotations: { 'zonekeeper.io/zones': 'zone-a,zone-b,zone-c' } } });
+    await waitFor(() => cache.snapshot.workload('StatefulSet', 'default', 'db')?.annotations['zonekeeper.io/zones'] === 'zone-a,zone-b,zone-c', 'annotation watched back');
+  });
+});
+
+describe('watch cache when the API server is unreachable', () => {
+  it('is not synced, keeps retrying with backoff, and syncs once the server is back', async () => {
+    const api = await new FakeApiServer().start();
+    const kubeconfig = api.kubeconfig();
+    const port = api.port;
+    await api.stop();
+    const cache = watchCache(kubeApiClient(loadKubeConfig({ kind: 'kubeconfig', path: kubeconfig })), {
+      pageSize: 100, watchTimeoutSeconds: 300, silenceSeconds: 5, backoffInitialMs: 20, backoffMaxMs: 100, crdRecheckSeconds: 0.2,
+    }, silent);
+    cache.start();
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(cache.synced(), false);
+    assert.ok(cache.status().kinds.every((k) => k.restarts.error > 0 && k.lastError !== ''));
+    const back = new FakeApiServer();
+    (back as unknown as { port: number }).port = port;
+    await new Promise<void>((r) => (back as any).server.listen(port, '127.0.0.1', r));
+    back.put(nodes(['zone-a'], 1)[0]!);
+    await waitFor(() => cache.synced(), 'sync after the server came back');
+    assert.equal(cache.snapshot.nodeCount(), 1);
+    await cache.stop();
+    await back.stop();
+  });
+});

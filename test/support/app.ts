@@ -1,0 +1,47 @@
+import { readFileSync } from 'node:fs';
+import { pino } from 'pino';
+import { memoryActuator } from '../../src/actuator/actuator.js';
+import type { ClusterStore } from '../../src/cluster/store.js';
+import { memorySource, type SnapshotSource } from '../../src/cluster/source.js';
+import { parseConfig, type Config } from '../../src/config.js';
+import { createExtender } from '../../src/extender/extender.js';
+import { createMetrics } from '../../src/metrics.js';
+import { registerStateGauges } from '../../src/metrics.js';
+import { adminRoutes } from '../../src/server/adminRoutes.js';
+import { extenderRoutes } from '../../src/server/extenderRoutes.js';
+import { FakeClock } from './placement.js';
+
+export const silent = pino({ level: 'silent' });
+
+export function fixture(name: string): { headers: Record<string, string>; body: any } {
+  return JSON.parse(readFileSync(new URL(`../fixtures/${name}`, import.meta.url), 'utf8'));
+}
+
+export interface TestApp {
+  extenderApp: ReturnType<typeof extenderRoutes>;
+  adminApp: ReturnType<typeof adminRoutes>;
+  extender: ReturnType<typeof createExtender>;
+  source: SnapshotSource;
+  clock: FakeClock;
+  metrics: ReturnType<typeof createMetrics>;
+  post(path: string, body: unknown): Promise<Response>;
+}
+
+/** The real routes and extender over an in-memory store, reached with app.request(). */
+export function testApp(store: ClusterStore, o: { config?: Partial<Config> & Record<string, unknown>; synced?: () => boolean } = {}): TestApp {
+  const config = parseConfig(o.config ?? {});
+  const base = memorySource(store, 'test');
+  const source: SnapshotSource = o.synced ? { ...base, synced: o.synced } : base;
+  const metrics = createMetrics();
+  const clock = new FakeClock(Date.parse('2026-11-21T00:00:00Z'));
+  const extender = createExtender({ source, actuator: memoryActuator(store, silent, metrics), metrics, log: silent, config, clock });
+  registerStateGauges(metrics, source, () => extender.reservations.size());
+  const extenderApp = extenderRoutes(extender, metrics, silent, config.extender.bodyLimitBytes);
+  const adminApp = adminRoutes({ source, extender, metrics, serving: () => true });
+  return {
+    extenderApp, adminApp, extender, source, clock, metrics,
+    post: (path, body) => extenderApp.request(path, {
+      method: 'POST', headers: { 'content-type': 'application/json' }, body: typeof body === 'string' ? body : JSON.stringify(body),
+    }),
+  };
+}

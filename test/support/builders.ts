@@ -1,0 +1,110 @@
+// Raw Kubernetes objects for tests, shaped as the API server sends them.
+import { addObject } from '../../src/cluster/source.js';
+import { ClusterStore } from '../../src/cluster/store.js';
+import { pendingPod, type PendingPod } from '../../src/cluster/objects.js';
+
+export type Raw = Record<string, any>;
+let uidSeq = 0;
+export const uid = (prefix = 'uid') => `${prefix}-${++uidSeq}`;
+
+export function node(name: string, zone: string | undefined, extra: { labels?: Record<string, string>; taints?: Raw[]; unschedulable?: boolean } = {}): Raw {
+  return {
+    apiVersion: 'v1', kind: 'Node',
+    metadata: { name, labels: { 'kubernetes.io/hostname': name, ...(zone ? { 'topology.kubernetes.io/zone': zone } : {}), ...extra.labels } },
+    spec: { taints: extra.taints, unschedulable: extra.unschedulable },
+    status: { conditions: [{ type: 'Ready', status: 'True' }] },
+  };
+}
+
+/** zones × perZone nodes named node-<zone suffix>-<i>. */
+export function nodes(zones: string[], perZone: number): Raw[] {
+  return zones.flatMap((z) => Array.from({ length: perZone }, (_, i) => node(`node-${z.replace(/^zone-/, '')}-${i + 1}`, z)));
+}
+
+export function statefulSet(name: string, replicas: number, extra: { annotations?: Record<string, string>; ordinalsStart?: number; namespace?: string } = {}): Raw {
+  return {
+    apiVersion: 'apps/v1', kind: 'StatefulSet',
+    metadata: { name, namespace: extra.namespace ?? 'default', uid: `sts-${name}`, annotations: extra.annotations },
+    spec: { replicas, ...(extra.ordinalsStart !== undefined ? { ordinals: { start: extra.ordinalsStart } } : {}) },
+  };
+}
+
+export function deployment(name: string, replicas: number, annotations?: Record<string, string>): Raw[] {
+  return [
+    { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name, namespace: 'default', uid: `deploy-${name}`, annotations }, spec: { replicas } },
+    {
+      apiVersion: 'apps/v1', kind: 'ReplicaSet',
+      metadata: { name: `${name}-rs`, namespace: 'default', uid: `rs-${name}`, ownerReferences: [{ apiVersion: 'apps/v1', kind: 'Deployment', name, uid: `deploy-${name}`, controller: true }] },
+      spec: { replicas },
+    },
+  ];
+}
+
+export interface PodOpts {
+  nodeName?: string;
+  claims?: string[];
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  tolerations?: Raw[];
+  uid?: string;
+  terminating?: boolean;
+  namespace?: string;
+}
+
+export function pod(name: string, owner: { kind: string; name: string } | undefined, o: PodOpts = {}): Raw {
+  return {
+    apiVersion: 'v1', kind: 'Pod',
+    metadata: {
+      name, namespace: o.namespace ?? 'default', uid: o.uid ?? `pod-${name}`, labels: o.labels, annotations: o.annotations,
+      ownerReferences: owner ? [{ apiVersion: 'apps/v1', kind: owner.kind, name: owner.name, uid: `owner-${owner.name}`, controller: true }] : undefined,
+      deletionTimestamp: o.terminating ? '2026-01-01T00:00:00Z' : undefined,
+    },
+    spec: {
+      nodeName: o.nodeName, tolerations: o.tolerations,
+      volumes: (o.claims ?? []).map((c) => ({ name: c, persistentVolumeClaim: { claimName: c } })),
+    },
+    status: { phase: o.nodeName ? 'Running' : 'Pending' },
+  };
+}
+
+export const stsPod = (sts: string, ordinal: number, o: PodOpts = {}) => pod(`${sts}-${ordinal}`, { kind: 'StatefulSet', name: sts }, o);
+export const rsPod = (deploy: string, suffix: string, o: PodOpts = {}) => pod(`${deploy}-rs-${suffix}`, { kind: 'ReplicaSet', name: `${deploy}-rs` }, o);
+
+export function pv(name: string, zone: string | undefined, o: { claim?: string; affinity?: Raw[]; labelZone?: string } = {}): Raw {
+  return {
+    apiVersion: 'v1', kind: 'PersistentVolume',
+    metadata: { name, labels: o.labelZone ? { 'topology.kubernetes.io/zone': o.labelZone } : undefined },
+    spec: {
+      claimRef: o.claim ? { namespace: 'default', name: o.claim } : undefined,
+      nodeAffinity: zone || o.affinity ? {
+        required: { nodeSelectorTerms: o.affinity ?? [{ matchExpressions: [{ key: 'topology.kubernetes.io/zone', operator: 'In', values: [zone] }] }] },
+      } : undefined,
+    },
+  };
+}
+
+export function pvc(name: string, o: { volumeName?: string; storageClassName?: string } = {}): Raw {
+  return { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name, namespace: 'default' }, spec: o };
+}
+
+export function workloadSpread(name: string, target: { kind: string; name: string }, subsets: Raw[], strategy?: Raw): Raw {
+  return {
+    apiVersion: 'apps.kruise.io/v1alpha1', kind: 'WorkloadSpread',
+    metadata: { name, namespace: 'default', uid: `ws-${name}` },
+    spec: { targetRef: { apiVersion: 'apps/v1', ...target }, subsets, scheduleStrategy: strategy },
+  };
+}
+
+export const zoneSubset = (name: string, zone: string, maxReplicas?: number | string, extra: Raw = {}): Raw => ({
+  name, maxReplicas,
+  requiredNodeSelectorTerm: { matchExpressions: [{ key: 'topology.kubernetes.io/zone', operator: 'In', values: [zone] }] },
+  ...extra,
+});
+
+export function storeOf(objects: Raw[]): ClusterStore {
+  const store = new ClusterStore();
+  for (const o of objects) if (!addObject(store, o)) throw new Error(`test object of unknown kind ${o.kind}`);
+  return store;
+}
+
+export const asPending = (raw: Raw): PendingPod => pendingPod(raw);

@@ -1,0 +1,170 @@
+// A small Kubernetes API server on 127.0.0.1 that speaks list (limit/continue) and watch
+// (resourceVersion, bookmarks, 410 Gone) for the watch-cache integration tests.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+type Raw = Record<string, any>;
+interface Event { rv: number; type: string; object: Raw }
+
+const PATHS: Record<string, string> = {
+  Node: '/api/v1/nodes', Pod: '/api/v1/pods', PersistentVolume: '/api/v1/persistentvolumes',
+  PersistentVolumeClaim: '/api/v1/persistentvolumeclaims', StorageClass: '/apis/storage.k8s.io/v1/storageclasses',
+  StatefulSet: '/apis/apps/v1/statefulsets', ReplicaSet: '/apis/apps/v1/replicasets', Deployment: '/apis/apps/v1/deployments',
+  WorkloadSpread: '/apis/apps.kruise.io/v1alpha1/workloadspreads',
+};
+
+const keyOf = (o: Raw) => `${o.metadata.namespace ?? ''}/${o.metadata.name}`;
+
+export class FakeApiServer {
+  private rv = 100;
+  private readonly objects = new Map<string, Map<string, Raw>>();
+  private readonly events = new Map<string, Event[]>();
+  private readonly watchers = new Set<{ path: string; res: http.ServerResponse; since: number }>();
+  /** Watches from resourceVersions below this get 410 Gone. */
+  private compactedBelow = 0;
+  /** While true, open watches receive nothing (a stalled connection). */
+  silent = false;
+  crdServed = false;
+  readonly requests: string[] = [];
+  readonly patches: { path: string; body: Raw }[] = [];
+  private server = http.createServer((req, res) => this.handle(req, res));
+  port = 0;
+
+  async start(): Promise<this> {
+    await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', r));
+    this.port = (this.server.address() as AddressInfo).port;
+    return this;
+  }
+
+  async stop(): Promise<void> {
+    this.dropWatches();
+    this.server.closeAllConnections();
+    await new Promise((r) => this.server.close(r));
+  }
+
+  kubeconfig(): string {
+    const dir = mkdtempSync(join(tmpdir(), 'zk-kc-'));
+    const path = join(dir, 'config');
+    writeFileSync(path, `apiVersion: v1
+kind: Config
+clusters: [{name: fake, cluster: {server: "http://127.0.0.1:${this.port}", insecure-skip-tls-verify: true}}]
+users: [{name: u, user: {token: test-token}}]
+contexts: [{name: c, context: {cluster: fake, user: u}}]
+current-context: c
+`);
+    return path;
+  }
+
+  openWatches(path?: string): number {
+    return [...this.watchers].filter((w) => !path || w.path === path).length;
+  }
+
+  put(obj: Raw, opts: { silently?: boolean } = {}): void {
+    const path = PATHS[obj.kind]!;
+    const store = this.objects.get(path) ?? new Map();
+    this.objects.set(path, store);
+    const type = store.has(keyOf(obj)) ? 'MODIFIED' : 'ADDED';
+    const object = structuredClone({ ...obj, metadata: { ...obj.metadata, resourceVersion: String(++this.rv) } });
+    store.set(keyOf(obj), object);
+    if (!opts.silently) this.emit(path, type, object);
+    else this.compactedBelow = this.rv; // a change no watch will replay: older resourceVersions are gone
+  }
+
+  delete(obj: Raw, opts: { silently?: boolean } = {}): void {
+    const path = PATHS[obj.kind]!;
+    const existing = this.objects.get(path)?.get(keyOf(obj));
+    if (!existing) return;
+    this.objects.get(path)!.delete(keyOf(obj));
+    const object = { ...existing, metadata: { ...existing.metadata, resourceVersion: String(++this.rv) } };
+    if (!opts.silently) this.emit(path, 'DELETED', object);
+    else this.compactedBelow = this.rv;
+  }
+
+  /** Cuts every open watch connection, as a restarting API server or a load balancer would. */
+  dropWatches(): void {
+    for (const w of this.watchers) w.res.destroy();
+    this.watchers.clear();
+  }
+
+  /** Makes every resourceVersion so far too old: the next watch from one gets 410. */
+  compact(): void {
+    this.compactedBelow = this.rv + 1;
+  }
+
+  /** Sends a 410 ERROR event down every open watch, as etcd compaction does. */
+  expireWatches(): void {
+    for (const w of this.watchers) w.res.write(JSON.stringify({ type: 'ERROR', object: { kind: 'Status', code: 410, reason: 'Expired', message: 'too old resource version' } }) + '\n');
+    this.compact();
+  }
+
+  private emit(path: string, type: string, object: Raw): void {
+    const ev = { rv: this.rv, type, object };
+    const log = this.events.get(path) ?? [];
+    log.push(ev);
+    this.events.set(path, log);
+    if (this.silent) return;
+    for (const w of this.watchers) if (w.path === path) w.res.write(JSON.stringify({ type, object }) + '\n');
+  }
+
+  private handle(req: http.IncomingMessage, res: http.ServerResponse): void {
+    const url = new URL(req.url!, 'http://x');
+    this.requests.push(`${req.method} ${url.pathname}${url.search}`);
+    if (req.headers.authorization !== 'Bearer test-token') return this.json(res, 401, { kind: 'Status', code: 401, message: 'Unauthorized' });
+    if (url.pathname === '/apis/apps.kruise.io') {
+      return this.crdServed
+        ? this.json(res, 200, { kind: 'APIGroup', name: 'apps.kruise.io', versions: [{ groupVersion: 'apps.kruise.io/v1alpha1', version: 'v1alpha1' }] })
+        : this.json(res, 404, { kind: 'Status', code: 404, message: 'not found' });
+    }
+    if (url.pathname === '/apis/apps.kruise.io/v1alpha1') {
+      return this.crdServed ? this.json(res, 200, { kind: 'APIResourceList', resources: [{ name: 'workloadspreads', kind: 'WorkloadSpread', namespaced: true }] }) : this.json(res, 404, {});
+    }
+    if (req.method === 'PATCH') return this.patch(req, res, url.pathname);
+    const path = url.pathname;
+    if (!Object.values(PATHS).includes(path) || (path.includes('kruise') && !this.crdServed)) return this.json(res, 404, { kind: 'Status', code: 404 });
+    if (url.searchParams.get('watch') === '1') return this.watch(path, Number(url.searchParams.get('resourceVersion') ?? 0), res);
+    const all = [...(this.objects.get(path)?.values() ?? [])];
+    const limit = Number(url.searchParams.get('limit') ?? 0) || all.length;
+    const start = Number(url.searchParams.get('continue') || 0);
+    const page = all.slice(start, start + limit);
+    const next = start + limit < all.length ? String(start + limit) : '';
+    this.json(res, 200, { kind: 'List', metadata: { resourceVersion: String(this.rv), continue: next }, items: page });
+  }
+
+  private watch(path: string, since: number, res: http.ServerResponse): void {
+    if (since < this.compactedBelow) {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ type: 'ERROR', object: { kind: 'Status', code: 410, reason: 'Expired', message: 'too old resource version' } }) + '\n');
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'application/json', 'transfer-encoding': 'chunked' });
+    const w = { path, res, since };
+    this.watchers.add(w);
+    res.on('close', () => this.watchers.delete(w));
+    for (const ev of this.events.get(path) ?? []) if (ev.rv > since) res.write(JSON.stringify({ type: ev.type, object: ev.object }) + '\n');
+    res.write(JSON.stringify({ type: 'BOOKMARK', object: { kind: 'Bookmark', metadata: { resourceVersion: String(this.rv) } } }) + '\n');
+  }
+
+  private patch(req: http.IncomingMessage, res: http.ServerResponse, path: string): void {
+    let body = '';
+    req.on('data', (c) => (body += c));
+    req.on('end', () => {
+      const m = /^\/apis\/apps\/v1\/namespaces\/([^/]+)\/(statefulsets|deployments|replicasets)\/([^/]+)$/.exec(path);
+      const kind = m?.[2] === 'statefulsets' ? 'StatefulSet' : m?.[2] === 'deployments' ? 'Deployment' : 'ReplicaSet';
+      const existing = m ? this.objects.get(PATHS[kind]!)?.get(`${m[1]}/${m[3]}`) : undefined;
+      if (!existing) return this.json(res, 404, { kind: 'Status', code: 404, message: `${path} not found` });
+      const patch = JSON.parse(body);
+      this.patches.push({ path, body: patch });
+      const merged = { ...existing, metadata: { ...existing.metadata, annotations: { ...existing.metadata.annotations, ...patch.metadata?.annotations } } };
+      this.put(merged);
+      this.json(res, 200, merged);
+    });
+  }
+
+  private json(res: http.ServerResponse, status: number, body: unknown): void {
+    res.writeHead(status, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(body));
+  }
+}

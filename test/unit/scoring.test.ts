@@ -1,0 +1,33 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { scoreNodes } from '../../src/placement/scoring.js';
+import { deployment, nodes, rsPod, statefulSet, storeOf, stsPod, workloadSpread, zoneSubset } from '../support/builders.js';
+import { inputFor } from '../support/placement.js';
+
+const ZONES = ['zone-a', 'zone-b', 'zone-c'];
+const byHost = (s: { Host: string; Score: number }[]) => Object.fromEntries(s.map((x) => [x.Host, x.Score]));
+
+describe('prioritize scores', () => {
+  it('are 0 for unmanaged pods', () => {
+    const store = storeOf([...nodes(ZONES, 1), ...deployment('web', 3)]);
+    assert.deepEqual(scoreNodes(inputFor(store, rsPod('web', 'x'))).map((s) => s.Score), [0, 0, 0]);
+  });
+
+  it('spread the workload over the nodes of the pinned zone and give 0 outside it', () => {
+    const store = storeOf([...nodes(ZONES, 2), statefulSet('db', 6), stsPod('db', 0, { nodeName: 'node-a-1' })]);
+    const s = byHost(scoreNodes(inputFor(store, stsPod('db', 3))));
+    assert.equal(s['node-a-2'], 10);
+    assert.equal(s['node-a-1'], 0);
+    assert.equal(s['node-b-1'], 0);
+    for (const v of Object.values(s)) assert.ok(Number.isInteger(v) && v >= 0 && v <= 10);
+  });
+
+  it('weight WorkloadSpread preferred terms', () => {
+    const pref = { preferredNodeSelectorTerms: [{ weight: 10, preference: { matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: ['node-b-2'] }] } }] };
+    const store = storeOf([...nodes(ZONES, 2), ...deployment('web', 3), workloadSpread('ws', { kind: 'Deployment', name: 'web' }, [zoneSubset('b', 'zone-b', undefined, pref)])]);
+    const s = byHost(scoreNodes(inputFor(store, rsPod('web', 'x'))));
+    assert.equal(s['node-b-2'], 10);
+    assert.equal(s['node-b-1'], 5);
+    assert.equal(s['node-a-1'], 0);
+  });
+});

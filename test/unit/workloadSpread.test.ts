@@ -1,0 +1,146 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { Reservations } from '../../src/placement/reservations.js';
+import { resolveMax, subsetKey } from '../../src/placement/workloadSpread.js';
+import { slimWorkloadSpread } from '../../src/cluster/objects.js';
+import { ClusterStore } from '../../src/cluster/store.js';
+import { addObject } from '../../src/cluster/source.js';
+import {
+  deployment, node, nodes, rsPod, statefulSet, storeOf, stsPod, workloadSpread, zoneSubset, type Raw,
+} from '../support/builders.js';
+import { FakeClock, filterAndReserve, filterFor, passedZones } from '../support/placement.js';
+
+const ZONES = ['zone-a', 'zone-b', 'zone-c'];
+const web = (subsets: Raw[], strategy?: Raw) => workloadSpread('web-ws', { kind: 'Deployment', name: 'web' }, subsets, strategy);
+
+/** Places `count` new pods one after another, as the scheduler would, binding none. */
+function placeSequentially(store: ClusterStore, count: number, reservations = new Reservations(30, new FakeClock())): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const v = filterAndReserve(store, rsPod('web', `p${i}`), reservations);
+    out.push(v.passed.length ? passedZones(store, v).join('+') : 'none');
+  }
+  return out;
+}
+
+describe('WorkloadSpread subsets', () => {
+  it('subsets max 2 and nil on 5 replicas give 2 and 3', () => {
+    const store = storeOf([...nodes(ZONES, 2), ...deployment('web', 5), web([zoneSubset('a', 'zone-a', 2), zoneSubset('b', 'zone-b')])]);
+    assert.deepEqual(placeSequentially(store, 5), ['zone-a', 'zone-a', 'zone-b', 'zone-b', 'zone-b']);
+  });
+
+  it('rounds percents up: 20%/20%/60% of 7 replicas is 2/2/5', () => {
+    assert.deepEqual(['20%', '20%', '60%'].map((p) => resolveMax(p, 7)), [2, 2, 5]);
+    assert.equal(resolveMax('20%', 10), 2);
+    assert.equal(resolveMax(null, 10), Infinity);
+    const store = storeOf([...nodes(ZONES, 2), ...deployment('web', 7),
+      web([zoneSubset('a', 'zone-a', '20%'), zoneSubset('b', 'zone-b', '20%'), zoneSubset('c', 'zone-c', '60%')])]);
+    const placed = placeSequentially(store, 10);
+    assert.deepEqual(placed, ['zone-a', 'zone-a', 'zone-b', 'zone-b', 'zone-c', 'zone-c', 'zone-c', 'zone-c', 'zone-c', 'none']);
+  });
+
+  it('counts bound pods, and stops double-counting when filter calls come faster than the watch', () => {
+    const store = storeOf([...nodes(ZONES, 2), ...deployment('web', 4), web([zoneSubset('a', 'zone-a', 2), zoneSubset('b', 'zone-b')])]);
+    const clock = new FakeClock();
+    const reservations = new Reservations(30, clock);
+    const first = rsPod('web', 'p0');
+    assert.deepEqual(passedZones(store, filterAndReserve(store, first, reservations)), ['zone-a']);
+    // The same pod retried: its own reservation must not count against it.
+    assert.deepEqual(passedZones(store, filterAndReserve(store, first, reservations)), ['zone-a']);
+    // The watch now shows p0 bound on node-a-1: its seat is counted once, from the cache.
+    addObject(store, rsPod('web', 'p0', { nodeName: 'node-a-1' }));
+    assert.deepEqual(passedZones(store, filterAndReserve(store, rsPod('web', 'p1'), reservations)), ['zone-a']);
+    assert.deepEqual(passedZones(store, filterAndReserve(store, rsPod('web', 'p2'), reservations)), ['zone-b'], 'a is full: 1 bound + 1 reserved');
+    // Reservations expire with their TTL: p1 never showed up, so its seat frees.
+    clock.advance(31_000);
+    assert.deepEqual(passedZones(store, filterFor(store, rsPod('web', 'p3'), { reservations })), ['zone-a']);
+  });
+
+  it('does not count terminating pods', () => {
+    const store = storeOf([...nodes(ZONES, 1), ...deployment('web', 3), web([zoneSubset('a', 'zone-a', 1), zoneSubset('b', 'zone-b')]),
+      rsPod('web', 'old', { nodeName: 'node-a-1', terminating: true })]);
+    assert.deepEqual(passedZones(store, filterFor(store, rsPod('web', 'new'))), ['zone-a']);
+  });
+
+  it('rejects with FailedNodes (resolvable) and a reason naming the WorkloadSpread and subset', () => {
+    const store = storeOf([...nodes(ZONES, 1), ...deployment('web', 3), web([zoneSubset('a', 'zone-a', 2), zoneSubset('b', 'zone-b')])]);
+    const v = filterFor(store, rsPod('web', 'x'));
+    const r = v.rejected.get('node-b-1')!;
+    assert.equal(r.rule, 'workloadspread');
+    assert.equal(r.unresolvable, false);
+    assert.match(r.reason, /WorkloadSpread web-ws: subset a \(a 0\/2\)/);
+  });
+
+  it('waits when every subset is full', () => {
+    const store = storeOf([...nodes(ZONES, 1), ...deployment('web', 2), web([zoneSubset('a', 'zone-a', 1)]),
+      rsPod('web', 'p0', { nodeName: 'node-a-1' })]);
+    const v = filterFor(store, rsPod('web', 'p1'));
+    assert.equal(v.passed.length, 0);
+    assert.match(v.summary, /every subset is full/);
+  });
+
+  it('Fixed keeps a pod on its subset even with no feasible node; Adaptive falls through after rescheduleCriticalSeconds', () => {
+    const subsets = [zoneSubset('a', 'zone-a', 2), zoneSubset('b', 'zone-b')];
+    const onlyB = ['node-b-1', 'node-c-1'];
+    const clock = new FakeClock();
+
+    const fixed = storeOf([...nodes(ZONES, 1), ...deployment('web', 3), web(subsets, { type: 'Fixed' })]);
+    const stuck = filterFor(fixed, rsPod('web', 'x'), { candidates: onlyB, clock, waitingSince: clock.t - 3_600_000 });
+    assert.equal(stuck.passed.length, 0, 'Fixed never falls through');
+
+    const adaptive = storeOf([...nodes(ZONES, 1), ...deployment('web', 3), web(subsets, { type: 'Adaptive', adaptive: { rescheduleCriticalSeconds: 5 } })]);
+    const waiting = filterFor(adaptive, rsPod('web', 'x'), { candidates: onlyB, clock, waitingSince: clock.t - 4_000 });
+    assert.equal(waiting.passed.length, 0, 'still inside rescheduleCriticalSeconds');
+    assert.match(waiting.summary, /Adaptive waits 5s/);
+    const fallen = filterFor(adaptive, rsPod('web', 'x'), { candidates: onlyB, clock, waitingSince: clock.t - 5_000 });
+    assert.deepEqual(fallen.passed, ['node-b-1']);
+    assert.equal(fallen.effects.markUnschedulable?.key, 'default/web-ws/a');
+    assert.equal(fallen.effects.markUnschedulable?.until, clock.t + 300_000);
+
+    // While marked unschedulable, the next pod skips subset a at once.
+    const unschedulable = new Map([[subsetKey(slimWorkloadSpread(web(subsets)), 'a'), clock.t + 300_000]]);
+    const next = filterFor(adaptive, rsPod('web', 'y'), { clock, unschedulable });
+    assert.deepEqual(passedZones(adaptive, next), ['zone-b']);
+  });
+
+  it('respects the subset Kruise already matched (apps.kruise.io/matched-workloadspread)', () => {
+    const store = storeOf([...nodes(ZONES, 1), ...deployment('web', 3), web([zoneSubset('a', 'zone-a', 2), zoneSubset('b', 'zone-b')])]);
+    const p = rsPod('web', 'k', { annotations: { 'apps.kruise.io/matched-workloadspread': '{"name":"web-ws","subset":"b"}' } });
+    assert.deepEqual(passedZones(store, filterFor(store, p)), ['zone-b']);
+  });
+
+  it('uses cumulative ordinal ranges for StatefulSet targets', () => {
+    const store = storeOf([...nodes(ZONES, 1), statefulSet('db', 6),
+      workloadSpread('db-ws', { kind: 'StatefulSet', name: 'db' }, [zoneSubset('a', 'zone-a', 2), zoneSubset('b', 'zone-b', 3), zoneSubset('c', 'zone-c')])]);
+    const zones = [0, 1, 2, 3, 4, 5, 6].map((i) => passedZones(store, filterFor(store, stsPod('db', i)))[0]);
+    assert.deepEqual(zones, ['zone-a', 'zone-a', 'zone-b', 'zone-b', 'zone-b', 'zone-c', 'zone-c']);
+  });
+
+  it('puts tainted nodes in a subset only when the pod or the subset tolerates the taint', () => {
+    const taint = [{ key: 'elastic', value: 'true', effect: 'NoSchedule' }];
+    const elastic = { requiredNodeSelectorTerm: { matchExpressions: [{ key: 'pool', operator: 'In', values: ['elastic'] }] } };
+    const store = storeOf([node('e1', 'zone-a', { labels: { pool: 'elastic' }, taints: taint }), node('n1', 'zone-a'), ...deployment('web', 3),
+      web([{ name: 'elastic', ...elastic }])]);
+    assert.deepEqual(filterFor(store, rsPod('web', 'x')).passed, []);
+    const tolerated = storeOf([node('e1', 'zone-a', { labels: { pool: 'elastic' }, taints: taint }), ...deployment('web', 3),
+      web([{ name: 'elastic', ...elastic, tolerations: [{ key: 'elastic', operator: 'Exists' }] }])]);
+    assert.deepEqual(filterFor(tolerated, rsPod('web', 'x')).passed, ['e1']);
+  });
+
+  it('reads v1beta1 field names', () => {
+    const ws = slimWorkloadSpread({
+      metadata: { name: 'b', namespace: 'default' },
+      spec: { targetRef: { kind: 'Deployment', name: 'web' }, subsets: [{ name: 's', maxReplicas: '50%', requiredNodeSelector: { matchExpressions: [{ key: 'k', operator: 'Exists' }] }, preferredNodeSelector: [{ weight: 5, preference: { matchExpressions: [{ key: 'p', operator: 'Exists' }] } }] }] },
+    });
+    assert.equal(ws.subsets[0]!.requiredNodeSelectorTerm?.matchExpressions[0]!.key, 'k');
+    assert.equal(ws.subsets[0]!.preferredNodeSelectorTerms[0]!.weight, 5);
+    assert.equal(ws.subsets[0]!.maxReplicas, '50%');
+  });
+
+  it('waits when the ReplicaSet is unknown and a WorkloadSpread may target it', () => {
+    const store = storeOf([...nodes(ZONES, 1), web([zoneSubset('a', 'zone-a', 2)])]);
+    const v = filterFor(store, rsPod('web', 'x'));
+    assert.equal(v.passed.length, 0);
+    assert.match(v.summary, /ReplicaSet default\/web-rs is not in the cache yet/);
+  });
+});
