@@ -1,0 +1,98 @@
+import assert from 'node:assert/strict';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { fixture } from '../support/app.js';
+
+const CLI = new URL('../../dist/cli.js', import.meta.url).pathname;
+const DEMO = new URL('../../config/demo-cluster.yaml', import.meta.url).pathname;
+
+/** Starts `zonekeeper serve` on free ports and reads the URLs from its log. */
+async function start(args: string[]): Promise<{ child: ChildProcess; extender: string; admin: string; logs: string[] }> {
+  const child = spawn(process.execPath, [CLI, 'serve', '--listen', '127.0.0.1:0', '--admin-listen', '127.0.0.1:0', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, KUBECONFIG: '/nonexistent', HOME: mkdtempSync(join(tmpdir(), 'zk-home-')) } });
+  const logs: string[] = [];
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no 'serving' line in ${logs.join('\n')}`)), 15_000);
+    let buffered = '';
+    child.stdout!.on('data', (c) => {
+      buffered += c;
+      const lines = buffered.split('\n');
+      buffered = lines.pop()!;
+      for (const line of lines) {
+        logs.push(line);
+        const l = JSON.parse(line);
+        if (l.msg === 'zonekeeper serving') {
+          clearTimeout(timer);
+          resolve({ child, extender: l.extender, admin: l.admin, logs });
+        }
+      }
+    });
+    child.stderr!.on('data', (c) => logs.push(String(c)));
+    child.on('exit', (code) => reject(new Error(`exited ${code}: ${logs.join('\n')}`)));
+  });
+}
+
+describe('zonekeeper serve on real ports', () => {
+  let server: Awaited<ReturnType<typeof start>>;
+  before(async () => { server = await start([]); });
+  after(() => { server.child.kill('SIGKILL'); });
+
+  it('serves the demo cluster when no kubeconfig is found, and says so', () => {
+    assert.ok(server.logs.some((l) => l.includes('serving the bundled demo cluster')));
+  });
+
+  it('answers the captured kube-scheduler requests over HTTP', async () => {
+    const f = fixture('filter-nodenames-statefulset-pod.json');
+    const res = await fetch(`${server.extender}/filter`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(f.body) });
+    assert.equal(res.status, 200);
+    const body = await res.json();
+    assert.equal(body.Error, '');
+    // The demo's data-db-0 volume is in zone-a, but the fixture offers only zone-c nodes.
+    assert.deepEqual(body.NodeNames, []);
+    assert.match(body.FailedNodes['node-c-1'], /volume data-db-0/);
+    const p = await fetch(`${server.extender}/prioritize`, { method: 'POST', body: JSON.stringify(fixture('prioritize-fullnodes-deployment-pod.json').body) });
+    assert.equal((await p.json()).length, 6);
+  });
+
+  it('keeps serving after malformed requests', async () => {
+    const bad = await fetch(`${server.extender}/filter`, { method: 'POST', body: '{"Pod":' });
+    assert.equal(bad.status, 400);
+    const ready = await fetch(`${server.admin}/readyz`);
+    assert.equal(ready.status, 200);
+    const metrics = await (await fetch(`${server.admin}/metrics`)).text();
+    assert.match(metrics, /zonekeeper_bad_requests_total\{verb="filter",status="400"\} 1/);
+    assert.match(metrics, /process_resident_memory_bytes/);
+  });
+});
+
+describe('zonekeeper serve lifecycle', () => {
+  it('shuts down gracefully on SIGTERM', async () => {
+    const s = await start(['--snapshot', DEMO]);
+    assert.ok(!s.logs.some((l) => l.includes('bundled demo')), '--snapshot is not the demo');
+    const exited = new Promise<number | null>((r) => s.child.on('exit', (code) => r(code)));
+    s.child.kill('SIGTERM');
+    assert.equal(await exited, 0);
+    assert.ok(s.logs.some((l) => l.includes('"msg":"stopped"')));
+  });
+
+  it('refuses a config with an unknown key, naming it', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'zk-cfg-'));
+    writeFileSync(join(dir, 'bad.yaml'), 'placement:\n  zoneFallback: strict\n  pinEverything: true\n');
+    const r = spawnSync(process.execPath, [CLI, 'serve', '--config', join(dir, 'bad.yaml')], { encoding: 'utf8' });
+    assert.equal(r.status, 2);
+    assert.match(r.stderr, /placement\.pinEverything: unknown key/);
+  });
+
+  it('--help describes every flag', () => {
+    const r = spawnSync(process.execPath, [CLI, 'serve', '--help'], { encoding: 'utf8' });
+    assert.equal(r.status, 0);
+    for (const f of ['--config', '--kubeconfig', '--snapshot', '--demo', '--listen', '--admin-listen']) assert.ok(r.stdout.includes(f), f);
+  });
+
+  it('rejects unknown flags and commands', () => {
+    assert.equal(spawnSync(process.execPath, [CLI, 'serve', '--bogus'], { encoding: 'utf8' }).status, 2);
+    assert.equal(spawnSync(process.execPath, [CLI, 'dance'], { encoding: 'utf8' }).status, 2);
+  });
+});

@@ -1,0 +1,114 @@
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { describe, it } from 'node:test';
+import { parseAllDocuments, parse } from 'yaml';
+import { parseConfig, splitHostPort } from '../../src/config.js';
+import { WORKLOADSPREAD_GROUP } from '../../src/cluster/resources.js';
+
+type Raw = Record<string, any>;
+const root = new URL('../../', import.meta.url);
+const read = (p: string) => readFileSync(new URL(p, root), 'utf8');
+const files = readdirSync(new URL('manifests/', root)).filter((f) => f.endsWith('.yaml')).sort();
+const objects: Raw[] = files.flatMap((f) => parseAllDocuments(read(`manifests/${f}`)).map((d) => {
+  assert.equal(d.errors.length, 0, `${f}: ${d.errors[0]?.message}`);
+  return d.toJS();
+})).filter(Boolean);
+const find = (kind: string, name: string, namespace?: string) =>
+  objects.find((o) => o.kind === kind && o.metadata.name === name && (namespace === undefined || o.metadata.namespace === namespace));
+const BUILTIN_ROLES = new Set(['system:kube-scheduler', 'system:volume-scheduler', 'extension-apiserver-authentication-reader']);
+
+const deploy = find('Deployment', 'zonekeeper-scheduler')!;
+const containers: Raw[] = deploy.spec.template.spec.containers;
+const zk = containers.find((c) => c.name === 'zonekeeper')!;
+const sched = containers.find((c) => c.name === 'kube-scheduler')!;
+const zkConfigMap = find('ConfigMap', 'zonekeeper-config')!;
+const schedConfigMap = find('ConfigMap', 'zonekeeper-scheduler-config')!;
+const zkConfig = parseConfig(parse(zkConfigMap.data['zonekeeper.yaml']), 'ConfigMap zonekeeper-config');
+const schedConfig = parse(schedConfigMap.data['scheduler-config.yaml']);
+const flag = (args: string[], name: string) => { const i = args.indexOf(name); return i >= 0 ? args[i + 1] : undefined; };
+
+describe('manifests', () => {
+  it('parse, and have the kinds a user needs', () => {
+    for (const kind of ['Namespace', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'RoleBinding', 'Role', 'ConfigMap', 'Deployment', 'StatefulSet', 'CustomResourceDefinition']) {
+      assert.ok(objects.some((o) => o.kind === kind), `no ${kind}`);
+    }
+    for (const o of objects) assert.ok(o.apiVersion && o.kind && o.metadata?.name, `incomplete object in manifests: ${JSON.stringify(o).slice(0, 80)}`);
+  });
+
+  it('ConfigMaps carry exactly the files in config/', () => {
+    assert.equal(zkConfigMap.data['zonekeeper.yaml'], read('config/zonekeeper.yaml'));
+    assert.equal(schedConfigMap.data['scheduler-config.yaml'], read('config/scheduler-config.yaml'));
+  });
+
+  it('every namespace, ServiceAccount, role and ConfigMap referenced exists', () => {
+    for (const o of objects) {
+      const ns = o.metadata.namespace;
+      if (ns && ns !== 'default' && ns !== 'kube-system') assert.ok(find('Namespace', ns), `namespace ${ns} of ${o.kind}/${o.metadata.name}`);
+      if (o.kind.endsWith('Binding')) {
+        const ref = o.roleRef;
+        assert.ok(BUILTIN_ROLES.has(ref.name) || find(ref.kind, ref.name), `${o.metadata.name} binds missing ${ref.kind} ${ref.name}`);
+        for (const s of o.subjects) assert.ok(find('ServiceAccount', s.name, s.namespace), `${o.metadata.name} binds missing ServiceAccount ${s.namespace}/${s.name}`);
+      }
+    }
+    assert.ok(find('ServiceAccount', deploy.spec.template.spec.serviceAccountName, deploy.metadata.namespace));
+    for (const v of deploy.spec.template.spec.volumes) if (v.configMap) assert.ok(find('ConfigMap', v.configMap.name, deploy.metadata.namespace), `ConfigMap ${v.configMap.name}`);
+  });
+
+  it('the containers read the config files where the ConfigMaps are mounted', () => {
+    const mountOf = (c: Raw, volume: string) => c.volumeMounts.find((m: Raw) => m.name === volume).mountPath;
+    const volumeFor = (cm: string) => deploy.spec.template.spec.volumes.find((v: Raw) => v.configMap?.name === cm).name;
+    assert.equal(flag(zk.args, '--config'), `${mountOf(zk, volumeFor('zonekeeper-config'))}/zonekeeper.yaml`);
+    assert.ok(sched.command.includes(`--config=${mountOf(sched, volumeFor('zonekeeper-scheduler-config'))}/scheduler-config.yaml`));
+  });
+
+  it('ports match: the scheduler calls zonekeeper on its extender listener; probes hit the admin listener', () => {
+    const ext = schedConfig.extenders[0];
+    const url = new URL(ext.urlPrefix);
+    const listen = splitHostPort(zkConfig.extender.listen);
+    assert.equal(url.hostname, listen.host);
+    assert.equal(Number(url.port), listen.port);
+    const admin = splitHostPort(flag(zk.args, '--admin-listen') ?? zkConfig.admin.listen);
+    assert.notEqual(admin.host, '127.0.0.1', 'kubelet probes reach the pod IP, not loopback');
+    const adminPort = zk.ports.find((p: Raw) => p.name === 'admin');
+    assert.equal(adminPort.containerPort, admin.port);
+    assert.equal(zk.livenessProbe.httpGet.port, 'admin');
+    assert.equal(zk.readinessProbe.httpGet.path, '/readyz');
+  });
+
+  it('the scheduler config is what DESIGN §2 recommends', () => {
+    assert.equal(schedConfig.apiVersion, 'kubescheduler.config.k8s.io/v1');
+    assert.equal(schedConfig.percentageOfNodesToScore, 100);
+    const ext = schedConfig.extenders[0];
+    assert.equal(ext.nodeCacheCapable, true);
+    assert.equal(ext.filterVerb, 'filter');
+    assert.equal(ext.prioritizeVerb, 'prioritize');
+    assert.ok(ext.weight > 0);
+    assert.match(ext.httpTimeout, /^[1-9]s$/);
+    assert.ok(schedConfig.profiles.some((p: Raw) => p.schedulerName === 'zonekeeper'));
+    assert.equal(deploy.spec.replicas, 2);
+    assert.equal(schedConfig.leaderElection.leaderElect, true);
+    const lease = find('Role', 'zonekeeper-leader-election', schedConfig.leaderElection.resourceNamespace)!;
+    assert.ok(lease.rules.some((r: Raw) => r.resourceNames?.includes(schedConfig.leaderElection.resourceName)));
+  });
+
+  it('the example StatefulSet uses the zonekeeper scheduler; the CRD is the one zonekeeper watches', () => {
+    const sts = objects.find((o) => o.kind === 'StatefulSet')!;
+    assert.equal(sts.spec.template.spec.schedulerName, 'zonekeeper');
+    const crd = find('CustomResourceDefinition', `workloadspreads.${WORKLOADSPREAD_GROUP}`)!;
+    assert.equal(crd.spec.group, WORKLOADSPREAD_GROUP);
+    assert.equal(crd.spec.names.kind, 'WorkloadSpread');
+    assert.ok(crd.spec.versions.some((v: Raw) => v.name === 'v1alpha1' && v.served));
+  });
+
+  it('RBAC grants what zonekeeper watches and writes, and no write it does not make', () => {
+    const role = find('ClusterRole', 'zonekeeper')!;
+    const can = (group: string, resource: string, verb: string) => role.rules.some((r: Raw) => r.apiGroups.includes(group) && r.resources.includes(resource) && r.verbs.includes(verb));
+    for (const [g, r] of [['', 'nodes'], ['', 'pods'], ['', 'persistentvolumes'], ['', 'persistentvolumeclaims'], ['storage.k8s.io', 'storageclasses'],
+      ['apps', 'statefulsets'], ['apps', 'replicasets'], ['apps', 'deployments'], [WORKLOADSPREAD_GROUP, 'workloadspreads']] as const) {
+      assert.ok(can(g, r, 'list') && can(g, r, 'watch'), `list/watch ${r}`);
+    }
+    assert.ok(can('apps', 'statefulsets', 'patch'));
+    assert.ok(can('', 'events', 'create'));
+    assert.ok(!can('', 'pods', 'delete') && !can('', 'nodes', 'patch'));
+  });
+});
