@@ -11,6 +11,7 @@ export const configSchema = z.strictObject({
   extender: z.strictObject({
     listen: hostPort.default('127.0.0.1:8888'),
     bodyLimitBytes: z.number().int().positive().default(128 * 1024 * 1024),
+    legacyFailedNodes: z.boolean().default(false),
     tls: z.strictObject({
       certFile: z.string().default(''),
       keyFile: z.string().default(''),

@@ -23,14 +23,9 @@ export interface Decision {
 }
 
 export function summarizeRejections(verdict: FilterVerdict, sample = SAMPLE): Decision['rejected'] {
-  const groups = new Map<string, Decision['rejected'][number]>();
-  for (const [node, r] of verdict.rejected) {
-    let g = groups.get(r.reason);
-    if (!g) groups.set(r.reason, (g = { rule: r.rule, reason: r.reason, unresolvable: r.unresolvable, count: 0, sample: [] }));
-    g.count++;
-    if (g.sample.length < sample) g.sample.push(node);
-  }
-  return [...groups.values()];
+  return [...verdict.rejected].map(([r, names]) => ({
+    rule: r.rule, reason: r.reason, unresolvable: r.unresolvable, count: names.length, sample: names.slice(0, sample),
+  }));
 }
 
 /** The last few decisions per pod, for the pods seen most recently. */

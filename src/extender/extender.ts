@@ -8,10 +8,11 @@ import type { Metrics } from '../metrics.js';
 import { filterNodes } from '../placement/filtering.js';
 import { Reservations } from '../placement/reservations.js';
 import { scoreNodes } from '../placement/scoring.js';
-import type { Candidate, FilterInput, FilterVerdict, PlacementSettings } from '../placement/verdict.js';
+import { rejectedCount, type Candidate, type FilterInput, type FilterVerdict, type PlacementSettings } from '../placement/verdict.js';
 import { workloadKey } from '../placement/workload.js';
 import { DecisionLog, summarizeRejections, type Decision } from './decisions.js';
-import { namesMode, type ExtenderArgs, type ExtenderFilterResult, type HostPriority, type RawObject } from './protocol.js';
+import { encodeError, encodeFilterResult } from './encoding.js';
+import { namesMode, type ExtenderArgs, type HostPriority, type RawObject } from './protocol.js';
 
 export const NOT_SYNCED = 'zonekeeper: cluster cache not synced yet; the pod will be retried';
 
@@ -104,28 +105,11 @@ export function createExtender(deps: ExtenderDeps) {
       pod: `${meta.namespace ?? 'default'}/${meta.name}`, uid: String(meta.uid),
       outcome: v ? outcomeOf(v) : 'not_ready', policy: v?.policy ?? 'none',
       workload: v?.workload ? workloadKey(v.workload) : undefined, summary: v?.summary ?? NOT_SYNCED,
-      nodes: v ? v.passed.length + v.rejected.size : 0,
+      nodes: v ? v.passed.length + rejectedCount(v) : 0,
       passed: { count: v?.passed.length ?? 0, sample: v?.passed.slice(0, 20) ?? [] },
       rejected: v ? summarizeRejections(v) : [],
       ...extra,
     };
-  }
-
-  function filterResult(args: ExtenderArgs, v: FilterVerdict): ExtenderFilterResult {
-    const failed: Record<string, string> = {};
-    const unresolvable: Record<string, string> = {};
-    for (const [node, r] of v.rejected) {
-      // Also in FailedNodes: kube-scheduler before 1.21 ignores FailedAndUnresolvableNodes and
-      // would drop the reason; newer ones let the unresolvable entry win.
-      failed[node] = r.reason;
-      if (r.unresolvable) unresolvable[node] = r.reason;
-    }
-    if (namesMode(args)) {
-      return { Nodes: null, NodeNames: v.passed, FailedNodes: failed, FailedAndUnresolvableNodes: unresolvable, Error: '' };
-    }
-    const keep = new Set(v.passed);
-    const items = (args.Nodes?.items ?? []).filter((n) => keep.has(n.metadata.name));
-    return { Nodes: { items }, NodeNames: null, FailedNodes: failed, FailedAndUnresolvableNodes: unresolvable, Error: '' };
   }
 
   return {
@@ -136,11 +120,12 @@ export function createExtender(deps: ExtenderDeps) {
     unschedulableUntil: (key: string) => unschedulable.get(key),
     pendingFreeze: actuator.pendingFreeze,
 
-    filter(args: ExtenderArgs): ExtenderFilterResult {
+    /** The ExtenderFilterResult as JSON text (see encoding.ts for why not an object). */
+    filter(args: ExtenderArgs): string {
       if (!source.synced()) {
         metrics.decisions.inc({ verb: 'filter', outcome: 'not_ready' });
         decisions.record(decision('filter', args, undefined, { error: NOT_SYNCED }));
-        return { Nodes: null, NodeNames: null, FailedNodes: {}, FailedAndUnresolvableNodes: {}, Error: NOT_SYNCED };
+        return encodeError(NOT_SYNCED);
       }
       const input = inputOf(args, candidatesOf(args));
       const v = filterNodes(input);
@@ -149,7 +134,7 @@ export function createExtender(deps: ExtenderDeps) {
       decisions.record(d);
       metrics.decisions.inc({ verb: 'filter', outcome: d.outcome });
       if (log.isLevelEnabled('debug')) log.debug({ pod: d.pod, outcome: d.outcome, passed: d.passed.count, nodes: d.nodes }, v.summary);
-      return filterResult(args, v);
+      return encodeFilterResult(v, namesMode(args) ? undefined : args.Nodes?.items ?? [], { legacyFailedNodes: config.extender.legacyFailedNodes });
     },
 
     prioritize(args: ExtenderArgs): HostPriority[] {
@@ -178,7 +163,8 @@ export function createExtender(deps: ExtenderDeps) {
       };
       const v = filterNodes(input);
       const args: ExtenderArgs = { Pod: { metadata: { name, namespace, uid: raw.uid } }, NodeNames: [] };
-      const failed = Object.fromEntries([...v.rejected].map(([n, r]) => [n, `${r.rule}: ${r.reason}`]));
+      const failed: Record<string, string> = {};
+      for (const [r, names] of v.rejected) for (const n of names) failed[n] = `${r.rule}: ${r.reason}`;
       return { ...decision('explain', args, v), nodes: candidates.length, passed: { count: v.passed.length, sample: v.passed }, failed };
     },
   };

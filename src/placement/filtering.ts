@@ -7,6 +7,9 @@ import { findWorkloadSpread, subsetPolicy } from './workloadSpread.js';
 import { optedOut, resolveWorkload, type WorkloadRef } from './workload.js';
 import { zonePin } from './zonePin.js';
 
+// The node's name is the key it is reported under, so one reason serves every such node.
+const NOT_CACHED: Rejection = { rule: 'cache', reason: "node not in zonekeeper's cache yet", unresolvable: false };
+
 function passAll(candidates: Candidate[], summary: string, workload?: WorkloadRef): FilterVerdict {
   return {
     managed: false, policy: 'none', summary, workload,
@@ -17,7 +20,7 @@ function passAll(candidates: Candidate[], summary: string, workload?: WorkloadRe
 function rejectAll(candidates: Candidate[], rejection: Rejection, workload: WorkloadRef | undefined, policy: FilterVerdict['policy']): FilterVerdict {
   return {
     managed: true, policy, summary: rejection.reason, workload,
-    passed: [], rejected: new Map(candidates.map((c) => [c.name, rejection])), effects: {},
+    passed: [], rejected: new Map([[rejection, candidates.map((c) => c.name)]]), effects: {},
   };
 }
 
@@ -50,13 +53,23 @@ export function filterNodes(input: FilterInput): FilterVerdict {
   if (volumes.missing.length > 0) {
     return rejectAll(candidates, { rule: 'cache', reason: volumes.missing.join('; '), unresolvable: false }, ref, policy);
   }
+  const volumeRejections = volumes.constraints.map((c): Rejection => ({ rule: 'volume', reason: c.describe, unresolvable: true }));
   const volumeRejection = (node: SlimNode): Rejection | undefined => {
-    const c = volumes.constraints.find((v) => !v.allows(node));
-    return c ? { rule: 'volume', reason: c.describe, unresolvable: true } : undefined;
+    const i = volumes.constraints.findIndex((v) => !v.allows(node));
+    return i < 0 ? undefined : volumeRejections[i];
   };
-  const feasible: SlimNode[] = [];
-  for (const c of candidates) if (c.node && !volumeRejection(c.node)) feasible.push(c.node);
-  const ctx: PolicyContext = { input, snapshot, feasible, boundVolume: volumes.constraints.some((v) => v.bound) };
+  let feasible: SlimNode[] | undefined;
+  const ctx: PolicyContext = {
+    input, snapshot, boundVolume: volumes.constraints.some((v) => v.bound),
+    // Only fallbacks need it: computed on first use, not on every call.
+    get feasible() {
+      if (!feasible) {
+        feasible = [];
+        for (const c of candidates) if (c.node && !volumeRejection(c.node)) feasible.push(c.node);
+      }
+      return feasible;
+    },
+  };
 
   const outcome: PolicyOutcome = ws
     ? subsetPolicy(ctx, ref, resolved.object, ws)
@@ -64,13 +77,18 @@ export function filterNodes(input: FilterInput): FilterVerdict {
   const { summary, admits, waitAll, subset, zone, ...effects } = outcome;
 
   const passed: string[] = [];
-  const rejected = new Map<string, Rejection>();
+  const rejected = new Map<Rejection, string[]>();
+  const checkVolumes = volumes.constraints.length > 0;
   for (const c of candidates) {
-    const r = !c.node
-      ? { rule: 'cache' as const, reason: `node ${c.name} is not in zonekeeper's cache yet`, unresolvable: false }
-      : volumeRejection(c.node) ?? waitAll ?? admits?.(c.node);
-    if (r) rejected.set(c.name, r);
-    else passed.push(c.name);
+    const node = c.node;
+    const r = !node ? NOT_CACHED : (checkVolumes ? volumeRejection(node) : undefined) ?? waitAll ?? admits?.(node);
+    if (!r) {
+      passed.push(c.name);
+      continue;
+    }
+    const names = rejected.get(r);
+    if (names) names.push(c.name);
+    else rejected.set(r, [c.name]);
   }
   return { managed: true, policy, summary, workload: ref, passed, rejected, effects, subset, zone };
 }

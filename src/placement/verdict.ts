@@ -73,11 +73,24 @@ export interface FilterVerdict {
   summary: string;
   workload: WorkloadRef | undefined;
   passed: string[];
-  rejected: Map<string, Rejection>;
+  /** Rejected node names grouped by their rejection: policies share one object per reason. */
+  rejected: Map<Rejection, string[]>;
   effects: Effects;
   /** The subset chosen for a WorkloadSpread pod, for scoring. */
   subset?: { ws: SlimWorkloadSpread; subset: WorkloadSpreadSubset };
   zone?: string;
+}
+
+export function rejectedCount(v: FilterVerdict): number {
+  let n = 0;
+  for (const names of v.rejected.values()) n += names.length;
+  return n;
+}
+
+/** The rejection of one node, or undefined when it passed (a scan: for tests and explain). */
+export function rejectionOf(v: FilterVerdict, node: string): Rejection | undefined {
+  for (const [r, names] of v.rejected) if (names.includes(node)) return r;
+  return undefined;
 }
 
 /** What a policy needs beyond the pod: the shared inputs of one filter call. */

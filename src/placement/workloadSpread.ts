@@ -117,9 +117,10 @@ export function subsetPolicy(
   const outcome = (subset: WorkloadSpreadSubset, why: string): PolicyOutcome => {
     const summary = `${label}: subset ${subset.name} (${why})`;
     const allows = inSubset(subset);
+    const rejection = { rule: 'workloadspread' as const, reason: `${summary}; node is not in it`, unresolvable: false };
     return {
       summary, subset: { ws, subset }, reserve: { subset: subset.name },
-      admits: (node) => (allows(node) ? undefined : { rule: 'workloadspread', reason: `${summary}; node is not in it`, unresolvable: false }),
+      admits: (node) => (allows(node) ? undefined : rejection),
     };
   };
 

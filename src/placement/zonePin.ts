@@ -40,7 +40,8 @@ export function zonePin(
       waitAll: { rule: 'zone-pin', reason: `zone pin: no zone has a seat for index ${index}`, unresolvable: true },
     };
   }
-  const of = `ordinal ${pod.ordinal}${workload.ordinalsStart ? ` (index ${index})` : ''} of ${list.zones.length} zones [${list.zones.join(',')}]`;
+  // Short: the scheduler sends this once per rejected node, thousands of times per answer.
+  const of = `ordinal ${pod.ordinal}${workload.ordinalsStart ? ` (index ${index})` : ''} of ${list.zones.length} zones`;
   let summary = `pinned to ${zone}: ${of}`;
 
   if (volumes.length > 0) {
@@ -73,10 +74,11 @@ export function zonePin(
     }
   }
   const pinned = zone;
-  const reason = summary;
+  // One object for every rejected node: callers group and encode by identity.
+  const rejection = { rule: 'zone-pin' as const, reason: summary, unresolvable: true };
   return {
     summary, freeze, zone: pinned,
     reserve: { zone: pinned },
-    admits: (node) => (zoneOf(node, list.topologyKey) === pinned ? undefined : { rule: 'zone-pin', reason, unresolvable: true }),
+    admits: (node) => (zoneOf(node, list.topologyKey) === pinned ? undefined : rejection),
   };
 }

@@ -1,5 +1,4 @@
 import { Hono, type Context } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
 import type { Logger } from 'pino';
 import type { Extender } from '../extender/extender.js';
 import { BadRequest, parseExtenderArgs, type ExtenderArgs } from '../extender/protocol.js';
@@ -7,9 +6,40 @@ import type { Metrics } from '../metrics.js';
 
 export type Verb = 'filter' | 'prioritize';
 
-/** Reads and validates a JSON body; a 400 names the field that is wrong. */
-export async function readArgs(c: Context): Promise<ExtenderArgs> {
-  const text = await c.req.text();
+export class PayloadTooLarge extends Error {}
+
+/**
+ * Reads the body, refusing more than `limit` bytes. A declared Content-Length over the
+ * limit is refused before reading (Node's parser never reads past it); a chunked body is
+ * counted as it arrives and abandoned at the limit.
+ */
+export async function readBody(c: Context, limit: number): Promise<string> {
+  const declared = c.req.header('content-length');
+  if (declared !== undefined) {
+    const n = Number(declared);
+    if (!Number.isSafeInteger(n) || n > limit) throw new PayloadTooLarge();
+    return c.req.text();
+  }
+  const stream = c.req.raw.body;
+  if (!stream) return '';
+  const reader = stream.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > limit) {
+      await reader.cancel();
+      throw new PayloadTooLarge();
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** Parses and validates ExtenderArgs; a BadRequest names the field that is wrong. */
+export function parseArgs(text: string): ExtenderArgs {
   if (!text.trim()) throw new BadRequest('(body)', 'empty body: expected ExtenderArgs JSON');
   let body: unknown;
   try {
@@ -20,40 +50,31 @@ export async function readArgs(c: Context): Promise<ExtenderArgs> {
   return parseExtenderArgs(body);
 }
 
-export function badRequest(c: Context, err: BadRequest) {
-  return c.json({ error: 'bad request', field: err.field, message: err.message }, 400);
-}
-
 /** The extender listener: the verbs at the URL root, as kube-scheduler's urlPrefix expects. */
 export function extenderRoutes(ext: Extender, metrics: Metrics, log: Logger, bodyLimitBytes: number): Hono {
   const app = new Hono();
 
-  const verb = (name: Verb, answer: (args: ExtenderArgs) => unknown) => [
-    bodyLimit({
-      maxSize: bodyLimitBytes,
-      onError: (c) => {
+  const verb = (name: Verb, answer: (args: ExtenderArgs, c: Context) => Response) => async (c: Context) => {
+    const done = metrics.requestDuration.startTimer({ verb: name });
+    try {
+      return answer(parseArgs(await readBody(c, bodyLimitBytes)), c);
+    } catch (err) {
+      if (err instanceof PayloadTooLarge) {
         metrics.badRequests.inc({ verb: name, status: '413' });
         return c.json({ error: 'payload too large', limitBytes: bodyLimitBytes }, 413);
-      },
-    }),
-    async (c: Context) => {
-      const done = metrics.requestDuration.startTimer({ verb: name });
-      try {
-        return c.json(answer(await readArgs(c)));
-      } catch (err) {
-        if (err instanceof BadRequest) {
-          metrics.badRequests.inc({ verb: name, status: '400' });
-          return badRequest(c, err);
-        }
-        throw err;
-      } finally {
-        done();
       }
-    },
-  ] as const;
+      if (err instanceof BadRequest) {
+        metrics.badRequests.inc({ verb: name, status: '400' });
+        return c.json({ error: 'bad request', field: err.field, message: err.message }, 400);
+      }
+      throw err;
+    } finally {
+      done();
+    }
+  };
 
-  app.post('/filter', ...verb('filter', (a) => ext.filter(a)));
-  app.post('/prioritize', ...verb('prioritize', (a) => ext.prioritize(a)));
+  app.post('/filter', verb('filter', (args, c) => c.body(ext.filter(args), 200, { 'content-type': 'application/json' })));
+  app.post('/prioritize', verb('prioritize', (args, c) => c.json(ext.prioritize(args))));
   app.notFound((c) => c.json({ error: 'not found', message: `no route ${c.req.method} ${c.req.path}; the verbs are POST /filter and POST /prioritize` }, 404));
   app.onError((err, c) => {
     log.error({ err: err.message, stack: err.stack, path: c.req.path }, 'request failed');

@@ -8,7 +8,7 @@ const cluster = () => storeOf([
   ...nodes(ZONES, 2), statefulSet('db', 6), pvc('data-db-0', { volumeName: 'pv-db-0' }), pv('pv-db-0', 'zone-c', { claim: 'data-db-0' }),
   stsPod('db', 1, { nodeName: 'node-b-1' }), stsPod('db', 2, { nodeName: 'node-a-1' }), stsPod('db', 3),
 ]);
-const get = async (app: ReturnType<typeof testApp>, path: string) => {
+const get = async (app: ReturnType<typeof testApp>, path: string): Promise<{ status: number; body: any }> => {
   const res = await app.adminApp.request(path);
   return { status: res.status, body: res.headers.get('content-type')?.includes('json') ? await res.json() : await res.text() };
 };

@@ -43,7 +43,18 @@ describe('POST /filter with the captured kube-scheduler v1.20 requests', () => {
     const body = await (await app.post('/filter', req)).json();
     assert.deepEqual(body.NodeNames, ['node-a-1']);
     assert.match(body.FailedAndUnresolvableNodes['node-b-1'], /volume data-db-0/);
-    assert.equal(body.FailedNodes['node-b-1'], body.FailedAndUnresolvableNodes['node-b-1'], 'pre-1.21 schedulers read FailedNodes only');
+    assert.equal(body.FailedNodes['node-b-1'], undefined, 'hard rejections are unresolvable only, by default');
+  });
+
+  it('legacyFailedNodes also lists hard rejections in FailedNodes, which is all kube-scheduler < 1.21 reads', async () => {
+    const objects = capturedCluster().filter((o) => o.kind !== 'PersistentVolume');
+    objects.push(pv('pv-db-0', 'zone-a', { claim: 'data-db-0' }));
+    const app = testApp(storeOf(objects), { config: { extender: { legacyFailedNodes: true } } });
+    const req = fixture('filter-nodenames-statefulset-pod.json').body;
+    req.NodeNames = ['node-a-1', 'node-b-1'];
+    const body = await (await app.post('/filter', req)).json();
+    assert.match(body.FailedNodes['node-b-1'], /volume data-db-0/);
+    assert.equal(body.FailedNodes['node-b-1'], body.FailedAndUnresolvableNodes['node-b-1']);
   });
 
   it('full-Nodes mode: an unmanaged Deployment pod gets every Node object back unchanged', async () => {
@@ -166,7 +177,7 @@ describe('bad input', () => {
   it('unknown routes are a JSON 404', async () => {
     const res = await app.extenderApp.request('/bind', { method: 'POST', body: '{}' });
     assert.equal(res.status, 404);
-    assert.match((await res.json()).message, /POST \/filter/);
+    assert.match(((await res.json()) as any).message, /POST \/filter/);
   });
 
   it('an unknown owner, PVC, PV or node gets a decision with a reason', async () => {

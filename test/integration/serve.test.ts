@@ -47,13 +47,13 @@ describe('zonekeeper serve on real ports', () => {
     const f = fixture('filter-nodenames-statefulset-pod.json');
     const res = await fetch(`${server.extender}/filter`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(f.body) });
     assert.equal(res.status, 200);
-    const body = await res.json();
+    const body: any = await res.json();
     assert.equal(body.Error, '');
     // The demo's data-db-0 volume is in zone-a, but the fixture offers only zone-c nodes.
     assert.deepEqual(body.NodeNames, []);
     assert.match(body.FailedNodes['node-c-1'], /volume data-db-0/);
     const p = await fetch(`${server.extender}/prioritize`, { method: 'POST', body: JSON.stringify(fixture('prioritize-fullnodes-deployment-pod.json').body) });
-    assert.equal((await p.json()).length, 6);
+    assert.equal(((await p.json()) as unknown[]).length, 6);
   });
 
   it('keeps serving after malformed requests', async () => {

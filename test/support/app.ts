@@ -3,7 +3,7 @@ import { pino } from 'pino';
 import { memoryActuator } from '../../src/actuator/actuator.js';
 import type { ClusterStore } from '../../src/cluster/store.js';
 import { memorySource, type SnapshotSource } from '../../src/cluster/source.js';
-import { parseConfig, type Config } from '../../src/config.js';
+import { parseConfig } from '../../src/config.js';
 import { createExtender } from '../../src/extender/extender.js';
 import { createMetrics } from '../../src/metrics.js';
 import { registerStateGauges } from '../../src/metrics.js';
@@ -17,6 +17,9 @@ export function fixture(name: string): { headers: Record<string, string>; body: 
   return JSON.parse(readFileSync(new URL(`../fixtures/${name}`, import.meta.url), 'utf8'));
 }
 
+/** A Response whose json() is untyped: tests assert on its shape. */
+export type JsonResponse = Omit<Response, 'json'> & { json(): Promise<any> };
+
 export interface TestApp {
   extenderApp: ReturnType<typeof extenderRoutes>;
   adminApp: ReturnType<typeof adminRoutes>;
@@ -24,11 +27,11 @@ export interface TestApp {
   source: SnapshotSource;
   clock: FakeClock;
   metrics: ReturnType<typeof createMetrics>;
-  post(path: string, body: unknown): Promise<Response>;
+  post(path: string, body: unknown): Promise<JsonResponse>;
 }
 
 /** The real routes and extender over an in-memory store, reached with app.request(). */
-export function testApp(store: ClusterStore, o: { config?: Partial<Config> & Record<string, unknown>; synced?: () => boolean } = {}): TestApp {
+export function testApp(store: ClusterStore, o: { config?: Record<string, unknown>; synced?: () => boolean } = {}): TestApp {
   const config = parseConfig(o.config ?? {});
   const base = memorySource(store, 'test');
   const source: SnapshotSource = o.synced ? { ...base, synced: o.synced } : base;
@@ -40,7 +43,7 @@ export function testApp(store: ClusterStore, o: { config?: Partial<Config> & Rec
   const adminApp = adminRoutes({ source, extender, metrics, serving: () => true });
   return {
     extenderApp, adminApp, extender, source, clock, metrics,
-    post: (path, body) => extenderApp.request(path, {
+    post: async (path, body) => extenderApp.request(path, {
       method: 'POST', headers: { 'content-type': 'application/json' }, body: typeof body === 'string' ? body : JSON.stringify(body),
     }),
   };

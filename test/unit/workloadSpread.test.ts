@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { rejectionOf } from '../../src/placement/verdict.js';
 import { describe, it } from 'node:test';
 import { Reservations } from '../../src/placement/reservations.js';
 import { resolveMax, subsetKey } from '../../src/placement/workloadSpread.js';
@@ -65,7 +66,7 @@ describe('WorkloadSpread subsets', () => {
   it('rejects with FailedNodes (resolvable) and a reason naming the WorkloadSpread and subset', () => {
     const store = storeOf([...nodes(ZONES, 1), ...deployment('web', 3), web([zoneSubset('a', 'zone-a', 2), zoneSubset('b', 'zone-b')])]);
     const v = filterFor(store, rsPod('web', 'x'));
-    const r = v.rejected.get('node-b-1')!;
+    const r = rejectionOf(v, 'node-b-1')!;
     assert.equal(r.rule, 'workloadspread');
     assert.equal(r.unresolvable, false);
     assert.match(r.reason, /WorkloadSpread web-ws: subset a \(a 0\/2\)/);

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { rejectionOf } from '../../src/placement/verdict.js';
 import { describe, it } from 'node:test';
 import { POD_INDEX_LABEL } from '../../src/cluster/objects.js';
 import { deployment, nodes, pod, pv, pvc, rsPod, statefulSet, storeOf, stsPod, node } from '../support/builders.js';
@@ -17,7 +18,7 @@ describe('zone pin (StatefulSet ordinals)', () => {
     const store = storeOf([...nodes(ZONES, 2), statefulSet('db', 6)]);
     const v = filterFor(store, stsPod('db', 4));
     assert.deepEqual(v.passed, ['node-b-1', 'node-b-2']);
-    const r = v.rejected.get('node-a-1')!;
+    const r = rejectionOf(v, 'node-a-1')!;
     assert.equal(r.rule, 'zone-pin');
     assert.equal(r.unresolvable, true);
     assert.match(r.reason, /pinned to zone-b: ordinal 4 of 3 zones/);
@@ -59,7 +60,7 @@ describe('zone pin (StatefulSet ordinals)', () => {
     assert.deepEqual(passedZones(store, v), ['zone-c']);
     assert.equal(v.effects.conflict?.pinnedZone, 'zone-a');
     assert.deepEqual(v.effects.conflict?.volumeZones, ['zone-c']);
-    const r = v.rejected.get('node-a-1')!;
+    const r = rejectionOf(v, 'node-a-1')!;
     assert.equal(r.rule, 'volume');
     assert.equal(r.unresolvable, true);
     assert.match(r.reason, /volume data-db-0 \(PV pv-0\)/);
@@ -77,8 +78,8 @@ describe('zone pin (StatefulSet ordinals)', () => {
     const store = storeOf([...nodes(ZONES, 1), statefulSet('db', 3), pvc('data-db-2', { volumeName: 'pv-gone' })]);
     const missingPv = filterFor(store, stsPod('db', 2, { claims: ['data-db-2'] }));
     assert.equal(missingPv.passed.length, 0);
-    assert.match(missingPv.rejected.get('node-a-1')!.reason, /PV pv-gone of claim data-db-2 is not in the cache/);
-    assert.equal(missingPv.rejected.get('node-a-1')!.unresolvable, false);
+    assert.match(rejectionOf(missingPv, 'node-a-1')!.reason, /PV pv-gone of claim data-db-2 is not in the cache/);
+    assert.equal(rejectionOf(missingPv, 'node-a-1')!.unresolvable, false);
     const missingPvc = filterFor(store, stsPod('db', 1, { claims: ['nope'] }));
     assert.match(missingPvc.summary, /PVC default\/nope is not in the cache/);
   });
@@ -87,12 +88,12 @@ describe('zone pin (StatefulSet ordinals)', () => {
     const store = storeOf(nodes(ZONES, 1));
     const v = filterFor(store, stsPod('db', 0));
     assert.equal(v.passed.length, 0);
-    assert.match(v.rejected.get('node-a-1')!.reason, /StatefulSet default\/db is not in the cache/);
+    assert.match(rejectionOf(v, 'node-a-1')!.reason, /StatefulSet default\/db is not in the cache/);
 
     const withSts = storeOf([...nodes(ZONES, 1), statefulSet('db', 3)]);
     const unknown = filterFor(withSts, stsPod('db', 0), { candidates: ['node-a-1', 'ghost'] });
     assert.deepEqual(unknown.passed, ['node-a-1']);
-    assert.equal(unknown.rejected.get('ghost')!.rule, 'cache');
+    assert.equal(rejectionOf(unknown, 'ghost')!.rule, 'cache');
   });
 
   it('passes every node for unmanaged pods and opted-out workloads', () => {
@@ -121,7 +122,7 @@ describe('zone pin (StatefulSet ordinals)', () => {
     const clock = new FakeClock();
     const strict = filterFor(store, stsPod('db', 1), { candidates: noB, clock, waitingSince: clock.t - 600_000 });
     assert.equal(strict.passed.length, 0);
-    assert.match(strict.rejected.get('node-a-1')!.reason, /pinned to zone-b/);
+    assert.match(rejectionOf(strict, 'node-a-1')!.reason, /pinned to zone-b/);
 
     const adaptive = { zoneFallback: 'adaptive' as const, fallbackAfterSeconds: 120 };
     const early = filterFor(store, stsPod('db', 1), { candidates: noB, clock, waitingSince: clock.t - 60_000, settings: adaptive });

@@ -1,0 +1,45 @@
+import type { FilterVerdict } from '../placement/verdict.js';
+import type { RawObject } from './protocol.js';
+
+// ExtenderFilterResult written straight to JSON text. At 5,000 names a pinned pod rejects
+// thousands of nodes that share one reason: each group of names becomes one native join
+// around the encoded reason, instead of an object with thousands of keys to stringify.
+
+/** Characters that JSON must escape. Node names never have them; a request may. */
+const NEEDS_ESCAPE = /["\\\u0000-\u001f\u2028\u2029]/;
+
+/** `"a"<sep>"b"<sep>"c"`, for names as they came in the request. */
+function quotedJoin(names: string[], sep: string): string {
+  if (names.length === 0) return '';
+  if (!NEEDS_ESCAPE.test(names.join(''))) return `"${names.join(`"${sep}"`)}"`;
+  return names.map((n) => JSON.stringify(n)).join(sep);
+}
+
+function entries(names: string[], reason: string): string {
+  const value = `:${JSON.stringify(reason)}`;
+  return names.length === 0 ? '' : quotedJoin(names, `${value},`) + value;
+}
+
+export interface EncodeOptions {
+  /** Also list unresolvable nodes in FailedNodes, for kube-scheduler < 1.21. */
+  legacyFailedNodes: boolean;
+}
+
+export function encodeFilterResult(verdict: FilterVerdict, nodeItems: RawObject[] | undefined, o: EncodeOptions): string {
+  const failed: string[] = [];
+  const unresolvable: string[] = [];
+  for (const [r, names] of verdict.rejected) {
+    const e = entries(names, r.reason);
+    if (r.unresolvable) unresolvable.push(e);
+    if (!r.unresolvable || o.legacyFailedNodes) failed.push(e);
+  }
+  const maps = `"FailedNodes":{${failed.join(',')}},"FailedAndUnresolvableNodes":{${unresolvable.join(',')}},"Error":""`;
+  if (!nodeItems) return `{"Nodes":null,"NodeNames":[${quotedJoin(verdict.passed, ',')}],${maps}}`;
+  const keep = new Set(verdict.passed);
+  const items = nodeItems.filter((n) => keep.has(n.metadata.name));
+  return `{"Nodes":{"items":${JSON.stringify(items)}},"NodeNames":null,${maps}}`;
+}
+
+export function encodeError(message: string): string {
+  return JSON.stringify({ Nodes: null, NodeNames: null, FailedNodes: {}, FailedAndUnresolvableNodes: {}, Error: message });
+}

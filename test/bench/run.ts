@@ -1,0 +1,117 @@
+// npm run bench: extender latency and throughput over real HTTP on loopback, against a
+// bare echo route in the same server process, and memory per cached slim pod.
+import { spawn } from 'node:child_process';
+import http from 'node:http';
+import { once } from 'node:events';
+import { slimPod } from '../../src/cluster/objects.js';
+import { ClusterStore } from '../../src/cluster/store.js';
+import { nodeName, rawNode, rawPod } from './cluster.js';
+
+const MAX_NODES = 5000;
+const LATENCY_REQUESTS = Number(process.env.BENCH_REQUESTS ?? 1500);
+const THROUGHPUT_SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
+const CONCURRENCY = 8;
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY });
+
+function post(base: URL, path: string, body: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: base.hostname, port: base.port, path, method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
+      res.resume();
+      res.on('end', () => (res.statusCode === 200 ? resolve(res.statusCode) : reject(new Error(`${path}: ${res.statusCode}`))));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+
+async function serverCpuMicros(base: URL): Promise<number> {
+  const res = await fetch(new URL('/cpu', base));
+  const u = (await res.json()) as { user: number; system: number };
+  return u.user + u.system;
+}
+
+async function measure(base: URL, path: string, body: string) {
+  const times: number[] = [];
+  const cpuBefore = await serverCpuMicros(base);
+  for (let i = 0; i < LATENCY_REQUESTS; i++) {
+    const t = process.hrtime.bigint();
+    await post(base, path, body);
+    times.push(Number(process.hrtime.bigint() - t) / 1e6);
+  }
+  const cpuPerRequest = ((await serverCpuMicros(base)) - cpuBefore) / LATENCY_REQUESTS;
+  times.sort((a, b) => a - b);
+  let done = 0;
+  const until = Date.now() + THROUGHPUT_SECONDS * 1000;
+  const started = Date.now();
+  await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
+    while (Date.now() < until) {
+      await post(base, path, body);
+      done++;
+    }
+  }));
+  return { median: quantile(times, 0.5), p99: quantile(times, 0.99), rps: done / ((Date.now() - started) / 1000), cpuPerRequest };
+}
+
+function podBody(ordinal: number, names: number | undefined, fullNodes?: number): string {
+  const pod = rawPod(ordinal, { kind: 'StatefulSet', name: 'db' });
+  pod.metadata.namespace = 'default';
+  pod.spec.volumes = [];
+  if (fullNodes) return JSON.stringify({ Pod: pod, Nodes: { items: Array.from({ length: fullNodes }, (_, i) => rawNode(i)) }, NodeNames: null });
+  return JSON.stringify({ Pod: pod, Nodes: null, NodeNames: Array.from({ length: names! }, (_, i) => nodeName(i)) });
+}
+
+function memoryPerPod(count: number): number {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (!gc) throw new Error('run with --expose-gc');
+  const store = new ClusterStore();
+  gc(); gc();
+  const before = process.memoryUsage().heapUsed;
+  for (let i = 0; i < count; i++) {
+    const owner = i % 2 ? { kind: 'ReplicaSet', name: `web-${i % 500}-6c7d8bd9bc` } : { kind: 'StatefulSet', name: `db-${i % 500}` };
+    store.upsert('pods', slimPod(JSON.parse(JSON.stringify(rawPod(i, owner, nodeName(i % MAX_NODES))))));
+  }
+  gc(); gc();
+  const after = process.memoryUsage().heapUsed;
+  if (store.count('pods') !== count) throw new Error('pods lost');
+  return (after - before) / count;
+}
+
+const fmt = (n: number, d = 3) => n.toFixed(d);
+
+async function main() {
+  const child = spawn(process.execPath, ['--import', 'tsx', new URL('./server.ts', import.meta.url).pathname, String(MAX_NODES)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const [line] = (await once(child.stdout!, 'data')) as [Buffer];
+  const base = new URL(String(line).trim());
+  console.log(`zonekeeper bench: server ${base.href} with ${MAX_NODES} cached nodes; ${LATENCY_REQUESTS} sequential requests for latency, ${CONCURRENCY} connections for ${THROUGHPUT_SECONDS}s for throughput`);
+  console.log('case                               median ms   p99 ms    req/s  vs echo   server CPU us/req  capacity vs echo');
+  const rows: [string, string, string][] = [];
+  for (const n of [100, 1000, 5000]) rows.push([`filter     NodeNames ${n}`, '/filter', podBody(4, n)], [`prioritize NodeNames ${n}`, '/prioritize', podBody(4, n)], [`echo       NodeNames ${n}`, '/echo', podBody(4, n)]);
+  rows.push([`filter     full Nodes 1000`, '/filter', podBody(4, undefined, 1000)], [`prioritize full Nodes 1000`, '/prioritize', podBody(4, undefined, 1000)]);
+  // Warm every route up first, so the JIT has settled before anything is timed.
+  for (let round = 0; round < 300; round++) for (const [, path, body] of rows) await post(base, path, body);
+  const results = new Map<string, Awaited<ReturnType<typeof measure>>>();
+  for (const [label, path, body] of rows) results.set(label, await measure(base, path, body));
+  for (const [label] of rows) {
+    const r = results.get(label)!;
+    const n = label.match(/NodeNames (\d+)/)?.[1];
+    const echo = n ? results.get(`echo       NodeNames ${n}`) : undefined;
+    const ratio = echo && !label.startsWith('echo') ? fmt(r.rps / echo.rps, 2) : '';
+    const capacity = echo && !label.startsWith('echo') ? fmt(echo.cpuPerRequest / r.cpuPerRequest, 2) : '';
+    console.log(`${label.padEnd(34)} ${fmt(r.median).padStart(9)} ${fmt(r.p99).padStart(8)} ${fmt(r.rps, 0).padStart(8)} ${ratio.padStart(8)} ${fmt(r.cpuPerRequest, 0).padStart(19)} ${capacity.padStart(17)}`);
+  }
+  child.kill();
+  const perPod = memoryPerPod(50_000);
+  console.log(`memory per cached slim pod (50,000 pods): ${fmt(perPod, 0)} bytes (target <= 1024)`);
+  const f5000 = results.get('filter     NodeNames 5000')!;
+  const e5000 = results.get('echo       NodeNames 5000')!;
+  console.log(`targets: filter p99 at 5000 names ${fmt(f5000.p99)} ms (< 2 ms); throughput vs echo at 5000 names ${fmt(f5000.rps / e5000.rps, 2)} (>= 0.70); memory ${fmt(perPod, 0)} B/pod (<= 1024)`);
+  agent.destroy();
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

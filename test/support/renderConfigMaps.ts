@@ -1,0 +1,18 @@
+// npm run manifests: writes manifests/20-configmaps.yaml from the files in config/, which a
+// test keeps equal.
+import { readFileSync, writeFileSync } from 'node:fs';
+
+const root = new URL('../../', import.meta.url);
+const indent = (path: string) => readFileSync(new URL(path, root), 'utf8').split('\n').map((l) => (l.trim() ? `    ${l}` : l)).join('\n');
+const configMap = (name: string, key: string, path: string) => `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: ${name}
+  namespace: zonekeeper-system
+data:
+  ${key}: |
+${indent(path)}`;
+
+writeFileSync(new URL('manifests/20-configmaps.yaml', root), `# Generated from config/zonekeeper.yaml and config/scheduler-config.yaml by npm run manifests; a test keeps them equal.
+${configMap('zonekeeper-config', 'zonekeeper.yaml', 'config/zonekeeper.yaml')}---
+${configMap('zonekeeper-scheduler-config', 'scheduler-config.yaml', 'config/scheduler-config.yaml')}`);
