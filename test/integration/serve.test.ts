@@ -51,7 +51,7 @@ describe('zonekeeper serve on real ports', () => {
     assert.equal(body.Error, '');
     // The demo's data-db-0 volume is in zone-a, but the fixture offers only zone-c nodes.
     assert.deepEqual(body.NodeNames, []);
-    assert.match(body.FailedNodes['node-c-1'], /volume data-db-0/);
+    assert.match(body.FailedAndUnresolvableNodes['node-c-1'], /volume data-db-0/);
     const p = await fetch(`${server.extender}/prioritize`, { method: 'POST', body: JSON.stringify(fixture('prioritize-fullnodes-deployment-pod.json').body) });
     assert.equal(((await p.json()) as unknown[]).length, 6);
   });
