@@ -20,8 +20,18 @@ export interface PodVolumes {
   missing: string[];
 }
 
+/** Zones a PV names: its legacy labels, or `In` terms on a zone key of its node affinity. */
+function namedZones(pv: SlimPV): string[] {
+  const zones = new Set(pv.labelZones);
+  for (const term of pv.nodeAffinity ?? []) {
+    for (const r of term.matchExpressions) if (r.operator === 'In' && ZONE_KEYS.includes(r.key)) r.values.forEach((v) => zones.add(v));
+  }
+  return [...zones];
+}
+
 function pvConstraint(claim: string, pv: SlimPV): VolumeConstraint {
-  const where = pv.labelZones.length > 0 ? `is in ${pv.labelZones.join(', ')}` : 'has node affinity';
+  const zones = namedZones(pv);
+  const where = zones.length > 0 ? `is in ${zones.join(', ')}` : 'has node affinity';
   return {
     claim,
     bound: true,

@@ -16,10 +16,13 @@ if [ -n "${KUBE_BIN_DIR:-}" ]; then
   bin="$KUBE_BIN_DIR"
 else
   version="1.20.2"
-  cache="${ZONEKEEPER_CACHE:-$HOME/.cache/zonekeeper}/kube-$version"
+  # -r2: built with Debian's reflect2 1.0.2 in place of the vendored 1.0.1, which crashes
+  # under Go >= 1.18 (kube-apiserver faults on its first custom resource).
+  cache="${ZONEKEEPER_CACHE:-$HOME/.cache/zonekeeper}/kube-$version-r2"
   bin="$cache/bin"
   if [ ! -x "$bin/kube-apiserver" ] || [ ! -x "$bin/kube-scheduler" ] || [ ! -x "$bin/kube-controller-manager" ]; then
     [ -x /usr/lib/go-1.19/bin/go ] || need_apt+=(golang-1.19-go)
+    [ -d /usr/share/gocode/src/github.com/modern-go/reflect2 ] || need_apt+=(golang-github-modern-go-reflect2-dev)
     command -v rsync >/dev/null || need_apt+=(rsync)
     command -v make >/dev/null || need_apt+=(make)
   fi
@@ -46,6 +49,14 @@ if [ -z "${KUBE_BIN_DIR:-}" ] && [ ! -x "$bin/kube-controller-manager" -o ! -x "
     orig=$(ls "$src"/dl/kubernetes_*.orig.tar.* | head -n1)
     mkdir -p "$src/kubernetes"
     tar -xf "$orig" -C "$src/kubernetes" --strip-components=1
+  fi
+  reflect2="$src/kubernetes/vendor/github.com/modern-go/reflect2"
+  if [ ! -f "$src/.reflect2-1.0.2" ]; then
+    log "replacing vendored reflect2 1.0.1 with Debian's 1.0.2 (Go 1.18+ map iteration)"
+    rm -f "$reflect2"/*.go "$reflect2"/*.s
+    cp /usr/share/gocode/src/github.com/modern-go/reflect2/*.go /usr/share/gocode/src/github.com/modern-go/reflect2/*.s "$reflect2"/
+    rm -f "$reflect2"/*_test.go
+    touch "$src/.reflect2-1.0.2"
   fi
   gopath="$cache/gopath"
   mkdir -p "$gopath/src/k8s.io"

@@ -1,0 +1,176 @@
+// A real Kubernetes 1.20 control plane on 127.0.0.1 for the end-to-end tests: etcd,
+// kube-apiserver, kube-controller-manager, and kube-scheduler processes, plus zonekeeper.
+// Nodes have no kubelets: pods are bound and stay Pending, which is all the tests need.
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { kubeApiClient, loadKubeConfig, type ApiClient } from '../../src/cluster/apiClient.js';
+
+const ROOT = new URL('../../', import.meta.url).pathname;
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as net.AddressInfo).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+async function until(what: string, check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    try {
+      if (await check()) return;
+    } catch { /* not up yet */ }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+/** Builds or reuses the binaries (test/e2e/kube-binaries.sh): their directory. */
+export function kubeBinaries(): string {
+  const out = execFileSync('bash', [join(ROOT, 'test/e2e/kube-binaries.sh')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 1 << 24 });
+  return out.trim().split('\n').pop()!;
+}
+
+export interface SchedulerSpec {
+  /** The profile's schedulerName. */
+  name: string;
+  /** Call zonekeeper as an extender (extenders are global to a 1.20 scheduler process). */
+  extender: boolean;
+}
+
+export interface Zonekeeper {
+  extender: string;
+  admin: string;
+  stop(signal?: NodeJS.Signals): Promise<void>;
+}
+
+export class ControlPlane {
+  readonly dir = mkdtempSync(join(tmpdir(), 'zk-e2e-'));
+  readonly kubeconfig = join(this.dir, 'kubeconfig');
+  api!: ApiClient;
+  private procs: { name: string; child: ChildProcess }[] = [];
+  private extenderPort = 0;
+  zonekeeper: Zonekeeper | undefined;
+
+  constructor(private readonly bin: string) {}
+
+  private start(name: string, cmd: string, args: string[], env: NodeJS.ProcessEnv = process.env): ChildProcess {
+    const log = openSync(join(this.dir, `${name}.log`), 'a');
+    const child = spawn(cmd, args, { stdio: ['ignore', log, log], env });
+    closeSync(log);
+    this.procs.push({ name, child });
+    return child;
+  }
+
+  logPath(name: string): string {
+    return join(this.dir, `${name}.log`);
+  }
+
+  async up(schedulers: SchedulerSpec[], zonekeeperConfig: Record<string, unknown> = {}): Promise<void> {
+    const [etcdClient, etcdPeer, apiPort] = [await freePort(), await freePort(), await freePort()];
+    this.extenderPort = await freePort();
+    this.start('etcd', 'etcd', [
+      '--data-dir', join(this.dir, 'etcd'), '--listen-client-urls', `http://127.0.0.1:${etcdClient}`,
+      '--advertise-client-urls', `http://127.0.0.1:${etcdClient}`, '--listen-peer-urls', `http://127.0.0.1:${etcdPeer}`,
+      '--initial-advertise-peer-urls', `http://127.0.0.1:${etcdPeer}`, '--initial-cluster', `default=http://127.0.0.1:${etcdPeer}`,
+      '--log-level', 'warn',
+    ]);
+    execFileSync('openssl', ['genrsa', '-out', join(this.dir, 'sa.key'), '2048'], { stdio: 'ignore' });
+    execFileSync('openssl', ['rsa', '-in', join(this.dir, 'sa.key'), '-pubout', '-out', join(this.dir, 'sa.pub')], { stdio: 'ignore' });
+    const token = 'zonekeeper-e2e-admin-token';
+    writeFileSync(join(this.dir, 'tokens.csv'), `${token},admin,admin,"system:masters"\n`);
+    mkdirSync(join(this.dir, 'certs'));
+    this.start('kube-apiserver', join(this.bin, 'kube-apiserver'), [
+      `--etcd-servers=http://127.0.0.1:${etcdClient}`, '--bind-address=127.0.0.1', '--advertise-address=127.0.0.1',
+      `--secure-port=${apiPort}`, '--insecure-port=0', `--cert-dir=${join(this.dir, 'certs')}`,
+      `--token-auth-file=${join(this.dir, 'tokens.csv')}`, '--authorization-mode=RBAC',
+      `--service-account-key-file=${join(this.dir, 'sa.pub')}`, `--service-account-signing-key-file=${join(this.dir, 'sa.key')}`,
+      '--service-account-issuer=https://kubernetes.default.svc', '--disable-admission-plugins=ServiceAccount',
+      '--service-cluster-ip-range=10.96.0.0/24', '--max-requests-inflight=2000', '--max-mutating-requests-inflight=1000',
+    ]);
+    writeFileSync(this.kubeconfig, stringify({
+      apiVersion: 'v1', kind: 'Config', 'current-context': 'e2e',
+      clusters: [{ name: 'e2e', cluster: { server: `https://127.0.0.1:${apiPort}`, 'insecure-skip-tls-verify': true } }],
+      users: [{ name: 'admin', user: { token } }],
+      contexts: [{ name: 'e2e', context: { cluster: 'e2e', user: 'admin' } }],
+    }));
+    this.api = kubeApiClient(loadKubeConfig({ kind: 'kubeconfig', path: this.kubeconfig }));
+    await until('kube-apiserver /readyz', async () => (await this.api.request('GET', '/readyz', { timeoutMs: 2000 })).status === 200, 90_000);
+
+    this.start('kube-controller-manager', join(this.bin, 'kube-controller-manager'), [
+      `--kubeconfig=${this.kubeconfig}`, '--controllers=statefulset,replicaset,deployment,garbagecollector,persistentvolume-binder',
+      '--leader-elect=false', '--port=0', '--secure-port=0', '--kube-api-qps=500', '--kube-api-burst=1000',
+      '--concurrent-replicaset-syncs=10', '--concurrent-deployment-syncs=10',
+    ]);
+    for (const s of schedulers) await this.startScheduler(s);
+    await this.startZonekeeper(zonekeeperConfig);
+  }
+
+  private async startScheduler(s: SchedulerSpec): Promise<void> {
+    const healthz = await freePort();
+    // kube-scheduler 1.20 reads v1beta1; the values come from config/scheduler-config.yaml.
+    const config = {
+      apiVersion: 'kubescheduler.config.k8s.io/v1beta1', kind: 'KubeSchedulerConfiguration',
+      clientConnection: { kubeconfig: this.kubeconfig, qps: 500, burst: 1000 },
+      leaderElection: { leaderElect: false },
+      healthzBindAddress: `127.0.0.1:${healthz}`, metricsBindAddress: `127.0.0.1:${healthz}`,
+      percentageOfNodesToScore: 100,
+      profiles: [{ schedulerName: s.name }],
+      extenders: s.extender ? [{
+        urlPrefix: `http://127.0.0.1:${this.extenderPort}`, filterVerb: 'filter', prioritizeVerb: 'prioritize',
+        weight: 5, nodeCacheCapable: true, httpTimeout: '5s', enableHTTPS: false,
+      }] : [],
+    };
+    const path = join(this.dir, `scheduler-${s.name}.yaml`);
+    writeFileSync(path, stringify(config));
+    this.start(`kube-scheduler-${s.name}`, join(this.bin, 'kube-scheduler'), [`--config=${path}`, '--secure-port=0', '--v=2']);
+    await until(`kube-scheduler ${s.name} healthz`, async () => (await fetch(`http://127.0.0.1:${healthz}/healthz`)).ok, 60_000);
+  }
+
+  /** Starts (or restarts) zonekeeper on the extender port the schedulers call. */
+  async startZonekeeper(config: Record<string, unknown> = {}): Promise<Zonekeeper> {
+    const adminPort = await freePort();
+    const path = join(this.dir, 'zonekeeper.yaml');
+    writeFileSync(path, stringify({
+      logLevel: 'debug',
+      ...config,
+      extender: { listen: `127.0.0.1:${this.extenderPort}`, legacyFailedNodes: true, ...(config.extender as object) },
+      admin: { listen: `127.0.0.1:${adminPort}` },
+      cluster: { crdRecheckSeconds: 1, ...(config.cluster as object) },
+    }));
+    const child = this.start('zonekeeper', process.execPath, [join(ROOT, 'dist/cli.js'), 'serve', '--config', path, '--kubeconfig', this.kubeconfig]);
+    const admin = `http://127.0.0.1:${adminPort}`;
+    await until('zonekeeper /readyz', async () => (await fetch(`${admin}/readyz`)).ok, 30_000);
+    this.zonekeeper = {
+      extender: `http://127.0.0.1:${this.extenderPort}`,
+      admin,
+      stop: async (signal: NodeJS.Signals = 'SIGTERM') => {
+        if (child.exitCode !== null || child.signalCode !== null) return;
+        const exited = new Promise((r) => child.once('exit', r));
+        child.kill(signal);
+        await exited;
+      },
+    };
+    return this.zonekeeper;
+  }
+
+  /** Stops every process this harness started, by pid, pass or fail. */
+  async down(keepDir = false): Promise<void> {
+    const alive = this.procs.filter(({ child }) => child.exitCode === null && child.signalCode === null);
+    await Promise.all(alive.map(({ child }) => new Promise<void>((resolve) => {
+      const t = setTimeout(() => child.kill('SIGKILL'), 5000);
+      child.once('exit', () => { clearTimeout(t); resolve(); });
+      child.kill('SIGTERM');
+    })));
+    this.procs = [];
+    if (!keepDir) rmSync(this.dir, { recursive: true, force: true });
+  }
+}

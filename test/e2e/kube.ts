@@ -1,0 +1,98 @@
+// Just enough of a Kubernetes client for the e2e tests, over zonekeeper's own ApiClient.
+import type { ApiClient } from '../../src/cluster/apiClient.js';
+
+export type Obj = Record<string, any>;
+
+const PLURALS: Record<string, string> = {
+  Node: 'nodes', Pod: 'pods', PersistentVolume: 'persistentvolumes', PersistentVolumeClaim: 'persistentvolumeclaims',
+  StatefulSet: 'statefulsets', Deployment: 'deployments', ReplicaSet: 'replicasets', StorageClass: 'storageclasses',
+  Namespace: 'namespaces', WorkloadSpread: 'workloadspreads', CustomResourceDefinition: 'customresourcedefinitions', Event: 'events',
+};
+const CLUSTER_SCOPED = new Set(['Node', 'PersistentVolume', 'StorageClass', 'Namespace', 'CustomResourceDefinition']);
+
+export function pathOf(apiVersion: string, kind: string, namespace?: string, name?: string): string {
+  const base = apiVersion.includes('/') ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
+  const ns = !CLUSTER_SCOPED.has(kind) && namespace ? `/namespaces/${namespace}` : '';
+  return `${base}${ns}/${PLURALS[kind]}${name ? `/${name}` : ''}`;
+}
+
+export class Kube {
+  constructor(readonly api: ApiClient) {}
+
+  async call(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<Obj> {
+    const res = await this.api.request(method, path, { body: body === undefined ? undefined : JSON.stringify(body), contentType, timeoutMs: 30_000 });
+    if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${res.body.slice(0, 300)}`);
+    return JSON.parse(res.body);
+  }
+
+  create(obj: Obj): Promise<Obj> {
+    return this.call('POST', pathOf(obj.apiVersion, obj.kind, obj.metadata.namespace ?? 'default'), obj);
+  }
+
+  patch(apiVersion: string, kind: string, namespace: string | undefined, name: string, patch: Obj, subresource = ''): Promise<Obj> {
+    return this.call('PATCH', pathOf(apiVersion, kind, namespace, name) + subresource, patch, 'application/merge-patch+json');
+  }
+
+  get(apiVersion: string, kind: string, namespace: string | undefined, name: string): Promise<Obj> {
+    return this.call('GET', pathOf(apiVersion, kind, namespace, name));
+  }
+
+  async list(apiVersion: string, kind: string, namespace?: string, labelSelector?: string): Promise<Obj[]> {
+    const q = labelSelector ? `?labelSelector=${encodeURIComponent(labelSelector)}` : '';
+    return (await this.call('GET', pathOf(apiVersion, kind, namespace) + q)).items;
+  }
+
+  async delete(apiVersion: string, kind: string, namespace: string | undefined, name: string, gracePeriodSeconds?: number): Promise<void> {
+    const q = gracePeriodSeconds === undefined ? '' : `?gracePeriodSeconds=${gracePeriodSeconds}`;
+    const res = await this.api.request('DELETE', pathOf(apiVersion, kind, namespace, name) + q, { timeoutMs: 30_000 });
+    if (res.status >= 300 && res.status !== 404) throw new Error(`DELETE ${name}: ${res.status} ${res.body.slice(0, 200)}`);
+  }
+
+  scale(kind: 'StatefulSet' | 'Deployment', namespace: string, name: string, replicas: number): Promise<Obj> {
+    return this.patch('apps/v1', kind, namespace, name, { spec: { replicas } });
+  }
+
+  /** A Node with zone labels, Ready, and without the not-ready taint admission adds. */
+  async addNode(name: string, zone: string, extraLabels: Record<string, string> = {}): Promise<void> {
+    await this.create({ apiVersion: 'v1', kind: 'Node', metadata: { name, labels: { 'kubernetes.io/hostname': name, 'topology.kubernetes.io/zone': zone, ...extraLabels } } });
+    const now = new Date().toISOString();
+    await this.patch('v1', 'Node', undefined, name, {
+      status: {
+        capacity: { cpu: '64', memory: '256Gi', pods: '500' }, allocatable: { cpu: '64', memory: '256Gi', pods: '500' },
+        conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'e2e', lastHeartbeatTime: now, lastTransitionTime: now }],
+      },
+    }, '/status');
+    await this.patch('v1', 'Node', undefined, name, { spec: { taints: null } });
+  }
+
+  async podsOf(namespace: string, selector: string): Promise<Obj[]> {
+    return (await this.list('v1', 'Pod', namespace, selector)).filter((p) => !p.metadata.deletionTimestamp);
+  }
+
+  /** Node name → zone label, for every node. */
+  async nodeZones(): Promise<Map<string, string>> {
+    return new Map((await this.list('v1', 'Node')).map((n) => [n.metadata.name, n.metadata.labels['topology.kubernetes.io/zone']]));
+  }
+
+  /** Stands in for the missing kubelets: finishes the deletion of terminating pods. */
+  async reapTerminating(namespace: string): Promise<number> {
+    const pods = (await this.list('v1', 'Pod', namespace)).filter((p) => p.metadata.deletionTimestamp);
+    for (const p of pods) await this.delete('v1', 'Pod', namespace, p.metadata.name, 0);
+    return pods.length;
+  }
+}
+
+export async function eventually<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 60_000, everyMs = 250): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const v = await probe();
+      if (v) return v;
+    } catch (err) {
+      last = err;
+    }
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+  throw new Error(`timed out after ${timeoutMs} ms: ${what}${last ? ` (last error: ${(last as Error).message})` : ''}`);
+}

@@ -1,0 +1,219 @@
+// End-to-end: kube-scheduler 1.20 calls zonekeeper over HTTP, zonekeeper watches a real
+// kube-apiserver, and every assertion reads where the API server says pods are bound.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { after, before, describe, it } from 'node:test';
+import { parseAllDocuments } from 'yaml';
+import { ControlPlane, kubeBinaries } from './controlPlane.js';
+import { eventually, Kube, type Obj } from './kube.js';
+
+const ZONES = ['zone-a', 'zone-b', 'zone-c'];
+const SCHEDULER = 'zonekeeper';
+
+function statefulSet(namespace: string, name: string, replicas: number, volumes = false): Obj {
+  return {
+    apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name, namespace },
+    spec: {
+      replicas, serviceName: name, podManagementPolicy: 'Parallel',
+      selector: { matchLabels: { app: name } },
+      template: {
+        metadata: { labels: { app: name } },
+        spec: {
+          schedulerName: SCHEDULER, terminationGracePeriodSeconds: 0,
+          containers: [{ name: 'c', image: 'busybox', resources: { requests: { cpu: '10m' } }, ...(volumes ? { volumeMounts: [{ name: 'data', mountPath: '/data' }] } : {}) }],
+        },
+      },
+      ...(volumes ? { volumeClaimTemplates: [{ metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], storageClassName: '', resources: { requests: { storage: '1Gi' } } } }] } : {}),
+    },
+  };
+}
+
+function deployment(namespace: string, name: string, replicas: number): Obj {
+  return {
+    apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name, namespace },
+    spec: {
+      replicas, selector: { matchLabels: { app: name } },
+      template: {
+        metadata: { labels: { app: name } },
+        spec: { schedulerName: SCHEDULER, terminationGracePeriodSeconds: 0, containers: [{ name: 'c', image: 'busybox', resources: { requests: { cpu: '10m' } } }] },
+      },
+    },
+  };
+}
+
+const zoneTerm = (zone: string) => ({ matchExpressions: [{ key: 'topology.kubernetes.io/zone', operator: 'In', values: [zone] }] });
+
+function workloadSpread(namespace: string, name: string, target: string, strategy: Obj, subsets: Obj[]): Obj {
+  return {
+    apiVersion: 'apps.kruise.io/v1alpha1', kind: 'WorkloadSpread', metadata: { name, namespace },
+    spec: { targetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: target }, scheduleStrategy: strategy, subsets },
+  };
+}
+
+const ordinalOf = (pod: Obj) => Number(/-(\d+)$/.exec(pod.metadata.name)![1]);
+
+describe('zonekeeper with kube-scheduler 1.20 and a real kube-apiserver', () => {
+  const cp = new ControlPlane(kubeBinaries());
+  let kube: Kube;
+  let zones: Map<string, string>;
+
+  /** Waits until `count` live pods of the app are bound; returns pod name → zone. */
+  async function bound(namespace: string, app: string, count: number, timeoutMs = 120_000): Promise<Map<string, string>> {
+    return eventually(`${count} pods of ${namespace}/${app} bound`, async () => {
+      await kube.reapTerminating(namespace);
+      const pods = await kube.podsOf(namespace, `app=${app}`);
+      if (pods.length !== count || pods.some((p) => !p.spec.nodeName)) return undefined;
+      return new Map(pods.map((p) => [p.metadata.name, zones.get(p.spec.nodeName)!]));
+    }, timeoutMs);
+  }
+
+  async function frozenZones(namespace: string, name: string): Promise<string[]> {
+    const sts = await kube.get('apps/v1', 'StatefulSet', namespace, name);
+    const value = sts.metadata.annotations?.['zonekeeper.io/zones'];
+    assert.ok(value, `zonekeeper.io/zones on ${namespace}/${name}`);
+    return value.split(',');
+  }
+
+  function assertRoundRobin(placed: Map<string, string>, list: string[]): void {
+    for (const [pod, zone] of placed) {
+      const i = ordinalOf({ metadata: { name: pod } });
+      assert.equal(zone, list[i % list.length], `${pod} (ordinal ${i}) is in ${zone}, expected ${list[i % list.length]}`);
+    }
+  }
+
+  const debug = async (path: string) => (await fetch(`${cp.zonekeeper!.admin}${path}`)).json() as Promise<any>;
+  const metrics = async () => (await fetch(`${cp.zonekeeper!.admin}/metrics`)).text();
+  const namespace = (name: string) => kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+
+  before(async () => {
+    await cp.up([{ name: SCHEDULER, extender: true }]);
+    kube = new Kube(cp.api);
+    for (const z of ZONES) for (const i of [1, 2]) await kube.addNode(`node-${z.slice(5)}-${i}`, z);
+    zones = await kube.nodeZones();
+    // The WorkloadSpread CRD from manifests/, as a cluster without OpenKruise would install it.
+    const crd = parseAllDocuments(readFileSync(new URL('../../manifests/50-workloadspread-crd.yaml', import.meta.url), 'utf8'))[0]!.toJS();
+    await kube.create(crd);
+    await eventually('zonekeeper watches WorkloadSpreads', async () => (await debug('/debug/cache')).workloadSpreadCRD === 'present');
+  });
+
+  after(async () => {
+    if (process.env.ZK_E2E_KEEP) console.log(`e2e logs kept in ${cp.dir}`);
+    await cp.down(!!process.env.ZK_E2E_KEEP);
+  });
+
+  it('1. StatefulSet round-robin: ordinal i in zone L[i mod 3], kept through scale-down and scale-up', async () => {
+    await namespace('s1');
+    await kube.create(statefulSet('s1', 'db', 9));
+    const placed = await bound('s1', 'db', 9);
+    const list = await frozenZones('s1', 'db');
+    assert.deepEqual(list, ZONES);
+    assertRoundRobin(placed, list);
+
+    await kube.scale('StatefulSet', 's1', 'db', 4);
+    const four = await bound('s1', 'db', 4);
+    assert.deepEqual(new Set(four.values()), new Set(ZONES), 'every zone kept at 4 replicas');
+    assertRoundRobin(four, list);
+
+    await kube.scale('StatefulSet', 's1', 'db', 7);
+    const seven = await bound('s1', 'db', 7);
+    assertRoundRobin(seven, list);
+  });
+
+  it('2. a volume pre-bound in zone-c wins over the pin of ordinal 0, and the conflict shows', async () => {
+    await namespace('s2');
+    for (const [i, zone] of [[0, 'zone-c'], [1, 'zone-b'], [2, 'zone-c']] as const) {
+      await kube.create({
+        apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name: `s2-data-db-${i}` },
+        spec: {
+          capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], storageClassName: '', persistentVolumeReclaimPolicy: 'Retain',
+          claimRef: { namespace: 's2', name: `data-db-${i}` }, local: { path: '/mnt/data' },
+          nodeAffinity: { required: { nodeSelectorTerms: [zoneTerm(zone)] } },
+        },
+      });
+    }
+    await kube.create(statefulSet('s2', 'db', 3, true));
+    const placed = await bound('s2', 'db', 3);
+    assert.equal(placed.get('db-0'), 'zone-c', 'the volume wins');
+    assert.equal(placed.get('db-1'), 'zone-b');
+    assert.equal(placed.get('db-2'), 'zone-c');
+    const layout = await debug('/debug/workloads/s2/statefulset/db');
+    assert.equal(layout.conflicts.length, 1);
+    assert.equal(layout.conflicts[0].pod, 's2/db-0');
+    assert.equal(layout.conflicts[0].pinnedZone, 'zone-a');
+    assert.deepEqual(layout.conflicts[0].volumeZones, ['zone-c']);
+    assert.match(await metrics(), /zonekeeper_pin_volume_conflicts_total\{namespace="s2",workload="StatefulSet\/db"\} 1/);
+  });
+
+  it('3. WorkloadSpread quotas: subset a max 2, b unlimited: 5 replicas give 2/3, 8 give 2/6', async () => {
+    await namespace('s3');
+    await kube.create(workloadSpread('s3', 'ws', 'web', { type: 'Fixed' }, [
+      { name: 'a', maxReplicas: 2, requiredNodeSelectorTerm: zoneTerm('zone-a') },
+      { name: 'b', requiredNodeSelectorTerm: zoneTerm('zone-b') },
+    ]));
+    await eventually('zonekeeper caches the WorkloadSpread', async () => (await debug('/debug/cache')).kinds.find((k: Obj) => k.kind === 'workloadspreads')?.objects >= 1);
+    await kube.create(deployment('s3', 'web', 5));
+    const count = (placed: Map<string, string>, zone: string) => [...placed.values()].filter((z) => z === zone).length;
+    const five = await bound('s3', 'web', 5);
+    assert.deepEqual([count(five, 'zone-a'), count(five, 'zone-b'), count(five, 'zone-c')], [2, 3, 0]);
+    await kube.scale('Deployment', 's3', 'web', 8);
+    const eight = await bound('s3', 'web', 8);
+    assert.deepEqual([count(eight, 'zone-a'), count(eight, 'zone-b'), count(eight, 'zone-c')], [2, 6, 0]);
+  });
+
+  it('4. with subset a cordoned, Adaptive falls through to b after rescheduleCriticalSeconds; Fixed waits with a visible reason', async () => {
+    await namespace('s4');
+    const cordon = (unschedulable: boolean) => Promise.all(['node-a-1', 'node-a-2'].map((n) => kube.patch('v1', 'Node', undefined, n, { spec: { unschedulable } })));
+    await cordon(true);
+    try {
+      const subsets = [{ name: 'a', maxReplicas: 2, requiredNodeSelectorTerm: zoneTerm('zone-a') }, { name: 'b', requiredNodeSelectorTerm: zoneTerm('zone-b') }];
+      await kube.create(workloadSpread('s4', 'adaptive', 'adaptive', { type: 'Adaptive', adaptive: { rescheduleCriticalSeconds: 5 } }, subsets));
+      await kube.create(workloadSpread('s4', 'fixed', 'fixed', { type: 'Fixed' }, subsets));
+      await eventually('both WorkloadSpreads cached', async () => (await debug('/debug/cache')).kinds.find((k: Obj) => k.kind === 'workloadspreads')?.objects >= 3);
+
+      const started = Date.now();
+      await kube.create(deployment('s4', 'adaptive', 2));
+      const placed = await bound('s4', 'adaptive', 2, 180_000);
+      assert.deepEqual([...placed.values()], ['zone-b', 'zone-b']);
+      assert.ok(Date.now() - started >= 5000, 'not before rescheduleCriticalSeconds');
+
+      await kube.create(deployment('s4', 'fixed', 2));
+      const pod = await eventually('fixed pods created', async () => (await kube.podsOf('s4', 'app=fixed')).length === 2 && (await kube.podsOf('s4', 'app=fixed'))[0]);
+      const message = await eventually('a FailedScheduling event naming the WorkloadSpread', async () => {
+        const legacy = await kube.list('v1', 'Event', 's4');
+        const modern = (await kube.call('GET', '/apis/events.k8s.io/v1/namespaces/s4/events')).items as Obj[];
+        const texts = [...legacy.map((e) => `${e.reason} ${e.involvedObject?.name} ${e.message}`), ...modern.map((e) => `${e.reason} ${e.regarding?.name} ${e.note}`)];
+        return texts.find((t) => t.startsWith('FailedScheduling') && t.includes(pod.metadata.name) && t.includes('WorkloadSpread fixed'));
+      }, 90_000);
+      assert.match(message, /subset a/);
+      await new Promise((r) => setTimeout(r, 8000));
+      const fixed = await kube.podsOf('s4', 'app=fixed');
+      assert.ok(fixed.every((p) => !p.spec.nodeName), 'Fixed never falls through: still Pending');
+    } finally {
+      await cordon(false);
+    }
+  });
+
+  it('6. zonekeeper killed while pods are pending: nothing is placed meanwhile, everything right after the restart', async () => {
+    await namespace('s6');
+    await cp.zonekeeper!.stop('SIGKILL');
+    await kube.create(statefulSet('s6', 'db', 6));
+    await eventually('6 pods created', async () => (await kube.podsOf('s6', 'app=db')).length === 6);
+    await new Promise((r) => setTimeout(r, 6000));
+    const meanwhile = await kube.podsOf('s6', 'app=db');
+    assert.deepEqual(meanwhile.filter((p) => p.spec.nodeName).map((p) => p.metadata.name), [], 'no pod placed while zonekeeper was down');
+    await cp.startZonekeeper();
+    const placed = await bound('s6', 'db', 6, 180_000);
+    assertRoundRobin(placed, await frozenZones('s6', 'db'));
+  });
+
+  it('5. a zone added later: the frozen list keeps the old mapping, and new ordinals follow it', async () => {
+    for (const i of [1, 2]) await kube.addNode(`node-d-${i}`, 'zone-d');
+    zones = await kube.nodeZones();
+    await eventually('zonekeeper sees zone-d', async () => (await debug('/debug/cache')).kinds.find((k: Obj) => k.kind === 'nodes')?.objects === 8);
+    await kube.scale('StatefulSet', 's1', 'db', 12);
+    const placed = await bound('s1', 'db', 12);
+    assert.deepEqual(await frozenZones('s1', 'db'), ZONES);
+    assertRoundRobin(placed, ZONES);
+    assert.ok(![...placed.values()].includes('zone-d'));
+  });
+});
