@@ -77,5 +77,11 @@ describe('throughput: zonekeeper vs in-tree PodTopologySpread, and zones kept on
     assert.equal(results.zonekeeper!.zonesAt3, 3);
     const ratio = results.zonekeeper!.podsPerSecond / results.spread!.podsPerSecond;
     console.log(`# throughput ratio zonekeeper / PodTopologySpread: ${ratio.toFixed(2)} (target >= 0.8)`);
+    const metrics = await (await fetch(`${cp.zonekeeper!.admin}/metrics`)).text();
+    for (const verb of ['filter', 'prioritize']) {
+      const sum = Number(new RegExp(`zonekeeper_request_duration_seconds_sum\\{verb="${verb}"\\} (\\S+)`).exec(metrics)?.[1]);
+      const count = Number(new RegExp(`zonekeeper_request_duration_seconds_count\\{verb="${verb}"\\} (\\S+)`).exec(metrics)?.[1]);
+      console.log(`# zonekeeper ${verb}: ${count} requests, mean ${((sum / count) * 1000).toFixed(3)} ms inside zonekeeper`);
+    }
   });
 });
