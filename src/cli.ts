@@ -3,11 +3,13 @@ import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, parseConfig } from './config.js';
 import { createLogger } from './logger.js';
 import { chooseSource, startServer } from './main.js';
+import { PLAN_USAGE, runPlan, UsageError } from './planCommand.js';
 
 export const USAGE = `zonekeeper: a kube-scheduler extender that keeps replicated workloads spread across zones
 
 Usage:
   zonekeeper serve [flags]
+  zonekeeper plan --replicas N --zones A,B,C [...]   (zonekeeper plan --help)
   zonekeeper --help
 
 serve flags:
@@ -92,6 +94,18 @@ async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
   switch (command) {
     case 'serve': return serve(rest);
+    case 'plan':
+      if (rest.includes('--help') || rest.includes('-h')) {
+        process.stdout.write(PLAN_USAGE);
+        return;
+      }
+      try {
+        process.stdout.write(`${runPlan(rest).output}\n`);
+      } catch (err) {
+        if (err instanceof UsageError) fail(`plan: ${err.message}`);
+        throw err;
+      }
+      return;
     case undefined: case '-h': case '--help': case 'help':
       process.stdout.write(USAGE);
       return;

@@ -1,0 +1,80 @@
+import { parseArgs } from 'node:util';
+import { z } from 'zod';
+import { describeIssues } from './config.js';
+import { planReplicas, type Plan } from './placement/planner.js';
+import { DEFAULT_PREFERENCES, parsePreferences, type ZonePreferencesSpec } from './placement/preferences.js';
+
+export const PLAN_USAGE = `zonekeeper plan: per-zone replica counts from the Federated ReplicaSet planner
+
+Usage:
+  zonekeeper plan --replicas N --zones A,B,C [--preferences JSON] [--capacity JSON]
+                  [--existing JSON] [--key STRING] [--table]
+
+  --replicas N        replicas to distribute
+  --zones A,B,C       the zones, in order
+  --preferences JSON  as the zonekeeper.io/zone-preferences annotation:
+                      {"rebalance": bool, "zones": {"*"|zone: {"minReplicas", "maxReplicas", "weight"}}}
+                      (default: every zone weight 1)
+  --capacity JSON     {zone: how many more replicas it can hold}; 0 = offline
+  --existing JSON     {zone: replicas already there}; kept when rebalance is false
+  --key STRING        workload key hashed with zone names to order equal weights (default "")
+  --table             a readable table instead of JSON
+
+Prints {"plan": {zone: n, ...}, "overflow": {zone: n, ...}}. Bad input exits 2.
+`;
+
+export class UsageError extends Error {}
+
+const counts = z.record(z.string(), z.number().int().min(0));
+
+function json<T>(flag: string, text: string | undefined, schema: z.ZodType<T>): T | undefined {
+  if (text === undefined) return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    throw new UsageError(`--${flag}: not JSON: ${(err as Error).message}`);
+  }
+  const r = schema.safeParse(value);
+  if (!r.success) throw new UsageError(`--${flag}: ${describeIssues(r.error)}`);
+  return r.data;
+}
+
+export function runPlan(argv: string[]): { output: string; plan: Plan } {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: argv, strict: true, allowPositionals: false,
+      options: {
+        replicas: { type: 'string' }, zones: { type: 'string' }, preferences: { type: 'string' }, capacity: { type: 'string' },
+        existing: { type: 'string' }, key: { type: 'string', default: '' }, table: { type: 'boolean', default: false },
+      },
+    }));
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+  const replicas = Number(values.replicas);
+  if (values.replicas === undefined || !Number.isInteger(replicas) || replicas < 0) throw new UsageError('--replicas: expected a whole number ≥ 0');
+  const zones = (values.zones ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  if (zones.length === 0) throw new UsageError('--zones: expected a comma-separated list of zones');
+  let preferences: ZonePreferencesSpec = DEFAULT_PREFERENCES;
+  if (values.preferences !== undefined) {
+    const p = parsePreferences(values.preferences);
+    if (!p.ok) throw new UsageError(`--preferences: ${p.error}`);
+    preferences = p.spec;
+  }
+  const capacity = json('capacity', values.capacity, counts);
+  const existing = json('existing', values.existing, counts);
+  for (const [flag, map] of [['capacity', capacity], ['existing', existing]] as const) {
+    for (const z of Object.keys(map ?? {})) if (!zones.includes(z)) throw new UsageError(`--${flag}: zone ${z} is not in --zones`);
+  }
+  const plan = planReplicas({ replicas, zones, preferences, capacity, existing, key: values.key });
+  return { plan, output: values.table ? planTable(zones, plan) : JSON.stringify(plan) };
+}
+
+function planTable(zones: string[], p: Plan): string {
+  const width = Math.max(4, ...zones.map((z) => z.length));
+  const rows = zones.map((z) => `${z.padEnd(width)}  ${String(p.plan[z] ?? 0).padStart(8)}  ${String(p.overflow[z] ?? 0).padStart(8)}`);
+  const total = Object.values(p.plan).reduce((a, b) => a + b, 0);
+  return [`${'zone'.padEnd(width)}  ${'replicas'.padStart(8)}  ${'overflow'.padStart(8)}`, ...rows, `${'total'.padEnd(width)}  ${String(total).padStart(8)}`].join('\n');
+}

@@ -1,0 +1,46 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { describe, it } from 'node:test';
+import { runPlan, UsageError } from '../../src/planCommand.js';
+
+const CLI = new URL('../../dist/cli.js', import.meta.url).pathname;
+
+describe('zonekeeper plan', () => {
+  it('prints every listed zone in the plan and only overflowing zones in overflow', () => {
+    const { output } = runPlan(['--replicas', '50', '--zones', 'A,B,C', '--preferences', '{"rebalance":true,"zones":{"*":{"weight":1}}}', '--capacity', '{"C":6}']);
+    const parsed = JSON.parse(output);
+    assert.deepEqual(Object.keys(parsed.plan), ['A', 'B', 'C']);
+    assert.deepEqual(parsed.plan, { A: 22, B: 22, C: 6 });
+    assert.deepEqual(Object.keys(parsed.overflow), ['C']);
+  });
+
+  it('defaults to equal weights and the empty key; --table prints a table', () => {
+    assert.deepEqual(JSON.parse(runPlan(['--replicas', '6', '--zones', 'a,b,c']).output).plan, { a: 2, b: 2, c: 2 });
+    const table = runPlan(['--replicas', '8', '--zones', 'a,b,c', '--preferences', '{"zones":{"a":{"weight":2},"b":{"weight":1},"c":{"weight":1}}}', '--table']).output;
+    assert.match(table, /^zone\s+replicas\s+overflow$/m);
+    assert.match(table, /^a\s+4\s+0$/m);
+    assert.match(table, /^total\s+8$/m);
+  });
+
+  for (const [what, args, message] of [
+    ['bad JSON', ['--replicas', '5', '--zones', 'a', '--capacity', '{a:1}'], /--capacity: not JSON/],
+    ['an unknown field', ['--replicas', '5', '--zones', 'a', '--preferences', '{"zones":{"a":{"wieght":1}}}'], /zones\.a\.wieght: unknown key/],
+    ['a negative count', ['--replicas', '5', '--zones', 'a', '--existing', '{"a":-1}'], /--existing: a:/],
+    ['a zone not listed', ['--replicas', '5', '--zones', 'a', '--capacity', '{"b":1}'], /zone b is not in --zones/],
+    ['no replicas', ['--zones', 'a'], /--replicas/],
+    ['an unknown flag', ['--replicas', '5', '--zones', 'a', '--bogus'], /bogus/],
+  ] as const) {
+    it(`refuses ${what}`, () => {
+      assert.throws(() => runPlan([...args]), (e: Error) => e instanceof UsageError && message.test(e.message));
+    });
+  }
+
+  it('exits 2 with the message on bad input, 0 with JSON on good input', () => {
+    const bad = spawnSync(process.execPath, [CLI, 'plan', '--replicas', '5', '--zones', 'a', '--preferences', '{"zones":{"a":{"wieght":1}}}'], { encoding: 'utf8' });
+    assert.equal(bad.status, 2);
+    assert.match(bad.stderr, /unknown key/);
+    const good = spawnSync(process.execPath, [CLI, 'plan', '--replicas', '50', '--zones', 'A,B,C', '--capacity', '{"B":0,"C":0}'], { encoding: 'utf8' });
+    assert.equal(good.status, 0);
+    assert.deepEqual(JSON.parse(good.stdout).plan, { A: 50, B: 0, C: 0 });
+  });
+});
