@@ -38,6 +38,9 @@ export const configSchema = z.strictObject({
     reservationTtlSeconds: positive.default(30),
     adaptiveUnschedulableSeconds: positive.default(300),
   }).prefault({}),
+  instanceIds: z.strictObject({
+    assignDeadlineMs: z.number().int().min(100).default(2000),
+  }).prefault({}),
   debug: z.strictObject({
     decisionsKeptPods: z.number().int().min(1).default(2000),
     decisionsPerPod: z.number().int().min(1).max(100).default(10),

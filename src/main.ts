@@ -70,7 +70,7 @@ function openSource(choice: SourceChoice, config: Config, log: Logger, metrics: 
     pageSize: c.listPageSize, watchTimeoutSeconds: c.watchTimeoutSeconds, silenceSeconds: c.watchSilenceSeconds,
     backoffInitialMs: c.backoffInitialMs, backoffMaxMs: c.backoffMaxMs, crdRecheckSeconds: c.crdRecheckSeconds,
   }, log, (kind, reason) => metrics.watchRestarts.inc({ kind, reason }));
-  return { source, actuator: kubeActuator(api, log, metrics) };
+  return { source, actuator: kubeActuator(api, log, metrics, config.instanceIds.assignDeadlineMs) };
 }
 
 export async function startServer(config: Config, choice: SourceChoice, log: Logger, metrics = createMetrics({ defaults: true })): Promise<Running> {

@@ -9,6 +9,7 @@ export interface Metrics {
   badRequests: Counter<'verb' | 'status'>;
   watchRestarts: Counter<'kind' | 'reason'>;
   pinVolumeConflicts: Counter<'namespace' | 'workload'>;
+  invalidPreferences: Counter<'namespace' | 'workload'>;
   actuatorWrites: Counter<'action' | 'result'>;
 }
 
@@ -46,6 +47,12 @@ export function createMetrics(opts: { defaults?: boolean } = {}): Metrics {
     pinVolumeConflicts: new Counter({
       name: 'zonekeeper_pin_volume_conflicts_total',
       help: 'Pods whose bound volume overrode their zone pin, counted once per pod.',
+      labelNames: ['namespace', 'workload'],
+      registers: [registry],
+    }),
+    invalidPreferences: new Counter({
+      name: 'zonekeeper_invalid_zone_preferences_total',
+      help: 'Invalid zonekeeper.io/zone-preferences annotations seen (once per distinct value); the defaults were used.',
       labelNames: ['namespace', 'workload'],
       registers: [registry],
     }),

@@ -4,6 +4,8 @@ import { statusMessage, type ApiClient } from '../cluster/apiClient.js';
 import { ANNOTATION, type SlimWorkload } from '../cluster/objects.js';
 import type { ClusterStore, KindName } from '../cluster/store.js';
 import type { Metrics } from '../metrics.js';
+import { chooseInstanceId, parseAssignment, serializeAssignment } from '../placement/instanceIds.js';
+import { AssignmentError, instanceIdWriter, type AssignRequest } from './instanceIds.js';
 
 /** Every write zonekeeper makes to the cluster goes through here (DESIGN §1). */
 export interface Actuator {
@@ -11,6 +13,8 @@ export interface Actuator {
   freezeZones(workload: SlimWorkload, zones: string[]): void;
   /** A list being frozen that the watch may not show yet, by workload key. */
   pendingFreeze(workloadKey: string): string[] | undefined;
+  /** The pod's instance ID, written to its owner and the pod if it had none (DESIGN §6). */
+  assignInstanceId(req: AssignRequest): Promise<number>;
   /** Resolves when every write started so far has finished. */
   settle(): Promise<void>;
 }
@@ -23,6 +27,7 @@ const keyOf = (w: SlimWorkload) => `${w.namespace}/${w.kind}/${w.name}`;
 
 interface Writer {
   write(w: SlimWorkload, zones: string[]): Promise<void>;
+  assign(req: AssignRequest): Promise<number>;
 }
 
 function actuator(writer: Writer, log: Logger, metrics: Metrics): Actuator {
@@ -48,14 +53,17 @@ function actuator(writer: Writer, log: Logger, metrics: Metrics): Actuator {
       inflight.add(p);
     },
     pendingFreeze: (key) => pending.get(key),
+    assignInstanceId: (req) => writer.assign(req),
     async settle() {
       await Promise.all([...inflight]);
     },
   };
 }
 
-export function kubeActuator(api: ApiClient, log: Logger, metrics: Metrics): Actuator {
+export function kubeActuator(api: ApiClient, log: Logger, metrics: Metrics, assignDeadlineMs = 2000): Actuator {
+  const ids = instanceIdWriter(api, log, metrics, assignDeadlineMs);
   return actuator({
+    assign: ids.assign,
     async write(w, zones) {
       const path = `/apis/apps/v1/namespaces/${encodeURIComponent(w.namespace)}/${PLURAL[w.kind]}/${encodeURIComponent(w.name)}`;
       const body = JSON.stringify({ metadata: { annotations: { [ANNOTATION.zones]: zones.join(',') } } });
@@ -67,9 +75,20 @@ export function kubeActuator(api: ApiClient, log: Logger, metrics: Metrics): Act
 
 /** For file sources: there is no API server, so the annotation lands in the in-memory store. */
 export function memoryActuator(store: ClusterStore, log: Logger, metrics: Metrics): Actuator {
+  const annotate = (w: SlimWorkload, key: string, value: string) => store.upsert(PLURAL[w.kind], { ...w, annotations: { ...w.annotations, [key]: value } });
   return actuator({
     async write(w, zones) {
-      store.upsert(PLURAL[w.kind], { ...w, annotations: { ...w.annotations, [ANNOTATION.zones]: zones.join(',') } });
+      annotate(w, ANNOTATION.zones, zones.join(','));
+    },
+    async assign(req) {
+      const owner = store.workload(req.owner.kind, req.owner.namespace, req.owner.name);
+      if (!owner) throw new AssignmentError(`${req.owner.kind} ${req.owner.namespace}/${req.owner.name} is not in the snapshot`);
+      const choice = chooseInstanceId(parseAssignment(owner.annotations[ANNOTATION.instanceAssignment]), req.pod, req.replicas, req.live);
+      if (choice.kind === 'full') throw new AssignmentError(choice.reason);
+      if (choice.kind === 'new') annotate(owner, ANNOTATION.instanceAssignment, serializeAssignment(choice.assignment));
+      const pod = store.pod(req.owner.namespace, req.pod);
+      if (pod) store.upsert('pods', { ...pod, instanceId: choice.id });
+      return choice.id;
     },
   }, log, metrics);
 }

@@ -27,6 +27,8 @@ export interface Toleration { key: string; operator: string; value: string; effe
 export interface SlimNode {
   name: string;
   labels: Record<string, string>;
+  /** Allocatable CPU (millicores), memory (bytes) and pod slots. */
+  allocatable: { cpuMilli: number; memory: number; pods: number };
   /** NoSchedule and NoExecute taints only: PreferNoSchedule never excludes a node. */
   taints: Taint[];
   unschedulable: boolean;
@@ -50,6 +52,11 @@ export interface SlimPod {
   ready: boolean;
   createdAt: number;
   ignore: boolean;
+  /** From zonekeeper.io/instance-id; -1 when the pod has none. */
+  instanceId: number;
+  /** Summed container requests: what the pod takes from its node. */
+  cpuMilli: number;
+  memory: number;
   /** Set by the OpenKruise webhook: the subset this pod already belongs to. */
   kruiseMatch: { workloadSpread: string; subset: string } | undefined;
 }
@@ -181,6 +188,30 @@ export function tolerations(v: unknown): Toleration[] {
   }));
 }
 
+const SUFFIX: Record<string, number> = {
+  '': 1, m: 1e-3, k: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, E: 1e18,
+  Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, Pi: 2 ** 50, Ei: 2 ** 60,
+};
+
+/** A Kubernetes quantity ("100m", "1.5", "128Mi", "1e3") as a number; 0 when unreadable. */
+export function quantity(v: unknown): number {
+  if (typeof v === 'number') return v;
+  if (typeof v !== 'string') return 0;
+  const m = /^([+-]?[0-9.]+(?:[eE][+-]?\d+)?)([a-zA-Z]*)$/.exec(v.trim());
+  if (!m || !(m[2]! in SUFFIX)) return 0;
+  const n = Number(m[1]) * SUFFIX[m[2]!]!;
+  return Number.isFinite(n) ? n : 0;
+}
+
+function podRequests(spec: Raw | undefined): { cpuMilli: number; memory: number } {
+  let cpuMilli = 0, memory = 0;
+  for (const c of Array.isArray(spec?.containers) ? spec.containers : []) {
+    cpuMilli += Math.round(quantity(c?.resources?.requests?.cpu) * 1000);
+    memory += quantity(c?.resources?.requests?.memory);
+  }
+  return { cpuMilli, memory };
+}
+
 export function slimNode(o: Raw): SlimNode {
   const taints: Taint[] = (Array.isArray(o.spec?.taints) ? o.spec.taints : [])
     .filter((t: Raw) => t?.effect === 'NoSchedule' || t?.effect === 'NoExecute')
@@ -192,6 +223,11 @@ export function slimNode(o: Raw): SlimNode {
     taints,
     unschedulable: o.spec?.unschedulable === true,
     ready: conditions.some((c) => c?.type === 'Ready' && c?.status === 'True'),
+    allocatable: {
+      cpuMilli: Math.round(quantity(o.status?.allocatable?.cpu) * 1000),
+      memory: quantity(o.status?.allocatable?.memory),
+      pods: quantity(o.status?.allocatable?.pods),
+    },
   };
 }
 
@@ -224,6 +260,8 @@ export function slimPod(o: Raw): SlimPod {
   const name = str(meta.name);
   const phase = o.status?.phase;
   const conditions: Raw[] = Array.isArray(o.status?.conditions) ? o.status.conditions : [];
+  const id = meta.annotations?.[ANNOTATION.instanceId];
+  const { cpuMilli, memory } = podRequests(o.spec);
   return {
     uid: str(meta.uid),
     namespace: intern(str(meta.namespace, 'default')),
@@ -237,6 +275,9 @@ export function slimPod(o: Raw): SlimPod {
     ready: conditions.some((c) => c?.type === 'Ready' && c?.status === 'True'),
     createdAt: timestamp(meta.creationTimestamp),
     ignore: meta.annotations?.[ANNOTATION.ignore] === 'true',
+    instanceId: typeof id === 'string' && /^\d+$/.test(id) ? Number(id) : -1,
+    cpuMilli,
+    memory,
     kruiseMatch: kruiseMatch(meta.annotations),
   };
 }

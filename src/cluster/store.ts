@@ -13,6 +13,8 @@ export interface Snapshot {
   podByUid(uid: string): SlimPod | undefined;
   /** Pods whose controller owner is kind/namespace/name. */
   podsOwnedBy(kind: string, namespace: string, name: string): Iterable<SlimPod>;
+  /** Pods bound to a node. */
+  podsOnNode(node: string): Iterable<SlimPod>;
   pvc(namespace: string, name: string): SlimPVC | undefined;
   pv(name: string): SlimPV | undefined;
   /** The PV whose claimRef names this PVC (pre-bound volumes show here before the PVC does). */
@@ -34,6 +36,19 @@ const nsKey = (namespace: string, name: string) => `${namespace}/${name}`;
 const ownerKey = (kind: string, namespace: string, name: string) => `${kind}/${namespace}/${name}`;
 const NONE: readonly SlimPod[] = [];
 
+/** Index maintenance: a bucket of values per index key, dropped when empty. */
+function addTo<V>(index: Map<string, Map<string, V>>, key: string, id: string, value: V): void {
+  let bucket = index.get(key);
+  if (!bucket) index.set(key, (bucket = new Map()));
+  bucket.set(id, value);
+}
+
+function removeFrom<V>(index: Map<string, Map<string, V>>, key: string, id: string): void {
+  const bucket = index.get(key);
+  bucket?.delete(id);
+  if (bucket && bucket.size === 0) index.delete(key);
+}
+
 /**
  * Slim objects by kind, with the indexes the policies need beside them: pods by
  * controller owner and by UID, PVs by claim, node names by zone label value.
@@ -43,6 +58,7 @@ export class ClusterStore implements Snapshot {
   private readonly podsByKey = new Map<string, SlimPod>();
   private readonly podsByUid = new Map<string, SlimPod>();
   private readonly podsByOwner = new Map<string, Map<string, SlimPod>>();
+  private readonly podsByNode = new Map<string, Map<string, SlimPod>>();
   private readonly pvcs = new Map<string, SlimPVC>();
   private readonly pvs = new Map<string, SlimPV>();
   private readonly pvByClaim = new Map<string, string>();
@@ -90,12 +106,7 @@ export class ClusterStore implements Snapshot {
         const key = ownerKey(w.kind, w.namespace, w.name);
         this.removeWorkload(key);
         this.workloads.set(key, w);
-        if (w.owner) {
-          const ok = ownerKey(w.owner.kind, w.namespace, w.owner.name);
-          let bucket = this.workloadsByOwner.get(ok);
-          if (!bucket) this.workloadsByOwner.set(ok, (bucket = new Map()));
-          bucket.set(key, w);
-        }
+        if (w.owner) addTo(this.workloadsByOwner, ownerKey(w.owner.kind, w.namespace, w.owner.name), key, w);
         return;
       }
       case 'workloadspreads': {
@@ -170,24 +181,16 @@ export class ClusterStore implements Snapshot {
     if (old) this.removePod(old, false);
     this.podsByKey.set(key, pod);
     this.podsByUid.set(pod.uid, pod);
-    if (pod.owner) {
-      const ok = ownerKey(pod.owner.kind, pod.namespace, pod.owner.name);
-      let bucket = this.podsByOwner.get(ok);
-      if (!bucket) this.podsByOwner.set(ok, (bucket = new Map()));
-      bucket.set(pod.uid, pod);
-    }
+    if (pod.owner) addTo(this.podsByOwner, ownerKey(pod.owner.kind, pod.namespace, pod.owner.name), pod.uid, pod);
+    if (pod.nodeName) addTo(this.podsByNode, pod.nodeName, pod.uid, pod);
     for (const l of this.podListeners) l('upsert', pod);
   }
 
   private removePod(pod: SlimPod, notify: boolean): void {
     this.podsByKey.delete(nsKey(pod.namespace, pod.name));
     this.podsByUid.delete(pod.uid);
-    if (pod.owner) {
-      const ok = ownerKey(pod.owner.kind, pod.namespace, pod.owner.name);
-      const bucket = this.podsByOwner.get(ok);
-      bucket?.delete(pod.uid);
-      if (bucket && bucket.size === 0) this.podsByOwner.delete(ok);
-    }
+    if (pod.owner) removeFrom(this.podsByOwner, ownerKey(pod.owner.kind, pod.namespace, pod.owner.name), pod.uid);
+    if (pod.nodeName) removeFrom(this.podsByNode, pod.nodeName, pod.uid);
     if (notify) for (const l of this.podListeners) l('delete', pod);
   }
 
@@ -195,12 +198,7 @@ export class ClusterStore implements Snapshot {
     const old = this.workloads.get(key);
     if (!old) return;
     this.workloads.delete(key);
-    if (old.owner) {
-      const ok = ownerKey(old.owner.kind, old.namespace, old.owner.name);
-      const bucket = this.workloadsByOwner.get(ok);
-      bucket?.delete(key);
-      if (bucket && bucket.size === 0) this.workloadsByOwner.delete(ok);
-    }
+    if (old.owner) removeFrom(this.workloadsByOwner, ownerKey(old.owner.kind, old.namespace, old.owner.name), key);
   }
 
   private deletePVClaim(pvName: string): void {
@@ -234,6 +232,9 @@ export class ClusterStore implements Snapshot {
   podByUid(uid: string) { return this.podsByUid.get(uid); }
   podsOwnedBy(kind: string, namespace: string, name: string): Iterable<SlimPod> {
     return this.podsByOwner.get(ownerKey(kind, namespace, name))?.values() ?? NONE;
+  }
+  podsOnNode(node: string): Iterable<SlimPod> {
+    return this.podsByNode.get(node)?.values() ?? NONE;
   }
   pvc(namespace: string, name: string) { return this.pvcs.get(nsKey(namespace, name)); }
   pv(name: string) { return this.pvs.get(name); }

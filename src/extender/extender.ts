@@ -1,17 +1,18 @@
 import type { Logger } from 'pino';
 import { LRUCache } from 'lru-cache';
 import type { Actuator } from '../actuator/actuator.js';
-import { pendingPod, slimNode } from '../cluster/objects.js';
+import { pendingPod, slimNode, type PendingPod } from '../cluster/objects.js';
 import type { SnapshotSource } from '../cluster/source.js';
 import type { Config } from '../config.js';
 import type { Metrics } from '../metrics.js';
-import { filterNodes } from '../placement/filtering.js';
+import { filterNodes, rejectAll as waitVerdict } from '../placement/filtering.js';
 import { Reservations } from '../placement/reservations.js';
 import { scoreNodes } from '../placement/scoring.js';
 import { rejectedCount, type Candidate, type FilterInput, type FilterVerdict, type PlacementSettings } from '../placement/verdict.js';
 import { workloadKey } from '../placement/workload.js';
 import { DecisionLog, summarizeRejections, type Decision } from './decisions.js';
 import { encodeError, encodeFilterResult } from './encoding.js';
+import { instanceIdStep } from './instanceIds.js';
 import { namesMode, type ExtenderArgs, type HostPriority, type RawObject } from './protocol.js';
 
 export const NOT_SYNCED = 'zonekeeper: cluster cache not synced yet; the pod will be retried';
@@ -55,7 +56,10 @@ export function createExtender(deps: ExtenderDeps) {
   source.store.onPod((type, pod) => {
     if (type === 'delete' || pod.nodeName) {
       reservations.release(pod.uid);
-      if (type === 'delete') waitingSince.delete(pod.uid);
+      if (type === 'delete') {
+        waitingSince.delete(pod.uid);
+        ids.forget(pod.uid);
+      }
     }
   });
 
@@ -64,8 +68,10 @@ export function createExtender(deps: ExtenderDeps) {
     return (args.Nodes?.items ?? []).map((raw) => ({ name: raw.metadata.name, node: slimNode(raw) }));
   }
 
-  function inputOf(args: ExtenderArgs, candidates: Candidate[]): FilterInput {
-    const pod = pendingPod(args.Pod);
+  const ids = instanceIdStep(source.snapshot, actuator, log);
+  const reportedPreferences = new LRUCache<string, true>({ max: 10_000 });
+
+  function inputOf(pod: PendingPod, candidates: Candidate[]): FilterInput {
     return {
       pod, candidates, snapshot: source.snapshot, reservations, settings, now: clock.now(),
       waitingSince: waitingSince.get(pod.uid),
@@ -86,6 +92,14 @@ export function createExtender(deps: ExtenderDeps) {
     if (e.markUnschedulable) {
       unschedulable.set(e.markUnschedulable.key, e.markUnschedulable.until, { ttl: Math.max(1, e.markUnschedulable.until - now) });
       log.info({ subset: e.markUnschedulable.key, pod: `${pod.namespace}/${pod.name}` }, 'Adaptive WorkloadSpread: subset marked unschedulable');
+    }
+    if (e.preferencesError) {
+      const key = `${e.preferencesError.workload} ${e.preferencesError.error}`;
+      if (!reportedPreferences.has(key)) {
+        reportedPreferences.set(key, true);
+        metrics.invalidPreferences.inc({ namespace: v.workload.namespace, workload: `${v.workload.kind}/${v.workload.name}` });
+        log.warn({ workload: e.preferencesError.workload, error: e.preferencesError.error }, 'invalid zonekeeper.io/zone-preferences; using the defaults');
+      }
     }
     if (e.conflict && !conflicts.has(pod.uid)) {
       conflicts.set(pod.uid, { pod: `${pod.namespace}/${pod.name}`, workload: wk, ...e.conflict, at: new Date(now).toISOString() });
@@ -121,14 +135,17 @@ export function createExtender(deps: ExtenderDeps) {
     pendingFreeze: actuator.pendingFreeze,
 
     /** The ExtenderFilterResult as JSON text (see encoding.ts for why not an object). */
-    filter(args: ExtenderArgs): string {
+    async filter(args: ExtenderArgs): Promise<string> {
       if (!source.synced()) {
         metrics.decisions.inc({ verb: 'filter', outcome: 'not_ready' });
         decisions.record(decision('filter', args, undefined, { error: NOT_SYNCED }));
         return encodeError(NOT_SYNCED);
       }
-      const input = inputOf(args, candidatesOf(args));
-      const v = filterNodes(input);
+      const candidates = candidatesOf(args);
+      const ensured = await ids.ensure(pendingPod(args.Pod));
+      const input = inputOf(ensured.pod, candidates);
+      const v = ensured.error === undefined ? filterNodes(input)
+        : waitVerdict(candidates, { rule: 'zone-pin', reason: ensured.error, unresolvable: false });
       apply(input, v);
       const d = decision('filter', args, v);
       decisions.record(d);
@@ -143,7 +160,7 @@ export function createExtender(deps: ExtenderDeps) {
         metrics.decisions.inc({ verb: 'prioritize', outcome: 'not_ready' });
         return candidates.map((c) => ({ Host: c.name, Score: 0 }));
       }
-      const input = inputOf(args, candidates);
+      const input = inputOf(ids.known(pendingPod(args.Pod)), candidates);
       const v = filterNodes(input);
       const scores = scoreNodes(input, v);
       const d = decision('prioritize', args, v, { scores: Object.fromEntries(scores.slice(0, 50).map((s) => [s.Host, s.Score])) });

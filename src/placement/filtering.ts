@@ -1,11 +1,14 @@
 import type { SlimNode } from '../cluster/objects.js';
 import type {
-  Candidate, FilterInput, FilterVerdict, PolicyContext, PolicyOutcome, Rejection,
+  Candidate, FilterInput, FilterVerdict, PolicyContext, PolicyName, PolicyOutcome, Rejection,
 } from './verdict.js';
+import { optedIn } from './instanceIds.js';
+import { DEFAULT_PREFERENCES, preferencesOf } from './preferences.js';
 import { podVolumes } from './volumes.js';
 import { findWorkloadSpread, subsetPolicy } from './workloadSpread.js';
-import { optedOut, resolveWorkload, type WorkloadRef } from './workload.js';
-import { zonePin } from './zonePin.js';
+import { optedOut, resolveWorkload, workloadKey, type WorkloadRef } from './workload.js';
+import { zoneBalance } from './zoneBalance.js';
+import { instanceSeat, ordinalSeat, zonePin } from './zonePin.js';
 
 // The node's name is the key it is reported under, so one reason serves every such node.
 const NOT_CACHED: Rejection = { rule: 'cache', reason: "node not in zonekeeper's cache yet", unresolvable: false };
@@ -17,7 +20,8 @@ function passAll(candidates: Candidate[], summary: string, workload?: WorkloadRe
   };
 }
 
-function rejectAll(candidates: Candidate[], rejection: Rejection, workload: WorkloadRef | undefined, policy: FilterVerdict['policy']): FilterVerdict {
+/** Every node waits for one reason; the pod is managed. */
+export function rejectAll(candidates: Candidate[], rejection: Rejection, workload?: WorkloadRef, policy: PolicyName = 'zone-pin'): FilterVerdict {
   return {
     managed: true, policy, summary: rejection.reason, workload,
     passed: [], rejected: new Map([[rejection, candidates.map((c) => c.name)]]), effects: {},
@@ -38,14 +42,21 @@ export function filterNodes(input: FilterInput): FilterVerdict {
 
   const replicaSet = pod.owner?.kind === 'ReplicaSet' ? pod.owner.name : undefined;
   const ws = findWorkloadSpread(snapshot, ref, replicaSet);
-  const policy: FilterVerdict['policy'] = ws ? 'workloadspread'
-    : ref.kind === 'StatefulSet' && settings.manageStatefulSets ? 'zone-pin' : 'none';
+  const workload = resolved.object;
+  const parsed = preferencesOf(workload);
+  const preferences = parsed === undefined ? undefined : parsed.ok ? parsed.spec : DEFAULT_PREFERENCES;
+  const withoutOrdinals = ref.kind === 'Deployment' || ref.kind === 'ReplicaSet';
+  // Precedence (DESIGN §3): a WorkloadSpread decides when one targets the workload; else
+  // ordinals or instance IDs pin a zone; else zone preferences balance the zones.
+  const policy: PolicyName = ws ? 'workloadspread'
+    : ref.kind === 'StatefulSet' && settings.manageStatefulSets ? 'zone-pin'
+    : withoutOrdinals && optedIn(workload) ? 'zone-pin'
+    : withoutOrdinals && preferences ? 'zone-balance'
+    : 'none';
 
   if (resolved.missing) {
-    // A WorkloadSpread may target the workload we cannot see yet: wait rather than guess.
-    const mayBeManaged = policy !== 'none' || [...snapshot.workloadSpreads(pod.namespace)].length > 0;
-    if (mayBeManaged) return rejectAll(candidates, { rule: 'cache', reason: resolved.missing, unresolvable: false }, ref, policy);
-    return passAll(candidates, `not managed: ${resolved.missing}; no WorkloadSpread in ${pod.namespace}`, ref);
+    // The policy may live on the workload we cannot see yet: wait rather than guess.
+    return rejectAll(candidates, { rule: 'cache', reason: resolved.missing, unresolvable: false }, ref, policy);
   }
   if (policy === 'none') return passAll(candidates, `not managed: no policy covers ${ref.kind} ${ref.namespace}/${ref.name}`, ref);
 
@@ -71,9 +82,14 @@ export function filterNodes(input: FilterInput): FilterVerdict {
     },
   };
 
-  const outcome: PolicyOutcome = ws
-    ? subsetPolicy(ctx, ref, resolved.object, ws)
-    : zonePin(ctx, ref, resolved.object!, volumes.constraints);
+  let outcome: PolicyOutcome;
+  if (ws) outcome = subsetPolicy(ctx, ref, workload, ws);
+  else if (policy === 'zone-balance') outcome = zoneBalance(ctx, ref, workload!, preferences!);
+  else {
+    const seat = ref.kind === 'StatefulSet' ? ordinalSeat(pod.ordinal, workload!, pod.name) : instanceSeat(pod.instanceId, pod.name);
+    outcome = zonePin(ctx, ref, workload!, volumes.constraints, seat, preferences);
+  }
+  if (parsed && !parsed.ok) outcome.preferencesError = { workload: workloadKey(ref), error: parsed.error };
   const { summary, admits, waitAll, subset, zone, ...effects } = outcome;
 
   const passed: string[] = [];

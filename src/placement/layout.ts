@@ -1,7 +1,10 @@
-import type { WorkloadKind } from '../cluster/objects.js';
+import { ANNOTATION, type SlimPod, type WorkloadKind } from '../cluster/objects.js';
+import { optedIn, parseAssignment, serializeAssignment } from './instanceIds.js';
+import { planReplicas } from './planner.js';
+import { DEFAULT_PREFERENCES, preferencesOf, sequencePreferences, type ZonePreferencesSpec } from './preferences.js';
 import type { Snapshot } from '../cluster/store.js';
 import type { Reservation, ReservationView } from './reservations.js';
-import type { PlacementSettings } from './verdict.js';
+import type { PlacementSettings, PolicyName } from './verdict.js';
 import { findWorkloadSpread, subsetOfPod, subsetQuotas, type SubsetQuota } from './workloadSpread.js';
 import { workloadKey, workloadPods, type WorkloadRef } from './workload.js';
 import { sequenceIndex } from './zonePin.js';
@@ -23,6 +26,7 @@ export interface LayoutPod {
   node: string;
   zone: string | undefined;
   index?: number;
+  instanceId?: number;
   pinnedZone?: string;
   inPinnedZone?: boolean;
   subset?: string;
@@ -30,7 +34,11 @@ export interface LayoutPod {
 
 export interface WorkloadLayout {
   workload: WorkloadRef & { replicas: number; annotations: Record<string, string> };
-  policy: 'zone-pin' | 'workloadspread' | 'none';
+  policy: PolicyName;
+  preferences: { spec: ZonePreferencesSpec; source: 'annotation' | 'default'; error?: string };
+  /** The planner's replicas per zone for the workload's replicas (no capacity limits). */
+  plan: Record<string, number>;
+  instanceIds?: { assignment: Record<string, string>; error?: string };
   topologyKey: string;
   zones: { list: string[]; source: ZoneListSource };
   sequence: string[];
@@ -47,6 +55,18 @@ export interface LayoutDeps {
   unschedulableUntil: (key: string) => number | undefined;
 }
 
+/** The assignment maps of the workload's ReplicaSets (a Deployment may have several). */
+function instanceAssignments(snapshot: Snapshot, ref: WorkloadRef): { assignment: Record<string, string>; error?: string } {
+  const owners = ref.kind === 'Deployment' ? [...snapshot.ownedWorkloads('Deployment', ref.namespace, ref.name)] : [snapshot.workload('ReplicaSet', ref.namespace, ref.name)!];
+  const assignment: Record<string, string> = {};
+  try {
+    for (const rs of owners) Object.assign(assignment, JSON.parse(serializeAssignment(parseAssignment(rs.annotations[ANNOTATION.instanceAssignment]))));
+    return { assignment };
+  } catch (err) {
+    return { assignment, error: (err as Error).message };
+  }
+}
+
 /** What /debug/workloads shows: zone list, sequence, where every pod is, counts, subsets. */
 export function workloadLayout(snapshot: Snapshot, kind: WorkloadKind, namespace: string, name: string, deps: LayoutDeps): WorkloadLayout | undefined {
   const w = snapshot.workload(kind, namespace, name);
@@ -55,10 +75,17 @@ export function workloadLayout(snapshot: Snapshot, kind: WorkloadKind, namespace
   const key = workloadKey(ref);
   const list = zoneListOf(w, snapshot, deps.settings.topologyKey, deps.pendingFreeze(key));
   const ws = findWorkloadSpread(snapshot, ref, kind === 'ReplicaSet' ? name : undefined);
-  const policy = ws ? 'workloadspread' : kind === 'StatefulSet' && deps.settings.manageStatefulSets ? 'zone-pin' : 'none';
+  const parsed = preferencesOf(w);
+  const spec = parsed?.ok ? parsed.spec : DEFAULT_PREFERENCES;
+  const ids = kind !== 'StatefulSet' && optedIn(w);
+  const policy: PolicyName = ws ? 'workloadspread'
+    : kind === 'StatefulSet' ? (deps.settings.manageStatefulSets ? 'zone-pin' : 'none')
+    : ids ? 'zone-pin' : parsed ? 'zone-balance' : 'none';
   const pods = [...workloadPods(ref, snapshot)];
-  const maxIndex = Math.max(w.replicas - 1, ...pods.map((p) => sequenceIndex(p.ordinal, w)));
-  const sequence = kind === 'StatefulSet' ? zoneSequence(list.zones, maxIndex + 1) : [];
+  const seatOf = (p: SlimPod) => (kind === 'StatefulSet' ? sequenceIndex(p.ordinal, w) : p.instanceId);
+  const pinned = kind === 'StatefulSet' || ids;
+  const maxIndex = Math.max(w.replicas - 1, ...pods.map(seatOf));
+  const sequence = pinned ? zoneSequence(list.zones, maxIndex + 1, sequencePreferences(parsed ? spec : undefined)) : [];
 
   const countsPerZone: WorkloadLayout['countsPerZone'] = {};
   for (const z of list.zones) countsPerZone[z] = { bound: 0, reserved: 0 };
@@ -67,10 +94,11 @@ export function workloadLayout(snapshot: Snapshot, kind: WorkloadKind, namespace
     const zone = zoneOfNode(p.nodeName);
     if (zone !== undefined) (countsPerZone[zone] ??= { bound: 0, reserved: 0 }).bound++;
     const out: LayoutPod = { name: p.name, node: p.nodeName, zone };
-    if (kind === 'StatefulSet') {
-      out.index = sequenceIndex(p.ordinal, w);
+    if (pinned) {
+      out.index = seatOf(p);
+      if (ids) out.instanceId = p.instanceId;
       out.pinnedZone = sequence[out.index];
-      if (zone !== undefined) out.inPinnedZone = zone === out.pinnedZone;
+      if (zone !== undefined && out.index >= 0) out.inPinnedZone = zone === out.pinnedZone;
     }
     if (ws) out.subset = subsetOfPod(p, ws, snapshot);
     return out;
@@ -82,6 +110,9 @@ export function workloadLayout(snapshot: Snapshot, kind: WorkloadKind, namespace
   return {
     workload: { ...ref, replicas: w.replicas, annotations: w.annotations },
     policy, topologyKey: list.topologyKey, zones: { list: list.zones, source: list.source },
+    preferences: { spec, source: parsed ? 'annotation' : 'default', ...(parsed && !parsed.ok ? { error: parsed.error } : {}) },
+    plan: planReplicas({ replicas: w.replicas, zones: list.zones, preferences: spec, key: `${namespace}/${name}` }).plan,
+    ...(ids ? { instanceIds: instanceAssignments(snapshot, ref) } : {}),
     sequence, countsPerZone, pods: layoutPods,
     workloadSpread: ws && {
       name: ws.name, strategy: ws.strategy,

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ANNOTATION, type SlimWorkload } from '../cluster/objects.js';
 import { describeIssues } from '../config.js';
 import { EQUAL_WEIGHTS, type ZonePreference, type ZonePreferences } from './zoneSequence.js';
 
@@ -40,6 +41,20 @@ const NO_ENTRY: ZonePreference = { minReplicas: 0, maxReplicas: 0, weight: 0 };
 export function preferenceFor(spec: ZonePreferencesSpec, zone: string): ZonePreference {
   const p = spec.zones[zone] ?? spec.zones['*'];
   return p ? { minReplicas: p.minReplicas, maxReplicas: p.maxReplicas, weight: p.weight } : NO_ENTRY;
+}
+
+const memo = new Map<string, ParsedPreferences>();
+
+/** The workload's preferences, parsed once per distinct annotation value. */
+export function preferencesOf(workload: SlimWorkload | undefined): ParsedPreferences | undefined {
+  const value = workload?.annotations[ANNOTATION.zonePreferences];
+  if (value === undefined) return undefined;
+  let parsed = memo.get(value);
+  if (!parsed) {
+    if (memo.size > 1000) memo.clear();
+    memo.set(value, (parsed = parsePreferences(value)));
+  }
+  return parsed;
 }
 
 export function sequencePreferences(spec: ZonePreferencesSpec | undefined): ZonePreferences {

@@ -6,7 +6,9 @@ import type { ReservationView } from './reservations.js';
 import type { WorkloadRef } from './workload.js';
 
 /** The rule that rejected a node; every reason names one. */
-export type Rule = 'cache' | 'volume' | 'zone-pin' | 'workloadspread';
+export type Rule = 'cache' | 'volume' | 'zone-pin' | 'workloadspread' | 'zone-balance';
+
+export type PolicyName = 'none' | 'zone-pin' | 'workloadspread' | 'zone-balance';
 
 export interface Rejection {
   rule: Rule;
@@ -54,6 +56,8 @@ export interface Effects {
   freeze?: { workload: SlimWorkload; zones: string[] };
   conflict?: { pinnedZone: string; volumeZones: string[]; reason: string };
   markUnschedulable?: { key: string; until: number };
+  /** The workload's zone-preferences annotation is invalid: defaults were used. */
+  preferencesError?: { workload: string; error: string };
 }
 
 /** What one policy decides for the pod. */
@@ -69,7 +73,7 @@ export interface PolicyOutcome extends Effects {
 
 export interface FilterVerdict {
   managed: boolean;
-  policy: 'none' | 'zone-pin' | 'workloadspread';
+  policy: PolicyName;
   summary: string;
   workload: WorkloadRef | undefined;
   passed: string[];

@@ -1,5 +1,6 @@
 import type { SlimWorkload } from '../cluster/objects.js';
 import type { PolicyContext, PolicyOutcome } from './verdict.js';
+import { sequencePreferences, type ZonePreferencesSpec } from './preferences.js';
 import { volumeZones, type VolumeConstraint } from './volumes.js';
 import { workloadKey, type WorkloadRef } from './workload.js';
 import { zoneSequence } from './zoneSequence.js';
@@ -10,29 +11,48 @@ export function sequenceIndex(ordinal: number, workload: SlimWorkload): number {
   return ordinal < 0 ? -1 : ordinal - workload.ordinalsStart;
 }
 
+/** Where a pod sits in its workload's zone sequence, and how to say so. */
+export interface SeatIndex {
+  /** -1 when it cannot be read. */
+  index: number;
+  /** "ordinal 4", "ordinal 7 (index 2)", "instance ID 3" */
+  label: string;
+  /** Why the index could not be read, when it could not. */
+  missing: string;
+}
+
+export function ordinalSeat(ordinal: number, workload: SlimWorkload, pod: string): SeatIndex {
+  const index = sequenceIndex(ordinal, workload);
+  return {
+    index,
+    label: `ordinal ${ordinal}${workload.ordinalsStart ? ` (index ${index})` : ''}`,
+    missing: `zone pin: cannot read an ordinal ≥ ${workload.ordinalsStart} from pod ${pod}`,
+  };
+}
+
+export function instanceSeat(id: number, pod: string): SeatIndex {
+  return { index: id, label: `instance ID ${id}`, missing: `zone pin: pod ${pod} has no instance ID yet` };
+}
+
 /**
- * StatefulSet ordinal → zone (DESIGN §3.2, §4). A bound volume in another zone wins
- * over the pin, and the conflict is reported.
+ * StatefulSet ordinal or instance ID → zone (DESIGN §3.2, §4, §6). A bound volume in
+ * another zone wins over the pin, and the conflict is reported.
  */
 export function zonePin(
   ctx: PolicyContext, ref: WorkloadRef, workload: SlimWorkload, volumes: VolumeConstraint[],
+  seat: SeatIndex, preferences: ZonePreferencesSpec | undefined,
 ): PolicyOutcome {
   const { input, snapshot } = ctx;
-  const { pod, settings } = input;
+  const { settings } = input;
   const list = zoneListOf(workload, snapshot, settings.topologyKey, input.pendingFreeze(workloadKey(ref)));
   const freeze = list.source === 'nodes' && settings.freezeZones && list.zones.length > 0
     ? { workload, zones: list.zones } : undefined;
   if (list.zones.length === 0) {
     return { summary: `no node has label ${list.topologyKey}: nothing to pin to` };
   }
-  const index = sequenceIndex(pod.ordinal, workload);
-  if (index < 0) {
-    return {
-      summary: 'cannot read the ordinal',
-      waitAll: { rule: 'zone-pin', reason: `zone pin: cannot read an ordinal ≥ ${workload.ordinalsStart} from pod ${pod.name}`, unresolvable: true },
-    };
-  }
-  const sequence = zoneSequence(list.zones, index + 1);
+  const { index } = seat;
+  if (index < 0) return { summary: seat.missing, waitAll: { rule: 'zone-pin', reason: seat.missing, unresolvable: true } };
+  const sequence = zoneSequence(list.zones, index + 1, sequencePreferences(preferences));
   let zone = sequence[index];
   if (zone === undefined) {
     return {
@@ -41,7 +61,7 @@ export function zonePin(
     };
   }
   // Short: the scheduler sends this once per rejected node, thousands of times per answer.
-  const of = `ordinal ${pod.ordinal}${workload.ordinalsStart ? ` (index ${index})` : ''} of ${list.zones.length} zones`;
+  const of = `${seat.label} of ${list.zones.length} zones`;
   let summary = `pinned to ${zone}: ${of}`;
 
   if (volumes.length > 0) {

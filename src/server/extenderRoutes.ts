@@ -54,10 +54,10 @@ export function parseArgs(text: string): ExtenderArgs {
 export function extenderRoutes(ext: Extender, metrics: Metrics, log: Logger, bodyLimitBytes: number): Hono {
   const app = new Hono();
 
-  const verb = (name: Verb, answer: (args: ExtenderArgs, c: Context) => Response) => async (c: Context) => {
+  const verb = (name: Verb, answer: (args: ExtenderArgs, c: Context) => Response | Promise<Response>) => async (c: Context) => {
     const done = metrics.requestDuration.startTimer({ verb: name });
     try {
-      return answer(parseArgs(await readBody(c, bodyLimitBytes)), c);
+      return await answer(parseArgs(await readBody(c, bodyLimitBytes)), c);
     } catch (err) {
       if (err instanceof PayloadTooLarge) {
         metrics.badRequests.inc({ verb: name, status: '413' });
@@ -73,7 +73,7 @@ export function extenderRoutes(ext: Extender, metrics: Metrics, log: Logger, bod
     }
   };
 
-  app.post('/filter', verb('filter', (args, c) => c.body(ext.filter(args), 200, { 'content-type': 'application/json' })));
+  app.post('/filter', verb('filter', async (args, c) => c.body(await ext.filter(args), 200, { 'content-type': 'application/json' })));
   app.post('/prioritize', verb('prioritize', (args, c) => c.json(ext.prioritize(args))));
   app.notFound((c) => c.json({ error: 'not found', message: `no route ${c.req.method} ${c.req.path}; the verbs are POST /filter and POST /prioritize` }, 404));
   app.onError((err, c) => {

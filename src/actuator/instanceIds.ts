@@ -1,0 +1,114 @@
+import type { Logger } from 'pino';
+import { statusMessage, type ApiClient } from '../cluster/apiClient.js';
+import { ANNOTATION } from '../cluster/objects.js';
+import type { Metrics } from '../metrics.js';
+import {
+  annotationBytes, ANNOTATIONS_LIMIT, chooseInstanceId, parseAssignment, serializeAssignment,
+} from '../placement/instanceIds.js';
+
+export interface AssignRequest {
+  /** The owner that stores the map: the ReplicaSet of a Deployment. */
+  owner: { kind: 'ReplicaSet' | 'Deployment' | 'StatefulSet'; namespace: string; name: string };
+  pod: string;
+  replicas: number;
+  /** Whether a pod named in the map still exists (not deleted, not terminating). */
+  live: (pod: string) => boolean;
+}
+
+export class AssignmentError extends Error {}
+
+const PLURAL = { ReplicaSet: 'replicasets', Deployment: 'deployments', StatefulSet: 'statefulsets' } as const;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Writes instance IDs with an optimistic-concurrency check: the patch carries the
+ * resourceVersion it was computed from, a 409 means someone else wrote first, so re-read and
+ * retry with jitter until the deadline. Assignments for one owner are serialized in this
+ * process, so our own writes do not conflict with each other.
+ */
+export function instanceIdWriter(api: ApiClient, log: Logger, metrics: Metrics, deadlineMs: number) {
+  const queues = new Map<string, Promise<unknown>>();
+
+  async function assignOnce(req: AssignRequest): Promise<number> {
+    const { owner } = req;
+    const path = `/apis/apps/v1/namespaces/${encodeURIComponent(owner.namespace)}/${PLURAL[owner.kind]}/${encodeURIComponent(owner.name)}`;
+    const deadline = Date.now() + deadlineMs;
+    for (let attempt = 1; ; attempt++) {
+      const got = await api.request('GET', path, { timeoutMs: Math.max(1, deadline - Date.now()) });
+      if (got.status !== 200) throw new AssignmentError(`GET ${owner.kind} ${owner.namespace}/${owner.name}: ${got.status} ${statusMessage(got.body)}`);
+      const obj = JSON.parse(got.body);
+      const annotations: Record<string, string> = obj.metadata?.annotations ?? {};
+      let current;
+      try {
+        current = parseAssignment(annotations[ANNOTATION.instanceAssignment]);
+      } catch (err) {
+        throw new AssignmentError((err as Error).message);
+      }
+      let choice = chooseInstanceId(current, req.pod, req.replicas, () => true);
+      if (choice.kind === 'full') {
+        // Free the IDs of gone pods. The cache may not show a pod created a moment ago,
+        // so a pod it does not show is asked about before its ID is taken away.
+        const gone = new Set<string>();
+        for (const name of current.values()) if (!req.live(name) && await podGone(owner.namespace, name)) gone.add(name);
+        choice = chooseInstanceId(current, req.pod, req.replicas, (name) => !gone.has(name));
+      }
+      if (choice.kind === 'full') throw new AssignmentError(`${owner.kind} ${owner.namespace}/${owner.name}: ${choice.reason}`);
+      if (choice.kind === 'held') return choice.id;
+      const value = serializeAssignment(choice.assignment);
+      const size = annotationBytes({ ...annotations, [ANNOTATION.instanceAssignment]: value });
+      if (size > ANNOTATIONS_LIMIT - 1024) {
+        throw new AssignmentError(`${owner.kind} ${owner.namespace}/${owner.name}: the instance assignment would bring its annotations to ${size} bytes, over the 256 KiB limit`);
+      }
+      const patch = JSON.stringify({ metadata: { resourceVersion: obj.metadata.resourceVersion, annotations: { [ANNOTATION.instanceAssignment]: value } } });
+      const res = await api.request('PATCH', path, { body: patch, contentType: 'application/merge-patch+json', timeoutMs: Math.max(1, deadline - Date.now()) });
+      if (res.status === 200) {
+        metrics.actuatorWrites.inc({ action: 'instance-id', result: 'ok' });
+        if (choice.pruned.length > 0) log.info({ owner: path, pruned: choice.pruned }, 'instance IDs of gone pods freed');
+        return choice.id;
+      }
+      if (res.status !== 409) throw new AssignmentError(`PATCH ${owner.kind} ${owner.namespace}/${owner.name}: ${res.status} ${statusMessage(res.body)}`);
+      metrics.actuatorWrites.inc({ action: 'instance-id', result: 'conflict' });
+      const wait = 5 + Math.random() * 20 * Math.min(attempt, 5);
+      if (Date.now() + wait >= deadline) throw new AssignmentError(`${owner.kind} ${owner.namespace}/${owner.name}: still conflicting after ${attempt} attempts within ${deadlineMs} ms`);
+      await sleep(wait);
+    }
+  }
+
+  async function podGone(namespace: string, pod: string): Promise<boolean> {
+    const res = await api.request('GET', `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(pod)}`, { timeoutMs: 5000 });
+    if (res.status === 404) return true;
+    if (res.status !== 200) return false;
+    return !!JSON.parse(res.body).metadata?.deletionTimestamp;
+  }
+
+  async function annotatePod(namespace: string, pod: string, id: number): Promise<void> {
+    const path = `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(pod)}`;
+    const body = JSON.stringify({ metadata: { annotations: { [ANNOTATION.instanceId]: String(id) } } });
+    const res = await api.request('PATCH', path, { body, contentType: 'application/merge-patch+json', timeoutMs: 5000 });
+    if (res.status !== 200) throw new AssignmentError(`PATCH pod ${namespace}/${pod}: ${res.status} ${statusMessage(res.body)}`);
+  }
+
+  return {
+    /** The pod's instance ID, assigned and written if it had none; the pod is annotated with it. */
+    async assign(req: AssignRequest): Promise<number> {
+      const key = `${req.owner.kind}/${req.owner.namespace}/${req.owner.name}`;
+      const previous = queues.get(key) ?? Promise.resolve();
+      const mine = previous.catch(() => {}).then(async () => {
+        const id = await assignOnce(req);
+        await annotatePod(req.owner.namespace, req.pod, id);
+        return id;
+      });
+      queues.set(key, mine);
+      try {
+        return await mine;
+      } catch (err) {
+        metrics.actuatorWrites.inc({ action: 'instance-id', result: 'error' });
+        throw err;
+      } finally {
+        if (queues.get(key) === mine) queues.delete(key);
+      }
+    },
+  };
+}
+
+export type InstanceIdWriter = ReturnType<typeof instanceIdWriter>;

@@ -1,0 +1,55 @@
+import type { Logger } from 'pino';
+import { LRUCache } from 'lru-cache';
+import type { Actuator } from '../actuator/actuator.js';
+import type { PendingPod } from '../cluster/objects.js';
+import type { Snapshot } from '../cluster/store.js';
+import { optedIn } from '../placement/instanceIds.js';
+import { findWorkloadSpread } from '../placement/workloadSpread.js';
+import { optedOut, resolveWorkload } from '../placement/workload.js';
+
+export type Ensured = { pod: PendingPod; error?: undefined } | { pod: PendingPod; error: string };
+
+/**
+ * The first filter of a pod of an instance-ID workload assigns its ID before placement
+ * (DESIGN §6). Known IDs come from the request's pod, the cached pod, or an assignment this
+ * process just made (the scheduler's copy of the pod lags behind our write).
+ */
+export function instanceIdStep(snapshot: Snapshot, actuator: Actuator, log: Logger) {
+  const assigned = new LRUCache<string, number>({ max: 100_000, ttl: 3_600_000 });
+
+  function known(pod: PendingPod): PendingPod {
+    if (pod.instanceId >= 0) return pod;
+    const id = assigned.get(pod.uid) ?? snapshot.podByUid(pod.uid)?.instanceId ?? -1;
+    return id >= 0 ? { ...pod, instanceId: id } : pod;
+  }
+
+  async function ensure(request: PendingPod): Promise<Ensured> {
+    const pod = known(request);
+    if (pod.instanceId >= 0 || pod.owner?.kind !== 'ReplicaSet') return { pod };
+    const resolved = resolveWorkload(pod, snapshot);
+    const workload = resolved?.object;
+    if (!resolved || resolved.missing || !optedIn(workload) || optedOut(pod, workload)) return { pod };
+    if (findWorkloadSpread(snapshot, resolved.ref, pod.owner.name)) return { pod };
+    const ns = pod.namespace;
+    try {
+      const id = await actuator.assignInstanceId({
+        owner: { kind: 'ReplicaSet', namespace: ns, name: pod.owner.name },
+        pod: pod.name,
+        replicas: workload!.replicas,
+        live: (name) => {
+          const p = snapshot.pod(ns, name);
+          return !!p && !p.terminating && !p.finished;
+        },
+      });
+      assigned.set(pod.uid, id);
+      log.info({ pod: `${ns}/${pod.name}`, instanceId: id }, 'instance ID assigned');
+      return { pod: { ...pod, instanceId: id } };
+    } catch (err) {
+      const error = `instance ID for ${ns}/${pod.name}: ${(err as Error).message}`;
+      log.warn({ pod: `${ns}/${pod.name}` }, error);
+      return { pod, error };
+    }
+  }
+
+  return { known, ensure, forget: (uid: string) => assigned.delete(uid) };
+}

@@ -1,0 +1,84 @@
+import type { PendingPod, SlimNode, SlimWorkload } from '../cluster/objects.js';
+import type { Snapshot } from '../cluster/store.js';
+import { planReplicas } from './planner.js';
+import type { ZonePreferencesSpec } from './preferences.js';
+import type { PolicyContext, PolicyOutcome } from './verdict.js';
+import { workloadKey, workloadPods, type WorkloadRef } from './workload.js';
+import { zoneListOf, zoneOf } from './zones.js';
+
+/** Bound pods plus live reservations per zone; the pod being placed is not counted. */
+export function zoneCounts(ref: WorkloadRef, zones: string[], topologyKey: string, ctx: PolicyContext): Record<string, number> {
+  const { snapshot, input } = ctx;
+  const counts: Record<string, number> = Object.fromEntries(zones.map((z) => [z, 0]));
+  for (const p of workloadPods(ref, snapshot)) {
+    if (p.uid === input.pod.uid || !p.nodeName) continue;
+    const node = snapshot.node(p.nodeName);
+    const z = node && zoneOf(node, topologyKey);
+    if (z !== undefined && z in counts) counts[z]!++;
+  }
+  for (const r of input.reservations.forWorkload(workloadKey(ref))) {
+    if (r.uid === input.pod.uid || !r.zone || !(r.zone in counts) || snapshot.podByUid(r.uid)?.nodeName) continue;
+    counts[r.zone]!++;
+  }
+  return counts;
+}
+
+/** How many more pods like this one fit on the zone's nodes, by the cache's arithmetic. */
+export function fitInZone(zone: string, topologyKey: string, pod: PendingPod, snapshot: Snapshot): number {
+  let fit = 0;
+  for (const node of snapshot.nodes()) {
+    if (node.unschedulable || zoneOf(node, topologyKey) !== zone) continue;
+    fit += fitOnNode(node, pod, snapshot);
+  }
+  return fit;
+}
+
+function fitOnNode(node: SlimNode, pod: PendingPod, snapshot: Snapshot): number {
+  let cpu = 0, memory = 0, pods = 0;
+  for (const p of snapshot.podsOnNode(node.name)) {
+    if (p.finished) continue;
+    cpu += p.cpuMilli;
+    memory += p.memory;
+    pods++;
+  }
+  const by = (free: number, need: number) => (need > 0 ? Math.floor(free / need) : Infinity);
+  const n = Math.min(by(node.allocatable.cpuMilli - cpu, pod.cpuMilli), by(node.allocatable.memory - memory, pod.memory), node.allocatable.pods - pods);
+  return Math.max(0, Number.isFinite(n) ? n : 0);
+}
+
+/**
+ * Zone balance for workloads with zone preferences and no ordinals or instance IDs
+ * (Deployments, ReplicaSets): the planner's target per zone for the workload's replicas,
+ * and the pod goes to the zone furthest below its target among zones with a feasible node.
+ * A zone the scheduler sent no node of is full: its capacity comes from the cache.
+ */
+export function zoneBalance(ctx: PolicyContext, ref: WorkloadRef, workload: SlimWorkload, preferences: ZonePreferencesSpec): PolicyOutcome {
+  const { input, snapshot } = ctx;
+  const list = zoneListOf(workload, snapshot, input.settings.topologyKey);
+  if (list.zones.length === 0) return { summary: `no node has label ${list.topologyKey}: nothing to balance` };
+  const counts = zoneCounts(ref, list.zones, list.topologyKey, ctx);
+  const offered = new Set(ctx.feasible.map((n) => zoneOf(n, list.topologyKey)));
+  const capacity: Record<string, number> = {};
+  for (const z of list.zones) if (!offered.has(z)) capacity[z] = counts[z]! + fitInZone(z, list.topologyKey, input.pod, snapshot);
+  const { plan } = planReplicas({
+    replicas: workload.replicas, zones: list.zones, preferences, capacity,
+    existing: preferences.rebalance ? undefined : counts, key: `${ref.namespace}/${ref.name}`,
+  });
+
+  let best: string | undefined;
+  for (const z of list.zones) {
+    if (!offered.has(z)) continue;
+    if (best === undefined || plan[z]! - counts[z]! > plan[best]! - counts[best]!) best = z;
+  }
+  const layout = list.zones.map((z) => `${z} ${counts[z]}/${plan[z]}`).join(', ');
+  if (best === undefined) {
+    return { summary: `zone balance: no zone has a feasible node (${layout})`, waitAll: { rule: 'zone-balance', reason: `zone balance: no zone has a feasible node (${layout})`, unresolvable: false } };
+  }
+  const zone = best;
+  const summary = `zone balance: ${zone} is furthest below its target (${layout})`;
+  const rejection = { rule: 'zone-balance' as const, reason: summary, unresolvable: false };
+  return {
+    summary, zone, reserve: { zone },
+    admits: (node) => (zoneOf(node, list.topologyKey) === zone ? undefined : rejection),
+  };
+}
