@@ -30,6 +30,9 @@ export class FakeApiServer {
   crdServed = false;
   readonly requests: string[] = [];
   readonly patches: { path: string; body: Raw }[] = [];
+  conflicts = 0;
+  /** Slows patches down, so that concurrent writers overlap. */
+  patchDelayMs = 0;
   private server = http.createServer((req, res) => this.handle(req, res));
   port = 0;
 
@@ -122,6 +125,8 @@ current-context: c
       return this.crdServed ? this.json(res, 200, { kind: 'APIResourceList', resources: [{ name: 'workloadspreads', kind: 'WorkloadSpread', namespaced: true }] }) : this.json(res, 404, {});
     }
     if (req.method === 'PATCH') return this.patch(req, res, url.pathname);
+    const single = this.findSingle(url.pathname);
+    if (single !== undefined) return single ? this.json(res, 200, single) : this.json(res, 404, { kind: 'Status', code: 404, message: 'not found' });
     const path = url.pathname;
     if (!Object.values(PATHS).includes(path) || (path.includes('kruise') && !this.crdServed)) return this.json(res, 404, { kind: 'Status', code: 404 });
     if (url.searchParams.get('watch') === '1') return this.watch(path, Number(url.searchParams.get('resourceVersion') ?? 0), res);
@@ -147,20 +152,36 @@ current-context: c
     res.write(JSON.stringify({ type: 'BOOKMARK', object: { kind: 'Bookmark', metadata: { resourceVersion: String(this.rv) } } }) + '\n');
   }
 
+  /** GET of one namespaced object: the object, null when absent, undefined when not such a path. */
+  private findSingle(path: string): Raw | null | undefined {
+    const m = /^\/(?:api\/v1|apis\/apps\/v1)\/namespaces\/([^/]+)\/(pods|statefulsets|deployments|replicasets)\/([^/]+)$/.exec(path);
+    if (!m) return undefined;
+    const kind = { pods: 'Pod', statefulsets: 'StatefulSet', deployments: 'Deployment', replicasets: 'ReplicaSet' }[m[2]!]!;
+    return this.objects.get(PATHS[kind]!)?.get(`${m[1]}/${m[3]}`) ?? null;
+  }
+
   private patch(req: http.IncomingMessage, res: http.ServerResponse, path: string): void {
     let body = '';
     req.on('data', (c) => (body += c));
     req.on('end', () => {
-      const m = /^\/apis\/apps\/v1\/namespaces\/([^/]+)\/(statefulsets|deployments|replicasets)\/([^/]+)$/.exec(path);
-      const kind = m?.[2] === 'statefulsets' ? 'StatefulSet' : m?.[2] === 'deployments' ? 'Deployment' : 'ReplicaSet';
-      const existing = m ? this.objects.get(PATHS[kind]!)?.get(`${m[1]}/${m[3]}`) : undefined;
-      if (!existing) return this.json(res, 404, { kind: 'Status', code: 404, message: `${path} not found` });
-      const patch = JSON.parse(body);
-      this.patches.push({ path, body: patch });
-      const merged = { ...existing, metadata: { ...existing.metadata, annotations: { ...existing.metadata.annotations, ...patch.metadata?.annotations } } };
-      this.put(merged);
-      this.json(res, 200, merged);
+      const apply = () => this.applyPatch(res, path, JSON.parse(body));
+      if (this.patchDelayMs) setTimeout(apply, this.patchDelayMs);
+      else apply();
     });
+  }
+
+  private applyPatch(res: http.ServerResponse, path: string, patch: Raw): void {
+    const existing = this.findSingle(path);
+    if (!existing) return this.json(res, 404, { kind: 'Status', code: 404, message: `${path} not found` });
+    // A merge patch that names a resourceVersion only applies to that version.
+    const rv = patch.metadata?.resourceVersion;
+    if (rv !== undefined && rv !== existing.metadata.resourceVersion) {
+      this.conflicts++;
+      return this.json(res, 409, { kind: 'Status', code: 409, reason: 'Conflict', message: 'the object has been modified' });
+    }
+    this.patches.push({ path, body: patch });
+    this.put({ ...existing, metadata: { ...existing.metadata, annotations: { ...existing.metadata.annotations, ...patch.metadata?.annotations } } });
+    this.json(res, 200, this.findSingle(path));
   }
 
   private json(res: http.ServerResponse, status: number, body: unknown): void {

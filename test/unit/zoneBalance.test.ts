@@ -1,0 +1,66 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { Reservations } from '../../src/placement/reservations.js';
+import { rejectionOf } from '../../src/placement/verdict.js';
+import { deployment, node, nodes, rsPod, statefulSet, storeOf, stsPod, type Raw } from '../support/builders.js';
+import { FakeClock, filterAndReserve, filterFor, passedZones } from '../support/placement.js';
+
+const ZONES = ['zone-a', 'zone-b', 'zone-c'];
+const weighted = JSON.stringify({ zones: { 'zone-a': { weight: 2 }, 'zone-b': { weight: 1 }, 'zone-c': { weight: 1 } } });
+
+describe('zone balance (zone preferences without instance IDs)', () => {
+  it('8 replicas with weights 2:1:1 land 4/2/2, placed one after another faster than the watch', () => {
+    const store = storeOf([...nodes(ZONES, 2), ...deployment('web', 8, { 'zonekeeper.io/zone-preferences': weighted })]);
+    const reservations = new Reservations(30, new FakeClock());
+    const placed = Array.from({ length: 8 }, (_, i) => passedZones(store, filterAndReserve(store, rsPod('web', `p${i}`), reservations))[0]);
+    const count = (z: string) => placed.filter((x) => x === z).length;
+    assert.deepEqual([count('zone-a'), count('zone-b'), count('zone-c')], [4, 2, 2]);
+  });
+
+  it('sends the pod to the zone furthest below its target, counting bound pods', () => {
+    const bound = (i: number, n: string) => rsPod('web', `b${i}`, { nodeName: n });
+    const store = storeOf([...nodes(ZONES, 1), ...deployment('web', 6, { 'zonekeeper.io/zone-preferences': '{"zones":{"*":{"weight":1}}}' }),
+      bound(0, 'node-a-1'), bound(1, 'node-a-1'), bound(2, 'node-b-1')]);
+    const v = filterFor(store, rsPod('web', 'new'));
+    assert.deepEqual(passedZones(store, v), ['zone-c']);
+    const r = rejectionOf(v, 'node-a-1')!;
+    assert.equal(r.rule, 'zone-balance');
+    assert.equal(r.unresolvable, false);
+    assert.match(r.reason, /zone-c is furthest below its target \(zone-a 2\/2, zone-b 1\/2, zone-c 0\/2\)/);
+  });
+
+  it('takes a full zone\'s capacity from the cache when the scheduler sends none of its nodes', () => {
+    const small = (name: string, zone: string): Raw => {
+      const n = node(name, zone);
+      n.status.allocatable = { cpu: '1', memory: '1Gi', pods: '10' };
+      return n;
+    };
+    const podReq = (name: string, nodeName?: string) => {
+      const p = rsPod('web', name, { nodeName });
+      p.spec.containers = [{ name: 'c', resources: { requests: { cpu: '500m' } } }];
+      return p;
+    };
+    // zone-c holds one 500m pod and has room for one more; zone-a and zone-b are offered.
+    const store = storeOf([small('node-a-1', 'zone-a'), small('node-b-1', 'zone-b'), small('node-c-1', 'zone-c'),
+      ...deployment('web', 9, { 'zonekeeper.io/zone-preferences': '{"rebalance":true,"zones":{"*":{"weight":1}}}' }), podReq('c0', 'node-c-1')]);
+    const v = filterFor(store, podReq('new'), { candidates: ['node-a-1', 'node-b-1'] });
+    // Capacity of zone-c = 1 bound + 1 more fits = 2: the plan is 4/3/2 (order by hash), so a or b.
+    assert.equal(v.passed.length, 1);
+    assert.match(v.summary, /zone-c 1\/2/);
+  });
+
+  it('an invalid annotation falls back to the defaults and says so', () => {
+    const store = storeOf([...nodes(ZONES, 1), ...deployment('web', 3, { 'zonekeeper.io/zone-preferences': '{"zones":{"zone-a":{"wieght":1}}}' })]);
+    const v = filterFor(store, rsPod('web', 'x'));
+    assert.equal(v.policy, 'zone-balance');
+    assert.equal(v.passed.length, 1, 'balanced with equal weights');
+    assert.match(v.effects.preferencesError!.error, /zones\.zone-a\.wieght: unknown key/);
+  });
+
+  it('weights the StatefulSet sequence too', () => {
+    const store = storeOf([...nodes(ZONES, 1), statefulSet('db', 8, { annotations: { 'zonekeeper.io/zone-preferences': weighted } })]);
+    const zones = Array.from({ length: 8 }, (_, i) => passedZones(store, filterFor(store, stsPod('db', i)))[0]);
+    assert.deepEqual(zones.filter((z) => z === 'zone-a').length, 4);
+    assert.equal(zones[0], 'zone-a');
+  });
+});
