@@ -79,7 +79,7 @@ export async function startServer(config: Config, choice: SourceChoice, log: Log
   registerStateGauges(metrics, source, () => extender.reservations.size());
   let serving = true;
   source.start();
-  const ext = await listen(extenderRoutes(extender, metrics, log, config.extender.bodyLimitBytes), config.extender.listen, config.extender.tls);
+  const ext = await listen(extenderRoutes(extender, metrics, log, config.extender.bodyLimitBytes, config.extender.pickerBodyLimitBytes), config.extender.listen, config.extender.tls);
   const admin = await listen(adminRoutes({ source, extender, metrics, serving: () => serving }), config.admin.listen);
   log.info({ extender: ext.url, admin: admin.url, source: source.describe() }, 'zonekeeper serving');
   return {

@@ -5,6 +5,7 @@ import { pendingPod, slimNode, type PendingPod } from '../cluster/objects.js';
 import type { SnapshotSource } from '../cluster/source.js';
 import type { Config } from '../config.js';
 import type { Metrics } from '../metrics.js';
+import { pickPodsToRemove, type PickResult } from '../placement/downscale.js';
 import { filterNodes, rejectAll as waitVerdict } from '../placement/filtering.js';
 import { Reservations } from '../placement/reservations.js';
 import { scoreNodes } from '../placement/scoring.js';
@@ -167,6 +168,18 @@ export function createExtender(deps: ExtenderDeps) {
       decisions.record(d);
       metrics.decisions.inc({ verb: 'prioritize', outcome: d.outcome });
       return scores;
+    },
+
+    /** KEP-3189 pod picker over the cache; undefined until the cache has synced. */
+    pickPodsToRemove(namespace: string, n: number, candidates: string[]): PickResult | undefined {
+      if (!source.synced()) {
+        metrics.decisions.inc({ verb: 'downscale-pod-picker', outcome: 'not_ready' });
+        return undefined;
+      }
+      const answer = pickPodsToRemove(namespace, n, candidates, source.snapshot, settings);
+      metrics.decisions.inc({ verb: 'downscale-pod-picker', outcome: answer.warnings ? 'warnings' : 'picked' });
+      log.debug({ namespace, n, candidates: candidates.length, chosen: answer.chosen_pods, tied: answer.tied_pods }, 'downscale pod picker');
+      return answer;
     },
 
     /** A dry-run filter of a cached pod against every cached node: nothing is reserved or written. */

@@ -57,6 +57,23 @@ export interface ExtenderFilterResult {
 
 export interface HostPriority { Host: string; Score: number }
 
+/** The KEP-3189 downscale pod-picker request. */
+export const pickRequest = z.looseObject({
+  number_of_pods_requested: z.number().int().positive(),
+  candidate_pods: z.array(z.string().min(1)),
+});
+
+export type PickRequest = z.infer<typeof pickRequest>;
+
+export function parsePickRequest(body: unknown): PickRequest {
+  const r = pickRequest.safeParse(body);
+  if (!r.success) {
+    const issue = r.error.issues[0]!;
+    throw new BadRequest(issue.path.join('.') || '(body)', issue.message);
+  }
+  return r.data;
+}
+
 export class BadRequest extends Error {
   constructor(readonly field: string, message: string) {
     super(message);
