@@ -22,6 +22,8 @@ serve flags:
   --listen HOST:PORT     extender listener (default 127.0.0.1:8888; overrides extender.listen)
   --admin-listen HOST:PORT
                          admin listener: /healthz /readyz /metrics /debug/... (default 127.0.0.1:9090)
+  --manage-deletion-cost keep controller.kubernetes.io/pod-deletion-cost on managed ReplicaSet pods,
+                         so scale-down follows the pod picker's order (deletionCost.enabled)
   -h, --help             this text
 
 Where the cluster comes from, first found wins: --snapshot, --demo, --kubeconfig, $KUBECONFIG,
@@ -41,6 +43,7 @@ async function serve(argv: string[]): Promise<void> {
       options: {
         config: { type: 'string' }, kubeconfig: { type: 'string' }, snapshot: { type: 'string' },
         demo: { type: 'boolean' }, listen: { type: 'string' }, 'admin-listen': { type: 'string' }, help: { type: 'boolean', short: 'h' },
+        'manage-deletion-cost': { type: 'boolean' },
       },
       strict: true, allowPositionals: false,
     }));
@@ -54,11 +57,12 @@ async function serve(argv: string[]): Promise<void> {
   let config;
   try {
     config = loadConfig(values.config);
-    if (values.listen || values['admin-listen']) {
+    if (values.listen || values['admin-listen'] || values['manage-deletion-cost']) {
       config = parseConfig({
         ...config,
         extender: { ...config.extender, listen: values.listen ?? config.extender.listen },
         admin: { ...config.admin, listen: values['admin-listen'] ?? config.admin.listen },
+        deletionCost: { ...config.deletionCost, enabled: config.deletionCost.enabled || !!values['manage-deletion-cost'] },
       }, 'flags');
     }
   } catch (err) {

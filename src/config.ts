@@ -39,6 +39,11 @@ export const configSchema = z.strictObject({
     reservationTtlSeconds: positive.default(30),
     adaptiveUnschedulableSeconds: positive.default(300),
   }).prefault({}),
+  deletionCost: z.strictObject({
+    enabled: z.boolean().default(false),
+    intervalSeconds: positive.default(5),
+    patchesPerSecond: positive.default(20),
+  }).prefault({}),
   instanceIds: z.strictObject({
     assignDeadlineMs: z.number().int().min(100).default(2000),
   }).prefault({}),

@@ -3,7 +3,8 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { kubeActuator, memoryActuator, type Actuator } from './actuator/actuator.js';
-import { kubeApiClient, loadKubeConfig } from './cluster/apiClient.js';
+import { deletionCostController } from './actuator/deletionCosts.js';
+import { kubeApiClient, loadKubeConfig, type ApiClient } from './cluster/apiClient.js';
 import { fileSource, type SnapshotSource } from './cluster/source.js';
 import { watchCache } from './cluster/watchCache.js';
 import type { Config } from './config.js';
@@ -54,7 +55,7 @@ export interface Running {
   stop(): Promise<void>;
 }
 
-function openSource(choice: SourceChoice, config: Config, log: Logger, metrics: Metrics): { source: SnapshotSource; actuator: Actuator } {
+function openSource(choice: SourceChoice, config: Config, log: Logger, metrics: Metrics): { source: SnapshotSource; actuator: Actuator; api?: ApiClient } {
   if (choice.kind === 'snapshot' || choice.kind === 'demo') {
     const label = choice.kind === 'demo' ? `demo cluster ${choice.path}` : `snapshot ${choice.path}`;
     const source = fileSource(choice.path, label);
@@ -70,12 +71,16 @@ function openSource(choice: SourceChoice, config: Config, log: Logger, metrics: 
     pageSize: c.listPageSize, watchTimeoutSeconds: c.watchTimeoutSeconds, silenceSeconds: c.watchSilenceSeconds,
     backoffInitialMs: c.backoffInitialMs, backoffMaxMs: c.backoffMaxMs, crdRecheckSeconds: c.crdRecheckSeconds,
   }, log, (kind, reason) => metrics.watchRestarts.inc({ kind, reason }));
-  return { source, actuator: kubeActuator(api, log, metrics, config.instanceIds.assignDeadlineMs) };
+  return { source, api, actuator: kubeActuator(api, log, metrics, config.instanceIds.assignDeadlineMs) };
 }
 
 export async function startServer(config: Config, choice: SourceChoice, log: Logger, metrics = createMetrics({ defaults: true })): Promise<Running> {
-  const { source, actuator } = openSource(choice, config, log, metrics);
+  const { source, actuator, api } = openSource(choice, config, log, metrics);
   const extender = createExtender({ source, actuator, metrics, log, config });
+  const costs = config.deletionCost.enabled && api
+    ? deletionCostController(api, source, { ...config.placement }, config.deletionCost, log, metrics) : undefined;
+  if (config.deletionCost.enabled && !api) log.warn('deletion costs need a cluster to write to; not managed for a file source');
+  costs?.start();
   registerStateGauges(metrics, source, () => extender.reservations.size());
   let serving = true;
   source.start();
@@ -88,6 +93,7 @@ export async function startServer(config: Config, choice: SourceChoice, log: Log
       serving = false;
       const grace = config.shutdownGraceSeconds * 1000;
       await ext.close(grace);
+      await costs?.stop();
       await source.stop();
       await actuator.settle();
       await admin.close(grace);

@@ -8,6 +8,7 @@ export const ANNOTATION = {
   ignore: 'zonekeeper.io/ignore',
   zonePreferences: 'zonekeeper.io/zone-preferences',
   instanceIds: 'zonekeeper.io/instance-ids',
+  deletionCost: 'controller.kubernetes.io/pod-deletion-cost',
   instanceAssignment: 'zonekeeper.io/instance-assignment',
   instanceId: 'zonekeeper.io/instance-id',
   kruiseMatched: 'apps.kruise.io/matched-workloadspread',
@@ -54,6 +55,8 @@ export interface SlimPod {
   ignore: boolean;
   /** From zonekeeper.io/instance-id; -1 when the pod has none. */
   instanceId: number;
+  /** controller.kubernetes.io/pod-deletion-cost as written; undefined when absent. */
+  deletionCost: string | undefined;
   /** Summed container requests: what the pod takes from its node. */
   cpuMilli: number;
   memory: number;
@@ -276,6 +279,7 @@ export function slimPod(o: Raw): SlimPod {
     createdAt: timestamp(meta.creationTimestamp),
     ignore: meta.annotations?.[ANNOTATION.ignore] === 'true',
     instanceId: typeof id === 'string' && /^\d+$/.test(id) ? Number(id) : -1,
+    deletionCost: typeof meta.annotations?.[ANNOTATION.deletionCost] === 'string' ? intern(meta.annotations[ANNOTATION.deletionCost]) : undefined,
     cpuMilli,
     memory,
     kruiseMatch: kruiseMatch(meta.annotations),

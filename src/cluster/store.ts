@@ -21,6 +21,8 @@ export interface Snapshot {
   pvForClaim(namespace: string, name: string): SlimPV | undefined;
   storageClass(name: string): SlimStorageClass | undefined;
   workload(kind: WorkloadKind, namespace: string, name: string): SlimWorkload | undefined;
+  /** Every cached StatefulSet, ReplicaSet and Deployment. */
+  allWorkloads(): Iterable<SlimWorkload>;
   /** Workloads whose controller owner is kind/namespace/name (the ReplicaSets of a Deployment). */
   ownedWorkloads(kind: string, namespace: string, name: string): Iterable<SlimWorkload>;
   workloadSpreads(namespace: string): Iterable<SlimWorkloadSpread>;
@@ -245,6 +247,9 @@ export class ClusterStore implements Snapshot {
   storageClass(name: string) { return this.classes.get(name); }
   workload(kind: WorkloadKind, namespace: string, name: string) {
     return this.workloads.get(ownerKey(kind, namespace, name));
+  }
+  allWorkloads(): Iterable<SlimWorkload> {
+    return this.workloads.values();
   }
   ownedWorkloads(kind: string, namespace: string, name: string): Iterable<SlimWorkload> {
     return this.workloadsByOwner.get(ownerKey(kind, namespace, name))?.values() ?? [];

@@ -197,3 +197,15 @@ export function deletionCosts(ref: WorkloadRef, workload: SlimWorkload | undefin
   const ranked = [...order.chosen_pods, ...order.tied_pods];
   return new Map(ranked.map((name, i) => [name, i]));
 }
+
+/**
+ * Workloads whose ReplicaSet pods get deletion costs: Deployments and standalone ReplicaSets
+ * with instance IDs, zone preferences, or a WorkloadSpread. Nothing else is touched.
+ */
+export function* costManagedWorkloads(snapshot: Snapshot): Iterable<{ ref: WorkloadRef; workload: SlimWorkload }> {
+  for (const w of snapshot.allWorkloads()) {
+    if (w.kind === 'StatefulSet' || (w.kind === 'ReplicaSet' && w.owner?.kind === 'Deployment')) continue;
+    const ref: WorkloadRef = { kind: w.kind, namespace: w.namespace, name: w.name };
+    if (optedIn(w) || preferencesOf(w) || findWorkloadSpread(snapshot, ref, w.kind === 'ReplicaSet' ? w.name : undefined)) yield { ref, workload: w };
+  }
+}

@@ -1,4 +1,5 @@
 import { ANNOTATION, type SlimPod, type WorkloadKind } from '../cluster/objects.js';
+import { deletionCosts } from './downscale.js';
 import { optedIn, parseAssignment, serializeAssignment } from './instanceIds.js';
 import { planReplicas } from './planner.js';
 import { DEFAULT_PREFERENCES, preferencesOf, sequencePreferences, type ZonePreferencesSpec } from './preferences.js';
@@ -30,6 +31,8 @@ export interface LayoutPod {
   pinnedZone?: string;
   inPinnedZone?: boolean;
   subset?: string;
+  /** controller.kubernetes.io/pod-deletion-cost as the pod has it, and as zonekeeper wants it. */
+  deletionCost?: { current: string | undefined; desired: number | undefined };
 }
 
 export interface WorkloadLayout {
@@ -39,6 +42,8 @@ export interface WorkloadLayout {
   /** The planner's replicas per zone for the workload's replicas (no capacity limits). */
   plan: Record<string, number>;
   instanceIds?: { assignment: Record<string, string>; error?: string };
+  /** Deployments and ReplicaSets: the order scale-down removes pods in, first first. */
+  removalOrder?: string[];
   topologyKey: string;
   zones: { list: string[]; source: ZoneListSource };
   sequence: string[];
@@ -82,6 +87,7 @@ export function workloadLayout(snapshot: Snapshot, kind: WorkloadKind, namespace
     : kind === 'StatefulSet' ? (deps.settings.manageStatefulSets ? 'zone-pin' : 'none')
     : ids ? 'zone-pin' : parsed ? 'zone-balance' : 'none';
   const pods = [...workloadPods(ref, snapshot)];
+  const costs = kind === 'StatefulSet' ? undefined : deletionCosts(ref, w, snapshot, deps.settings);
   const seatOf = (p: SlimPod) => (kind === 'StatefulSet' ? sequenceIndex(p.ordinal, w) : p.instanceId);
   const pinned = kind === 'StatefulSet' || ids;
   const maxIndex = Math.max(w.replicas - 1, ...pods.map(seatOf));
@@ -101,6 +107,7 @@ export function workloadLayout(snapshot: Snapshot, kind: WorkloadKind, namespace
       if (zone !== undefined && out.index >= 0) out.inPinnedZone = zone === out.pinnedZone;
     }
     if (ws) out.subset = subsetOfPod(p, ws, snapshot);
+    if (costs) out.deletionCost = { current: p.deletionCost, desired: costs.get(p.name) };
     return out;
   }).sort((a, b) => (a.index ?? 0) - (b.index ?? 0) || a.name.localeCompare(b.name));
 
@@ -113,6 +120,7 @@ export function workloadLayout(snapshot: Snapshot, kind: WorkloadKind, namespace
     preferences: { spec, source: parsed ? 'annotation' : 'default', ...(parsed && !parsed.ok ? { error: parsed.error } : {}) },
     plan: planReplicas({ replicas: w.replicas, zones: list.zones, preferences: spec, key: `${namespace}/${name}` }).plan,
     ...(ids ? { instanceIds: instanceAssignments(snapshot, ref) } : {}),
+    ...(costs ? { removalOrder: [...costs].sort((a, b) => a[1] - b[1] || a[0].localeCompare(b[0])).map(([pod]) => pod) } : {}),
     sequence, countsPerZone, pods: layoutPods,
     workloadSpread: ws && {
       name: ws.name, strategy: ws.strategy,
