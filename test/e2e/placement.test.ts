@@ -89,7 +89,7 @@ describe('zonekeeper with kube-scheduler 1.20 and a real kube-apiserver', () => 
   const namespace = (name: string) => kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
 
   before(async () => {
-    await cp.up([{ name: SCHEDULER, extender: true }]);
+    await cp.up([{ name: SCHEDULER, extender: true }], { deletionCost: { enabled: true, intervalSeconds: 1 } });
     kube = new Kube(cp.api);
     for (const z of ZONES) for (const i of [1, 2]) await kube.addNode(`node-${z.slice(5)}-${i}`, z);
     zones = await kube.nodeZones();
@@ -204,7 +204,7 @@ describe('zonekeeper with kube-scheduler 1.20 and a real kube-apiserver', () => 
     await new Promise((r) => setTimeout(r, 6000));
     const meanwhile = await kube.podsOf('s6', 'app=db');
     assert.deepEqual(meanwhile.filter((p) => p.spec.nodeName).map((p) => p.metadata.name), [], 'no pod placed while zonekeeper was down');
-    await cp.startZonekeeper();
+    await cp.startZonekeeper({ deletionCost: { enabled: true, intervalSeconds: 1 } });
     const placed = await bound('s6', 'db', 6, 180_000);
     assertRoundRobin(placed, await frozenZones('s6', 'db'));
   });
@@ -268,6 +268,51 @@ describe('zonekeeper with kube-scheduler 1.20 and a real kube-apiserver', () => 
     assert.deepEqual(map, annotated);
     const conflicts = (await metrics.actuatorWrites.get()).values.find((v) => v.labels.result === 'conflict')?.value ?? 0;
     console.log(`# 50 concurrent assignments by two writers: ${conflicts} optimistic-concurrency conflicts retried`);
+  });
+
+  it('10. the downscale pod picker, on the API server\'s state: 6 instance-ID pods down to 3 removes IDs 5, 4, 3', async () => {
+    const pods = await kube.podsOf('s7', 'app=ids');
+    const res = await fetch(`${cp.zonekeeper!.extender}/v1/downscale-pod-picker/s7`, {
+      method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ number_of_pods_requested: 3, candidate_pods: pods.map((p) => p.metadata.name) }),
+    });
+    assert.equal(res.status, 200);
+    const answer = await res.json() as { chosen_pods: string[]; tied_pods: string[] };
+    const idOf = (name: string) => Number(pods.find((p) => p.metadata.name === name)!.metadata.annotations['zonekeeper.io/instance-id']);
+    assert.deepEqual(answer.chosen_pods.map(idOf), [5, 4, 3]);
+    assert.deepEqual(answer.tied_pods, []);
+    const left = pods.filter((p) => !answer.chosen_pods.includes(p.metadata.name)).map((p) => zones.get(p.spec.nodeName));
+    assert.deepEqual(left.sort(), ZONES);
+  });
+
+  it('11. deletion costs are written on managed pods: rank order by zone, Kruise values for a WorkloadSpread', async () => {
+    const cost = (p: Obj) => p.metadata.annotations?.['controller.kubernetes.io/pod-deletion-cost'];
+    const weighted = await eventually('costs on the 8 weighted pods', async () => {
+      const pods = await kube.podsOf('s8', 'app=weighted');
+      return pods.every((p) => cost(p) !== undefined) && pods;
+    });
+    assert.deepEqual(weighted.map((p: Obj) => Number(cost(p))).sort((a: number, b: number) => a - b), [0, 1, 2, 3, 4, 5, 6, 7]);
+    const keptAt4 = weighted.filter((p: Obj) => Number(cost(p)) >= 4).map((p: Obj) => zones.get(p.spec.nodeName));
+    const count = (list: (string | undefined)[], z: string) => list.filter((x) => x === z).length;
+    assert.deepEqual([count(keptAt4, 'zone-a'), count(keptAt4, 'zone-b'), count(keptAt4, 'zone-c')], [2, 1, 1], 'the 4 dearest keep 2/1/1 for weights 2:1:1');
+    const spread = await eventually('costs on the WorkloadSpread pods', async () => {
+      const pods = await kube.podsOf('s3', 'app=web');
+      return pods.every((p) => cost(p) !== undefined) && pods;
+    });
+    for (const p of spread) assert.equal(cost(p), zones.get(p.spec.nodeName) === 'zone-a' ? '200' : '100', p.metadata.name);
+    const plain = await kube.podsOf('s4', 'app=fixed');
+    assert.ok(plain.length > 0);
+    for (const p of await kube.podsOf('s1', 'app=db')) assert.equal(cost(p), undefined, 'StatefulSet pods are not touched');
+  });
+
+  it('12. (printed) what kube-controller-manager 1.20 does on scale-down: it has no pod-deletion-cost support', async () => {
+    await kube.scale('Deployment', 's7', 'ids', 3);
+    const ids = await bound('s7', 'ids', 3);
+    await kube.scale('Deployment', 's3', 'web', 3);
+    const ws = await bound('s3', 'web', 3);
+    const per = (m: Map<string, string>) => ZONES.map((z) => `${z}=${[...m.values()].filter((x) => x === z).length}`).join(' ');
+    console.log(`# 1.20 controller, instance-ID Deployment 6 -> 3 with deletion costs written: ${per(ids)} (PodDeletionCost needs Kubernetes >= 1.21)`);
+    console.log(`# 1.20 controller, WorkloadSpread Deployment 8 -> 3 (a max 2, b unlimited): ${per(ws)} (1.21+ would keep a=2 b=1)`);
   });
 
   it('5. a zone added later: the frozen list keeps the old mapping, and new ordinals follow it', async () => {
