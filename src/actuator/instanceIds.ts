@@ -110,5 +110,3 @@ export function instanceIdWriter(api: ApiClient, log: Logger, metrics: Metrics, 
     },
   };
 }
-
-export type InstanceIdWriter = ReturnType<typeof instanceIdWriter>;

@@ -47,5 +47,3 @@ export class DecisionLog {
     return this.byPod.get(pod) ?? [];
   }
 }
-
-export const SAMPLE_SIZE = SAMPLE;
