@@ -55,10 +55,11 @@ async function measure(base: URL, path: string, body: string) {
   return { median: quantile(times, 0.5), p99: quantile(times, 0.99), rps: done / ((Date.now() - started) / 1000), cpuPerRequest };
 }
 
-function podBody(ordinal: number, names: number | undefined, fullNodes?: number): string {
+function podBody(ordinal: number, names: number | undefined, fullNodes?: number, unmanaged = false): string {
   const pod = rawPod(ordinal, { kind: 'StatefulSet', name: 'db' });
   pod.metadata.namespace = 'default';
   pod.spec.volumes = [];
+  if (unmanaged) pod.metadata.ownerReferences = [];
   if (fullNodes) return JSON.stringify({ Pod: pod, Nodes: { items: Array.from({ length: fullNodes }, (_, i) => rawNode(i)) }, NodeNames: null });
   return JSON.stringify({ Pod: pod, Nodes: null, NodeNames: Array.from({ length: names! }, (_, i) => nodeName(i)) });
 }
@@ -82,13 +83,16 @@ function memoryPerPod(count: number): number {
 const fmt = (n: number, d = 3) => n.toFixed(d);
 
 async function main() {
-  const child = spawn(process.execPath, ['--import', 'tsx', new URL('./server.ts', import.meta.url).pathname, String(MAX_NODES)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const nodeFlags = (process.env.BENCH_SERVER_FLAGS ?? '').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...nodeFlags, '--import', 'tsx', new URL('./server.ts', import.meta.url).pathname, String(MAX_NODES)], { stdio: ['ignore', 'pipe', 'inherit'] });
   const [line] = (await once(child.stdout!, 'data')) as [Buffer];
   const base = new URL(String(line).trim());
   console.log(`zonekeeper bench: server ${base.href} with ${MAX_NODES} cached nodes; ${LATENCY_REQUESTS} sequential requests for latency, ${CONCURRENCY} connections for ${THROUGHPUT_SECONDS}s for throughput`);
   console.log('case                               median ms   p99 ms    req/s  vs echo   server CPU us/req  capacity vs echo');
   const rows: [string, string, string][] = [];
   for (const n of [100, 1000, 5000]) rows.push([`filter     NodeNames ${n}`, '/filter', podBody(4, n)], [`prioritize NodeNames ${n}`, '/prioritize', podBody(4, n)], [`echo       NodeNames ${n}`, '/echo', podBody(4, n)]);
+  // The same 5,000 names for a pod no policy covers: every node passes, no reasons to send.
+  rows.push([`filter unmanaged pod, 5000`, '/filter', podBody(4, 5000, undefined, true)]);
   rows.push([`filter     full Nodes 1000`, '/filter', podBody(4, undefined, 1000)], [`prioritize full Nodes 1000`, '/prioritize', podBody(4, undefined, 1000)]);
   // Warm every route up first, so the JIT has settled before anything is timed.
   for (let round = 0; round < 300; round++) for (const [, path, body] of rows) await post(base, path, body);
@@ -96,7 +100,7 @@ async function main() {
   for (const [label, path, body] of rows) results.set(label, await measure(base, path, body));
   for (const [label] of rows) {
     const r = results.get(label)!;
-    const n = label.match(/NodeNames (\d+)/)?.[1];
+    const n = label.match(/(?:NodeNames|pod,) (\d+)/)?.[1];
     const echo = n ? results.get(`echo       NodeNames ${n}`) : undefined;
     const ratio = echo && !label.startsWith('echo') ? fmt(r.rps / echo.rps, 2) : '';
     const capacity = echo && !label.startsWith('echo') ? fmt(echo.cpuPerRequest / r.cpuPerRequest, 2) : '';
