@@ -62,6 +62,12 @@ export class ControlPlane {
 
   constructor(private readonly bin: string) {}
 
+  /** Minor version of a control-plane binary ("Kubernetes v1.20.2" → 20). */
+  minorVersion(binary: 'kube-apiserver' | 'kube-scheduler' | 'kube-controller-manager'): number {
+    const out = execFileSync(join(this.bin, binary), ['--version'], { encoding: 'utf8' });
+    return Number(/v1\.(\d+)\./.exec(out)?.[1] ?? 0);
+  }
+
   private start(name: string, cmd: string, args: string[], env: NodeJS.ProcessEnv = process.env): ChildProcess {
     const log = openSync(join(this.dir, `${name}.log`), 'a');
     const child = spawn(cmd, args, { stdio: ['ignore', log, log], env });

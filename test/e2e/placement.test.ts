@@ -305,14 +305,20 @@ describe('zonekeeper with kube-scheduler 1.20 and a real kube-apiserver', () => 
     for (const p of await kube.podsOf('s1', 'app=db')) assert.equal(cost(p), undefined, 'StatefulSet pods are not touched');
   });
 
-  it('12. (printed) what kube-controller-manager 1.20 does on scale-down: it has no pod-deletion-cost support', async () => {
+  it('12. scale-down with deletion costs: asserted on kube-controller-manager >= 1.22, printed on older ones', async () => {
+    // PodDeletionCost: alpha in 1.21, on by default from 1.22. 1.20 ignores the annotation.
+    const honoursCosts = cp.minorVersion('kube-controller-manager') >= 22;
     await kube.scale('Deployment', 's7', 'ids', 3);
     const ids = await bound('s7', 'ids', 3);
     await kube.scale('Deployment', 's3', 'web', 3);
     const ws = await bound('s3', 'web', 3);
     const per = (m: Map<string, string>) => ZONES.map((z) => `${z}=${[...m.values()].filter((x) => x === z).length}`).join(' ');
-    console.log(`# 1.20 controller, instance-ID Deployment 6 -> 3 with deletion costs written: ${per(ids)} (PodDeletionCost needs Kubernetes >= 1.21)`);
-    console.log(`# 1.20 controller, WorkloadSpread Deployment 8 -> 3 (a max 2, b unlimited): ${per(ws)} (1.21+ would keep a=2 b=1)`);
+    console.log(`# kube-controller-manager 1.${cp.minorVersion('kube-controller-manager')}, instance-ID Deployment 6 -> 3 with deletion costs: ${per(ids)}`);
+    console.log(`# kube-controller-manager 1.${cp.minorVersion('kube-controller-manager')}, WorkloadSpread Deployment 8 -> 3 (a max 2, b unlimited): ${per(ws)}`);
+    if (honoursCosts) {
+      assert.equal(per(ids), 'zone-a=1 zone-b=1 zone-c=1');
+      assert.equal(per(ws), 'zone-a=2 zone-b=1 zone-c=0');
+    }
   });
 
   it('5. a zone added later: the frozen list keeps the old mapping, and new ordinals follow it', async () => {
