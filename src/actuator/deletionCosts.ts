@@ -29,7 +29,7 @@ export function deletionCostController(api: ApiClient, source: SnapshotSource, s
   function reconcile(): number {
     const snapshot = source.snapshot;
     let queued = 0;
-    for (const { ref, workload } of costManagedWorkloads(snapshot)) {
+    for (const { ref, workload } of costManagedWorkloads(snapshot, settings)) {
       const costs = deletionCosts(ref, workload, snapshot, settings);
       for (const pod of workloadPods(ref, snapshot)) {
         const want = costs.get(pod.name);

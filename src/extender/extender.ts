@@ -187,11 +187,7 @@ export function createExtender(deps: ExtenderDeps) {
       const raw = source.snapshot.pod(namespace, name);
       if (!raw) return undefined;
       const candidates = [...source.snapshot.nodes()].map((node) => ({ name: node.name, node }));
-      const input: FilterInput = {
-        pod: { ...raw, tolerations: [] }, candidates, snapshot: source.snapshot, reservations, settings, now: clock.now(),
-        waitingSince: waitingSince.get(raw.uid), pendingFreeze: actuator.pendingFreeze, unschedulableUntil: (k) => unschedulable.get(k),
-      };
-      const v = filterNodes(input);
+      const v = filterNodes(inputOf({ ...raw, tolerations: [] }, candidates));
       const args: ExtenderArgs = { Pod: { metadata: { name, namespace, uid: raw.uid } }, NodeNames: [] };
       const failed: Record<string, string> = {};
       for (const [r, names] of v.rejected) for (const n of names) failed[n] = `${r.rule}: ${r.reason}`;

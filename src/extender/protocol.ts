@@ -47,14 +47,6 @@ export interface ExtenderArgs {
   NodeNames?: string[] | null;
 }
 
-export interface ExtenderFilterResult {
-  Nodes: { items: RawObject[] } | null;
-  NodeNames: string[] | null;
-  FailedNodes: Record<string, string>;
-  FailedAndUnresolvableNodes: Record<string, string>;
-  Error: string;
-}
-
 export interface HostPriority { Host: string; Score: number }
 
 /** The KEP-3189 downscale pod-picker request. */

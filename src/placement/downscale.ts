@@ -1,5 +1,6 @@
 import type { SlimPod, SlimWorkload, SlimWorkloadSpread } from '../cluster/objects.js';
 import type { Snapshot } from '../cluster/store.js';
+import { policyOf } from './filtering.js';
 import { optedIn } from './instanceIds.js';
 import { preferencesOf, sequencePreferences } from './preferences.js';
 import type { PlacementSettings } from './verdict.js';
@@ -202,10 +203,11 @@ export function deletionCosts(ref: WorkloadRef, workload: SlimWorkload | undefin
  * Workloads whose ReplicaSet pods get deletion costs: Deployments and standalone ReplicaSets
  * with instance IDs, zone preferences, or a WorkloadSpread. Nothing else is touched.
  */
-export function* costManagedWorkloads(snapshot: Snapshot): Iterable<{ ref: WorkloadRef; workload: SlimWorkload }> {
+export function* costManagedWorkloads(snapshot: Snapshot, settings: PlacementSettings): Iterable<{ ref: WorkloadRef; workload: SlimWorkload }> {
   for (const w of snapshot.allWorkloads()) {
     if (w.kind === 'StatefulSet' || (w.kind === 'ReplicaSet' && w.owner?.kind === 'Deployment')) continue;
     const ref: WorkloadRef = { kind: w.kind, namespace: w.namespace, name: w.name };
-    if (optedIn(w) || preferencesOf(w) || findWorkloadSpread(snapshot, ref, w.kind === 'ReplicaSet' ? w.name : undefined)) yield { ref, workload: w };
+    const ws = findWorkloadSpread(snapshot, ref, w.kind === 'ReplicaSet' ? w.name : undefined);
+    if (policyOf(w.kind, w, ws, settings) !== 'none') yield { ref, workload: w };
   }
 }

@@ -1,6 +1,6 @@
-import type { SlimNode } from '../cluster/objects.js';
+import type { SlimNode, SlimWorkload, SlimWorkloadSpread } from '../cluster/objects.js';
 import type {
-  Candidate, FilterInput, FilterVerdict, PolicyContext, PolicyName, PolicyOutcome, Rejection,
+  Candidate, FilterInput, FilterVerdict, PlacementSettings, PolicyContext, PolicyName, PolicyOutcome, Rejection,
 } from './verdict.js';
 import { optedIn } from './instanceIds.js';
 import { DEFAULT_PREFERENCES, preferencesOf } from './preferences.js';
@@ -29,6 +29,19 @@ export function rejectAll(candidates: Candidate[], rejection: Rejection, workloa
 }
 
 /**
+ * Which policy covers a workload. Precedence (DESIGN §3): a WorkloadSpread decides when one
+ * targets the workload; else ordinals or instance IDs pin a zone; else zone preferences
+ * balance the zones.
+ */
+export function policyOf(kind: string, workload: SlimWorkload | undefined, ws: SlimWorkloadSpread | undefined, settings: PlacementSettings): PolicyName {
+  if (ws) return 'workloadspread';
+  if (kind === 'StatefulSet') return settings.manageStatefulSets ? 'zone-pin' : 'none';
+  if (kind !== 'Deployment' && kind !== 'ReplicaSet') return 'none';
+  if (optedIn(workload)) return 'zone-pin';
+  return preferencesOf(workload) ? 'zone-balance' : 'none';
+}
+
+/**
  * Filter (DESIGN §3): volumes first (hard, they always win), then the zone pin or the
  * WorkloadSpread subset. The node set passed is what every applicable rule allows;
  * every rejected node carries the reason of the first rule that rejected it.
@@ -45,14 +58,7 @@ export function filterNodes(input: FilterInput): FilterVerdict {
   const workload = resolved.object;
   const parsed = preferencesOf(workload);
   const preferences = parsed === undefined ? undefined : parsed.ok ? parsed.spec : DEFAULT_PREFERENCES;
-  const withoutOrdinals = ref.kind === 'Deployment' || ref.kind === 'ReplicaSet';
-  // Precedence (DESIGN §3): a WorkloadSpread decides when one targets the workload; else
-  // ordinals or instance IDs pin a zone; else zone preferences balance the zones.
-  const policy: PolicyName = ws ? 'workloadspread'
-    : ref.kind === 'StatefulSet' && settings.manageStatefulSets ? 'zone-pin'
-    : withoutOrdinals && optedIn(workload) ? 'zone-pin'
-    : withoutOrdinals && preferences ? 'zone-balance'
-    : 'none';
+  const policy = policyOf(ref.kind, workload, ws, settings);
 
   if (resolved.missing) {
     // The policy may live on the workload we cannot see yet: wait rather than guess.

@@ -1,5 +1,6 @@
 import { ANNOTATION, type SlimPod, type WorkloadKind } from '../cluster/objects.js';
 import { deletionCosts } from './downscale.js';
+import { policyOf } from './filtering.js';
 import { optedIn, parseAssignment, serializeAssignment } from './instanceIds.js';
 import { planReplicas } from './planner.js';
 import { DEFAULT_PREFERENCES, preferencesOf, sequencePreferences, type ZonePreferencesSpec } from './preferences.js';
@@ -83,9 +84,7 @@ export function workloadLayout(snapshot: Snapshot, kind: WorkloadKind, namespace
   const parsed = preferencesOf(w);
   const spec = parsed?.ok ? parsed.spec : DEFAULT_PREFERENCES;
   const ids = kind !== 'StatefulSet' && optedIn(w);
-  const policy: PolicyName = ws ? 'workloadspread'
-    : kind === 'StatefulSet' ? (deps.settings.manageStatefulSets ? 'zone-pin' : 'none')
-    : ids ? 'zone-pin' : parsed ? 'zone-balance' : 'none';
+  const policy = policyOf(kind, w, ws, deps.settings);
   const pods = [...workloadPods(ref, snapshot)];
   const costs = kind === 'StatefulSet' ? undefined : deletionCosts(ref, w, snapshot, deps.settings);
   const seatOf = (p: SlimPod) => (kind === 'StatefulSet' ? sequenceIndex(p.ordinal, w) : p.instanceId);
