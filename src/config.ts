@@ -5,6 +5,20 @@ import { z } from 'zod';
 const hostPort = z.string().regex(/^(\[[0-9a-fA-F:]+\]|[^:\s]+):\d{1,5}$/, 'expected HOST:PORT');
 const positive = z.number().positive();
 
+/** Half a TLS configuration would quietly serve plain HTTP: refuse it, naming what is missing. */
+function tlsComplete(t: { certFile: string; keyFile: string; clientCAFile: string }, ctx: z.RefinementCtx): void {
+  const missing = (key: string, because: string) => ctx.addIssue({ code: 'custom', path: [key], message: `required ${because}` });
+  if (t.certFile && !t.keyFile) missing('keyFile', 'with certFile');
+  if (t.keyFile && !t.certFile) missing('certFile', 'with keyFile');
+  if (t.clientCAFile && !t.certFile) missing('certFile', 'with clientCAFile (mutual TLS needs the server to serve TLS)');
+  if (t.clientCAFile && !t.keyFile) missing('keyFile', 'with clientCAFile (mutual TLS needs the server to serve TLS)');
+}
+
+export function isLoopback(hp: string): boolean {
+  const { host } = splitHostPort(hp);
+  return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
+
 // Every option, strict: an unknown key is an error that names it. Defaults live here and
 // are listed, with a comment each, in config/zonekeeper.yaml.
 export const configSchema = z.strictObject({
@@ -17,11 +31,24 @@ export const configSchema = z.strictObject({
       certFile: z.string().default(''),
       keyFile: z.string().default(''),
       clientCAFile: z.string().default(''),
-    }).prefault({}),
+    }).prefault({}).superRefine(tlsComplete),
   }).prefault({}),
   admin: z.strictObject({
     listen: hostPort.default('127.0.0.1:9090'),
-  }).prefault({}),
+    // Health only, for kubelet probes on the pod IP; '' = no such listener.
+    probeListen: hostPort.or(z.literal('')).default(''),
+    authorization: z.enum(['none', 'kubernetes']).default('none'),
+  }).prefault({}).superRefine((a, ctx) => {
+    if (a.authorization === 'none' && !isLoopback(a.listen)) {
+      ctx.addIssue({ code: 'custom', path: ['authorization'], message: `admin.listen ${a.listen} is not loopback: /debug and /metrics would be open to the network; set admin.authorization: kubernetes, or listen on 127.0.0.1 and use admin.probeListen for probes` });
+    }
+  }),
+  http: z.strictObject({
+    headersTimeoutMs: z.number().int().min(100).default(10_000),
+    requestTimeoutMs: z.number().int().min(100).default(60_000),
+    keepAliveTimeoutMs: z.number().int().min(0).default(65_000),
+    maxConnections: z.number().int().min(1).default(512),
+  }).prefault({}).refine((h) => h.headersTimeoutMs <= h.requestTimeoutMs, { path: ['headersTimeoutMs'], message: 'must not exceed http.requestTimeoutMs' }),
   cluster: z.strictObject({
     listPageSize: z.number().int().min(1).max(10_000).default(500),
     watchTimeoutSeconds: z.number().int().min(1).default(300),
@@ -29,6 +56,7 @@ export const configSchema = z.strictObject({
     backoffInitialMs: z.number().int().min(1).default(500),
     backoffMaxMs: z.number().int().min(1).default(30_000),
     crdRecheckSeconds: positive.default(60),
+    maxStalenessSeconds: positive.default(60),
   }).prefault({}),
   placement: z.strictObject({
     topologyKey: z.string().min(1).default('topology.kubernetes.io/zone'),
@@ -50,6 +78,7 @@ export const configSchema = z.strictObject({
   debug: z.strictObject({
     decisionsKeptPods: z.number().int().min(1).default(2000),
     decisionsPerPod: z.number().int().min(1).max(100).default(10),
+    decisionsMaxBytes: z.number().int().min(1024).default(32 * 1024 * 1024),
   }).prefault({}),
   logLevel: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
   shutdownGraceSeconds: positive.default(10),

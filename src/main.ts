@@ -11,7 +11,8 @@ import type { Config } from './config.js';
 import { createExtender } from './extender/extender.js';
 import type { Logger } from './logger.js';
 import { createMetrics, registerStateGauges, type Metrics } from './metrics.js';
-import { adminRoutes } from './server/adminRoutes.js';
+import { kubernetesAuthorizer } from './server/adminAuth.js';
+import { adminRoutes, probeRoutes } from './server/adminRoutes.js';
 import { extenderRoutes } from './server/extenderRoutes.js';
 import { listen, type Listener } from './server/listen.js';
 
@@ -49,9 +50,11 @@ export function chooseSource(
 export interface Running {
   extender: Listener;
   admin: Listener;
+  /** admin.probeListen: health only. */
+  probes: Listener | undefined;
   source: SnapshotSource;
   metrics: Metrics;
-  /** Graceful: readyz turns 503, in-flight requests finish, watches stop. */
+  /** Graceful within shutdownGraceSeconds in total: readyz turns 503, in-flight requests finish, watches stop. */
   stop(): Promise<void>;
 }
 
@@ -74,8 +77,21 @@ function openSource(choice: SourceChoice, config: Config, log: Logger, metrics: 
   return { source, api, actuator: kubeActuator(api, log, metrics, config.instanceIds.assignDeadlineMs) };
 }
 
+/** Resolves when `work` does or at `deadline`, whichever comes first. */
+function byDeadline(work: Promise<unknown> | undefined, deadline: number): Promise<void> {
+  if (!work) return Promise.resolve();
+  return new Promise((resolve) => {
+    const t = setTimeout(resolve, Math.max(0, deadline - Date.now()));
+    t.unref();
+    work.then(() => { clearTimeout(t); resolve(); }, () => { clearTimeout(t); resolve(); });
+  });
+}
+
 export async function startServer(config: Config, choice: SourceChoice, log: Logger, metrics = createMetrics({ defaults: true })): Promise<Running> {
   const { source, actuator, api } = openSource(choice, config, log, metrics);
+  if (config.admin.authorization === 'kubernetes' && !api) {
+    throw new Error('admin.authorization: kubernetes needs an API server to review tokens; a file source has none');
+  }
   const extender = createExtender({ source, actuator, metrics, log, config });
   const costs = config.deletionCost.enabled && api
     ? deletionCostController(api, source, { ...config.placement }, config.deletionCost, log, metrics) : undefined;
@@ -84,19 +100,22 @@ export async function startServer(config: Config, choice: SourceChoice, log: Log
   registerStateGauges(metrics, source, () => extender.reservations.size());
   let serving = true;
   source.start();
-  const ext = await listen(extenderRoutes(extender, metrics, log, config.extender.bodyLimitBytes, config.extender.pickerBodyLimitBytes), config.extender.listen, config.extender.tls);
-  const admin = await listen(adminRoutes({ source, extender, metrics, serving: () => serving }), config.admin.listen);
-  log.info({ extender: ext.url, admin: admin.url, source: source.describe() }, 'zonekeeper serving');
+  const limits = config.http;
+  const ext = await listen(extenderRoutes(extender, metrics, log, config.extender), config.extender.listen, { tls: config.extender.tls, limits });
+  const auth = config.admin.authorization === 'kubernetes' && api ? kubernetesAuthorizer(api) : undefined;
+  const admin = await listen(adminRoutes({ source, extender, metrics, serving: () => serving, auth }), config.admin.listen, { limits });
+  const probes = config.admin.probeListen ? await listen(probeRoutes({ source, serving: () => serving }), config.admin.probeListen, { limits }) : undefined;
+  log.info({ extender: ext.url, admin: admin.url, probes: probes?.url, adminAuthorization: config.admin.authorization, source: source.describe() }, 'zonekeeper serving');
   return {
-    extender: ext, admin, source, metrics,
+    extender: ext, admin, probes, source, metrics,
     async stop() {
+      // One deadline for everything: listeners close together, then the writers get what is left.
+      const deadline = Date.now() + config.shutdownGraceSeconds * 1000;
       serving = false;
-      const grace = config.shutdownGraceSeconds * 1000;
-      await ext.close(grace);
-      await costs?.stop();
-      await source.stop();
-      await actuator.settle();
-      await admin.close(grace);
+      await Promise.all([ext.close(deadline), admin.close(deadline), probes?.close(deadline)]);
+      await byDeadline(costs?.stop(), deadline);
+      await byDeadline(source.stop(), deadline);
+      await byDeadline(actuator.settle(), deadline);
     },
   };
 }

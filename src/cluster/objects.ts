@@ -139,6 +139,9 @@ export function intern(s: string): string {
   return s;
 }
 
+/** For objects of a request: nothing of theirs outlives it in the shared table. */
+export const unshared = (s: string) => s;
+
 function str(v: unknown, fallback = ''): string {
   return typeof v === 'string' ? v : fallback;
 }
@@ -149,11 +152,11 @@ function stringMap(v: unknown): Record<string, string> {
   return out;
 }
 
-function controllerOf(meta: Raw | undefined): OwnerRef | undefined {
+function controllerOf(meta: Raw | undefined, share = intern): OwnerRef | undefined {
   const refs = Array.isArray(meta?.ownerReferences) ? meta.ownerReferences : [];
   const ref = refs.find((r: Raw) => r?.controller === true) ?? undefined;
   if (!ref || typeof ref.kind !== 'string' || typeof ref.name !== 'string') return undefined;
-  return { kind: intern(ref.kind), name: intern(ref.name), uid: str(ref.uid) };
+  return { kind: share(ref.kind), name: share(ref.name), uid: str(ref.uid) };
 }
 
 function timestamp(v: unknown): number {
@@ -162,11 +165,22 @@ function timestamp(v: unknown): number {
   return Number.isFinite(t) ? t : 0;
 }
 
+/** Ordinals and replica counts are int32 in Kubernetes: a larger index was not written by a controller. */
+export const MAX_INDEX = 2 ** 31 - 1;
+
+/** A decimal index as Kubernetes would write it, or -1. */
+export function parseIndex(text: string | undefined): number {
+  if (text === undefined || !/^\d{1,10}$/.test(text)) return -1;
+  const n = Number(text);
+  return n <= MAX_INDEX ? n : -1;
+}
+
+const isIndex = (v: unknown): v is number => Number.isInteger(v) && (v as number) >= 0 && (v as number) <= MAX_INDEX;
+
 export function ordinalOf(name: string, labels: Record<string, string> | undefined): number {
   const fromLabel = labels?.[POD_INDEX_LABEL];
-  if (fromLabel !== undefined && /^\d+$/.test(fromLabel)) return Number(fromLabel);
-  const m = /-(\d+)$/.exec(name);
-  return m ? Number(m[1]) : -1;
+  if (fromLabel !== undefined && /^\d+$/.test(fromLabel)) return parseIndex(fromLabel);
+  return parseIndex(/-(\d+)$/.exec(name)?.[1]);
 }
 
 function requirements(v: unknown): NodeSelectorRequirement[] {
@@ -215,13 +229,13 @@ function podRequests(spec: Raw | undefined): { cpuMilli: number; memory: number 
   return { cpuMilli, memory };
 }
 
-export function slimNode(o: Raw): SlimNode {
+export function slimNode(o: Raw, share = intern): SlimNode {
   const taints: Taint[] = (Array.isArray(o.spec?.taints) ? o.spec.taints : [])
     .filter((t: Raw) => t?.effect === 'NoSchedule' || t?.effect === 'NoExecute')
     .map((t: Raw) => ({ key: str(t.key), value: str(t.value), effect: str(t.effect) }));
   const conditions: Raw[] = Array.isArray(o.status?.conditions) ? o.status.conditions : [];
   return {
-    name: intern(str(o.metadata?.name)),
+    name: share(str(o.metadata?.name)),
     labels: stringMap(o.metadata?.labels),
     taints,
     unschedulable: o.spec?.unschedulable === true,
@@ -236,14 +250,15 @@ export function slimNode(o: Raw): SlimNode {
 
 function claimNames(podName: string, spec: Raw | undefined): readonly string[] {
   const volumes: Raw[] = Array.isArray(spec?.volumes) ? spec.volumes : [];
-  let out: string[] | undefined;
+  let out: Set<string> | undefined;
   for (const v of volumes) {
     const claim = v?.persistentVolumeClaim?.claimName;
     // A generic ephemeral volume's PVC is named <pod>-<volume>.
     const name = typeof claim === 'string' ? claim : v?.ephemeral ? `${podName}-${str(v.name)}` : undefined;
-    if (name) (out ??= []).push(name);
+    // Once each: a claim named twice constrains once, and costs one lookup.
+    if (name) (out ??= new Set()).add(name);
   }
-  return out ?? EMPTY;
+  return out ? [...out] : EMPTY;
 }
 
 function kruiseMatch(annotations: Raw | undefined): SlimPod['kruiseMatch'] {
@@ -258,7 +273,7 @@ function kruiseMatch(annotations: Raw | undefined): SlimPod['kruiseMatch'] {
   }
 }
 
-export function slimPod(o: Raw): SlimPod {
+export function slimPod(o: Raw, share = intern): SlimPod {
   const meta: Raw = o.metadata ?? {};
   const name = str(meta.name);
   const phase = o.status?.phase;
@@ -267,10 +282,10 @@ export function slimPod(o: Raw): SlimPod {
   const { cpuMilli, memory } = podRequests(o.spec);
   return {
     uid: str(meta.uid),
-    namespace: intern(str(meta.namespace, 'default')),
+    namespace: share(str(meta.namespace, 'default')),
     name,
-    nodeName: intern(str(o.spec?.nodeName)),
-    owner: controllerOf(meta),
+    nodeName: share(str(o.spec?.nodeName)),
+    owner: controllerOf(meta, share),
     ordinal: ordinalOf(name, meta.labels),
     claims: claimNames(name, o.spec),
     terminating: meta.deletionTimestamp != null,
@@ -278,16 +293,17 @@ export function slimPod(o: Raw): SlimPod {
     ready: conditions.some((c) => c?.type === 'Ready' && c?.status === 'True'),
     createdAt: timestamp(meta.creationTimestamp),
     ignore: meta.annotations?.[ANNOTATION.ignore] === 'true',
-    instanceId: typeof id === 'string' && /^\d+$/.test(id) ? Number(id) : -1,
-    deletionCost: typeof meta.annotations?.[ANNOTATION.deletionCost] === 'string' ? intern(meta.annotations[ANNOTATION.deletionCost]) : undefined,
+    instanceId: typeof id === 'string' ? parseIndex(id) : -1,
+    deletionCost: typeof meta.annotations?.[ANNOTATION.deletionCost] === 'string' ? share(meta.annotations[ANNOTATION.deletionCost]) : undefined,
     cpuMilli,
     memory,
     kruiseMatch: kruiseMatch(meta.annotations),
   };
 }
 
+/** The pod of a scheduling request: validated, and kept out of the shared string table. */
 export function pendingPod(o: Raw): PendingPod {
-  return { ...slimPod(o), tolerations: tolerations(o.spec?.tolerations) };
+  return { ...slimPod(o, unshared), tolerations: tolerations(o.spec?.tolerations) };
 }
 
 function zonekeeperAnnotations(meta: Raw | undefined): Record<string, string> {
@@ -309,10 +325,10 @@ export function slimWorkload(kind: WorkloadKind, o: Raw): SlimWorkload {
     namespace: intern(str(meta.namespace, 'default')),
     name: str(meta.name),
     uid: str(meta.uid),
-    replicas: typeof replicas === 'number' && replicas >= 0 ? replicas : 1,
+    replicas: isIndex(replicas) ? replicas : 1,
     annotations,
     owner: controllerOf(meta),
-    ordinalsStart: typeof start === 'number' && start >= 0 ? start : 0,
+    ordinalsStart: isIndex(start) ? start : 0,
   };
 }
 

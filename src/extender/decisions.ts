@@ -1,5 +1,5 @@
 import { LRUCache } from 'lru-cache';
-import type { FilterVerdict } from '../placement/verdict.js';
+import { clipReason, type FilterVerdict } from '../placement/verdict.js';
 
 const SAMPLE = 20;
 
@@ -24,16 +24,31 @@ export interface Decision {
 
 export function summarizeRejections(verdict: FilterVerdict, sample = SAMPLE): Decision['rejected'] {
   return [...verdict.rejected].map(([r, names]) => ({
-    rule: r.rule, reason: r.reason, unresolvable: r.unresolvable, count: names.length, sample: names.slice(0, sample),
+    rule: r.rule, reason: clipReason(r.reason), unresolvable: r.unresolvable, count: names.length, sample: names.slice(0, sample),
   }));
 }
 
-/** The last few decisions per pod, for the pods seen most recently. */
+/** About what a decision costs to keep: its strings plus a fixed overhead per object. */
+export function decisionBytes(d: Decision): number {
+  let n = 200 + d.pod.length + d.uid.length + d.summary.length + (d.workload?.length ?? 0) + (d.error?.length ?? 0);
+  for (const s of d.passed.sample) n += s.length + 16;
+  for (const r of d.rejected) {
+    n += 64 + r.reason.length;
+    for (const s of r.sample) n += s.length + 16;
+  }
+  if (d.scores) for (const k in d.scores) n += k.length + 24;
+  return n;
+}
+
+/** The last few decisions per pod, for the pods seen most recently; bounded in bytes too. */
 export class DecisionLog {
   private readonly byPod: LRUCache<string, Decision[]>;
 
-  constructor(pods: number, private readonly perPod: number) {
-    this.byPod = new LRUCache({ max: pods });
+  constructor(pods: number, private readonly perPod: number, maxBytes = 32 * 1024 * 1024) {
+    this.byPod = new LRUCache({
+      max: pods, maxSize: maxBytes,
+      sizeCalculation: (list) => list.reduce((n, d) => n + decisionBytes(d), 64),
+    });
   }
 
   record(d: Decision): void {

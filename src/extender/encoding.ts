@@ -1,4 +1,4 @@
-import type { FilterVerdict } from '../placement/verdict.js';
+import { clipReason, type FilterVerdict } from '../placement/verdict.js';
 import type { RawObject } from './protocol.js';
 
 // ExtenderFilterResult written straight to JSON text. At 5,000 names a pinned pod rejects
@@ -16,7 +16,7 @@ function quotedJoin(names: string[], sep: string): string {
 }
 
 function entries(names: string[], reason: string): string {
-  const value = `:${JSON.stringify(reason)}`;
+  const value = `:${JSON.stringify(clipReason(reason))}`;
   return names.length === 0 ? '' : quotedJoin(names, `${value},`) + value;
 }
 

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { LRUCache } from 'lru-cache';
 import type { Actuator } from '../actuator/actuator.js';
-import { pendingPod, slimNode, type PendingPod } from '../cluster/objects.js';
+import { pendingPod, slimNode, unshared, type PendingPod } from '../cluster/objects.js';
 import type { SnapshotSource } from '../cluster/source.js';
 import type { Config } from '../config.js';
 import type { Metrics } from '../metrics.js';
@@ -9,12 +9,12 @@ import { pickPodsToRemove, type PickResult } from '../placement/downscale.js';
 import { filterNodes, rejectAll as waitVerdict } from '../placement/filtering.js';
 import { Reservations } from '../placement/reservations.js';
 import { scoreNodes } from '../placement/scoring.js';
-import { rejectedCount, type Candidate, type FilterInput, type FilterVerdict, type PlacementSettings } from '../placement/verdict.js';
+import { clipReason, rejectedCount, type Candidate, type FilterInput, type FilterVerdict, type PlacementSettings } from '../placement/verdict.js';
 import { workloadKey } from '../placement/workload.js';
 import { DecisionLog, summarizeRejections, type Decision } from './decisions.js';
 import { encodeError, encodeFilterResult } from './encoding.js';
 import { instanceIdStep } from './instanceIds.js';
-import { namesMode, type ExtenderArgs, type HostPriority, type RawObject } from './protocol.js';
+import { maxCandidates, namesMode, type ExtenderArgs, type HostPriority, type RawObject } from './protocol.js';
 
 export const NOT_SYNCED = 'zonekeeper: cluster cache not synced yet; the pod will be retried';
 
@@ -51,7 +51,7 @@ export function createExtender(deps: ExtenderDeps) {
   const waitingSince = new LRUCache<string, number>({ max: 100_000, ttl: 3_600_000, perf: clock });
   const unschedulable = new LRUCache<string, number>({ max: 10_000, ttl: config.placement.adaptiveUnschedulableSeconds * 1000, perf: clock });
   const conflicts = new LRUCache<string, PinConflict>({ max: 10_000 });
-  const decisions = new DecisionLog(config.debug.decisionsKeptPods, config.debug.decisionsPerPod);
+  const decisions = new DecisionLog(config.debug.decisionsKeptPods, config.debug.decisionsPerPod, config.debug.decisionsMaxBytes);
 
   // A reservation ends when the watch shows the pod bound or gone (DESIGN §8).
   source.store.onPod((type, pod) => {
@@ -66,7 +66,7 @@ export function createExtender(deps: ExtenderDeps) {
 
   function candidatesOf(args: ExtenderArgs): Candidate[] {
     if (namesMode(args)) return args.NodeNames!.map((name) => ({ name, node: source.snapshot.node(name) }));
-    return (args.Nodes?.items ?? []).map((raw) => ({ name: raw.metadata.name, node: slimNode(raw) }));
+    return (args.Nodes?.items ?? []).map((raw) => ({ name: raw.metadata.name, node: slimNode(raw, unshared) }));
   }
 
   const ids = instanceIdStep(source.snapshot, actuator, log);
@@ -103,7 +103,7 @@ export function createExtender(deps: ExtenderDeps) {
       }
     }
     if (e.conflict && !conflicts.has(pod.uid)) {
-      conflicts.set(pod.uid, { pod: `${pod.namespace}/${pod.name}`, workload: wk, ...e.conflict, at: new Date(now).toISOString() });
+      conflicts.set(pod.uid, { pod: `${pod.namespace}/${pod.name}`, workload: wk, ...e.conflict, reason: clipReason(e.conflict.reason), at: new Date(now).toISOString() });
       metrics.pinVolumeConflicts.inc({ namespace: pod.namespace, workload: `${v.workload.kind}/${v.workload.name}` });
       log.warn({ pod: `${pod.namespace}/${pod.name}`, pinnedZone: e.conflict.pinnedZone, volumeZones: e.conflict.volumeZones }, e.conflict.reason);
     }
@@ -119,7 +119,7 @@ export function createExtender(deps: ExtenderDeps) {
       at: new Date(clock.now()).toISOString(), verb, mode: namesMode(args) ? 'NodeNames' : 'Nodes',
       pod: `${meta.namespace ?? 'default'}/${meta.name}`, uid: String(meta.uid),
       outcome: v ? outcomeOf(v) : 'not_ready', policy: v?.policy ?? 'none',
-      workload: v?.workload ? workloadKey(v.workload) : undefined, summary: v?.summary ?? NOT_SYNCED,
+      workload: v?.workload ? workloadKey(v.workload) : undefined, summary: clipReason(v?.summary ?? NOT_SYNCED),
       nodes: v ? v.passed.length + rejectedCount(v) : 0,
       passed: { count: v?.passed.length ?? 0, sample: v?.passed.slice(0, 20) ?? [] },
       rejected: v ? summarizeRejections(v) : [],
@@ -134,6 +134,8 @@ export function createExtender(deps: ExtenderDeps) {
     conflicts: () => [...conflicts.values()],
     unschedulableUntil: (key: string) => unschedulable.get(key),
     pendingFreeze: actuator.pendingFreeze,
+    /** How many nodes one request may name: bounded by the cluster, not by the request. */
+    maxCandidates: () => maxCandidates(source.snapshot.nodeCount()),
 
     /** The ExtenderFilterResult as JSON text (see encoding.ts for why not an object). */
     async filter(args: ExtenderArgs): Promise<string> {

@@ -1,4 +1,9 @@
 import { z } from 'zod';
+import {
+  BadRequest, deeperThan, LIMITS, validateNode, validateNodeNames, validatePod, type RawObject,
+} from './validation.js';
+
+export { BadRequest, type RawObject };
 
 // k8s.io/kube-scheduler/extender/v1: the Go types have no JSON tags, so keys are PascalCase.
 
@@ -33,12 +38,19 @@ function checkNodeNames(names: unknown, hasNodes: boolean): void {
     return;
   }
   if (!Array.isArray(names)) throw new BadRequest('NodeNames', 'expected an array of node names or null');
-  for (let i = 0; i < names.length; i++) {
-    if (typeof names[i] !== 'string') throw new BadRequest(`NodeNames.${i}`, `expected string, received ${typeof names[i]}`);
-  }
+  validateNodeNames(names);
 }
 
-export type RawObject = Record<string, any>;
+/** More candidates than the cluster has nodes (with room for nodes the cache has not seen yet). */
+function checkCount(n: number, field: string, maxNodes: number): void {
+  if (n > maxNodes) throw new BadRequest(field, `${n} nodes sent, more than the ${maxNodes} a request may carry for this cluster`);
+}
+
+/** The most candidates one request may carry: the cluster's nodes, twice over, or 10,000 more. */
+export function maxCandidates(cachedNodes: number): number {
+  return cachedNodes + Math.max(cachedNodes, 10_000);
+}
+
 
 export interface ExtenderArgs {
   Pod: RawObject;
@@ -52,7 +64,7 @@ export interface HostPriority { Host: string; Score: number }
 /** The KEP-3189 downscale pod-picker request. */
 export const pickRequest = z.looseObject({
   number_of_pods_requested: z.number().int().positive(),
-  candidate_pods: z.array(z.string().min(1)),
+  candidate_pods: z.array(z.string().min(1).max(253)),
 });
 
 export type PickRequest = z.infer<typeof pickRequest>;
@@ -66,14 +78,16 @@ export function parsePickRequest(body: unknown): PickRequest {
   return r.data;
 }
 
-export class BadRequest extends Error {
-  constructor(readonly field: string, message: string) {
-    super(message);
-  }
-}
 
-/** Validates the shape; the raw object is kept so that Node objects return unchanged. */
-export function parseExtenderArgs(body: unknown): ExtenderArgs {
+/**
+ * Validates the shape, then Kubernetes' limits on what zonekeeper reads and keeps. The lists
+ * are counted before anything walks them. The raw object is kept so that Node objects
+ * return unchanged.
+ */
+export function parseExtenderArgs(body: unknown, maxNodes = Infinity): ExtenderArgs {
+  const raw = body as RawObject | null;
+  if (Array.isArray(raw?.NodeNames)) checkCount(raw.NodeNames.length, 'NodeNames', maxNodes);
+  if (Array.isArray(raw?.Nodes?.items)) checkCount(raw.Nodes.items.length, 'Nodes.items', maxNodes);
   const r = extenderArgs.safeParse(body);
   if (!r.success) {
     const issue = r.error.issues[0]!;
@@ -81,6 +95,13 @@ export function parseExtenderArgs(body: unknown): ExtenderArgs {
   }
   const args = body as ExtenderArgs;
   checkNodeNames(args.NodeNames, !!args.Nodes);
+  validatePod(args.Pod);
+  if (deeperThan(args.Pod, LIMITS.depth)) throw new BadRequest('Pod', `nested deeper than ${LIMITS.depth} levels`);
+  const items = args.Nodes?.items ?? [];
+  for (let i = 0; i < items.length; i++) {
+    validateNode(items[i]!, i);
+    if (deeperThan(items[i], LIMITS.depth)) throw new BadRequest(`Nodes.items.${i}`, `nested deeper than ${LIMITS.depth} levels`);
+  }
   return args;
 }
 

@@ -1,4 +1,5 @@
 import type { SlimNode, SlimWorkload, SlimWorkloadSpread } from '../cluster/objects.js';
+import { clipReason } from './verdict.js';
 import type {
   Candidate, FilterInput, FilterVerdict, PlacementSettings, PolicyContext, PolicyName, PolicyOutcome, Rejection,
 } from './verdict.js';
@@ -68,7 +69,7 @@ export function filterNodes(input: FilterInput): FilterVerdict {
 
   const volumes = podVolumes(pod, snapshot);
   if (volumes.missing.length > 0) {
-    return rejectAll(candidates, { rule: 'cache', reason: volumes.missing.join('; '), unresolvable: false }, ref, policy);
+    return rejectAll(candidates, { rule: 'cache', reason: clipReason(volumes.missing.join('; ')), unresolvable: false }, ref, policy);
   }
   const volumeRejections = volumes.constraints.map((c): Rejection => ({ rule: 'volume', reason: c.describe, unresolvable: true }));
   const volumeRejection = (node: SlimNode): Rejection | undefined => {

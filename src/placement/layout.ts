@@ -10,8 +10,11 @@ import type { PlacementSettings, PolicyName } from './verdict.js';
 import { findWorkloadSpread, subsetOfPod, subsetQuotas, type SubsetQuota } from './workloadSpread.js';
 import { workloadKey, workloadPods, type WorkloadRef } from './workload.js';
 import { sequenceIndex } from './zonePin.js';
-import { zoneSequence } from './zoneSequence.js';
+import { seatZone, SEQUENCE_WORK_LIMIT, zoneSequence } from './zoneSequence.js';
 import { zoneListOf, type ZoneListSource } from './zones.js';
+
+/** Seats of the sequence /debug/workloads lists; pods beyond it still show their own. */
+const LAYOUT_SEATS = 10_000;
 
 const KIND_ALIASES: Record<string, WorkloadKind> = {
   statefulset: 'StatefulSet', statefulsets: 'StatefulSet', sts: 'StatefulSet',
@@ -89,8 +92,11 @@ export function workloadLayout(snapshot: Snapshot, kind: WorkloadKind, namespace
   const costs = kind === 'StatefulSet' ? undefined : deletionCosts(ref, w, snapshot, deps.settings);
   const seatOf = (p: SlimPod) => (kind === 'StatefulSet' ? sequenceIndex(p.ordinal, w) : p.instanceId);
   const pinned = kind === 'StatefulSet' || ids;
-  const maxIndex = Math.max(w.replicas - 1, ...pods.map(seatOf));
-  const sequence = pinned ? zoneSequence(list.zones, maxIndex + 1, sequencePreferences(parsed ? spec : undefined)) : [];
+  const prefs = sequencePreferences(parsed ? spec : undefined);
+  // The seats of the workload's replicas, as far as a debug view should go; each pod's own
+  // seat is looked up on its own, so a pod with a huge ordinal costs no more than another.
+  const shown = Math.min(w.replicas, Math.floor(SEQUENCE_WORK_LIMIT / Math.max(1, list.zones.length)), LAYOUT_SEATS);
+  const sequence = pinned ? zoneSequence(list.zones, shown, prefs) : [];
 
   const countsPerZone: WorkloadLayout['countsPerZone'] = {};
   for (const z of list.zones) countsPerZone[z] = { bound: 0, reserved: 0 };
@@ -102,7 +108,7 @@ export function workloadLayout(snapshot: Snapshot, kind: WorkloadKind, namespace
     if (pinned) {
       out.index = seatOf(p);
       if (ids) out.instanceId = p.instanceId;
-      out.pinnedZone = sequence[out.index];
+      out.pinnedZone = out.index >= 0 ? (sequence[out.index] ?? seatZone(list.zones, out.index, prefs).zone) : undefined;
       if (zone !== undefined && out.index >= 0) out.inPinnedZone = zone === out.pinnedZone;
     }
     if (ws) out.subset = subsetOfPod(p, ws, snapshot);

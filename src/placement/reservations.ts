@@ -20,8 +20,11 @@ export interface ReservationView {
 export class Reservations implements ReservationView {
   private readonly cache: LRUCache<string, Reservation>;
 
-  constructor(ttlSeconds: number, clock: { now(): number } = Date, max = 100_000) {
-    this.cache = new LRUCache({ max, ttl: ttlSeconds * 1000, ttlResolution: 0, perf: clock });
+  constructor(ttlSeconds: number, clock: { now(): number } = Date, max = 100_000, maxBytes = 32 * 1024 * 1024) {
+    this.cache = new LRUCache({
+      max, maxSize: maxBytes, ttl: ttlSeconds * 1000, ttlResolution: 0, perf: clock,
+      sizeCalculation: (r) => 96 + r.uid.length + r.pod.length + r.workload.length + (r.zone?.length ?? 0) + (r.subset?.length ?? 0),
+    });
   }
 
   reserve(r: Reservation): void {

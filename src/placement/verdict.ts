@@ -105,3 +105,13 @@ export interface PolicyContext {
   feasible: SlimNode[];
   boundVolume: boolean;
 }
+
+/**
+ * Reasons go out once per rejected node and into the decision log: a reason built from many
+ * names (a pod with hundreds of missing claims) is cut, so answers stay within the cluster's size.
+ */
+export const REASON_MAX = 512;
+
+export function clipReason(text: string, max = REASON_MAX): string {
+  return text.length <= max ? text : `${text.slice(0, max - 25)}… (${text.length - max + 25} more)`;
+}

@@ -3,7 +3,7 @@ import type { PolicyContext, PolicyOutcome } from './verdict.js';
 import { sequencePreferences, type ZonePreferencesSpec } from './preferences.js';
 import { volumeZones, type VolumeConstraint } from './volumes.js';
 import { workloadKey, type WorkloadRef } from './workload.js';
-import { zoneSequence } from './zoneSequence.js';
+import { seatZone } from './zoneSequence.js';
 import { zoneListOf, zoneOf } from './zones.js';
 
 /** Index of a pod in its workload's zone sequence: ordinal − spec.ordinals.start. */
@@ -52,14 +52,12 @@ export function zonePin(
   }
   const { index } = seat;
   if (index < 0) return { summary: seat.missing, waitAll: { rule: 'zone-pin', reason: seat.missing, unresolvable: true } };
-  const sequence = zoneSequence(list.zones, index + 1, sequencePreferences(preferences));
-  let zone = sequence[index];
-  if (zone === undefined) {
-    return {
-      summary: 'every zone is at its maximum',
-      waitAll: { rule: 'zone-pin', reason: `zone pin: no zone has a seat for index ${index}`, unresolvable: true },
-    };
+  const pinnedSeat = seatZone(list.zones, index, sequencePreferences(preferences));
+  if (pinnedSeat.zone === undefined) {
+    const reason = `zone pin: ${seat.label}: ${pinnedSeat.reason}`;
+    return { summary: reason, waitAll: { rule: 'zone-pin', reason, unresolvable: true } };
   }
+  let zone = pinnedSeat.zone;
   // Short: the scheduler sends this once per rejected node, thousands of times per answer.
   const of = `${seat.label} of ${list.zones.length} zones`;
   let summary = `pinned to ${zone}: ${of}`;

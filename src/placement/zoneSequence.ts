@@ -37,3 +37,40 @@ export function zoneSequence(zones: readonly string[], length: number, prefs: Zo
   }
   return seq;
 }
+
+/**
+ * Zone-steps a weighted sequence may be simulated for one seat (seats × zones). An index
+ * comes from a pod (name suffix, label, annotation): the work it causes must not follow it.
+ */
+export const SEQUENCE_WORK_LIMIT = 2_000_000;
+
+export type SeatZone = { zone: string; reason?: undefined } | { zone?: undefined; reason: string };
+
+function uniform(p: ZonePreference[]): boolean {
+  const w = p[0]?.weight ?? 0;
+  return w > 0 && p.every((x) => x.minReplicas === 0 && x.maxReplicas === undefined && x.weight === w);
+}
+
+/**
+ * The zone of seat `index` of zoneSequence, without building the sequence up to it.
+ * Equal weights: L[index mod |L|] in O(zones). Weights alone repeat with period Σweights
+ * (after Σw seats every zone holds exactly its weight, and the comparisons start over), so
+ * the index is reduced first. Minimums and maximums are simulated, within the work limit.
+ */
+export function seatZone(zones: readonly string[], index: number, prefs: ZonePreferences = EQUAL_WEIGHTS): SeatZone {
+  if (!Number.isSafeInteger(index) || index < 0) return { reason: `seat ${index} is not a valid index` };
+  if (zones.length === 0) return { reason: 'no zone to seat it in' };
+  const p = zones.map(prefs);
+  if (uniform(p)) return { zone: zones[index % zones.length]! };
+  let at = index;
+  if (p.every((x) => x.minReplicas === 0 && x.maxReplicas === undefined)) {
+    const period = p.reduce((s, x) => s + Math.max(0, x.weight), 0);
+    if (period === 0) return { reason: 'every zone has weight 0' };
+    at = index % period;
+  }
+  if ((at + 1) * zones.length > SEQUENCE_WORK_LIMIT) {
+    return { reason: `seat ${index} is too far into a weighted sequence of ${zones.length} zones to compute (limit ${SEQUENCE_WORK_LIMIT} zone-steps)` };
+  }
+  const zone = zoneSequence(zones, at + 1, prefs)[at];
+  return zone === undefined ? { reason: `no zone has a seat for index ${index}: every zone is at its maximum` } : { zone };
+}

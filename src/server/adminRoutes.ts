@@ -2,6 +2,7 @@ import { Hono } from 'hono';
 import type { SnapshotSource } from '../cluster/source.js';
 import type { Extender } from '../extender/extender.js';
 import type { Metrics } from '../metrics.js';
+import { requireAuthorization, type AdminAuthorizer } from './adminAuth.js';
 import { workloadKindOf, workloadLayout } from '../placement/layout.js';
 import { workloadKey } from '../placement/workload.js';
 
@@ -11,6 +12,34 @@ export interface AdminDeps {
   metrics: Metrics;
   /** False once shutdown has begun: readyz turns 503 first. */
   serving: () => boolean;
+  /** When set, /metrics and /debug/* need a token the API server accepts and authorizes. */
+  auth?: AdminAuthorizer;
+}
+
+type HealthDeps = Pick<AdminDeps, 'source' | 'serving'>;
+
+/** healthz and readyz: what kubelet probes read, open to anyone who can reach the port. */
+function addHealth(app: Hono, deps: HealthDeps): void {
+  const { source } = deps;
+  app.get('/healthz', (c) => c.text('ok'));
+  app.get('/readyz', (c) => {
+    const status = source.status();
+    const synced = source.synced();
+    const ready = deps.serving() && synced && status.healthy;
+    const body = {
+      ready, serving: deps.serving(), synced, healthy: status.healthy,
+      notReady: status.kinds.filter((k) => !k.synced || (!k.watching && k.apiVersion !== 'file')).map((k) => k.kind),
+    };
+    return c.json(body, ready ? 200 : 503);
+  });
+}
+
+/** The probe listener (admin.probeListen): health only, for the pod IP. */
+export function probeRoutes(deps: HealthDeps): Hono {
+  const app = new Hono();
+  addHealth(app, deps);
+  app.notFound((c) => c.json({ error: 'not found', message: `no route ${c.req.path}; this listener serves /healthz and /readyz only` }, 404));
+  return app;
 }
 
 function podParam(value: string | undefined): { namespace: string; name: string } | undefined {
@@ -25,17 +54,11 @@ export function adminRoutes(deps: AdminDeps): Hono {
   const { source, extender, metrics } = deps;
   const app = new Hono();
 
-  app.get('/healthz', (c) => c.text('ok'));
-  app.get('/readyz', (c) => {
-    const status = source.status();
-    const synced = source.synced();
-    const ready = deps.serving() && synced && status.healthy;
-    const body = {
-      ready, serving: deps.serving(), synced, healthy: status.healthy,
-      notReady: status.kinds.filter((k) => !k.synced || (!k.watching && k.apiVersion !== 'file')).map((k) => k.kind),
-    };
-    return c.json(body, ready ? 200 : 503);
-  });
+  addHealth(app, deps);
+  if (deps.auth) {
+    app.use('/metrics', requireAuthorization(deps.auth));
+    app.use('/debug/*', requireAuthorization(deps.auth));
+  }
   app.get('/metrics', async (c) => {
     c.header('content-type', metrics.registry.contentType);
     return c.body(await metrics.registry.metrics());

@@ -8,16 +8,31 @@ import { splitHostPort } from '../config.js';
 
 export interface TlsFiles { certFile: string; keyFile: string; clientCAFile: string }
 
+/** Limits of every listener: a slow or idle client cannot hold a socket, and sockets are capped. */
+export interface HttpLimits {
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
+  keepAliveTimeoutMs: number;
+  maxConnections: number;
+}
+
+export const DEFAULT_HTTP_LIMITS: HttpLimits = { headersTimeoutMs: 10_000, requestTimeoutMs: 60_000, keepAliveTimeoutMs: 65_000, maxConnections: 512 };
+
 export interface Listener {
   url: string;
   port: number;
-  /** Stops accepting, lets in-flight requests finish, then drops what is left after graceMs. */
-  close(graceMs: number): Promise<void>;
+  /**
+   * Stops accepting, lets in-flight requests finish, and drops what is left at `deadline`
+   * (ms since the epoch): listeners closed together share one deadline.
+   */
+  close(deadline: number): Promise<void>;
 }
 
-/** Serves a hono app on HOST:PORT; TLS when cert and key are set, mutual TLS with a client CA. */
-export async function listen(app: Hono, hostPort: string, tls?: TlsFiles): Promise<Listener> {
+/** Serves a hono app on HOST:PORT; TLS when cert and key are set (config refuses half of it), mutual TLS with a client CA. */
+export async function listen(app: Hono, hostPort: string, o: { tls?: TlsFiles; limits?: HttpLimits } = {}): Promise<Listener> {
   const { host, port } = splitHostPort(hostPort);
+  const { tls } = o;
+  const limits = o.limits ?? DEFAULT_HTTP_LIMITS;
   const secure = !!(tls?.certFile && tls.keyFile);
   const server = (secure
     ? createAdaptorServer({
@@ -29,7 +44,10 @@ export async function listen(app: Hono, hostPort: string, tls?: TlsFiles): Promi
       },
     })
     : createAdaptorServer({ fetch: app.fetch })) as http.Server;
-  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = limits.headersTimeoutMs;
+  server.requestTimeout = limits.requestTimeoutMs;
+  server.keepAliveTimeout = limits.keepAliveTimeoutMs;
+  server.maxConnections = limits.maxConnections;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {
@@ -42,9 +60,9 @@ export async function listen(app: Hono, hostPort: string, tls?: TlsFiles): Promi
   return {
     url: `${secure ? 'https' : 'http'}://${shownHost}:${actual}`,
     port: actual,
-    close(graceMs) {
+    close(deadline) {
       return new Promise((resolve) => {
-        const force = setTimeout(() => server.closeAllConnections(), graceMs);
+        const force = setTimeout(() => server.closeAllConnections(), Math.max(0, deadline - Date.now()));
         force.unref();
         server.close(() => {
           clearTimeout(force);

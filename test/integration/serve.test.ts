@@ -7,6 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { fixture } from '../support/app.js';
 
 const CLI = new URL('../../dist/cli.js', import.meta.url).pathname;
+const JSON_TYPE = { 'content-type': 'application/json' };
 const DEMO = new URL('../../config/demo-cluster.yaml', import.meta.url).pathname;
 
 /** Starts `zonekeeper serve` on free ports and reads the URLs from its log. */
@@ -52,12 +53,12 @@ describe('zonekeeper serve on real ports', () => {
     // The demo's data-db-0 volume is in zone-a, but the fixture offers only zone-c nodes.
     assert.deepEqual(body.NodeNames, []);
     assert.match(body.FailedAndUnresolvableNodes['node-c-1'], /volume data-db-0/);
-    const p = await fetch(`${server.extender}/prioritize`, { method: 'POST', body: JSON.stringify(fixture('prioritize-fullnodes-deployment-pod.json').body) });
+    const p = await fetch(`${server.extender}/prioritize`, { method: 'POST', headers: JSON_TYPE, body: JSON.stringify(fixture('prioritize-fullnodes-deployment-pod.json').body) });
     assert.equal(((await p.json()) as unknown[]).length, 6);
   });
 
   it('keeps serving after malformed requests', async () => {
-    const bad = await fetch(`${server.extender}/filter`, { method: 'POST', body: '{"Pod":' });
+    const bad = await fetch(`${server.extender}/filter`, { method: 'POST', headers: JSON_TYPE, body: '{"Pod":' });
     assert.equal(bad.status, 400);
     const ready = await fetch(`${server.admin}/readyz`);
     assert.equal(ready.status, 200);

@@ -39,7 +39,7 @@ export function testApp(store: ClusterStore, o: { config?: Record<string, unknow
   const clock = new FakeClock(Date.parse('2026-11-21T00:00:00Z'));
   const extender = createExtender({ source, actuator: memoryActuator(store, silent, metrics), metrics, log: silent, config, clock });
   registerStateGauges(metrics, source, () => extender.reservations.size());
-  const extenderApp = extenderRoutes(extender, metrics, silent, config.extender.bodyLimitBytes, config.extender.pickerBodyLimitBytes);
+  const extenderApp = extenderRoutes(extender, metrics, silent, config.extender);
   const adminApp = adminRoutes({ source, extender, metrics, serving: () => true });
   return {
     extenderApp, adminApp, extender, source, clock, metrics,

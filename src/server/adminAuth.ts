@@ -1,0 +1,78 @@
+import { createHash } from 'node:crypto';
+import type { MiddlewareHandler } from 'hono';
+import { LRUCache } from 'lru-cache';
+import type { ApiClient } from '../cluster/apiClient.js';
+
+// /metrics and /debug/* for callers the API server vouches for, as controller-runtime's
+// secure metrics serving does: the bearer token goes to a TokenReview, the user it names to
+// a SubjectAccessReview for `get` on the path (a nonResourceURL rule in RBAC).
+
+export type AuthVerdict =
+  | { allowed: true; user: string }
+  | { allowed: false; status: 401 | 403 | 503; message: string };
+
+export interface AdminAuthorizer {
+  check(authorization: string | undefined, path: string): Promise<AuthVerdict>;
+}
+
+/** What a decision may be reused for: a revoked token or role stops working within this. */
+const CACHE_TTL_MS = 10_000;
+const BEARER = /^Bearer ([^\s]{1,8192})$/i;
+
+interface UserInfo { username: string; uid?: string; groups?: string[]; extra?: Record<string, string[]> }
+
+export function kubernetesAuthorizer(api: ApiClient): AdminAuthorizer {
+  const decided = new LRUCache<string, AuthVerdict>({ max: 2000, ttl: CACHE_TTL_MS });
+
+  async function review(kind: 'tokenreviews' | 'subjectaccessreviews', group: string, spec: unknown): Promise<any> {
+    const res = await api.request('POST', `/apis/${group}/v1/${kind}`, {
+      body: JSON.stringify({ apiVersion: `${group}/v1`, kind: kind === 'tokenreviews' ? 'TokenReview' : 'SubjectAccessReview', spec }),
+      contentType: 'application/json', timeoutMs: 5000,
+    });
+    if (res.status !== 201 && res.status !== 200) throw new Error(`${kind}: ${res.status}`);
+    return JSON.parse(res.body).status ?? {};
+  }
+
+  async function decide(token: string, path: string): Promise<AuthVerdict> {
+    const tr = await review('tokenreviews', 'authentication.k8s.io', { token });
+    if (tr.authenticated !== true || !tr.user?.username) return { allowed: false, status: 401, message: 'the bearer token was not accepted by the API server' };
+    const user = tr.user as UserInfo;
+    const sar = await review('subjectaccessreviews', 'authorization.k8s.io', {
+      user: user.username, uid: user.uid, groups: user.groups, extra: user.extra,
+      nonResourceAttributes: { path, verb: 'get' },
+    });
+    if (sar.allowed === true) return { allowed: true, user: user.username };
+    return { allowed: false, status: 403, message: `${user.username} may not get ${path}` };
+  }
+
+  return {
+    async check(authorization, path) {
+      const m = authorization ? BEARER.exec(authorization) : null;
+      if (!m) return { allowed: false, status: 401, message: 'a bearer token is required (Authorization: Bearer …)' };
+      // Tokens are never kept: only a digest of one names a cached decision.
+      const key = `${createHash('sha256').update(m[1]!).digest('base64url')} ${path}`;
+      const hit = decided.get(key);
+      if (hit) return hit;
+      try {
+        const verdict = await decide(m[1]!, path);
+        decided.set(key, verdict);
+        return verdict;
+      } catch (err) {
+        return { allowed: false, status: 503, message: `could not check the token with the API server: ${(err as Error).message}` };
+      }
+    },
+  };
+}
+
+/** Guards a route: 401 without an accepted token, 403 without RBAC for the path. */
+export function requireAuthorization(auth: AdminAuthorizer): MiddlewareHandler {
+  return async (c, next) => {
+    // RBAC's nonResourceURLs match paths; /debug/workloads/ns/kind/name is asked as itself.
+    const verdict = await auth.check(c.req.header('authorization'), c.req.path);
+    if (!verdict.allowed) {
+      if (verdict.status === 401) c.header('www-authenticate', 'Bearer');
+      return c.json({ error: verdict.status === 401 ? 'unauthorized' : verdict.status === 403 ? 'forbidden' : 'unavailable', message: verdict.message }, verdict.status);
+    }
+    await next();
+  };
+}
