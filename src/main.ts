@@ -73,6 +73,7 @@ function openSource(choice: SourceChoice, config: Config, log: Logger, metrics: 
   const source = watchCache(api, {
     pageSize: c.listPageSize, watchTimeoutSeconds: c.watchTimeoutSeconds, silenceSeconds: c.watchSilenceSeconds,
     backoffInitialMs: c.backoffInitialMs, backoffMaxMs: c.backoffMaxMs, crdRecheckSeconds: c.crdRecheckSeconds,
+    maxStalenessSeconds: c.maxStalenessSeconds,
   }, log, (kind, reason) => metrics.watchRestarts.inc({ kind, reason }));
   return { source, api, actuator: kubeActuator(api, log, metrics, config.instanceIds.assignDeadlineMs) };
 }

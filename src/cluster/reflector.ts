@@ -11,9 +11,15 @@ export interface ReflectorOptions {
   silenceSeconds: number;
   backoffInitialMs: number;
   backoffMaxMs: number;
+  /** Failing for this long without a working watch: the kind is stale, decisions wait. */
+  maxStalenessSeconds: number;
 }
 
-export type RestartReason = 'error' | 'gone' | 'stale';
+/** error: the API answered wrongly or not at all; decode: the stream was corrupt (an event lost, so relist). */
+export type RestartReason = 'error' | 'gone' | 'stale' | 'decode';
+
+/** A watch that streams this long without an error is working again: it ends a failure streak. */
+const PROVEN_AFTER_MS = 1000;
 
 export interface ReflectorStatus {
   kind: string;
@@ -25,10 +31,27 @@ export interface ReflectorStatus {
   lastContactAt: number;
   restarts: Record<RestartReason, number>;
   lastError: string;
+  /** Since when every attempt has failed (ms); 0 while the watch works. */
+  failingSince: number;
 }
 
 class Gone extends Error {}
 class Stalled extends Error {}
+class Corrupt extends Error {}
+
+interface WatchEvent { type?: string; object?: any }
+
+/** One line of a watch stream; a line that is not an event object means the stream is corrupt. */
+function decode(line: string, kind: string): WatchEvent {
+  let event: unknown;
+  try {
+    event = JSON.parse(line);
+  } catch (err) {
+    throw new Corrupt(`watch ${kind}: malformed event: ${(err as Error).message}`);
+  }
+  if (!event || typeof event !== 'object' || Array.isArray(event)) throw new Corrupt(`watch ${kind}: an event line that is not an object`);
+  return event as WatchEvent;
+}
 
 /**
  * List, then watch from the list's resourceVersion; relist on 410 Gone and when the
@@ -53,7 +76,7 @@ export class Reflector {
       apiVersion: resource.group ? `${resource.group}/${resource.version}` : resource.version,
       required: resource.required,
       synced: false, watching: false, resourceVersion: '', lastContactAt: 0,
-      restarts: { error: 0, gone: 0, stale: 0 }, lastError: '',
+      restarts: { error: 0, gone: 0, stale: 0, decode: 0 }, lastError: '', failingSince: 0,
     };
   }
 
@@ -61,10 +84,25 @@ export class Reflector {
     return { ...this.state, restarts: { ...this.state.restarts } };
   }
 
-  /** Synced once, and in contact with the API server recently or watching now. */
+  /**
+   * Synced once, in contact with the API server recently or watching now, and not failing
+   * for longer than the staleness allowed: a watch that breaks on every attempt (a corrupt
+   * stream, errors on every reconnect) is stale even while relists succeed in between.
+   */
   healthy(now = Date.now()): boolean {
     const s = this.state;
-    return s.synced && (s.watching || now - s.lastContactAt < this.opts.silenceSeconds * 1000);
+    if (!s.synced) return false;
+    if (s.failingSince && now - s.failingSince >= this.opts.maxStalenessSeconds * 1000) return false;
+    return s.watching || now - s.lastContactAt < this.opts.silenceSeconds * 1000;
+  }
+
+  private failed(now = Date.now()): void {
+    if (!this.state.failingSince) this.state.failingSince = now;
+  }
+
+  /** The watch works again: valid events arrive, or it has streamed for a while. */
+  private working(): void {
+    this.state.failingSince = 0;
   }
 
   start(): void {
@@ -96,16 +134,20 @@ export class Reflector {
       } catch (err) {
         this.state.watching = false;
         if (this.stopped) break;
-        const reason: RestartReason = err instanceof Gone ? 'gone' : err instanceof Stalled ? 'stale' : 'error';
+        const reason: RestartReason = err instanceof Gone ? 'gone' : err instanceof Stalled ? 'stale' : err instanceof Corrupt ? 'decode' : 'error';
         this.state.restarts[reason]++;
         this.state.lastError = (err as Error).message;
         this.onRestart(this.resource.name, reason);
-        if (reason !== 'error') {
+        // 410 is the API server's ordinary way to say "relist"; everything else is a failure.
+        if (reason !== 'gone') this.failed();
+        if (reason === 'gone' || reason === 'stale') {
           this.log.info({ kind: this.resource.name, reason }, 'relisting');
           needList = true;
           continue;
         }
-        this.log.warn({ kind: this.resource.name, err: (err as Error).message, backoffMs: backoff }, 'watch failed, retrying');
+        // A corrupt stream lost an event: relist, but after the backoff, not in a hot loop.
+        if (reason === 'decode') needList = true;
+        this.log.warn({ kind: this.resource.name, err: (err as Error).message, backoffMs: backoff, relist: needList }, 'watch failed, retrying');
         await this.sleep(backoff);
         backoff = Math.min(backoff * 2, this.opts.backoffMaxMs);
       }
@@ -113,10 +155,17 @@ export class Reflector {
     this.state.watching = false;
   }
 
+  /** Waits, or less if stopped; the abort listener goes with the wait, so flapping adds none. */
   private sleep(ms: number): Promise<void> {
     return new Promise((resolve) => {
-      const t = setTimeout(resolve, ms);
-      this.abort.signal.addEventListener('abort', () => { clearTimeout(t); resolve(); }, { once: true });
+      const signal = this.abort.signal;
+      const done = () => {
+        clearTimeout(t);
+        signal.removeEventListener('abort', done);
+        resolve();
+      };
+      const t = setTimeout(done, ms);
+      signal.addEventListener('abort', done, { once: true });
     });
   }
 
@@ -165,6 +214,7 @@ export class Reflector {
     this.abort.signal.addEventListener('abort', onStop, { once: true });
     let stalled = false;
     let watchdog: NodeJS.Timeout | undefined;
+    let proven: NodeJS.Timeout | undefined;
     const arm = () => {
       clearTimeout(watchdog);
       watchdog = setTimeout(() => { stalled = true; attempt.abort(); }, this.opts.silenceSeconds * 1000);
@@ -181,6 +231,8 @@ export class Reflector {
       }
       this.state.watching = true;
       this.state.lastContactAt = Date.now();
+      proven = setTimeout(() => this.working(), PROVEN_AFTER_MS);
+      proven.unref();
       res.setEncoding('utf8');
       let buffered = '';
       for await (const chunk of res as AsyncIterable<string>) {
@@ -191,23 +243,27 @@ export class Reflector {
         while ((nl = buffered.indexOf('\n')) >= 0) {
           const line = buffered.slice(0, nl).trim();
           buffered = buffered.slice(nl + 1);
-          if (line) this.apply(JSON.parse(line));
+          if (line) this.apply(decode(line, this.resource.name));
         }
       }
-      if (buffered.trim()) this.apply(JSON.parse(buffered));
+      if (buffered.trim()) this.apply(decode(buffered, this.resource.name));
     } catch (err) {
       if (stalled) throw new Stalled(`no event for ${this.opts.silenceSeconds}s`);
       throw err;
     } finally {
       clearTimeout(watchdog);
+      clearTimeout(proven);
       this.abort.signal.removeEventListener('abort', onStop);
       this.state.watching = false;
     }
   }
 
-  private apply(event: { type?: string; object?: any }): void {
+  private apply(event: WatchEvent): void {
     const obj = event.object ?? {};
     const rv = obj.metadata?.resourceVersion;
+    if (event.type !== 'ERROR' && event.type !== 'BOOKMARK' && (typeof obj.metadata !== 'object' || obj.metadata === null)) {
+      throw new Corrupt(`watch ${this.resource.name}: ${String(event.type).slice(0, 40)} event without an object`);
+    }
     switch (event.type) {
       case 'ADDED':
       case 'MODIFIED':
@@ -224,8 +280,9 @@ export class Reflector {
         if (obj.code === 410) throw new Gone(obj.message ?? 'resourceVersion too old');
         throw new ApiError(obj.code ?? 0, `watch ${this.resource.name}: ${obj.message ?? 'error event'}`);
       default:
-        throw new Error(`watch ${this.resource.name}: unknown event type ${String(event.type)}`);
+        throw new Corrupt(`watch ${this.resource.name}: unknown event type ${String(event.type).slice(0, 40)}`);
     }
     if (typeof rv === 'string' && rv) this.state.resourceVersion = rv;
+    this.working();
   }
 }

@@ -25,6 +25,8 @@ export interface SnapshotSource {
   start(): void;
   stop(): Promise<void>;
   synced(): boolean;
+  /** Synced and not stale: what a decision may be made on. Cheap: called per request. */
+  ready(now?: number): boolean;
   status(now?: number): ClusterSourceStatus;
 }
 
@@ -78,11 +80,12 @@ export function memorySource(store: ClusterStore, label: string): SnapshotSource
     start() {},
     async stop() {},
     synced: () => true,
+    ready: () => true,
     status: () => ({
       source: label, synced: true, healthy: true, workloadSpreadCRD: 'static',
       kinds: KINDS.map((kind) => ({
         kind, apiVersion: 'file', required: kind !== 'workloadspreads', synced: true, watching: false,
-        resourceVersion: '', lastContactAt: at, restarts: { error: 0, gone: 0, stale: 0 }, lastError: '',
+        resourceVersion: '', lastContactAt: at, restarts: { error: 0, gone: 0, stale: 0, decode: 0 }, lastError: '', failingSince: 0,
         objects: store.count(kind),
       })),
     }),

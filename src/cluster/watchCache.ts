@@ -27,6 +27,9 @@ export function watchCache(
   let crdTimer: NodeJS.Timeout | undefined;
   let stopped = false;
   let loggedAbsent = false;
+  // A failed discovery is retried with the reflectors' backoff, not at the slow recheck pace:
+  // readiness waits on it, and the API may be back within a second.
+  let discoveryBackoff = opts.backoffInitialMs;
 
   async function servedVersion(): Promise<string | undefined> {
     const res = await api.request('GET', `/apis/${WORKLOADSPREAD_GROUP}`, { timeoutMs: 10_000 });
@@ -44,6 +47,7 @@ export function watchCache(
   }
 
   async function discover(): Promise<void> {
+    let next = opts.crdRecheckSeconds * 1000;
     try {
       const version = await servedVersion();
       if (stopped) return;
@@ -64,11 +68,14 @@ export function watchCache(
         if (!loggedAbsent) log.info('WorkloadSpread CRD not served; looking again periodically');
         loggedAbsent = true;
       }
+      discoveryBackoff = opts.backoffInitialMs;
     } catch (err) {
-      log.warn({ err: (err as Error).message }, 'WorkloadSpread discovery failed; retrying');
+      next = discoveryBackoff;
+      discoveryBackoff = Math.min(discoveryBackoff * 2, opts.backoffMaxMs);
+      log.warn({ err: (err as Error).message, retryMs: next }, 'WorkloadSpread discovery failed; retrying');
     }
     if (!stopped) {
-      crdTimer = setTimeout(discover, opts.crdRecheckSeconds * 1000);
+      crdTimer = setTimeout(discover, next);
       crdTimer.unref();
     }
   }
@@ -90,6 +97,7 @@ export function watchCache(
       await Promise.all(all().map((r) => r.stop()));
     },
     synced: () => crd !== 'unknown' && all().every((r) => r.status().synced),
+    ready: (now = Date.now()) => crd !== 'unknown' && all().every((r) => r.healthy(now)),
     status(now = Date.now()): ClusterSourceStatus {
       const kinds: ReflectorStatus[] = all().map((r) => r.status());
       return {

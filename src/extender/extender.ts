@@ -17,6 +17,7 @@ import { instanceIdStep } from './instanceIds.js';
 import { maxCandidates, namesMode, type ExtenderArgs, type HostPriority, type RawObject } from './protocol.js';
 
 export const NOT_SYNCED = 'zonekeeper: cluster cache not synced yet; the pod will be retried';
+export const STALE = 'zonekeeper: cluster cache is stale (watches failing); the pod will be retried';
 
 export interface PinConflict {
   pod: string;
@@ -139,10 +140,12 @@ export function createExtender(deps: ExtenderDeps) {
 
     /** The ExtenderFilterResult as JSON text (see encoding.ts for why not an object). */
     async filter(args: ExtenderArgs): Promise<string> {
-      if (!source.synced()) {
+      if (!source.ready()) {
+        // Fail safe: a pinned pod is never placed on a cache that may be wrong.
+        const why = source.synced() ? STALE : NOT_SYNCED;
         metrics.decisions.inc({ verb: 'filter', outcome: 'not_ready' });
-        decisions.record(decision('filter', args, undefined, { error: NOT_SYNCED }));
-        return encodeError(NOT_SYNCED);
+        decisions.record(decision('filter', args, undefined, { error: why }));
+        return encodeError(why);
       }
       const candidates = candidatesOf(args);
       const ensured = await ids.ensure(pendingPod(args.Pod));
@@ -159,7 +162,7 @@ export function createExtender(deps: ExtenderDeps) {
 
     prioritize(args: ExtenderArgs): HostPriority[] {
       const candidates = candidatesOf(args);
-      if (!source.synced()) {
+      if (!source.ready()) {
         metrics.decisions.inc({ verb: 'prioritize', outcome: 'not_ready' });
         return candidates.map((c) => ({ Host: c.name, Score: 0 }));
       }

@@ -17,7 +17,7 @@ describe('deletion-cost controller against a list/watch server', () => {
   let api: FakeApiServer;
   const start = (patchesPerSecond = 1000) => {
     const client = kubeApiClient(loadKubeConfig({ kind: 'kubeconfig', path: api.kubeconfig() }));
-    const cache = watchCache(client, { pageSize: 100, watchTimeoutSeconds: 300, silenceSeconds: 30, backoffInitialMs: 20, backoffMaxMs: 100, crdRecheckSeconds: 60 }, silent);
+    const cache = watchCache(client, { pageSize: 100, watchTimeoutSeconds: 300, silenceSeconds: 30, backoffInitialMs: 20, backoffMaxMs: 100, crdRecheckSeconds: 60, maxStalenessSeconds: 60 }, silent);
     const controller = deletionCostController(client, cache, defaultSettings(), { intervalSeconds: 60, patchesPerSecond }, silent, createMetrics());
     return { cache, controller };
   };

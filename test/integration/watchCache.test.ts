@@ -23,7 +23,7 @@ describe('watch cache against a list/watch server on 127.0.0.1', () => {
     api.put(stsPod('db', 0, { nodeName: 'node-a-1' }));
     api.put(stsPod('db', 1));
     cache = watchCache(kubeApiClient(loadKubeConfig({ kind: 'kubeconfig', path: api.kubeconfig() })), {
-      pageSize: 2, watchTimeoutSeconds: 300, silenceSeconds: 1.5, backoffInitialMs: 20, backoffMaxMs: 200, crdRecheckSeconds: 0.3,
+      pageSize: 2, watchTimeoutSeconds: 300, silenceSeconds: 1.5, backoffInitialMs: 20, backoffMaxMs: 200, crdRecheckSeconds: 0.3, maxStalenessSeconds: 60,
     }, silent, (kind, reason) => restarts.push(`${kind}:${reason}`));
     cache.start();
     await waitFor(() => cache.synced(), 'initial sync');
@@ -116,7 +116,7 @@ describe('watch cache when the API server is unreachable', () => {
     const port = api.port;
     await api.stop();
     const cache = watchCache(kubeApiClient(loadKubeConfig({ kind: 'kubeconfig', path: kubeconfig })), {
-      pageSize: 100, watchTimeoutSeconds: 300, silenceSeconds: 5, backoffInitialMs: 20, backoffMaxMs: 100, crdRecheckSeconds: 0.2,
+      pageSize: 100, watchTimeoutSeconds: 300, silenceSeconds: 5, backoffInitialMs: 20, backoffMaxMs: 100, crdRecheckSeconds: 0.2, maxStalenessSeconds: 60,
     }, silent);
     cache.start();
     await new Promise((r) => setTimeout(r, 300));

@@ -33,6 +33,13 @@ export class FakeApiServer {
   conflicts = 0;
   /** Slows patches down, so that concurrent writers overlap. */
   patchDelayMs = 0;
+  /** While true, every watch opens with a line that is not JSON (a corrupt stream). */
+  corruptWatches = false;
+  /** Requests answered with an error instead, while `remaining` lasts. */
+  readonly faults: { match: (method: string, path: string) => boolean; status: number; remaining: number }[] = [];
+  /** Bearer tokens TokenReview accepts, and the nonResourceURL paths each user may get. */
+  readonly tokens = new Map<string, { username: string; groups: string[] }>();
+  readonly allowedPaths = new Map<string, string[]>();
   private server = http.createServer((req, res) => this.handle(req, res));
   port = 0;
 
@@ -116,6 +123,18 @@ current-context: c
     const url = new URL(req.url!, 'http://x');
     this.requests.push(`${req.method} ${url.pathname}${url.search}`);
     if (req.headers.authorization !== 'Bearer test-token') return this.json(res, 401, { kind: 'Status', code: 401, message: 'Unauthorized' });
+    const fault = this.faults.find((f) => f.remaining > 0 && f.match(req.method!, url.pathname));
+    if (fault) {
+      fault.remaining--;
+      return this.json(res, fault.status, { kind: 'Status', code: fault.status, message: 'injected fault' });
+    }
+    if (req.method === 'POST' && url.pathname.endsWith('/tokenreviews')) return this.review(req, res, (spec) => {
+      const user = this.tokens.get(spec.token);
+      return user ? { authenticated: true, user } : { authenticated: false, error: 'unknown token' };
+    });
+    if (req.method === 'POST' && url.pathname.endsWith('/subjectaccessreviews')) return this.review(req, res, (spec) => ({
+      allowed: (this.allowedPaths.get(spec.user) ?? []).some((p) => (p.endsWith('*') ? spec.nonResourceAttributes?.path.startsWith(p.slice(0, -1)) : p === spec.nonResourceAttributes?.path) && spec.nonResourceAttributes?.verb === 'get'),
+    }));
     if (url.pathname === '/apis/apps.kruise.io') {
       return this.crdServed
         ? this.json(res, 200, { kind: 'APIGroup', name: 'apps.kruise.io', versions: [{ groupVersion: 'apps.kruise.io/v1alpha1', version: 'v1alpha1' }] })
@@ -138,6 +157,15 @@ current-context: c
     this.json(res, 200, { kind: 'List', metadata: { resourceVersion: String(this.rv), continue: next }, items: page });
   }
 
+  private review(req: http.IncomingMessage, res: http.ServerResponse, decide: (spec: Raw) => Raw): void {
+    let body = '';
+    req.on('data', (c) => (body += c));
+    req.on('end', () => {
+      const review = JSON.parse(body);
+      this.json(res, 201, { ...review, status: decide(review.spec) });
+    });
+  }
+
   private watch(path: string, since: number, res: http.ServerResponse): void {
     if (since < this.compactedBelow) {
       res.writeHead(200, { 'content-type': 'application/json' });
@@ -145,6 +173,10 @@ current-context: c
       return;
     }
     res.writeHead(200, { 'content-type': 'application/json', 'transfer-encoding': 'chunked' });
+    if (this.corruptWatches) {
+      res.end('{"type":"ADDED","object":{"metadata":\n');
+      return;
+    }
     const w = { path, res, since };
     this.watchers.add(w);
     res.on('close', () => this.watchers.delete(w));

@@ -1,0 +1,168 @@
+// Faults of the API server behind the watches, and the admin listener's authorization,
+// against a list/watch server on 127.0.0.1 (issue 8: D6, D7, D9).
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { memoryActuator } from '../../src/actuator/actuator.js';
+import { kubeApiClient, loadKubeConfig, type ApiClient } from '../../src/cluster/apiClient.js';
+import type { SnapshotSource } from '../../src/cluster/source.js';
+import { watchCache, type WatchCacheOptions } from '../../src/cluster/watchCache.js';
+import { parseConfig } from '../../src/config.js';
+import { createExtender, STALE } from '../../src/extender/extender.js';
+import { createMetrics } from '../../src/metrics.js';
+import { kubernetesAuthorizer } from '../../src/server/adminAuth.js';
+import { adminRoutes, probeRoutes } from '../../src/server/adminRoutes.js';
+import { extenderRoutes } from '../../src/server/extenderRoutes.js';
+import { listen, type Listener } from '../../src/server/listen.js';
+import { nodes, pod, statefulSet, stsPod } from '../support/builders.js';
+import { fixture, silent } from '../support/app.js';
+import { FakeApiServer } from '../support/fakeApiServer.js';
+import { waitFor } from '../support/wait.js';
+
+const FAST: WatchCacheOptions = {
+  pageSize: 100, watchTimeoutSeconds: 300, silenceSeconds: 30, backoffInitialMs: 20, backoffMaxMs: 200,
+  crdRecheckSeconds: 60, maxStalenessSeconds: 1,
+};
+
+async function cluster(): Promise<{ api: FakeApiServer; client: ApiClient }> {
+  const api = await new FakeApiServer().start();
+  for (const n of nodes(['zone-a', 'zone-b', 'zone-c'], 1)) api.put(n);
+  api.put(statefulSet('db', 3));
+  api.put(stsPod('db', 0, { nodeName: 'node-a-1' }));
+  return { api, client: kubeApiClient(loadKubeConfig({ kind: 'kubeconfig', path: api.kubeconfig() })) };
+}
+
+describe('D7: a failed WorkloadSpread discovery is retried with the backoff, not at the 60 s recheck', () => {
+  it('one 500 from discovery: ready within a backoff step of the API answering again', async () => {
+    const { api, client } = await cluster();
+    api.faults.push({ match: (_m, p) => p === '/apis/apps.kruise.io', status: 500, remaining: 1 });
+    const cache = watchCache(client, FAST, silent);
+    const started = Date.now();
+    cache.start();
+    await waitFor(() => cache.synced(), 'synced after the failed discovery', 5_000);
+    const took = Date.now() - started;
+    assert.ok(took < 2_000, `ready after ${took} ms, with crdRecheckSeconds 60`);
+    assert.equal(api.faults[0]!.remaining, 0, 'the fault was hit');
+    assert.equal(cache.status().workloadSpreadCRD, 'absent');
+    await cache.stop();
+    await api.stop();
+  });
+});
+
+describe('D9: a watch that keeps failing relists, then turns stale', () => {
+  let api: FakeApiServer;
+  let cache: SnapshotSource;
+  before(async () => {
+    let client: ApiClient;
+    ({ api, client } = await cluster());
+    cache = watchCache(client, FAST, silent);
+    cache.start();
+    await waitFor(() => cache.ready(), 'initial sync');
+  });
+  after(async () => {
+    await cache.stop();
+    await api.stop();
+  });
+
+  it('corrupt watch streams: pods added meanwhile still arrive (relist), readyz and filter turn to errors past the staleness', async () => {
+    const config = parseConfig({});
+    const metrics = createMetrics();
+    const extender = createExtender({ source: cache, actuator: memoryActuator(cache.store, silent, metrics), metrics, log: silent, config });
+    const admin = adminRoutes({ source: cache, extender, metrics, serving: () => true });
+    const routes = extenderRoutes(extender, metrics, silent, config.extender);
+    assert.equal((await admin.request('/readyz')).status, 200);
+
+    api.corruptWatches = true;
+    api.dropWatches();
+    api.put(pod('added-while-corrupt', undefined));
+    await waitFor(() => !!cache.snapshot.pod('default', 'added-while-corrupt'), 'the relist brought the pod in');
+    const pods = cache.status().kinds.find((k) => k.kind === 'pods')!;
+    assert.ok(pods.restarts.decode > 0, 'counted as decode restarts');
+    assert.match(pods.lastError, /malformed event/);
+
+    await waitFor(() => !cache.ready(), 'stale after maxStalenessSeconds', 5_000);
+    const readyz = await admin.request('/readyz');
+    assert.equal(readyz.status, 503);
+    const res = await routes.request('/filter', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(fixture('filter-nodenames-statefulset-pod.json').body) });
+    assert.equal(res.status, 200);
+    assert.equal(((await res.json()) as { Error: string }).Error, STALE);
+
+    api.corruptWatches = false;
+    api.dropWatches();
+    await waitFor(() => cache.ready(), 'ready again once the watch works', 5_000);
+    assert.equal((await admin.request('/readyz')).status, 200);
+  });
+
+  it('an API server that errors on every request: stale past the staleness, ready within a backoff step of recovering', async () => {
+    const outage = { match: () => true, status: 500, remaining: Number.MAX_SAFE_INTEGER };
+    api.faults.push(outage);
+    api.dropWatches();
+    await waitFor(() => !cache.ready(), 'stale during the outage', 5_000);
+    outage.remaining = 0;
+    const back = Date.now();
+    await waitFor(() => cache.ready(), 'ready after the outage', 5_000);
+    // Backoff is capped at 200 ms here; a working watch proves itself after 1 s of streaming.
+    assert.ok(Date.now() - back < 2_500, `ready ${Date.now() - back} ms after the API came back`);
+  });
+});
+
+describe('D6: /metrics and /debug need a token the API server accepts and authorizes; probes do not', () => {
+  let api: FakeApiServer;
+  let admin: Listener;
+  let probes: Listener;
+  before(async () => {
+    let client: ApiClient;
+    ({ api, client } = await cluster());
+    api.tokens.set('reader-token', { username: 'prometheus', groups: ['monitoring'] });
+    api.tokens.set('nobody-token', { username: 'nobody', groups: [] });
+    api.allowedPaths.set('prometheus', ['/metrics', '/debug/*']);
+    const cache = watchCache(client, FAST, silent);
+    cache.start();
+    await waitFor(() => cache.ready(), 'sync');
+    const config = parseConfig({});
+    const metrics = createMetrics();
+    const extender = createExtender({ source: cache, actuator: memoryActuator(cache.store, silent, metrics), metrics, log: silent, config });
+    admin = await listen(adminRoutes({ source: cache, extender, metrics, serving: () => true, auth: kubernetesAuthorizer(client) }), '127.0.0.1:0');
+    probes = await listen(probeRoutes({ source: cache, serving: () => true }), '127.0.0.1:0');
+    stopCache = () => cache.stop();
+  });
+  let stopCache: () => Promise<void>;
+  after(async () => {
+    await Promise.all([admin.close(Date.now()), probes.close(Date.now())]);
+    await stopCache();
+    await api.stop();
+  });
+
+  const get = (base: Listener, path: string, token?: string) => fetch(`${base.url}${path}`, token ? { headers: { authorization: `Bearer ${token}` } } : {});
+
+  it('no token: 401 with WWW-Authenticate; an unknown token: 401; a user without RBAC for the path: 403', async () => {
+    const none = await get(admin, '/metrics');
+    assert.equal(none.status, 401);
+    assert.equal(none.headers.get('www-authenticate'), 'Bearer');
+    assert.equal((await get(admin, '/debug/cache', 'forged')).status, 401);
+    assert.equal((await get(admin, '/debug/cache', 'nobody-token')).status, 403);
+  });
+
+  it('an authorized token reads /metrics and /debug; health stays open on both listeners', async () => {
+    const m = await get(admin, '/metrics', 'reader-token');
+    assert.equal(m.status, 200);
+    assert.match(await m.text(), /zonekeeper_decisions_total|zonekeeper_request_duration_seconds/);
+    assert.equal((await get(admin, '/debug/cache', 'reader-token')).status, 200);
+    for (const l of [admin, probes]) {
+      assert.equal((await get(l, '/healthz')).status, 200);
+      assert.equal((await get(l, '/readyz')).status, 200);
+    }
+  });
+
+  it('the probe listener serves nothing but health', async () => {
+    for (const path of ['/metrics', '/debug/cache', '/debug/workloads/default/statefulset/db']) {
+      assert.equal((await get(probes, path, 'reader-token')).status, 404, path);
+    }
+  });
+
+  it('decisions are cached briefly: a second read does not review the token again', async () => {
+    const before = api.requests.filter((r) => r.includes('tokenreviews')).length;
+    await get(admin, '/debug/cache', 'reader-token');
+    await get(admin, '/debug/cache', 'reader-token');
+    assert.equal(api.requests.filter((r) => r.includes('tokenreviews')).length, before);
+  });
+});
