@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import net from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fixture } from '../support/app.js';
@@ -76,6 +77,37 @@ describe('zonekeeper serve lifecycle', () => {
     s.child.kill('SIGTERM');
     assert.equal(await exited, 0);
     assert.ok(s.logs.some((l) => l.includes('"msg":"stopped"')));
+  });
+
+  it('D8: a slow client on each listener holds shutdown to shutdownGraceSeconds in total, not once per listener', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'zk-grace-'));
+    writeFileSync(join(dir, 'zk.yaml'), 'shutdownGraceSeconds: 2\n');
+    const s = await start(['--snapshot', DEMO, '--config', join(dir, 'zk.yaml')]);
+    // Each client declares a body it never finishes sending: an in-flight request.
+    const sockets = [s.extender, s.admin].map((url) => {
+      const { port } = new URL(url);
+      const sock = net.connect(Number(port), '127.0.0.1');
+      sock.on('error', () => {});
+      sock.write('POST /filter HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"Pod":');
+      return sock;
+    });
+    await new Promise((r) => setTimeout(r, 200));
+    const exited = new Promise<number | null>((r) => s.child.on('exit', (code) => r(code)));
+    const t = Date.now();
+    s.child.kill('SIGTERM');
+    assert.equal(await exited, 0);
+    const took = Date.now() - t;
+    assert.ok(took >= 1500, `the slow clients were waited for (${took} ms)`);
+    assert.ok(took < 3500, `exited ${took} ms after SIGTERM with a 2 s grace`);
+    for (const sock of sockets) sock.destroy();
+  });
+
+  it('refuses half a TLS configuration, naming the missing key', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'zk-tls-'));
+    writeFileSync(join(dir, 'tls.yaml'), 'extender:\n  tls:\n    certFile: /etc/cert.pem\n');
+    const r = spawnSync(process.execPath, [CLI, 'serve', '--config', join(dir, 'tls.yaml')], { encoding: 'utf8' });
+    assert.equal(r.status, 2);
+    assert.match(r.stderr, /extender\.tls\.keyFile: required with certFile/);
   });
 
   it('refuses a config with an unknown key, naming it', () => {

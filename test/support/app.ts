@@ -34,7 +34,7 @@ export interface TestApp {
 export function testApp(store: ClusterStore, o: { config?: Record<string, unknown>; synced?: () => boolean } = {}): TestApp {
   const config = parseConfig(o.config ?? {});
   const base = memorySource(store, 'test');
-  const source: SnapshotSource = o.synced ? { ...base, synced: o.synced } : base;
+  const source: SnapshotSource = o.synced ? { ...base, synced: o.synced, ready: o.synced } : base;
   const metrics = createMetrics();
   const clock = new FakeClock(Date.parse('2026-11-21T00:00:00Z'));
   const extender = createExtender({ source, actuator: memoryActuator(store, silent, metrics), metrics, log: silent, config, clock });
