@@ -21,7 +21,13 @@ serve flags:
   --demo                 serve the bundled demo cluster (config/demo-cluster.yaml)
   --listen HOST:PORT     extender listener (default 127.0.0.1:8888; overrides extender.listen)
   --admin-listen HOST:PORT
-                         admin listener: /healthz /readyz /metrics /debug/... (default 127.0.0.1:9090)
+                         admin listener: /healthz /readyz /metrics /debug/... (default 127.0.0.1:9090);
+                         off loopback it needs --admin-authorization kubernetes
+  --admin-authorization none|kubernetes
+                         kubernetes: /metrics and /debug/* need a bearer token that the API server accepts
+                         (TokenReview) and authorizes for the path (SubjectAccessReview) (admin.authorization)
+  --probe-listen HOST:PORT
+                         a listener with /healthz and /readyz only, for kubelet probes (admin.probeListen)
   --manage-deletion-cost keep controller.kubernetes.io/pod-deletion-cost on managed ReplicaSet pods,
                          so scale-down follows the pod picker's order (deletionCost.enabled)
   -h, --help             this text
@@ -43,6 +49,7 @@ async function serve(argv: string[]): Promise<void> {
       options: {
         config: { type: 'string' }, kubeconfig: { type: 'string' }, snapshot: { type: 'string' },
         demo: { type: 'boolean' }, listen: { type: 'string' }, 'admin-listen': { type: 'string' }, help: { type: 'boolean', short: 'h' },
+        'admin-authorization': { type: 'string' }, 'probe-listen': { type: 'string' },
         'manage-deletion-cost': { type: 'boolean' },
       },
       strict: true, allowPositionals: false,
@@ -57,11 +64,14 @@ async function serve(argv: string[]): Promise<void> {
   let config;
   try {
     config = loadConfig(values.config);
-    if (values.listen || values['admin-listen'] || values['manage-deletion-cost']) {
+    if (values.listen || values['admin-listen'] || values['manage-deletion-cost'] || values['admin-authorization'] || values['probe-listen']) {
       config = parseConfig({
         ...config,
         extender: { ...config.extender, listen: values.listen ?? config.extender.listen },
-        admin: { ...config.admin, listen: values['admin-listen'] ?? config.admin.listen },
+        admin: {
+          ...config.admin, listen: values['admin-listen'] ?? config.admin.listen,
+          authorization: values['admin-authorization'] ?? config.admin.authorization, probeListen: values['probe-listen'] ?? config.admin.probeListen,
+        },
         deletionCost: { ...config.deletionCost, enabled: config.deletionCost.enabled || !!values['manage-deletion-cost'] },
       }, 'flags');
     }

@@ -4,6 +4,7 @@ import type { Extender } from '../extender/extender.js';
 import { BadRequest, parseExtenderArgs, parsePickRequest, type ExtenderArgs } from '../extender/protocol.js';
 import { isDnsLabel } from '../extender/validation.js';
 import type { Metrics } from '../metrics.js';
+import { releaseAfterLargeBody } from './memory.js';
 import { PayloadTooLarge, readBody, UnsupportedMedia } from './requestBody.js';
 
 export type Verb = 'filter' | 'prioritize' | 'downscale-pod-picker';
@@ -33,8 +34,11 @@ export function extenderRoutes(ext: Extender, metrics: Metrics, log: Logger, lim
 
   const route = <T>(name: Verb, limit: number, parse: (text: string) => T, answer: (input: T, c: Context) => Response | Promise<Response>) => async (c: Context) => {
     const done = metrics.requestDuration.startTimer({ verb: name });
+    let bytes = 0;
     try {
-      return await answer(parse(await readBody(c, limit)), c);
+      const text = await readBody(c, limit);
+      bytes = text.length;
+      return await answer(parse(text), c);
     } catch (err) {
       if (err instanceof PayloadTooLarge) {
         metrics.badRequests.inc({ verb: name, status: '413' });
@@ -51,6 +55,7 @@ export function extenderRoutes(ext: Extender, metrics: Metrics, log: Logger, lim
       throw err;
     } finally {
       done();
+      releaseAfterLargeBody(bytes);
     }
   };
 

@@ -6,6 +6,7 @@ import { once } from 'node:events';
 import { slimPod } from '../../src/cluster/objects.js';
 import { ClusterStore } from '../../src/cluster/store.js';
 import { nodeName, rawNode, rawPod } from './cluster.js';
+import { bodyLimitCases } from './limits.js';
 
 const MAX_NODES = 5000;
 const LATENCY_REQUESTS = Number(process.env.BENCH_REQUESTS ?? 1500);
@@ -113,6 +114,7 @@ async function main() {
   const e5000 = results.get('echo       NodeNames 5000')!;
   console.log(`targets: filter p99 at 5000 names ${fmt(f5000.p99)} ms (< 2 ms); throughput vs echo at 5000 names ${fmt(f5000.rps / e5000.rps, 2)} (>= 0.70); memory ${fmt(perPod, 0)} B/pod (<= 1024)`);
   agent.destroy();
+  await bodyLimitCases();
 }
 
 main().catch((err) => {

@@ -15,7 +15,7 @@ const objects: Raw[] = files.flatMap((f) => parseAllDocuments(read(`manifests/${
 })).filter(Boolean);
 const find = (kind: string, name: string, namespace?: string) =>
   objects.find((o) => o.kind === kind && o.metadata.name === name && (namespace === undefined || o.metadata.namespace === namespace));
-const BUILTIN_ROLES = new Set(['system:kube-scheduler', 'system:volume-scheduler', 'extension-apiserver-authentication-reader']);
+const BUILTIN_ROLES = new Set(['system:kube-scheduler', 'system:volume-scheduler', 'extension-apiserver-authentication-reader', 'system:auth-delegator']);
 
 const deploy = find('Deployment', 'zonekeeper-scheduler')!;
 const containers: Raw[] = deploy.spec.template.spec.containers;
@@ -61,18 +61,27 @@ describe('manifests', () => {
     assert.ok(sched.command.includes(`--config=${mountOf(sched, volumeFor('zonekeeper-scheduler-config'))}/scheduler-config.yaml`));
   });
 
-  it('ports match: the scheduler calls zonekeeper on its extender listener; probes hit the admin listener', () => {
+  it('ports match: the scheduler calls zonekeeper on loopback; probes hit the health-only listener; the admin port needs a token', () => {
     const ext = schedConfig.extenders[0];
     const url = new URL(ext.urlPrefix);
     const listen = splitHostPort(zkConfig.extender.listen);
     assert.equal(url.hostname, listen.host);
     assert.equal(Number(url.port), listen.port);
-    const admin = splitHostPort(flag(zk.args, '--admin-listen') ?? zkConfig.admin.listen);
-    assert.notEqual(admin.host, '127.0.0.1', 'kubelet probes reach the pod IP, not loopback');
-    const adminPort = zk.ports.find((p: Raw) => p.name === 'admin');
-    assert.equal(adminPort.containerPort, admin.port);
-    assert.equal(zk.livenessProbe.httpGet.port, 'admin');
+    assert.equal(listen.host, '127.0.0.1', 'the extender is not reachable from the pod network');
+    const probes = splitHostPort(flag(zk.args, '--probe-listen') ?? zkConfig.admin.probeListen);
+    assert.notEqual(probes.host, '127.0.0.1', 'kubelet probes reach the pod IP, not loopback');
+    assert.equal(zk.ports.find((p: Raw) => p.name === 'probes').containerPort, probes.port);
+    assert.equal(zk.livenessProbe.httpGet.port, 'probes');
+    assert.equal(zk.readinessProbe.httpGet.port, 'probes');
     assert.equal(zk.readinessProbe.httpGet.path, '/readyz');
+    // What the flags make of the shipped config must be accepted: off loopback, with authorization.
+    const admin = flag(zk.args, '--admin-listen')!;
+    const effective = parseConfig({ ...zkConfig, admin: { ...zkConfig.admin, listen: admin, authorization: flag(zk.args, '--admin-authorization'), probeListen: flag(zk.args, '--probe-listen') } });
+    assert.equal(effective.admin.authorization, 'kubernetes');
+    assert.equal(zk.ports.find((p: Raw) => p.name === 'admin').containerPort, splitHostPort(admin).port);
+    const delegator = objects.find((o) => o.kind === 'ClusterRoleBinding' && o.roleRef.name === 'system:auth-delegator');
+    assert.ok(delegator?.subjects.some((s: Raw) => s.name === deploy.spec.template.spec.serviceAccountName), 'zonekeeper may create TokenReviews and SubjectAccessReviews');
+    assert.ok(find('ClusterRole', 'zonekeeper-metrics-reader')!.rules.some((r: Raw) => r.nonResourceURLs.includes('/metrics')));
   });
 
   it('the scheduler config is what DESIGN §2 recommends', () => {
@@ -108,6 +117,7 @@ describe('manifests', () => {
       assert.ok(can(g, r, 'list') && can(g, r, 'watch'), `list/watch ${r}`);
     }
     assert.ok(can('apps', 'statefulsets', 'patch'));
+    assert.ok(can('', 'pods', 'patch'), 'deletion costs and instance IDs annotate pods');
     assert.ok(can('', 'events', 'create'));
     assert.ok(!can('', 'pods', 'delete') && !can('', 'nodes', 'patch'));
   });
