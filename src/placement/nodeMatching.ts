@@ -45,7 +45,23 @@ function tolerates(t: Toleration, taint: Taint): boolean {
   return t.key === taint.key && t.value === taint.value;
 }
 
+/**
+ * Tolerations indexed by key, built once per pod: a node's few taints are then checked
+ * against the tolerations of their own key (and the key-less ones), not against all of a
+ * pod's tolerations for every node of the request.
+ */
+export function tolerator(tolerations: Toleration[]): (node: SlimNode) => boolean {
+  const byKey = new Map<string, Toleration[]>();
+  const anyKey: Toleration[] = [];
+  for (const t of tolerations) {
+    if (!t.key) anyKey.push(t);
+    else (byKey.get(t.key) ?? byKey.set(t.key, []).get(t.key)!).push(t);
+  }
+  const tolerated = (taint: Taint) => anyKey.some((t) => tolerates(t, taint)) || (byKey.get(taint.key) ?? []).some((t) => tolerates(t, taint));
+  return (node) => node.taints.every(tolerated);
+}
+
 /** Every NoSchedule/NoExecute taint of the node is tolerated. */
 export function toleratesNode(tolerations: Toleration[], node: SlimNode): boolean {
-  return node.taints.every((taint) => tolerations.some((t) => tolerates(t, taint)));
+  return tolerator(tolerations)(node);
 }

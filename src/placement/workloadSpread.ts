@@ -2,7 +2,7 @@ import type {
   SlimNode, SlimWorkload, SlimPod, SlimWorkloadSpread, Toleration, WorkloadSpreadSubset,
 } from '../cluster/objects.js';
 import type { Snapshot } from '../cluster/store.js';
-import { matchesTerm, toleratesNode } from './nodeMatching.js';
+import { matchesTerm, tolerator } from './nodeMatching.js';
 import type { ReservationView } from './reservations.js';
 import type { PolicyContext, PolicyOutcome } from './verdict.js';
 import { workloadKey, workloadPods, type WorkloadRef } from './workload.js';
@@ -36,10 +36,11 @@ export function resolveMax(max: number | string | null, replicas: number): numbe
   return Math.ceil((Number.parseInt(max, 10) * replicas) / 100);
 }
 
-/** A node is in a subset when it matches the required term and its taints are tolerated. */
-export function nodeInSubset(subset: WorkloadSpreadSubset, node: SlimNode, podTolerations: Toleration[]): boolean {
-  if (subset.requiredNodeSelectorTerm && !matchesTerm(subset.requiredNodeSelectorTerm, node)) return false;
-  return toleratesNode([...podTolerations, ...subset.tolerations], node);
+/** Whether a node is in a subset: it matches the required term and its taints are tolerated. Built once per pod and subset. */
+export function subsetMembership(subset: WorkloadSpreadSubset, podTolerations: Toleration[]): (node: SlimNode) => boolean {
+  const tolerates = tolerator([...podTolerations, ...subset.tolerations]);
+  const term = subset.requiredNodeSelectorTerm;
+  return (node) => (!term || matchesTerm(term, node)) && tolerates(node);
 }
 
 /** The subset a placed pod occupies: Kruise's annotation first, else where its node is. */
@@ -113,7 +114,8 @@ export function subsetPolicy(
     return wait(`replicas of ${ref.kind} ${ref.name} unknown, so a percent maxReplicas cannot be resolved`);
   }
   const replicas = workload?.replicas ?? 0;
-  const inSubset = (s: WorkloadSpreadSubset) => (node: SlimNode) => nodeInSubset(s, node, pod.tolerations);
+  const members = new Map<WorkloadSpreadSubset, (node: SlimNode) => boolean>();
+  const inSubset = (s: WorkloadSpreadSubset) => members.get(s) ?? members.set(s, subsetMembership(s, pod.tolerations)).get(s)!;
   const outcome = (subset: WorkloadSpreadSubset, why: string): PolicyOutcome => {
     const summary = `${label}: subset ${subset.name} (${why})`;
     const allows = inSubset(subset);

@@ -57,6 +57,7 @@ export class ControlPlane {
   readonly kubeconfig = join(this.dir, 'kubeconfig');
   api!: ApiClient;
   private procs: { name: string; child: ChildProcess }[] = [];
+  private apiServerArgs: string[] = [];
   private extenderPort = 0;
   zonekeeper: Zonekeeper | undefined;
 
@@ -94,14 +95,15 @@ export class ControlPlane {
     const token = 'zonekeeper-e2e-admin-token';
     writeFileSync(join(this.dir, 'tokens.csv'), `${token},admin,admin,"system:masters"\n`);
     mkdirSync(join(this.dir, 'certs'));
-    this.start('kube-apiserver', join(this.bin, 'kube-apiserver'), [
+    this.apiServerArgs = [
       `--etcd-servers=http://127.0.0.1:${etcdClient}`, '--bind-address=127.0.0.1', '--advertise-address=127.0.0.1',
       `--secure-port=${apiPort}`, '--insecure-port=0', `--cert-dir=${join(this.dir, 'certs')}`,
       `--token-auth-file=${join(this.dir, 'tokens.csv')}`, '--authorization-mode=RBAC',
       `--service-account-key-file=${join(this.dir, 'sa.pub')}`, `--service-account-signing-key-file=${join(this.dir, 'sa.key')}`,
       '--service-account-issuer=https://kubernetes.default.svc', '--disable-admission-plugins=ServiceAccount',
       '--service-cluster-ip-range=10.96.0.0/24', '--max-requests-inflight=2000', '--max-mutating-requests-inflight=1000',
-    ]);
+    ];
+    this.start('kube-apiserver', join(this.bin, 'kube-apiserver'), this.apiServerArgs);
     writeFileSync(this.kubeconfig, stringify({
       apiVersion: 'v1', kind: 'Config', 'current-context': 'e2e',
       clusters: [{ name: 'e2e', cluster: { server: `https://127.0.0.1:${apiPort}`, 'insecure-skip-tls-verify': true } }],
@@ -166,6 +168,22 @@ export class ControlPlane {
       },
     };
     return this.zonekeeper;
+  }
+
+  /** SIGKILLs kube-apiserver, as a crashed control-plane node would lose it; etcd keeps the state. */
+  async killApiServer(): Promise<void> {
+    const i = this.procs.findIndex((p) => p.name === 'kube-apiserver');
+    const { child } = this.procs[i]!;
+    const exited = new Promise((r) => child.once('exit', r));
+    child.kill('SIGKILL');
+    await exited;
+    this.procs.splice(i, 1);
+  }
+
+  /** Starts kube-apiserver again on the same port and etcd; resolves once it is ready. */
+  async startApiServer(): Promise<void> {
+    this.start('kube-apiserver', join(this.bin, 'kube-apiserver'), this.apiServerArgs);
+    await until('kube-apiserver /readyz after the restart', async () => (await this.api.request('GET', '/readyz', { timeoutMs: 2000 })).status === 200, 90_000);
   }
 
   /** Stops every process this harness started, by pid, pass or fail. */

@@ -321,6 +321,38 @@ describe('zonekeeper with kube-scheduler 1.20 and a real kube-apiserver', () => 
     }
   });
 
+  it('13. kube-apiserver killed in the middle of a scale-up: no pod outside its zone, every pod placed once it is back', async () => {
+    await namespace('s13');
+    await kube.create(statefulSet('s13', 'db', 3));
+    await bound('s13', 'db', 3);
+    const list = await frozenZones('s13', 'db');
+    const podErrors = async () => Number(/^zonekeeper_watch_restarts_total\{kind="pods",reason="error"\} (\d+)/m.exec(await metrics())?.[1] ?? 0);
+    const restartsBefore = await podErrors();
+    // Kill it once the scale-up is visibly under way: some new pods bound, not all. The
+    // scheduler may outrun the poll; then scale down and try again.
+    let boundAtKill = -1;
+    for (let attempt = 1; attempt <= 5 && boundAtKill < 0; attempt++) {
+      await kube.scale('StatefulSet', 's13', 'db', 3);
+      await bound('s13', 'db', 3);
+      await kube.scale('StatefulSet', 's13', 'db', 30);
+      const deadline = Date.now() + 30_000;
+      while (Date.now() < deadline) {
+        const n = (await kube.podsOf('s13', 'app=db')).filter((p) => p.spec.nodeName && !p.metadata.deletionTimestamp).length;
+        if (n > 3 && n < 30) { boundAtKill = n; break; }
+        if (n === 30) break;
+      }
+      if (boundAtKill >= 0) await cp.killApiServer();
+    }
+    assert.ok(boundAtKill > 3, 'kube-apiserver was killed while the scale-up was under way');
+    await new Promise((r) => setTimeout(r, 5000));
+    await cp.startApiServer();
+    const placed = await bound('s13', 'db', 30, 180_000);
+    assertRoundRobin(placed, list);
+    console.log(`# scenario 13: kube-apiserver killed with ${boundAtKill} of 30 pods bound (polled), down 5 s; all 30 in their zones after`);
+    assert.ok(await podErrors() > restartsBefore, 'zonekeeper saw its pod watch fail and came back');
+    await eventually('zonekeeper ready again', async () => (await fetch(`${cp.zonekeeper!.admin}/readyz`)).ok);
+  });
+
   it('5. a zone added later: the frozen list keeps the old mapping, and new ordinals follow it', async () => {
     for (const i of [1, 2]) await kube.addNode(`node-d-${i}`, 'zone-d');
     zones = await kube.nodeZones();

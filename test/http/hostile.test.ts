@@ -6,7 +6,7 @@ import { describe, it } from 'node:test';
 import { parseConfig } from '../../src/config.js';
 import { decisionBytes } from '../../src/extender/decisions.js';
 import { seatZone, SEQUENCE_WORK_LIMIT, zoneSequence } from '../../src/placement/zoneSequence.js';
-import { nodes, pvc, statefulSet, storeOf, type Raw } from '../support/builders.js';
+import { deployment, node, nodes, pvc, statefulSet, storeOf, workloadSpread, zoneSubset, type Raw } from '../support/builders.js';
 import { fixture, testApp } from '../support/app.js';
 
 const ZONES = ['zone-a', 'zone-b', 'zone-c'];
@@ -100,6 +100,27 @@ describe('D1: the seat of a huge ordinal or instance ID costs O(zones), not a lo
     // Weights alone repeat: a seat far beyond the work limit is still answered, and equals its reduced seat.
     const w = (z: string) => ({ minReplicas: 0, maxReplicas: undefined, weight: z === 'a' ? 3 : 2 });
     assert.equal(seatZone(['a', 'b'], SEQUENCE_WORK_LIMIT * 50 + 3, w).zone, zoneSequence(['a', 'b'], 5, w)[(SEQUENCE_WORK_LIMIT * 50 + 3) % 5]);
+  });
+});
+
+describe('work that follows a list in the pod is done once per pod, not once per node', () => {
+  it('60,000 tolerations against 5,000 tainted nodes of a WorkloadSpread: an answer in well under a second', async () => {
+    const zoneNodes = ZONES.flatMap((z) => Array.from({ length: 1667 }, (_, i) => node(`node-${z.slice(5)}-${i}`, z, { taints: [{ key: 'dedicated', value: 'db', effect: 'NoSchedule' }] })));
+    const [deploy, rs] = deployment('web', 5);
+    rs!.metadata.name = 'web-6c7d8bd9bc';
+    const app = testApp(storeOf([...zoneNodes, deploy!, rs!, workloadSpread('ws', { kind: 'Deployment', name: 'web' }, [zoneSubset('a', 'zone-a', 2), zoneSubset('b', 'zone-b')])]));
+    const req = fixture('filter-fullnodes-deployment-pod.json').body;
+    req.Nodes = null;
+    req.NodeNames = zoneNodes.map((n) => n.metadata.name);
+    req.Pod.spec.tolerations = [
+      ...Array.from({ length: 60_000 }, (_, i) => ({ key: `other-${i}`, operator: 'Exists', effect: 'NoSchedule' })),
+      { key: 'dedicated', operator: 'Equal', value: 'db', effect: 'NoSchedule' },
+    ];
+    const [res, ms] = await timed(() => app.post('/filter', req));
+    const body = await res.json();
+    assert.equal(body.NodeNames.length, 1667, 'every zone-a node tolerated and in subset a');
+    console.log(`# 60,000 tolerations × 5,000 nodes: ${ms.toFixed(0)} ms`);
+    assert.ok(ms < 1000, `${ms} ms`);
   });
 });
 

@@ -3,14 +3,13 @@
 // Every answer must be below 500, the process must stay up, and its memory must come back.
 // ZK_FUZZ_SEED and ZK_FUZZ_REQUESTS change the run; a failure prints the seed and the input.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import { describe, it, after, before } from 'node:test';
 import { gzipSync } from 'node:zlib';
 import { fixture } from '../support/app.js';
+import { startServe } from '../support/serve.js';
 
-const CLI = new URL('../../dist/cli.js', import.meta.url).pathname;
 const SEED = Number(process.env.ZK_FUZZ_SEED ?? 20261121);
 const PER_VERB = Number(process.env.ZK_FUZZ_REQUESTS ?? 3000);
 
@@ -90,25 +89,6 @@ class Mutator {
   }
 }
 
-interface Server { child: ChildProcess; extender: string; admin: string }
-
-async function start(): Promise<Server> {
-  const child = spawn(process.execPath, [CLI, 'serve', '--demo', '--listen', '127.0.0.1:0', '--admin-listen', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, KUBECONFIG: '/nonexistent' } });
-  return new Promise((resolve, reject) => {
-    let buffered = '';
-    child.stdout!.on('data', (c) => {
-      buffered += c;
-      const lines = buffered.split('\n');
-      buffered = lines.pop()!;
-      for (const line of lines) {
-        const l = JSON.parse(line);
-        if (l.msg === 'zonekeeper serving') resolve({ child, extender: l.extender, admin: l.admin });
-      }
-    });
-    child.on('exit', (code) => reject(new Error(`zonekeeper exited ${code}`)));
-  });
-}
-
 const agent = new http.Agent({ keepAlive: true, maxSockets: 4 });
 
 function post(base: string, path: string, body: string | Buffer, headers: Record<string, string>): Promise<number> {
@@ -135,8 +115,8 @@ async function heapUsed(admin: string): Promise<number> {
 }
 
 describe(`seeded fuzz of a real server (seed ${SEED}, ${PER_VERB} requests per verb)`, () => {
-  let server: Server;
-  before(async () => { server = await start(); });
+  let server: Awaited<ReturnType<typeof startServe>>;
+  before(async () => { server = await startServe(['--demo']); });
   after(() => { server.child.kill('SIGKILL'); agent.destroy(); });
 
   it('no 5xx for any mutated request, the process stays up, memory comes back', async () => {

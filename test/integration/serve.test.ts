@@ -1,40 +1,15 @@
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import net from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fixture } from '../support/app.js';
+import { CLI, startServe as start } from '../support/serve.js';
 
-const CLI = new URL('../../dist/cli.js', import.meta.url).pathname;
 const JSON_TYPE = { 'content-type': 'application/json' };
 const DEMO = new URL('../../config/demo-cluster.yaml', import.meta.url).pathname;
-
-/** Starts `zonekeeper serve` on free ports and reads the URLs from its log. */
-async function start(args: string[]): Promise<{ child: ChildProcess; extender: string; admin: string; logs: string[] }> {
-  const child = spawn(process.execPath, [CLI, 'serve', '--listen', '127.0.0.1:0', '--admin-listen', '127.0.0.1:0', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, KUBECONFIG: '/nonexistent', HOME: mkdtempSync(join(tmpdir(), 'zk-home-')) } });
-  const logs: string[] = [];
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no 'serving' line in ${logs.join('\n')}`)), 15_000);
-    let buffered = '';
-    child.stdout!.on('data', (c) => {
-      buffered += c;
-      const lines = buffered.split('\n');
-      buffered = lines.pop()!;
-      for (const line of lines) {
-        logs.push(line);
-        const l = JSON.parse(line);
-        if (l.msg === 'zonekeeper serving') {
-          clearTimeout(timer);
-          resolve({ child, extender: l.extender, admin: l.admin, logs });
-        }
-      }
-    });
-    child.stderr!.on('data', (c) => logs.push(String(c)));
-    child.on('exit', (code) => reject(new Error(`exited ${code}: ${logs.join('\n')}`)));
-  });
-}
 
 describe('zonekeeper serve on real ports', () => {
   let server: Awaited<ReturnType<typeof start>>;
