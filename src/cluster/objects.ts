@@ -62,12 +62,18 @@ export interface SlimPod {
   memory: number;
   /** Set by the OpenKruise webhook: the subset this pod already belongs to. */
   kruiseMatch: { workloadSpread: string; subset: string } | undefined;
+  /**
+   * For WorkloadSpread subsets with taints (and /debug/explain). Cached pods share equal lists
+   * (most carry the same two defaults) and keep at most CACHED_TOLERATIONS of them.
+   */
+  tolerations: readonly Toleration[];
 }
 
-/** The pod in a scheduling request: a SlimPod plus what only the candidate needs. */
-export interface PendingPod extends SlimPod {
-  tolerations: Toleration[];
-}
+/** The pod in a scheduling request: all of its tolerations, nothing shared. */
+export type PendingPod = SlimPod;
+
+/** Tolerations a cached pod keeps: a pod with more is rare, and its extra ones only matter to explain. */
+export const CACHED_TOLERATIONS = 64;
 
 export type WorkloadKind = 'StatefulSet' | 'ReplicaSet' | 'Deployment';
 
@@ -298,12 +304,29 @@ export function slimPod(o: Raw, share = intern): SlimPod {
     cpuMilli,
     memory,
     kruiseMatch: kruiseMatch(meta.annotations),
+    tolerations: share === unshared ? tolerations(o.spec?.tolerations) : sharedTolerations(o.spec?.tolerations),
   };
 }
 
-/** The pod of a scheduling request: validated, and kept out of the shared string table. */
+const NO_TOLERATIONS: readonly Toleration[] = Object.freeze([]);
+const tolerationLists = new Map<string, readonly Toleration[]>();
+
+/** A cached pod's tolerations: capped, and one frozen list per distinct value. */
+function sharedTolerations(v: unknown): readonly Toleration[] {
+  const list = tolerations(v).slice(0, CACHED_TOLERATIONS);
+  if (list.length === 0) return NO_TOLERATIONS;
+  const key = JSON.stringify(list);
+  let shared = tolerationLists.get(key);
+  if (!shared) {
+    if (tolerationLists.size > 10_000) tolerationLists.clear();
+    tolerationLists.set(key, (shared = Object.freeze(list)));
+  }
+  return shared;
+}
+
+/** The pod of a scheduling request: validated, kept out of the shared tables, every toleration. */
 export function pendingPod(o: Raw): PendingPod {
-  return { ...slimPod(o, unshared), tolerations: tolerations(o.spec?.tolerations) };
+  return slimPod(o, unshared);
 }
 
 function zonekeeperAnnotations(meta: Raw | undefined): Record<string, string> {

@@ -111,7 +111,7 @@ export function createExtender(deps: ExtenderDeps) {
   }
 
   function outcomeOf(v: FilterVerdict): string {
-    return !v.managed ? 'unmanaged' : v.passed.length > 0 ? 'placed' : 'no_fit';
+    return !v.managed ? 'unmanaged' : v.passed.length > 0 ? 'placed' : v.retryAfterMs !== undefined ? 'waiting' : 'no_fit';
   }
 
   function decision(verb: Decision['verb'], args: ExtenderArgs, v: FilterVerdict | undefined, extra: Partial<Decision> = {}): Decision {
@@ -157,6 +157,11 @@ export function createExtender(deps: ExtenderDeps) {
       decisions.record(d);
       metrics.decisions.inc({ verb: 'filter', outcome: d.outcome });
       if (log.isLevelEnabled('debug')) log.debug({ pod: d.pod, outcome: d.outcome, passed: d.passed.count, nodes: d.nodes }, v.summary);
+      // A wait that ends with time, not with a cluster event: an error makes kube-scheduler
+      // retry with its backoff, where "no node fits" would park the pod for minutes.
+      if (v.passed.length === 0 && v.retryAfterMs !== undefined) {
+        return encodeError(`zonekeeper: ${clipReason(v.summary)} (retry in ${Math.ceil(v.retryAfterMs / 1000)}s)`);
+      }
       return encodeFilterResult(v, namesMode(args) ? undefined : args.Nodes?.items ?? [], { legacyFailedNodes: config.extender.legacyFailedNodes });
     },
 
@@ -192,7 +197,7 @@ export function createExtender(deps: ExtenderDeps) {
       const raw = source.snapshot.pod(namespace, name);
       if (!raw) return undefined;
       const candidates = [...source.snapshot.nodes()].map((node) => ({ name: node.name, node }));
-      const v = filterNodes(inputOf({ ...raw, tolerations: [] }, candidates));
+      const v = filterNodes(inputOf(raw, candidates));
       const args: ExtenderArgs = { Pod: { metadata: { name, namespace, uid: raw.uid } }, NodeNames: [] };
       const failed: Record<string, string> = {};
       for (const [r, names] of v.rejected) for (const n of names) failed[n] = `${r.rule}: ${r.reason}`;

@@ -97,7 +97,7 @@ export function filterNodes(input: FilterInput): FilterVerdict {
     outcome = zonePin(ctx, ref, workload!, volumes.constraints, seat, preferences);
   }
   if (parsed && !parsed.ok) outcome.preferencesError = { workload: workloadKey(ref), error: parsed.error };
-  const { summary, admits, waitAll, subset, zone, ...effects } = outcome;
+  const { summary, admits, waitAll, subset, zone, retryAfterMs, ...effects } = outcome;
 
   const passed: string[] = [];
   const rejected = new Map<Rejection, string[]>();
@@ -113,5 +113,5 @@ export function filterNodes(input: FilterInput): FilterVerdict {
     if (names) names.push(c.name);
     else rejected.set(r, [c.name]);
   }
-  return { managed: true, policy, summary, workload: ref, passed, rejected, effects, subset, zone };
+  return { managed: true, policy, summary, workload: ref, passed, rejected, effects, subset, zone, retryAfterMs };
 }

@@ -50,7 +50,7 @@ function tolerates(t: Toleration, taint: Taint): boolean {
  * against the tolerations of their own key (and the key-less ones), not against all of a
  * pod's tolerations for every node of the request.
  */
-export function tolerator(tolerations: Toleration[]): (node: SlimNode) => boolean {
+export function tolerator(tolerations: readonly Toleration[]): (node: SlimNode) => boolean {
   const byKey = new Map<string, Toleration[]>();
   const anyKey: Toleration[] = [];
   for (const t of tolerations) {
@@ -62,6 +62,6 @@ export function tolerator(tolerations: Toleration[]): (node: SlimNode) => boolea
 }
 
 /** Every NoSchedule/NoExecute taint of the node is tolerated. */
-export function toleratesNode(tolerations: Toleration[], node: SlimNode): boolean {
+export function toleratesNode(tolerations: readonly Toleration[], node: SlimNode): boolean {
   return tolerator(tolerations)(node);
 }

@@ -69,6 +69,12 @@ export interface PolicyOutcome extends Effects {
   waitAll?: Rejection;
   subset?: { ws: SlimWorkloadSpread; subset: WorkloadSpreadSubset };
   zone?: string;
+  /**
+   * The verdict changes by itself after this long (a wait measured in time, not in cluster
+   * events): the pod must be retried then. kube-scheduler parks a pod that no node fits
+   * until a cluster event or for up to 5 minutes (1.36), so such a wait is answered as an error.
+   */
+  retryAfterMs?: number;
 }
 
 export interface FilterVerdict {
@@ -83,6 +89,7 @@ export interface FilterVerdict {
   /** The subset chosen for a WorkloadSpread pod, for scoring. */
   subset?: { ws: SlimWorkloadSpread; subset: WorkloadSpreadSubset };
   zone?: string;
+  retryAfterMs?: number;
 }
 
 export function rejectedCount(v: FilterVerdict): number {

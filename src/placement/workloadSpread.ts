@@ -37,7 +37,7 @@ export function resolveMax(max: number | string | null, replicas: number): numbe
 }
 
 /** Whether a node is in a subset: it matches the required term and its taints are tolerated. Built once per pod and subset. */
-export function subsetMembership(subset: WorkloadSpreadSubset, podTolerations: Toleration[]): (node: SlimNode) => boolean {
+export function subsetMembership(subset: WorkloadSpreadSubset, podTolerations: readonly Toleration[]): (node: SlimNode) => boolean {
   const tolerates = tolerator([...podTolerations, ...subset.tolerations]);
   const term = subset.requiredNodeSelectorTerm;
   return (node) => (!term || matchesTerm(term, node)) && tolerates(node);
@@ -150,7 +150,10 @@ export function subsetPolicy(
   if (feasible(first.subset)) return outcome(first.subset, describeQuota(first.quota));
   const waited = input.waitingSince === undefined ? 0 : now - input.waitingSince;
   if (waited < ws.rescheduleCriticalSeconds * 1000) {
-    return outcome(first.subset, `${describeQuota(first.quota)}; no feasible node, Adaptive waits ${ws.rescheduleCriticalSeconds}s before the next subset`);
+    return {
+      ...outcome(first.subset, `${describeQuota(first.quota)}; no feasible node, Adaptive waits ${ws.rescheduleCriticalSeconds}s before the next subset`),
+      retryAfterMs: ws.rescheduleCriticalSeconds * 1000 - waited,
+    };
   }
   const next = open.slice(1).find(({ subset }) => feasible(subset)) ?? open[1];
   const markUnschedulable = { key: subsetKey(ws, first.subset.name), until: now + input.settings.adaptiveUnschedulableSeconds * 1000 };

@@ -79,8 +79,11 @@ export function zonePin(
   // zoneFallback: adaptive lets a pin fall through to the next zone of the list once the
   // pod has waited long enough, never for pods with bound volumes (DESIGN §3).
   const feasibleIn = (z: string) => ctx.feasible.some((n) => zoneOf(n, list.topologyKey) === z);
-  if (settings.zoneFallback === 'adaptive' && !ctx.boundVolume && !feasibleIn(zone) && input.waitingSince !== undefined
-    && input.now - input.waitingSince >= settings.fallbackAfterSeconds * 1000) {
+  const fallback = settings.zoneFallback === 'adaptive' && !ctx.boundVolume && !feasibleIn(zone);
+  const waited = input.waitingSince === undefined ? 0 : input.now - input.waitingSince;
+  let retryAfterMs: number | undefined;
+  if (fallback && waited < settings.fallbackAfterSeconds * 1000) retryAfterMs = settings.fallbackAfterSeconds * 1000 - waited;
+  else if (fallback) {
     const start = list.zones.indexOf(zone);
     for (let step = 1; step < list.zones.length; step++) {
       const next = list.zones[(start + step) % list.zones.length]!;
@@ -95,7 +98,7 @@ export function zonePin(
   // One object for every rejected node: callers group and encode by identity.
   const rejection = { rule: 'zone-pin' as const, reason: summary, unresolvable: true };
   return {
-    summary, freeze, zone: pinned,
+    summary, freeze, zone: pinned, retryAfterMs,
     reserve: { zone: pinned },
     admits: (node) => (zoneOf(node, list.topologyKey) === pinned ? undefined : rejection),
   };

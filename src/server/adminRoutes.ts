@@ -1,4 +1,5 @@
 import { Hono } from 'hono';
+import { CACHED_TOLERATIONS } from '../cluster/objects.js';
 import type { SnapshotSource } from '../cluster/source.js';
 import type { Extender } from '../extender/extender.js';
 import type { Metrics } from '../metrics.js';
@@ -90,7 +91,7 @@ export function adminRoutes(deps: AdminDeps): Hono {
     if (!source.synced()) return c.json({ error: 'not ready', message: 'cache not synced yet' }, 503);
     const result = extender.explain(pod.namespace, pod.name);
     if (!result) return c.json({ error: 'not found', message: `pod ${pod.namespace}/${pod.name} is not in the cache` }, 404);
-    return c.json({ ...result, note: 'dry run against every cached node; nothing reserved or written; the pod\'s own tolerations are not cached' });
+    return c.json({ ...result, note: `dry run against every cached node; nothing reserved or written; the cache keeps a pod's first ${CACHED_TOLERATIONS} tolerations` });
   });
 
   app.notFound((c) => c.json({ error: 'not found', message: `no route ${c.req.path}` }, 404));

@@ -2,11 +2,12 @@
 // kube-apiserver, kube-controller-manager, and kube-scheduler processes, plus zonekeeper.
 // Nodes have no kubelets: pods are bound and stay Pending, which is all the tests need.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import https from 'node:https';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { stringify } from 'yaml';
+import { parse, stringify } from 'yaml';
 import { kubeApiClient, loadKubeConfig, type ApiClient } from '../../src/cluster/apiClient.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
@@ -33,10 +34,79 @@ async function until(what: string, check: () => Promise<boolean>, timeoutMs: num
   throw new Error(`timed out waiting for ${what}`);
 }
 
-/** Builds or reuses the binaries (test/e2e/kube-binaries.sh): their directory. */
-export function kubeBinaries(): string {
-  const out = execFileSync('bash', [join(ROOT, 'test/e2e/kube-binaries.sh')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 1 << 24 });
+/** Builds or reuses the binaries (test/e2e/kube-binaries.sh), or checks `dir`: their directory. */
+export function kubeBinaries(dir?: string): string {
+  const env = dir ? { ...process.env, KUBE_BIN_DIR: dir } : process.env;
+  const out = execFileSync('bash', [join(ROOT, 'test/e2e/kube-binaries.sh')], { encoding: 'utf8', env, stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 1 << 24 });
   return out.trim().split('\n').pop()!;
+}
+
+/**
+ * Every Kubernetes the e2e runs against: KUBE_BIN_DIRS (directories, ':'-separated), else
+ * KUBE_BIN_DIR, else 1.20 built from Debian's source. Each comes with its version.
+ */
+export function kubeVersions(): { bin: string; version: string; minor: number }[] {
+  const dirs = (process.env.KUBE_BIN_DIRS ?? '').split(':').filter(Boolean);
+  return (dirs.length > 0 ? dirs.map((d) => kubeBinaries(d)) : [kubeBinaries()]).map((bin) => {
+    const version = /v(1\.\d+\.\d+)/.exec(execFileSync(join(bin, 'kube-apiserver'), ['--version'], { encoding: 'utf8' }))?.[1] ?? 'unknown';
+    return { bin, version, minor: Number(version.split('.')[1] ?? 0) };
+  });
+}
+
+const SHIPPED_SCHEDULER_CONFIG = join(ROOT, 'config/scheduler-config.yaml');
+
+/**
+ * Everything that differs between the Kubernetes versions the e2e runs, in one place.
+ * From 1.25 on, the zonekeeper scheduler reads config/scheduler-config.yaml as shipped, with
+ * only its kubeconfig, leader election and extender port overridden.
+ */
+function versionProfile(minor: number) {
+  return {
+    apiServerFlags: minor < 24 ? ['--insecure-port=0'] : [],
+    controllerManagerFlags: minor < 24 ? ['--port=0', '--secure-port=0'] : ['--bind-address=127.0.0.1', '--secure-port=0'],
+    /** kube-scheduler < 1.21 ignores FailedAndUnresolvableNodes. */
+    legacyFailedNodes: minor < 21,
+    /** Honours controller.kubernetes.io/pod-deletion-cost (on by default from 1.22). */
+    deletionCost: minor >= 22,
+    schedulerConfig(s: SchedulerSpec, kubeconfig: string, extenderPort: number, healthPort: number): { config: Record<string, unknown>; flags: string[] } {
+      const extender = { urlPrefix: `http://127.0.0.1:${extenderPort}`, filterVerb: 'filter', prioritizeVerb: 'prioritize', weight: 5, nodeCacheCapable: true, httpTimeout: '5s', enableHTTPS: false };
+      if (minor < 25) {
+        // kube-scheduler 1.20 reads v1beta1; the values come from config/scheduler-config.yaml.
+        return {
+          config: {
+            apiVersion: 'kubescheduler.config.k8s.io/v1beta1', kind: 'KubeSchedulerConfiguration',
+            clientConnection: { kubeconfig, qps: 500, burst: 1000 }, leaderElection: { leaderElect: false },
+            healthzBindAddress: `127.0.0.1:${healthPort}`, metricsBindAddress: `127.0.0.1:${healthPort}`,
+            percentageOfNodesToScore: 100, profiles: [{ schedulerName: s.name }], extenders: s.extender ? [extender] : [],
+          },
+          flags: ['--secure-port=0'],
+        };
+      }
+      const flags = ['--bind-address=127.0.0.1', `--secure-port=${healthPort}`];
+      if (!s.extender) {
+        return {
+          config: { apiVersion: 'kubescheduler.config.k8s.io/v1', kind: 'KubeSchedulerConfiguration', clientConnection: { kubeconfig, qps: 500, burst: 1000 }, leaderElection: { leaderElect: false }, percentageOfNodesToScore: 100, profiles: [{ schedulerName: s.name }] },
+          flags,
+        };
+      }
+      const shipped = parse(readFileSync(SHIPPED_SCHEDULER_CONFIG, 'utf8'));
+      shipped.clientConnection = { ...shipped.clientConnection, kubeconfig };
+      shipped.leaderElection = { leaderElect: false };
+      for (const e of shipped.extenders) e.urlPrefix = `http://127.0.0.1:${extenderPort}`;
+      return { config: shipped, flags };
+    },
+  };
+}
+
+/** GET over HTTPS to a component's self-signed health endpoint. */
+function healthy(url: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const req = https.get(url, { rejectUnauthorized: false, timeout: 2000 }, (res) => {
+      res.resume();
+      resolve(res.statusCode === 200);
+    });
+    req.on('error', () => resolve(false));
+  });
 }
 
 export interface SchedulerSpec {
@@ -54,6 +124,8 @@ export interface Zonekeeper {
 
 export class ControlPlane {
   readonly dir = mkdtempSync(join(tmpdir(), 'zk-e2e-'));
+  readonly minor: number;
+  readonly profile: ReturnType<typeof versionProfile>;
   readonly kubeconfig = join(this.dir, 'kubeconfig');
   api!: ApiClient;
   private procs: { name: string; child: ChildProcess }[] = [];
@@ -61,7 +133,10 @@ export class ControlPlane {
   private extenderPort = 0;
   zonekeeper: Zonekeeper | undefined;
 
-  constructor(private readonly bin: string) {}
+  constructor(private readonly bin: string) {
+    this.minor = this.minorVersion('kube-apiserver');
+    this.profile = versionProfile(this.minor);
+  }
 
   /** Minor version of a control-plane binary ("Kubernetes v1.20.2" → 20). */
   minorVersion(binary: 'kube-apiserver' | 'kube-scheduler' | 'kube-controller-manager'): number {
@@ -97,7 +172,7 @@ export class ControlPlane {
     mkdirSync(join(this.dir, 'certs'));
     this.apiServerArgs = [
       `--etcd-servers=http://127.0.0.1:${etcdClient}`, '--bind-address=127.0.0.1', '--advertise-address=127.0.0.1',
-      `--secure-port=${apiPort}`, '--insecure-port=0', `--cert-dir=${join(this.dir, 'certs')}`,
+      `--secure-port=${apiPort}`, ...this.profile.apiServerFlags, `--cert-dir=${join(this.dir, 'certs')}`,
       `--token-auth-file=${join(this.dir, 'tokens.csv')}`, '--authorization-mode=RBAC',
       `--service-account-key-file=${join(this.dir, 'sa.pub')}`, `--service-account-signing-key-file=${join(this.dir, 'sa.key')}`,
       '--service-account-issuer=https://kubernetes.default.svc', '--disable-admission-plugins=ServiceAccount',
@@ -115,7 +190,7 @@ export class ControlPlane {
 
     this.start('kube-controller-manager', join(this.bin, 'kube-controller-manager'), [
       `--kubeconfig=${this.kubeconfig}`, '--controllers=statefulset,replicaset,deployment,garbagecollector,persistentvolume-binder',
-      '--leader-elect=false', '--port=0', '--secure-port=0', '--kube-api-qps=500', '--kube-api-burst=1000',
+      '--leader-elect=false', ...this.profile.controllerManagerFlags, '--kube-api-qps=500', '--kube-api-burst=1000',
       '--concurrent-replicaset-syncs=10', '--concurrent-deployment-syncs=10',
     ]);
     for (const s of schedulers) await this.startScheduler(s);
@@ -124,23 +199,14 @@ export class ControlPlane {
 
   private async startScheduler(s: SchedulerSpec): Promise<void> {
     const healthz = await freePort();
-    // kube-scheduler 1.20 reads v1beta1; the values come from config/scheduler-config.yaml.
-    const config = {
-      apiVersion: 'kubescheduler.config.k8s.io/v1beta1', kind: 'KubeSchedulerConfiguration',
-      clientConnection: { kubeconfig: this.kubeconfig, qps: 500, burst: 1000 },
-      leaderElection: { leaderElect: false },
-      healthzBindAddress: `127.0.0.1:${healthz}`, metricsBindAddress: `127.0.0.1:${healthz}`,
-      percentageOfNodesToScore: 100,
-      profiles: [{ schedulerName: s.name }],
-      extenders: s.extender ? [{
-        urlPrefix: `http://127.0.0.1:${this.extenderPort}`, filterVerb: 'filter', prioritizeVerb: 'prioritize',
-        weight: 5, nodeCacheCapable: true, httpTimeout: '5s', enableHTTPS: false,
-      }] : [],
-    };
+    const { config, flags } = this.profile.schedulerConfig(s, this.kubeconfig, this.extenderPort, healthz);
     const path = join(this.dir, `scheduler-${s.name}.yaml`);
     writeFileSync(path, stringify(config));
-    this.start(`kube-scheduler-${s.name}`, join(this.bin, 'kube-scheduler'), [`--config=${path}`, '--secure-port=0', '--v=2']);
-    await until(`kube-scheduler ${s.name} healthz`, async () => (await fetch(`http://127.0.0.1:${healthz}/healthz`)).ok, 60_000);
+    this.start(`kube-scheduler-${s.name}`, join(this.bin, 'kube-scheduler'), [`--config=${path}`, ...flags, '--v=2']);
+    const ok = this.minor < 25
+      ? async () => (await fetch(`http://127.0.0.1:${healthz}/healthz`)).ok
+      : () => healthy(`https://127.0.0.1:${healthz}/healthz`);
+    await until(`kube-scheduler ${s.name} healthz`, ok, 60_000);
   }
 
   /** Starts (or restarts) zonekeeper on the extender port the schedulers call. */
@@ -150,7 +216,7 @@ export class ControlPlane {
     writeFileSync(path, stringify({
       logLevel: 'debug',
       ...config,
-      extender: { listen: `127.0.0.1:${this.extenderPort}`, legacyFailedNodes: true, ...(config.extender as object) },
+      extender: { listen: `127.0.0.1:${this.extenderPort}`, legacyFailedNodes: this.profile.legacyFailedNodes, ...(config.extender as object) },
       admin: { listen: `127.0.0.1:${adminPort}` },
       cluster: { crdRecheckSeconds: 1, ...(config.cluster as object) },
     }));
@@ -168,6 +234,11 @@ export class ControlPlane {
       },
     };
     return this.zonekeeper;
+  }
+
+  /** kubectl against this control plane; throws with its output when it fails. */
+  kubectl(args: string[]): string {
+    return execFileSync('kubectl', ['--kubeconfig', this.kubeconfig, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
   }
 
   /** SIGKILLs kube-apiserver, as a crashed control-plane node would lose it; etcd keeps the state. */

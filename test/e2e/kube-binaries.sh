@@ -8,6 +8,7 @@ log() { echo "[kube-binaries] $*" >&2; }
 need_apt=()
 command -v etcd >/dev/null || need_apt+=(etcd-server)
 command -v openssl >/dev/null || need_apt+=(openssl)
+command -v kubectl >/dev/null || need_apt+=(kubernetes-client)
 
 if [ -n "${KUBE_BIN_DIR:-}" ]; then
   for b in kube-apiserver kube-scheduler kube-controller-manager; do

@@ -3,7 +3,7 @@
 // PodTopologySpread (zone, maxSkew 1); then the zones left after scaling each down to 3.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { ControlPlane, kubeBinaries } from './controlPlane.js';
+import { ControlPlane, kubeVersions } from './controlPlane.js';
 import { eventually, Kube, type Obj } from './kube.js';
 
 const ZONES = ['zone-a', 'zone-b', 'zone-c'];
@@ -27,8 +27,8 @@ function statefulSet(name: string, schedulerName: string, spread: boolean): Obj 
   };
 }
 
-describe('throughput: zonekeeper vs in-tree PodTopologySpread, and zones kept on scale-down', () => {
-  const cp = new ControlPlane(kubeBinaries());
+for (const k of kubeVersions()) describe(`throughput: zonekeeper vs in-tree PodTopologySpread, and zones kept on scale-down on Kubernetes ${k.version}`, () => {
+  const cp = new ControlPlane(k.bin);
   let kube: Kube;
   let zones: Map<string, string>;
   const results: Record<string, { seconds: number; podsPerSecond: number; zonesAt3: number }> = {};
@@ -68,11 +68,11 @@ describe('throughput: zonekeeper vs in-tree PodTopologySpread, and zones kept on
     console.log(`# ${name}: ${PODS} pods bound in ${seconds.toFixed(1)} s = ${(PODS / seconds).toFixed(1)} pods/s; zones covered after scaling to 3: ${zonesAt3}`);
   }
 
-  it(`schedules ${PODS} pods over ${NODES} nodes with the in-tree PodTopologySpread`, async () => {
+  it(`[${k.version}] schedules ${PODS} pods over ${NODES} nodes with the in-tree PodTopologySpread`, async () => {
     await run('spread', 'spread', true);
   });
 
-  it(`schedules ${PODS} pods over ${NODES} nodes with zonekeeper, and keeps 3 zones at 3 replicas`, async () => {
+  it(`[${k.version}] schedules ${PODS} pods over ${NODES} nodes with zonekeeper, and keeps 3 zones at 3 replicas`, async () => {
     await run('zonekeeper', 'zonekeeper', false);
     assert.equal(results.zonekeeper!.zonesAt3, 3);
     const ratio = results.zonekeeper!.podsPerSecond / results.spread!.podsPerSecond;

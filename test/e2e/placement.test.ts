@@ -7,7 +7,7 @@ import { parseAllDocuments } from 'yaml';
 import { instanceIdWriter } from '../../src/actuator/instanceIds.js';
 import { createMetrics } from '../../src/metrics.js';
 import { silent } from '../support/app.js';
-import { ControlPlane, kubeBinaries } from './controlPlane.js';
+import { ControlPlane, kubeVersions } from './controlPlane.js';
 import { eventually, Kube, type Obj } from './kube.js';
 
 const ZONES = ['zone-a', 'zone-b', 'zone-c'];
@@ -55,8 +55,8 @@ function workloadSpread(namespace: string, name: string, target: string, strateg
 
 const ordinalOf = (pod: Obj) => Number(/-(\d+)$/.exec(pod.metadata.name)![1]);
 
-describe('zonekeeper with kube-scheduler 1.20 and a real kube-apiserver', () => {
-  const cp = new ControlPlane(kubeBinaries());
+for (const k of kubeVersions()) describe(`zonekeeper with kube-scheduler ${k.version} and a real kube-apiserver`, () => {
+  const cp = new ControlPlane(k.bin);
   let kube: Kube;
   let zones: Map<string, string>;
 
@@ -104,7 +104,7 @@ describe('zonekeeper with kube-scheduler 1.20 and a real kube-apiserver', () => 
     await cp.down(!!process.env.ZK_E2E_KEEP);
   });
 
-  it('1. StatefulSet round-robin: ordinal i in zone L[i mod 3], kept through scale-down and scale-up', async () => {
+  it(`[${k.version}] 1. StatefulSet round-robin: ordinal i in zone L[i mod 3], kept through scale-down and scale-up`, async () => {
     await namespace('s1');
     await kube.create(statefulSet('s1', 'db', 9));
     const placed = await bound('s1', 'db', 9);
@@ -122,7 +122,7 @@ describe('zonekeeper with kube-scheduler 1.20 and a real kube-apiserver', () => 
     assertRoundRobin(seven, list);
   });
 
-  it('2. a volume pre-bound in zone-c wins over the pin of ordinal 0, and the conflict shows', async () => {
+  it(`[${k.version}] 2. a volume pre-bound in zone-c wins over the pin of ordinal 0, and the conflict shows`, async () => {
     await namespace('s2');
     for (const [i, zone] of [[0, 'zone-c'], [1, 'zone-b'], [2, 'zone-c']] as const) {
       await kube.create({
@@ -147,7 +147,7 @@ describe('zonekeeper with kube-scheduler 1.20 and a real kube-apiserver', () => 
     assert.match(await metrics(), /zonekeeper_pin_volume_conflicts_total\{namespace="s2",workload="StatefulSet\/db"\} 1/);
   });
 
-  it('3. WorkloadSpread quotas: subset a max 2, b unlimited: 5 replicas give 2/3, 8 give 2/6', async () => {
+  it(`[${k.version}] 3. WorkloadSpread quotas: subset a max 2, b unlimited: 5 replicas give 2/3, 8 give 2/6`, async () => {
     await namespace('s3');
     await kube.create(workloadSpread('s3', 'ws', 'web', { type: 'Fixed' }, [
       { name: 'a', maxReplicas: 2, requiredNodeSelectorTerm: zoneTerm('zone-a') },
@@ -163,7 +163,7 @@ describe('zonekeeper with kube-scheduler 1.20 and a real kube-apiserver', () => 
     assert.deepEqual([count(eight, 'zone-a'), count(eight, 'zone-b'), count(eight, 'zone-c')], [2, 6, 0]);
   });
 
-  it('4. with subset a cordoned, Adaptive falls through to b after rescheduleCriticalSeconds; Fixed waits with a visible reason', async () => {
+  it(`[${k.version}] 4. with subset a cordoned, Adaptive falls through to b after rescheduleCriticalSeconds; Fixed waits with a visible reason`, async () => {
     await namespace('s4');
     const cordon = (unschedulable: boolean) => Promise.all(['node-a-1', 'node-a-2'].map((n) => kube.patch('v1', 'Node', undefined, n, { spec: { unschedulable } })));
     await cordon(true);
@@ -196,7 +196,7 @@ describe('zonekeeper with kube-scheduler 1.20 and a real kube-apiserver', () => 
     }
   });
 
-  it('6. zonekeeper killed while pods are pending: nothing is placed meanwhile, everything right after the restart', async () => {
+  it(`[${k.version}] 6. zonekeeper killed while pods are pending: nothing is placed meanwhile, everything right after the restart`, async () => {
     await namespace('s6');
     await cp.zonekeeper!.stop('SIGKILL');
     await kube.create(statefulSet('s6', 'db', 6));
@@ -209,7 +209,7 @@ describe('zonekeeper with kube-scheduler 1.20 and a real kube-apiserver', () => 
     assertRoundRobin(placed, await frozenZones('s6', 'db'));
   });
 
-  it('7. instance IDs: a Deployment of 6 lands 2/2/2 with IDs 0..5; a deleted pod\'s replacement takes the freed ID', async () => {
+  it(`[${k.version}] 7. instance IDs: a Deployment of 6 lands 2/2/2 with IDs 0..5; a deleted pod's replacement takes the freed ID`, async () => {
     await namespace('s7');
     const d = deployment('s7', 'ids', 6);
     d.metadata.annotations = { 'zonekeeper.io/instance-ids': 'true' };
@@ -235,7 +235,7 @@ describe('zonekeeper with kube-scheduler 1.20 and a real kube-apiserver', () => 
     assert.equal(zones.get(after.spec.nodeName), list[4 % list.length]);
   });
 
-  it('8. zone preferences {A: 2, B: 1, C: 1} on a Deployment of 8 give 4/2/2', async () => {
+  it(`[${k.version}] 8. zone preferences {A: 2, B: 1, C: 1} on a Deployment of 8 give 4/2/2`, async () => {
     await namespace('s8');
     const d = deployment('s8', 'weighted', 8);
     d.metadata.annotations = { 'zonekeeper.io/zone-preferences': JSON.stringify({ zones: { 'zone-a': { weight: 2 }, 'zone-b': { weight: 1 }, 'zone-c': { weight: 1 } } }) };
@@ -245,7 +245,7 @@ describe('zonekeeper with kube-scheduler 1.20 and a real kube-apiserver', () => 
     assert.deepEqual([count('zone-a'), count('zone-b'), count('zone-c')], [4, 2, 2]);
   });
 
-  it('9. 50 pods of one ReplicaSet assigned concurrently by two writers: unique IDs 0..49, nothing lost', async () => {
+  it(`[${k.version}] 9. 50 pods of one ReplicaSet assigned concurrently by two writers: unique IDs 0..49, nothing lost`, async () => {
     await namespace('s9');
     await kube.create({
       apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: { name: 'burst', namespace: 's9', annotations: { 'zonekeeper.io/instance-ids': 'true' } },
@@ -270,7 +270,7 @@ describe('zonekeeper with kube-scheduler 1.20 and a real kube-apiserver', () => 
     console.log(`# 50 concurrent assignments by two writers: ${conflicts} optimistic-concurrency conflicts retried`);
   });
 
-  it('10. the downscale pod picker, on the API server\'s state: 6 instance-ID pods down to 3 removes IDs 5, 4, 3', async () => {
+  it(`[${k.version}] 10. the downscale pod picker, on the API server's state: 6 instance-ID pods down to 3 removes IDs 5, 4, 3`, async () => {
     const pods = await kube.podsOf('s7', 'app=ids');
     const res = await fetch(`${cp.zonekeeper!.extender}/v1/downscale-pod-picker/s7`, {
       method: 'POST', headers: { 'content-type': 'application/json' },
@@ -285,7 +285,7 @@ describe('zonekeeper with kube-scheduler 1.20 and a real kube-apiserver', () => 
     assert.deepEqual(left.sort(), ZONES);
   });
 
-  it('11. deletion costs are written on managed pods: rank order by zone, Kruise values for a WorkloadSpread', async () => {
+  it(`[${k.version}] 11. deletion costs are written on managed pods: rank order by zone, Kruise values for a WorkloadSpread`, async () => {
     const cost = (p: Obj) => p.metadata.annotations?.['controller.kubernetes.io/pod-deletion-cost'];
     const weighted = await eventually('costs on the 8 weighted pods', async () => {
       const pods = await kube.podsOf('s8', 'app=weighted');
@@ -305,23 +305,44 @@ describe('zonekeeper with kube-scheduler 1.20 and a real kube-apiserver', () => 
     for (const p of await kube.podsOf('s1', 'app=db')) assert.equal(cost(p), undefined, 'StatefulSet pods are not touched');
   });
 
-  it('12. scale-down with deletion costs: asserted on kube-controller-manager >= 1.22, printed on older ones', async () => {
-    // PodDeletionCost: alpha in 1.21, on by default from 1.22. 1.20 ignores the annotation.
-    const honoursCosts = cp.minorVersion('kube-controller-manager') >= 22;
+  it(`[${k.version}] 12. scale-down with deletion costs: asserted where kube-controller-manager honours them (>= 1.22), printed beside the same with costs off`, async () => {
+    const honoursCosts = cp.profile.deletionCost;
     await kube.scale('Deployment', 's7', 'ids', 3);
     const ids = await bound('s7', 'ids', 3);
     await kube.scale('Deployment', 's3', 'web', 3);
     const ws = await bound('s3', 'web', 3);
     const per = (m: Map<string, string>) => ZONES.map((z) => `${z}=${[...m.values()].filter((x) => x === z).length}`).join(' ');
-    console.log(`# kube-controller-manager 1.${cp.minorVersion('kube-controller-manager')}, instance-ID Deployment 6 -> 3 with deletion costs: ${per(ids)}`);
-    console.log(`# kube-controller-manager 1.${cp.minorVersion('kube-controller-manager')}, WorkloadSpread Deployment 8 -> 3 (a max 2, b unlimited): ${per(ws)}`);
+    console.log(`# [${k.version}] instance-ID Deployment 6 -> 3, deletion costs on: ${per(ids)}`);
+    console.log(`# [${k.version}] WorkloadSpread Deployment 8 -> 3 (a max 2, b unlimited), deletion costs on: ${per(ws)}`);
     if (honoursCosts) {
       assert.equal(per(ids), 'zone-a=1 zone-b=1 zone-c=1');
       assert.equal(per(ws), 'zone-a=2 zone-b=1 zone-c=0');
     }
+    // The same instance-ID scale-down with zonekeeper writing no costs: what the controller does alone.
+    await cp.zonekeeper!.stop();
+    await cp.startZonekeeper({ deletionCost: { enabled: false } });
+    await namespace('s12');
+    const off = deployment('s12', 'ids-off', 6);
+    off.spec.template.metadata.annotations = { 'zonekeeper.io/instance-ids': 'true' };
+    await kube.create(off);
+    await bound('s12', 'ids-off', 6);
+    await kube.scale('Deployment', 's12', 'ids-off', 3);
+    const alone = await bound('s12', 'ids-off', 3);
+    console.log(`# [${k.version}] instance-ID Deployment 6 -> 3, deletion costs off: ${per(alone)}`);
+    await cp.zonekeeper!.stop();
+    await cp.startZonekeeper({ deletionCost: { enabled: true, intervalSeconds: 1 } });
   });
 
-  it('13. kube-apiserver killed in the middle of a scale-up: no pod outside its zone, every pod placed once it is back', async () => {
+  it(`[${k.version}] 14. manifests/ pass a server-side dry run (kubectl apply --dry-run=server)`, async () => {
+    // Namespaced objects need their namespace to exist for the dry run; everything else is dry.
+    await namespace('zonekeeper-system');
+    const out = cp.kubectl(['apply', '--dry-run=server', '-f', new URL('../../manifests/', import.meta.url).pathname]);
+    console.log(out.trim().split('\n').map((l) => `# [${k.version}] ${l}`).join('\n'));
+    assert.match(out, /deployment\.apps\/zonekeeper-scheduler (created|configured) \(server dry run\)/);
+    assert.match(out, /customresourcedefinition\.apiextensions\.k8s\.io\/workloadspreads\.apps\.kruise\.io (created|configured|unchanged) \(server dry run\)/);
+  });
+
+  it(`[${k.version}] 13. kube-apiserver killed in the middle of a scale-up: no pod outside its zone, every pod placed once it is back`, async () => {
     await namespace('s13');
     await kube.create(statefulSet('s13', 'db', 3));
     await bound('s13', 'db', 3);
@@ -353,7 +374,7 @@ describe('zonekeeper with kube-scheduler 1.20 and a real kube-apiserver', () => 
     await eventually('zonekeeper ready again', async () => (await fetch(`${cp.zonekeeper!.admin}/readyz`)).ok);
   });
 
-  it('5. a zone added later: the frozen list keeps the old mapping, and new ordinals follow it', async () => {
+  it(`[${k.version}] 5. a zone added later: the frozen list keeps the old mapping, and new ordinals follow it`, async () => {
     for (const i of [1, 2]) await kube.addNode(`node-d-${i}`, 'zone-d');
     zones = await kube.nodeZones();
     await eventually('zonekeeper sees zone-d', async () => (await debug('/debug/cache')).kinds.find((k: Obj) => k.kind === 'nodes')?.objects === 8);

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { nodes, pv, pvc, statefulSet, storeOf, stsPod } from '../support/builders.js';
+import { deployment, node, nodes, pv, pvc, rsPod, statefulSet, storeOf, stsPod, workloadSpread, zoneSubset } from '../support/builders.js';
 import { fixture, testApp } from '../support/app.js';
 
 const ZONES = ['zone-a', 'zone-b', 'zone-c'];
@@ -65,6 +65,23 @@ describe('admin listener', () => {
     assert.equal(d.rejected[0].rule, 'volume');
     assert.deepEqual(d.rejected[0].sample, ['node-a-1']);
     assert.equal((await get(app, '/debug/decisions?pod=nonsense')).status, 400);
+  });
+
+  it('/debug/explain honours the cached pod\'s tolerations (a tainted WorkloadSpread subset)', async () => {
+    const taint = [{ key: 'dedicated', value: 'web', effect: 'NoSchedule' }];
+    const [deploy, rs] = deployment('web', 4);
+    const objects = [
+      node('node-a-1', 'zone-a', { taints: taint }), node('node-b-1', 'zone-b'), deploy!, rs!,
+      workloadSpread('ws', { kind: 'Deployment', name: 'web' }, [zoneSubset('a', 'zone-a', 2), zoneSubset('b', 'zone-b')]),
+    ];
+    const tolerant = rsPod('web', 'tolerant', { tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'web', effect: 'NoSchedule' }] });
+    const plain = rsPod('web', 'plain');
+    const app = testApp(storeOf([...objects, tolerant, plain]));
+    const explain = async (pod: string) => (await get(app, `/debug/explain?pod=default/${pod}`)).body;
+    assert.deepEqual((await explain('web-rs-tolerant')).passed.sample, ['node-a-1'], 'subset a, its taint tolerated');
+    const without = await explain('web-rs-plain');
+    assert.deepEqual(without.passed.sample, [], 'subset a, but the taint is not tolerated');
+    assert.match(without.failed['node-a-1'], /node is not in it/);
   });
 
   it('/debug/explain dry-runs a cached pod against every cached node without reserving', async () => {

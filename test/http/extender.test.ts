@@ -204,6 +204,25 @@ describe('cache not synced', () => {
   });
 });
 
+describe('waits that end with time', () => {
+  it('Adaptive inside rescheduleCriticalSeconds answers Error, so kube-scheduler retries with backoff instead of parking the pod', async () => {
+    const subsets = [zoneSubset('a', 'zone-a', 2), zoneSubset('b', 'zone-b')];
+    const ws = workloadSpread('ws', { kind: 'Deployment', name: 'web' }, subsets);
+    ws.spec.scheduleStrategy = { type: 'Adaptive', adaptive: { rescheduleCriticalSeconds: 5 } };
+    const app = testApp(storeOf([...nodes(ZONES, 1), ...webRS(), ws]));
+    const req = fixture('filter-fullnodes-deployment-pod.json').body;
+    req.Nodes = null;
+    req.NodeNames = ['node-b-1', 'node-c-1'];
+    const body = await (await app.post('/filter', req)).json();
+    assert.match(body.Error, /Adaptive waits 5s before the next subset.*retry in 5s/);
+    assert.match(await app.metrics.registry.metrics(), /zonekeeper_decisions_total\{verb="filter",outcome="waiting"\} 1/);
+    app.clock.advance(5_000);
+    const later = await (await app.post('/filter', req)).json();
+    assert.equal(later.Error, '');
+    assert.deepEqual(later.NodeNames, ['node-b-1'], 'fell through to subset b');
+  });
+});
+
 describe('reservations through the protocol', () => {
   it('a released reservation no longer counts once the watch shows the pod bound', async () => {
     const store = storeOf([...nodes(ZONES, 1), ...webRS(), workloadSpread('ws', { kind: 'Deployment', name: 'web' }, [zoneSubset('a', 'zone-a', 1), zoneSubset('b', 'zone-b')])]);

@@ -93,8 +93,11 @@ describe('WorkloadSpread subsets', () => {
     const waiting = filterFor(adaptive, rsPod('web', 'x'), { candidates: onlyB, clock, waitingSince: clock.t - 4_000 });
     assert.equal(waiting.passed.length, 0, 'still inside rescheduleCriticalSeconds');
     assert.match(waiting.summary, /Adaptive waits 5s/);
+    assert.equal(waiting.retryAfterMs, 1_000, 'a wait that ends with time asks to be retried when it ends');
+    assert.equal(stuck.retryAfterMs, undefined, 'Fixed waits for the cluster to change, not for time');
     const fallen = filterFor(adaptive, rsPod('web', 'x'), { candidates: onlyB, clock, waitingSince: clock.t - 5_000 });
     assert.deepEqual(fallen.passed, ['node-b-1']);
+    assert.equal(fallen.retryAfterMs, undefined);
     assert.equal(fallen.effects.markUnschedulable?.key, 'default/web-ws/a');
     assert.equal(fallen.effects.markUnschedulable?.until, clock.t + 300_000);
 

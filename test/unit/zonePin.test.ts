@@ -127,10 +127,13 @@ describe('zone pin (StatefulSet ordinals)', () => {
     const adaptive = { zoneFallback: 'adaptive' as const, fallbackAfterSeconds: 120 };
     const early = filterFor(store, stsPod('db', 1), { candidates: noB, clock, waitingSince: clock.t - 60_000, settings: adaptive });
     assert.equal(early.passed.length, 0, 'not yet');
+    assert.equal(early.retryAfterMs, 60_000, 'retried when fallbackAfterSeconds is up');
+    assert.equal(strict.retryAfterMs, undefined, 'strict waits for the zone, not for time');
     const late = filterFor(store, stsPod('db', 1), { candidates: noB, clock, waitingSince: clock.t - 120_000, settings: adaptive });
     assert.deepEqual(late.passed, ['node-c-1'], 'next zone of the list after zone-b');
     assert.match(late.summary, /fell through from zone-b to zone-c/);
     const withVolume = filterFor(store, stsPod('db', 1, { claims: ['data-db-1'] }), { candidates: noB, clock, waitingSince: 0, settings: adaptive });
     assert.equal(withVolume.passed.length, 0, 'bound volumes never fall through');
+    assert.equal(withVolume.retryAfterMs, undefined, 'and so never wait for time');
   });
 });
