@@ -72,6 +72,19 @@ export const configSchema = z.strictObject({
     intervalSeconds: positive.default(5),
     patchesPerSecond: positive.default(20),
   }).prefault({}),
+  leaderElection: z.strictObject({
+    enabled: z.boolean().default(true),
+    // '' = the pod's own namespace in a cluster, else default.
+    namespace: z.string().default(''),
+    leaseName: z.string().regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, 'a DNS-1123 subdomain').max(253).default('zonekeeper-writers'),
+    leaseDurationSeconds: positive.default(15),
+    renewDeadlineSeconds: positive.default(10),
+    retryPeriodSeconds: positive.default(2),
+  }).prefault({}).superRefine((l, ctx) => {
+    // As client-go: the old leader stops writing before anyone else may take the lease.
+    if (l.renewDeadlineSeconds >= l.leaseDurationSeconds) ctx.addIssue({ code: 'custom', path: ['renewDeadlineSeconds'], message: 'must be less than leaseDurationSeconds' });
+    if (l.retryPeriodSeconds * 1.2 >= l.renewDeadlineSeconds) ctx.addIssue({ code: 'custom', path: ['retryPeriodSeconds'], message: 'times 1.2 (jitter) must be less than renewDeadlineSeconds' });
+  }),
   instanceIds: z.strictObject({
     assignDeadlineMs: z.number().int().min(100).default(2000),
   }).prefault({}),

@@ -1,9 +1,10 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { kubeActuator, memoryActuator, type Actuator } from './actuator/actuator.js';
 import { deletionCostController } from './actuator/deletionCosts.js';
+import { leaseElector } from './actuator/leaderElection.js';
 import { kubeApiClient, loadKubeConfig, type ApiClient } from './cluster/apiClient.js';
 import { fileSource, type SnapshotSource } from './cluster/source.js';
 import { watchCache } from './cluster/watchCache.js';
@@ -78,6 +79,44 @@ function openSource(choice: SourceChoice, config: Config, log: Logger, metrics: 
   return { source, api, actuator: kubeActuator(api, log, metrics, config.instanceIds.assignDeadlineMs) };
 }
 
+const IN_CLUSTER_NAMESPACE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
+
+/** The Lease's namespace: configured, else the pod's own, else default. */
+export function leaseNamespace(configured: string, read: (p: string) => string = (p) => readFileSync(p, 'utf8')): string {
+  if (configured) return configured;
+  try {
+    return read(IN_CLUSTER_NAMESPACE).trim() || 'default';
+  } catch {
+    return 'default';
+  }
+}
+
+/**
+ * The writers off the filter path (the deletion-cost controller) run in one replica: the
+ * holder of the Lease, or this process alone when leader election is off.
+ */
+function startWriters(api: ApiClient, config: Config, log: Logger, metrics: Metrics, costs: { start(): void; stop(): Promise<void> }): { stop(): Promise<void> } {
+  const le = config.leaderElection;
+  if (!le.enabled) {
+    costs.start();
+    metrics.leader.set(1);
+    return { stop: () => costs.stop() };
+  }
+  const elector = leaseElector(api, { ...le, name: le.leaseName, namespace: leaseNamespace(le.namespace) }, log, {
+    onStartedLeading: () => {
+      metrics.leader.set(1);
+      costs.start();
+    },
+    onStoppedLeading: async () => {
+      await costs.stop();
+      metrics.leader.set(0);
+    },
+  });
+  metrics.leader.set(0);
+  elector.start();
+  return { stop: () => elector.stop() };
+}
+
 /** Resolves when `work` does or at `deadline`, whichever comes first. */
 function byDeadline(work: Promise<unknown> | undefined, deadline: number): Promise<void> {
   if (!work) return Promise.resolve();
@@ -97,7 +136,7 @@ export async function startServer(config: Config, choice: SourceChoice, log: Log
   const costs = config.deletionCost.enabled && api
     ? deletionCostController(api, source, { ...config.placement }, config.deletionCost, log, metrics) : undefined;
   if (config.deletionCost.enabled && !api) log.warn('deletion costs need a cluster to write to; not managed for a file source');
-  costs?.start();
+  const writers = costs && api ? startWriters(api, config, log, metrics, costs) : undefined;
   registerStateGauges(metrics, source, () => extender.reservations.size());
   let serving = true;
   source.start();
@@ -114,7 +153,7 @@ export async function startServer(config: Config, choice: SourceChoice, log: Log
       const deadline = Date.now() + config.shutdownGraceSeconds * 1000;
       serving = false;
       await Promise.all([ext.close(deadline), admin.close(deadline), probes?.close(deadline)]);
-      await byDeadline(costs?.stop(), deadline);
+      await byDeadline(writers?.stop(), deadline);
       await byDeadline(source.stop(), deadline);
       await byDeadline(actuator.settle(), deadline);
     },

@@ -11,6 +11,7 @@ export interface Metrics {
   pinVolumeConflicts: Counter<'namespace' | 'workload'>;
   invalidPreferences: Counter<'namespace' | 'workload'>;
   actuatorWrites: Counter<'action' | 'result'>;
+  leader: Gauge;
 }
 
 export function createMetrics(opts: { defaults?: boolean } = {}): Metrics {
@@ -54,6 +55,11 @@ export function createMetrics(opts: { defaults?: boolean } = {}): Metrics {
       name: 'zonekeeper_invalid_zone_preferences_total',
       help: 'Invalid zonekeeper.io/zone-preferences annotations seen (once per distinct value); the defaults were used.',
       labelNames: ['namespace', 'workload'],
+      registers: [registry],
+    }),
+    leader: new Gauge({
+      name: 'zonekeeper_leader',
+      help: '1 while this process holds the writers\' Lease (deletion costs run here), 0 otherwise.',
       registers: [registry],
     }),
     actuatorWrites: new Counter({

@@ -5,6 +5,7 @@ import { ANNOTATION, type SlimWorkload } from '../cluster/objects.js';
 import type { ClusterStore, KindName } from '../cluster/store.js';
 import type { Metrics } from '../metrics.js';
 import { chooseInstanceId, parseAssignment, serializeAssignment } from '../placement/instanceIds.js';
+import { parseZoneList } from '../placement/zones.js';
 import { AssignmentError, instanceIdWriter, type AssignRequest } from './instanceIds.js';
 
 /** Every write zonekeeper makes to the cluster goes through here (DESIGN §1). */
@@ -25,8 +26,12 @@ const PLURAL: Record<SlimWorkload['kind'], KindName> = {
 
 const keyOf = (w: SlimWorkload) => `${w.namespace}/${w.kind}/${w.name}`;
 
+/** A workload's status changes often while it scales: a few re-reads win the race. */
+const FREEZE_ATTEMPTS = 5;
+
 interface Writer {
-  write(w: SlimWorkload, zones: string[]): Promise<void>;
+  /** Freezes `zones` unless a list is frozen already; resolves to the list that is frozen now. */
+  write(w: SlimWorkload, zones: string[]): Promise<string[]>;
   assign(req: AssignRequest): Promise<number>;
 }
 
@@ -40,9 +45,11 @@ function actuator(writer: Writer, log: Logger, metrics: Metrics): Actuator {
       if (pending.has(key) || w.annotations[ANNOTATION.zones]) return;
       pending.set(key, zones);
       const p = writer.write(w, zones).then(
-        () => {
+        (frozen) => {
           metrics.actuatorWrites.inc({ action: 'freeze-zones', result: 'ok' });
-          log.info({ workload: key, zones: zones.join(',') }, 'froze zone list onto workload');
+          // Another replica may have frozen first: its list is the one, until the watch shows it.
+          pending.set(key, frozen);
+          log.info({ workload: key, zones: frozen.join(','), ours: frozen.join(',') === zones.join(',') }, 'froze zone list onto workload');
         },
         (err: Error) => {
           pending.delete(key);
@@ -64,11 +71,23 @@ export function kubeActuator(api: ApiClient, log: Logger, metrics: Metrics, assi
   const ids = instanceIdWriter(api, log, metrics, assignDeadlineMs);
   return actuator({
     assign: ids.assign,
+    // Conditional on the workload's resourceVersion, so two replicas can never freeze two
+    // different lists: the second one's patch conflicts, it reads again and finds the first's.
     async write(w, zones) {
       const path = `/apis/apps/v1/namespaces/${encodeURIComponent(w.namespace)}/${PLURAL[w.kind]}/${encodeURIComponent(w.name)}`;
-      const body = JSON.stringify({ metadata: { annotations: { [ANNOTATION.zones]: zones.join(',') } } });
-      const res = await api.request('PATCH', path, { body, contentType: 'application/merge-patch+json', timeoutMs: 10_000 });
-      if (res.status !== 200) throw new Error(`PATCH ${path}: ${res.status} ${statusMessage(res.body)}`);
+      for (let attempt = 1; attempt <= FREEZE_ATTEMPTS; attempt++) {
+        const got = await api.request('GET', path, { timeoutMs: 10_000 });
+        if (got.status !== 200) throw new Error(`GET ${path}: ${got.status} ${statusMessage(got.body)}`);
+        const obj = JSON.parse(got.body);
+        const existing = parseZoneList(obj.metadata?.annotations?.[ANNOTATION.zones] ?? '');
+        if (existing.length > 0) return existing;
+        const body = JSON.stringify({ metadata: { resourceVersion: obj.metadata.resourceVersion, annotations: { [ANNOTATION.zones]: zones.join(',') } } });
+        const res = await api.request('PATCH', path, { body, contentType: 'application/merge-patch+json', timeoutMs: 10_000 });
+        if (res.status === 200) return zones;
+        if (res.status !== 409) throw new Error(`PATCH ${path}: ${res.status} ${statusMessage(res.body)}`);
+        metrics.actuatorWrites.inc({ action: 'freeze-zones', result: 'conflict' });
+      }
+      throw new Error(`${path}: still conflicting after ${FREEZE_ATTEMPTS} attempts`);
     },
   }, log, metrics);
 }
@@ -79,6 +98,7 @@ export function memoryActuator(store: ClusterStore, log: Logger, metrics: Metric
   return actuator({
     async write(w, zones) {
       annotate(w, ANNOTATION.zones, zones.join(','));
+      return zones;
     },
     async assign(req) {
       const owner = store.workload(req.owner.kind, req.owner.namespace, req.owner.name);

@@ -22,23 +22,38 @@ export function deletionCostController(api: ApiClient, source: SnapshotSource, s
   const queue = new Map<string, { namespace: string; pod: string; cost: string }>();
   let timer: NodeJS.Timeout | undefined;
   let draining: Promise<void> | undefined;
-  let stopped = false;
+  // Off until started: a follower replica never writes.
+  let stopped = true;
   let dirty = false;
 
-  /** Desired costs of every managed pod whose cached cost differs, queued by pod. */
+  // Costs patched that the watch does not show yet: not queued again meanwhile, so a pod is
+  // written once per change even when a recompute comes before the watch catches up.
+  const written = new Map<string, string>();
+
+  /** Desired costs of every managed pod whose cached cost differs, queued by pod; drained while started. */
   function reconcile(): number {
     const snapshot = source.snapshot;
     let queued = 0;
+    const live = new Set<string>();
     for (const { ref, workload } of costManagedWorkloads(snapshot, settings)) {
       const costs = deletionCosts(ref, workload, snapshot, settings);
       for (const pod of workloadPods(ref, snapshot)) {
+        const key = `${pod.namespace}/${pod.name}`;
+        live.add(key);
         const want = costs.get(pod.name);
-        if (want === undefined || pod.deletionCost === String(want)) continue;
-        queue.set(`${pod.namespace}/${pod.name}`, { namespace: pod.namespace, pod: pod.name, cost: String(want) });
+        if (want === undefined) continue;
+        const cost = String(want);
+        if (pod.deletionCost === cost) {
+          written.delete(key);
+          continue;
+        }
+        if (written.get(key) === cost || queue.get(key)?.cost === cost) continue;
+        queue.set(key, { namespace: pod.namespace, pod: pod.name, cost });
         queued++;
       }
     }
-    if (queued > 0) draining ??= drain().finally(() => { draining = undefined; });
+    for (const key of written.keys()) if (!live.has(key)) written.delete(key);
+    if (queued > 0 && !stopped) draining ??= drain().finally(() => { draining = undefined; });
     return queued;
   }
 
@@ -47,15 +62,19 @@ export function deletionCostController(api: ApiClient, source: SnapshotSource, s
     while (queue.size > 0 && !stopped) {
       const [key, item] = queue.entries().next().value as [string, { namespace: string; pod: string; cost: string }];
       queue.delete(key);
+      // Counted as written from the moment it is sent; forgotten again if it fails.
+      written.set(key, item.cost);
       const started = Date.now();
       const path = `/api/v1/namespaces/${encodeURIComponent(item.namespace)}/pods/${encodeURIComponent(item.pod)}`;
       const body = JSON.stringify({ metadata: { annotations: { [ANNOTATION.deletionCost]: item.cost } } });
       try {
         const res = await api.request('PATCH', path, { body, contentType: 'application/merge-patch+json', timeoutMs: 10_000 });
         const ok = res.status === 200;
+        if (!ok) written.delete(key);
         metrics.actuatorWrites.inc({ action: 'deletion-cost', result: ok ? 'ok' : 'error' });
         if (!ok && res.status !== 404) log.warn({ pod: key, status: res.status, err: statusMessage(res.body) }, 'deletion cost not written');
       } catch (err) {
+        written.delete(key);
         metrics.actuatorWrites.inc({ action: 'deletion-cost', result: 'error' });
         log.warn({ pod: key, err: (err as Error).message }, 'deletion cost not written');
       }
@@ -86,14 +105,21 @@ export function deletionCostController(api: ApiClient, source: SnapshotSource, s
 
   return {
     reconcile,
+    /** Starts (or, after stop, restarts: leadership comes and goes) with an empty queue. */
     start() {
+      stopped = false;
+      queue.clear();
+      clearTimeout(timer);
       timer = setTimeout(tick, 0);
       timer.unref();
     },
+    /** No patch starts after this resolves. */
     async stop() {
       stopped = true;
       clearTimeout(timer);
       await draining;
+      queue.clear();
+      written.clear();
     },
     /** Resolves when the queued patches are written. */
     async settle() {

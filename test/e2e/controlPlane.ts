@@ -211,20 +211,32 @@ export class ControlPlane {
 
   /** Starts (or restarts) zonekeeper on the extender port the schedulers call. */
   async startZonekeeper(config: Record<string, unknown> = {}): Promise<Zonekeeper> {
+    this.zonekeeper = await this.launchZonekeeper('zonekeeper', this.extenderPort, config);
+    return this.zonekeeper;
+  }
+
+  /** Another zonekeeper replica against the same API server, on ports no scheduler calls. */
+  async startReplica(name: string, config: Record<string, unknown> = {}): Promise<Zonekeeper> {
+    return this.launchZonekeeper(name, await freePort(), config);
+  }
+
+  private async launchZonekeeper(name: string, extenderPort: number, config: Record<string, unknown>): Promise<Zonekeeper> {
     const adminPort = await freePort();
-    const path = join(this.dir, 'zonekeeper.yaml');
+    const path = join(this.dir, `${name}.yaml`);
     writeFileSync(path, stringify({
       logLevel: 'debug',
       ...config,
-      extender: { listen: `127.0.0.1:${this.extenderPort}`, legacyFailedNodes: this.profile.legacyFailedNodes, ...(config.extender as object) },
+      extender: { listen: `127.0.0.1:${extenderPort}`, legacyFailedNodes: this.profile.legacyFailedNodes, ...(config.extender as object) },
       admin: { listen: `127.0.0.1:${adminPort}` },
       cluster: { crdRecheckSeconds: 1, ...(config.cluster as object) },
+      // Short leases, so that a killed replica's lease expires within a scenario.
+      leaderElection: { leaseDurationSeconds: 4, renewDeadlineSeconds: 3, retryPeriodSeconds: 0.5, ...(config.leaderElection as object) },
     }));
-    const child = this.start('zonekeeper', process.execPath, [join(ROOT, 'dist/cli.js'), 'serve', '--config', path, '--kubeconfig', this.kubeconfig]);
+    const child = this.start(name, process.execPath, [join(ROOT, 'dist/cli.js'), 'serve', '--config', path, '--kubeconfig', this.kubeconfig]);
     const admin = `http://127.0.0.1:${adminPort}`;
-    await until('zonekeeper /readyz', async () => (await fetch(`${admin}/readyz`)).ok, 30_000);
-    this.zonekeeper = {
-      extender: `http://127.0.0.1:${this.extenderPort}`,
+    await until(`${name} /readyz`, async () => (await fetch(`${admin}/readyz`)).ok, 30_000);
+    return {
+      extender: `http://127.0.0.1:${extenderPort}`,
       admin,
       stop: async (signal: NodeJS.Signals = 'SIGTERM') => {
         if (child.exitCode !== null || child.signalCode !== null) return;
@@ -233,7 +245,6 @@ export class ControlPlane {
         await exited;
       },
     };
-    return this.zonekeeper;
   }
 
   /** kubectl against this control plane; throws with its output when it fails. */

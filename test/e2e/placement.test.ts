@@ -384,4 +384,55 @@ for (const k of kubeVersions()) describe(`zonekeeper with kube-scheduler ${k.ver
     assertRoundRobin(placed, ZONES);
     assert.ok(![...placed.values()].includes('zone-d'));
   });
+
+  it(`[${k.version}] 15. two zonekeeper replicas: only the Lease holder writes deletion costs; SIGKILL it and the other takes over within the lease duration`, async () => {
+    const second = await cp.startReplica('zonekeeper-2', { deletionCost: { enabled: true, intervalSeconds: 1 } });
+    const replicas = [{ name: 'zonekeeper', zk: cp.zonekeeper! }, { name: 'zonekeeper-2', zk: second }];
+    const read = async (zk: { admin: string }) => {
+      const text = await (await fetch(`${zk.admin}/metrics`)).text();
+      const num = (re: RegExp) => Number(re.exec(text)?.[1] ?? 0);
+      return { leader: num(/^zonekeeper_leader (\S+)/m), costs: num(/^zonekeeper_actuator_writes_total\{action="deletion-cost",result="ok"\} (\S+)/m) };
+    };
+    const leaderOf = async () => {
+      const states = await Promise.all(replicas.map(async (r) => ({ ...r, ...(await read(r.zk)) })));
+      const leaders = states.filter((x) => x.leader === 1);
+      assert.ok(leaders.length <= 1, `at most one leader: ${states.map((x) => `${x.name}=${x.leader}`).join(' ')}`);
+      return { states, leader: leaders[0] };
+    };
+    const first = await eventually('one replica leads', async () => (await leaderOf()).leader);
+    const follower = replicas.find((r) => r.name !== first.name)!;
+    const followerCostsBefore = (await read(follower.zk)).costs;
+
+    // New managed pods: only the leader writes their costs.
+    await namespace('s15');
+    const d = deployment('s15', 'ids', 6);
+    d.spec.template.metadata.annotations = { 'zonekeeper.io/instance-ids': 'true' };
+    await kube.create(d);
+    await bound('s15', 'ids', 6);
+    const cost = (p: Obj) => p.metadata.annotations?.['controller.kubernetes.io/pod-deletion-cost'];
+    await eventually('costs on the 6 new pods', async () => (await kube.podsOf('s15', 'app=ids')).every((p) => cost(p) !== undefined));
+    assert.equal((await read(follower.zk)).costs, followerCostsBefore, `${follower.name}, the follower, wrote no cost`);
+
+    // SIGKILL the leader: no release, so the lease must expire (4 s here).
+    const killed = Date.now();
+    await first.zk.stop('SIGKILL');
+    const next = await eventually('the other replica leads', async () => (await read(follower.zk)).leader === 1, 30_000, 100);
+    const took = Date.now() - killed;
+    console.log(`# [${k.version}] scenario 15: ${first.name} led and was SIGKILLed; ${follower.name} led ${took} ms later (lease 4 s)`);
+    assert.ok(next && took <= 4_000 + 2_000, `took over in ${took} ms`);
+    // The scheduler needs its own zonekeeper back; it returns as a follower.
+    if (first.name === 'zonekeeper') {
+      replicas[0]!.zk = await cp.startZonekeeper({ deletionCost: { enabled: true, intervalSeconds: 1 } });
+      await new Promise((r) => setTimeout(r, 2000));
+      assert.equal((await read(replicas[0]!.zk)).leader, 0, 'the restarted replica follows');
+    }
+    // Costs keep being written, by the new leader, for pods that need them.
+    await kube.scale('Deployment', 's15', 'ids', 9);
+    await bound('s15', 'ids', 9);
+    await eventually('costs on the 9 pods', async () => (await kube.podsOf('s15', 'app=ids')).every((p) => cost(p) !== undefined));
+    const ranks = (await kube.podsOf('s15', 'app=ids')).map((p) => Number(cost(p))).sort((a, b) => a - b);
+    assert.deepEqual(ranks, [0, 1, 2, 3, 4, 5, 6, 7, 8], 'one rank each: nothing written twice over another, nothing lost');
+    assert.ok((await read(follower.zk)).costs > followerCostsBefore, 'the new leader writes');
+    await second.stop();
+  });
 });

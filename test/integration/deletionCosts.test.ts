@@ -42,7 +42,9 @@ describe('deletion-cost controller against a list/watch server', () => {
     cache.start();
     await waitFor(() => cache.synced(), 'sync');
     const began = Date.now();
+    controller.start();
     assert.equal(controller.reconcile(), 6);
+    assert.equal(controller.reconcile(), 0, 'queued once, whatever asks again before the watch shows the costs');
     await controller.settle();
     assert.ok(Date.now() - began >= 450, `6 patches at 10/s took ${Date.now() - began} ms`);
     const costs = SPOTS.map((_, i) => Number(costOf(`web-rs-p${i}`)));
@@ -61,6 +63,7 @@ describe('deletion-cost controller against a list/watch server', () => {
     const { cache, controller } = start();
     cache.start();
     await waitFor(() => cache.synced(), 'sync');
+    controller.start();
     assert.equal(controller.reconcile(), 0);
     await controller.settle();
     assert.equal(api.patches.length, before);

@@ -72,6 +72,11 @@ current-context: c
     return [...this.watchers].filter((w) => !path || w.path === path).length;
   }
 
+  /** The stored object, as a GET would return it. */
+  get(kind: string, namespace: string, name: string): Raw | undefined {
+    return this.objects.get(PATHS[kind]!)?.get(`${namespace}/${name}`);
+  }
+
   put(obj: Raw, opts: { silently?: boolean } = {}): void {
     const path = PATHS[obj.kind]!;
     const store = this.objects.get(path) ?? new Map();
@@ -143,6 +148,7 @@ current-context: c
     if (url.pathname === '/apis/apps.kruise.io/v1alpha1') {
       return this.crdServed ? this.json(res, 200, { kind: 'APIResourceList', resources: [{ name: 'workloadspreads', kind: 'WorkloadSpread', namespaced: true }] }) : this.json(res, 404, {});
     }
+    if (url.pathname.startsWith('/apis/coordination.k8s.io/v1/')) return this.lease(req, res, url.pathname);
     if (req.method === 'PATCH') return this.patch(req, res, url.pathname);
     const single = this.findSingle(url.pathname);
     if (single !== undefined) return single ? this.json(res, 200, single) : this.json(res, 404, { kind: 'Status', code: 404, message: 'not found' });
@@ -155,6 +161,37 @@ current-context: c
     const page = all.slice(start, start + limit);
     const next = start + limit < all.length ? String(start + limit) : '';
     this.json(res, 200, { kind: 'List', metadata: { resourceVersion: String(this.rv), continue: next }, items: page });
+  }
+
+  /** Leases: GET, POST and PUT, the PUT conditional on metadata.resourceVersion as the API server does. */
+  readonly leases = new Map<string, Raw>();
+  private lease(req: http.IncomingMessage, res: http.ServerResponse, path: string): void {
+    const m = /^\/apis\/coordination\.k8s\.io\/v1\/namespaces\/([^/]+)\/leases(?:\/([^/]+))?$/.exec(path);
+    if (!m) return this.json(res, 404, { kind: 'Status', code: 404 });
+    let body = '';
+    req.on('data', (c) => (body += c));
+    req.on('end', () => {
+      const key = `${m[1]}/${m[2] ?? ''}`;
+      if (req.method === 'GET') {
+        const l = this.leases.get(key);
+        return l ? this.json(res, 200, l) : this.json(res, 404, { kind: 'Status', code: 404, message: 'not found' });
+      }
+      const obj = JSON.parse(body);
+      const name = `${m[1]}/${obj.metadata.name}`;
+      if (req.method === 'POST') {
+        if (this.leases.has(name)) return this.json(res, 409, { kind: 'Status', code: 409, reason: 'AlreadyExists' });
+        this.leases.set(name, { ...obj, metadata: { ...obj.metadata, resourceVersion: String(++this.rv) } });
+        return this.json(res, 201, this.leases.get(name));
+      }
+      const existing = this.leases.get(key);
+      if (!existing) return this.json(res, 404, { kind: 'Status', code: 404 });
+      if (obj.metadata.resourceVersion !== existing.metadata.resourceVersion) {
+        this.conflicts++;
+        return this.json(res, 409, { kind: 'Status', code: 409, reason: 'Conflict' });
+      }
+      this.leases.set(key, { ...obj, metadata: { ...obj.metadata, resourceVersion: String(++this.rv) } });
+      return this.json(res, 200, this.leases.get(key));
+    });
   }
 
   private review(req: http.IncomingMessage, res: http.ServerResponse, decide: (spec: Raw) => Raw): void {

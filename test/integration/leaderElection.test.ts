@@ -1,0 +1,109 @@
+// One writer when replicated (issue 9): the Lease elector and the conditional zone freeze,
+// against a list/watch server on 127.0.0.1.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { kubeActuator } from '../../src/actuator/actuator.js';
+import { leaseElector, type LeaderElector } from '../../src/actuator/leaderElection.js';
+import { kubeApiClient, loadKubeConfig, type ApiClient } from '../../src/cluster/apiClient.js';
+import { slimWorkload } from '../../src/cluster/objects.js';
+import { leaseNamespace } from '../../src/main.js';
+import { createMetrics } from '../../src/metrics.js';
+import { statefulSet } from '../support/builders.js';
+import { silent } from '../support/app.js';
+import { FakeApiServer } from '../support/fakeApiServer.js';
+import { waitFor } from '../support/wait.js';
+
+/** An API client that can be made to fail every request: a replica that has crashed or lost its network. */
+function severable(api: ApiClient): ApiClient & { cut: boolean } {
+  const s = {
+    cut: false,
+    server: api.server,
+    request: (...args: Parameters<ApiClient['request']>) => (s.cut ? Promise.reject(new Error('severed')) : api.request(...args)),
+    stream: (...args: Parameters<ApiClient['stream']>) => (s.cut ? Promise.reject(new Error('severed')) : api.stream(...args)),
+  };
+  return s;
+}
+
+const OPTS = { namespace: 'zonekeeper-system', name: 'zonekeeper-writers', leaseDurationSeconds: 1.5, renewDeadlineSeconds: 1, retryPeriodSeconds: 0.2 };
+
+describe('the writers\' Lease', () => {
+  let api: FakeApiServer;
+  before(async () => { api = await new FakeApiServer().start(); });
+  after(() => api.stop());
+
+  function replica(name: string) {
+    const client = severable(kubeApiClient(loadKubeConfig({ kind: 'kubeconfig', path: api.kubeconfig() })));
+    const events: { what: 'start' | 'stop'; at: number }[] = [];
+    const elector = leaseElector(client, { ...OPTS, identity: name }, silent, {
+      onStartedLeading: () => { events.push({ what: 'start', at: Date.now() }); },
+      onStoppedLeading: () => { events.push({ what: 'stop', at: Date.now() }); },
+    });
+    return { client, elector, events };
+  }
+  const leader = (...rs: { elector: LeaderElector }[]) => rs.filter((r) => r.elector.isLeader());
+
+  it('two replicas: exactly one leads; a graceful stop releases, and the other leads within a retry period', async () => {
+    const a = replica('a');
+    const b = replica('b');
+    a.elector.start();
+    await waitFor(() => a.elector.isLeader(), 'a leads');
+    b.elector.start();
+    await new Promise((r) => setTimeout(r, 1000));
+    assert.deepEqual(leader(a, b).map((r) => r.elector.identity), ['a'], 'b waits while a renews');
+    const stopped = Date.now();
+    await a.elector.stop();
+    assert.equal(api.leases.get('zonekeeper-system/zonekeeper-writers')!.spec.holderIdentity, '', 'released');
+    await waitFor(() => b.elector.isLeader(), 'b takes over after the release');
+    assert.ok(Date.now() - stopped < 800, `b led ${Date.now() - stopped} ms after a released (lease duration 1.5 s)`);
+    assert.equal(api.leases.get('zonekeeper-system/zonekeeper-writers')!.spec.leaseTransitions, 1);
+    await b.elector.stop();
+  });
+
+  it('a leader that crashes: the other takes over within the lease duration, and only after the first stopped writing', async () => {
+    api.leases.clear();
+    const a = replica('crashing');
+    const b = replica('survivor');
+    a.elector.start();
+    await waitFor(() => a.elector.isLeader(), 'a leads');
+    b.elector.start();
+    const severed = Date.now();
+    a.client.cut = true;
+    await waitFor(() => b.elector.isLeader(), 'b takes over', 5000);
+    const took = Date.now() - severed;
+    assert.ok(took <= (OPTS.leaseDurationSeconds + 3 * OPTS.retryPeriodSeconds) * 1000, `took ${took} ms`);
+    const aStopped = a.events.find((e) => e.what === 'stop')!;
+    const bStarted = b.events.find((e) => e.what === 'start')!;
+    assert.ok(aStopped, 'the cut-off leader stopped leading by itself (renew deadline)');
+    assert.ok(aStopped.at < bStarted.at, `never two writers: a stopped at +${aStopped.at - severed} ms, b started at +${bStarted.at - severed} ms`);
+    a.client.cut = false;
+    await new Promise((r) => setTimeout(r, 600));
+    assert.deepEqual(leader(a, b).map((r) => r.elector.identity), ['survivor'], 'a comes back as a follower');
+    await Promise.all([a.elector.stop(), b.elector.stop()]);
+  });
+
+  it('the lease lives in the pod\'s namespace unless configured', () => {
+    assert.equal(leaseNamespace('ops'), 'ops');
+    assert.equal(leaseNamespace('', () => 'zonekeeper-system\n'), 'zonekeeper-system');
+    assert.equal(leaseNamespace('', () => { throw new Error('not in a cluster'); }), 'default');
+  });
+});
+
+describe('the zone-list freeze is conditional on the workload\'s resourceVersion', () => {
+  it('two replicas freezing different lists at once: one list is written, and both adopt it', async () => {
+    const api = await new FakeApiServer().start();
+    api.put(statefulSet('db', 3));
+    api.patchDelayMs = 50;
+    const sts = slimWorkload('StatefulSet', api.get('StatefulSet', 'default', 'db')!);
+    const actuator = () => kubeActuator(kubeApiClient(loadKubeConfig({ kind: 'kubeconfig', path: api.kubeconfig() })), silent, createMetrics());
+    const [one, two] = [actuator(), actuator()];
+    one.freezeZones(sts, ['zone-a', 'zone-b', 'zone-c']);
+    two.freezeZones(sts, ['zone-b', 'zone-c', 'zone-a']);
+    await Promise.all([one.settle(), two.settle()]);
+    const frozen = api.get('StatefulSet', 'default', 'db')!.metadata.annotations['zonekeeper.io/zones'];
+    assert.equal(api.patches.length, 1, 'one patch applied');
+    assert.ok(api.conflicts >= 1, 'the other conflicted');
+    assert.equal(one.pendingFreeze('default/StatefulSet/db')!.join(','), frozen);
+    assert.equal(two.pendingFreeze('default/StatefulSet/db')!.join(','), frozen, 'the loser uses the winner\'s list');
+    await api.stop();
+  });
+});
