@@ -62,6 +62,7 @@ export const configSchema = z.strictObject({
     topologyKey: z.string().min(1).default('topology.kubernetes.io/zone'),
     manageStatefulSets: z.boolean().default(true),
     freezeZones: z.boolean().default(true),
+    fleetBalance: z.boolean().default(true),
     zoneFallback: z.enum(['strict', 'adaptive']).default('strict'),
     fallbackAfterSeconds: positive.default(120),
     reservationTtlSeconds: positive.default(30),

@@ -5,6 +5,7 @@ import { ANNOTATION, type SlimWorkload } from '../cluster/objects.js';
 import type { ClusterStore, KindName } from '../cluster/store.js';
 import type { Metrics } from '../metrics.js';
 import { chooseInstanceId, parseAssignment, serializeAssignment } from '../placement/instanceIds.js';
+import type { PendingList } from '../placement/fleet.js';
 import { parseZoneList } from '../placement/zones.js';
 import { AssignmentError, instanceIdWriter, type AssignRequest } from './instanceIds.js';
 
@@ -14,6 +15,8 @@ export interface Actuator {
   freezeZones(workload: SlimWorkload, zones: string[]): void;
   /** A list being frozen that the watch may not show yet, by workload key. */
   pendingFreeze(workloadKey: string): string[] | undefined;
+  /** Every list being frozen, for fleet balance. */
+  pendingFreezes(): Iterable<PendingList>;
   /** The pod's instance ID, written to its owner and the pod if it had none (DESIGN §6). */
   assignInstanceId(req: AssignRequest): Promise<number>;
   /** Resolves when every write started so far has finished. */
@@ -38,12 +41,15 @@ interface Writer {
 function actuator(writer: Writer, log: Logger, metrics: Metrics): Actuator {
   // Kept until the watch shows the annotation; the TTL bounds a write the watch never confirms.
   const pending = new LRUCache<string, string[]>({ max: 10_000, ttl: 5 * 60_000 });
+  const who = new Map<string, { namespace: string; kind: string; name: string }>();
   const inflight = new Set<Promise<void>>();
   return {
     freezeZones(w, zones) {
       const key = keyOf(w);
       if (pending.has(key) || w.annotations[ANNOTATION.zones]) return;
       pending.set(key, zones);
+      if (who.size > 10_000) who.clear();
+      who.set(key, { namespace: w.namespace, kind: w.kind, name: w.name });
       const p = writer.write(w, zones).then(
         (frozen) => {
           metrics.actuatorWrites.inc({ action: 'freeze-zones', result: 'ok' });
@@ -60,6 +66,12 @@ function actuator(writer: Writer, log: Logger, metrics: Metrics): Actuator {
       inflight.add(p);
     },
     pendingFreeze: (key) => pending.get(key),
+    *pendingFreezes() {
+      for (const [key, zones] of pending.entries()) {
+        const w = who.get(key);
+        if (w) yield { ...w, zones };
+      }
+    },
     assignInstanceId: (req) => writer.assign(req),
     async settle() {
       await Promise.all([...inflight]);

@@ -6,6 +6,7 @@ import type { SnapshotSource } from '../cluster/source.js';
 import type { Config } from '../config.js';
 import type { Metrics } from '../metrics.js';
 import { pickPodsToRemove, type PickResult } from '../placement/downscale.js';
+import { firstSeatCounts } from '../placement/fleet.js';
 import { filterNodes, rejectAll as waitVerdict } from '../placement/filtering.js';
 import { Reservations } from '../placement/reservations.js';
 import { scoreNodes } from '../placement/scoring.js';
@@ -78,6 +79,7 @@ export function createExtender(deps: ExtenderDeps) {
       pod, candidates, snapshot: source.snapshot, reservations, settings, now: clock.now(),
       waitingSince: waitingSince.get(pod.uid),
       pendingFreeze: actuator.pendingFreeze,
+      firstSeats: () => firstSeatCounts(source.snapshot, actuator.pendingFreezes()),
       unschedulableUntil: (key) => unschedulable.get(key),
     };
   }

@@ -1,6 +1,7 @@
 import type { SlimPod, SlimWorkload, SlimWorkloadSpread } from '../cluster/objects.js';
 import type { Snapshot } from '../cluster/store.js';
 import { policyOf } from './filtering.js';
+import { placementList } from './fleet.js';
 import { optedIn } from './instanceIds.js';
 import { preferencesOf, sequencePreferences } from './preferences.js';
 import type { PlacementSettings } from './verdict.js';
@@ -80,7 +81,7 @@ function shrinking(ref: WorkloadRef, workload: SlimWorkload | undefined, snapsho
       keyOf: (pod) => [costs.get(pod.name) ?? 0, ...withinKey(pod, seatOf(pod, workload))],
     };
   }
-  const list = zoneListOf(workload, snapshot, settings.topologyKey);
+  const list = placementList(zoneListOf(workload, snapshot, settings.topologyKey), workloadKey(ref), settings);
   const parsed = preferencesOf(workload);
   // Targets from the prefix-stable sequence, for every kind: the planner's rounding up would
   // leave a zone empty at small sizes (4 over 3 zones plans 2/2/0), the sequence gives 2/1/1.

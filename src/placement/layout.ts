@@ -1,6 +1,7 @@
 import { ANNOTATION, type SlimPod, type WorkloadKind } from '../cluster/objects.js';
 import { deletionCosts } from './downscale.js';
 import { policyOf } from './filtering.js';
+import { placementList } from './fleet.js';
 import { optedIn, parseAssignment, serializeAssignment } from './instanceIds.js';
 import { planReplicas } from './planner.js';
 import { DEFAULT_PREFERENCES, preferencesOf, sequencePreferences, type ZonePreferencesSpec } from './preferences.js';
@@ -82,7 +83,7 @@ export function workloadLayout(snapshot: Snapshot, kind: WorkloadKind, namespace
   if (!w) return undefined;
   const ref: WorkloadRef = { kind, namespace, name };
   const key = workloadKey(ref);
-  const list = zoneListOf(w, snapshot, deps.settings.topologyKey, deps.pendingFreeze(key));
+  const list = placementList(zoneListOf(w, snapshot, deps.settings.topologyKey, deps.pendingFreeze(key)), key, deps.settings);
   const ws = findWorkloadSpread(snapshot, ref, kind === 'ReplicaSet' ? name : undefined);
   const parsed = preferencesOf(w);
   const spec = parsed?.ok ? parsed.spec : DEFAULT_PREFERENCES;

@@ -23,6 +23,8 @@ export interface PlacementSettings {
   manageStatefulSets: boolean;
   /** Write the derived zone list onto the workload on first placement. */
   freezeZones: boolean;
+  /** Start a derived list at the zone that starts the fewest frozen lists, not always at the first. */
+  fleetBalance: boolean;
   zoneFallback: 'strict' | 'adaptive';
   fallbackAfterSeconds: number;
   /** How long an Adaptive WorkloadSpread skips a subset that had no feasible node. */
@@ -46,6 +48,8 @@ export interface FilterInput {
   waitingSince: number | undefined;
   /** A zone list being frozen onto the workload, before the watch shows it. */
   pendingFreeze: (workloadKey: string) => string[] | undefined;
+  /** How many frozen (or freezing) lists start at each zone; asked only when a list is derived. */
+  firstSeats: () => ReadonlyMap<string, number>;
   /** Adaptive WorkloadSpread subsets marked unschedulable, by subsetKey. */
   unschedulableUntil: (subsetKey: string) => number | undefined;
 }

@@ -3,6 +3,7 @@ import type { PolicyContext, PolicyOutcome } from './verdict.js';
 import { sequencePreferences, type ZonePreferencesSpec } from './preferences.js';
 import { volumeZones, type VolumeConstraint } from './volumes.js';
 import { workloadKey, type WorkloadRef } from './workload.js';
+import { placementList } from './fleet.js';
 import { seatZone } from './zoneSequence.js';
 import { zoneListOf, zoneOf } from './zones.js';
 
@@ -44,7 +45,9 @@ export function zonePin(
 ): PolicyOutcome {
   const { input, snapshot } = ctx;
   const { settings } = input;
-  const list = zoneListOf(workload, snapshot, settings.topologyKey, input.pendingFreeze(workloadKey(ref)));
+  const key = workloadKey(ref);
+  // A list derived now is about to be frozen: it starts where the fleet needs a first seat.
+  const list = placementList(zoneListOf(workload, snapshot, settings.topologyKey, input.pendingFreeze(key)), key, settings, input.firstSeats);
   const freeze = list.source === 'nodes' && settings.freezeZones && list.zones.length > 0
     ? { workload, zones: list.zones } : undefined;
   if (list.zones.length === 0) {

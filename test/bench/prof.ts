@@ -44,7 +44,7 @@ if (process.argv[3] === 'parts') {
   const reservations = new Reservations(30);
   const input = () => ({
     pod: pendingPod(args.Pod), candidates: args.NodeNames!.map((name) => ({ name, node: store.node(name) })), snapshot: store, reservations, settings,
-    now: Date.now(), waitingSince: undefined, pendingFreeze: () => undefined, unschedulableUntil: () => undefined,
+    now: Date.now(), waitingSince: undefined, pendingFreeze: () => undefined, firstSeats: () => new Map(), unschedulableUntil: () => undefined,
   });
   time('input', input);
   const inp = input();

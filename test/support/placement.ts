@@ -1,6 +1,7 @@
 import { parseConfig } from '../../src/config.js';
 import type { ClusterStore } from '../../src/cluster/store.js';
 import { filterNodes } from '../../src/placement/filtering.js';
+import { firstSeatCounts } from '../../src/placement/fleet.js';
 import { Reservations } from '../../src/placement/reservations.js';
 import type { FilterInput, FilterVerdict, PlacementSettings } from '../../src/placement/verdict.js';
 import { workloadKey } from '../../src/placement/workload.js';
@@ -34,6 +35,7 @@ export function inputFor(store: ClusterStore, podRaw: Raw, o: FilterOpts = {}): 
     now: (o.clock ?? new FakeClock()).now(),
     waitingSince: o.waitingSince,
     pendingFreeze: () => undefined,
+    firstSeats: () => firstSeatCounts(store, []),
     unschedulableUntil: (k) => o.unschedulable?.get(k),
   };
 }

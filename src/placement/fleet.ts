@@ -1,0 +1,71 @@
+import { ANNOTATION } from '../cluster/objects.js';
+import type { Snapshot } from '../cluster/store.js';
+import type { PlacementSettings } from './verdict.js';
+import { parseZoneList, type ZoneList } from './zones.js';
+
+// Fleet balance (DESIGN §4): if every derived zone list started at the same zone, every
+// workload's first replica would land there. A list is rotated once, when it is derived for
+// a workload that has none frozen yet; i → L[i mod |L|] then holds for that list forever.
+
+/** A list being frozen that the cache may not show yet. */
+export interface PendingList { namespace: string; kind: string; name: string; zones: string[] }
+
+/**
+ * How many workloads' lists start at each zone: lists frozen on cached workloads (not the
+ * ReplicaSets of Deployments, which carry copies of their Deployment's annotations) plus
+ * lists being frozen now.
+ */
+export function firstSeatCounts(snapshot: Snapshot, pending: Iterable<PendingList>): Map<string, number> {
+  const counts = new Map<string, number>();
+  const add = (zone: string | undefined) => { if (zone) counts.set(zone, (counts.get(zone) ?? 0) + 1); };
+  for (const w of snapshot.allWorkloads()) {
+    if (w.kind === 'ReplicaSet' && w.owner?.kind === 'Deployment') continue;
+    const frozen = w.annotations[ANNOTATION.zones];
+    if (frozen) add(parseZoneList(frozen)[0]);
+  }
+  for (const p of pending) {
+    const cached = snapshot.workload(p.kind as 'StatefulSet', p.namespace, p.name);
+    if (!cached?.annotations[ANNOTATION.zones]) add(p.zones[0]);
+  }
+  return counts;
+}
+
+/** FNV-1a 32-bit: a stable hash, the same in every replica and every release. */
+export function fnv1a(text: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h;
+}
+
+/**
+ * The derived list in the fleet's order: rotated to start at the zone that starts the fewest
+ * frozen lists (ties: the earlier zone). Without counts (lists not frozen, so no count could
+ * stay stable) a stable hash of the workload picks the start.
+ */
+export function fleetOrder(zones: readonly string[], workloadKey: string, firstSeats: ReadonlyMap<string, number> | undefined): string[] {
+  if (zones.length < 2) return [...zones];
+  let start = 0;
+  if (firstSeats) {
+    for (let i = 1; i < zones.length; i++) if ((firstSeats.get(zones[i]!) ?? 0) < (firstSeats.get(zones[start]!) ?? 0)) start = i;
+  } else start = fnv1a(workloadKey) % zones.length;
+  return [...zones.slice(start), ...zones.slice(0, start)];
+}
+
+/**
+ * The list a workload's pods are placed by, as every reader must see it: a frozen (or
+ * freezing) list as it is; a derived one in the fleet's order. Counts are used only by the
+ * placement that is about to freeze the list (they change as other lists freeze); with
+ * freezing off, the stable hash, which every reader computes alike.
+ */
+export function placementList(
+  derived: ZoneList, workloadKey: string, settings: Pick<PlacementSettings, 'fleetBalance' | 'freezeZones'>,
+  firstSeats?: () => ReadonlyMap<string, number>,
+): ZoneList {
+  if (derived.source !== 'nodes' || !settings.fleetBalance) return derived;
+  // With freezing on, a list no pod was placed by yet is not decided: readers see it as derived.
+  if (settings.freezeZones) return firstSeats ? { ...derived, zones: fleetOrder(derived.zones, workloadKey, firstSeats()) } : derived;
+  return { ...derived, zones: fleetOrder(derived.zones, workloadKey, undefined) };
+}
