@@ -2,7 +2,8 @@ import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { describeIssues } from './config.js';
 import { planReplicas, type Plan } from './placement/planner.js';
-import { DEFAULT_PREFERENCES, parsePreferences, type ZonePreferencesSpec } from './placement/preferences.js';
+import { DEFAULT_PREFERENCES, parsePreferences, sequencePreferences, type ZonePreferencesSpec } from './placement/preferences.js';
+import { cappedBy, sequenceCounts } from './placement/zoneSequence.js';
 
 export const PLAN_USAGE = `zonekeeper plan: per-zone replica counts from the Federated ReplicaSet planner
 
@@ -20,7 +21,11 @@ Usage:
   --key STRING        workload key hashed with zone names to order equal weights (default "")
   --table             a readable table instead of JSON
 
-Prints {"plan": {zone: n, ...}, "overflow": {zone: n, ...}}. Bad input exits 2.
+Prints {"plan": {zone: n, ...}, "overflow": {zone: n, ...}, "zonekeeper": {zone: n, ...}}:
+the Federated ReplicaSet plan, what capacity could not hold, and the layout zonekeeper itself
+uses for these replicas (the first N seats of its zone sequence, each zone capped at
+existing + capacity): equal weights never leave a zone empty while N >= zones, where the
+plan's rounding can (4 over 3 zones plans 2/2/0; zonekeeper lays out 2/1/1). Bad input exits 2.
 `;
 
 export class UsageError extends Error {}
@@ -40,7 +45,12 @@ function json<T>(flag: string, text: string | undefined, schema: z.ZodType<T>): 
   return r.data;
 }
 
-export function runPlan(argv: string[]): { output: string; plan: Plan } {
+export interface PlanOutput extends Plan {
+  /** The layout zonekeeper uses: the first `replicas` seats of its zone sequence, per zone. */
+  zonekeeper: Record<string, number>;
+}
+
+export function runPlan(argv: string[]): { output: string; plan: PlanOutput } {
   let values;
   try {
     ({ values } = parseArgs({
@@ -68,13 +78,22 @@ export function runPlan(argv: string[]): { output: string; plan: Plan } {
   for (const [flag, map] of [['capacity', capacity], ['existing', existing]] as const) {
     for (const z of Object.keys(map ?? {})) if (!zones.includes(z)) throw new UsageError(`--${flag}: zone ${z} is not in --zones`);
   }
-  const plan = planReplicas({ replicas, zones, preferences, capacity, existing, key: values.key });
+  const federated = planReplicas({ replicas, zones, preferences, capacity, existing, key: values.key });
+  const totalCap: Record<string, number> = {};
+  for (const [z, n] of Object.entries(capacity ?? {})) totalCap[z] = n + (existing?.[z] ?? 0);
+  const layout = sequenceCounts(zones, replicas, cappedBy(sequencePreferences(preferences), totalCap));
+  if (!layout) throw new UsageError(`--replicas: ${replicas} is too many to lay out with these preferences`);
+  const plan: PlanOutput = { ...federated, zonekeeper: layout };
   return { plan, output: values.table ? planTable(zones, plan) : JSON.stringify(plan) };
 }
 
-function planTable(zones: string[], p: Plan): string {
+function planTable(zones: string[], p: PlanOutput): string {
   const width = Math.max(4, ...zones.map((z) => z.length));
-  const rows = zones.map((z) => `${z.padEnd(width)}  ${String(p.plan[z] ?? 0).padStart(8)}  ${String(p.overflow[z] ?? 0).padStart(8)}`);
-  const total = Object.values(p.plan).reduce((a, b) => a + b, 0);
-  return [`${'zone'.padEnd(width)}  ${'replicas'.padStart(8)}  ${'overflow'.padStart(8)}`, ...rows, `${'total'.padEnd(width)}  ${String(total).padStart(8)}`].join('\n');
+  const cell = (n: number | undefined, w: number) => String(n ?? 0).padStart(w);
+  const rows = zones.map((z) => `${z.padEnd(width)}  ${cell(p.plan[z], 8)}  ${cell(p.overflow[z], 8)}  ${cell(p.zonekeeper[z], 10)}`);
+  const sum = (m: Record<string, number>) => Object.values(m).reduce((a, b) => a + b, 0);
+  return [
+    `${'zone'.padEnd(width)}  ${'replicas'.padStart(8)}  ${'overflow'.padStart(8)}  ${'zonekeeper'.padStart(10)}`, ...rows,
+    `${'total'.padEnd(width)}  ${cell(sum(p.plan), 8)}  ${''.padStart(8)}  ${cell(sum(p.zonekeeper), 10)}`,
+  ].join('\n');
 }

@@ -1,9 +1,9 @@
 import type { PendingPod, SlimNode, SlimWorkload } from '../cluster/objects.js';
 import type { Snapshot } from '../cluster/store.js';
-import { planReplicas } from './planner.js';
-import type { ZonePreferencesSpec } from './preferences.js';
+import { sequencePreferences, type ZonePreferencesSpec } from './preferences.js';
 import type { PolicyContext, PolicyOutcome } from './verdict.js';
 import { workloadKey, workloadPods, type WorkloadRef } from './workload.js';
+import { cappedBy, SEQUENCE_WORK_LIMIT, sequenceCounts } from './zoneSequence.js';
 import { zoneListOf, zoneOf } from './zones.js';
 
 /** Bound pods plus live reservations per zone; the pod being placed is not counted. */
@@ -48,9 +48,11 @@ function fitOnNode(node: SlimNode, pod: PendingPod, snapshot: Snapshot): number 
 
 /**
  * Zone balance for workloads with zone preferences and no ordinals or instance IDs
- * (Deployments, ReplicaSets): the planner's target per zone for the workload's replicas,
- * and the pod goes to the zone furthest below its target among zones with a feasible node.
- * A zone the scheduler sent no node of is full: its capacity comes from the cache.
+ * (Deployments, ReplicaSets): each zone's target is its share of the first `replicas` seats of
+ * the zone sequence (the same rule as ordinals and instance IDs: equal weights never leave a
+ * zone empty while there are enough replicas), and the pod goes to the zone furthest below
+ * its target among zones with a feasible node. A zone the scheduler sent no node of is full:
+ * its capacity comes from the cache and caps its share.
  */
 export function zoneBalance(ctx: PolicyContext, ref: WorkloadRef, workload: SlimWorkload, preferences: ZonePreferencesSpec): PolicyOutcome {
   const { input, snapshot } = ctx;
@@ -60,10 +62,11 @@ export function zoneBalance(ctx: PolicyContext, ref: WorkloadRef, workload: Slim
   const offered = new Set(ctx.feasible.map((n) => zoneOf(n, list.topologyKey)));
   const capacity: Record<string, number> = {};
   for (const z of list.zones) if (!offered.has(z)) capacity[z] = counts[z]! + fitInZone(z, list.topologyKey, input.pod, snapshot);
-  const { plan } = planReplicas({
-    replicas: workload.replicas, zones: list.zones, preferences, capacity,
-    existing: preferences.rebalance ? undefined : counts, key: `${ref.namespace}/${ref.name}`,
-  });
+  const plan = sequenceCounts(list.zones, workload.replicas, cappedBy(sequencePreferences(preferences), capacity));
+  if (!plan) {
+    const reason = `zone balance: ${workload.replicas} replicas are too many to lay out with these preferences (limit ${SEQUENCE_WORK_LIMIT} zone-steps)`;
+    return { summary: reason, waitAll: { rule: 'zone-balance', reason, unresolvable: true } };
+  }
 
   let best: string | undefined;
   for (const z of list.zones) {

@@ -74,3 +74,38 @@ export function seatZone(zones: readonly string[], index: number, prefs: ZonePre
   const zone = zoneSequence(zones, at + 1, prefs)[at];
   return zone === undefined ? { reason: `no zone has a seat for index ${index}: every zone is at its maximum` } : { zone };
 }
+
+/** Preferences with each zone's maximum lowered to what it can hold (capacity is a total). */
+export function cappedBy(prefs: ZonePreferences, capacity: Readonly<Record<string, number>>): ZonePreferences {
+  return (zone) => {
+    const p = prefs(zone);
+    const cap = capacity[zone];
+    return cap === undefined ? p : { ...p, maxReplicas: Math.min(p.maxReplicas ?? Infinity, Math.max(0, cap)) };
+  };
+}
+
+/**
+ * Seats per zone among the first `n` of the sequence: the layout for n replicas. Equal
+ * weights in closed form; weights alone as whole periods plus a simulated remainder; with
+ * minimums, maximums or capacities simulated, within the work limit (undefined beyond it).
+ */
+export function sequenceCounts(zones: readonly string[], n: number, prefs: ZonePreferences = EQUAL_WEIGHTS): Record<string, number> | undefined {
+  const counts: Record<string, number> = Object.fromEntries(zones.map((z) => [z, 0]));
+  if (zones.length === 0 || n <= 0) return counts;
+  const p = zones.map(prefs);
+  if (uniform(p)) {
+    zones.forEach((z, i) => { counts[z] = Math.floor(n / zones.length) + (i < n % zones.length ? 1 : 0); });
+    return counts;
+  }
+  let rest = n;
+  if (p.every((x) => x.minReplicas === 0 && x.maxReplicas === undefined)) {
+    const period = p.reduce((s, x) => s + Math.max(0, x.weight), 0);
+    if (period === 0) return counts;
+    const whole = Math.floor(n / period);
+    zones.forEach((z, i) => { counts[z] = whole * Math.max(0, p[i]!.weight); });
+    rest = n % period;
+  }
+  if (rest * zones.length > SEQUENCE_WORK_LIMIT) return undefined;
+  for (const z of zoneSequence(zones, rest, prefs)) counts[z]!++;
+  return counts;
+}

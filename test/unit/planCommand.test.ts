@@ -17,9 +17,17 @@ describe('zonekeeper plan', () => {
   it('defaults to equal weights and the empty key; --table prints a table', () => {
     assert.deepEqual(JSON.parse(runPlan(['--replicas', '6', '--zones', 'a,b,c']).output).plan, { a: 2, b: 2, c: 2 });
     const table = runPlan(['--replicas', '8', '--zones', 'a,b,c', '--preferences', '{"zones":{"a":{"weight":2},"b":{"weight":1},"c":{"weight":1}}}', '--table']).output;
-    assert.match(table, /^zone\s+replicas\s+overflow$/m);
-    assert.match(table, /^a\s+4\s+0$/m);
-    assert.match(table, /^total\s+8$/m);
+    assert.match(table, /^zone\s+replicas\s+overflow\s+zonekeeper$/m);
+    assert.match(table, /^a\s+4\s+0\s+4$/m);
+    assert.match(table, /^total\s+8\s+8$/m);
+  });
+
+  it('prints the layout zonekeeper itself uses beside the plan: 4 over 3 equal zones is 2/2/0 planned, 2/1/1 laid out', () => {
+    const { plan } = runPlan(['--replicas', '4', '--zones', 'a,b,c']);
+    assert.deepEqual(Object.values(plan.plan).sort(), [0, 2, 2], 'the Federated planner, unchanged');
+    assert.deepEqual(plan.zonekeeper, { a: 2, b: 1, c: 1 });
+    const capped = runPlan(['--replicas', '9', '--zones', 'a,b,c', '--capacity', '{"c":1}', '--existing', '{"c":1}']).plan;
+    assert.deepEqual(capped.zonekeeper, { a: 4, b: 3, c: 2 }, 'c holds its 1 plus 1 more');
   });
 
   for (const [what, args, message] of [

@@ -17,6 +17,13 @@ describe('zone balance (zone preferences without instance IDs)', () => {
     assert.deepEqual([count('zone-a'), count('zone-b'), count('zone-c')], [4, 2, 2]);
   });
 
+  it('4 replicas over 3 equal zones land 2/1/1 (the planner\'s rounding would plan 2/2/0 and leave a zone empty)', () => {
+    const store = storeOf([...nodes(ZONES, 2), ...deployment('web', 4, { 'zonekeeper.io/zone-preferences': '{"zones":{"*":{"weight":1}}}' })]);
+    const reservations = new Reservations(30, new FakeClock());
+    const placed = Array.from({ length: 4 }, (_, i) => passedZones(store, filterAndReserve(store, rsPod('web', `p${i}`), reservations))[0]);
+    assert.deepEqual(ZONES.map((z) => placed.filter((x) => x === z).length), [2, 1, 1]);
+  });
+
   it('sends the pod to the zone furthest below its target, counting bound pods', () => {
     const bound = (i: number, n: string) => rsPod('web', `b${i}`, { nodeName: n });
     const store = storeOf([...nodes(ZONES, 1), ...deployment('web', 6, { 'zonekeeper.io/zone-preferences': '{"zones":{"*":{"weight":1}}}' }),
