@@ -11,7 +11,7 @@ import type { PlacementSettings, PolicyName } from './verdict.js';
 import { findWorkloadSpread, subsetOfPod, subsetQuotas, type SubsetQuota } from './workloadSpread.js';
 import { workloadKey, workloadPods, type WorkloadRef } from './workload.js';
 import { sequenceIndex } from './zonePin.js';
-import { seatZone, SEQUENCE_WORK_LIMIT, zoneSequence } from './zoneSequence.js';
+import { seatZone, SEQUENCE_WORK_LIMIT, sequenceCounts, zoneSequence } from './zoneSequence.js';
 import { zoneListOf, type ZoneListSource } from './zones.js';
 
 /** Seats of the sequence /debug/workloads lists; pods beyond it still show their own. */
@@ -46,6 +46,8 @@ export interface WorkloadLayout {
   preferences: { spec: ZonePreferencesSpec; source: 'annotation' | 'default'; error?: string };
   /** The planner's replicas per zone for the workload's replicas (no capacity limits). */
   plan: Record<string, number>;
+  /** zonekeeper's own layout for the replicas: the sequence's first `replicas` seats per zone (zone balance aims at it); undefined past the work limit. */
+  targets: Record<string, number> | undefined;
   instanceIds?: { assignment: Record<string, string>; error?: string };
   /** Deployments and ReplicaSets: the order scale-down removes pods in, first first. */
   removalOrder?: string[];
@@ -125,6 +127,7 @@ export function workloadLayout(snapshot: Snapshot, kind: WorkloadKind, namespace
     policy, topologyKey: list.topologyKey, zones: { list: list.zones, source: list.source },
     preferences: { spec, source: parsed ? 'annotation' : 'default', ...(parsed && !parsed.ok ? { error: parsed.error } : {}) },
     plan: planReplicas({ replicas: w.replicas, zones: list.zones, preferences: spec, key: `${namespace}/${name}` }).plan,
+    targets: sequenceCounts(list.zones, w.replicas, prefs),
     ...(ids ? { instanceIds: instanceAssignments(snapshot, ref) } : {}),
     ...(costs ? { removalOrder: [...costs].sort((a, b) => a[1] - b[1] || a[0].localeCompare(b[0])).map(([pod]) => pod) } : {}),
     sequence, countsPerZone, pods: layoutPods,

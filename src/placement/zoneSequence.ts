@@ -52,6 +52,15 @@ function uniform(p: ZonePreference[]): boolean {
 }
 
 /**
+ * Weights alone (no minimum, no maximum) repeat with period Σweights: after that many seats
+ * every zone holds exactly its weight and the comparisons start over. Undefined otherwise.
+ */
+function periodOf(p: ZonePreference[]): number | undefined {
+  if (!p.every((x) => x.minReplicas === 0 && x.maxReplicas === undefined)) return undefined;
+  return p.reduce((s, x) => s + Math.max(0, x.weight), 0);
+}
+
+/**
  * The zone of seat `index` of zoneSequence, without building the sequence up to it.
  * Equal weights: L[index mod |L|] in O(zones). Weights alone repeat with period Σweights
  * (after Σw seats every zone holds exactly its weight, and the comparisons start over), so
@@ -63,11 +72,9 @@ export function seatZone(zones: readonly string[], index: number, prefs: ZonePre
   const p = zones.map(prefs);
   if (uniform(p)) return { zone: zones[index % zones.length]! };
   let at = index;
-  if (p.every((x) => x.minReplicas === 0 && x.maxReplicas === undefined)) {
-    const period = p.reduce((s, x) => s + Math.max(0, x.weight), 0);
-    if (period === 0) return { reason: 'every zone has weight 0' };
-    at = index % period;
-  }
+  const period = periodOf(p);
+  if (period === 0) return { reason: 'every zone has weight 0' };
+  if (period !== undefined) at = index % period;
   if ((at + 1) * zones.length > SEQUENCE_WORK_LIMIT) {
     return { reason: `seat ${index} is too far into a weighted sequence of ${zones.length} zones to compute (limit ${SEQUENCE_WORK_LIMIT} zone-steps)` };
   }
@@ -98,9 +105,9 @@ export function sequenceCounts(zones: readonly string[], n: number, prefs: ZoneP
     return counts;
   }
   let rest = n;
-  if (p.every((x) => x.minReplicas === 0 && x.maxReplicas === undefined)) {
-    const period = p.reduce((s, x) => s + Math.max(0, x.weight), 0);
-    if (period === 0) return counts;
+  const period = periodOf(p);
+  if (period === 0) return counts;
+  if (period !== undefined) {
     const whole = Math.floor(n / period);
     zones.forEach((z, i) => { counts[z] = whole * Math.max(0, p[i]!.weight); });
     rest = n % period;

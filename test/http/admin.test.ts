@@ -42,6 +42,7 @@ describe('admin listener', () => {
     assert.deepEqual(body.zones, { list: ZONES, source: 'annotation' }, 'frozen on first placement');
     assert.equal(body.workload.annotations['zonekeeper.io/zones'], ZONES.join(','));
     assert.deepEqual(body.sequence, ['zone-a', 'zone-b', 'zone-c', 'zone-a', 'zone-b', 'zone-c']);
+    assert.deepEqual(body.targets, { 'zone-a': 2, 'zone-b': 2, 'zone-c': 2 }, 'the layout for its 6 replicas');
     assert.deepEqual(body.countsPerZone, { 'zone-a': { bound: 1, reserved: 0 }, 'zone-b': { bound: 1, reserved: 0 }, 'zone-c': { bound: 0, reserved: 1 } });
     const db2 = body.pods.find((p: { name: string }) => p.name === 'db-2');
     assert.equal(db2.inPinnedZone, false, 'db-2 sits in zone-a but belongs in zone-c');
