@@ -2,6 +2,7 @@
 // in 3 zones, through the zonekeeper scheduler and through one that uses only the in-tree
 // PodTopologySpread (zone, maxSkew 1); then the zones left after scaling each down to 3.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { ControlPlane, kubeVersions } from './controlPlane.js';
 import { eventually, Kube, type Obj } from './kube.js';
@@ -49,6 +50,25 @@ for (const k of kubeVersions()) describe(`throughput: zonekeeper vs in-tree PodT
     await cp.down(!!process.env.ZK_E2E_KEEP);
   });
 
+  /**
+   * A read of zonekeeper's admin port for the printed figures. A failed attempt is printed with
+   * its cause and the tail of zonekeeper's log (one CI run lost this fetch once: 'fetch failed',
+   * cause unknown), then retried; three failures fail the test.
+   */
+  async function adminText(path: string): Promise<string> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await (await fetch(`${cp.zonekeeper!.admin}${path}`)).text();
+      } catch (err) {
+        const cause = (err as { cause?: Error }).cause?.message ?? '';
+        const tail = readFileSync(cp.logPath('zonekeeper'), 'utf8').trim().split('\n').slice(-5).join('\n# ');
+        console.log(`# GET ${path} failed (attempt ${attempt}): ${(err as Error).message} ${cause}; zonekeeper log ends:\n# ${tail}`);
+        if (attempt === 3) throw err;
+        await new Promise((r) => setTimeout(r, 500));
+      }
+    }
+  }
+
   async function run(name: string, scheduler: string, spread: boolean): Promise<void> {
     const started = Date.now();
     await kube.create(statefulSet(name, scheduler, spread));
@@ -77,7 +97,7 @@ for (const k of kubeVersions()) describe(`throughput: zonekeeper vs in-tree PodT
     assert.equal(results.zonekeeper!.zonesAt3, 3);
     const ratio = results.zonekeeper!.podsPerSecond / results.spread!.podsPerSecond;
     console.log(`# throughput ratio zonekeeper / PodTopologySpread: ${ratio.toFixed(2)} (target >= 0.8)`);
-    const metrics = await (await fetch(`${cp.zonekeeper!.admin}/metrics`)).text();
+    const metrics = await adminText('/metrics');
     for (const verb of ['filter', 'prioritize']) {
       const sum = Number(new RegExp(`zonekeeper_request_duration_seconds_sum\\{verb="${verb}"\\} (\\S+)`).exec(metrics)?.[1]);
       const count = Number(new RegExp(`zonekeeper_request_duration_seconds_count\\{verb="${verb}"\\} (\\S+)`).exec(metrics)?.[1]);
