@@ -40,21 +40,19 @@ interface Writer {
 
 function actuator(writer: Writer, log: Logger, metrics: Metrics): Actuator {
   // Kept until the watch shows the annotation; the TTL bounds a write the watch never confirms.
-  const pending = new LRUCache<string, string[]>({ max: 10_000, ttl: 5 * 60_000 });
-  const who = new Map<string, { namespace: string; kind: string; name: string }>();
+  const pending = new LRUCache<string, PendingList>({ max: 10_000, ttl: 5 * 60_000 });
   const inflight = new Set<Promise<void>>();
   return {
     freezeZones(w, zones) {
       const key = keyOf(w);
       if (pending.has(key) || w.annotations[ANNOTATION.zones]) return;
-      pending.set(key, zones);
-      if (who.size > 10_000) who.clear();
-      who.set(key, { namespace: w.namespace, kind: w.kind, name: w.name });
+      const entry = (list: string[]): PendingList => ({ namespace: w.namespace, kind: w.kind, name: w.name, zones: list });
+      pending.set(key, entry(zones));
       const p = writer.write(w, zones).then(
         (frozen) => {
           metrics.actuatorWrites.inc({ action: 'freeze-zones', result: 'ok' });
           // Another replica may have frozen first: its list is the one, until the watch shows it.
-          pending.set(key, frozen);
+          pending.set(key, entry(frozen));
           log.info({ workload: key, zones: frozen.join(','), ours: frozen.join(',') === zones.join(',') }, 'froze zone list onto workload');
         },
         (err: Error) => {
@@ -65,13 +63,8 @@ function actuator(writer: Writer, log: Logger, metrics: Metrics): Actuator {
       ).finally(() => inflight.delete(p));
       inflight.add(p);
     },
-    pendingFreeze: (key) => pending.get(key),
-    *pendingFreezes() {
-      for (const [key, zones] of pending.entries()) {
-        const w = who.get(key);
-        if (w) yield { ...w, zones };
-      }
-    },
+    pendingFreeze: (key) => pending.get(key)?.zones,
+    pendingFreezes: () => pending.values(),
     assignInstanceId: (req) => writer.assign(req),
     async settle() {
       await Promise.all([...inflight]);

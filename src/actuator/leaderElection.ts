@@ -90,7 +90,7 @@ export function leaseElector(api: ApiClient, o: LeaseOptions, log: Logger, cb: L
     const duration = (current.leaseDurationSeconds ?? o.leaseDurationSeconds) * 1000;
     if (holder && holder !== identity && observed.at + duration > now) return false;
     const res = await api.request('PUT', one, {
-      body: JSON.stringify({ ...lease, metadata: { ...lease.metadata }, spec: spec(now, current) }),
+      body: JSON.stringify({ ...lease, spec: spec(now, current) }),
       contentType: 'application/json', timeoutMs: o.renewDeadlineSeconds * 1000,
     });
     if (res.status === 200) {

@@ -50,6 +50,9 @@ function check(ok: boolean, field: string, value: string, what: string): void {
   if (!ok) fail(field, `${shown(value)} is not ${what}`);
 }
 
+const SUBDOMAIN = 'a DNS-1123 subdomain of at most 253 characters';
+const checkSubdomain = (field: string, value: string) => check(isDnsSubdomain(value), field, value, SUBDOMAIN);
+
 function optionalString(v: unknown, field: string): string | undefined {
   if (v === undefined || v === null) return undefined;
   if (typeof v !== 'string') fail(field, `expected string, received ${typeof v}`);
@@ -91,7 +94,7 @@ function validateAnnotations(annotations: unknown, field: string): void {
 
 /** Object metadata: name, namespace, uid, labels, annotations, owner references. */
 function validateMeta(meta: RawObject, field: string, o: { namespaced: boolean; uid: boolean }): void {
-  check(typeof meta.name === 'string' && isDnsSubdomain(meta.name), `${field}.name`, String(meta.name ?? ''), 'a DNS-1123 subdomain of at most 253 characters');
+  checkSubdomain(`${field}.name`, typeof meta.name === 'string' ? meta.name : '');
   if (o.namespaced) {
     const ns = optionalString(meta.namespace, `${field}.namespace`);
     if (ns !== undefined && ns !== '') check(isDnsLabel(ns), `${field}.namespace`, ns, 'a DNS-1123 label of at most 63 characters');
@@ -107,7 +110,7 @@ function validateMeta(meta: RawObject, field: string, o: { namespaced: boolean; 
     const kind = optionalString(r.kind, `${f}.kind`) ?? '';
     check(kind.length <= LIMITS.label && KIND.test(kind), `${f}.kind`, kind, 'a kind name');
     const name = optionalString(r.name, `${f}.name`) ?? '';
-    check(isDnsSubdomain(name), `${f}.name`, name, 'a DNS-1123 subdomain of at most 253 characters');
+    checkSubdomain(`${f}.name`, name);
     const refUid = optionalString(r.uid, `${f}.uid`) ?? '';
     if (refUid.length > LIMITS.uid) fail(`${f}.uid`, `${refUid.length} characters, over ${LIMITS.uid}`);
   });
@@ -119,14 +122,14 @@ export function validatePod(pod: RawObject): void {
   const spec = objectAt(pod.spec, 'Pod.spec');
   if (!spec) return;
   const nodeName = optionalString(spec.nodeName, 'Pod.spec.nodeName');
-  if (nodeName) check(isDnsSubdomain(nodeName), 'Pod.spec.nodeName', nodeName, 'a DNS-1123 subdomain of at most 253 characters');
+  if (nodeName) checkSubdomain('Pod.spec.nodeName', nodeName);
   arrayOf(spec.volumes, 'Pod.spec.volumes').forEach((v, i) => {
     const f = `Pod.spec.volumes.${i}`;
     const vol = objectAt(v, f) ?? {};
     const name = optionalString(vol.name, `${f}.name`) ?? '';
     check(isDnsLabel(name), `${f}.name`, name, 'a DNS-1123 label of at most 63 characters');
     const claim = optionalString(objectAt(vol.persistentVolumeClaim, `${f}.persistentVolumeClaim`)?.claimName, `${f}.persistentVolumeClaim.claimName`);
-    if (claim !== undefined) check(isDnsSubdomain(claim), `${f}.persistentVolumeClaim.claimName`, claim, 'a DNS-1123 subdomain of at most 253 characters');
+    if (claim !== undefined) checkSubdomain(`${f}.persistentVolumeClaim.claimName`, claim);
   });
   arrayOf(spec.tolerations, 'Pod.spec.tolerations').forEach((t, i) => {
     const f = `Pod.spec.tolerations.${i}`;
