@@ -2,10 +2,12 @@ import type { Logger } from 'pino';
 import { LRUCache } from 'lru-cache';
 import { statusMessage, type ApiClient } from '../cluster/apiClient.js';
 import { ANNOTATION, type SlimWorkload } from '../cluster/objects.js';
-import type { ClusterStore, KindName } from '../cluster/store.js';
+import { objectPath, WORKLOAD_KINDS } from '../cluster/kinds.js';
+import type { ClusterStore } from '../cluster/store.js';
 import type { Metrics } from '../metrics.js';
 import { chooseInstanceId, parseAssignment, serializeAssignment } from '../placement/instanceIds.js';
 import type { PendingList } from '../placement/fleet.js';
+import { workloadKey } from '../placement/workload.js';
 import { parseZoneList } from '../placement/zones.js';
 import { AssignmentError, instanceIdWriter, type AssignRequest } from './instanceIds.js';
 
@@ -23,11 +25,6 @@ export interface Actuator {
   settle(): Promise<void>;
 }
 
-const PLURAL: Record<SlimWorkload['kind'], KindName> = {
-  StatefulSet: 'statefulsets', ReplicaSet: 'replicasets', Deployment: 'deployments',
-};
-
-const keyOf = (w: SlimWorkload) => `${w.namespace}/${w.kind}/${w.name}`;
 
 /** A workload's status changes often while it scales: a few re-reads win the race. */
 const FREEZE_ATTEMPTS = 5;
@@ -44,7 +41,7 @@ function actuator(writer: Writer, log: Logger, metrics: Metrics): Actuator {
   const inflight = new Set<Promise<void>>();
   return {
     freezeZones(w, zones) {
-      const key = keyOf(w);
+      const key = workloadKey(w);
       if (pending.has(key) || w.annotations[ANNOTATION.zones]) return;
       const entry = (list: string[]): PendingList => ({ namespace: w.namespace, kind: w.kind, name: w.name, zones: list });
       pending.set(key, entry(zones));
@@ -79,7 +76,7 @@ export function kubeActuator(api: ApiClient, log: Logger, metrics: Metrics, assi
     // Conditional on the workload's resourceVersion, so two replicas can never freeze two
     // different lists: the second one's patch conflicts, it reads again and finds the first's.
     async write(w, zones) {
-      const path = `/apis/apps/v1/namespaces/${encodeURIComponent(w.namespace)}/${PLURAL[w.kind]}/${encodeURIComponent(w.name)}`;
+      const path = objectPath(WORKLOAD_KINDS[w.kind], w.namespace, w.name);
       for (let attempt = 1; attempt <= FREEZE_ATTEMPTS; attempt++) {
         const got = await api.request('GET', path, { timeoutMs: 10_000 });
         if (got.status !== 200) throw new Error(`GET ${path}: ${got.status} ${statusMessage(got.body)}`);
@@ -99,7 +96,7 @@ export function kubeActuator(api: ApiClient, log: Logger, metrics: Metrics, assi
 
 /** For file sources: there is no API server, so the annotation lands in the in-memory store. */
 export function memoryActuator(store: ClusterStore, log: Logger, metrics: Metrics): Actuator {
-  const annotate = (w: SlimWorkload, key: string, value: string) => store.upsert(PLURAL[w.kind], { ...w, annotations: { ...w.annotations, [key]: value } });
+  const annotate = (w: SlimWorkload, key: string, value: string) => store.upsert(WORKLOAD_KINDS[w.kind].plural, { ...w, annotations: { ...w.annotations, [key]: value } });
   return actuator({
     async write(w, zones) {
       annotate(w, ANNOTATION.zones, zones.join(','));

@@ -1,11 +1,12 @@
 import type { Logger } from 'pino';
 import { statusMessage, type ApiClient } from '../cluster/apiClient.js';
+import { objectPath, POD_KIND } from '../cluster/kinds.js';
 import { ANNOTATION } from '../cluster/objects.js';
 import type { SnapshotSource } from '../cluster/source.js';
 import type { Metrics } from '../metrics.js';
 import { costManagedWorkloads, deletionCosts } from '../placement/downscale.js';
 import type { PlacementSettings } from '../placement/verdict.js';
-import { workloadPods } from '../placement/workload.js';
+import type { ZoneListDeps } from '../placement/model.js';
 
 export interface DeletionCostOptions {
   intervalSeconds: number;
@@ -18,7 +19,10 @@ export interface DeletionCostOptions {
  * from the cached value, so a restart writes nothing when the costs are already right;
  * patches are paced by a token bucket.
  */
-export function deletionCostController(api: ApiClient, source: SnapshotSource, settings: PlacementSettings, opts: DeletionCostOptions, log: Logger, metrics: Metrics) {
+export function deletionCostController(
+  api: ApiClient, source: SnapshotSource, settings: PlacementSettings, opts: DeletionCostOptions, log: Logger, metrics: Metrics,
+  lists: ZoneListDeps = {},
+) {
   const queue = new Map<string, { namespace: string; pod: string; cost: string }>();
   let timer: NodeJS.Timeout | undefined;
   let draining: Promise<void> | undefined;
@@ -35,9 +39,9 @@ export function deletionCostController(api: ApiClient, source: SnapshotSource, s
     const snapshot = source.snapshot;
     let queued = 0;
     const live = new Set<string>();
-    for (const { ref, workload } of costManagedWorkloads(snapshot, settings)) {
-      const costs = deletionCosts(ref, workload, snapshot, settings);
-      for (const pod of workloadPods(ref, snapshot)) {
+    for (const model of costManagedWorkloads(snapshot, settings, lists)) {
+      const costs = deletionCosts(model, snapshot, settings, lists);
+      for (const pod of model.pods()) {
         const key = `${pod.namespace}/${pod.name}`;
         live.add(key);
         const want = costs.get(pod.name);
@@ -65,7 +69,7 @@ export function deletionCostController(api: ApiClient, source: SnapshotSource, s
       // Counted as written from the moment it is sent; forgotten again if it fails.
       written.set(key, item.cost);
       const started = Date.now();
-      const path = `/api/v1/namespaces/${encodeURIComponent(item.namespace)}/pods/${encodeURIComponent(item.pod)}`;
+      const path = objectPath(POD_KIND, item.namespace, item.pod);
       const body = JSON.stringify({ metadata: { annotations: { [ANNOTATION.deletionCost]: item.cost } } });
       try {
         const res = await api.request('PATCH', path, { body, contentType: 'application/merge-patch+json', timeoutMs: 10_000 });

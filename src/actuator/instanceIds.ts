@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { statusMessage, type ApiClient } from '../cluster/apiClient.js';
-import { ANNOTATION } from '../cluster/objects.js';
+import { objectPath, POD_KIND as POD, WORKLOAD_KINDS } from '../cluster/kinds.js';
+import { ANNOTATION, type WorkloadKind } from '../cluster/objects.js';
 import type { Metrics } from '../metrics.js';
 import {
   annotationBytes, ANNOTATIONS_LIMIT, chooseInstanceId, parseAssignment, serializeAssignment,
@@ -8,7 +9,7 @@ import {
 
 export interface AssignRequest {
   /** The owner that stores the map: the ReplicaSet of a Deployment. */
-  owner: { kind: 'ReplicaSet' | 'Deployment' | 'StatefulSet'; namespace: string; name: string };
+  owner: { kind: WorkloadKind; namespace: string; name: string };
   pod: string;
   replicas: number;
   /** Whether a pod named in the map still exists (not deleted, not terminating). */
@@ -17,7 +18,6 @@ export interface AssignRequest {
 
 export class AssignmentError extends Error {}
 
-const PLURAL = { ReplicaSet: 'replicasets', Deployment: 'deployments', StatefulSet: 'statefulsets' } as const;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
@@ -31,7 +31,7 @@ export function instanceIdWriter(api: ApiClient, log: Logger, metrics: Metrics, 
 
   async function assignOnce(req: AssignRequest): Promise<number> {
     const { owner } = req;
-    const path = `/apis/apps/v1/namespaces/${encodeURIComponent(owner.namespace)}/${PLURAL[owner.kind]}/${encodeURIComponent(owner.name)}`;
+    const path = objectPath(WORKLOAD_KINDS[owner.kind], owner.namespace, owner.name);
     const deadline = Date.now() + deadlineMs;
     for (let attempt = 1; ; attempt++) {
       const got = await api.request('GET', path, { timeoutMs: Math.max(1, deadline - Date.now()) });
@@ -75,14 +75,14 @@ export function instanceIdWriter(api: ApiClient, log: Logger, metrics: Metrics, 
   }
 
   async function podGone(namespace: string, pod: string): Promise<boolean> {
-    const res = await api.request('GET', `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(pod)}`, { timeoutMs: 5000 });
+    const res = await api.request('GET', objectPath(POD, namespace, pod), { timeoutMs: 5000 });
     if (res.status === 404) return true;
     if (res.status !== 200) return false;
     return !!JSON.parse(res.body).metadata?.deletionTimestamp;
   }
 
   async function annotatePod(namespace: string, pod: string, id: number): Promise<void> {
-    const path = `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(pod)}`;
+    const path = objectPath(POD, namespace, pod);
     const body = JSON.stringify({ metadata: { annotations: { [ANNOTATION.instanceId]: String(id) } } });
     const res = await api.request('PATCH', path, { body, contentType: 'application/merge-patch+json', timeoutMs: 5000 });
     if (res.status !== 200) throw new AssignmentError(`PATCH pod ${namespace}/${pod}: ${res.status} ${statusMessage(res.body)}`);

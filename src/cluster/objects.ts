@@ -221,7 +221,7 @@ export function quantity(v: unknown): number {
   if (typeof v === 'number') return v;
   if (typeof v !== 'string') return 0;
   const m = /^([+-]?[0-9.]+(?:[eE][+-]?\d+)?)([a-zA-Z]*)$/.exec(v.trim());
-  if (!m || !(m[2]! in SUFFIX)) return 0;
+  if (!m || !Object.hasOwn(SUFFIX, m[2]!)) return 0;
   const n = Number(m[1]) * SUFFIX[m[2]!]!;
   return Number.isFinite(n) ? n : 0;
 }

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { ApiError, statusMessage, type ApiClient } from './apiClient.js';
-import { collectionPath, type ResourceType } from './resources.js';
+import { collectionPath, type KindSpec } from './kinds.js';
 import type { ClusterStore } from './store.js';
 
 export interface ReflectorOptions {
@@ -65,14 +65,14 @@ export class Reflector {
 
   constructor(
     private readonly api: ApiClient,
-    readonly resource: ResourceType,
+    readonly resource: KindSpec,
     private readonly store: ClusterStore,
     private readonly opts: ReflectorOptions,
     private readonly log: Logger,
     private readonly onRestart: (kind: string, reason: RestartReason) => void = () => {},
   ) {
     this.state = {
-      kind: resource.name,
+      kind: resource.plural,
       apiVersion: resource.group ? `${resource.group}/${resource.version}` : resource.version,
       required: resource.required,
       synced: false, watching: false, resourceVersion: '', lastContactAt: 0,
@@ -137,17 +137,17 @@ export class Reflector {
         const reason: RestartReason = err instanceof Gone ? 'gone' : err instanceof Stalled ? 'stale' : err instanceof Corrupt ? 'decode' : 'error';
         this.state.restarts[reason]++;
         this.state.lastError = (err as Error).message;
-        this.onRestart(this.resource.name, reason);
+        this.onRestart(this.resource.plural, reason);
         // 410 is the API server's ordinary way to say "relist"; everything else is a failure.
         if (reason !== 'gone') this.failed();
         if (reason === 'gone' || reason === 'stale') {
-          this.log.info({ kind: this.resource.name, reason }, 'relisting');
+          this.log.info({ kind: this.resource.plural, reason }, 'relisting');
           needList = true;
           continue;
         }
         // A corrupt stream lost an event: relist, but after the backoff, not in a hot loop.
         if (reason === 'decode') needList = true;
-        this.log.warn({ kind: this.resource.name, err: (err as Error).message, backoffMs: backoff, relist: needList }, 'watch failed, retrying');
+        this.log.warn({ kind: this.resource.plural, err: (err as Error).message, backoffMs: backoff, relist: needList }, 'watch failed, retrying');
         await this.sleep(backoff);
         backoff = Math.min(backoff * 2, this.opts.backoffMaxMs);
       }
@@ -180,7 +180,7 @@ export class Reflector {
       const res = await this.api.request('GET', `${base}?${q}`, { signal: this.abort.signal, timeoutMs: 60_000 });
       // An expired continue token: start the list over (the loop relists).
       if (res.status === 410) throw new Gone('continue token expired');
-      if (res.status !== 200) throw new ApiError(res.status, `list ${this.resource.name}: ${res.status} ${statusMessage(res.body)}`);
+      if (res.status !== 200) throw new ApiError(res.status, `list ${this.resource.plural}: ${res.status} ${statusMessage(res.body)}`);
       const list = JSON.parse(res.body);
       for (const raw of Array.isArray(list.items) ? list.items : []) items.push(this.resource.slim(raw));
       cont = list.metadata?.continue ?? '';
@@ -190,12 +190,12 @@ export class Reflector {
     this.state.resourceVersion = rv;
     this.state.synced = true;
     this.state.lastContactAt = Date.now();
-    this.log.debug({ kind: this.resource.name, count: items.length, resourceVersion: rv }, 'listed');
+    this.log.debug({ kind: this.resource.plural, count: items.length, resourceVersion: rv }, 'listed');
   }
 
   /** Makes the store hold exactly `items`: objects deleted while the watch was down go. */
   private replace(items: unknown[]): void {
-    const kind = this.resource.name;
+    const kind = this.resource.plural;
     const seen = new Set<string>();
     for (const obj of items) {
       seen.add(this.store.keyOf(kind, obj));
@@ -227,7 +227,7 @@ export class Reflector {
       if (res.statusCode !== 200) {
         let body = '';
         for await (const c of res) body += c;
-        throw new ApiError(res.statusCode ?? 0, `watch ${this.resource.name}: ${res.statusCode} ${statusMessage(body)}`);
+        throw new ApiError(res.statusCode ?? 0, `watch ${this.resource.plural}: ${res.statusCode} ${statusMessage(body)}`);
       }
       this.state.watching = true;
       this.state.lastContactAt = Date.now();
@@ -243,10 +243,10 @@ export class Reflector {
         while ((nl = buffered.indexOf('\n')) >= 0) {
           const line = buffered.slice(0, nl).trim();
           buffered = buffered.slice(nl + 1);
-          if (line) this.apply(decode(line, this.resource.name));
+          if (line) this.apply(decode(line, this.resource.plural));
         }
       }
-      if (buffered.trim()) this.apply(decode(buffered, this.resource.name));
+      if (buffered.trim()) this.apply(decode(buffered, this.resource.plural));
     } catch (err) {
       if (stalled) throw new Stalled(`no event for ${this.opts.silenceSeconds}s`);
       throw err;
@@ -262,25 +262,25 @@ export class Reflector {
     const obj = event.object ?? {};
     const rv = obj.metadata?.resourceVersion;
     if (event.type !== 'ERROR' && event.type !== 'BOOKMARK' && (typeof obj.metadata !== 'object' || obj.metadata === null)) {
-      throw new Corrupt(`watch ${this.resource.name}: ${String(event.type).slice(0, 40)} event without an object`);
+      throw new Corrupt(`watch ${this.resource.plural}: ${String(event.type).slice(0, 40)} event without an object`);
     }
     switch (event.type) {
       case 'ADDED':
       case 'MODIFIED':
-        this.store.upsert(this.resource.name, this.resource.slim(obj));
+        this.store.upsert(this.resource.plural, this.resource.slim(obj));
         break;
       case 'DELETED': {
         const slim = this.resource.slim(obj);
-        this.store.delete(this.resource.name, this.store.keyOf(this.resource.name, slim));
+        this.store.delete(this.resource.plural, this.store.keyOf(this.resource.plural, slim));
         break;
       }
       case 'BOOKMARK':
         break;
       case 'ERROR':
         if (obj.code === 410) throw new Gone(obj.message ?? 'resourceVersion too old');
-        throw new ApiError(obj.code ?? 0, `watch ${this.resource.name}: ${obj.message ?? 'error event'}`);
+        throw new ApiError(obj.code ?? 0, `watch ${this.resource.plural}: ${obj.message ?? 'error event'}`);
       default:
-        throw new Corrupt(`watch ${this.resource.name}: unknown event type ${String(event.type).slice(0, 40)}`);
+        throw new Corrupt(`watch ${this.resource.plural}: unknown event type ${String(event.type).slice(0, 40)}`);
     }
     if (typeof rv === 'string' && rv) this.state.resourceVersion = rv;
     this.working();

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { parseAllDocuments } from 'yaml';
 import type { ReflectorStatus } from './reflector.js';
-import { resourceForKind } from './resources.js';
-import { ClusterStore, type KindName, type Snapshot } from './store.js';
+import { ALL_KIND_NAMES, kindOfObject } from './kinds.js';
+import { ClusterStore, type Snapshot } from './store.js';
 
 export interface KindStatus extends ReflectorStatus { objects: number }
 
@@ -30,18 +30,13 @@ export interface SnapshotSource {
   status(now?: number): ClusterSourceStatus;
 }
 
-const KINDS: KindName[] = [
-  'nodes', 'pods', 'persistentvolumes', 'persistentvolumeclaims', 'storageclasses',
-  'statefulsets', 'replicasets', 'deployments', 'workloadspreads',
-];
-
 export interface LoadedObjects { loaded: number; skipped: Record<string, number> }
 
 /** Slims one raw object into the store; false for kinds zonekeeper does not keep. */
 export function addObject(store: ClusterStore, raw: any): boolean {
-  const r = resourceForKind(typeof raw?.kind === 'string' ? raw.kind : '');
-  if (!r) return false;
-  store.upsert(r.name, r.slim(raw));
+  const k = kindOfObject(typeof raw?.kind === 'string' ? raw.kind : '');
+  if (!k) return false;
+  store.upsert(k.plural, k.slim(raw));
   return true;
 }
 
@@ -83,7 +78,7 @@ export function memorySource(store: ClusterStore, label: string): SnapshotSource
     ready: () => true,
     status: () => ({
       source: label, synced: true, healthy: true, workloadSpreadCRD: 'static',
-      kinds: KINDS.map((kind) => ({
+      kinds: ALL_KIND_NAMES.map((kind) => ({
         kind, apiVersion: 'file', required: kind !== 'workloadspreads', synced: true, watching: false,
         resourceVersion: '', lastContactAt: at, restarts: { error: 0, gone: 0, stale: 0, decode: 0 }, lastError: '', failingSince: 0,
         objects: store.count(kind),

@@ -1,6 +1,9 @@
 import type {
   SlimNode, SlimPod, SlimPV, SlimPVC, SlimStorageClass, SlimWorkload, SlimWorkloadSpread, WorkloadKind,
 } from './objects.js';
+import { isWorkloadKindName, WORKLOAD_KINDS, type KindName } from './kinds.js';
+
+export type { KindName } from './kinds.js';
 
 /** The read-only view of the cluster that placement and the extender see. */
 export interface Snapshot {
@@ -27,10 +30,6 @@ export interface Snapshot {
   ownedWorkloads(kind: string, namespace: string, name: string): Iterable<SlimWorkload>;
   workloadSpreads(namespace: string): Iterable<SlimWorkloadSpread>;
 }
-
-export type KindName =
-  | 'nodes' | 'pods' | 'persistentvolumes' | 'persistentvolumeclaims' | 'storageclasses'
-  | 'statefulsets' | 'replicasets' | 'deployments' | 'workloadspreads';
 
 export type PodListener = (type: 'upsert' | 'delete', pod: SlimPod) => void;
 
@@ -78,6 +77,14 @@ export class ClusterStore implements Snapshot {
   // ---- writes (reflectors and static sources only) ------------------------------
 
   upsert(kind: KindName, obj: unknown): void {
+    if (isWorkloadKindName(kind)) {
+      const w = obj as SlimWorkload;
+      const key = ownerKey(w.kind, w.namespace, w.name);
+      this.removeWorkload(key);
+      this.workloads.set(key, w);
+      if (w.owner) addTo(this.workloadsByOwner, ownerKey(w.owner.kind, w.namespace, w.owner.name), key, w);
+      return;
+    }
     switch (kind) {
       case 'nodes': {
         const n = obj as SlimNode;
@@ -103,14 +110,6 @@ export class ClusterStore implements Snapshot {
         this.classes.set(s.name, s);
         return;
       }
-      case 'statefulsets': case 'replicasets': case 'deployments': {
-        const w = obj as SlimWorkload;
-        const key = ownerKey(w.kind, w.namespace, w.name);
-        this.removeWorkload(key);
-        this.workloads.set(key, w);
-        if (w.owner) addTo(this.workloadsByOwner, ownerKey(w.owner.kind, w.namespace, w.owner.name), key, w);
-        return;
-      }
       case 'workloadspreads': {
         const s = obj as SlimWorkloadSpread;
         this.spreads.set(nsKey(s.namespace, s.name), s);
@@ -121,6 +120,7 @@ export class ClusterStore implements Snapshot {
 
   /** Removes by the key `keyOf` returns for the same kind. */
   delete(kind: KindName, key: string): void {
+    if (isWorkloadKindName(kind)) return this.removeWorkload(key);
     switch (kind) {
       case 'nodes':
         this.nodesByName.delete(key);
@@ -134,7 +134,6 @@ export class ClusterStore implements Snapshot {
       case 'persistentvolumeclaims': this.pvcs.delete(key); return;
       case 'persistentvolumes': this.deletePVClaim(key); this.pvs.delete(key); return;
       case 'storageclasses': this.classes.delete(key); return;
-      case 'statefulsets': case 'replicasets': case 'deployments': this.removeWorkload(key); return;
       case 'workloadspreads': this.spreads.delete(key); return;
     }
   }
@@ -142,9 +141,9 @@ export class ClusterStore implements Snapshot {
   /** The store key of a slim object of the given kind. */
   keyOf(kind: KindName, obj: unknown): string {
     const o = obj as { name: string; namespace?: string; kind?: string };
+    if (isWorkloadKindName(kind)) return ownerKey(o.kind!, o.namespace!, o.name);
     switch (kind) {
       case 'nodes': case 'persistentvolumes': case 'storageclasses': return o.name;
-      case 'statefulsets': case 'replicasets': case 'deployments': return ownerKey(o.kind!, o.namespace!, o.name);
       default: return nsKey(o.namespace!, o.name);
     }
   }
@@ -159,8 +158,8 @@ export class ClusterStore implements Snapshot {
       case 'storageclasses': return [...this.classes.keys()];
       case 'workloadspreads': return [...this.spreads.keys()];
       default: {
-        const prefix = kind === 'statefulsets' ? 'StatefulSet/' : kind === 'replicasets' ? 'ReplicaSet/' : 'Deployment/';
-        return [...this.workloads.keys()].filter((k) => k.startsWith(prefix));
+        const spec = Object.values(WORKLOAD_KINDS).find((k) => k.plural === kind)!;
+        return [...this.workloads.keys()].filter((k) => k.startsWith(`${spec.kind}/`));
       }
     }
   }

@@ -1,9 +1,7 @@
 import type { Logger } from 'pino';
 import type { ApiClient } from './apiClient.js';
 import { Reflector, type ReflectorOptions, type ReflectorStatus, type RestartReason } from './reflector.js';
-import {
-  CORE_RESOURCES, WORKLOADSPREAD_GROUP, WORKLOADSPREAD_VERSIONS, workloadSpreadResource,
-} from './resources.js';
+import { CORE_KINDS, WORKLOADSPREAD_GROUP, WORKLOADSPREAD_VERSIONS, workloadSpreadKind } from './kinds.js';
 import { ClusterStore } from './store.js';
 import type { ClusterSourceStatus, SnapshotSource } from './source.js';
 
@@ -21,7 +19,7 @@ export function watchCache(
   onRestart?: (kind: string, reason: RestartReason) => void,
 ): SnapshotSource {
   const store = new ClusterStore();
-  const reflectors = CORE_RESOURCES.map((r) => new Reflector(api, r, store, opts, log, onRestart));
+  const reflectors = CORE_KINDS.map((r) => new Reflector(api, r, store, opts, log, onRestart));
   let spread: Reflector | undefined;
   let crd: ClusterSourceStatus['workloadSpreadCRD'] = 'unknown';
   let crdTimer: NodeJS.Timeout | undefined;
@@ -53,7 +51,7 @@ export function watchCache(
       if (stopped) return;
       if (version && spread?.resource.version !== version) {
         await spread?.stop();
-        spread = new Reflector(api, workloadSpreadResource(version), store, opts, log, onRestart);
+        spread = new Reflector(api, workloadSpreadKind(version), store, opts, log, onRestart);
         spread.start();
         crd = 'present';
         loggedAbsent = false;

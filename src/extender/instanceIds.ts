@@ -3,9 +3,7 @@ import { LRUCache } from 'lru-cache';
 import type { Actuator } from '../actuator/actuator.js';
 import type { PendingPod } from '../cluster/objects.js';
 import type { Snapshot } from '../cluster/store.js';
-import { optedIn } from '../placement/instanceIds.js';
-import { findWorkloadSpread } from '../placement/workloadSpread.js';
-import { optedOut, resolveWorkload } from '../placement/workload.js';
+import type { WorkloadModel } from '../placement/model.js';
 
 export type Ensured = { pod: PendingPod; error?: undefined } | { pod: PendingPod; error: string };
 
@@ -23,19 +21,18 @@ export function instanceIdStep(snapshot: Snapshot, actuator: Actuator, log: Logg
     return id >= 0 ? { ...pod, instanceId: id } : pod;
   }
 
-  async function ensure(request: PendingPod): Promise<Ensured> {
+  /** `model` is the pod's: only a pin by instance ID (no WorkloadSpread, not ignored) needs one. */
+  async function ensure(request: PendingPod, model: WorkloadModel | undefined): Promise<Ensured> {
     const pod = known(request);
     if (pod.instanceId >= 0 || pod.owner?.kind !== 'ReplicaSet') return { pod };
-    const resolved = resolveWorkload(pod, snapshot);
-    const workload = resolved?.object;
-    if (!resolved || resolved.missing || !optedIn(workload) || optedOut(pod, workload)) return { pod };
-    if (findWorkloadSpread(snapshot, resolved.ref, pod.owner.name)) return { pod };
+    if (model?.policy !== 'zone-pin' || model.seats !== 'instance-id') return { pod };
+    const workload = model.workload;
     const ns = pod.namespace;
     try {
       const id = await actuator.assignInstanceId({
         owner: { kind: 'ReplicaSet', namespace: ns, name: pod.owner.name },
         pod: pod.name,
-        replicas: workload!.replicas,
+        replicas: workload.replicas,
         live: (name) => {
           const p = snapshot.pod(ns, name);
           return !!p && !p.terminating && !p.finished;

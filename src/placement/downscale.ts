@@ -1,15 +1,12 @@
-import type { SlimPod, SlimWorkload, SlimWorkloadSpread } from '../cluster/objects.js';
+import { ownedThrough, workloadKindSpec } from '../cluster/kinds.js';
+import type { SlimPod } from '../cluster/objects.js';
 import type { Snapshot } from '../cluster/store.js';
-import { policyOf } from './filtering.js';
-import { placementList } from './fleet.js';
-import { optedIn } from './instanceIds.js';
-import { preferencesOf, sequencePreferences } from './preferences.js';
+import { workloadModel, type SpreadModel, type WorkloadModel, type ZoneListDeps } from './model.js';
 import type { PlacementSettings } from './verdict.js';
-import { findWorkloadSpread, resolveMax, subsetOfPod } from './workloadSpread.js';
-import { resolveWorkload, workloadKey, workloadPods, type WorkloadRef } from './workload.js';
-import { sequenceIndex } from './zonePin.js';
+import { resolveMax, subsetOfPod } from './workloadSpread.js';
+import { resolveWorkload } from './workload.js';
 import { zoneSequence } from './zoneSequence.js';
-import { zoneListOf, zoneOf } from './zones.js';
+import { zoneOf } from './zones.js';
 
 // Scale-down (DESIGN §7): which pods to remove so that what remains is still a good layout.
 // One removal at a time, as the workload shrinks: the pod of the zone (or WorkloadSpread
@@ -26,7 +23,6 @@ const compare = (a: Key, b: Key) => {
 
 /** One workload's pods while the simulated scale-down removes them one by one. */
 interface Shrinking {
-  ref: WorkloadRef;
   remaining: Map<string, SlimPod>;
   /** Recomputes targets and counts for `remaining`; once per removal step. */
   prepare(): void;
@@ -35,14 +31,8 @@ interface Shrinking {
 }
 
 /** Within a zone or subset: highest seat first, then not ready, then newest. */
-function withinKey(pod: SlimPod, seat: number): Key {
-  return [-seat, pod.ready ? 1 : 0, -pod.createdAt];
-}
-
-function seatOf(pod: SlimPod, workload: SlimWorkload | undefined): number {
-  if (!workload) return -1;
-  if (workload.kind === 'StatefulSet') return sequenceIndex(pod.ordinal, workload);
-  return optedIn(workload) ? pod.instanceId : -1;
+function withinKey(pod: SlimPod, model: WorkloadModel): Key {
+  return [-model.seat(pod).index, pod.ready ? 1 : 0, -pod.createdAt];
 }
 
 /**
@@ -50,7 +40,8 @@ function seatOf(pod: SlimPod, workload: SlimWorkload | undefined): number {
  * 100·(N−i) for its first maxReplicas pods, the pods over its max get −100·(i+1), and pods
  * in no subset −100·(N+1). Which pods of a subset are over its max: those removed first.
  */
-export function workloadSpreadCosts(ws: SlimWorkloadSpread, pods: Iterable<SlimPod>, replicas: number, workload: SlimWorkload | undefined, snapshot: Snapshot): Map<string, number> {
+export function workloadSpreadCosts(model: SpreadModel, pods: Iterable<SlimPod>, replicas: number, snapshot: Snapshot): Map<string, number> {
+  const { ws } = model;
   const n = ws.subsets.length;
   const bySubset = new Map<string, SlimPod[]>();
   const costs = new Map<string, number>();
@@ -60,32 +51,30 @@ export function workloadSpreadCosts(ws: SlimWorkloadSpread, pods: Iterable<SlimP
     else (bySubset.get(s) ?? bySubset.set(s, []).get(s)!).push(p);
   }
   ws.subsets.forEach((subset, i) => {
-    const members = (bySubset.get(subset.name) ?? []).sort((a, b) => compare(withinKey(a, seatOf(a, workload)), withinKey(b, seatOf(b, workload))) || a.name.localeCompare(b.name));
+    const members = (bySubset.get(subset.name) ?? []).sort((a, b) => compare(withinKey(a, model), withinKey(b, model)) || a.name.localeCompare(b.name));
     const over = Math.max(0, members.length - resolveMax(subset.maxReplicas, replicas));
     members.forEach((p, j) => costs.set(p.name, j < over ? -100 * (i + 1) : 100 * (n - i)));
   });
   return costs;
 }
 
-function shrinking(ref: WorkloadRef, workload: SlimWorkload | undefined, snapshot: Snapshot, settings: PlacementSettings): Shrinking {
+function shrinking(model: WorkloadModel, snapshot: Snapshot): Shrinking {
   const remaining = new Map<string, SlimPod>();
-  for (const p of workloadPods(ref, snapshot)) if (p.nodeName) remaining.set(p.name, p);
-  const ws = findWorkloadSpread(snapshot, ref, undefined);
-  if (ws) {
+  for (const p of model.pods()) if (p.nodeName) remaining.set(p.name, p);
+  if (model.policy === 'workloadspread') {
     let costs = new Map<string, number>();
     return {
-      ref, remaining,
+      remaining,
       prepare() {
-        costs = workloadSpreadCosts(ws, remaining.values(), remaining.size - 1, workload, snapshot);
+        costs = workloadSpreadCosts(model, remaining.values(), remaining.size - 1, snapshot);
       },
-      keyOf: (pod) => [costs.get(pod.name) ?? 0, ...withinKey(pod, seatOf(pod, workload))],
+      keyOf: (pod) => [costs.get(pod.name) ?? 0, ...withinKey(pod, model)],
     };
   }
-  const list = placementList(zoneListOf(workload, snapshot, settings.topologyKey), workloadKey(ref), settings);
-  const parsed = preferencesOf(workload);
+  const list = model.zones();
   // Targets from the prefix-stable sequence, for every kind: the planner's rounding up would
   // leave a zone empty at small sizes (4 over 3 zones plans 2/2/0), the sequence gives 2/1/1.
-  const sequence = zoneSequence(list.zones, remaining.size, sequencePreferences(parsed?.ok ? parsed.spec : undefined));
+  const sequence = zoneSequence(list.zones, remaining.size, model.preferences.sequence);
   const targets = (size: number): Record<string, number> => {
     const t: Record<string, number> = Object.fromEntries(list.zones.map((z) => [z, 0]));
     for (const z of sequence.slice(0, size)) t[z]!++;
@@ -98,7 +87,7 @@ function shrinking(ref: WorkloadRef, workload: SlimWorkload | undefined, snapsho
   let target: Record<string, number> = {};
   const counts = new Map<string | undefined, number>();
   return {
-    ref, remaining,
+    remaining,
     prepare() {
       target = targets(remaining.size - 1);
       counts.clear();
@@ -108,7 +97,7 @@ function shrinking(ref: WorkloadRef, workload: SlimWorkload | undefined, snapsho
       const zone = zoneOfPod(pod);
       // A pod outside the zone list (or on an unknown node) is as far over as it gets.
       const excess = zone !== undefined && zone in target ? counts.get(zone)! - target[zone]! : Number.MAX_SAFE_INTEGER;
-      return [-excess, ...withinKey(pod, seatOf(pod, workload))];
+      return [-excess, ...withinKey(pod, model)];
     },
   };
 }
@@ -124,7 +113,9 @@ export interface PickResult {
  * them when there are fewer; `tied_pods` are equally good for the last places. The same
  * cluster state always gives the same answer.
  */
-export function pickPodsToRemove(namespace: string, n: number, candidates: string[], snapshot: Snapshot, settings: PlacementSettings): PickResult {
+export function pickPodsToRemove(
+  namespace: string, n: number, candidates: string[], snapshot: Snapshot, settings: PlacementSettings, lists: ZoneListDeps = {},
+): PickResult {
   const unique = [...new Set(candidates)];
   const unknown: string[] = [];
   const warnings: string[] = [];
@@ -138,10 +129,9 @@ export function pickPodsToRemove(namespace: string, n: number, candidates: strin
       continue;
     }
     const resolved = resolveWorkload(pod, snapshot);
-    const ref = resolved?.ref ?? { kind: 'Pod', namespace, name };
-    const key = workloadKey(ref);
-    let group = groups.get(key);
-    if (!group) groups.set(key, (group = resolved ? shrinking(ref, resolved.object, snapshot, settings) : shrinking(ref, undefined, snapshot, settings)));
+    const model = workloadModel(resolved?.ref ?? { kind: 'Pod', namespace, name }, resolved?.object, snapshot, settings, lists);
+    let group = groups.get(model.key);
+    if (!group) groups.set(model.key, (group = shrinking(model, snapshot)));
     if (!group.remaining.has(pod.name)) group.remaining.set(pod.name, pod);
     known.push({ pod, group });
   }
@@ -190,12 +180,10 @@ export function pickPodsToRemove(namespace: string, n: number, candidates: strin
  * the picker would: WorkloadSpread workloads get Kruise's values, others their rank in the
  * full removal order (0 = removed first).
  */
-export function deletionCosts(ref: WorkloadRef, workload: SlimWorkload | undefined, snapshot: Snapshot, settings: PlacementSettings): Map<string, number> {
-  const ws = findWorkloadSpread(snapshot, ref, undefined);
-  const pods = [...workloadPods(ref, snapshot)].filter((p) => p.nodeName);
-  if (ws) return workloadSpreadCosts(ws, pods, workload?.replicas ?? pods.length, workload, snapshot);
-  const ns = ref.namespace;
-  const order = pickPodsToRemove(ns, pods.length, pods.map((p) => p.name), snapshot, settings);
+export function deletionCosts(model: WorkloadModel, snapshot: Snapshot, settings: PlacementSettings, lists: ZoneListDeps = {}): Map<string, number> {
+  const pods = [...model.pods()].filter((p) => p.nodeName);
+  if (model.policy === 'workloadspread') return workloadSpreadCosts(model, pods, model.workload?.replicas ?? pods.length, snapshot);
+  const order = pickPodsToRemove(model.ref.namespace, pods.length, pods.map((p) => p.name), snapshot, settings, lists);
   const ranked = [...order.chosen_pods, ...order.tied_pods];
   return new Map(ranked.map((name, i) => [name, i]));
 }
@@ -204,11 +192,11 @@ export function deletionCosts(ref: WorkloadRef, workload: SlimWorkload | undefin
  * Workloads whose ReplicaSet pods get deletion costs: Deployments and standalone ReplicaSets
  * with instance IDs, zone preferences, or a WorkloadSpread. Nothing else is touched.
  */
-export function* costManagedWorkloads(snapshot: Snapshot, settings: PlacementSettings): Iterable<{ ref: WorkloadRef; workload: SlimWorkload }> {
+export function* costManagedWorkloads(snapshot: Snapshot, settings: PlacementSettings, lists: ZoneListDeps = {}): Iterable<WorkloadModel> {
   for (const w of snapshot.allWorkloads()) {
-    if (w.kind === 'StatefulSet' || (w.kind === 'ReplicaSet' && w.owner?.kind === 'Deployment')) continue;
-    const ref: WorkloadRef = { kind: w.kind, namespace: w.namespace, name: w.name };
-    const ws = findWorkloadSpread(snapshot, ref, w.kind === 'ReplicaSet' ? w.name : undefined);
-    if (policyOf(w.kind, w, ws, settings) !== 'none') yield { ref, workload: w };
+    // A Deployment's ReplicaSets are covered by the Deployment.
+    if (!workloadKindSpec(w.kind)?.deletionCost || ownedThrough(w)) continue;
+    const model = workloadModel({ kind: w.kind, namespace: w.namespace, name: w.name }, w, snapshot, settings, lists);
+    if (model.policy !== 'none') yield model;
   }
 }

@@ -1,45 +1,35 @@
-import type { SlimNode, SlimWorkload, SlimWorkloadSpread } from '../cluster/objects.js';
+import type { SlimNode } from '../cluster/objects.js';
 import { clipReason } from './verdict.js';
 import type {
-  Candidate, FilterInput, FilterVerdict, PlacementSettings, PolicyContext, PolicyName, PolicyOutcome, Rejection,
+  Candidate, Effects, FilterInput, FilterVerdict, PolicyContext, PolicyName, PolicyOutcome, Rejection,
 } from './verdict.js';
-import { optedIn } from './instanceIds.js';
-import { DEFAULT_PREFERENCES, preferencesOf } from './preferences.js';
+import { podModel, type WorkloadModel } from './model.js';
 import { podVolumes } from './volumes.js';
-import { findWorkloadSpread, subsetPolicy } from './workloadSpread.js';
-import { optedOut, resolveWorkload, workloadKey, type WorkloadRef } from './workload.js';
+import { subsetPolicy } from './workloadSpread.js';
 import { zoneBalance } from './zoneBalance.js';
-import { instanceSeat, ordinalSeat, zonePin } from './zonePin.js';
+import { zonePin } from './zonePin.js';
 
 // The node's name is the key it is reported under, so one reason serves every such node.
 const NOT_CACHED: Rejection = { rule: 'cache', reason: "node not in zonekeeper's cache yet", unresolvable: false };
 
-function passAll(candidates: Candidate[], summary: string, workload?: WorkloadRef): FilterVerdict {
+function passAll(candidates: Candidate[], summary: string, model?: WorkloadModel): FilterVerdict {
   return {
-    managed: false, policy: 'none', summary, workload,
+    managed: false, policy: 'none', summary, workload: model?.ref, model,
     passed: candidates.map((c) => c.name), rejected: new Map(), effects: {},
   };
 }
 
 /** Every node waits for one reason; the pod is managed. */
-export function rejectAll(candidates: Candidate[], rejection: Rejection, workload?: WorkloadRef, policy: PolicyName = 'zone-pin'): FilterVerdict {
+export function rejectAll(candidates: Candidate[], rejection: Rejection, model?: WorkloadModel, policy: PolicyName = 'zone-pin'): FilterVerdict {
   return {
-    managed: true, policy, summary: rejection.reason, workload,
+    managed: true, policy, summary: rejection.reason, workload: model?.ref, model,
     passed: [], rejected: new Map([[rejection, candidates.map((c) => c.name)]]), effects: {},
   };
 }
 
-/**
- * Which policy covers a workload. Precedence (DESIGN §3): a WorkloadSpread decides when one
- * targets the workload; else ordinals or instance IDs pin a zone; else zone preferences
- * balance the zones.
- */
-export function policyOf(kind: string, workload: SlimWorkload | undefined, ws: SlimWorkloadSpread | undefined, settings: PlacementSettings): PolicyName {
-  if (ws) return 'workloadspread';
-  if (kind === 'StatefulSet') return settings.manageStatefulSets ? 'zone-pin' : 'none';
-  if (kind !== 'Deployment' && kind !== 'ReplicaSet') return 'none';
-  if (optedIn(workload)) return 'zone-pin';
-  return preferencesOf(workload) ? 'zone-balance' : 'none';
+/** The model filter and prioritize place a pod by (built once per request). */
+export function modelOf(input: FilterInput): WorkloadModel | undefined {
+  return podModel(input.pod, input.snapshot, input.settings, input);
 }
 
 /**
@@ -47,29 +37,15 @@ export function policyOf(kind: string, workload: SlimWorkload | undefined, ws: S
  * WorkloadSpread subset. The node set passed is what every applicable rule allows;
  * every rejected node carries the reason of the first rule that rejected it.
  */
-export function filterNodes(input: FilterInput): FilterVerdict {
-  const { pod, snapshot, candidates, settings } = input;
-  const resolved = resolveWorkload(pod, snapshot);
-  if (!resolved) return passAll(candidates, 'not managed: the pod has no controller owner');
-  const ref = resolved.ref;
-  if (optedOut(pod, resolved.object)) return passAll(candidates, 'not managed: zonekeeper.io/ignore is "true"', ref);
-
-  const replicaSet = pod.owner?.kind === 'ReplicaSet' ? pod.owner.name : undefined;
-  const ws = findWorkloadSpread(snapshot, ref, replicaSet);
-  const workload = resolved.object;
-  const parsed = preferencesOf(workload);
-  const preferences = parsed === undefined ? undefined : parsed.ok ? parsed.spec : DEFAULT_PREFERENCES;
-  const policy = policyOf(ref.kind, workload, ws, settings);
-
-  if (resolved.missing) {
-    // The policy may live on the workload we cannot see yet: wait rather than guess.
-    return rejectAll(candidates, { rule: 'cache', reason: resolved.missing, unresolvable: false }, ref, policy);
-  }
-  if (policy === 'none') return passAll(candidates, `not managed: no policy covers ${ref.kind} ${ref.namespace}/${ref.name}`, ref);
+export function filterNodes(input: FilterInput, model: WorkloadModel | undefined = modelOf(input)): FilterVerdict {
+  const { pod, snapshot, candidates } = input;
+  if (!model) return passAll(candidates, 'not managed: the pod has no controller owner');
+  if (model.policy === 'none') return passAll(candidates, model.why, model);
+  if (model.policy === 'wait') return rejectAll(candidates, { rule: 'cache', reason: model.why, unresolvable: false }, model, model.governs);
 
   const volumes = podVolumes(pod, snapshot);
   if (volumes.missing.length > 0) {
-    return rejectAll(candidates, { rule: 'cache', reason: clipReason(volumes.missing.join('; ')), unresolvable: false }, ref, policy);
+    return rejectAll(candidates, { rule: 'cache', reason: clipReason(volumes.missing.join('; ')), unresolvable: false }, model, model.policy);
   }
   const volumeRejections = volumes.constraints.map((c): Rejection => ({ rule: 'volume', reason: c.describe, unresolvable: true }));
   const volumeRejection = (node: SlimNode): Rejection | undefined => {
@@ -89,19 +65,18 @@ export function filterNodes(input: FilterInput): FilterVerdict {
     },
   };
 
-  let outcome: PolicyOutcome;
-  if (ws) outcome = subsetPolicy(ctx, ref, workload, ws);
-  else if (policy === 'zone-balance') outcome = zoneBalance(ctx, ref, workload!, preferences!);
-  else {
-    const seat = ref.kind === 'StatefulSet' ? ordinalSeat(pod.ordinal, workload!, pod.name) : instanceSeat(pod.instanceId, pod.name);
-    outcome = zonePin(ctx, ref, workload!, volumes.constraints, seat, preferences);
-  }
-  if (parsed && !parsed.ok) outcome.preferencesError = { workload: workloadKey(ref), error: parsed.error };
-  const { summary, admits, waitAll, subset, zone, retryAfterMs, ...effects } = outcome;
+  const outcome: PolicyOutcome = model.policy === 'workloadspread' ? subsetPolicy(ctx, model)
+    : model.policy === 'zone-balance' ? zoneBalance(ctx, model)
+    : zonePin(ctx, model, volumes.constraints);
+  const parsed = model.preferences.parsed;
+  const effects: Effects = parsed && !parsed.ok
+    ? { ...outcome.effects, preferencesError: { workload: model.key, error: parsed.error } }
+    : outcome.effects;
 
   const passed: string[] = [];
   const rejected = new Map<Rejection, string[]>();
   const checkVolumes = volumes.constraints.length > 0;
+  const { waitAll, admits } = outcome;
   for (const c of candidates) {
     const node = c.node;
     const r = !node ? NOT_CACHED : (checkVolumes ? volumeRejection(node) : undefined) ?? waitAll ?? admits?.(node);
@@ -113,5 +88,8 @@ export function filterNodes(input: FilterInput): FilterVerdict {
     if (names) names.push(c.name);
     else rejected.set(r, [c.name]);
   }
-  return { managed: true, policy, summary, workload: ref, passed, rejected, effects, subset, zone, retryAfterMs };
+  return {
+    managed: true, policy: model.policy, summary: outcome.summary, workload: model.ref, model,
+    passed, rejected, effects, subset: outcome.subset, zone: outcome.zone, retryAfterMs: outcome.retryAfterMs,
+  };
 }

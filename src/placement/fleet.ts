@@ -1,4 +1,5 @@
-import { ANNOTATION } from '../cluster/objects.js';
+import { ownedThrough } from '../cluster/kinds.js';
+import { ANNOTATION, type WorkloadKind } from '../cluster/objects.js';
 import type { Snapshot } from '../cluster/store.js';
 import type { PlacementSettings } from './verdict.js';
 import { parseZoneList, type ZoneList } from './zones.js';
@@ -8,7 +9,7 @@ import { parseZoneList, type ZoneList } from './zones.js';
 // a workload that has none frozen yet; i → L[i mod |L|] then holds for that list forever.
 
 /** A list being frozen that the cache may not show yet. */
-export interface PendingList { namespace: string; kind: string; name: string; zones: string[] }
+export interface PendingList { namespace: string; kind: WorkloadKind; name: string; zones: string[] }
 
 /**
  * How many workloads' lists start at each zone: lists frozen on cached workloads (not the
@@ -19,12 +20,12 @@ export function firstSeatCounts(snapshot: Snapshot, pending: Iterable<PendingLis
   const counts = new Map<string, number>();
   const add = (zone: string | undefined) => { if (zone) counts.set(zone, (counts.get(zone) ?? 0) + 1); };
   for (const w of snapshot.allWorkloads()) {
-    if (w.kind === 'ReplicaSet' && w.owner?.kind === 'Deployment') continue;
+    if (ownedThrough(w)) continue;
     const frozen = w.annotations[ANNOTATION.zones];
     if (frozen) add(parseZoneList(frozen)[0]);
   }
   for (const p of pending) {
-    const cached = snapshot.workload(p.kind as 'StatefulSet', p.namespace, p.name);
+    const cached = snapshot.workload(p.kind, p.namespace, p.name);
     if (!cached?.annotations[ANNOTATION.zones]) add(p.zones[0]);
   }
   return counts;

@@ -1,7 +1,6 @@
 import { matchesTerm } from './nodeMatching.js';
 import { filterNodes } from './filtering.js';
 import type { Candidate, FilterInput, FilterVerdict } from './verdict.js';
-import { workloadPods } from './workload.js';
 
 export const MAX_SCORE = 10;
 
@@ -14,12 +13,12 @@ export interface HostScore { Host: string; Score: number }
  * Nodes the filter rejects score 0.
  */
 export function scoreNodes(input: FilterInput, verdict: FilterVerdict = filterNodes(input)): HostScore[] {
-  const { candidates, snapshot } = input;
-  if (!verdict.managed || !verdict.workload) return candidates.map((c) => ({ Host: c.name, Score: 0 }));
+  const { candidates } = input;
+  if (!verdict.managed || !verdict.model) return candidates.map((c) => ({ Host: c.name, Score: 0 }));
   const allowed = new Set(verdict.passed);
 
   const onNode = new Map<string, number>();
-  for (const pod of workloadPods(verdict.workload, snapshot)) {
+  for (const pod of verdict.model.pods()) {
     if (pod.nodeName && pod.uid !== input.pod.uid) onNode.set(pod.nodeName, (onNode.get(pod.nodeName) ?? 0) + 1);
   }
   let lo = Infinity, hi = -Infinity;

@@ -3,6 +3,7 @@ import type {
 } from '../cluster/objects.js';
 import type { Snapshot } from '../cluster/store.js';
 import type { ReservationView } from './reservations.js';
+import type { WorkloadModel, ZoneListDeps } from './model.js';
 import type { WorkloadRef } from './workload.js';
 
 /** The rule that rejected a node; every reason names one. */
@@ -37,7 +38,7 @@ export interface Candidate {
   node: SlimNode | undefined;
 }
 
-export interface FilterInput {
+export interface FilterInput extends ZoneListDeps {
   pod: PendingPod;
   candidates: Candidate[];
   snapshot: Snapshot;
@@ -48,7 +49,7 @@ export interface FilterInput {
   waitingSince: number | undefined;
   /** A zone list being frozen onto the workload, before the watch shows it. */
   pendingFreeze: (workloadKey: string) => string[] | undefined;
-  /** How many frozen (or freezing) lists start at each zone; asked only when a list is derived. */
+  /** How many frozen (or freezing) lists start at each zone; asked only when a list is derived to be frozen. */
   firstSeats: () => ReadonlyMap<string, number>;
   /** Adaptive WorkloadSpread subsets marked unschedulable, by subsetKey. */
   unschedulableUntil: (subsetKey: string) => number | undefined;
@@ -65,8 +66,10 @@ export interface Effects {
 }
 
 /** What one policy decides for the pod. */
-export interface PolicyOutcome extends Effects {
+export interface PolicyOutcome {
   summary: string;
+  /** What the extender must carry out; nothing else in the outcome is an effect. */
+  effects: Effects;
   /** Per node: a rejection, or undefined when the node is allowed. Absent: every node is. */
   admits?: (node: SlimNode) => Rejection | undefined;
   /** Every node waits for this reason (the policy cannot decide yet, or nothing has room). */
@@ -86,6 +89,8 @@ export interface FilterVerdict {
   policy: PolicyName;
   summary: string;
   workload: WorkloadRef | undefined;
+  /** The model the verdict was made on; undefined for a pod without a controller owner. */
+  model: WorkloadModel | undefined;
   passed: string[];
   /** Rejected node names grouped by their rejection: policies share one object per reason. */
   rejected: Map<Rejection, string[]>;

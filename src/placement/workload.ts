@@ -1,4 +1,5 @@
 import { ANNOTATION, type SlimPod, type SlimWorkload } from '../cluster/objects.js';
+import { ownedThrough, workloadKindSpec } from '../cluster/kinds.js';
 import type { Snapshot } from '../cluster/store.js';
 
 /** The workload a pod belongs to: a Deployment through its ReplicaSet, or the owner itself. */
@@ -22,21 +23,19 @@ export function resolveWorkload(pod: SlimPod, snapshot: Snapshot): ResolvedWorkl
   const owner = pod.owner;
   if (!owner) return undefined;
   const ns = pod.namespace;
-  if (owner.kind === 'StatefulSet') {
-    const sts = snapshot.workload('StatefulSet', ns, owner.name);
-    return { ref: { kind: 'StatefulSet', namespace: ns, name: owner.name }, object: sts, missing: sts ? undefined : `StatefulSet ${ns}/${owner.name} is not in the cache yet` };
-  }
-  if (owner.kind === 'ReplicaSet') {
-    const rs = snapshot.workload('ReplicaSet', ns, owner.name);
-    if (!rs) return { ref: { kind: 'ReplicaSet', namespace: ns, name: owner.name }, object: undefined, missing: `ReplicaSet ${ns}/${owner.name} is not in the cache yet` };
-    if (rs.owner?.kind !== 'Deployment') return { ref: { kind: 'ReplicaSet', namespace: ns, name: rs.name }, object: rs, missing: undefined };
-    const deploy = snapshot.workload('Deployment', ns, rs.owner.name);
-    return {
-      ref: { kind: 'Deployment', namespace: ns, name: rs.owner.name }, object: deploy,
-      missing: deploy ? undefined : `Deployment ${ns}/${rs.owner.name} is not in the cache yet`,
-    };
-  }
-  return { ref: { kind: owner.kind, namespace: ns, name: owner.name }, object: undefined, missing: undefined };
+  const spec = workloadKindSpec(owner.kind);
+  if (!spec) return { ref: { kind: owner.kind, namespace: ns, name: owner.name }, object: undefined, missing: undefined };
+  const notCached = (kind: string, name: string) => `${kind} ${ns}/${name} is not in the cache yet`;
+  const object = snapshot.workload(spec.kind, ns, owner.name);
+  if (!object) return { ref: { kind: spec.kind, namespace: ns, name: owner.name }, object: undefined, missing: notCached(spec.kind, owner.name) };
+  // A Deployment's ReplicaSet: the Deployment is the workload.
+  if (!ownedThrough(object)) return { ref: { kind: spec.kind, namespace: ns, name: owner.name }, object, missing: undefined };
+  const parentKind = workloadKindSpec(object.owner!.kind)!.kind;
+  const parent = snapshot.workload(parentKind, ns, object.owner!.name);
+  return {
+    ref: { kind: parentKind, namespace: ns, name: object.owner!.name }, object: parent,
+    missing: parent ? undefined : notCached(parentKind, object.owner!.name),
+  };
 }
 
 export function optedOut(pod: SlimPod, workload: SlimWorkload | undefined): boolean {
@@ -45,10 +44,11 @@ export function optedOut(pod: SlimPod, workload: SlimWorkload | undefined): bool
 
 /** Pods that hold a seat of the workload: not terminating, not finished. */
 export function* workloadPods(ref: WorkloadRef, snapshot: Snapshot): Iterable<SlimPod> {
-  const owners = ref.kind === 'Deployment'
-    ? [...snapshot.ownedWorkloads('Deployment', ref.namespace, ref.name)].map((rs) => rs.name)
+  const via = workloadKindSpec(ref.kind)?.podsOwnedVia;
+  const owners = via
+    ? [...snapshot.ownedWorkloads(ref.kind, ref.namespace, ref.name)].map((rs) => rs.name)
     : [ref.name];
-  const kind = ref.kind === 'Deployment' ? 'ReplicaSet' : ref.kind;
+  const kind = via ?? ref.kind;
   for (const owner of owners) {
     for (const pod of snapshot.podsOwnedBy(kind, ref.namespace, owner)) {
       if (!pod.terminating && !pod.finished) yield pod;

@@ -1,11 +1,12 @@
 import type {
-  SlimNode, SlimWorkload, SlimPod, SlimWorkloadSpread, Toleration, WorkloadSpreadSubset,
+  SlimNode, SlimPod, SlimWorkloadSpread, Toleration, WorkloadSpreadSubset,
 } from '../cluster/objects.js';
 import type { Snapshot } from '../cluster/store.js';
 import { matchesTerm, tolerator } from './nodeMatching.js';
+import { unboundReservations, type SpreadModel } from './model.js';
 import type { ReservationView } from './reservations.js';
 import type { PolicyContext, PolicyOutcome } from './verdict.js';
-import { workloadKey, workloadPods, type WorkloadRef } from './workload.js';
+import type { WorkloadRef } from './workload.js';
 
 /** One subset's seats: how many it may hold and how many are taken. */
 export interface SubsetQuota {
@@ -56,24 +57,22 @@ export function subsetOfPod(pod: SlimPod, ws: SlimWorkloadSpread, snapshot: Snap
  * the watch does not show bound yet. `exclude` is the pod being placed.
  */
 export function subsetQuotas(
-  ws: SlimWorkloadSpread, ref: WorkloadRef, replicas: number, snapshot: Snapshot,
+  model: SpreadModel, replicas: number, snapshot: Snapshot,
   reservations: ReservationView, exclude: string, unschedulable: (key: string) => number | undefined,
 ): SubsetQuota[] {
+  const { ws } = model;
   const quotas = ws.subsets.map((s): SubsetQuota => ({
     name: s.name, max: resolveMax(s.maxReplicas, replicas), bound: 0, reserved: 0,
     unschedulableUntil: unschedulable(subsetKey(ws, s.name)),
   }));
   const byName = new Map(quotas.map((q) => [q.name, q]));
-  for (const pod of workloadPods(ref, snapshot)) {
+  for (const pod of model.pods()) {
     if (pod.uid === exclude || !pod.nodeName) continue;
     const s = subsetOfPod(pod, ws, snapshot);
     if (s) byName.get(s)!.bound++;
   }
-  for (const r of reservations.forWorkload(workloadKey(ref))) {
-    if (r.uid === exclude || !r.subset) continue;
-    const seen = snapshot.podByUid(r.uid);
-    if (seen?.nodeName) continue;
-    const q = byName.get(r.subset);
+  for (const r of unboundReservations(model, reservations, snapshot, exclude)) {
+    const q = r.subset === undefined ? undefined : byName.get(r.subset);
     if (q) q.reserved++;
   }
   return quotas;
@@ -101,14 +100,13 @@ export function describeQuota(q: SubsetQuota): string {
  * Adaptive skips a subset with no feasible node once the pod has waited
  * rescheduleCriticalSeconds, and marks it unschedulable for everyone.
  */
-export function subsetPolicy(
-  ctx: PolicyContext, ref: WorkloadRef, workload: SlimWorkload | undefined, ws: SlimWorkloadSpread,
-): PolicyOutcome {
+export function subsetPolicy(ctx: PolicyContext, model: SpreadModel): PolicyOutcome {
   const { input, snapshot } = ctx;
+  const { ref, workload, ws } = model;
   const { pod, now } = input;
   const label = `WorkloadSpread ${ws.name}`;
   const wait = (reason: string): PolicyOutcome => ({
-    summary: reason, waitAll: { rule: 'workloadspread', reason: `${label}: ${reason}`, unresolvable: false },
+    summary: reason, waitAll: { rule: 'workloadspread', reason: `${label}: ${reason}`, unresolvable: false }, effects: {},
   });
   if (!workload && ws.subsets.some((s) => typeof s.maxReplicas === 'string')) {
     return wait(`replicas of ${ref.kind} ${ref.name} unknown, so a percent maxReplicas cannot be resolved`);
@@ -121,7 +119,7 @@ export function subsetPolicy(
     const allows = inSubset(subset);
     const rejection = { rule: 'workloadspread' as const, reason: `${summary}; node is not in it`, unresolvable: false };
     return {
-      summary, subset: { ws, subset }, reserve: { subset: subset.name },
+      summary, subset: { ws, subset }, effects: { reserve: { subset: subset.name } },
       admits: (node) => (allows(node) ? undefined : rejection),
     };
   };
@@ -129,14 +127,14 @@ export function subsetPolicy(
   const matched = pod.kruiseMatch?.workloadSpread === ws.name ? ws.subsets.find((s) => s.name === pod.kruiseMatch!.subset) : undefined;
   if (matched) return outcome(matched, 'chosen by the OpenKruise webhook');
 
-  if (ref.kind === 'StatefulSet' && workload) {
-    const index = pod.ordinal - workload.ordinalsStart;
+  if (model.seats === 'ordinal' && workload) {
+    const { index } = model.seat(pod);
     const subset = index >= 0 ? subsetForIndex(ws, index, replicas) : undefined;
     if (!subset) return wait(`ordinal ${pod.ordinal} is beyond every subset's range`);
     return outcome(subset, `ordinal ${pod.ordinal} is in its range`);
   }
 
-  const quotas = subsetQuotas(ws, ref, replicas, snapshot, input.reservations, pod.uid, input.unschedulableUntil);
+  const quotas = subsetQuotas(model, replicas, snapshot, input.reservations, pod.uid, input.unschedulableUntil);
   const adaptive = ws.strategy === 'Adaptive';
   const open = ws.subsets
     .map((subset, i) => ({ subset, quota: quotas[i]! }))
@@ -157,9 +155,7 @@ export function subsetPolicy(
   }
   const next = open.slice(1).find(({ subset }) => feasible(subset)) ?? open[1];
   const markUnschedulable = { key: subsetKey(ws, first.subset.name), until: now + input.settings.adaptiveUnschedulableSeconds * 1000 };
-  if (!next) return { ...wait(`subset ${first.subset.name} has no feasible node and no other subset has room`), markUnschedulable };
-  return {
-    ...outcome(next.subset, `${describeQuota(next.quota)}; ${first.subset.name} had no feasible node for ${ws.rescheduleCriticalSeconds}s`),
-    markUnschedulable,
-  };
+  const marked = (o: PolicyOutcome): PolicyOutcome => ({ ...o, effects: { ...o.effects, markUnschedulable } });
+  if (!next) return marked(wait(`subset ${first.subset.name} has no feasible node and no other subset has room`));
+  return marked(outcome(next.subset, `${describeQuota(next.quota)}; ${first.subset.name} had no feasible node for ${ws.rescheduleCriticalSeconds}s`));
 }

@@ -1,27 +1,9 @@
-import type { PendingPod, SlimNode, SlimWorkload } from '../cluster/objects.js';
+import type { PendingPod, SlimNode } from '../cluster/objects.js';
 import type { Snapshot } from '../cluster/store.js';
-import { sequencePreferences, type ZonePreferencesSpec } from './preferences.js';
+import { zoneOccupancy, type BalanceModel } from './model.js';
 import type { PolicyContext, PolicyOutcome } from './verdict.js';
-import { workloadKey, workloadPods, type WorkloadRef } from './workload.js';
 import { cappedBy, SEQUENCE_WORK_LIMIT, sequenceCounts } from './zoneSequence.js';
-import { zoneListOf, zoneOf } from './zones.js';
-
-/** Bound pods plus live reservations per zone; the pod being placed is not counted. */
-export function zoneCounts(ref: WorkloadRef, zones: string[], topologyKey: string, ctx: PolicyContext): Record<string, number> {
-  const { snapshot, input } = ctx;
-  const counts: Record<string, number> = Object.fromEntries(zones.map((z) => [z, 0]));
-  for (const p of workloadPods(ref, snapshot)) {
-    if (p.uid === input.pod.uid || !p.nodeName) continue;
-    const node = snapshot.node(p.nodeName);
-    const z = node && zoneOf(node, topologyKey);
-    if (z !== undefined && z in counts) counts[z]!++;
-  }
-  for (const r of input.reservations.forWorkload(workloadKey(ref))) {
-    if (r.uid === input.pod.uid || !r.zone || !(r.zone in counts) || snapshot.podByUid(r.uid)?.nodeName) continue;
-    counts[r.zone]!++;
-  }
-  return counts;
-}
+import { zoneOf } from './zones.js';
 
 /** How many more pods like this one fit on the zone's nodes, by the cache's arithmetic. */
 export function fitInZone(zone: string, topologyKey: string, pod: PendingPod, snapshot: Snapshot): number {
@@ -54,18 +36,21 @@ function fitOnNode(node: SlimNode, pod: PendingPod, snapshot: Snapshot): number 
  * its target among zones with a feasible node. A zone the scheduler sent no node of is full:
  * its capacity comes from the cache and caps its share.
  */
-export function zoneBalance(ctx: PolicyContext, ref: WorkloadRef, workload: SlimWorkload, preferences: ZonePreferencesSpec): PolicyOutcome {
+export function zoneBalance(ctx: PolicyContext, model: BalanceModel): PolicyOutcome {
   const { input, snapshot } = ctx;
-  const list = zoneListOf(workload, snapshot, input.settings.topologyKey);
-  if (list.zones.length === 0) return { summary: `no node has label ${list.topologyKey}: nothing to balance` };
-  const counts = zoneCounts(ref, list.zones, list.topologyKey, ctx);
+  const { workload } = model;
+  const list = model.zones();
+  if (list.zones.length === 0) return { summary: `no node has label ${list.topologyKey}: nothing to balance`, effects: {} };
+  const occupancy = zoneOccupancy(model, list.topologyKey, snapshot, input.reservations, input.pod.uid);
+  const counts: Record<string, number> = {};
+  for (const z of list.zones) counts[z] = (occupancy.get(z)?.bound ?? 0) + (occupancy.get(z)?.reserved ?? 0);
   const offered = new Set(ctx.feasible.map((n) => zoneOf(n, list.topologyKey)));
   const capacity: Record<string, number> = {};
   for (const z of list.zones) if (!offered.has(z)) capacity[z] = counts[z]! + fitInZone(z, list.topologyKey, input.pod, snapshot);
-  const plan = sequenceCounts(list.zones, workload.replicas, cappedBy(sequencePreferences(preferences), capacity));
+  const plan = sequenceCounts(list.zones, workload.replicas, cappedBy(model.preferences.sequence, capacity));
   if (!plan) {
     const reason = `zone balance: ${workload.replicas} replicas are too many to lay out with these preferences (limit ${SEQUENCE_WORK_LIMIT} zone-steps)`;
-    return { summary: reason, waitAll: { rule: 'zone-balance', reason, unresolvable: true } };
+    return { summary: reason, waitAll: { rule: 'zone-balance', reason, unresolvable: true }, effects: {} };
   }
 
   let best: string | undefined;
@@ -75,13 +60,14 @@ export function zoneBalance(ctx: PolicyContext, ref: WorkloadRef, workload: Slim
   }
   const layout = list.zones.map((z) => `${z} ${counts[z]}/${plan[z]}`).join(', ');
   if (best === undefined) {
-    return { summary: `zone balance: no zone has a feasible node (${layout})`, waitAll: { rule: 'zone-balance', reason: `zone balance: no zone has a feasible node (${layout})`, unresolvable: false } };
+    const reason = `zone balance: no zone has a feasible node (${layout})`;
+    return { summary: reason, waitAll: { rule: 'zone-balance', reason, unresolvable: false }, effects: {} };
   }
   const zone = best;
   const summary = `zone balance: ${zone} is furthest below its target (${layout})`;
   const rejection = { rule: 'zone-balance' as const, reason: summary, unresolvable: false };
   return {
-    summary, zone, reserve: { zone },
+    summary, zone, effects: { reserve: { zone } },
     admits: (node) => (zoneOf(node, list.topologyKey) === zone ? undefined : rejection),
   };
 }

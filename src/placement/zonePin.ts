@@ -1,64 +1,30 @@
-import type { SlimWorkload } from '../cluster/objects.js';
+import type { PinModel } from './model.js';
 import type { PolicyContext, PolicyOutcome } from './verdict.js';
-import { sequencePreferences, type ZonePreferencesSpec } from './preferences.js';
 import { volumeZones, type VolumeConstraint } from './volumes.js';
-import { workloadKey, type WorkloadRef } from './workload.js';
-import { placementList } from './fleet.js';
 import { seatZone } from './zoneSequence.js';
-import { zoneListOf, zoneOf } from './zones.js';
-
-/** Index of a pod in its workload's zone sequence: ordinal − spec.ordinals.start. */
-export function sequenceIndex(ordinal: number, workload: SlimWorkload): number {
-  return ordinal < 0 ? -1 : ordinal - workload.ordinalsStart;
-}
-
-/** Where a pod sits in its workload's zone sequence, and how to say so. */
-export interface SeatIndex {
-  /** -1 when it cannot be read. */
-  index: number;
-  /** "ordinal 4", "ordinal 7 (index 2)", "instance ID 3" */
-  label: string;
-  /** Why the index could not be read, when it could not. */
-  missing: string;
-}
-
-export function ordinalSeat(ordinal: number, workload: SlimWorkload, pod: string): SeatIndex {
-  const index = sequenceIndex(ordinal, workload);
-  return {
-    index,
-    label: `ordinal ${ordinal}${workload.ordinalsStart ? ` (index ${index})` : ''}`,
-    missing: `zone pin: cannot read an ordinal ≥ ${workload.ordinalsStart} from pod ${pod}`,
-  };
-}
-
-export function instanceSeat(id: number, pod: string): SeatIndex {
-  return { index: id, label: `instance ID ${id}`, missing: `zone pin: pod ${pod} has no instance ID yet` };
-}
+import { zoneOf } from './zones.js';
 
 /**
  * StatefulSet ordinal or instance ID → zone (DESIGN §3.2, §4, §6). A bound volume in
  * another zone wins over the pin, and the conflict is reported.
  */
-export function zonePin(
-  ctx: PolicyContext, ref: WorkloadRef, workload: SlimWorkload, volumes: VolumeConstraint[],
-  seat: SeatIndex, preferences: ZonePreferencesSpec | undefined,
-): PolicyOutcome {
+export function zonePin(ctx: PolicyContext, model: PinModel, volumes: VolumeConstraint[]): PolicyOutcome {
   const { input, snapshot } = ctx;
   const { settings } = input;
-  const key = workloadKey(ref);
   // A list derived now is about to be frozen: it starts where the fleet needs a first seat.
-  const list = placementList(zoneListOf(workload, snapshot, settings.topologyKey, input.pendingFreeze(key)), key, settings, input.firstSeats);
+  const list = model.zones();
   const freeze = list.source === 'nodes' && settings.freezeZones && list.zones.length > 0
-    ? { workload, zones: list.zones } : undefined;
+    ? { workload: model.workload, zones: list.zones } : undefined;
   if (list.zones.length === 0) {
-    return { summary: `no node has label ${list.topologyKey}: nothing to pin to` };
+    return { summary: `no node has label ${list.topologyKey}: nothing to pin to`, effects: {} };
   }
+  const seat = model.seat(input.pod);
   const { index } = seat;
-  if (index < 0) return { summary: seat.missing, waitAll: { rule: 'zone-pin', reason: seat.missing, unresolvable: true } };
-  const pinnedSeat = seatZone(list.zones, index, sequencePreferences(preferences));
+  if (index < 0) return { summary: seat.missing, waitAll: { rule: 'zone-pin', reason: seat.missing, unresolvable: true }, effects: {} };
+  const pinnedSeat = seatZone(list.zones, index, model.preferences.sequence);
   if (pinnedSeat.zone === undefined) {
     const reason = `zone pin: ${seat.label}: ${pinnedSeat.reason}`;
-    return { summary: reason, waitAll: { rule: 'zone-pin', reason, unresolvable: true } };
+    return { summary: reason, waitAll: { rule: 'zone-pin', reason, unresolvable: true }, effects: {} };
   }
   let zone = pinnedSeat.zone;
   // Short: the scheduler sends this once per rejected node, thousands of times per answer.
@@ -71,10 +37,11 @@ export function zonePin(
       const where = [...vz].sort();
       const reason = `${volumes.map((v) => v.describe).join('; ')}: volume wins over the pin to ${zone} (${of})`;
       return {
-        summary: reason, freeze,
-        conflict: { pinnedZone: zone, volumeZones: where, reason },
-        reserve: where.length === 1 ? { zone: where[0] } : undefined,
-        zone: where.length === 1 ? where[0] : undefined,
+        summary: reason, zone: where.length === 1 ? where[0] : undefined,
+        effects: {
+          freeze, conflict: { pinnedZone: zone, volumeZones: where, reason },
+          reserve: where.length === 1 ? { zone: where[0] } : undefined,
+        },
       };
     }
   }
@@ -101,8 +68,8 @@ export function zonePin(
   // One object for every rejected node: callers group and encode by identity.
   const rejection = { rule: 'zone-pin' as const, reason: summary, unresolvable: true };
   return {
-    summary, freeze, zone: pinned, retryAfterMs,
-    reserve: { zone: pinned },
+    summary, zone: pinned, retryAfterMs,
+    effects: { freeze, reserve: { zone: pinned } },
     admits: (node) => (zoneOf(node, list.topologyKey) === pinned ? undefined : rejection),
   };
 }

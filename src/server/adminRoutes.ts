@@ -4,7 +4,8 @@ import type { SnapshotSource } from '../cluster/source.js';
 import type { Extender } from '../extender/extender.js';
 import type { Metrics } from '../metrics.js';
 import { requireAuthorization, type AdminAuthorizer } from './adminAuth.js';
-import { workloadKindOf, workloadLayout } from '../placement/layout.js';
+import { workloadKindNamed } from '../cluster/kinds.js';
+import { workloadLayout } from '../placement/layout.js';
 import { workloadKey } from '../placement/workload.js';
 
 export interface AdminDeps {
@@ -64,19 +65,16 @@ export function adminRoutes(deps: AdminDeps): Hono {
     c.header('content-type', metrics.registry.contentType);
     return c.body(await metrics.registry.metrics());
   });
-  app.get('/debug/cache', (c) => c.json({ ...source.status(), reservations: extender.reservations.size() }));
+  app.get('/debug/cache', (c) => c.json({ ...source.status(), reservations: extender.state.reservations.size() }));
 
   app.get('/debug/workloads/:namespace/:kind/:name', (c) => {
     const { namespace, kind, name } = c.req.param();
-    const k = workloadKindOf(kind);
+    const k = workloadKindNamed(kind);
     if (!k) return c.json({ error: 'bad request', field: 'kind', message: `unknown kind ${kind}: use statefulset, deployment or replicaset` }, 400);
-    const layout = workloadLayout(source.snapshot, k, namespace, name, {
-      settings: extender.settings, reservations: extender.reservations,
-      pendingFreeze: extender.pendingFreeze, unschedulableUntil: extender.unschedulableUntil,
-    });
+    const layout = workloadLayout(source.snapshot, k, namespace, name, extender.state);
     if (!layout) return c.json({ error: 'not found', message: `${k} ${namespace}/${name} is not in the cache` }, 404);
     const key = workloadKey({ kind: k, namespace, name });
-    return c.json({ ...layout, conflicts: extender.conflicts().filter((x) => x.workload === key) });
+    return c.json({ ...layout, conflicts: extender.state.conflicts().filter((x) => x.workload === key) });
   });
 
   app.get('/debug/decisions', (c) => {

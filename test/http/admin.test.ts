@@ -91,7 +91,7 @@ describe('admin listener', () => {
     assert.equal(status, 200);
     assert.deepEqual(body.passed.sample, ['node-a-1', 'node-a-2']);
     assert.match(body.failed['node-b-1'], /^zone-pin: pinned to zone-a: ordinal 3 of 3 zones/);
-    assert.equal(app.extender.reservations.size(), 0);
+    assert.equal(app.extender.state.reservations.size(), 0);
     assert.equal((await get(app, '/debug/explain?pod=default/ghost')).status, 404);
     assert.equal((await get(app, '/debug/explain')).status, 400);
   });

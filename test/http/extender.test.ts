@@ -28,8 +28,8 @@ describe('POST /filter with the captured kube-scheduler v1.20 requests', () => {
     assert.equal(body.Nodes, null);
     assert.deepEqual(body.FailedNodes, {});
     assert.equal(body.Error, '');
-    assert.equal(app.extender.conflicts().length, 1);
-    assert.equal(app.extender.conflicts()[0]!.pinnedZone, 'zone-a');
+    assert.equal(app.extender.state.conflicts().length, 1);
+    assert.equal(app.extender.state.conflicts()[0]!.pinnedZone, 'zone-a');
     const metrics = await app.metrics.registry.metrics();
     assert.match(metrics, /zonekeeper_pin_volume_conflicts_total\{namespace="default",workload="StatefulSet\/db"\} 1/);
   });
@@ -231,8 +231,8 @@ describe('reservations through the protocol', () => {
     req.NodeNames = ['node-a-1', 'node-b-1'];
     req.Nodes = null;
     await app.post('/filter', req);
-    assert.equal(app.extender.reservations.size(), 1);
+    assert.equal(app.extender.state.reservations.size(), 1);
     store.upsert('pods', slimPod({ ...req.Pod, spec: { ...req.Pod.spec, nodeName: 'node-a-1' } }));
-    assert.equal(app.extender.reservations.size(), 0);
+    assert.equal(app.extender.state.reservations.size(), 0);
   });
 });

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ANNOTATION, slimPod } from '../../src/cluster/objects.js';
-import { firstSeatCounts, fleetOrder } from '../../src/placement/fleet.js';
+import { firstSeatCounts, fleetOrder, type PendingList } from '../../src/placement/fleet.js';
 import { deployment, nodes, pod, statefulSet, storeOf, stsPod, type Raw } from '../support/builders.js';
 import { testApp, type TestApp } from '../support/app.js';
 
@@ -70,6 +70,23 @@ describe('fleet balance: first replicas spread over the zones', () => {
     for (const c of counts) assert.ok(c >= 7 && c <= 13, `${counts}`);
   });
 
+  it('zone-balanced Deployments of 1 replica spread too (the list is the fleet\'s hash rotation; was 30/0/0)', async () => {
+    const prefs = { [ANNOTATION.zonePreferences]: '{"zones":{"*":{"weight":1}}}' };
+    const store = storeOf([...nodes(ZONES, 1), ...Array.from({ length: 30 }, (_, i) => deployment(`api${i}`, 1, prefs)).flat()]);
+    const app = testApp(store);
+    const first: string[] = [];
+    for (let i = 0; i < 30; i++) first.push(await place(app, pod(`api${i}-rs-p0`, { kind: 'ReplicaSet', name: `api${i}-rs` })));
+    const counts = tally(first);
+    console.log(`# 30 zone-balanced 1-replica Deployments: ${counts.join('/')}`);
+    for (const c of counts) assert.ok(c >= 7 && c <= 13, `${counts}`);
+    // The debug view shows the same list the filter balanced by.
+    for (let i = 0; i < 30; i += 7) {
+      const layout = await (await app.adminApp.request(`/debug/workloads/default/deployment/api${i}`)).json() as { zones: { list: string[] }; targets: Record<string, number> };
+      assert.equal(layout.zones.list[0], first[i], `api${i}`);
+      assert.equal(layout.targets[first[i]!], 1);
+    }
+  });
+
   it('placement.fleetBalance: false keeps today\'s order: every first replica in the first zone', async () => {
     const counts = tally((await statefulSets(30, 1, { placement: { fleetBalance: false } })).map((z) => z[0]!));
     assert.deepEqual(counts, [30, 0, 0]);
@@ -111,7 +128,7 @@ describe('with freezing off, every reader sees the same rotated list', () => {
 describe('first-seat counting', () => {
   it('counts lists being frozen that the cache does not show yet, once', () => {
     const store = storeOf([statefulSet('a', 1, { annotations: { [ANNOTATION.zones]: 'zone-b,zone-c,zone-a' } }), statefulSet('b', 1)]);
-    const pending = [
+    const pending: PendingList[] = [
       { namespace: 'default', kind: 'StatefulSet', name: 'b', zones: ['zone-c', 'zone-a', 'zone-b'] },
       { namespace: 'default', kind: 'StatefulSet', name: 'a', zones: ['zone-b', 'zone-c', 'zone-a'] },
     ];

@@ -168,7 +168,7 @@ describe('D2: names, uids and labels within Kubernetes\' limits, or 400 naming t
       b.Pod.metadata.name = `${big.slice(0, 1000)}${i}`;
       assert.equal((await app.post('/filter', b)).status, 400);
     }
-    assert.equal(app.extender.reservations.size(), 0);
+    assert.equal(app.extender.state.reservations.size(), 0);
     assert.deepEqual(app.extender.decisions.forPod(`default/${big.slice(0, 1000)}0`), []);
   });
 

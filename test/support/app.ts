@@ -38,7 +38,7 @@ export function testApp(store: ClusterStore, o: { config?: Record<string, unknow
   const metrics = createMetrics();
   const clock = new FakeClock(Date.parse('2026-11-21T00:00:00Z'));
   const extender = createExtender({ source, actuator: memoryActuator(store, silent, metrics), metrics, log: silent, config, clock });
-  registerStateGauges(metrics, source, () => extender.reservations.size());
+  registerStateGauges(metrics, source, () => extender.state.reservations.size());
   const extenderApp = extenderRoutes(extender, metrics, silent, config.extender);
   const adminApp = adminRoutes({ source, extender, metrics, serving: () => true });
   return {

@@ -3,7 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { parseAllDocuments, parse } from 'yaml';
 import { parseConfig, splitHostPort } from '../../src/config.js';
-import { WORKLOADSPREAD_GROUP } from '../../src/cluster/resources.js';
+import { WORKLOADSPREAD_GROUP } from '../../src/cluster/kinds.js';
 
 type Raw = Record<string, any>;
 const root = new URL('../../', import.meta.url);

@@ -1,0 +1,168 @@
+// The workload model (one per pod, read by every decision) and what it stands on: the kind
+// table, the store's indexes, quantities and the filter encoder's escaping.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import {
+  ALL_KIND_NAMES, CORE_KINDS, kindOfObject, objectPath, POD_KIND, WORKLOAD_KINDS, workloadKindNamed,
+} from '../../src/cluster/kinds.js';
+import { quantity, slimPod } from '../../src/cluster/objects.js';
+import { encodeFilterResult } from '../../src/extender/encoding.js';
+import { pickPodsToRemove } from '../../src/placement/downscale.js';
+import { workloadLayout } from '../../src/placement/layout.js';
+import { podModel, workloadModel } from '../../src/placement/model.js';
+import { Reservations } from '../../src/placement/reservations.js';
+import { REASON_MAX, type FilterVerdict, type Rejection } from '../../src/placement/verdict.js';
+import {
+  asPending, deployment, node, nodes, pod, pv, pvc, rsPod, statefulSet, storeOf, stsPod, workloadSpread, zoneSubset,
+} from '../support/builders.js';
+import { defaultSettings, filterFor, passedZones } from '../support/placement.js';
+
+const ZONES = ['zone-a', 'zone-b', 'zone-c'];
+const settings = defaultSettings();
+
+describe('the kind table', () => {
+  it('every kind the store holds is in it once, and files of each kind load through it', () => {
+    assert.equal(new Set(ALL_KIND_NAMES).size, ALL_KIND_NAMES.length);
+    for (const k of CORE_KINDS) assert.equal(kindOfObject(k.kind), k);
+    assert.equal(kindOfObject('WorkloadSpread')?.plural, 'workloadspreads');
+    assert.equal(kindOfObject('CloneSet'), undefined);
+  });
+
+  it('names a user types resolve to workload kinds; others do not', () => {
+    for (const [text, kind] of [['sts', 'StatefulSet'], ['StatefulSets', 'StatefulSet'], ['deploy', 'Deployment'], ['replicaset', 'ReplicaSet'], ['RS', 'ReplicaSet']] as const) {
+      assert.equal(workloadKindNamed(text), kind, text);
+    }
+    for (const text of ['pods', 'constructor', '__proto__', '']) assert.equal(workloadKindNamed(text), undefined, text);
+  });
+
+  it('object paths are the API server\'s, with names escaped', () => {
+    assert.equal(objectPath(WORKLOAD_KINDS.StatefulSet, 'db', 'pg'), '/apis/apps/v1/namespaces/db/statefulsets/pg');
+    assert.equal(objectPath(POD_KIND, 'a b', 'x/y'), '/api/v1/namespaces/a%20b/pods/x%2Fy');
+  });
+});
+
+describe('store indexes', () => {
+  it('pods by owner and by node follow rebinding, relabelling and deletion', () => {
+    const store = storeOf([...nodes(ZONES, 1), statefulSet('db', 2), stsPod('db', 0, { nodeName: 'node-a-1' })]);
+    const owned = () => [...store.podsOwnedBy('StatefulSet', 'default', 'db')].map((p) => p.name);
+    const on = (n: string) => [...store.podsOnNode(n)].map((p) => p.name);
+    assert.deepEqual(owned(), ['db-0']);
+    assert.deepEqual(on('node-a-1'), ['db-0']);
+    store.upsert('pods', slimPod(stsPod('db', 0, { nodeName: 'node-b-1' })));
+    assert.deepEqual(on('node-a-1'), []);
+    assert.deepEqual(on('node-b-1'), ['db-0']);
+    store.upsert('pods', slimPod(pod('db-0', { kind: 'StatefulSet', name: 'other' }, { nodeName: 'node-b-1' })));
+    assert.deepEqual(owned(), [], 'a new owner moves the pod out of the old owner\'s index');
+    store.delete('pods', 'default/db-0');
+    assert.deepEqual(on('node-b-1'), []);
+    assert.equal(store.podByUid('pod-db-0'), undefined);
+  });
+
+  it('workloads by owner, keys and counts per workload kind, and the zone list after a node change', () => {
+    const store = storeOf([...nodes(['zone-a'], 1), ...deployment('web', 2), statefulSet('db', 1)]);
+    assert.deepEqual([...store.ownedWorkloads('Deployment', 'default', 'web')].map((w) => w.name), ['web-rs']);
+    assert.deepEqual(store.keys('statefulsets'), ['StatefulSet/default/db']);
+    assert.equal(store.count('deployments'), 1);
+    assert.equal(store.count('replicasets'), 1);
+    store.delete('replicasets', 'ReplicaSet/default/web-rs');
+    assert.deepEqual([...store.ownedWorkloads('Deployment', 'default', 'web')], []);
+    assert.deepEqual(store.zones('topology.kubernetes.io/zone'), ['zone-a']);
+    store.upsert('nodes', kindOfObject('Node')!.slim(node('node-z', 'zone-z')));
+    assert.deepEqual(store.zones('topology.kubernetes.io/zone'), ['zone-a', 'zone-z']);
+  });
+
+  it('a PV is found by its claim, and a re-bound PV leaves the old claim', () => {
+    const store = storeOf([pv('v1', 'zone-a', { claim: 'data-0' }), pvc('data-0', { volumeName: 'v1' })]);
+    assert.equal(store.pvForClaim('default', 'data-0')?.name, 'v1');
+    store.upsert('persistentvolumes', kindOfObject('PersistentVolume')!.slim(pv('v1', 'zone-a', { claim: 'data-1' })));
+    assert.equal(store.pvForClaim('default', 'data-0'), undefined);
+    assert.equal(store.pvForClaim('default', 'data-1')?.name, 'v1');
+  });
+});
+
+describe('quantities', () => {
+  it('reads the suffixes Kubernetes writes, and nothing else', () => {
+    const cases: [unknown, number][] = [
+      ['500m', 0.5], ['2', 2], ['1.5', 1.5], ['1e3', 1000], ['128Mi', 128 * 2 ** 20], ['1Gi', 2 ** 30], ['2k', 2000], ['+3', 3], [4, 4],
+      ['1.5.5', 0], ['12Q', 0], ['1constructor', 0], ['1toString', 0], ['', 0], [undefined, 0], [{}, 0], ['1e999', 0],
+    ];
+    for (const [text, want] of cases) assert.equal(quantity(text), want, String(text));
+  });
+});
+
+describe('filter encoder', () => {
+  it('names and reasons with quotes, backslashes, newlines and U+2028 come out as valid JSON, reasons clipped', () => {
+    const odd = ['a"b', 'c\\d', 'e\nf', 'g\u2028h', 'plain'];
+    const long: Rejection = { rule: 'zone-pin', reason: `"quoted"\n${'x'.repeat(REASON_MAX * 2)}`, unresolvable: true };
+    const soft: Rejection = { rule: 'cache', reason: 'tab\there', unresolvable: false };
+    const verdict = {
+      managed: true, policy: 'zone-pin', summary: '', workload: undefined, model: undefined, effects: {},
+      passed: ['ok"1', 'ok2'], rejected: new Map([[long, odd.slice(0, 3)], [soft, odd.slice(3)]]),
+    } as FilterVerdict;
+    const out = JSON.parse(encodeFilterResult(verdict, undefined, { legacyFailedNodes: false }));
+    assert.deepEqual(out.NodeNames, ['ok"1', 'ok2']);
+    assert.deepEqual(Object.keys(out.FailedAndUnresolvableNodes), odd.slice(0, 3));
+    assert.deepEqual(Object.keys(out.FailedNodes), odd.slice(3));
+    assert.ok(out.FailedAndUnresolvableNodes['a"b'].length <= REASON_MAX);
+    assert.equal(out.FailedNodes['g\u2028h'], 'tab\there');
+  });
+});
+
+describe('the workload model', () => {
+  const prefs = { 'zonekeeper.io/zone-preferences': '{"zones":{"*":{"weight":1}}}' };
+
+  it('one policy per workload, with the seat kind its pods are numbered by', () => {
+    const store = storeOf([
+      ...nodes(ZONES, 1), statefulSet('db', 3), ...deployment('ids', 2, { 'zonekeeper.io/instance-ids': 'true' }),
+      ...deployment('bal', 2, prefs), ...deployment('plain', 2), ...deployment('spread', 2),
+      workloadSpread('ws', { kind: 'Deployment', name: 'spread' }, [zoneSubset('a', 'zone-a')]),
+    ]);
+    const of = (raw: ReturnType<typeof pod>) => podModel(asPending(raw), store, settings);
+    const cases = [
+      [stsPod('db', 0), 'zone-pin', 'ordinal'], [rsPod('ids', 'x'), 'zone-pin', 'instance-id'], [rsPod('bal', 'x'), 'zone-balance', 'none'],
+      [rsPod('plain', 'x'), 'none', 'none'], [rsPod('spread', 'x'), 'workloadspread', 'none'],
+    ] as const;
+    for (const [raw, policy, seats] of cases) {
+      const m = of(raw)!;
+      assert.equal(m.policy, policy, raw.metadata.name);
+      assert.equal(m.seats, seats, raw.metadata.name);
+    }
+    assert.equal(of(pod('lone', undefined)), undefined, 'no controller owner, no model');
+    assert.equal(of(stsPod('db', 1, { annotations: { 'zonekeeper.io/ignore': 'true' } }))!.policy, 'none');
+    assert.equal(podModel(asPending(stsPod('db', 0)), store, { ...settings, manageStatefulSets: false })!.policy, 'none');
+  });
+
+  it('waits, naming the owner, while a ReplicaSet or its Deployment is not cached', () => {
+    const store = storeOf([...nodes(ZONES, 1), deployment('web', 2)[1]!]);
+    const m = podModel(asPending(rsPod('web', 'x')), store, settings)!;
+    assert.equal(m.policy, 'wait');
+    assert.equal(m.policy === 'wait' && m.why, 'Deployment default/web is not in the cache yet');
+    const orphan = podModel(asPending(rsPod('gone', 'x')), storeOf([]), settings)!;
+    assert.equal(orphan.policy === 'wait' && orphan.why, 'ReplicaSet default/gone-rs is not in the cache yet');
+  });
+
+  it('seats: ordinals count from spec.ordinals.start; pods without one say why', () => {
+    const store = storeOf([...nodes(ZONES, 1), statefulSet('db', 3, { ordinalsStart: 5 })]);
+    const m = workloadModel({ kind: 'StatefulSet', namespace: 'default', name: 'db' }, store.workload('StatefulSet', 'default', 'db'), store, settings);
+    assert.deepEqual(m.seat(asPending(stsPod('db', 7))), { index: 2, label: 'ordinal 7 (index 2)', missing: 'zone pin: cannot read an ordinal ≥ 5 from pod db-7' });
+    assert.equal(m.seat(asPending(pod('db-x', { kind: 'StatefulSet', name: 'db' }))).index, -1);
+  });
+
+  it('the filter, the picker and the debug view read one zone list (zone balance, freezing on and off)', () => {
+    const zoneOfPod = (store: ReturnType<typeof storeOf>, name: string) => store.node(store.pod('default', name)!.nodeName)!.labels['topology.kubernetes.io/zone'];
+    for (const freezeZones of [true, false]) {
+      const s = { ...settings, freezeZones };
+      const bound = ['p0', 'p1', 'p2'].map((n, i) => rsPod('bal', n, { nodeName: `node-${'abc'[i]}-1` }));
+      const store = storeOf([...nodes(ZONES, 1), ...deployment('bal', 3, prefs), ...bound]);
+      const list = workloadLayout(store, 'Deployment', 'default', 'bal', { settings: s, reservations: new Reservations(30), unschedulableUntil: () => undefined })!.zones.list;
+      // Two replicas keep the list's first two zones: the picker removes the third's pod.
+      const removed = pickPodsToRemove('default', 1, bound.map((p) => p.metadata.name), store, s).chosen_pods[0]!;
+      assert.equal(zoneOfPod(store, removed), list[2], `freezeZones ${freezeZones}: ${list}`);
+      // A fourth replica takes the sequence's fourth seat: the list's first zone.
+      const grown = storeOf([...nodes(ZONES, 1), ...deployment('bal', 4, prefs), ...bound]);
+      const v = filterFor(grown, rsPod('bal', 'new'), { settings: s });
+      assert.deepEqual(passedZones(grown, v), [list[0]], `freezeZones ${freezeZones}: ${list}`);
+      assert.deepEqual([...v.summary.matchAll(/(zone-\w) \d\/\d/g)].map((m) => m[1]), list, v.summary);
+    }
+  });
+});
