@@ -1,6 +1,6 @@
 import { pino, type Logger } from 'pino';
 
-/** Structured JSON logs on stdout (DESIGN §9). Never log tokens or kubeconfig contents. */
+/** Structured JSON logs on stdout. Never log tokens or kubeconfig contents. */
 export function createLogger(level: string): Logger {
   return pino({ level, base: { app: 'zonekeeper' }, timestamp: pino.stdTimeFunctions.isoTime });
 }

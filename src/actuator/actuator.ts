@@ -11,7 +11,7 @@ import { workloadKey } from '../placement/workload.js';
 import { parseZoneList } from '../placement/zones.js';
 import { AssignmentError, instanceIdWriter, type AssignRequest } from './instanceIds.js';
 
-/** Every write zonekeeper makes to the cluster goes through here (DESIGN §1). */
+/** Every write zonekeeper makes to the cluster goes through here (design §1). */
 export interface Actuator {
   /** Freezes the derived zone list onto the workload; fire and forget, deduplicated. */
   freezeZones(workload: SlimWorkload, zones: string[]): void;
@@ -19,7 +19,7 @@ export interface Actuator {
   pendingFreeze(workloadKey: string): string[] | undefined;
   /** Every list being frozen, for fleet balance. */
   pendingFreezes(): Iterable<PendingList>;
-  /** The pod's instance ID, written to its owner and the pod if it had none (DESIGN §6). */
+  /** The pod's instance ID, written to its owner and the pod if it had none (design §6). */
   assignInstanceId(req: AssignRequest): Promise<number>;
   /** Resolves when every write started so far has finished. */
   settle(): Promise<void>;

@@ -15,7 +15,7 @@ export interface DeletionCostOptions {
 
 /**
  * Keeps controller.kubernetes.io/pod-deletion-cost on the pods of managed ReplicaSets so the
- * native controller scales down in the picker's order (DESIGN §7). Patches only what differs
+ * native controller scales down in the picker's order (design §7). Patches only what differs
  * from the cached value, so a restart writes nothing when the costs are already right;
  * patches are paced by a token bucket.
  */

@@ -55,7 +55,7 @@ export function ownedThrough(w: { kind: string; owner?: { kind: string } | undef
 }
 
 export const WORKLOADSPREAD_GROUP = 'apps.kruise.io';
-/** Preferred first: v1beta1 when the API server serves it (DESIGN §5). */
+/** Preferred first: v1beta1 when the API server serves it (design §5). */
 export const WORKLOADSPREAD_VERSIONS = ['v1beta1', 'v1alpha1'];
 
 export function workloadSpreadKind(version: string): KindSpec {

@@ -339,7 +339,7 @@ export function slimWorkload(kind: WorkloadKind, o: Raw): SlimWorkload {
   const meta: Raw = o.metadata ?? {};
   const replicas = o.spec?.replicas;
   const start = o.spec?.ordinals?.start;
-  // Instance-ID opt-in may sit on the pod template (DESIGN §6); keep it visible on the workload.
+  // Instance-ID opt-in may sit on the pod template (design §6); keep it visible on the workload.
   const annotations = zonekeeperAnnotations(meta);
   const templateOptIn = o.spec?.template?.metadata?.annotations?.[ANNOTATION.instanceIds];
   if (typeof templateOptIn === 'string' && !(ANNOTATION.instanceIds in annotations)) annotations[ANNOTATION.instanceIds] = templateOptIn;
@@ -397,7 +397,7 @@ function maxReplicas(v: unknown): number | string | null {
   return null;
 }
 
-/** Accepts both v1alpha1 and v1beta1 field names (DESIGN §5). */
+/** Accepts both v1alpha1 and v1beta1 field names (design §5). */
 export function slimWorkloadSpread(o: Raw): SlimWorkloadSpread {
   const spec: Raw = o.spec ?? {};
   const subsets: Raw[] = Array.isArray(spec.subsets) ? spec.subsets : [];

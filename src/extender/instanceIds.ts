@@ -9,7 +9,7 @@ export type Ensured = { pod: PendingPod; error?: undefined } | { pod: PendingPod
 
 /**
  * The first filter of a pod of an instance-ID workload assigns its ID before placement
- * (DESIGN §6). Known IDs come from the request's pod, the cached pod, or an assignment this
+ * (design §6). Known IDs come from the request's pod, the cached pod, or an assignment this
  * process just made (the scheduler's copy of the pod lags behind our write).
  */
 export function instanceIdStep(snapshot: Snapshot, actuator: Actuator, log: Logger) {

@@ -40,7 +40,7 @@ export class PlacementState implements LayoutDeps {
     this.reservations = new Reservations(config.placement.reservationTtlSeconds, clock);
     this.waitingSince = new LRUCache({ max: 100_000, ttl: 3_600_000, perf: clock });
     this.unschedulable = new LRUCache({ max: 10_000, ttl: config.placement.adaptiveUnschedulableSeconds * 1000, perf: clock });
-    // A reservation ends when the watch shows the pod bound or gone (DESIGN §8).
+    // A reservation ends when the watch shows the pod bound or gone (design §8).
     source.store.onPod((type, pod) => {
       if (type === 'delete' || pod.nodeName) this.reservations.release(pod.uid);
       if (type === 'delete') this.waitingSince.delete(pod.uid);

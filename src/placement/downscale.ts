@@ -8,7 +8,7 @@ import { resolveWorkload } from './workload.js';
 import { zoneSequence } from './zoneSequence.js';
 import { zoneOf } from './zones.js';
 
-// Scale-down (DESIGN §7): which pods to remove so that what remains is still a good layout.
+// Scale-down (design §7): which pods to remove so that what remains is still a good layout.
 // One removal at a time, as the workload shrinks: the pod of the zone (or WorkloadSpread
 // subset) furthest over its target for the new size; within it the highest ordinal or
 // instance ID, then not-ready pods, then the newest.
@@ -36,7 +36,7 @@ function withinKey(pod: SlimPod, model: WorkloadModel): Key {
 }
 
 /**
- * Kruise's deletion cost for a WorkloadSpread pod (DESIGN §5): subset i of N keeps
+ * Kruise's deletion cost for a WorkloadSpread pod (design §5): subset i of N keeps
  * 100·(N−i) for its first maxReplicas pods, the pods over its max get −100·(i+1), and pods
  * in no subset −100·(N+1). Which pods of a subset are over its max: those removed first.
  */

@@ -33,7 +33,7 @@ export function modelOf(input: FilterInput): WorkloadModel | undefined {
 }
 
 /**
- * Filter (DESIGN §3): volumes first (hard, they always win), then the zone pin or the
+ * Filter (design §3): volumes first (hard, they always win), then the zone pin or the
  * WorkloadSpread subset. The node set passed is what every applicable rule allows;
  * every rejected node carries the reason of the first rule that rejected it.
  */

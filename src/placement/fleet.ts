@@ -4,7 +4,7 @@ import type { Snapshot } from '../cluster/store.js';
 import type { PlacementSettings } from './verdict.js';
 import { parseZoneList, type ZoneList } from './zones.js';
 
-// Fleet balance (DESIGN §4): if every derived zone list started at the same zone, every
+// Fleet balance (design §4): if every derived zone list started at the same zone, every
 // workload's first replica would land there. A list is rotated once, when it is derived for
 // a workload that has none frozen yet; i → L[i mod |L|] then holds for that list forever.
 

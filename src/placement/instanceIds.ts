@@ -1,6 +1,6 @@
 import { ANNOTATION, type SlimWorkload } from '../cluster/objects.js';
 
-// Instance IDs for workloads without ordinals (DESIGN §6, seed: CDAP): each pod takes a
+// Instance IDs for workloads without ordinals (design §6, seed: CDAP): each pod takes a
 // unique ID in [0, replicas), recorded as {"id": "pod"} on the owner.
 
 /** Kubernetes caps all of an object's annotations together at 256 KiB. */

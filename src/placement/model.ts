@@ -98,7 +98,7 @@ function preferencesOfWorkload(workload: SlimWorkload | undefined): Preferences 
 }
 
 /**
- * Which policy covers a workload. Precedence (DESIGN §3): a WorkloadSpread decides when one
+ * Which policy covers a workload. Precedence (design §3): a WorkloadSpread decides when one
  * targets the workload; else ordinals or instance IDs pin a zone; else zone preferences
  * balance the zones.
  */

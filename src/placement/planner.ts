@@ -1,6 +1,6 @@
 import { preferenceFor, type ZonePreferencesSpec } from './preferences.js';
 
-// The Federated ReplicaSet planner (DESIGN §4), zones in place of clusters: weights, min
+// The Federated ReplicaSet planner (design §4), zones in place of clusters: weights, min
 // and max per zone, capacity, rebalance, overflow.
 
 /** FNV-1, 32 bit (Go's hash/fnv New32): the tie-break that spreads 1-replica workloads. */

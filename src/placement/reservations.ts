@@ -2,7 +2,7 @@ import { LRUCache } from 'lru-cache';
 
 /**
  * A seat a filter call has given a pod that the watch does not show bound yet
- * (DESIGN §8). Keyed by pod UID, so a retried filter replaces rather than adds.
+ * (design §8). Keyed by pod UID, so a retried filter replaces rather than adds.
  */
 export interface Reservation {
   uid: string;

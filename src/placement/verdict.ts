@@ -20,7 +20,7 @@ export interface Rejection {
 
 export interface PlacementSettings {
   topologyKey: string;
-  /** Pin StatefulSet ordinals to zones (DESIGN §3.2). */
+  /** Pin StatefulSet ordinals to zones (design §4). */
   manageStatefulSets: boolean;
   /** Write the derived zone list onto the workload on first placement. */
   freezeZones: boolean;

@@ -4,7 +4,7 @@ import { matchesAnyTerm, matchesTopology } from './nodeMatching.js';
 
 const ZONE_KEYS = ['topology.kubernetes.io/zone', 'failure-domain.beta.kubernetes.io/zone'];
 
-/** Where one of the pod's volumes lets it run (DESIGN §3.1). */
+/** Where one of the pod's volumes lets it run (design §3). */
 export interface VolumeConstraint {
   claim: string;
   /** True for a bound PV: data does not move, so no fallback may override it. */

@@ -95,7 +95,7 @@ export function describeQuota(q: SubsetQuota): string {
 
 
 /**
- * The subset a pod goes to (DESIGN §5): Kruise's own choice when the webhook made one,
+ * The subset a pod goes to (design §5): Kruise's own choice when the webhook made one,
  * the ordinal range for StatefulSets, else the first subset in priority order with room.
  * Adaptive skips a subset with no feasible node once the pod has waited
  * rescheduleCriticalSeconds, and marks it unschedulable for everyone.

@@ -5,7 +5,7 @@ import { seatZone } from './zoneSequence.js';
 import { zoneOf } from './zones.js';
 
 /**
- * StatefulSet ordinal or instance ID → zone (DESIGN §3.2, §4, §6). A bound volume in
+ * StatefulSet ordinal or instance ID → zone (design §3, §4, §6). A bound volume in
  * another zone wins over the pin, and the conflict is reported.
  */
 export function zonePin(ctx: PolicyContext, model: PinModel, volumes: VolumeConstraint[]): PolicyOutcome {
@@ -47,7 +47,7 @@ export function zonePin(ctx: PolicyContext, model: PinModel, volumes: VolumeCons
   }
 
   // zoneFallback: adaptive lets a pin fall through to the next zone of the list once the
-  // pod has waited long enough, never for pods with bound volumes (DESIGN §3).
+  // pod has waited long enough, never for pods with bound volumes (design §3).
   const feasibleIn = (z: string) => ctx.feasible.some((n) => zoneOf(n, list.topologyKey) === z);
   const fallback = settings.zoneFallback === 'adaptive' && !ctx.boundVolume && !feasibleIn(zone);
   const waited = input.waitingSince === undefined ? 0 : input.now - input.waitingSince;

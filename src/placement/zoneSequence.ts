@@ -1,4 +1,4 @@
-/** Per-zone preferences, the Federated ReplicaSet form (DESIGN §4). */
+/** Per-zone preferences, the Federated ReplicaSet form (design §4). */
 export interface ZonePreference {
   minReplicas: number;
   maxReplicas: number | undefined;

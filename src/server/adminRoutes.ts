@@ -51,7 +51,7 @@ function podParam(value: string | undefined): { namespace: string; name: string 
   return { namespace, name };
 }
 
-/** The admin listener: health, readiness, metrics and the debug views (DESIGN §9). */
+/** The admin listener: health, readiness, metrics and the debug views (README, Endpoints). */
 export function adminRoutes(deps: AdminDeps): Hono {
   const { source, extender, metrics } = deps;
   const app = new Hono();

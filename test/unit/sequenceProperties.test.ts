@@ -76,7 +76,7 @@ describe(`zone sequence properties (seed ${SEED}, ${CASES} cases, zones 1–6, r
     }
   });
 
-  // Not met by the sequence as DESIGN §4 defines it (Sainte-Laguë, equal priorities to the
+  // Not met by the sequence as design §4 defines it (Sainte-Laguë, equal priorities to the
   // earlier zone): weights 5,1,1,0,3,1 give the first zone 3 of the first 4 seats (share 1.82).
   // Meeting it needs a quota-respecting rule (Balinski–Young), which would move the seats of
   // existing weighted workloads: a decision for the people who plan, see the closing note.
