@@ -4,7 +4,7 @@ import type { Snapshot } from '../cluster/store.js';
 import { workloadModel, type SpreadModel, type WorkloadModel, type ZoneListDeps } from './model.js';
 import type { PlacementSettings } from './verdict.js';
 import { resolveMax, subsetOfPod } from './workloadSpread.js';
-import { resolveWorkload } from './workload.js';
+import { resolveWorkload, workloadKey } from './workload.js';
 import { zoneSequence } from './zoneSequence.js';
 import { zoneOf } from './zones.js';
 
@@ -23,12 +23,20 @@ const compare = (a: Key, b: Key) => {
 
 /** One workload's pods while the simulated scale-down removes them one by one. */
 interface Shrinking {
+  /** The workload's bound pods (and candidates): what targets and counts are taken over. */
   remaining: Map<string, SlimPod>;
-  /** Recomputes targets and counts for `remaining`; once per removal step. */
-  prepare(): void;
-  /** The removal key of `pod` if it were the next one removed from `remaining`. */
-  keyOf(pod: SlimPod): Key;
+  addCandidate(pod: SlimPod): void;
+  /** Called once, after every candidate is added. */
+  start(): void;
+  /** The candidate to remove next from this workload, with its removal key. */
+  best(): { pod: SlimPod; key: Key } | undefined;
+  /** Every candidate whose key is `key` now (a scan: asked once, for the last place). */
+  tiedWith(key: Key): SlimPod[];
+  remove(pod: SlimPod): void;
 }
+
+const better = (a: { pod: SlimPod; key: Key }, b: { pod: SlimPod; key: Key } | undefined) =>
+  !b || compare(a.key, b.key) < 0 || (compare(a.key, b.key) === 0 && a.pod.name.localeCompare(b.pod.name) < 0);
 
 /** Within a zone or subset: highest seat first, then not ready, then newest. */
 function withinKey(pod: SlimPod, model: WorkloadModel): Key {
@@ -58,48 +66,121 @@ export function workloadSpreadCosts(model: SpreadModel, pods: Iterable<SlimPod>,
   return costs;
 }
 
+/** Keys recomputed over every candidate at each step: for WorkloadSpread costs, which move as a subset shrinks. */
+function scanning(remaining: Map<string, SlimPod>, prepare: () => void, keyOf: (pod: SlimPod) => Key): Shrinking {
+  const candidates = new Set<SlimPod>();
+  let prepared = false;
+  const ready = () => {
+    if (!prepared) prepare();
+    prepared = true;
+  };
+  return {
+    remaining,
+    addCandidate: (pod) => candidates.add(pod),
+    start() {},
+    best() {
+      ready();
+      let best: { pod: SlimPod; key: Key } | undefined;
+      for (const pod of candidates) {
+        const c = { pod, key: keyOf(pod) };
+        if (better(c, best)) best = c;
+      }
+      return best;
+    },
+    tiedWith(key) {
+      ready();
+      return [...candidates].filter((p) => compare(keyOf(p), key) === 0);
+    },
+    remove(pod) {
+      candidates.delete(pod);
+      remaining.delete(pod.name);
+      prepared = false;
+    },
+  };
+}
+
+/**
+ * Zone targets: the pod of the zone furthest over its target for the new size goes first.
+ * Kept incrementally (candidates sorted once per zone, counts and targets updated per
+ * removal), so a whole workload's removal order costs O(n log n + n·zones), not O(n²).
+ */
+function zoneShrinking(model: WorkloadModel, snapshot: Snapshot, remaining: Map<string, SlimPod>): Shrinking {
+  const list = model.zones();
+  const zoneOfPod = new Map<SlimPod, string | undefined>();
+  const zoneOfCached = (p: SlimPod) => {
+    if (!zoneOfPod.has(p)) {
+      const node = snapshot.node(p.nodeName);
+      zoneOfPod.set(p, node ? zoneOf(node, list.topologyKey) : undefined);
+    }
+    return zoneOfPod.get(p);
+  };
+  const perZone = new Map<string | undefined, { pods: SlimPod[]; head: number }>();
+  const within = new Map<SlimPod, Key>();
+  const counts = new Map<string | undefined, number>();
+  const target = new Map<string, number>();
+  let sequence: string[] = [];
+  let size = 0;
+  // A pod outside the zone list (or on an unknown node) is as far over as it gets.
+  const excess = (z: string | undefined) => (z !== undefined && target.has(z) ? counts.get(z)! - target.get(z)! : Number.MAX_SAFE_INTEGER);
+  const keyOf = (pod: SlimPod): Key => [-excess(zoneOfCached(pod)), ...within.get(pod)!];
+  return {
+    remaining,
+    addCandidate(pod) {
+      const z = zoneOfCached(pod);
+      const q = perZone.get(z) ?? perZone.set(z, { pods: [], head: 0 }).get(z)!;
+      q.pods.push(pod);
+      within.set(pod, withinKey(pod, model));
+    },
+    start() {
+      for (const q of perZone.values()) q.pods.sort((a, b) => compare(within.get(a)!, within.get(b)!) || a.name.localeCompare(b.name));
+      for (const p of remaining.values()) counts.set(zoneOfCached(p), (counts.get(zoneOfCached(p)) ?? 0) + 1);
+      size = remaining.size;
+      // Targets from the prefix-stable sequence, for every kind: the planner's rounding up would
+      // leave a zone empty at small sizes (4 over 3 zones plans 2/2/0), the sequence gives 2/1/1.
+      sequence = zoneSequence(list.zones, size, model.preferences.sequence);
+      for (const z of list.zones) target.set(z, 0);
+      for (const z of sequence.slice(0, Math.max(0, size - 1))) target.set(z, target.get(z)! + 1);
+    },
+    best() {
+      let best: { pod: SlimPod; key: Key } | undefined;
+      for (const q of perZone.values()) {
+        const pod = q.pods[q.head];
+        if (!pod) continue;
+        const c = { pod, key: keyOf(pod) };
+        if (better(c, best)) best = c;
+      }
+      return best;
+    },
+    tiedWith(key) {
+      const out: SlimPod[] = [];
+      for (const q of perZone.values()) for (let i = q.head; i < q.pods.length; i++) if (compare(keyOf(q.pods[i]!), key) === 0) out.push(q.pods[i]!);
+      return out;
+    },
+    remove(pod) {
+      const z = zoneOfCached(pod);
+      const q = perZone.get(z)!;
+      const i = q.pods.indexOf(pod, q.head);
+      q.pods.splice(i, 1);
+      counts.set(z, counts.get(z)! - 1);
+      remaining.delete(pod.name);
+      size--;
+      // The target for the next removal is the sequence's first size−1 seats: one seat fewer.
+      const dropped = sequence[size - 1];
+      if (size >= 1 && dropped !== undefined) target.set(dropped, target.get(dropped)! - 1);
+    },
+  };
+}
+
 function shrinking(model: WorkloadModel, snapshot: Snapshot): Shrinking {
   const remaining = new Map<string, SlimPod>();
   for (const p of model.pods()) if (p.nodeName) remaining.set(p.name, p);
-  if (model.policy === 'workloadspread') {
-    let costs = new Map<string, number>();
-    return {
-      remaining,
-      prepare() {
-        costs = workloadSpreadCosts(model, remaining.values(), remaining.size - 1, snapshot);
-      },
-      keyOf: (pod) => [costs.get(pod.name) ?? 0, ...withinKey(pod, model)],
-    };
-  }
-  const list = model.zones();
-  // Targets from the prefix-stable sequence, for every kind: the planner's rounding up would
-  // leave a zone empty at small sizes (4 over 3 zones plans 2/2/0), the sequence gives 2/1/1.
-  const sequence = zoneSequence(list.zones, remaining.size, model.preferences.sequence);
-  const targets = (size: number): Record<string, number> => {
-    const t: Record<string, number> = Object.fromEntries(list.zones.map((z) => [z, 0]));
-    for (const z of sequence.slice(0, size)) t[z]!++;
-    return t;
-  };
-  const zoneOfPod = (p: SlimPod) => {
-    const node = snapshot.node(p.nodeName);
-    return node ? zoneOf(node, list.topologyKey) : undefined;
-  };
-  let target: Record<string, number> = {};
-  const counts = new Map<string | undefined, number>();
-  return {
+  if (model.policy !== 'workloadspread') return zoneShrinking(model, snapshot, remaining);
+  let costs = new Map<string, number>();
+  return scanning(
     remaining,
-    prepare() {
-      target = targets(remaining.size - 1);
-      counts.clear();
-      for (const p of remaining.values()) counts.set(zoneOfPod(p), (counts.get(zoneOfPod(p)) ?? 0) + 1);
-    },
-    keyOf(pod) {
-      const zone = zoneOfPod(pod);
-      // A pod outside the zone list (or on an unknown node) is as far over as it gets.
-      const excess = zone !== undefined && zone in target ? counts.get(zone)! - target[zone]! : Number.MAX_SAFE_INTEGER;
-      return [-excess, ...withinKey(pod, model)];
-    },
-  };
+    () => { costs = workloadSpreadCosts(model, remaining.values(), remaining.size - 1, snapshot); },
+    (pod) => [costs.get(pod.name) ?? 0, ...withinKey(pod, model)],
+  );
 }
 
 export interface PickResult {
@@ -120,7 +201,7 @@ export function pickPodsToRemove(
   const unknown: string[] = [];
   const warnings: string[] = [];
   const groups = new Map<string, Shrinking>();
-  const known: { pod: SlimPod; group: Shrinking }[] = [];
+  let known = 0;
   for (const name of unique) {
     const pod = snapshot.pod(namespace, name);
     if (!pod || !pod.nodeName) {
@@ -129,11 +210,12 @@ export function pickPodsToRemove(
       continue;
     }
     const resolved = resolveWorkload(pod, snapshot);
-    const model = workloadModel(resolved?.ref ?? { kind: 'Pod', namespace, name }, resolved?.object, snapshot, settings, lists);
-    let group = groups.get(model.key);
-    if (!group) groups.set(model.key, (group = shrinking(model, snapshot)));
+    const ref = resolved?.ref ?? { kind: 'Pod', namespace, name };
+    let group = groups.get(workloadKey(ref));
+    if (!group) groups.set(workloadKey(ref), (group = shrinking(workloadModel(ref, resolved?.object, snapshot, settings, lists), snapshot)));
     if (!group.remaining.has(pod.name)) group.remaining.set(pod.name, pod);
-    known.push({ pod, group });
+    group.addCandidate(pod);
+    known++;
   }
   unknown.sort();
   if (unknown.length >= n) {
@@ -141,25 +223,21 @@ export function pickPodsToRemove(
   }
 
   // Remove one pod at a time until n are gone; remember each removal's key.
-  const wanted = Math.min(n - unknown.length, known.length);
-  const left = new Set(known);
+  const wanted = Math.min(n - unknown.length, known);
+  for (const g of groups.values()) g.start();
   const picks: { name: string; key: Key }[] = [];
   let lastTies: string[] = [];
   for (let step = 0; step < wanted; step++) {
-    for (const g of groups.values()) g.prepare();
-    let best: Key | undefined;
-    let bestOnes: { pod: SlimPod; group: Shrinking }[] = [];
-    for (const c of left) {
-      const k = c.group.keyOf(c.pod);
-      const cmp = best === undefined ? -1 : compare(k, best);
-      if (cmp < 0) { best = k; bestOnes = [c]; } else if (cmp === 0) bestOnes.push(c);
+    let best: { pod: SlimPod; key: Key; group: Shrinking } | undefined;
+    for (const group of groups.values()) {
+      const b = group.best();
+      if (b && better(b, best)) best = { ...b, group };
     }
-    bestOnes.sort((a, b) => a.pod.name.localeCompare(b.pod.name));
-    const pick = bestOnes[0]!;
-    left.delete(pick);
-    pick.group.remaining.delete(pick.pod.name);
-    picks.push({ name: pick.pod.name, key: best! });
-    lastTies = bestOnes.map((c) => c.pod.name);
+    if (!best) break;
+    // The candidates as good as the last pick, before it is taken: the tie for the last place.
+    if (step === wanted - 1) lastTies = [...groups.values()].flatMap((g) => g.tiedWith(best.key)).map((p) => p.name);
+    best.group.remove(best.pod);
+    picks.push({ name: best.pod.name, key: best.key });
   }
   const last = picks[picks.length - 1];
   if (!last) return { chosen_pods: unknown, tied_pods: [], ...(warnings.length ? { warnings } : {}) };

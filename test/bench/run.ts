@@ -1,69 +1,16 @@
 // npm run bench: extender latency and throughput over real HTTP on loopback, against a
 // bare echo route in the same server process, and memory per cached slim pod.
 import { spawn } from 'node:child_process';
-import http from 'node:http';
 import { once } from 'node:events';
 import { slimPod } from '../../src/cluster/objects.js';
 import { ClusterStore } from '../../src/cluster/store.js';
-import { nodeName, rawNode, rawPod } from './cluster.js';
+import { nodeName, rawPod } from './cluster.js';
+import { deletionCostCase } from './deletionCosts.js';
+import { largeClusterCase, printLargeCluster } from './largeCluster.js';
+import { agent, CONCURRENCY, fmt, LATENCY_REQUESTS, measure, podBody, post, THROUGHPUT_SECONDS } from './measure.js';
 import { bodyLimitCases } from './limits.js';
 
 const MAX_NODES = 5000;
-const LATENCY_REQUESTS = Number(process.env.BENCH_REQUESTS ?? 1500);
-const THROUGHPUT_SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
-const CONCURRENCY = 8;
-
-const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY });
-
-function post(base: URL, path: string, body: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const req = http.request({ host: base.hostname, port: base.port, path, method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
-      res.resume();
-      res.on('end', () => (res.statusCode === 200 ? resolve(res.statusCode) : reject(new Error(`${path}: ${res.statusCode}`))));
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
-
-const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
-
-async function serverCpuMicros(base: URL): Promise<number> {
-  const res = await fetch(new URL('/cpu', base));
-  const u = (await res.json()) as { user: number; system: number };
-  return u.user + u.system;
-}
-
-async function measure(base: URL, path: string, body: string) {
-  const times: number[] = [];
-  const cpuBefore = await serverCpuMicros(base);
-  for (let i = 0; i < LATENCY_REQUESTS; i++) {
-    const t = process.hrtime.bigint();
-    await post(base, path, body);
-    times.push(Number(process.hrtime.bigint() - t) / 1e6);
-  }
-  const cpuPerRequest = ((await serverCpuMicros(base)) - cpuBefore) / LATENCY_REQUESTS;
-  times.sort((a, b) => a - b);
-  let done = 0;
-  const until = Date.now() + THROUGHPUT_SECONDS * 1000;
-  const started = Date.now();
-  await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
-    while (Date.now() < until) {
-      await post(base, path, body);
-      done++;
-    }
-  }));
-  return { median: quantile(times, 0.5), p99: quantile(times, 0.99), rps: done / ((Date.now() - started) / 1000), cpuPerRequest };
-}
-
-function podBody(ordinal: number, names: number | undefined, fullNodes?: number, unmanaged = false): string {
-  const pod = rawPod(ordinal, { kind: 'StatefulSet', name: 'db' });
-  pod.metadata.namespace = 'default';
-  pod.spec.volumes = [];
-  if (unmanaged) pod.metadata.ownerReferences = [];
-  if (fullNodes) return JSON.stringify({ Pod: pod, Nodes: { items: Array.from({ length: fullNodes }, (_, i) => rawNode(i)) }, NodeNames: null });
-  return JSON.stringify({ Pod: pod, Nodes: null, NodeNames: Array.from({ length: names! }, (_, i) => nodeName(i)) });
-}
 
 function memoryPerPod(count: number): number {
   const gc = (globalThis as { gc?: () => void }).gc;
@@ -81,9 +28,8 @@ function memoryPerPod(count: number): number {
   return (after - before) / count;
 }
 
-const fmt = (n: number, d = 3) => n.toFixed(d);
 
-async function main() {
+async function extenderCases() {
   const nodeFlags = (process.env.BENCH_SERVER_FLAGS ?? '').split(' ').filter(Boolean);
   const child = spawn(process.execPath, [...nodeFlags, '--import', 'tsx', new URL('./server.ts', import.meta.url).pathname, String(MAX_NODES)], { stdio: ['ignore', 'pipe', 'inherit'] });
   const [line] = (await once(child.stdout!, 'data')) as [Buffer];
@@ -98,7 +44,7 @@ async function main() {
   // Warm every route up first, so the JIT has settled before anything is timed.
   for (let round = 0; round < 300; round++) for (const [, path, body] of rows) await post(base, path, body);
   const results = new Map<string, Awaited<ReturnType<typeof measure>>>();
-  for (const [label, path, body] of rows) results.set(label, await measure(base, path, body));
+  for (const [label, path, body] of rows) results.set(label, await measure(base, path, body, true));
   for (const [label] of rows) {
     const r = results.get(label)!;
     const n = label.match(/(?:NodeNames|pod,) (\d+)/)?.[1];
@@ -113,8 +59,17 @@ async function main() {
   const f5000 = results.get('filter     NodeNames 5000')!;
   const e5000 = results.get('echo       NodeNames 5000')!;
   console.log(`targets: filter p99 at 5000 names ${fmt(f5000.p99)} ms (< 2 ms); throughput vs echo at 5000 names ${fmt(f5000.rps / e5000.rps, 2)} (>= 0.70); memory ${fmt(perPod, 0)} B/pod (<= 1024)`);
+}
+
+// BENCH_CASES=extender,limits,large,costs picks cases (all by default).
+const CASES = new Set((process.env.BENCH_CASES ?? 'extender,limits,large,costs').split(','));
+
+async function main() {
+  if (CASES.has('extender')) await extenderCases();
+  if (CASES.has('costs')) deletionCostCase();
+  if (CASES.has('large')) printLargeCluster(await largeClusterCase());
   agent.destroy();
-  await bodyLimitCases();
+  if (CASES.has('limits')) await bodyLimitCases();
 }
 
 main().catch((err) => {

@@ -1,0 +1,165 @@
+// The 5,000-node, 150,000-pod case (issue 11): zonekeeper as users run it, a `serve` process
+// listing and watching a list/watch server on loopback, then answering filter and prioritize
+// with all 5,000 names, beside a bare node:http echo process (the floor: JSON.parse the args,
+// answer the names back).
+import { spawn } from 'node:child_process';
+import http from 'node:http';
+import { once } from 'node:events';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { AddressInfo } from 'node:net';
+import { startServe } from '../support/serve.js';
+import { kubeletNode, nodeName, rawPod, ZONES } from './cluster.js';
+import { fmt, measure, podBody, type Measured } from './measure.js';
+
+const NODES = 5000;
+const PODS = 150_000;
+const PAGE = 500;
+
+type Raw = Record<string, any>;
+
+/** The cluster's objects as list pages, serialized once: the server then costs what a real API server's watch cache costs. */
+function listPages(): Map<string, Buffer[]> {
+  const pages = new Map<string, Buffer[]>();
+  const paged = (path: string, count: number, make: (i: number) => Raw) => {
+    const out: Buffer[] = [];
+    for (let start = 0; start < count || out.length === 0; start += PAGE) {
+      const items = Array.from({ length: Math.max(0, Math.min(PAGE, count - start)) }, (_, k) => make(start + k));
+      const cont = start + PAGE < count ? String(start + PAGE) : '';
+      out.push(Buffer.from(JSON.stringify({ kind: 'List', apiVersion: 'v1', metadata: { resourceVersion: '1000', continue: cont }, items })));
+    }
+    pages.set(path, out);
+  };
+  paged('/api/v1/nodes', NODES, kubeletNode);
+  // One pinned StatefulSet `db` of 300 in default; the rest StatefulSet and ReplicaSet pods of 500 workloads in 20 namespaces.
+  paged('/api/v1/pods', PODS, (i) => {
+    if (i < 300) {
+      const p = rawPod(i, { kind: 'StatefulSet', name: 'db' }, nodeName(i % NODES));
+      p.metadata.namespace = 'default';
+      return p;
+    }
+    const owner = i % 2 ? { kind: 'ReplicaSet', name: `web-${i % 250}-6c7d8bd9bc` } : { kind: 'StatefulSet', name: `store-${i % 250}` };
+    return rawPod(i, owner, nodeName(i % NODES));
+  });
+  paged('/apis/apps/v1/statefulsets', 1, () => ({
+    apiVersion: 'apps/v1', kind: 'StatefulSet',
+    metadata: { name: 'db', namespace: 'default', uid: 'sts-db', annotations: { 'zonekeeper.io/zones': ZONES.join(',') } }, spec: { replicas: 300 },
+  }));
+  for (const path of ['/api/v1/persistentvolumes', '/api/v1/persistentvolumeclaims', '/apis/storage.k8s.io/v1/storageclasses', '/apis/apps/v1/replicasets', '/apis/apps/v1/deployments']) paged(path, 0, () => ({}));
+  return pages;
+}
+
+/** Serves the pages (limit/continue) and watches that only send a bookmark; counts bytes listed. */
+async function listWatchServer(pages: Map<string, Buffer[]>) {
+  let bytes = 0;
+  const watches = new Set<http.ServerResponse>();
+  const server = http.createServer((req, res) => {
+    const url = new URL(req.url!, 'http://x');
+    const list = pages.get(url.pathname);
+    if (!list) {
+      res.writeHead(404, { 'content-type': 'application/json' });
+      return res.end('{"kind":"Status","code":404}');
+    }
+    if (url.searchParams.get('watch') === '1') {
+      res.writeHead(200, { 'content-type': 'application/json', 'transfer-encoding': 'chunked' });
+      res.write('{"type":"BOOKMARK","object":{"kind":"Bookmark","metadata":{"resourceVersion":"1000"}}}\n');
+      watches.add(res);
+      res.on('close', () => watches.delete(res));
+      return;
+    }
+    const page = list[Math.floor(Number(url.searchParams.get('continue') || 0) / PAGE)]!;
+    bytes += page.length;
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': page.length });
+    res.end(page);
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const port = (server.address() as AddressInfo).port;
+  const dir = mkdtempSync(join(tmpdir(), 'zk-bench-'));
+  const kubeconfig = join(dir, 'config');
+  writeFileSync(kubeconfig, `apiVersion: v1\nkind: Config\nclusters: [{name: b, cluster: {server: "http://127.0.0.1:${port}"}}]\nusers: [{name: u, user: {token: t}}]\ncontexts: [{name: c, context: {cluster: b, user: u}}]\ncurrent-context: c\n`);
+  return {
+    kubeconfig, bytes: () => bytes,
+    close() {
+      for (const w of watches) w.destroy();
+      server.close();
+    },
+  };
+}
+
+/** The floor: a bare node:http process that parses the args and answers the names back. */
+const ECHO = `
+const http = require('node:http');
+const s = http.createServer((req, res) => {
+  const chunks = [];
+  req.on('data', (c) => chunks.push(c));
+  req.on('end', () => {
+    const args = JSON.parse(Buffer.concat(chunks).toString());
+    const body = JSON.stringify({ NodeNames: args.NodeNames, FailedNodes: {}, FailedAndUnresolvableNodes: {}, Error: '' });
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(body);
+  });
+});
+s.keepAliveTimeout = 60000;
+s.listen(0, '127.0.0.1', () => console.log('http://127.0.0.1:' + s.address().port + '/'));`;
+
+const rssMiB = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
+
+async function readyAfter(admin: string, started: number): Promise<number> {
+  for (;;) {
+    const res = await fetch(new URL('/readyz', admin)).catch(() => undefined);
+    if (res?.status === 200) return (Date.now() - started) / 1000;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+export interface LargeClusterResult {
+  syncSeconds: number; rss: number; listedMiB: number;
+  filter: Measured; prioritize: Measured; echo: Measured; responseKB: number;
+}
+
+export async function largeClusterCase(): Promise<LargeClusterResult> {
+  const pages = listPages();
+  const api = await listWatchServer(pages);
+  const echoChild = spawn(process.execPath, ['-e', ECHO], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const echoBase = new URL(String((await once(echoChild.stdout!, 'data'))[0]).trim());
+  const started = Date.now();
+  const zk = await startServe(['--kubeconfig', api.kubeconfig]);
+  try {
+    const syncSeconds = await readyAfter(zk.admin, started);
+    await new Promise((r) => setTimeout(r, 2000));
+    const rss = rssMiB(zk.child.pid!);
+    const body = podBody(4, NODES);
+    const ext = new URL(zk.extender);
+    const answer = await (await fetch(new URL('/filter', ext), { method: 'POST', body, headers: { 'content-type': 'application/json' } })).text();
+    if (!answer.includes('"NodeNames":[')) throw new Error(`filter answered ${answer.slice(0, 200)}`);
+    const filter = await measure(ext, '/filter', body);
+    const prioritize = await measure(ext, '/prioritize', body);
+    const echo = await measure(echoBase, '/echo', body);
+    return { syncSeconds, rss, listedMiB: api.bytes() / 2 ** 20, filter, prioritize, echo, responseKB: Buffer.byteLength(answer) / 1000 };
+  } finally {
+    zk.child.kill();
+    echoChild.kill();
+    api.close();
+  }
+}
+
+export function printLargeCluster(r: LargeClusterResult): void {
+  console.log(`\n${NODES} kubelet Nodes + ${PODS} Pods listed and watched from a list/watch server on loopback by \`zonekeeper serve\`; filter/prioritize with ${NODES} names vs a bare node:http echo process`);
+  console.log(`cold sync to /readyz 200: ${fmt(r.syncSeconds, 2)} s, ${fmt(r.listedMiB, 1)} MiB listed; RSS after sync ${fmt(r.rss, 0)} MiB`);
+  console.log('case                 median ms   p99 ms    req/s  vs echo');
+  for (const [label, m] of [['filter', r.filter], ['prioritize', r.prioritize], ['echo', r.echo]] as const) {
+    console.log(`${label.padEnd(20)} ${fmt(m.median).padStart(9)} ${fmt(m.p99).padStart(8)} ${fmt(m.rps, 0).padStart(8)} ${label === 'echo' ? '' : fmt(m.rps / r.echo.rps, 2).padStart(8)}`);
+  }
+  const checks: [string, boolean][] = [
+    [`sync ${fmt(r.syncSeconds, 1)} s <= 6`, r.syncSeconds <= 6],
+    [`RSS ${fmt(r.rss, 0)} MiB <= 400`, r.rss <= 400],
+    [`filter/echo ${fmt(r.filter.rps / r.echo.rps, 2)} >= 0.6`, r.filter.rps / r.echo.rps >= 0.6],
+    [`filter median ${fmt(r.filter.median, 2)} ms <= 1.5`, r.filter.median <= 1.5],
+    [`filter p99 ${fmt(r.filter.p99, 2)} ms <= 3`, r.filter.p99 <= 3],
+    [`prioritize/echo ${fmt(r.prioritize.rps / r.echo.rps, 2)} >= 0.6`, r.prioritize.rps / r.echo.rps >= 0.6],
+    [`filter response ${fmt(r.responseKB, 0)} KB <= 100`, r.responseKB <= 100],
+  ];
+  console.log(`targets (5,000 nodes, 150,000 pods): ${checks.map(([t, ok]) => `${t} ${ok ? 'MET' : 'NOT MET'}`).join('; ')}`);
+}

@@ -1,0 +1,65 @@
+// Latency and throughput of one route over real HTTP on loopback, shared by the bench cases.
+import http from 'node:http';
+import { nodeName, rawNode, rawPod } from './cluster.js';
+
+export const LATENCY_REQUESTS = Number(process.env.BENCH_REQUESTS ?? 1500);
+export const THROUGHPUT_SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
+export const CONCURRENCY = 8;
+
+export const fmt = (n: number, d = 3) => n.toFixed(d);
+
+export const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY });
+
+export function post(base: URL, path: string, body: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: base.hostname, port: base.port, path, method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
+      res.resume();
+      res.on('end', () => (res.statusCode === 200 ? resolve(res.statusCode) : reject(new Error(`${path}: ${res.statusCode}`))));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+
+async function serverCpuMicros(base: URL): Promise<number> {
+  const res = await fetch(new URL('/cpu', base));
+  const u = (await res.json()) as { user: number; system: number };
+  return u.user + u.system;
+}
+
+export interface Measured { median: number; p99: number; rps: number; cpuPerRequest: number }
+
+/** `cpu`: the server answers GET /cpu with its process.cpuUsage() (the bench's own server does). */
+export async function measure(base: URL, path: string, body: string, cpu = false): Promise<Measured> {
+  const times: number[] = [];
+  const cpuBefore = cpu ? await serverCpuMicros(base) : 0;
+  for (let i = 0; i < LATENCY_REQUESTS; i++) {
+    const t = process.hrtime.bigint();
+    await post(base, path, body);
+    times.push(Number(process.hrtime.bigint() - t) / 1e6);
+  }
+  const cpuPerRequest = cpu ? ((await serverCpuMicros(base)) - cpuBefore) / LATENCY_REQUESTS : NaN;
+  times.sort((a, b) => a - b);
+  let done = 0;
+  const until = Date.now() + THROUGHPUT_SECONDS * 1000;
+  const started = Date.now();
+  await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
+    while (Date.now() < until) {
+      await post(base, path, body);
+      done++;
+    }
+  }));
+  return { median: quantile(times, 0.5), p99: quantile(times, 0.99), rps: done / ((Date.now() - started) / 1000), cpuPerRequest };
+}
+
+export function podBody(ordinal: number, names: number | undefined, fullNodes?: number, unmanaged = false): string {
+  const pod = rawPod(ordinal, { kind: 'StatefulSet', name: 'db' });
+  pod.metadata.namespace = 'default';
+  pod.spec.volumes = [];
+  if (unmanaged) pod.metadata.ownerReferences = [];
+  if (fullNodes) return JSON.stringify({ Pod: pod, Nodes: { items: Array.from({ length: fullNodes }, (_, i) => rawNode(i)) }, NodeNames: null });
+  return JSON.stringify({ Pod: pod, Nodes: null, NodeNames: Array.from({ length: names! }, (_, i) => nodeName(i)) });
+}
+
