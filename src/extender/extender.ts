@@ -8,12 +8,12 @@ import { pickPodsToRemove, type PickResult } from '../placement/downscale.js';
 import { filterNodes, rejectAll as waitVerdict } from '../placement/filtering.js';
 import { podModel } from '../placement/model.js';
 import { scoreNodes } from '../placement/scoring.js';
-import { clipReason, rejectedCount, type Candidate, type FilterVerdict } from '../placement/verdict.js';
+import { candidatesNamed, clipReason, rejectedCount, type Candidates, type FilterVerdict } from '../placement/verdict.js';
 import { PlacementState } from './placementState.js';
 import { DecisionLog, summarizeRejections, type Decision } from './decisions.js';
-import { encodeError, encodeFilterResult } from './encoding.js';
+import { encodeError, encodeFilterResult, encodePriorities } from './encoding.js';
 import { instanceIdStep } from './instanceIds.js';
-import { maxCandidates, namesMode, type ExtenderArgs, type HostPriority, type RawObject } from './protocol.js';
+import { maxCandidates, namesMode, type ExtenderArgs, type RawObject } from './protocol.js';
 
 export const NOT_SYNCED = 'zonekeeper: cluster cache not synced yet; the pod will be retried';
 export const STALE = 'zonekeeper: cluster cache is stale (watches failing); the pod will be retried';
@@ -45,9 +45,10 @@ export function createExtender(deps: ExtenderDeps) {
     if (type === 'delete') ids.forget(pod.uid);
   });
 
-  function candidatesOf(args: ExtenderArgs): Candidate[] {
-    if (namesMode(args)) return args.NodeNames!.map((name) => ({ name, node: source.snapshot.node(name) }));
-    return (args.Nodes?.items ?? []).map((raw) => ({ name: raw.metadata.name, node: slimNode(raw, unshared) }));
+  function candidatesOf(args: ExtenderArgs): Candidates {
+    if (namesMode(args)) return candidatesNamed(args.NodeNames!, source.snapshot);
+    const items = args.Nodes?.items ?? [];
+    return { names: items.map((raw) => raw.metadata.name), nodes: items.map((raw) => slimNode(raw, unshared)) };
   }
 
   function outcomeOf(v: FilterVerdict): string {
@@ -104,19 +105,20 @@ export function createExtender(deps: ExtenderDeps) {
       return encodeFilterResult(v, namesMode(args) ? undefined : args.Nodes?.items ?? [], { legacyFailedNodes: config.extender.legacyFailedNodes });
     },
 
-    prioritize(args: ExtenderArgs): HostPriority[] {
+    /** The HostPriorityList as JSON text. */
+    prioritize(args: ExtenderArgs): string {
       const candidates = candidatesOf(args);
       if (!source.ready()) {
         metrics.decisions.inc({ verb: 'prioritize', outcome: 'not_ready' });
-        return candidates.map((c) => ({ Host: c.name, Score: 0 }));
+        return encodePriorities(candidates, []);
       }
       const input = state.inputOf(ids.known(pendingPod(args.Pod)), candidates);
       const v = filterNodes(input);
       const scores = scoreNodes(input, v);
-      const d = decision('prioritize', args, v, { scores: Object.fromEntries(scores.slice(0, 50).map((s) => [s.Host, s.Score])) });
+      const d = decision('prioritize', args, v, { scores: Object.fromEntries(scores.slice(0, 50).map((score, i) => [candidates.names[i], score])) });
       decisions.record(d);
       metrics.decisions.inc({ verb: 'prioritize', outcome: d.outcome });
-      return scores;
+      return encodePriorities(candidates, scores);
     },
 
     /** KEP-3189 pod picker over the cache; undefined until the cache has synced. */
@@ -135,12 +137,13 @@ export function createExtender(deps: ExtenderDeps) {
     explain(namespace: string, name: string): (Decision & { failed: Record<string, string> }) | undefined {
       const raw = source.snapshot.pod(namespace, name);
       if (!raw) return undefined;
-      const candidates = [...source.snapshot.nodes()].map((node) => ({ name: node.name, node }));
+      const all = [...source.snapshot.nodes()];
+      const candidates: Candidates = { names: all.map((n) => n.name), nodes: all };
       const v = filterNodes(state.inputOf(raw, candidates));
       const args: ExtenderArgs = { Pod: { metadata: { name, namespace, uid: raw.uid } }, NodeNames: [] };
       const failed: Record<string, string> = {};
       for (const [r, names] of v.rejected) for (const n of names) failed[n] = `${r.rule}: ${r.reason}`;
-      return { ...decision('explain', args, v), nodes: candidates.length, passed: { count: v.passed.length, sample: v.passed }, failed };
+      return { ...decision('explain', args, v), nodes: all.length, passed: { count: v.passed.length, sample: [...v.passed] }, failed };
     },
   };
 }

@@ -8,7 +8,7 @@ import type { Metrics } from '../metrics.js';
 import { firstSeatCounts } from '../placement/fleet.js';
 import type { LayoutDeps } from '../placement/layout.js';
 import { Reservations } from '../placement/reservations.js';
-import { clipReason, type Candidate, type FilterInput, type FilterVerdict, type PlacementSettings } from '../placement/verdict.js';
+import { clipReason, type Candidates, type FilterInput, type FilterVerdict, type PlacementSettings } from '../placement/verdict.js';
 
 export interface PinConflict {
   pod: string;
@@ -54,7 +54,7 @@ export class PlacementState implements LayoutDeps {
   }
 
   /** The inputs of one filter or prioritize call. */
-  inputOf(pod: PendingPod, candidates: Candidate[]): FilterInput {
+  inputOf(pod: PendingPod, candidates: Candidates): FilterInput {
     const { source, actuator } = this;
     return {
       pod, candidates, snapshot: source.snapshot, reservations: this.reservations, settings: this.settings, now: this.clock.now(),

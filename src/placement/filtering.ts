@@ -1,7 +1,7 @@
 import type { SlimNode } from '../cluster/objects.js';
 import { clipReason } from './verdict.js';
 import type {
-  Candidate, Effects, FilterInput, FilterVerdict, PolicyContext, PolicyName, PolicyOutcome, Rejection,
+  Candidates, Effects, FilterInput, FilterVerdict, PolicyContext, PolicyName, PolicyOutcome, Rejection,
 } from './verdict.js';
 import { podModel, type WorkloadModel } from './model.js';
 import { podVolumes } from './volumes.js';
@@ -10,20 +10,20 @@ import { zoneBalance } from './zoneBalance.js';
 import { zonePin } from './zonePin.js';
 
 // The node's name is the key it is reported under, so one reason serves every such node.
-const NOT_CACHED: Rejection = { rule: 'cache', reason: "node not in zonekeeper's cache yet", unresolvable: false };
+const NOT_CACHED: Rejection = { rule: 'cache', reason: "node not in zonekeeper's cache yet", unresolvable: false, unknownNames: true };
 
-function passAll(candidates: Candidate[], summary: string, model?: WorkloadModel): FilterVerdict {
+function passAll(candidates: Candidates, summary: string, model?: WorkloadModel): FilterVerdict {
   return {
     managed: false, policy: 'none', summary, workload: model?.ref, model,
-    passed: candidates.map((c) => c.name), rejected: new Map(), effects: {},
+    passed: candidates.names, passedUnknown: true, rejected: new Map(), effects: {},
   };
 }
 
 /** Every node waits for one reason; the pod is managed. */
-export function rejectAll(candidates: Candidate[], rejection: Rejection, model?: WorkloadModel, policy: PolicyName = 'zone-pin'): FilterVerdict {
+export function rejectAll(candidates: Candidates, rejection: Rejection, model?: WorkloadModel, policy: PolicyName = 'zone-pin'): FilterVerdict {
   return {
     managed: true, policy, summary: rejection.reason, workload: model?.ref, model,
-    passed: [], rejected: new Map([[rejection, candidates.map((c) => c.name)]]), effects: {},
+    passed: [], rejected: new Map([[{ ...rejection, unknownNames: true }, [...candidates.names]]]), effects: {},
   };
 }
 
@@ -59,7 +59,7 @@ export function filterNodes(input: FilterInput, model: WorkloadModel | undefined
     get feasible() {
       if (!feasible) {
         feasible = [];
-        for (const c of candidates) if (c.node && !volumeRejection(c.node)) feasible.push(c.node);
+        for (const node of candidates.nodes) if (node && !volumeRejection(node)) feasible.push(node);
       }
       return feasible;
     },
@@ -77,16 +77,22 @@ export function filterNodes(input: FilterInput, model: WorkloadModel | undefined
   const rejected = new Map<Rejection, string[]>();
   const checkVolumes = volumes.constraints.length > 0;
   const { waitAll, admits } = outcome;
-  for (const c of candidates) {
-    const node = c.node;
+  const { names: candidateNames, nodes } = candidates;
+  // Rejections come in few distinct objects (one per reason): remember the last one's list.
+  let lastRejection: Rejection | undefined;
+  let lastNames: string[] = [];
+  for (let i = 0; i < candidateNames.length; i++) {
+    const node = nodes[i];
     const r = !node ? NOT_CACHED : (checkVolumes ? volumeRejection(node) : undefined) ?? waitAll ?? admits?.(node);
     if (!r) {
-      passed.push(c.name);
+      passed.push(candidateNames[i]!);
       continue;
     }
-    const names = rejected.get(r);
-    if (names) names.push(c.name);
-    else rejected.set(r, [c.name]);
+    if (r !== lastRejection) {
+      lastRejection = r;
+      lastNames = rejected.get(r) ?? rejected.set(r, []).get(r)!;
+    }
+    lastNames.push(candidateNames[i]!);
   }
   return {
     managed: true, policy: model.policy, summary: outcome.summary, workload: model.ref, model,

@@ -1,20 +1,20 @@
 import { matchesTerm } from './nodeMatching.js';
 import { filterNodes } from './filtering.js';
-import type { Candidate, FilterInput, FilterVerdict } from './verdict.js';
+import type { SlimNode } from '../cluster/objects.js';
+import type { FilterInput, FilterVerdict } from './verdict.js';
 
 export const MAX_SCORE = 10;
 
-export interface HostScore { Host: string; Score: number }
-
 /**
- * Prioritize: 0..10 per node. Unmanaged pods score 0 everywhere. Managed pods prefer,
- * among the nodes their filter allows, those holding fewest pods of the workload; a
- * WorkloadSpread subset's preferred terms count for half the score when present.
- * Nodes the filter rejects score 0.
+ * Prioritize: 0..10 per node, in the order of `input.candidates.names`. Unmanaged pods score 0
+ * everywhere. Managed pods prefer, among the nodes their filter allows, those holding fewest
+ * pods of the workload; a WorkloadSpread subset's preferred terms count for half the score
+ * when present. Nodes the filter rejects score 0.
  */
-export function scoreNodes(input: FilterInput, verdict: FilterVerdict = filterNodes(input)): HostScore[] {
-  const { candidates } = input;
-  if (!verdict.managed || !verdict.model) return candidates.map((c) => ({ Host: c.name, Score: 0 }));
+export function scoreNodes(input: FilterInput, verdict: FilterVerdict = filterNodes(input)): number[] {
+  const { names, nodes } = input.candidates;
+  const scores = new Array<number>(names.length).fill(0);
+  if (!verdict.managed || !verdict.model) return scores;
   const allowed = new Set(verdict.passed);
 
   const onNode = new Map<string, number>();
@@ -31,16 +31,18 @@ export function scoreNodes(input: FilterInput, verdict: FilterVerdict = filterNo
 
   const preferred = verdict.subset?.subset.preferredNodeSelectorTerms ?? [];
   const totalWeight = preferred.reduce((s, p) => s + p.weight, 0);
-  const preference = (c: Candidate) => {
-    if (!c.node || totalWeight <= 0) return 0;
+  const preference = (node: SlimNode | undefined) => {
+    if (!node || totalWeight <= 0) return 0;
     let w = 0;
-    for (const p of preferred) if (matchesTerm(p.preference, c.node)) w += p.weight;
+    for (const p of preferred) if (matchesTerm(p.preference, node)) w += p.weight;
     return w / totalWeight;
   };
 
-  return candidates.map((c) => {
-    if (!allowed.has(c.name)) return { Host: c.name, Score: 0 };
-    const s = totalWeight > 0 ? (spread(c.name) + preference(c)) / 2 : spread(c.name);
-    return { Host: c.name, Score: Math.round(MAX_SCORE * s) };
-  });
+  for (let i = 0; i < names.length; i++) {
+    const name = names[i]!;
+    if (!allowed.has(name)) continue;
+    const s = totalWeight > 0 ? (spread(name) + preference(nodes[i])) / 2 : spread(name);
+    scores[i] = Math.round(MAX_SCORE * s);
+  }
+  return scores;
 }

@@ -117,7 +117,7 @@ export function subsetPolicy(ctx: PolicyContext, model: SpreadModel): PolicyOutc
   const outcome = (subset: WorkloadSpreadSubset, why: string): PolicyOutcome => {
     const summary = `${label}: subset ${subset.name} (${why})`;
     const allows = inSubset(subset);
-    const rejection = { rule: 'workloadspread' as const, reason: `${summary}; node is not in it`, unresolvable: false };
+    const rejection = { rule: 'workloadspread' as const, reason: `not in subset ${subset.name} of ${label}`, unresolvable: false };
     return {
       summary, subset: { ws, subset }, effects: { reserve: { subset: subset.name } },
       admits: (node) => (allows(node) ? undefined : rejection),

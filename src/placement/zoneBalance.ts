@@ -65,7 +65,7 @@ export function zoneBalance(ctx: PolicyContext, model: BalanceModel): PolicyOutc
   }
   const zone = best;
   const summary = `zone balance: ${zone} is furthest below its target (${layout})`;
-  const rejection = { rule: 'zone-balance' as const, reason: summary, unresolvable: false };
+  const rejection = { rule: 'zone-balance' as const, reason: `zone balance: ${zone}`, unresolvable: false };
   return {
     summary, zone, effects: { reserve: { zone } },
     admits: (node) => (zoneOf(node, list.topologyKey) === zone ? undefined : rejection),

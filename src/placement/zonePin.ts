@@ -65,8 +65,10 @@ export function zonePin(ctx: PolicyContext, model: PinModel, volumes: VolumeCons
     }
   }
   const pinned = zone;
-  // One object for every rejected node: callers group and encode by identity.
-  const rejection = { rule: 'zone-pin' as const, reason: summary, unresolvable: true };
+  // One object for every rejected node: callers group and encode by identity. Short: it goes
+  // out once per rejected node, and the scheduler's event counts identical reasons; the
+  // decision log keeps the summary.
+  const rejection = { rule: 'zone-pin' as const, reason: `pinned to ${pinned}`, unresolvable: true };
   return {
     summary, zone: pinned, retryAfterMs,
     effects: { freeze, reserve: { zone: pinned } },

@@ -61,7 +61,7 @@ export function extenderRoutes(ext: Extender, metrics: Metrics, log: Logger, lim
 
   const verb = (name: Verb, answer: (args: ExtenderArgs, c: Context) => Response | Promise<Response>) => route(name, bodyLimitBytes, (text) => parseArgs(text, ext.maxCandidates()), answer);
   app.post('/filter', verb('filter', async (args, c) => c.body(await ext.filter(args), 200, { 'content-type': 'application/json' })));
-  app.post('/prioritize', verb('prioritize', (args, c) => c.json(ext.prioritize(args))));
+  app.post('/prioritize', verb('prioritize', (args, c) => c.body(ext.prioritize(args), 200, { 'content-type': 'application/json' })));
   // KEP-3189's downscale pod picker: which of the candidates to remove (design §7).
   app.post('/v1/downscale-pod-picker/:namespace', route('downscale-pod-picker', pickerBodyLimitBytes, (t) => parsePickRequest(parseJson(t, 'pod-picker request')), (req, c) => {
     const namespace = c.req.param('namespace')!;

@@ -6,6 +6,7 @@ import { parseConfig } from '../../src/config.js';
 import { createExtender } from '../../src/extender/extender.js';
 import { createMetrics } from '../../src/metrics.js';
 import { parseArgs } from '../../src/server/extenderRoutes.js';
+import { candidatesNamed } from '../../src/placement/verdict.js';
 import { benchCluster, nodeName, rawPod } from './cluster.js';
 
 const n = Number(process.argv[2] ?? 5000);
@@ -43,7 +44,7 @@ if (process.argv[3] === 'parts') {
   const settings = { ...parseConfig({}).placement };
   const reservations = new Reservations(30);
   const input = () => ({
-    pod: pendingPod(args.Pod), candidates: args.NodeNames!.map((name) => ({ name, node: store.node(name) })), snapshot: store, reservations, settings,
+    pod: pendingPod(args.Pod), candidates: candidatesNamed(args.NodeNames!, store), snapshot: store, reservations, settings,
     now: Date.now(), waitingSince: undefined, pendingFreeze: () => undefined, firstSeats: () => new Map(), unschedulableUntil: () => undefined,
   });
   time('input', input);

@@ -73,7 +73,7 @@ describe('POST /filter with the captured kube-scheduler v1.20 requests', () => {
     const body = await (await app.post('/filter', req)).json();
     assert.deepEqual(body.Nodes.items.map((n: Raw) => n.metadata.name).sort(), ['node-a-1', 'node-a-2']);
     assert.deepEqual(body.Nodes.items[0], req.Nodes.items.find((n: Raw) => n.metadata.name === body.Nodes.items[0].metadata.name));
-    assert.match(body.FailedNodes['node-b-1'], /WorkloadSpread web-ws: subset a/);
+    assert.equal(body.FailedNodes['node-b-1'], 'not in subset a of WorkloadSpread web-ws');
     assert.deepEqual(body.FailedAndUnresolvableNodes, {});
   });
 

@@ -3,7 +3,7 @@ import type { ClusterStore } from '../../src/cluster/store.js';
 import { filterNodes } from '../../src/placement/filtering.js';
 import { firstSeatCounts } from '../../src/placement/fleet.js';
 import { Reservations } from '../../src/placement/reservations.js';
-import type { FilterInput, FilterVerdict, PlacementSettings } from '../../src/placement/verdict.js';
+import { candidatesNamed, type FilterInput, type FilterVerdict, type PlacementSettings } from '../../src/placement/verdict.js';
 import { workloadKey } from '../../src/placement/workload.js';
 import { asPending, type Raw } from './builders.js';
 
@@ -28,7 +28,7 @@ export function inputFor(store: ClusterStore, podRaw: Raw, o: FilterOpts = {}): 
   const names = o.candidates ?? [...store.nodes()].map((n) => n.name);
   return {
     pod: asPending(podRaw),
-    candidates: names.map((name) => ({ name, node: store.node(name) })),
+    candidates: candidatesNamed(names, store),
     snapshot: store,
     reservations: o.reservations ?? new Reservations(30, o.clock ?? new FakeClock()),
     settings: { ...defaultSettings(), ...o.settings },

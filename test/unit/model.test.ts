@@ -6,7 +6,8 @@ import {
   ALL_KIND_NAMES, CORE_KINDS, kindOfObject, objectPath, POD_KIND, WORKLOAD_KINDS, workloadKindNamed,
 } from '../../src/cluster/kinds.js';
 import { quantity, slimPod } from '../../src/cluster/objects.js';
-import { encodeFilterResult } from '../../src/extender/encoding.js';
+import { encodeFilterResult, encodePriorities } from '../../src/extender/encoding.js';
+import { scoreNodes } from '../../src/placement/scoring.js';
 import { pickPodsToRemove } from '../../src/placement/downscale.js';
 import { workloadLayout } from '../../src/placement/layout.js';
 import { podModel, workloadModel } from '../../src/placement/model.js';
@@ -15,7 +16,7 @@ import { REASON_MAX, type FilterVerdict, type Rejection } from '../../src/placem
 import {
   asPending, deployment, node, nodes, pod, pv, pvc, rsPod, statefulSet, storeOf, stsPod, workloadSpread, zoneSubset,
 } from '../support/builders.js';
-import { defaultSettings, filterFor, passedZones } from '../support/placement.js';
+import { defaultSettings, filterFor, inputFor, passedZones } from '../support/placement.js';
 
 const ZONES = ['zone-a', 'zone-b', 'zone-c'];
 const settings = defaultSettings();
@@ -91,13 +92,13 @@ describe('quantities', () => {
 });
 
 describe('filter encoder', () => {
-  it('names and reasons with quotes, backslashes, newlines and U+2028 come out as valid JSON, reasons clipped', () => {
+  it('names of unknown nodes and reasons with quotes, backslashes, newlines and U+2028 come out as valid JSON, reasons clipped', () => {
     const odd = ['a"b', 'c\\d', 'e\nf', 'g\u2028h', 'plain'];
-    const long: Rejection = { rule: 'zone-pin', reason: `"quoted"\n${'x'.repeat(REASON_MAX * 2)}`, unresolvable: true };
-    const soft: Rejection = { rule: 'cache', reason: 'tab\there', unresolvable: false };
+    const long: Rejection = { rule: 'zone-pin', reason: `"quoted"\n${'x'.repeat(REASON_MAX * 2)}`, unresolvable: true, unknownNames: true };
+    const soft: Rejection = { rule: 'cache', reason: 'tab\there', unresolvable: false, unknownNames: true };
     const verdict = {
-      managed: true, policy: 'zone-pin', summary: '', workload: undefined, model: undefined, effects: {},
-      passed: ['ok"1', 'ok2'], rejected: new Map([[long, odd.slice(0, 3)], [soft, odd.slice(3)]]),
+      managed: false, policy: 'none', summary: '', workload: undefined, model: undefined, effects: {},
+      passed: ['ok"1', 'ok2'], passedUnknown: true, rejected: new Map([[long, odd.slice(0, 3)], [soft, odd.slice(3)]]),
     } as FilterVerdict;
     const out = JSON.parse(encodeFilterResult(verdict, undefined, { legacyFailedNodes: false }));
     assert.deepEqual(out.NodeNames, ['ok"1', 'ok2']);
@@ -105,6 +106,19 @@ describe('filter encoder', () => {
     assert.deepEqual(Object.keys(out.FailedNodes), odd.slice(3));
     assert.ok(out.FailedAndUnresolvableNodes['a"b'].length <= REASON_MAX);
     assert.equal(out.FailedNodes['g\u2028h'], 'tab\there');
+  });
+
+  it('the filter and prioritize answers stay valid JSON for names the cache does not know, whatever they hold', () => {
+    const store = storeOf([...nodes(ZONES, 1), statefulSet('db', 3)]);
+    const names = ['node-a-1', 'x"y', 'z\\', 'node-b-1', 'nl\n'];
+    for (const raw of [stsPod('db', 0), pod('lone', undefined)]) {
+      const v = filterFor(store, raw, { candidates: names });
+      const out = JSON.parse(encodeFilterResult(v, undefined, { legacyFailedNodes: true }));
+      assert.deepEqual([...out.NodeNames, ...Object.keys(out.FailedNodes)].sort(), [...names].sort(), raw.metadata.name);
+      const input = inputFor(store, raw, { candidates: names });
+      const priorities = JSON.parse(encodePriorities(input.candidates, scoreNodes(input)));
+      assert.deepEqual(priorities.map((p: { Host: string }) => p.Host), names);
+    }
   });
 });
 

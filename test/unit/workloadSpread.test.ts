@@ -69,7 +69,8 @@ describe('WorkloadSpread subsets', () => {
     const r = rejectionOf(v, 'node-b-1')!;
     assert.equal(r.rule, 'workloadspread');
     assert.equal(r.unresolvable, false);
-    assert.match(r.reason, /WorkloadSpread web-ws: subset a \(a 0\/2\)/);
+    assert.equal(r.reason, 'not in subset a of WorkloadSpread web-ws');
+    assert.match(v.summary, /WorkloadSpread web-ws: subset a \(a 0\/2\)/);
   });
 
   it('waits when every subset is full', () => {

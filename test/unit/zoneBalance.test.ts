@@ -36,8 +36,9 @@ describe('zone balance (zone preferences without instance IDs)', () => {
     const r = rejectionOf(v, 'node-a-1')!;
     assert.equal(r.rule, 'zone-balance');
     assert.equal(r.unresolvable, false);
-    assert.match(r.reason, /zone-c is furthest below its target \(/);
-    for (const part of ['zone-a 2/2', 'zone-b 1/2', 'zone-c 0/2']) assert.ok(r.reason.includes(part), r.reason);
+    assert.equal(r.reason, 'zone balance: zone-c');
+    assert.match(v.summary, /zone-c is furthest below its target \(/);
+    for (const part of ['zone-a 2/2', 'zone-b 1/2', 'zone-c 0/2']) assert.ok(v.summary.includes(part), v.summary);
   });
 
   it('takes a full zone\'s capacity from the cache when the scheduler sends none of its nodes', () => {

@@ -21,7 +21,8 @@ describe('zone pin (StatefulSet ordinals)', () => {
     const r = rejectionOf(v, 'node-a-1')!;
     assert.equal(r.rule, 'zone-pin');
     assert.equal(r.unresolvable, true);
-    assert.match(r.reason, /pinned to zone-b: ordinal 4 of 3 zones/);
+    assert.equal(r.reason, 'pinned to zone-b');
+    assert.match(v.summary, /pinned to zone-b: ordinal 4 of 3 zones/);
     assert.deepEqual(v.effects.reserve, { zone: 'zone-b' });
   });
 
