@@ -20,5 +20,6 @@ EXPOSE 8888 9090
 # The admin listener answers /healthz on 127.0.0.1:9090 by default.
 HEALTHCHECK --interval=15s --timeout=3s --start-period=10s \
   CMD ["node", "-e", "fetch('http://127.0.0.1:9090/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
-ENTRYPOINT ["node", "dist/cli.js"]
+# A larger young generation: every request allocates a few hundred KiB that die at once (bench: filter vs echo 0.29 → 0.35 at 5,000 names).
+ENTRYPOINT ["node", "--max-semi-space-size=32", "dist/cli.js"]
 CMD ["serve"]

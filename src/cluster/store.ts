@@ -18,6 +18,10 @@ export interface Snapshot {
   podsOwnedBy(kind: string, namespace: string, name: string): Iterable<SlimPod>;
   /** Pods bound to a node. */
   podsOnNode(node: string): Iterable<SlimPod>;
+  /** What the pods bound to a node request, summed (finished pods do not count). */
+  nodeUsage(node: string): NodeUsage;
+  /** Nodes whose `topologyKey` label is `zone`. */
+  nodesInZone(topologyKey: string, zone: string): readonly SlimNode[];
   pvc(namespace: string, name: string): SlimPVC | undefined;
   pv(name: string): SlimPV | undefined;
   /** The PV whose claimRef names this PVC (pre-bound volumes show here before the PVC does). */
@@ -31,11 +35,14 @@ export interface Snapshot {
   workloadSpreads(namespace: string): Iterable<SlimWorkloadSpread>;
 }
 
+export interface NodeUsage { cpuMilli: number; memory: number; pods: number }
+
 export type PodListener = (type: 'upsert' | 'delete', pod: SlimPod) => void;
 
 const nsKey = (namespace: string, name: string) => `${namespace}/${name}`;
 const ownerKey = (kind: string, namespace: string, name: string) => `${kind}/${namespace}/${name}`;
 const NONE: readonly SlimPod[] = [];
+const NO_USAGE: NodeUsage = { cpuMilli: 0, memory: 0, pods: 0 };
 
 /** Index maintenance: a bucket of values per index key, dropped when empty. */
 function addTo<V>(index: Map<string, Map<string, V>>, key: string, id: string, value: V): void {
@@ -68,6 +75,10 @@ export class ClusterStore implements Snapshot {
   private readonly workloadsByOwner = new Map<string, Map<string, SlimWorkload>>();
   private readonly spreads = new Map<string, SlimWorkloadSpread>();
   private readonly zoneCache = new Map<string, string[]>();
+  /** Nodes by topology key, then zone: built on first use, dropped on any node change. */
+  private readonly zoneNodes = new Map<string, Map<string, SlimNode[]>>();
+  /** Requests of the pods on each node, kept as pods come and go (zone balance's capacity). */
+  private readonly usage = new Map<string, NodeUsage>();
   private readonly podListeners: PodListener[] = [];
 
   onPod(listener: PodListener): void {
@@ -89,7 +100,7 @@ export class ClusterStore implements Snapshot {
       case 'nodes': {
         const n = obj as SlimNode;
         this.nodesByName.set(n.name, n);
-        this.zoneCache.clear();
+        this.nodesChanged();
         return;
       }
       case 'pods': return this.upsertPod(obj as SlimPod);
@@ -124,7 +135,7 @@ export class ClusterStore implements Snapshot {
     switch (kind) {
       case 'nodes':
         this.nodesByName.delete(key);
-        this.zoneCache.clear();
+        this.nodesChanged();
         return;
       case 'pods': {
         const pod = this.podsByKey.get(key);
@@ -176,6 +187,21 @@ export class ClusterStore implements Snapshot {
     }
   }
 
+  private nodesChanged(): void {
+    this.zoneCache.clear();
+    this.zoneNodes.clear();
+  }
+
+  private addUsage(pod: SlimPod, sign: 1 | -1): void {
+    if (!pod.nodeName || pod.finished) return;
+    const u = this.usage.get(pod.nodeName) ?? { cpuMilli: 0, memory: 0, pods: 0 };
+    u.cpuMilli += sign * pod.cpuMilli;
+    u.memory += sign * pod.memory;
+    u.pods += sign;
+    if (u.pods === 0) this.usage.delete(pod.nodeName);
+    else this.usage.set(pod.nodeName, u);
+  }
+
   private upsertPod(pod: SlimPod): void {
     const key = nsKey(pod.namespace, pod.name);
     const old = this.podsByKey.get(key);
@@ -184,6 +210,7 @@ export class ClusterStore implements Snapshot {
     this.podsByUid.set(pod.uid, pod);
     if (pod.owner) addTo(this.podsByOwner, ownerKey(pod.owner.kind, pod.namespace, pod.owner.name), pod.uid, pod);
     if (pod.nodeName) addTo(this.podsByNode, pod.nodeName, pod.uid, pod);
+    this.addUsage(pod, 1);
     for (const l of this.podListeners) l('upsert', pod);
   }
 
@@ -192,6 +219,7 @@ export class ClusterStore implements Snapshot {
     this.podsByUid.delete(pod.uid);
     if (pod.owner) removeFrom(this.podsByOwner, ownerKey(pod.owner.kind, pod.namespace, pod.owner.name), pod.uid);
     if (pod.nodeName) removeFrom(this.podsByNode, pod.nodeName, pod.uid);
+    this.addUsage(pod, -1);
     if (notify) for (const l of this.podListeners) l('delete', pod);
   }
 
@@ -236,6 +264,21 @@ export class ClusterStore implements Snapshot {
   }
   podsOnNode(node: string): Iterable<SlimPod> {
     return this.podsByNode.get(node)?.values() ?? NONE;
+  }
+  nodeUsage(node: string): NodeUsage {
+    return this.usage.get(node) ?? NO_USAGE;
+  }
+  nodesInZone(topologyKey: string, zone: string): readonly SlimNode[] {
+    let byZone = this.zoneNodes.get(topologyKey);
+    if (!byZone) {
+      byZone = new Map();
+      for (const n of this.nodesByName.values()) {
+        const z = n.labels[topologyKey];
+        if (z !== undefined) (byZone.get(z) ?? byZone.set(z, []).get(z)!).push(n);
+      }
+      this.zoneNodes.set(topologyKey, byZone);
+    }
+    return byZone.get(zone) ?? [];
   }
   pvc(namespace: string, name: string) { return this.pvcs.get(nsKey(namespace, name)); }
   pv(name: string) { return this.pvs.get(name); }

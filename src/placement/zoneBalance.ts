@@ -1,31 +1,21 @@
-import type { PendingPod, SlimNode } from '../cluster/objects.js';
+import type { PendingPod } from '../cluster/objects.js';
 import type { Snapshot } from '../cluster/store.js';
 import { zoneOccupancy, type BalanceModel } from './model.js';
 import type { PolicyContext, PolicyOutcome } from './verdict.js';
 import { cappedBy, SEQUENCE_WORK_LIMIT, sequenceCounts } from './zoneSequence.js';
 import { zoneOf } from './zones.js';
 
-/** How many more pods like this one fit on the zone's nodes, by the cache's arithmetic. */
+/** How many more pods like this one fit on the zone's nodes, by the cache's arithmetic (per-node sums kept by the store). */
 export function fitInZone(zone: string, topologyKey: string, pod: PendingPod, snapshot: Snapshot): number {
   let fit = 0;
-  for (const node of snapshot.nodes()) {
-    if (node.unschedulable || zoneOf(node, topologyKey) !== zone) continue;
-    fit += fitOnNode(node, pod, snapshot);
+  for (const node of snapshot.nodesInZone(topologyKey, zone)) {
+    if (node.unschedulable) continue;
+    const used = snapshot.nodeUsage(node.name);
+    const by = (free: number, need: number) => (need > 0 ? Math.floor(free / need) : Infinity);
+    const n = Math.min(by(node.allocatable.cpuMilli - used.cpuMilli, pod.cpuMilli), by(node.allocatable.memory - used.memory, pod.memory), node.allocatable.pods - used.pods);
+    fit += Math.max(0, Number.isFinite(n) ? n : 0);
   }
   return fit;
-}
-
-function fitOnNode(node: SlimNode, pod: PendingPod, snapshot: Snapshot): number {
-  let cpu = 0, memory = 0, pods = 0;
-  for (const p of snapshot.podsOnNode(node.name)) {
-    if (p.finished) continue;
-    cpu += p.cpuMilli;
-    memory += p.memory;
-    pods++;
-  }
-  const by = (free: number, need: number) => (need > 0 ? Math.floor(free / need) : Infinity);
-  const n = Math.min(by(node.allocatable.cpuMilli - cpu, pod.cpuMilli), by(node.allocatable.memory - memory, pod.memory), node.allocatable.pods - pods);
-  return Math.max(0, Number.isFinite(n) ? n : 0);
 }
 
 /**

@@ -13,6 +13,8 @@ import { startServe } from '../support/serve.js';
 import { kubeletNode, nodeName, rawPod, ZONES } from './cluster.js';
 import { fmt, measure, podBody, type Measured } from './measure.js';
 
+/** Node flags for `zonekeeper serve`: as the image and `npm start` run it. */
+const SERVE_FLAGS = process.env.BENCH_SERVER_FLAGS ?? '--max-semi-space-size=32';
 const NODES = 5000;
 const PODS = 150_000;
 const PAGE = 500;
@@ -126,7 +128,7 @@ export async function largeClusterCase(): Promise<LargeClusterResult> {
   const echoChild = spawn(process.execPath, ['-e', ECHO], { stdio: ['ignore', 'pipe', 'inherit'] });
   const echoBase = new URL(String((await once(echoChild.stdout!, 'data'))[0]).trim());
   const started = Date.now();
-  const zk = await startServe(['--kubeconfig', api.kubeconfig], (process.env.BENCH_SERVER_FLAGS ?? '').split(' ').filter(Boolean));
+  const zk = await startServe(['--kubeconfig', api.kubeconfig], SERVE_FLAGS.split(' ').filter(Boolean));
   try {
     const syncSeconds = await readyAfter(zk.admin, started, zk.logs);
     await new Promise((r) => setTimeout(r, 2000));

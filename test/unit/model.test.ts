@@ -72,6 +72,29 @@ describe('store indexes', () => {
     assert.deepEqual(store.zones('topology.kubernetes.io/zone'), ['zone-a', 'zone-z']);
   });
 
+  it('per-node usage follows binding, moving, finishing and deletion; nodes by zone follow node changes', () => {
+    const requests = (p: ReturnType<typeof pod>) => {
+      p.spec.containers = [{ name: 'c', resources: { requests: { cpu: '250m', memory: '1Gi' } } }];
+      return p;
+    };
+    const store = storeOf([...nodes(ZONES, 1), statefulSet('db', 2), requests(stsPod('db', 0, { nodeName: 'node-a-1' })), requests(stsPod('db', 1))]);
+    assert.deepEqual(store.nodeUsage('node-a-1'), { cpuMilli: 250, memory: 2 ** 30, pods: 1 });
+    store.upsert('pods', slimPod(requests(stsPod('db', 1, { nodeName: 'node-a-1' }))));
+    assert.deepEqual(store.nodeUsage('node-a-1'), { cpuMilli: 500, memory: 2 ** 31, pods: 2 });
+    store.upsert('pods', slimPod(requests(stsPod('db', 0, { nodeName: 'node-b-1' }))));
+    assert.equal(store.nodeUsage('node-a-1').pods, 1);
+    assert.equal(store.nodeUsage('node-b-1').cpuMilli, 250);
+    const done = requests(stsPod('db', 1, { nodeName: 'node-a-1' }));
+    done.status = { phase: 'Succeeded' };
+    store.upsert('pods', slimPod(done));
+    assert.deepEqual(store.nodeUsage('node-a-1'), { cpuMilli: 0, memory: 0, pods: 0 }, 'a finished pod frees its requests');
+    store.delete('pods', 'default/db-0');
+    assert.equal(store.nodeUsage('node-b-1').pods, 0);
+    assert.deepEqual(store.nodesInZone('topology.kubernetes.io/zone', 'zone-a').map((n) => n.name), ['node-a-1']);
+    store.upsert('nodes', kindOfObject('Node')!.slim(node('node-a-2', 'zone-a')));
+    assert.deepEqual(store.nodesInZone('topology.kubernetes.io/zone', 'zone-a').map((n) => n.name), ['node-a-1', 'node-a-2']);
+  });
+
   it('a PV is found by its claim, and a re-bound PV leaves the old claim', () => {
     const store = storeOf([pv('v1', 'zone-a', { claim: 'data-0' }), pvc('data-0', { volumeName: 'v1' })]);
     assert.equal(store.pvForClaim('default', 'data-0')?.name, 'v1');
