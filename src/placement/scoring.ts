@@ -15,14 +15,18 @@ export function scoreNodes(input: FilterInput, verdict: FilterVerdict = filterNo
   const { names, nodes } = input.candidates;
   const scores = new Array<number>(names.length).fill(0);
   if (!verdict.managed || !verdict.model) return scores;
-  const allowed = new Set(verdict.passed);
+  // `passed` keeps the candidates' order and strings: walking both together finds which
+  // candidates passed without hashing 5,000 names again.
+  const passed = verdict.passed;
+  const allowed = new Uint8Array(names.length);
+  for (let i = 0, j = 0; i < names.length && j < passed.length; i++) if (names[i] === passed[j]) { allowed[i] = 1; j++; }
 
   const onNode = new Map<string, number>();
   for (const pod of verdict.model.pods()) {
     if (pod.nodeName && pod.uid !== input.pod.uid) onNode.set(pod.nodeName, (onNode.get(pod.nodeName) ?? 0) + 1);
   }
   let lo = Infinity, hi = -Infinity;
-  for (const name of allowed) {
+  for (const name of passed) {
     const n = onNode.get(name) ?? 0;
     lo = Math.min(lo, n);
     hi = Math.max(hi, n);
@@ -40,7 +44,7 @@ export function scoreNodes(input: FilterInput, verdict: FilterVerdict = filterNo
 
   for (let i = 0; i < names.length; i++) {
     const name = names[i]!;
-    if (!allowed.has(name)) continue;
+    if (!allowed[i]) continue;
     const s = totalWeight > 0 ? (spread(name) + preference(nodes[i])) / 2 : spread(name);
     scores[i] = Math.round(MAX_SCORE * s);
   }
