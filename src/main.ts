@@ -141,7 +141,7 @@ export async function startServer(config: Config, choice: SourceChoice, log: Log
   let serving = true;
   source.start();
   const limits = config.http;
-  const ext = await listen(extenderRoutes(extender, metrics, log, config.extender), config.extender.listen, { tls: config.extender.tls, limits });
+  const ext = await listen(extenderRoutes(extender, metrics, log, config.extender), config.extender.listen, { tls: config.extender.tls, limits, onConnection: () => metrics.connections.inc({ listener: 'extender' }) });
   const auth = config.admin.authorization === 'kubernetes' && api ? kubernetesAuthorizer(api) : undefined;
   const admin = await listen(adminRoutes({ source, extender, metrics, serving: () => serving, auth }), config.admin.listen, { limits });
   const probes = config.admin.probeListen ? await listen(probeRoutes({ source, serving: () => serving }), config.admin.probeListen, { limits }) : undefined;

@@ -5,6 +5,7 @@ import type { SnapshotSource } from './cluster/source.js';
 export interface Metrics {
   registry: Registry;
   requestDuration: Histogram<'verb'>;
+  connections: Counter<'listener'>;
   decisions: Counter<'verb' | 'outcome'>;
   badRequests: Counter<'verb' | 'status'>;
   watchRestarts: Counter<'kind' | 'reason'>;
@@ -25,6 +26,12 @@ export function createMetrics(opts: { defaults?: boolean } = {}): Metrics {
       labelNames: ['verb'],
       // Sub-millisecond buckets: a filter over 5,000 names is expected well under 2 ms.
       buckets: [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 2.5],
+      registers: [registry],
+    }),
+    connections: new Counter({
+      name: 'zonekeeper_http_connections_total',
+      help: 'TCP connections accepted, by listener: against the request count it shows whether the scheduler keeps its connection alive.',
+      labelNames: ['listener'],
       registers: [registry],
     }),
     decisions: new Counter({

@@ -7,6 +7,7 @@ import type { Metrics } from '../metrics.js';
 import { costManagedWorkloads, deletionCosts } from '../placement/downscale.js';
 import type { PlacementSettings } from '../placement/verdict.js';
 import type { ZoneListDeps } from '../placement/model.js';
+import { resolveWorkload, workloadKey } from '../placement/workload.js';
 
 export interface DeletionCostOptions {
   intervalSeconds: number;
@@ -29,17 +30,23 @@ export function deletionCostController(
   // Off until started: a follower replica never writes.
   let stopped = true;
   let dirty = false;
+  /** Workloads with a pod change since the last reconcile; a full reconcile runs every interval. */
+  const changed = new Set<string>();
+  let lastFull = 0;
 
   // Costs patched that the watch does not show yet: not queued again meanwhile, so a pod is
   // written once per change even when a recompute comes before the watch catches up.
   const written = new Map<string, string>();
 
-  /** Desired costs of every managed pod whose cached cost differs, queued by pod; drained while started. */
-  function reconcile(): number {
+  /**
+   * Desired costs of every managed pod whose cached cost differs, queued by pod; drained while
+   * started. `only`: just these workloads (by workload key), the ones whose pods changed.
+   */
+  function reconcile(only?: ReadonlySet<string>): number {
     const snapshot = source.snapshot;
     let queued = 0;
     const live = new Set<string>();
-    for (const model of costManagedWorkloads(snapshot, settings, lists)) {
+    for (const model of costManagedWorkloads(snapshot, settings, lists, only)) {
       const costs = deletionCosts(model, snapshot, settings, lists);
       for (const pod of model.pods()) {
         const key = `${pod.namespace}/${pod.name}`;
@@ -56,7 +63,7 @@ export function deletionCostController(
         queued++;
       }
     }
-    for (const key of written.keys()) if (!live.has(key)) written.delete(key);
+    if (!only) for (const key of written.keys()) if (!live.has(key)) written.delete(key);
     if (queued > 0 && !stopped) draining ??= drain().finally(() => { draining = undefined; });
     return queued;
   }
@@ -91,15 +98,27 @@ export function deletionCostController(
     if (stopped) return;
     if (source.synced()) {
       dirty = false;
-      reconcile();
+      // (A little early counts: the interval timer and the wall clock do not tick together.)
+      if (Date.now() - lastFull >= opts.intervalSeconds * 1000 - 100) {
+        lastFull = Date.now();
+        changed.clear();
+        reconcile();
+      } else if (changed.size > 0) {
+        const only = new Set(changed);
+        changed.clear();
+        reconcile(only);
+      }
     }
     timer = setTimeout(tick, dirty ? 200 : opts.intervalSeconds * 1000);
     timer.unref();
   }
 
-  // A pod change is reconciled soon, not at the next full interval.
-  source.store.onPod(() => {
-    if (!dirty && !stopped) {
+  // A pod change is reconciled soon, not at the next full interval, and only its workload.
+  source.store.onPod((_type, pod) => {
+    if (stopped) return;
+    const ref = resolveWorkload(pod, source.snapshot)?.ref;
+    if (ref) changed.add(workloadKey(ref));
+    if (!dirty) {
       dirty = true;
       clearTimeout(timer);
       timer = setTimeout(tick, 200);
@@ -112,6 +131,7 @@ export function deletionCostController(
     /** Starts (or, after stop, restarts: leadership comes and goes) with an empty queue. */
     start() {
       stopped = false;
+      lastFull = 0;
       queue.clear();
       clearTimeout(timer);
       timer = setTimeout(tick, 0);

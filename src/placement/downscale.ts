@@ -270,8 +270,11 @@ export function deletionCosts(model: WorkloadModel, snapshot: Snapshot, settings
  * Workloads whose ReplicaSet pods get deletion costs: Deployments and standalone ReplicaSets
  * with instance IDs, zone preferences, or a WorkloadSpread. Nothing else is touched.
  */
-export function* costManagedWorkloads(snapshot: Snapshot, settings: PlacementSettings, lists: ZoneListDeps = {}): Iterable<WorkloadModel> {
+export function* costManagedWorkloads(
+  snapshot: Snapshot, settings: PlacementSettings, lists: ZoneListDeps = {}, only?: ReadonlySet<string>,
+): Iterable<WorkloadModel> {
   for (const w of snapshot.allWorkloads()) {
+    if (only && !only.has(workloadKey(w))) continue;
     // A Deployment's ReplicaSets are covered by the Deployment.
     if (!workloadKindSpec(w.kind)?.deletionCost || ownedThrough(w)) continue;
     const model = workloadModel({ kind: w.kind, namespace: w.namespace, name: w.name }, w, snapshot, settings, lists);

@@ -29,7 +29,7 @@ export interface Listener {
 }
 
 /** Serves a hono app on HOST:PORT; TLS when cert and key are set (config refuses half of it), mutual TLS with a client CA. */
-export async function listen(app: Hono, hostPort: string, o: { tls?: TlsFiles; limits?: HttpLimits } = {}): Promise<Listener> {
+export async function listen(app: Hono, hostPort: string, o: { tls?: TlsFiles; limits?: HttpLimits; onConnection?: () => void } = {}): Promise<Listener> {
   const { host, port } = splitHostPort(hostPort);
   const { tls } = o;
   const limits = o.limits ?? DEFAULT_HTTP_LIMITS;
@@ -48,6 +48,7 @@ export async function listen(app: Hono, hostPort: string, o: { tls?: TlsFiles; l
   server.requestTimeout = limits.requestTimeoutMs;
   server.keepAliveTimeout = limits.keepAliveTimeoutMs;
   server.maxConnections = limits.maxConnections;
+  if (o.onConnection) server.on(secure ? 'secureConnection' : 'connection', o.onConnection);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {
