@@ -144,6 +144,8 @@ export async function largeClusterCase(): Promise<LargeClusterResult> {
   } finally {
     zk.child.kill('SIGTERM');
     await once(zk.child, 'exit');
+    // BENCH_SERVER_LOG=file keeps what the server printed (with BENCH_SERVER_FLAGS=--trace-gc, its collections).
+    if (process.env.BENCH_SERVER_LOG) writeFileSync(process.env.BENCH_SERVER_LOG, zk.logs.join('\n'));
     echoChild.kill();
     api.close();
   }

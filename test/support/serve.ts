@@ -19,10 +19,16 @@ export async function startServe(args: string[], nodeFlags: string[] = []): Prom
       buffered = lines.pop()!;
       for (const line of lines) {
         logs.push(line);
-        const l = JSON.parse(line);
+        // Node's own lines (--trace-gc and the like) are kept, not parsed.
+        let l: { msg?: string; extender?: string; admin?: string };
+        try {
+          l = JSON.parse(line);
+        } catch {
+          continue;
+        }
         if (l.msg === 'zonekeeper serving') {
           clearTimeout(timer);
-          resolve({ child, extender: l.extender, admin: l.admin, logs });
+          resolve({ child, extender: l.extender!, admin: l.admin!, logs });
         }
       }
     });
