@@ -160,7 +160,9 @@ function zoneShrinking(model: WorkloadModel, snapshot: Snapshot, remaining: Map<
       const z = zoneOfCached(pod);
       const q = perZone.get(z)!;
       const i = q.pods.indexOf(pod, q.head);
-      q.pods.splice(i, 1);
+      // Removals take the head (best()'s pick): move past it rather than shift the array.
+      if (i === q.head) q.head++;
+      else q.pods.splice(i, 1);
       counts.set(z, counts.get(z)! - 1);
       remaining.delete(pod.name);
       size--;

@@ -150,7 +150,9 @@ export function podModel(pod: SlimPod, snapshot: Snapshot, settings: PlacementSe
   const model = workloadModel(resolved.ref, resolved.object, snapshot, settings, lists, replicaSet);
   if (optedOut(pod, resolved.object)) return { ...model, policy: 'none', why: 'not managed: zonekeeper.io/ignore is "true"' };
   if (resolved.missing) {
-    return { ...model, policy: 'wait', governs: model.policy, why: resolved.missing };
+    // The policy the workload would have, were it cached (a StatefulSet's pin, say).
+    const governs = policyOf(resolved.ref, model.seats, model.preferences, model.policy === 'workloadspread' ? model.ws : undefined, settings);
+    return { ...model, policy: 'wait', governs, why: resolved.missing };
   }
   return model;
 }

@@ -174,6 +174,8 @@ describe('the workload model', () => {
     const m = podModel(asPending(rsPod('web', 'x')), store, settings)!;
     assert.equal(m.policy, 'wait');
     assert.equal(m.policy === 'wait' && m.why, 'Deployment default/web is not in the cache yet');
+    const sts = podModel(asPending(stsPod('db', 0)), store, settings)!;
+    assert.deepEqual(sts.policy === 'wait' && [sts.governs, sts.why], ['zone-pin', 'StatefulSet default/db is not in the cache yet'], 'a StatefulSet not cached yet waits as a pin');
     const orphan = podModel(asPending(rsPod('gone', 'x')), storeOf([]), settings)!;
     assert.equal(orphan.policy === 'wait' && orphan.why, 'ReplicaSet default/gone-rs is not in the cache yet');
   });
