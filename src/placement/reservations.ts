@@ -19,16 +19,25 @@ export interface ReservationView {
 
 export class Reservations implements ReservationView {
   private readonly cache: LRUCache<string, Reservation>;
+  /** Pod UIDs by workload, kept by the cache's dispose: a decision reads its workload's, not all. */
+  private readonly byWorkload = new Map<string, Set<string>>();
 
   constructor(ttlSeconds: number, clock: { now(): number } = Date, max = 100_000, maxBytes = 32 * 1024 * 1024) {
     this.cache = new LRUCache({
       max, maxSize: maxBytes, ttl: ttlSeconds * 1000, ttlResolution: 0, perf: clock,
       sizeCalculation: (r) => 96 + r.uid.length + r.pod.length + r.workload.length + (r.zone?.length ?? 0) + (r.subset?.length ?? 0),
+      dispose: (r, uid) => {
+        const uids = this.byWorkload.get(r.workload);
+        uids?.delete(uid);
+        if (uids?.size === 0) this.byWorkload.delete(r.workload);
+      },
     });
   }
 
   reserve(r: Reservation): void {
     this.cache.set(r.uid, r);
+    // After set: replacing a reservation disposes the old one, which may have named another workload.
+    if (this.cache.has(r.uid)) (this.byWorkload.get(r.workload) ?? this.byWorkload.set(r.workload, new Set()).get(r.workload)!).add(r.uid);
   }
 
   /** The watch saw the pod bound or deleted: its seat is now counted from the cache. */
@@ -38,7 +47,11 @@ export class Reservations implements ReservationView {
 
   forWorkload(workload: string): Reservation[] {
     const out: Reservation[] = [];
-    for (const r of this.cache.values()) if (r.workload === workload) out.push(r);
+    // get() drops an expired entry (and its index entry, through dispose).
+    for (const uid of [...(this.byWorkload.get(workload) ?? [])]) {
+      const r = this.cache.get(uid);
+      if (r) out.push(r);
+    }
     return out;
   }
 

@@ -16,7 +16,7 @@ import { REASON_MAX, type FilterVerdict, type Rejection } from '../../src/placem
 import {
   asPending, deployment, node, nodes, pod, pv, pvc, rsPod, statefulSet, storeOf, stsPod, workloadSpread, zoneSubset,
 } from '../support/builders.js';
-import { defaultSettings, filterFor, inputFor, passedZones } from '../support/placement.js';
+import { defaultSettings, FakeClock, filterFor, inputFor, passedZones } from '../support/placement.js';
 
 const ZONES = ['zone-a', 'zone-b', 'zone-c'];
 const settings = defaultSettings();
@@ -101,6 +101,26 @@ describe('store indexes', () => {
     store.upsert('persistentvolumes', kindOfObject('PersistentVolume')!.slim(pv('v1', 'zone-a', { claim: 'data-1' })));
     assert.equal(store.pvForClaim('default', 'data-0'), undefined);
     assert.equal(store.pvForClaim('default', 'data-1')?.name, 'v1');
+  });
+});
+
+describe('reservations', () => {
+  it('are found by workload, move with a replaced reservation, and expire', () => {
+    const clock = new FakeClock();
+    const r = new Reservations(30, clock);
+    const at = clock.now();
+    r.reserve({ uid: 'u1', pod: 'default/a', workload: 'w1', zone: 'zone-a', subset: undefined, at });
+    r.reserve({ uid: 'u2', pod: 'default/b', workload: 'w1', zone: 'zone-b', subset: undefined, at });
+    r.reserve({ uid: 'u3', pod: 'default/c', workload: 'w2', zone: 'zone-a', subset: undefined, at });
+    assert.deepEqual(r.forWorkload('w1').map((x) => x.uid).sort(), ['u1', 'u2']);
+    r.reserve({ uid: 'u2', pod: 'default/b', workload: 'w2', zone: 'zone-c', subset: undefined, at });
+    assert.deepEqual(r.forWorkload('w1').map((x) => x.uid), ['u1']);
+    assert.deepEqual(r.forWorkload('w2').map((x) => x.uid).sort(), ['u2', 'u3']);
+    r.release('u1');
+    assert.deepEqual(r.forWorkload('w1'), []);
+    clock.advance(31_000);
+    assert.deepEqual(r.forWorkload('w2'), [], 'expired');
+    assert.equal(r.size(), 0);
   });
 });
 
