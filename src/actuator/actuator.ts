@@ -9,6 +9,7 @@ import { chooseInstanceId, parseAssignment, serializeAssignment } from '../place
 import type { PendingList } from '../placement/fleet.js';
 import { workloadKey } from '../placement/workload.js';
 import { parseZoneList } from '../placement/zones.js';
+import { eventRecorder, logRecorder, type EventRecorder } from './events.js';
 import { AssignmentError, instanceIdWriter, type AssignRequest } from './instanceIds.js';
 
 /** Every write zonekeeper makes to the cluster goes through here (design §1). */
@@ -21,6 +22,8 @@ export interface Actuator {
   pendingFreezes(): Iterable<PendingList>;
   /** The pod's instance ID, written to its owner and the pod if it had none (design §6). */
   assignInstanceId(req: AssignRequest): Promise<number>;
+  /** A Kubernetes Event on the workload, deduplicated and rate-limited (events.ts). */
+  recordEvent: EventRecorder['record'];
   /** Resolves when every write started so far has finished. */
   settle(): Promise<void>;
 }
@@ -35,7 +38,7 @@ interface Writer {
   assign(req: AssignRequest): Promise<number>;
 }
 
-function actuator(writer: Writer, log: Logger, metrics: Metrics): Actuator {
+function actuator(writer: Writer, events: EventRecorder, log: Logger, metrics: Metrics): Actuator {
   // Kept until the watch shows the annotation; the TTL bounds a write the watch never confirms.
   const pending = new LRUCache<string, PendingList>({ max: 10_000, ttl: 5 * 60_000 });
   const inflight = new Set<Promise<void>>();
@@ -51,6 +54,9 @@ function actuator(writer: Writer, log: Logger, metrics: Metrics): Actuator {
           // Another replica may have frozen first: its list is the one, until the watch shows it.
           pending.set(key, entry(frozen));
           log.info({ workload: key, zones: frozen.join(','), ours: frozen.join(',') === zones.join(',') }, 'froze zone list onto workload');
+          if (frozen.join(',') === zones.join(',')) {
+            events.record(w, 'Normal', 'ZoneListFrozen', `zone list ${zones.join(',')} written to ${ANNOTATION.zones}: seat i now stays in the zone the list gives it, whatever zones are added later`);
+          }
         },
         (err: Error) => {
           pending.delete(key);
@@ -63,8 +69,9 @@ function actuator(writer: Writer, log: Logger, metrics: Metrics): Actuator {
     pendingFreeze: (key) => pending.get(key)?.zones,
     pendingFreezes: () => pending.values(),
     assignInstanceId: (req) => writer.assign(req),
+    recordEvent: (w, type, reason, message) => events.record(w, type, reason, message),
     async settle() {
-      await Promise.all([...inflight]);
+      await Promise.all([...inflight, events.settle()]);
     },
   };
 }
@@ -91,7 +98,7 @@ export function kubeActuator(api: ApiClient, log: Logger, metrics: Metrics, assi
       }
       throw new Error(`${path}: still conflicting after ${FREEZE_ATTEMPTS} attempts`);
     },
-  }, log, metrics);
+  }, eventRecorder(api, log, metrics), log, metrics);
 }
 
 /** For file sources: there is no API server, so the annotation lands in the in-memory store. */
@@ -112,5 +119,5 @@ export function memoryActuator(store: ClusterStore, log: Logger, metrics: Metric
       if (pod) store.upsert('pods', { ...pod, instanceId: choice.id });
       return choice.id;
     },
-  }, log, metrics);
+  }, logRecorder(log), log, metrics);
 }

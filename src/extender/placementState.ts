@@ -76,9 +76,12 @@ export class PlacementState implements LayoutDeps {
     const e = v.effects;
     if (e.reserve) this.reservations.reserve({ uid: pod.uid, pod: `${pod.namespace}/${pod.name}`, workload: key, zone: e.reserve.zone, subset: e.reserve.subset, at: now });
     if (e.freeze) this.actuator.freezeZones(e.freeze.workload, e.freeze.zones);
+    const workload = v.model.workload;
     if (e.markUnschedulable) {
       this.unschedulable.set(e.markUnschedulable.key, e.markUnschedulable.until, { ttl: Math.max(1, e.markUnschedulable.until - now) });
       this.log.info({ subset: e.markUnschedulable.key, pod: `${pod.namespace}/${pod.name}` }, 'Adaptive WorkloadSpread: subset marked unschedulable');
+      const seconds = Math.round((e.markUnschedulable.until - now) / 1000);
+      if (workload) this.actuator.recordEvent(workload, 'Warning', 'SubsetUnschedulable', `WorkloadSpread subset ${e.markUnschedulable.key} had no feasible node for pod ${pod.name}: skipped for ${seconds}s`);
     }
     if (e.preferencesError) {
       const reported = `${e.preferencesError.workload} ${e.preferencesError.error}`;
@@ -86,12 +89,14 @@ export class PlacementState implements LayoutDeps {
         this.reportedPreferences.set(reported, true);
         this.metrics.invalidPreferences.inc(workloadLabel);
         this.log.warn({ workload: e.preferencesError.workload, error: e.preferencesError.error }, 'invalid zonekeeper.io/zone-preferences; using the defaults');
+        if (workload) this.actuator.recordEvent(workload, 'Warning', 'InvalidZonePreferences', `zonekeeper.io/zone-preferences is invalid, every zone weighs 1 instead: ${e.preferencesError.error}`);
       }
     }
     if (e.conflict && !this.conflictsSeen.has(pod.uid)) {
       this.conflictsSeen.set(pod.uid, { pod: `${pod.namespace}/${pod.name}`, workload: key, ...e.conflict, reason: clipReason(e.conflict.reason), at: new Date(now).toISOString() });
       this.metrics.pinVolumeConflicts.inc({ namespace: pod.namespace, workload: workloadLabel.workload });
       this.log.warn({ pod: `${pod.namespace}/${pod.name}`, pinnedZone: e.conflict.pinnedZone, volumeZones: e.conflict.volumeZones }, e.conflict.reason);
+      if (workload) this.actuator.recordEvent(workload, 'Warning', 'VolumeOverridesPin', `pod ${pod.name}: ${e.conflict.reason}`);
     }
   }
 }

@@ -115,6 +115,10 @@ for (const k of kubeVersions()) describe(`zonekeeper with kube-scheduler ${k.ver
     assert.deepEqual(list, [...ZONES.slice(start), ...ZONES.slice(0, start)]);
     s1List = list;
     assertRoundRobin(placed, list);
+    const frozen = await eventually('a ZoneListFrozen event on the StatefulSet', async () =>
+      (await kube.list('v1', 'Event', 's1')).find((e) => e.reason === 'ZoneListFrozen' && e.involvedObject?.name === 'db'));
+    assert.equal(frozen.type, 'Normal');
+    assert.ok(frozen.message.includes(list.join(',')), frozen.message);
 
     await kube.scale('StatefulSet', 's1', 'db', 4);
     const four = await bound('s1', 'db', 4);
@@ -166,6 +170,16 @@ for (const k of kubeVersions()) describe(`zonekeeper with kube-scheduler ${k.ver
     assert.equal(layout.conflicts[0].pinnedZone, 'zone-a');
     assert.deepEqual(layout.conflicts[0].volumeZones, ['zone-c']);
     assert.match(await metrics(), /zonekeeper_pin_volume_conflicts_total\{namespace="s2",workload="StatefulSet\/db"\} 1/);
+    // What `kubectl describe statefulset db` shows the operator: the conflict, and the frozen list
+    // is not announced (the user wrote it).
+    const events = await eventually('a VolumeOverridesPin event on the StatefulSet', async () => {
+      const list = (await kube.list('v1', 'Event', 's2')).filter((e) => e.involvedObject?.kind === 'StatefulSet' && e.involvedObject?.name === 'db');
+      return list.some((e) => e.reason === 'VolumeOverridesPin') && list;
+    });
+    const conflict = events.find((e: Obj) => e.reason === 'VolumeOverridesPin')!;
+    assert.equal(conflict.type, 'Warning');
+    assert.match(conflict.message, /pod db-0: .*volume wins over the pin to zone-a/);
+    assert.equal(events.filter((e: Obj) => e.reason === 'ZoneListFrozen').length, 0);
   });
 
   it(`[${k.version}] 3. WorkloadSpread quotas: subset a max 2, b unlimited: 5 replicas give 2/3, 8 give 2/6`, async () => {

@@ -30,6 +30,8 @@ export class FakeApiServer {
   crdServed = false;
   readonly requests: string[] = [];
   readonly patches: { path: string; body: Raw }[] = [];
+  /** Core v1 Events created (and patched) through the API, by name. */
+  readonly kubeEvents = new Map<string, Raw>();
   conflicts = 0;
   /** Slows patches down, so that concurrent writers overlap. */
   patchDelayMs = 0;
@@ -149,6 +151,7 @@ current-context: c
       return this.crdServed ? this.json(res, 200, { kind: 'APIResourceList', resources: [{ name: 'workloadspreads', kind: 'WorkloadSpread', namespaced: true }] }) : this.json(res, 404, {});
     }
     if (url.pathname.startsWith('/apis/coordination.k8s.io/v1/')) return this.lease(req, res, url.pathname);
+    if (/^\/api\/v1\/namespaces\/[^/]+\/events/.test(url.pathname)) return this.event(req, res, url.pathname);
     if (req.method === 'PATCH') return this.patch(req, res, url.pathname);
     const single = this.findSingle(url.pathname);
     if (single !== undefined) return single ? this.json(res, 200, single) : this.json(res, 404, { kind: 'Status', code: 404, message: 'not found' });
@@ -191,6 +194,25 @@ current-context: c
       }
       this.leases.set(key, { ...obj, metadata: { ...obj.metadata, resourceVersion: String(++this.rv) } });
       return this.json(res, 200, this.leases.get(key));
+    });
+  }
+
+  private event(req: http.IncomingMessage, res: http.ServerResponse, path: string): void {
+    let body = '';
+    req.on('data', (c) => (body += c));
+    req.on('end', () => {
+      const name = /\/events\/([^/]+)$/.exec(path)?.[1];
+      if (req.method === 'POST' && !name) {
+        const ev = JSON.parse(body);
+        this.kubeEvents.set(ev.metadata.name, ev);
+        return this.json(res, 201, ev);
+      }
+      const existing = name ? this.kubeEvents.get(decodeURIComponent(name)) : undefined;
+      if (req.method === 'PATCH' && existing) {
+        Object.assign(existing, JSON.parse(body));
+        return this.json(res, 200, existing);
+      }
+      this.json(res, 404, { kind: 'Status', code: 404, message: 'not found' });
     });
   }
 

@@ -1,0 +1,109 @@
+import type { Logger } from 'pino';
+import { LRUCache } from 'lru-cache';
+import { statusMessage, type ApiClient } from '../cluster/apiClient.js';
+import { WORKLOAD_KINDS } from '../cluster/kinds.js';
+import type { SlimWorkload } from '../cluster/objects.js';
+import type { Metrics } from '../metrics.js';
+
+// Kubernetes Events on workloads for what an operator must notice, recorded as client-go's
+// event recorder does: an identical event within the aggregation window is counted on the
+// existing Event (a patch), not created again, and each object has a token bucket so a storm
+// of decisions cannot flood the API server.
+
+export type EventType = 'Normal' | 'Warning';
+
+export interface EventRecorder {
+  /** Fire and forget: failures are logged and counted, never thrown into a decision. */
+  record(workload: SlimWorkload, type: EventType, reason: string, message: string): void;
+  settle(): Promise<void>;
+}
+
+export interface RecorderOptions {
+  /** Events per object at once, then one per `refillMs` (client-go: 25, 5 minutes). */
+  burst: number;
+  refillMs: number;
+  /** How long an identical event is counted on the existing one (client-go: 10 minutes). */
+  aggregateMs: number;
+  clock?: { now(): number };
+}
+
+export const CLIENT_GO_RECORDER: RecorderOptions = { burst: 25, refillMs: 300_000, aggregateMs: 600_000 };
+
+const MESSAGE_MAX = 1024;
+
+export function eventRecorder(api: ApiClient, log: Logger, metrics: Metrics, o: RecorderOptions = CLIENT_GO_RECORDER): EventRecorder {
+  const clock = o.clock ?? Date;
+  const buckets = new LRUCache<string, { tokens: number; at: number }>({ max: 4096 });
+  const seen = new LRUCache<string, { name: string; count: number; first: string }>({ max: 4096, ttl: o.aggregateMs, perf: clock });
+  const inflight = new Set<Promise<void>>();
+
+  /** client-go's spam filter: a token bucket per object. */
+  function allowed(objectKey: string): boolean {
+    const now = clock.now();
+    const b = buckets.get(objectKey) ?? { tokens: o.burst, at: now };
+    const refills = Math.floor((now - b.at) / o.refillMs);
+    if (refills > 0) {
+      b.tokens = Math.min(o.burst, b.tokens + refills);
+      b.at += refills * o.refillMs;
+    }
+    buckets.set(objectKey, b);
+    if (b.tokens <= 0) return false;
+    b.tokens--;
+    return true;
+  }
+
+  async function write(w: SlimWorkload, type: EventType, reason: string, message: string): Promise<void> {
+    const spec = WORKLOAD_KINDS[w.kind];
+    const objectKey = `${w.namespace}/${w.kind}/${w.name}`;
+    const key = `${objectKey}\u0000${type}\u0000${reason}\u0000${message}`;
+    const now = new Date(clock.now()).toISOString();
+    const base = `/api/v1/namespaces/${encodeURIComponent(w.namespace)}/events`;
+    const previous = seen.get(key);
+    if (previous) {
+      previous.count++;
+      const body = JSON.stringify({ count: previous.count, lastTimestamp: now });
+      const res = await api.request('PATCH', `${base}/${encodeURIComponent(previous.name)}`, { body, contentType: 'application/merge-patch+json', timeoutMs: 10_000 });
+      if (res.status === 200) return void metrics.actuatorWrites.inc({ action: 'event', result: 'ok' });
+      seen.delete(key); // gone (events expire after an hour): create it again below
+    }
+    const name = `${w.name}.${clock.now().toString(16)}${Math.floor(Math.random() * 0xffff).toString(16)}`;
+    const event = {
+      apiVersion: 'v1', kind: 'Event', metadata: { name, namespace: w.namespace },
+      involvedObject: { apiVersion: `${spec.group}/${spec.version}`, kind: w.kind, namespace: w.namespace, name: w.name, uid: w.uid },
+      type, reason, message: message.slice(0, MESSAGE_MAX), count: 1, firstTimestamp: now, lastTimestamp: now,
+      source: { component: 'zonekeeper' }, reportingComponent: 'zonekeeper', reportingInstance: 'zonekeeper',
+    };
+    const res = await api.request('POST', base, { body: JSON.stringify(event), contentType: 'application/json', timeoutMs: 10_000 });
+    if (res.status !== 201 && res.status !== 200) throw new Error(`POST ${base}: ${res.status} ${statusMessage(res.body)}`);
+    seen.set(key, { name, count: 1, first: now });
+    metrics.actuatorWrites.inc({ action: 'event', result: 'ok' });
+  }
+
+  return {
+    record(w, type, reason, message) {
+      const objectKey = `${w.namespace}/${w.kind}/${w.name}`;
+      if (!allowed(objectKey)) {
+        metrics.actuatorWrites.inc({ action: 'event', result: 'rate-limited' });
+        return;
+      }
+      const p = write(w, type, reason, message).catch((err: Error) => {
+        metrics.actuatorWrites.inc({ action: 'event', result: 'error' });
+        log.warn({ workload: objectKey, reason, err: err.message }, 'event not recorded');
+      }).finally(() => inflight.delete(p));
+      inflight.add(p);
+    },
+    async settle() {
+      await Promise.all([...inflight]);
+    },
+  };
+}
+
+/** For file sources and tests without an API server: events go to the log. */
+export function logRecorder(log: Logger): EventRecorder {
+  return {
+    record(w, type, reason, message) {
+      log.info({ workload: `${w.namespace}/${w.kind}/${w.name}`, type, reason }, message);
+    },
+    async settle() {},
+  };
+}

@@ -1,0 +1,51 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { eventRecorder } from '../../src/actuator/events.js';
+import { kubeApiClient, loadKubeConfig } from '../../src/cluster/apiClient.js';
+import { slimWorkload } from '../../src/cluster/objects.js';
+import { createMetrics } from '../../src/metrics.js';
+import { silent } from '../support/app.js';
+import { statefulSet } from '../support/builders.js';
+import { FakeApiServer } from '../support/fakeApiServer.js';
+import { FakeClock } from '../support/placement.js';
+
+describe('Kubernetes Events on workloads, as client-go records them', () => {
+  let api: FakeApiServer;
+  before(async () => { api = await new FakeApiServer().start(); });
+  after(() => api.stop());
+  const recorder = (clock: FakeClock) => eventRecorder(kubeApiClient(loadKubeConfig({ kind: 'kubeconfig', path: api.kubeconfig() })), silent, createMetrics(), { burst: 25, refillMs: 300_000, aggregateMs: 600_000, clock });
+
+  it('an identical event is counted on the existing one; it names the workload as its object', async () => {
+    const clock = new FakeClock();
+    const r = recorder(clock);
+    const db = slimWorkload('StatefulSet', statefulSet('db', 3));
+    for (let i = 0; i < 3; i++) {
+      r.record(db, 'Warning', 'VolumeOverridesPin', 'pod db-0: volume wins over the pin to zone-a');
+      await r.settle();
+      clock.advance(1000);
+    }
+    const mine = [...api.kubeEvents.values()].filter((e) => e.involvedObject.name === 'db');
+    assert.equal(mine.length, 1);
+    assert.equal(mine[0]!.count, 3);
+    assert.deepEqual(mine[0]!.involvedObject, { apiVersion: 'apps/v1', kind: 'StatefulSet', namespace: 'default', name: 'db', uid: 'sts-db' });
+    assert.equal(mine[0]!.type, 'Warning');
+    assert.notEqual(mine[0]!.firstTimestamp, mine[0]!.lastTimestamp);
+  });
+
+  it('at most 25 at once per workload, then one per 5 minutes; other workloads are not held back', async () => {
+    const clock = new FakeClock();
+    const r = recorder(clock);
+    const storm = slimWorkload('StatefulSet', statefulSet('storm', 3));
+    const calm = slimWorkload('StatefulSet', statefulSet('calm', 3));
+    for (let i = 0; i < 40; i++) r.record(storm, 'Warning', 'SubsetUnschedulable', `message ${i}`);
+    r.record(calm, 'Normal', 'ZoneListFrozen', 'frozen');
+    await r.settle();
+    const count = (name: string) => [...api.kubeEvents.values()].filter((e) => e.involvedObject.name === name).length;
+    assert.equal(count('storm'), 25);
+    assert.equal(count('calm'), 1);
+    clock.advance(300_000);
+    for (let i = 40; i < 45; i++) r.record(storm, 'Warning', 'SubsetUnschedulable', `message ${i}`);
+    await r.settle();
+    assert.equal(count('storm'), 26);
+  });
+});
