@@ -1,7 +1,7 @@
 // End-to-end: kube-scheduler 1.20 calls zonekeeper over HTTP, zonekeeper watches a real
 // kube-apiserver, and every assertion reads where the API server says pods are bound.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { parseAllDocuments } from 'yaml';
 import { instanceIdWriter } from '../../src/actuator/instanceIds.js';
@@ -95,7 +95,7 @@ for (const k of kubeVersions()) describe(`zonekeeper with kube-scheduler ${k.ver
     for (const z of ZONES) for (const i of [1, 2]) await kube.addNode(`node-${z.slice(5)}-${i}`, z);
     zones = await kube.nodeZones();
     // The WorkloadSpread CRD from manifests/, as a cluster without OpenKruise would install it.
-    const crd = parseAllDocuments(readFileSync(new URL('../../manifests/50-workloadspread-crd.yaml', import.meta.url), 'utf8'))[0]!.toJS();
+    const crd = parseAllDocuments(readFileSync(new URL('../../manifests/workloadspread-crd/50-workloadspread-crd.yaml', import.meta.url), 'utf8'))[0]!.toJS();
     await kube.create(crd);
     await eventually('zonekeeper watches WorkloadSpreads', async () => (await debug('/debug/cache')).workloadSpreadCRD === 'present');
   });
@@ -368,13 +368,30 @@ for (const k of kubeVersions()) describe(`zonekeeper with kube-scheduler ${k.ver
     await cp.startZonekeeper({ deletionCost: { enabled: true, intervalSeconds: 1 } });
   });
 
-  it(`[${k.version}] 14. manifests/ pass a server-side dry run (kubectl apply --dry-run=server)`, async () => {
+  it(`[${k.version}] 14. every overlay in manifests/ and the example pass a server-side dry run (kubectl apply -k --dry-run=server)`, async () => {
     // Namespaced objects need their namespace to exist for the dry run; everything else is dry.
     await namespace('zonekeeper-system');
-    const out = cp.kubectl(['apply', '--dry-run=server', '-f', new URL('../../manifests/', import.meta.url).pathname]);
-    console.log(out.trim().split('\n').map((l) => `# [${k.version}] ${l}`).join('\n'));
-    assert.match(out, /deployment\.apps\/zonekeeper-scheduler (created|configured) \(server dry run\)/);
-    assert.match(out, /customresourcedefinition\.apiextensions\.k8s\.io\/workloadspreads\.apps\.kruise\.io (created|configured|unchanged) \(server dry run\)/);
+    const dir = (p: string) => new URL(`../../manifests/${p}`, import.meta.url).pathname;
+    // kubectl's own kustomize reads the overlays from 1.21 (kustomize v4); Debian's kubectl, which
+    // the harness installs on a machine without one, is 1.20: there the files are applied instead.
+    const client = JSON.parse(cp.kubectl(['version', '--client', '-o', 'json'])).clientVersion;
+    if (Number.parseInt(client.major, 10) === 1 && Number.parseInt(client.minor, 10) < 21) {
+      console.log(`# [${k.version}] kubectl ${client.gitVersion} cannot build the overlays (kustomize v2): applying the files with -f`);
+      for (const part of ['base', 'workloadspread-crd']) {
+        for (const f of readdirSync(dir(part)).filter((x) => x !== 'kustomization.yaml')) cp.kubectl(['apply', '--dry-run=server', '-f', dir(`${part}/${f}`)]);
+      }
+      return;
+    }
+    for (const overlay of ['standalone', 'openkruise', 'deletion-costs']) {
+      const out = cp.kubectl(['apply', '--dry-run=server', '-k', dir(`overlays/${overlay}`)]);
+      console.log(`# [${k.version}] overlay ${overlay}: ${out.trim().split('\n').length} objects pass the server dry run`);
+      assert.match(out, /deployment\.apps\/zonekeeper-scheduler (created|configured) \(server dry run\)/, overlay);
+      const crd = /customresourcedefinition\.apiextensions\.k8s\.io\/workloadspreads\.apps\.kruise\.io (created|configured|unchanged) \(server dry run\)/;
+      if (overlay === 'openkruise') assert.doesNotMatch(out, /workloadspreads\.apps\.kruise\.io/, 'OpenKruise brings its own CRD');
+      else assert.match(out, crd, overlay);
+    }
+    const example = cp.kubectl(['apply', '--dry-run=server', '-f', dir('examples/')]);
+    assert.match(example, /statefulset\.apps\/\S+ (created|configured) \(server dry run\)/);
   });
 
   it(`[${k.version}] 13. kube-apiserver killed in the middle of a scale-up: no pod outside its zone, every pod placed once it is back`, async () => {

@@ -1,4 +1,4 @@
-// npm run manifests: writes manifests/20-configmaps.yaml from the files in config/, which a
+// npm run manifests: writes manifests/base/20-configmaps.yaml from the files in config/, which a
 // test keeps equal.
 import { readFileSync, writeFileSync } from 'node:fs';
 
@@ -13,6 +13,6 @@ data:
   ${key}: |
 ${indent(path)}`;
 
-writeFileSync(new URL('manifests/20-configmaps.yaml', root), `# Generated from config/zonekeeper.yaml and config/scheduler-config.yaml by npm run manifests; a test keeps them equal.
+writeFileSync(new URL('manifests/base/20-configmaps.yaml', root), `# Generated from config/zonekeeper.yaml and config/scheduler-config.yaml by npm run manifests; a test keeps them equal.
 ${configMap('zonekeeper-config', 'zonekeeper.yaml', 'config/zonekeeper.yaml')}---
 ${configMap('zonekeeper-scheduler-config', 'scheduler-config.yaml', 'config/scheduler-config.yaml')}`);

@@ -8,7 +8,9 @@ import { WORKLOADSPREAD_GROUP } from '../../src/cluster/kinds.js';
 type Raw = Record<string, any>;
 const root = new URL('../../', import.meta.url);
 const read = (p: string) => readFileSync(new URL(p, root), 'utf8');
-const files = readdirSync(new URL('manifests/', root)).filter((f) => f.endsWith('.yaml')).sort();
+// The objects of every kustomization (base, CRD, examples), as the overlays put them together.
+const files = ['base', 'workloadspread-crd', 'examples'].flatMap((dir) => readdirSync(new URL(`manifests/${dir}/`, root))
+  .filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml').sort().map((f) => `${dir}/${f}`));
 const objects: Raw[] = files.flatMap((f) => parseAllDocuments(read(`manifests/${f}`)).map((d) => {
   assert.equal(d.errors.length, 0, `${f}: ${d.errors[0]?.message}`);
   return d.toJS();
@@ -28,6 +30,22 @@ const schedConfig = parse(schedConfigMap.data['scheduler-config.yaml']);
 const flag = (args: string[], name: string) => { const i = args.indexOf(name); return i >= 0 ? args[i + 1] : undefined; };
 
 describe('manifests', () => {
+  it('each kustomization lists exactly the files beside it; each overlay builds on the base', () => {
+    for (const dir of ['base', 'workloadspread-crd']) {
+      const k = parse(read(`manifests/${dir}/kustomization.yaml`));
+      const beside = readdirSync(new URL(`manifests/${dir}/`, root)).filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml').sort();
+      assert.deepEqual([...k.resources].sort(), beside, dir);
+    }
+    const overlay = (name: string) => parse(read(`manifests/overlays/${name}/kustomization.yaml`));
+    assert.deepEqual(overlay('standalone').resources, ['../../base', '../../workloadspread-crd']);
+    assert.deepEqual(overlay('openkruise').resources, ['../../base'], 'with OpenKruise, its own CRD stays');
+    const costs = overlay('deletion-costs');
+    assert.deepEqual(costs.resources, ['../standalone']);
+    // The patch appends to the zonekeeper container's args: container 1 must be zonekeeper.
+    assert.match(costs.patches[0].patch, /containers\/1\/args\/-[\s\S]*--manage-deletion-cost/);
+    assert.equal(containers[1]!.name, 'zonekeeper');
+  });
+
   it('parse, and have the kinds a user needs', () => {
     for (const kind of ['Namespace', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'RoleBinding', 'Role', 'ConfigMap', 'Deployment', 'StatefulSet', 'CustomResourceDefinition']) {
       assert.ok(objects.some((o) => o.kind === kind), `no ${kind}`);
