@@ -4,6 +4,7 @@ import { statusMessage, type ApiClient } from '../cluster/apiClient.js';
 import { WORKLOAD_KINDS } from '../cluster/kinds.js';
 import type { SlimWorkload } from '../cluster/objects.js';
 import type { Metrics } from '../metrics.js';
+import { workloadKey } from '../placement/workload.js';
 
 // Kubernetes Events on workloads for what an operator must notice, recorded as client-go's
 // event recorder does: an identical event within the aggregation window is counted on the
@@ -34,7 +35,7 @@ const MESSAGE_MAX = 1024;
 export function eventRecorder(api: ApiClient, log: Logger, metrics: Metrics, o: RecorderOptions = CLIENT_GO_RECORDER): EventRecorder {
   const clock = o.clock ?? Date;
   const buckets = new LRUCache<string, { tokens: number; at: number }>({ max: 4096 });
-  const seen = new LRUCache<string, { name: string; count: number; first: string }>({ max: 4096, ttl: o.aggregateMs, perf: clock });
+  const seen = new LRUCache<string, { name: string; count: number }>({ max: 4096, ttl: o.aggregateMs, perf: clock });
   const inflight = new Set<Promise<void>>();
 
   /** client-go's spam filter: a token bucket per object. */
@@ -52,9 +53,8 @@ export function eventRecorder(api: ApiClient, log: Logger, metrics: Metrics, o: 
     return true;
   }
 
-  async function write(w: SlimWorkload, type: EventType, reason: string, message: string): Promise<void> {
+  async function write(w: SlimWorkload, objectKey: string, type: EventType, reason: string, message: string): Promise<void> {
     const spec = WORKLOAD_KINDS[w.kind];
-    const objectKey = `${w.namespace}/${w.kind}/${w.name}`;
     const key = `${objectKey}\u0000${type}\u0000${reason}\u0000${message}`;
     const now = new Date(clock.now()).toISOString();
     const base = `/api/v1/namespaces/${encodeURIComponent(w.namespace)}/events`;
@@ -75,18 +75,18 @@ export function eventRecorder(api: ApiClient, log: Logger, metrics: Metrics, o: 
     };
     const res = await api.request('POST', base, { body: JSON.stringify(event), contentType: 'application/json', timeoutMs: 10_000 });
     if (res.status !== 201 && res.status !== 200) throw new Error(`POST ${base}: ${res.status} ${statusMessage(res.body)}`);
-    seen.set(key, { name, count: 1, first: now });
+    seen.set(key, { name, count: 1 });
     metrics.actuatorWrites.inc({ action: 'event', result: 'ok' });
   }
 
   return {
     record(w, type, reason, message) {
-      const objectKey = `${w.namespace}/${w.kind}/${w.name}`;
+      const objectKey = workloadKey(w);
       if (!allowed(objectKey)) {
         metrics.actuatorWrites.inc({ action: 'event', result: 'rate-limited' });
         return;
       }
-      const p = write(w, type, reason, message).catch((err: Error) => {
+      const p = write(w, objectKey, type, reason, message).catch((err: Error) => {
         metrics.actuatorWrites.inc({ action: 'event', result: 'error' });
         log.warn({ workload: objectKey, reason, err: err.message }, 'event not recorded');
       }).finally(() => inflight.delete(p));
@@ -102,7 +102,7 @@ export function eventRecorder(api: ApiClient, log: Logger, metrics: Metrics, o: 
 export function logRecorder(log: Logger): EventRecorder {
   return {
     record(w, type, reason, message) {
-      log.info({ workload: `${w.namespace}/${w.kind}/${w.name}`, type, reason }, message);
+      log.info({ workload: workloadKey(w), type, reason }, message);
     },
     async settle() {},
   };

@@ -74,6 +74,7 @@ export class ClusterStore implements Snapshot {
   private readonly workloads = new Map<string, SlimWorkload>();
   private readonly workloadsByOwner = new Map<string, Map<string, SlimWorkload>>();
   private readonly spreads = new Map<string, SlimWorkloadSpread>();
+  /** Sorted zone values by topology key, from `zoneNodes`. */
   private readonly zoneCache = new Map<string, string[]>();
   /** Nodes by topology key, then zone: built on first use, dropped on any node change. */
   private readonly zoneNodes = new Map<string, Map<string, SlimNode[]>>();
@@ -187,6 +188,20 @@ export class ClusterStore implements Snapshot {
     }
   }
 
+  /** Nodes by zone value of one label: built on first use, dropped on any node change. */
+  private zoneIndex(topologyKey: string): Map<string, SlimNode[]> {
+    let byZone = this.zoneNodes.get(topologyKey);
+    if (!byZone) {
+      byZone = new Map();
+      for (const n of this.nodesByName.values()) {
+        const z = n.labels[topologyKey];
+        if (z !== undefined) (byZone.get(z) ?? byZone.set(z, []).get(z)!).push(n);
+      }
+      this.zoneNodes.set(topologyKey, byZone);
+    }
+    return byZone;
+  }
+
   private nodesChanged(): void {
     this.zoneCache.clear();
     this.zoneNodes.clear();
@@ -246,12 +261,7 @@ export class ClusterStore implements Snapshot {
   zones(topologyKey: string): string[] {
     let zones = this.zoneCache.get(topologyKey);
     if (!zones) {
-      const set = new Set<string>();
-      for (const n of this.nodesByName.values()) {
-        const z = n.labels[topologyKey];
-        if (z) set.add(z);
-      }
-      zones = [...set].sort();
+      zones = [...this.zoneIndex(topologyKey).keys()].filter(Boolean).sort();
       this.zoneCache.set(topologyKey, zones);
     }
     return zones;
@@ -269,16 +279,7 @@ export class ClusterStore implements Snapshot {
     return this.usage.get(node) ?? NO_USAGE;
   }
   nodesInZone(topologyKey: string, zone: string): readonly SlimNode[] {
-    let byZone = this.zoneNodes.get(topologyKey);
-    if (!byZone) {
-      byZone = new Map();
-      for (const n of this.nodesByName.values()) {
-        const z = n.labels[topologyKey];
-        if (z !== undefined) (byZone.get(z) ?? byZone.set(z, []).get(z)!).push(n);
-      }
-      this.zoneNodes.set(topologyKey, byZone);
-    }
-    return byZone.get(zone) ?? [];
+    return this.zoneIndex(topologyKey).get(zone) ?? [];
   }
   pvc(namespace: string, name: string) { return this.pvcs.get(nsKey(namespace, name)); }
   pv(name: string) { return this.pvs.get(name); }

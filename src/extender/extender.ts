@@ -87,9 +87,11 @@ export function createExtender(deps: ExtenderDeps) {
       }
       const candidates = candidatesOf(args);
       const pod = pendingPod(args.Pod);
-      const model = podModel(pod, source.snapshot, settings, state.inputOf(pod, candidates));
+      const asked = state.inputOf(pod, candidates);
+      const model = podModel(pod, source.snapshot, settings, asked);
       const ensured = await ids.ensure(pod, model);
-      const input = state.inputOf(ensured.pod, candidates);
+      // The instance-ID step may have given the pod its ID: the same inputs, with that pod.
+      const input = ensured.pod === pod ? asked : { ...asked, pod: ensured.pod };
       const v = ensured.error === undefined ? filterNodes(input, model)
         : waitVerdict(candidates, { rule: 'zone-pin', reason: ensured.error, unresolvable: false }, model);
       state.apply(input, v);

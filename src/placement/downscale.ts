@@ -35,8 +35,11 @@ interface Shrinking {
   remove(pod: SlimPod): void;
 }
 
-const better = (a: { pod: SlimPod; key: Key }, b: { pod: SlimPod; key: Key } | undefined) =>
-  !b || compare(a.key, b.key) < 0 || (compare(a.key, b.key) === 0 && a.pod.name.localeCompare(b.pod.name) < 0);
+function better(a: { pod: SlimPod; key: Key }, b: { pod: SlimPod; key: Key } | undefined): boolean {
+  if (!b) return true;
+  const c = compare(a.key, b.key);
+  return c < 0 || (c === 0 && a.pod.name.localeCompare(b.pod.name) < 0);
+}
 
 /** Within a zone or subset: highest seat first, then not ready, then newest. */
 function withinKey(pod: SlimPod, model: WorkloadModel): Key {
@@ -59,7 +62,10 @@ export function workloadSpreadCosts(model: SpreadModel, pods: Iterable<SlimPod>,
     else (bySubset.get(s) ?? bySubset.set(s, []).get(s)!).push(p);
   }
   ws.subsets.forEach((subset, i) => {
-    const members = (bySubset.get(subset.name) ?? []).sort((a, b) => compare(withinKey(a, model), withinKey(b, model)) || a.name.localeCompare(b.name));
+    const members = bySubset.get(subset.name) ?? [];
+    // Keys once per pod, not once per comparison.
+    const keys = new Map(members.map((p) => [p, withinKey(p, model)]));
+    members.sort((a, b) => compare(keys.get(a)!, keys.get(b)!) || a.name.localeCompare(b.name));
     const over = Math.max(0, members.length - resolveMax(subset.maxReplicas, replicas));
     members.forEach((p, j) => costs.set(p.name, j < over ? -100 * (i + 1) : 100 * (n - i)));
   });
