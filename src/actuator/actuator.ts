@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { LRUCache } from 'lru-cache';
 import { statusMessage, type ApiClient } from '../cluster/apiClient.js';
 import { ANNOTATION, type SlimWorkload } from '../cluster/objects.js';
-import { objectPath, WORKLOAD_KINDS } from '../cluster/kinds.js';
+import { workloadPath, WORKLOAD_KINDS } from '../cluster/kinds.js';
 import type { ClusterStore } from '../cluster/store.js';
 import type { Metrics } from '../metrics.js';
 import { chooseInstanceId, parseAssignment, serializeAssignment } from '../placement/instanceIds.js';
@@ -83,7 +83,7 @@ export function kubeActuator(api: ApiClient, log: Logger, metrics: Metrics, assi
     // Conditional on the workload's resourceVersion, so two replicas can never freeze two
     // different lists: the second one's patch conflicts, it reads again and finds the first's.
     async write(w, zones) {
-      const path = objectPath(WORKLOAD_KINDS[w.kind], w.namespace, w.name);
+      const path = workloadPath(w);
       for (let attempt = 1; attempt <= FREEZE_ATTEMPTS; attempt++) {
         const got = await api.request('GET', path, { timeoutMs: 10_000 });
         if (got.status !== 200) throw new Error(`GET ${path}: ${got.status} ${statusMessage(got.body)}`);
@@ -103,7 +103,12 @@ export function kubeActuator(api: ApiClient, log: Logger, metrics: Metrics, assi
 
 /** For file sources: there is no API server, so the annotation lands in the in-memory store. */
 export function memoryActuator(store: ClusterStore, log: Logger, metrics: Metrics): Actuator {
-  const annotate = (w: SlimWorkload, key: string, value: string) => store.upsert(WORKLOAD_KINDS[w.kind].plural, { ...w, annotations: { ...w.annotations, [key]: value } });
+  // A merge of one key into the stored object, as a merge patch would: a CloneSet holds both
+  // its zone list and its instance IDs, and the caller's copy may predate the other write.
+  const annotate = (w: SlimWorkload, key: string, value: string) => {
+    const current = store.workload(w.kind, w.namespace, w.name) ?? w;
+    store.upsert(WORKLOAD_KINDS[w.kind].plural, { ...current, annotations: { ...current.annotations, [key]: value } });
+  };
   return actuator({
     async write(w, zones) {
       annotate(w, ANNOTATION.zones, zones.join(','));

@@ -54,7 +54,6 @@ export function eventRecorder(api: ApiClient, log: Logger, metrics: Metrics, o: 
   }
 
   async function write(w: SlimWorkload, objectKey: string, type: EventType, reason: string, message: string): Promise<void> {
-    const spec = WORKLOAD_KINDS[w.kind];
     const key = `${objectKey}\u0000${type}\u0000${reason}\u0000${message}`;
     const now = new Date(clock.now()).toISOString();
     const base = `/api/v1/namespaces/${encodeURIComponent(w.namespace)}/events`;
@@ -69,7 +68,7 @@ export function eventRecorder(api: ApiClient, log: Logger, metrics: Metrics, o: 
     const name = `${w.name}.${clock.now().toString(16)}${Math.floor(Math.random() * 0xffff).toString(16)}`;
     const event = {
       apiVersion: 'v1', kind: 'Event', metadata: { name, namespace: w.namespace },
-      involvedObject: { apiVersion: `${spec.group}/${spec.version}`, kind: w.kind, namespace: w.namespace, name: w.name, uid: w.uid },
+      involvedObject: { apiVersion: w.apiVersion, kind: WORKLOAD_KINDS[w.kind].wireKind, namespace: w.namespace, name: w.name, uid: w.uid },
       type, reason, message: message.slice(0, MESSAGE_MAX), count: 1, firstTimestamp: now, lastTimestamp: now,
       source: { component: 'zonekeeper' }, reportingComponent: 'zonekeeper', reportingInstance: 'zonekeeper',
     };

@@ -1,5 +1,6 @@
 import {
-  slimNode, slimPod, slimPV, slimPVC, slimStorageClass, slimWorkload, slimWorkloadSpread, type WorkloadKind,
+  KRUISE_GROUP, slimNode, slimPod, slimPV, slimPVC, slimStorageClass, slimWorkload, slimWorkloadSpread, workloadKindOf,
+  type WorkloadKind,
 } from './objects.js';
 
 // Every kind zonekeeper lists, watches, loads from files or writes to, in one table: the
@@ -8,15 +9,21 @@ import {
 /** A kind by its resource (plural) name: the store's key for it. */
 export type KindName =
   | 'nodes' | 'pods' | 'persistentvolumes' | 'persistentvolumeclaims' | 'storageclasses'
-  | 'statefulsets' | 'replicasets' | 'deployments' | 'workloadspreads';
+  | 'statefulsets' | 'replicasets' | 'deployments' | 'workloadspreads'
+  | 'clonesets' | 'advancedstatefulsets';
 
 export interface KindSpec {
+  /** The store's name for it: the resource name, but `advancedstatefulsets` for Kruise's. */
   plural: KindName;
-  /** Kind as it appears in objects and Lists. */
+  /** The resource in URLs. */
+  resource: string;
+  /** zonekeeper's name for it (see WorkloadKind). */
   kind: string;
+  /** Kind as it appears in objects and Lists. */
+  wireKind: string;
   group: string;
   version: string;
-  /** False for kinds whose CRD may be absent (WorkloadSpread). */
+  /** False for kinds whose CRD may be absent (OpenKruise's). */
   required: boolean;
   /** Names a user may type for it (lower case), beside the kind and plural. */
   shortNames: readonly string[];
@@ -34,14 +41,34 @@ export interface WorkloadKindSpec extends KindSpec {
   deletionCost: boolean;
 }
 
-const workloadKind = (kind: WorkloadKind, plural: KindName, shortNames: string[], traits: Pick<WorkloadKindSpec, 'ordinals' | 'podsOwnedVia' | 'deletionCost'>): WorkloadKindSpec => ({
-  plural, kind, group: 'apps', version: 'v1', required: true, shortNames, slim: (o) => slimWorkload(kind, o), ...traits,
-});
+type Traits = Pick<WorkloadKindSpec, 'ordinals' | 'podsOwnedVia' | 'deletionCost'>;
 
+function workloadKind(
+  kind: WorkloadKind, plural: KindName, shortNames: string[], traits: Traits,
+  api: { group: string; version: string; resource?: string; wireKind?: string; required?: boolean } = { group: 'apps', version: 'v1' },
+): WorkloadKindSpec {
+  const apiVersion = `${api.group}/${api.version}`;
+  return {
+    plural, resource: api.resource ?? plural, kind, wireKind: api.wireKind ?? kind, group: api.group, version: api.version,
+    required: api.required ?? true, shortNames, slim: (o) => slimWorkload(kind, o, apiVersion), ...traits,
+  };
+}
+
+// OpenKruise's workloads (design §5): a CloneSet is a ReplicaSet that removes pods by deletion
+// cost; an Advanced StatefulSet numbers its pods as apps/v1 does, skipping reserved ordinals.
+const cloneSet = (version: string) => workloadKind('CloneSet', 'clonesets', ['clone'],
+  { ordinals: false, podsOwnedVia: undefined, deletionCost: true }, { group: KRUISE_GROUP, version, required: false });
+const advancedStatefulSet = (version: string) => workloadKind('AdvancedStatefulSet', 'advancedstatefulsets', ['asts'],
+  { ordinals: true, podsOwnedVia: undefined, deletionCost: false },
+  { group: KRUISE_GROUP, version, resource: 'statefulsets', wireKind: 'StatefulSet', required: false });
+
+/** Workload kinds by zonekeeper's name; Kruise's at their preferred version (a cached object names the one it was read at). */
 export const WORKLOAD_KINDS: Readonly<Record<WorkloadKind, WorkloadKindSpec>> = {
   StatefulSet: workloadKind('StatefulSet', 'statefulsets', ['sts'], { ordinals: true, podsOwnedVia: undefined, deletionCost: false }),
   ReplicaSet: workloadKind('ReplicaSet', 'replicasets', ['rs'], { ordinals: false, podsOwnedVia: undefined, deletionCost: true }),
   Deployment: workloadKind('Deployment', 'deployments', ['deploy'], { ordinals: false, podsOwnedVia: 'ReplicaSet', deletionCost: true }),
+  CloneSet: cloneSet('v1alpha1'),
+  AdvancedStatefulSet: advancedStatefulSet('v1beta1'),
 };
 
 /** The spec of a workload kind named in an owner reference; undefined for kinds not cached. */
@@ -54,31 +81,48 @@ export function ownedThrough(w: { kind: string; owner?: { kind: string } | undef
   return !!w.owner && workloadKindSpec(w.owner.kind)?.podsOwnedVia === w.kind;
 }
 
-export const WORKLOADSPREAD_GROUP = 'apps.kruise.io';
-/** Preferred first: v1beta1 when the API server serves it (design §5). */
-export const WORKLOADSPREAD_VERSIONS = ['v1beta1', 'v1alpha1'];
+export const WORKLOADSPREAD_GROUP = KRUISE_GROUP;
 
 export function workloadSpreadKind(version: string): KindSpec {
   return {
-    plural: 'workloadspreads', kind: 'WorkloadSpread', group: WORKLOADSPREAD_GROUP, version, required: false,
-    shortNames: ['ws'], slim: slimWorkloadSpread,
+    plural: 'workloadspreads', resource: 'workloadspreads', kind: 'WorkloadSpread', wireKind: 'WorkloadSpread',
+    group: WORKLOADSPREAD_GROUP, version, required: false, shortNames: ['ws'], slim: slimWorkloadSpread,
   };
 }
 
-export const POD_KIND: KindSpec = { plural: 'pods', kind: 'Pod', group: '', version: 'v1', required: true, shortNames: ['po'], slim: slimPod };
+/** A kind watched only while its CRD is served: its versions, preferred first (design §5). */
+export interface OptionalKind {
+  plural: KindName;
+  group: string;
+  resource: string;
+  versions: readonly string[];
+  at(version: string): KindSpec;
+}
+
+/** OpenKruise's kinds: looked for by discovery; absent is not an error. */
+export const OPTIONAL_KINDS: readonly OptionalKind[] = [
+  { plural: 'workloadspreads', group: KRUISE_GROUP, resource: 'workloadspreads', versions: ['v1beta1', 'v1alpha1'], at: workloadSpreadKind },
+  { plural: 'clonesets', group: KRUISE_GROUP, resource: 'clonesets', versions: ['v1alpha1'], at: cloneSet },
+  { plural: 'advancedstatefulsets', group: KRUISE_GROUP, resource: 'statefulsets', versions: ['v1beta1', 'v1alpha1'], at: advancedStatefulSet },
+];
+
+const core = (plural: KindName, kind: string, group: string, shortNames: string[], slim: (raw: any) => unknown): KindSpec =>
+  ({ plural, resource: plural, kind, wireKind: kind, group, version: 'v1', required: true, shortNames, slim });
+
+export const POD_KIND: KindSpec = core('pods', 'Pod', '', ['po'], slimPod);
 
 /** Kinds watched on every cluster. */
 export const CORE_KINDS: readonly KindSpec[] = [
-  { plural: 'nodes', kind: 'Node', group: '', version: 'v1', required: true, shortNames: ['no'], slim: slimNode },
+  core('nodes', 'Node', '', ['no'], slimNode),
   POD_KIND,
-  { plural: 'persistentvolumes', kind: 'PersistentVolume', group: '', version: 'v1', required: true, shortNames: ['pv'], slim: slimPV },
-  { plural: 'persistentvolumeclaims', kind: 'PersistentVolumeClaim', group: '', version: 'v1', required: true, shortNames: ['pvc'], slim: slimPVC },
-  { plural: 'storageclasses', kind: 'StorageClass', group: 'storage.k8s.io', version: 'v1', required: true, shortNames: ['sc'], slim: slimStorageClass },
-  ...Object.values(WORKLOAD_KINDS),
+  core('persistentvolumes', 'PersistentVolume', '', ['pv'], slimPV),
+  core('persistentvolumeclaims', 'PersistentVolumeClaim', '', ['pvc'], slimPVC),
+  core('storageclasses', 'StorageClass', 'storage.k8s.io', ['sc'], slimStorageClass),
+  ...Object.values(WORKLOAD_KINDS).filter((k) => k.required),
 ];
 
 /** Every kind the store holds, by plural. */
-export const ALL_KIND_NAMES: readonly KindName[] = [...CORE_KINDS.map((k) => k.plural), 'workloadspreads'];
+export const ALL_KIND_NAMES: readonly KindName[] = [...CORE_KINDS.map((k) => k.plural), ...OPTIONAL_KINDS.map((k) => k.plural)];
 
 const WORKLOAD_PLURALS: ReadonlySet<KindName> = new Set(Object.values(WORKLOAD_KINDS).map((k) => k.plural));
 
@@ -86,23 +130,37 @@ export function isWorkloadKindName(plural: KindName): boolean {
   return WORKLOAD_PLURALS.has(plural);
 }
 
+const apiBase = (apiVersion: string) => (apiVersion.includes('/') ? `/apis/${apiVersion}` : `/api/${apiVersion}`);
+export const apiVersionOf = (k: KindSpec) => (k.group === '' ? k.version : `${k.group}/${k.version}`);
+
 export function collectionPath(k: KindSpec): string {
-  return k.group === '' ? `/api/${k.version}/${k.plural}` : `/apis/${k.group}/${k.version}/${k.plural}`;
+  return `${apiBase(apiVersionOf(k))}/${k.resource}`;
 }
 
 /** The URL of one namespaced object of a kind. */
 export function objectPath(k: KindSpec, namespace: string, name: string): string {
-  const base = k.group === '' ? `/api/${k.version}` : `/apis/${k.group}/${k.version}`;
-  return `${base}/namespaces/${encodeURIComponent(namespace)}/${k.plural}/${encodeURIComponent(name)}`;
+  return namespacedPath(apiVersionOf(k), k.resource, namespace, name);
 }
 
-/** The kind of a raw object, for files of mixed objects. */
-export function kindOfObject(kind: string): KindSpec | undefined {
-  if (kind === 'WorkloadSpread') return workloadSpreadKind('v1alpha1');
-  return CORE_KINDS.find((k) => k.kind === kind);
+/** The URL of a cached workload, at the version it was read at. */
+export function workloadPath(w: { kind: WorkloadKind; apiVersion: string; namespace: string; name: string }): string {
+  return namespacedPath(w.apiVersion, WORKLOAD_KINDS[w.kind].resource, w.namespace, w.name);
 }
 
-/** A workload kind as a user types it: kind, plural or short name, any case. */
+function namespacedPath(apiVersion: string, resource: string, namespace: string, name: string): string {
+  return `${apiBase(apiVersion)}/namespaces/${encodeURIComponent(namespace)}/${resource}/${encodeURIComponent(name)}`;
+}
+
+/** The kind of a raw object, for files of mixed objects; without an apiVersion the kind decides. */
+export function kindOfObject(kind: string, apiVersion = ''): KindSpec | undefined {
+  const version = apiVersion.slice(apiVersion.indexOf('/') + 1);
+  const named = workloadKindOf(apiVersion, kind);
+  const optional = OPTIONAL_KINDS.find((k) => k.at(k.versions[0]!).kind === named);
+  if (optional) return optional.at(optional.versions.includes(version) ? version : optional.versions[0]!);
+  return CORE_KINDS.find((k) => k.kind === named);
+}
+
+/** A workload kind as a user types it: kind, plural or short name, any case (`statefulsets` is apps/v1's). */
 export function workloadKindNamed(text: string): WorkloadKind | undefined {
   const t = text.toLowerCase();
   return Object.values(WORKLOAD_KINDS).find((k) => k.kind.toLowerCase() === t || k.plural === t || k.shortNames.includes(t))?.kind;

@@ -75,10 +75,35 @@ export type PendingPod = SlimPod;
 /** Tolerations a cached pod keeps: a pod with more is rare, and its extra ones only matter to explain. */
 export const CACHED_TOLERATIONS = 64;
 
-export type WorkloadKind = 'StatefulSet' | 'ReplicaSet' | 'Deployment';
+/**
+ * Workload kinds by the name zonekeeper gives them. OpenKruise's Advanced StatefulSet is a
+ * `StatefulSet` of apps.kruise.io on the wire: here it is `AdvancedStatefulSet`, so that an
+ * owner reference, a store key and a message never confuse it with apps/v1's.
+ */
+export type WorkloadKind = 'StatefulSet' | 'ReplicaSet' | 'Deployment' | 'CloneSet' | 'AdvancedStatefulSet';
+
+export const KRUISE_GROUP = 'apps.kruise.io';
+
+/** The API group each workload kind's wire name belongs to. */
+const WIRE_GROUP: Readonly<Record<string, string>> = { StatefulSet: 'apps', ReplicaSet: 'apps', Deployment: 'apps', CloneSet: KRUISE_GROUP };
+
+/**
+ * The kind zonekeeper knows an owner or target by: `AdvancedStatefulSet` for Kruise's
+ * StatefulSet, `<kind>.<group>` for a known kind name in another group (not a workload of
+ * ours), else the kind as written. Without an apiVersion the kind is taken as written.
+ */
+export function workloadKindOf(apiVersion: string, kind: string): string {
+  if (!apiVersion) return kind;
+  const group = apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.indexOf('/')) : '';
+  if (group === KRUISE_GROUP && kind === 'StatefulSet') return 'AdvancedStatefulSet';
+  const expected = Object.hasOwn(WIRE_GROUP, kind) ? WIRE_GROUP[kind] : undefined;
+  return expected !== undefined && expected !== group ? `${kind}.${group || 'core'}` : kind;
+}
 
 export interface SlimWorkload {
   kind: WorkloadKind;
+  /** The version it was read at: writes go to the same. */
+  apiVersion: string;
   namespace: string;
   name: string;
   uid: string;
@@ -88,7 +113,12 @@ export interface SlimWorkload {
   owner: OwnerRef | undefined;
   /** spec.ordinals.start of a StatefulSet, 0 otherwise. */
   ordinalsStart: number;
+  /** An Advanced StatefulSet's spec.reserveOrdinals: ordinals its controller never creates. */
+  reservedOrdinals: ReservedOrdinals;
 }
+
+/** Single ordinals and inclusive ranges ("3-5" in Kruise ≥ 1.8), kept as written: never expanded. */
+export interface ReservedOrdinals { singles: ReadonlySet<number>; ranges: readonly (readonly [number, number])[] }
 
 export interface SlimPVC {
   namespace: string;
@@ -162,7 +192,7 @@ function controllerOf(meta: Raw | undefined, share = intern): OwnerRef | undefin
   const refs = Array.isArray(meta?.ownerReferences) ? meta.ownerReferences : [];
   const ref = refs.find((r: Raw) => r?.controller === true) ?? undefined;
   if (!ref || typeof ref.kind !== 'string' || typeof ref.name !== 'string') return undefined;
-  return { kind: share(ref.kind), name: share(ref.name), uid: str(ref.uid) };
+  return { kind: share(workloadKindOf(str(ref.apiVersion), ref.kind)), name: share(ref.name), uid: str(ref.uid) };
 }
 
 function timestamp(v: unknown): number {
@@ -335,7 +365,7 @@ function zonekeeperAnnotations(meta: Raw | undefined): Record<string, string> {
   return out;
 }
 
-export function slimWorkload(kind: WorkloadKind, o: Raw): SlimWorkload {
+export function slimWorkload(kind: WorkloadKind, o: Raw, apiVersion = 'apps/v1'): SlimWorkload {
   const meta: Raw = o.metadata ?? {};
   const replicas = o.spec?.replicas;
   const start = o.spec?.ordinals?.start;
@@ -345,6 +375,7 @@ export function slimWorkload(kind: WorkloadKind, o: Raw): SlimWorkload {
   if (typeof templateOptIn === 'string' && !(ANNOTATION.instanceIds in annotations)) annotations[ANNOTATION.instanceIds] = templateOptIn;
   return {
     kind,
+    apiVersion,
     namespace: intern(str(meta.namespace, 'default')),
     name: str(meta.name),
     uid: str(meta.uid),
@@ -352,7 +383,31 @@ export function slimWorkload(kind: WorkloadKind, o: Raw): SlimWorkload {
     annotations,
     owner: controllerOf(meta),
     ordinalsStart: isIndex(start) ? start : 0,
+    reservedOrdinals: reservedOrdinals(o.spec?.reserveOrdinals),
   };
+}
+
+const NO_RESERVED: ReservedOrdinals = { singles: new Set(), ranges: [] };
+/** More entries than this are not a controller's list: the rest is ignored (the object is still cached). */
+const MAX_RESERVED_ENTRIES = 10_000;
+
+function reservedOrdinals(v: unknown): ReservedOrdinals {
+  if (!Array.isArray(v) || v.length === 0) return NO_RESERVED;
+  const singles = new Set<number>();
+  const ranges: [number, number][] = [];
+  for (const e of v.slice(0, MAX_RESERVED_ENTRIES)) {
+    if (isIndex(e)) singles.add(e);
+    else if (typeof e === 'string') {
+      const m = /^(\d{1,10})(?:-(\d{1,10}))?$/.exec(e.trim());
+      const lo = parseIndex(m?.[1]), hi = m?.[2] === undefined ? lo : parseIndex(m[2]);
+      if (lo >= 0 && hi >= lo) (lo === hi ? singles.add(lo) : ranges.push([lo, hi]));
+    }
+  }
+  return { singles, ranges };
+}
+
+export function isReserved(r: ReservedOrdinals, ordinal: number): boolean {
+  return r.singles.has(ordinal) || r.ranges.some(([lo, hi]) => ordinal >= lo && ordinal <= hi);
 }
 
 export function slimPVC(o: Raw): SlimPVC {
@@ -406,7 +461,8 @@ export function slimWorkloadSpread(o: Raw): SlimWorkloadSpread {
     namespace: intern(str(o.metadata?.namespace, 'default')),
     name: str(o.metadata?.name),
     uid: str(o.metadata?.uid),
-    targetRef: { apiVersion: str(spec.targetRef?.apiVersion), kind: str(spec.targetRef?.kind), name: str(spec.targetRef?.name) },
+    // The kind as owners name it: an Advanced StatefulSet target is `AdvancedStatefulSet`.
+    targetRef: { apiVersion: str(spec.targetRef?.apiVersion), kind: workloadKindOf(str(spec.targetRef?.apiVersion), str(spec.targetRef?.kind)), name: str(spec.targetRef?.name) },
     subsets: subsets.map((s) => ({
       name: str(s?.name),
       requiredNodeSelectorTerm: nodeSelectorTerm(s?.requiredNodeSelectorTerm ?? s?.requiredNodeSelector),

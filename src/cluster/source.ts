@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { parseAllDocuments } from 'yaml';
 import type { ReflectorStatus } from './reflector.js';
-import { ALL_KIND_NAMES, kindOfObject } from './kinds.js';
+import { ALL_KIND_NAMES, kindOfObject, OPTIONAL_KINDS } from './kinds.js';
 import { ClusterStore, type Snapshot } from './store.js';
 
 export interface KindStatus extends ReflectorStatus { objects: number }
@@ -11,6 +11,8 @@ export interface ClusterSourceStatus {
   synced: boolean;
   healthy: boolean;
   workloadSpreadCRD: 'present' | 'absent' | 'unknown' | 'static';
+  /** Each OpenKruise kind: the apiVersion watched, or present/absent/unknown/static. */
+  openKruise: Record<string, string>;
   kinds: KindStatus[];
 }
 
@@ -34,7 +36,7 @@ export interface LoadedObjects { loaded: number; skipped: Record<string, number>
 
 /** Slims one raw object into the store; false for kinds zonekeeper does not keep. */
 export function addObject(store: ClusterStore, raw: any): boolean {
-  const k = kindOfObject(typeof raw?.kind === 'string' ? raw.kind : '');
+  const k = kindOfObject(typeof raw?.kind === 'string' ? raw.kind : '', typeof raw?.apiVersion === 'string' ? raw.apiVersion : '');
   if (!k) return false;
   store.upsert(k.plural, k.slim(raw));
   return true;
@@ -78,8 +80,9 @@ export function memorySource(store: ClusterStore, label: string): SnapshotSource
     ready: () => true,
     status: () => ({
       source: label, synced: true, healthy: true, workloadSpreadCRD: 'static',
+      openKruise: Object.fromEntries(OPTIONAL_KINDS.map((k) => [k.plural, 'static'])),
       kinds: ALL_KIND_NAMES.map((kind) => ({
-        kind, apiVersion: 'file', required: kind !== 'workloadspreads', synced: true, watching: false,
+        kind, apiVersion: 'file', required: !OPTIONAL_KINDS.some((k) => k.plural === kind), synced: true, watching: false,
         resourceVersion: '', lastContactAt: at, restarts: { error: 0, gone: 0, stale: 0, decode: 0 }, lastError: '', failingSince: 0,
         objects: store.count(kind),
       })),

@@ -1,18 +1,48 @@
 import type { Logger } from 'pino';
 import type { ApiClient } from './apiClient.js';
 import { Reflector, type ReflectorOptions, type ReflectorStatus, type RestartReason } from './reflector.js';
-import { CORE_KINDS, WORKLOADSPREAD_GROUP, WORKLOADSPREAD_VERSIONS, workloadSpreadKind } from './kinds.js';
+import { CORE_KINDS, OPTIONAL_KINDS, type KindName } from './kinds.js';
 import { ClusterStore } from './store.js';
 import type { ClusterSourceStatus, SnapshotSource } from './source.js';
 
 export interface WatchCacheOptions extends ReflectorOptions {
-  /** How often an absent WorkloadSpread CRD is looked for again. */
+  /** How often absent OpenKruise CRDs are looked for again. */
   crdRecheckSeconds: number;
 }
 
+/** Per optional kind, the version served (discovery found it), or absent. */
+export type OptionalKindsServed = Partial<Record<KindName, string>>;
+
 /**
- * Reflectors for every kind the policies read, plus the WorkloadSpread CRD when the
- * API server serves it. An absent CRD is looked for again periodically; it is not an error.
+ * The version of each optional kind the API server serves: one discovery of each group, then
+ * of each version listed, preferred versions first. A 404 for the group: none served.
+ */
+async function servedVersions(api: ApiClient): Promise<OptionalKindsServed> {
+  const out: OptionalKindsServed = {};
+  for (const group of new Set(OPTIONAL_KINDS.map((k) => k.group))) {
+    const res = await api.request('GET', `/apis/${group}`, { timeoutMs: 10_000 });
+    if (res.status === 404) continue;
+    if (res.status !== 200) throw new Error(`discovery of ${group}: ${res.status}`);
+    const served = new Set<string>((JSON.parse(res.body).versions ?? []).map((v: { version: string }) => v.version));
+    const resources = new Map<string, Set<string>>();
+    for (const version of served) {
+      const list = await api.request('GET', `/apis/${group}/${version}`, { timeoutMs: 10_000 });
+      if (list.status !== 200) continue;
+      resources.set(version, new Set((JSON.parse(list.body).resources ?? []).map((r: { name: string }) => r.name)));
+    }
+    for (const k of OPTIONAL_KINDS) {
+      if (k.group !== group) continue;
+      const version = k.versions.find((v) => resources.get(v)?.has(k.resource));
+      if (version) out[k.plural] = version;
+    }
+  }
+  return out;
+}
+
+/**
+ * Reflectors for every kind the policies read, plus OpenKruise's kinds (WorkloadSpread,
+ * CloneSet, Advanced StatefulSet) while the API server serves their CRDs. An absent CRD is
+ * looked for again periodically; it is not an error.
  */
 export function watchCache(
   api: ApiClient, opts: WatchCacheOptions, log: Logger,
@@ -20,57 +50,46 @@ export function watchCache(
 ): SnapshotSource {
   const store = new ClusterStore();
   const reflectors = CORE_KINDS.map((r) => new Reflector(api, r, store, opts, log, onRestart));
-  let spread: Reflector | undefined;
-  let crd: ClusterSourceStatus['workloadSpreadCRD'] = 'unknown';
+  const optional = new Map<KindName, Reflector>();
+  let discovered = false;
   let crdTimer: NodeJS.Timeout | undefined;
   let stopped = false;
-  let loggedAbsent = false;
+  const loggedAbsent = new Set<KindName>();
   // A failed discovery is retried with the reflectors' backoff, not at the slow recheck pace:
   // readiness waits on it, and the API may be back within a second.
   let discoveryBackoff = opts.backoffInitialMs;
 
-  async function servedVersion(): Promise<string | undefined> {
-    const res = await api.request('GET', `/apis/${WORKLOADSPREAD_GROUP}`, { timeoutMs: 10_000 });
-    if (res.status === 404) return undefined;
-    if (res.status !== 200) throw new Error(`discovery of ${WORKLOADSPREAD_GROUP}: ${res.status}`);
-    const served = new Set<string>((JSON.parse(res.body).versions ?? []).map((v: { version: string }) => v.version));
-    for (const version of WORKLOADSPREAD_VERSIONS) {
-      if (!served.has(version)) continue;
-      const list = await api.request('GET', `/apis/${WORKLOADSPREAD_GROUP}/${version}`, { timeoutMs: 10_000 });
-      if (list.status !== 200) continue;
-      const resources: { name: string }[] = JSON.parse(list.body).resources ?? [];
-      if (resources.some((r) => r.name === 'workloadspreads')) return version;
-    }
-    return undefined;
-  }
-
   async function discover(): Promise<void> {
     let next = opts.crdRecheckSeconds * 1000;
     try {
-      const version = await servedVersion();
+      const served = await servedVersions(api);
       if (stopped) return;
-      if (version && spread?.resource.version !== version) {
-        await spread?.stop();
-        spread = new Reflector(api, workloadSpreadKind(version), store, opts, log, onRestart);
-        spread.start();
-        crd = 'present';
-        loggedAbsent = false;
-        log.info({ version: `${WORKLOADSPREAD_GROUP}/${version}` }, 'watching WorkloadSpreads');
-      } else if (!version) {
-        if (spread) {
-          await spread.stop();
-          for (const key of store.keys('workloadspreads')) store.delete('workloadspreads', key);
-          spread = undefined;
+      for (const k of OPTIONAL_KINDS) {
+        const version = served[k.plural];
+        const running = optional.get(k.plural);
+        if (version && running?.resource.version !== version) {
+          await running?.stop();
+          const r = new Reflector(api, k.at(version), store, opts, log, onRestart);
+          optional.set(k.plural, r);
+          r.start();
+          loggedAbsent.delete(k.plural);
+          log.info({ kind: k.plural, version: `${k.group}/${version}` }, 'watching an OpenKruise kind');
+        } else if (!version) {
+          if (running) {
+            await running.stop();
+            optional.delete(k.plural);
+            for (const key of store.keys(k.plural)) store.delete(k.plural, key);
+          }
+          if (!loggedAbsent.has(k.plural)) log.info({ kind: k.plural }, 'CRD not served; looking again periodically');
+          loggedAbsent.add(k.plural);
         }
-        crd = 'absent';
-        if (!loggedAbsent) log.info('WorkloadSpread CRD not served; looking again periodically');
-        loggedAbsent = true;
       }
+      discovered = true;
       discoveryBackoff = opts.backoffInitialMs;
     } catch (err) {
       next = discoveryBackoff;
       discoveryBackoff = Math.min(discoveryBackoff * 2, opts.backoffMaxMs);
-      log.warn({ err: (err as Error).message, retryMs: next }, 'WorkloadSpread discovery failed; retrying');
+      log.warn({ err: (err as Error).message, retryMs: next }, 'OpenKruise discovery failed; retrying');
     }
     if (!stopped) {
       crdTimer = setTimeout(discover, next);
@@ -78,7 +97,8 @@ export function watchCache(
     }
   }
 
-  const all = () => (spread ? [...reflectors, spread] : reflectors);
+  const all = () => [...reflectors, ...optional.values()];
+  const crdState = (plural: KindName) => (!discovered ? 'unknown' : optional.has(plural) ? 'present' : 'absent');
 
   return {
     snapshot: store,
@@ -94,16 +114,17 @@ export function watchCache(
       clearTimeout(crdTimer);
       await Promise.all(all().map((r) => r.stop()));
     },
-    synced: () => crd !== 'unknown' && all().every((r) => r.status().synced),
-    ready: (now = Date.now()) => crd !== 'unknown' && all().every((r) => r.healthy(now)),
+    synced: () => discovered && all().every((r) => r.status().synced),
+    ready: (now = Date.now()) => discovered && all().every((r) => r.healthy(now)),
     status(now = Date.now()): ClusterSourceStatus {
       const kinds: ReflectorStatus[] = all().map((r) => r.status());
       return {
         source: `kube-apiserver ${api.server}`,
-        synced: crd !== 'unknown' && kinds.every((k) => k.synced),
-        healthy: crd !== 'unknown' && all().every((r) => r.healthy(now)),
-        workloadSpreadCRD: crd,
-        kinds: kinds.map((k) => ({ ...k, objects: store.count(k.kind as never) })),
+        synced: discovered && kinds.every((k) => k.synced),
+        healthy: discovered && all().every((r) => r.healthy(now)),
+        workloadSpreadCRD: crdState('workloadspreads'),
+        openKruise: Object.fromEntries(OPTIONAL_KINDS.map((k) => [k.plural, optional.get(k.plural)?.status().apiVersion ?? crdState(k.plural)])),
+        kinds: kinds.map((k) => ({ ...k, objects: store.count(k.kind as KindName) })),
       };
     },
   };

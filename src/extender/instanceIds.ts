@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { LRUCache } from 'lru-cache';
 import type { Actuator } from '../actuator/actuator.js';
 import type { PendingPod } from '../cluster/objects.js';
+import { workloadKindSpec } from '../cluster/kinds.js';
 import type { Snapshot } from '../cluster/store.js';
 import type { WorkloadModel } from '../placement/model.js';
 
@@ -24,13 +25,15 @@ export function instanceIdStep(snapshot: Snapshot, actuator: Actuator, log: Logg
   /** `model` is the pod's: only a pin by instance ID (no WorkloadSpread, not ignored) needs one. */
   async function ensure(request: PendingPod, model: WorkloadModel | undefined): Promise<Ensured> {
     const pod = known(request);
-    if (pod.instanceId >= 0 || pod.owner?.kind !== 'ReplicaSet') return { pod };
+    // The map lives on the pod's own controller: a ReplicaSet (a Deployment's) or a CloneSet.
+    const owner = pod.owner && workloadKindSpec(pod.owner.kind);
+    if (pod.instanceId >= 0 || !owner || owner.ordinals || owner.podsOwnedVia) return { pod };
     if (model?.policy !== 'zone-pin' || model.seats !== 'instance-id') return { pod };
     const workload = model.workload;
     const ns = pod.namespace;
     try {
       const id = await actuator.assignInstanceId({
-        owner: { kind: 'ReplicaSet', namespace: ns, name: pod.owner.name },
+        owner: { kind: owner.kind, namespace: ns, name: pod.owner!.name },
         pod: pod.name,
         replicas: workload.replicas,
         live: (name) => {

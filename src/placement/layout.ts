@@ -9,7 +9,7 @@ import type { ZonePreferencesSpec } from './preferences.js';
 import type { Reservation, ReservationView } from './reservations.js';
 import type { PlacementSettings, PolicyName } from './verdict.js';
 import { subsetOfPod, subsetQuotas, type SubsetQuota } from './workloadSpread.js';
-import type { WorkloadRef } from './workload.js';
+import { expectedOrdinals, type WorkloadRef } from './workload.js';
 import { seatZone, SEQUENCE_WORK_LIMIT, sequenceCounts, zoneSequence } from './zoneSequence.js';
 import type { ZoneListSource } from './zones.js';
 
@@ -38,6 +38,8 @@ export interface WorkloadLayout {
   /** zonekeeper's own layout for the replicas: the sequence's first `replicas` seats per zone (zone balance aims at it); undefined past the work limit. */
   targets: Record<string, number> | undefined;
   instanceIds?: { assignment: Record<string, string>; error?: string };
+  /** Ordinal workloads: ordinals reserved (Advanced StatefulSet), and the ones kept but without a live pod yet. */
+  ordinals?: { start: number; reserved: string[]; missing: number[] };
   /** Deployments and ReplicaSets: the order scale-down removes pods in, first first. */
   removalOrder?: string[];
   topologyKey: string;
@@ -102,8 +104,16 @@ export function workloadLayout(snapshot: Snapshot, kind: WorkloadKind, namespace
     return out;
   }).sort((a, b) => (a.index ?? 0) - (b.index ?? 0) || a.name.localeCompare(b.name));
 
+  const present = new Set(layoutPods.map((p) => p.index));
+  const ordinals = model.seats === 'ordinal' ? {
+    start: w.ordinalsStart,
+    reserved: [...[...w.reservedOrdinals.singles].sort((a, b) => a - b).map(String), ...w.reservedOrdinals.ranges.map(([lo, hi]) => `${lo}-${hi}`)],
+    missing: expectedOrdinals(w, LAYOUT_SEATS).filter((o) => !present.has(o - w.ordinalsStart)),
+  } : undefined;
+
   return {
     workload: { ...ref, replicas: w.replicas, annotations: w.annotations },
+    ...(ordinals ? { ordinals } : {}),
     policy: model.policy,
     topologyKey: list.topologyKey, zones: { list: list.zones, source: list.source },
     preferences: {

@@ -1,4 +1,4 @@
-import { ANNOTATION, type SlimPod, type SlimWorkload } from '../cluster/objects.js';
+import { ANNOTATION, MAX_INDEX, type SlimPod, type SlimWorkload } from '../cluster/objects.js';
 import { ownedThrough, workloadKindSpec } from '../cluster/kinds.js';
 import type { Snapshot } from '../cluster/store.js';
 
@@ -54,4 +54,24 @@ export function* workloadPods(ref: WorkloadRef, snapshot: Snapshot): Iterable<Sl
       if (!pod.terminating && !pod.finished) yield pod;
     }
   }
+}
+
+/**
+ * The ordinals a StatefulSet's controller keeps: the first `replicas` from ordinals.start,
+ * skipping reserved ones (an Advanced StatefulSet's reserveOrdinals), at most `limit`.
+ * Reserved ranges are jumped over, so the work is bounded by `limit` and the list's length.
+ */
+export function expectedOrdinals(w: SlimWorkload, limit: number): number[] {
+  const out: number[] = [];
+  const { singles } = w.reservedOrdinals;
+  const ranges = [...w.reservedOrdinals.ranges].sort((a, b) => a[0] - b[0]);
+  const want = Math.min(w.replicas, limit);
+  let o = w.ordinalsStart, r = 0;
+  while (out.length < want && o <= MAX_INDEX) {
+    while (r < ranges.length && ranges[r]![1] < o) r++;
+    if (r < ranges.length && ranges[r]![0] <= o) o = ranges[r]![1] + 1;
+    else if (singles.has(o)) o++;
+    else out.push(o++);
+  }
+  return out;
 }

@@ -70,7 +70,7 @@ export function adminRoutes(deps: AdminDeps): Hono {
   app.get('/debug/workloads/:namespace/:kind/:name', (c) => {
     const { namespace, kind, name } = c.req.param();
     const k = workloadKindNamed(kind);
-    if (!k) return c.json({ error: 'bad request', field: 'kind', message: `unknown kind ${kind}: use statefulset, deployment or replicaset` }, 400);
+    if (!k) return c.json({ error: 'bad request', field: 'kind', message: `unknown kind ${kind}: use statefulset, deployment, replicaset, cloneset or advancedstatefulset` }, 400);
     const layout = workloadLayout(source.snapshot, k, namespace, name, extender.state);
     if (!layout) return c.json({ error: 'not found', message: `${k} ${namespace}/${name} is not in the cache` }, 404);
     const key = workloadKey({ kind: k, namespace, name });

@@ -7,6 +7,7 @@ const PLURALS: Record<string, string> = {
   Node: 'nodes', Pod: 'pods', PersistentVolume: 'persistentvolumes', PersistentVolumeClaim: 'persistentvolumeclaims',
   StatefulSet: 'statefulsets', Deployment: 'deployments', ReplicaSet: 'replicasets', StorageClass: 'storageclasses',
   Namespace: 'namespaces', WorkloadSpread: 'workloadspreads', CustomResourceDefinition: 'customresourcedefinitions', Event: 'events',
+  CloneSet: 'clonesets',
 };
 const CLUSTER_SCOPED = new Set(['Node', 'PersistentVolume', 'StorageClass', 'Namespace', 'CustomResourceDefinition']);
 
@@ -72,6 +73,16 @@ export class Kube {
   /** Node name → zone label, for every node. */
   async nodeZones(): Promise<Map<string, string>> {
     return new Map((await this.list('v1', 'Node')).map((n) => [n.metadata.name, n.metadata.labels['topology.kubernetes.io/zone']]));
+  }
+
+  /** Waits until `count` live pods match the selector and all are bound; returns pod name → zone. */
+  async bound(namespace: string, selector: string, count: number, zones: Map<string, string>, timeoutMs = 120_000): Promise<Map<string, string>> {
+    return eventually(`${count} pods of ${namespace} (${selector}) bound`, async () => {
+      await this.reapTerminating(namespace);
+      const pods = await this.podsOf(namespace, selector);
+      if (pods.length !== count || pods.some((p) => !p.spec.nodeName)) return undefined;
+      return new Map(pods.map((p) => [p.metadata.name as string, zones.get(p.spec.nodeName)!]));
+    }, timeoutMs);
   }
 
   /** Stands in for the missing kubelets: finishes the deletion of terminating pods. */

@@ -61,14 +61,7 @@ for (const k of kubeVersions()) describe(`zonekeeper with kube-scheduler ${k.ver
   let zones: Map<string, string>;
 
   /** Waits until `count` live pods of the app are bound; returns pod name → zone. */
-  async function bound(namespace: string, app: string, count: number, timeoutMs = 120_000): Promise<Map<string, string>> {
-    return eventually(`${count} pods of ${namespace}/${app} bound`, async () => {
-      await kube.reapTerminating(namespace);
-      const pods = await kube.podsOf(namespace, `app=${app}`);
-      if (pods.length !== count || pods.some((p) => !p.spec.nodeName)) return undefined;
-      return new Map(pods.map((p) => [p.metadata.name, zones.get(p.spec.nodeName)!]));
-    }, timeoutMs);
-  }
+  const bound = (namespace: string, app: string, count: number, timeoutMs?: number) => kube.bound(namespace, `app=${app}`, count, zones, timeoutMs);
 
   async function frozenZones(namespace: string, name: string): Promise<string[]> {
     const sts = await kube.get('apps/v1', 'StatefulSet', namespace, name);

@@ -5,7 +5,7 @@ import { kubeApiClient, loadKubeConfig } from '../../src/cluster/apiClient.js';
 import type { SnapshotSource } from '../../src/cluster/source.js';
 import { watchCache } from '../../src/cluster/watchCache.js';
 import { createMetrics } from '../../src/metrics.js';
-import { nodes, pod, statefulSet, stsPod, workloadSpread, zoneSubset } from '../support/builders.js';
+import { advancedStatefulSet, astsPod, cloneSet, nodes, pod, statefulSet, stsPod, workloadSpread, zoneSubset } from '../support/builders.js';
 import { silent } from '../support/app.js';
 import { FakeApiServer } from '../support/fakeApiServer.js';
 import { waitFor } from '../support/wait.js';
@@ -89,11 +89,38 @@ describe('watch cache against a list/watch server on 127.0.0.1', () => {
     await waitFor(() => !!cache.snapshot.pod('default', 'during-silence'), 'relist picked up the silent change');
   });
 
-  it('starts watching WorkloadSpreads when the CRD appears', async () => {
+  it('starts watching WorkloadSpreads, CloneSets and Advanced StatefulSets when their CRDs appear, each at its preferred served version', async () => {
+    assert.deepEqual(cache.status().openKruise, { workloadspreads: 'absent', clonesets: 'absent', advancedstatefulsets: 'absent' });
     api.crdServed = true;
     api.put(workloadSpread('ws', { kind: 'Deployment', name: 'web' }, [zoneSubset('a', 'zone-a', 2)]));
+    api.put(cloneSet('web', 4));
+    api.put(advancedStatefulSet('db', 3, { reserveOrdinals: [1] }));
+    api.put(astsPod('db', 2));
     await waitFor(() => cache.status().workloadSpreadCRD === 'present' && [...cache.snapshot.workloadSpreads('default')].length === 1, 'WorkloadSpread cached');
+    await waitFor(() => !!cache.snapshot.workload('CloneSet', 'default', 'web') && !!cache.snapshot.workload('AdvancedStatefulSet', 'default', 'db'), 'Kruise workloads cached');
+    assert.deepEqual(cache.status().openKruise, { workloadspreads: 'apps.kruise.io/v1alpha1', clonesets: 'apps.kruise.io/v1alpha1', advancedstatefulsets: 'apps.kruise.io/v1beta1' });
+    assert.equal(cache.snapshot.workload('StatefulSet', 'default', 'db')?.reservedOrdinals.singles.size, 0, 'apps/v1 db is another object');
+    assert.deepEqual([...cache.snapshot.workload('AdvancedStatefulSet', 'default', 'db')!.reservedOrdinals.singles], [1]);
+    assert.deepEqual([...cache.snapshot.podsOwnedBy('AdvancedStatefulSet', 'default', 'db')].map((p) => p.name), ['db-2']);
     assert.equal(cache.synced(), true);
+  });
+
+  it('the actuator freezes an Advanced StatefulSet\'s list at Kruise\'s path and version', async () => {
+    const actuator = kubeActuator(kubeApiClient(loadKubeConfig({ kind: 'kubeconfig', path: api.kubeconfig() })), silent, createMetrics());
+    actuator.freezeZones(cache.snapshot.workload('AdvancedStatefulSet', 'default', 'db')!, ['zone-b', 'zone-c', 'zone-a']);
+    await actuator.settle();
+    assert.equal(api.patches.at(-1)!.path, '/apis/apps.kruise.io/v1beta1/namespaces/default/statefulsets/db');
+    await waitFor(() => cache.snapshot.workload('AdvancedStatefulSet', 'default', 'db')?.annotations['zonekeeper.io/zones'] === 'zone-b,zone-c,zone-a', 'annotation watched back');
+    assert.equal(cache.snapshot.workload('StatefulSet', 'default', 'db')?.annotations['zonekeeper.io/zones'], undefined);
+    api.patches.length = 0;
+  });
+
+  it('stops watching and forgets a kind whose CRD is removed', async () => {
+    api.crdServed = false;
+    await waitFor(() => cache.status().openKruise.clonesets === 'absent' && !cache.snapshot.workload('CloneSet', 'default', 'web'), 'CloneSets forgotten');
+    assert.equal([...cache.snapshot.workloadSpreads('default')].length, 0);
+    api.crdServed = true;
+    await waitFor(() => !!cache.snapshot.workload('CloneSet', 'default', 'web'), 'CloneSets back');
   });
 
   it('the actuator writes the zone list with a merge patch, and the watch brings it back', async () => {

@@ -51,12 +51,16 @@ export interface PodOpts {
   namespace?: string;
 }
 
-export function pod(name: string, owner: { kind: string; name: string } | undefined, o: PodOpts = {}): Raw {
+/** The apiVersion a controller writes in its pods' owner references (and a WorkloadSpread in its targetRef). */
+const OWNER_API: Record<string, string> = { CloneSet: 'apps.kruise.io/v1alpha1' };
+export interface OwnerOpts { kind: string; name: string; apiVersion?: string }
+
+export function pod(name: string, owner: OwnerOpts | undefined, o: PodOpts = {}): Raw {
   return {
     apiVersion: 'v1', kind: 'Pod',
     metadata: {
       name, namespace: o.namespace ?? 'default', uid: o.uid ?? `pod-${name}`, labels: o.labels, annotations: o.annotations,
-      ownerReferences: owner ? [{ apiVersion: 'apps/v1', kind: owner.kind, name: owner.name, uid: `owner-${owner.name}`, controller: true }] : undefined,
+      ownerReferences: owner ? [{ apiVersion: owner.apiVersion ?? OWNER_API[owner.kind] ?? 'apps/v1', kind: owner.kind, name: owner.name, uid: `owner-${owner.name}`, controller: true }] : undefined,
       deletionTimestamp: o.terminating ? '2026-01-01T00:00:00Z' : undefined,
     },
     spec: {
@@ -69,6 +73,30 @@ export function pod(name: string, owner: { kind: string; name: string } | undefi
 
 export const stsPod = (sts: string, ordinal: number, o: PodOpts = {}) => pod(`${sts}-${ordinal}`, { kind: 'StatefulSet', name: sts }, o);
 export const rsPod = (deploy: string, suffix: string, o: PodOpts = {}) => pod(`${deploy}-rs-${suffix}`, { kind: 'ReplicaSet', name: `${deploy}-rs` }, o);
+
+// OpenKruise's workloads, as their controllers write them.
+export const ASTS_API = 'apps.kruise.io/v1beta1';
+
+export function cloneSet(name: string, replicas: number, annotations?: Record<string, string>): Raw {
+  return { apiVersion: 'apps.kruise.io/v1alpha1', kind: 'CloneSet', metadata: { name, namespace: 'default', uid: `cs-${name}`, annotations }, spec: { replicas } };
+}
+
+/** A CloneSet's pod: a random suffix, no ordinal. */
+export const clonePod = (cs: string, suffix: string, o: PodOpts = {}) => pod(`${cs}-${suffix}`, { kind: 'CloneSet', name: cs }, o);
+
+export function advancedStatefulSet(name: string, replicas: number, extra: { reserveOrdinals?: (number | string)[]; ordinalsStart?: number; annotations?: Record<string, string> } = {}): Raw {
+  return {
+    apiVersion: ASTS_API, kind: 'StatefulSet',
+    metadata: { name, namespace: 'default', uid: `asts-${name}`, annotations: extra.annotations },
+    spec: {
+      replicas, reserveOrdinals: extra.reserveOrdinals,
+      ...(extra.ordinalsStart !== undefined ? { ordinals: { start: extra.ordinalsStart } } : {}),
+    },
+  };
+}
+
+export const astsPod = (sts: string, ordinal: number, o: PodOpts = {}) =>
+  pod(`${sts}-${ordinal}`, { kind: 'StatefulSet', name: sts, apiVersion: ASTS_API }, { ...o, labels: { 'apps.kubernetes.io/pod-index': String(ordinal), ...o.labels } });
 
 export function pv(name: string, zone: string | undefined, o: { claim?: string; affinity?: Raw[]; labelZone?: string } = {}): Raw {
   return {
@@ -87,11 +115,11 @@ export function pvc(name: string, o: { volumeName?: string; storageClassName?: s
   return { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name, namespace: 'default' }, spec: o };
 }
 
-export function workloadSpread(name: string, target: { kind: string; name: string }, subsets: Raw[], strategy?: Raw): Raw {
+export function workloadSpread(name: string, target: OwnerOpts, subsets: Raw[], strategy?: Raw): Raw {
   return {
     apiVersion: 'apps.kruise.io/v1alpha1', kind: 'WorkloadSpread',
     metadata: { name, namespace: 'default', uid: `ws-${name}` },
-    spec: { targetRef: { apiVersion: 'apps/v1', ...target }, subsets, scheduleStrategy: strategy },
+    spec: { targetRef: { apiVersion: target.apiVersion ?? OWNER_API[target.kind] ?? 'apps/v1', kind: target.kind, name: target.name }, subsets, scheduleStrategy: strategy },
   };
 }
 

@@ -14,7 +14,15 @@ const PATHS: Record<string, string> = {
   PersistentVolumeClaim: '/api/v1/persistentvolumeclaims', StorageClass: '/apis/storage.k8s.io/v1/storageclasses',
   StatefulSet: '/apis/apps/v1/statefulsets', ReplicaSet: '/apis/apps/v1/replicasets', Deployment: '/apis/apps/v1/deployments',
   WorkloadSpread: '/apis/apps.kruise.io/v1alpha1/workloadspreads',
+  CloneSet: '/apis/apps.kruise.io/v1alpha1/clonesets', AdvancedStatefulSet: '/apis/apps.kruise.io/v1beta1/statefulsets',
 };
+/** OpenKruise's resources by version, served while `crdServed`. */
+const KRUISE_RESOURCES: Record<string, { name: string; kind: string }[]> = {
+  v1alpha1: [{ name: 'workloadspreads', kind: 'WorkloadSpread' }, { name: 'clonesets', kind: 'CloneSet' }],
+  v1beta1: [{ name: 'statefulsets', kind: 'StatefulSet' }],
+};
+/** Kruise's StatefulSet is filed apart from apps/v1's. */
+const pathOf = (o: Raw) => PATHS[String(o.apiVersion).startsWith('apps.kruise.io/') && o.kind === 'StatefulSet' ? 'AdvancedStatefulSet' : o.kind]!;
 
 const keyOf = (o: Raw) => `${o.metadata.namespace ?? ''}/${o.metadata.name}`;
 
@@ -74,13 +82,13 @@ current-context: c
     return [...this.watchers].filter((w) => !path || w.path === path).length;
   }
 
-  /** The stored object, as a GET would return it. */
+  /** The stored object, as a GET would return it (`kind` AdvancedStatefulSet for Kruise's StatefulSet). */
   get(kind: string, namespace: string, name: string): Raw | undefined {
     return this.objects.get(PATHS[kind]!)?.get(`${namespace}/${name}`);
   }
 
   put(obj: Raw, opts: { silently?: boolean } = {}): void {
-    const path = PATHS[obj.kind]!;
+    const path = pathOf(obj);
     const store = this.objects.get(path) ?? new Map();
     this.objects.set(path, store);
     const type = store.has(keyOf(obj)) ? 'MODIFIED' : 'ADDED';
@@ -91,7 +99,7 @@ current-context: c
   }
 
   delete(obj: Raw, opts: { silently?: boolean } = {}): void {
-    const path = PATHS[obj.kind]!;
+    const path = pathOf(obj);
     const existing = this.objects.get(path)?.get(keyOf(obj));
     if (!existing) return;
     this.objects.get(path)!.delete(keyOf(obj));
@@ -144,11 +152,13 @@ current-context: c
     }));
     if (url.pathname === '/apis/apps.kruise.io') {
       return this.crdServed
-        ? this.json(res, 200, { kind: 'APIGroup', name: 'apps.kruise.io', versions: [{ groupVersion: 'apps.kruise.io/v1alpha1', version: 'v1alpha1' }] })
+        ? this.json(res, 200, { kind: 'APIGroup', name: 'apps.kruise.io', versions: Object.keys(KRUISE_RESOURCES).map((version) => ({ groupVersion: `apps.kruise.io/${version}`, version })) })
         : this.json(res, 404, { kind: 'Status', code: 404, message: 'not found' });
     }
-    if (url.pathname === '/apis/apps.kruise.io/v1alpha1') {
-      return this.crdServed ? this.json(res, 200, { kind: 'APIResourceList', resources: [{ name: 'workloadspreads', kind: 'WorkloadSpread', namespaced: true }] }) : this.json(res, 404, {});
+    const version = /^\/apis\/apps\.kruise\.io\/([^/]+)$/.exec(url.pathname)?.[1];
+    if (version) {
+      const resources = KRUISE_RESOURCES[version];
+      return this.crdServed && resources ? this.json(res, 200, { kind: 'APIResourceList', resources: resources.map((r) => ({ ...r, namespaced: true })) }) : this.json(res, 404, {});
     }
     if (url.pathname.startsWith('/apis/coordination.k8s.io/v1/')) return this.lease(req, res, url.pathname);
     if (/^\/api\/v1\/namespaces\/[^/]+\/events/.test(url.pathname)) return this.event(req, res, url.pathname);
@@ -245,10 +255,10 @@ current-context: c
 
   /** GET of one namespaced object: the object, null when absent, undefined when not such a path. */
   private findSingle(path: string): Raw | null | undefined {
-    const m = /^\/(?:api\/v1|apis\/apps\/v1)\/namespaces\/([^/]+)\/(pods|statefulsets|deployments|replicasets)\/([^/]+)$/.exec(path);
-    if (!m) return undefined;
-    const kind = { pods: 'Pod', statefulsets: 'StatefulSet', deployments: 'Deployment', replicasets: 'ReplicaSet' }[m[2]!]!;
-    return this.objects.get(PATHS[kind]!)?.get(`${m[1]}/${m[3]}`) ?? null;
+    const m = /^(\/apis?\/.+)\/namespaces\/([^/]+)\/([^/]+)\/([^/]+)$/.exec(path);
+    const collection = m && `${m[1]}/${m[3]}`;
+    if (!collection || !Object.values(PATHS).includes(collection)) return undefined;
+    return this.objects.get(collection)?.get(`${m[2]}/${m[4]}`) ?? null;
   }
 
   private patch(req: http.IncomingMessage, res: http.ServerResponse, path: string): void {

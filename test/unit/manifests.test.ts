@@ -3,7 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { parseAllDocuments, parse } from 'yaml';
 import { parseConfig, splitHostPort } from '../../src/config.js';
-import { WORKLOADSPREAD_GROUP } from '../../src/cluster/kinds.js';
+import { CORE_KINDS, OPTIONAL_KINDS, WORKLOAD_KINDS, WORKLOADSPREAD_GROUP } from '../../src/cluster/kinds.js';
 
 type Raw = Record<string, any>;
 const root = new URL('../../', import.meta.url);
@@ -130,11 +130,10 @@ describe('manifests', () => {
   it('RBAC grants what zonekeeper watches and writes, and no write it does not make', () => {
     const role = find('ClusterRole', 'zonekeeper')!;
     const can = (group: string, resource: string, verb: string) => role.rules.some((r: Raw) => r.apiGroups.includes(group) && r.resources.includes(resource) && r.verbs.includes(verb));
-    for (const [g, r] of [['', 'nodes'], ['', 'pods'], ['', 'persistentvolumes'], ['', 'persistentvolumeclaims'], ['storage.k8s.io', 'storageclasses'],
-      ['apps', 'statefulsets'], ['apps', 'replicasets'], ['apps', 'deployments'], [WORKLOADSPREAD_GROUP, 'workloadspreads']] as const) {
-      assert.ok(can(g, r, 'list') && can(g, r, 'watch'), `list/watch ${r}`);
+    for (const k of [...CORE_KINDS, ...OPTIONAL_KINDS]) {
+      assert.ok(can(k.group, k.resource, 'list') && can(k.group, k.resource, 'watch'), `list/watch ${k.group}/${k.resource}`);
     }
-    assert.ok(can('apps', 'statefulsets', 'patch'));
+    for (const k of Object.values(WORKLOAD_KINDS)) assert.ok(can(k.group, k.resource, 'patch'), `patch ${k.group}/${k.resource}: zone lists and instance IDs`);
     assert.ok(can('', 'pods', 'patch'), 'deletion costs and instance IDs annotate pods');
     assert.ok(can('', 'events', 'create'));
     assert.ok(!can('', 'pods', 'delete') && !can('', 'nodes', 'patch'));

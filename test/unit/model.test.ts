@@ -26,7 +26,8 @@ describe('the kind table', () => {
     assert.equal(new Set(ALL_KIND_NAMES).size, ALL_KIND_NAMES.length);
     for (const k of CORE_KINDS) assert.equal(kindOfObject(k.kind), k);
     assert.equal(kindOfObject('WorkloadSpread')?.plural, 'workloadspreads');
-    assert.equal(kindOfObject('CloneSet'), undefined);
+    assert.equal(kindOfObject('CloneSet')?.plural, 'clonesets');
+    assert.equal(kindOfObject('Job', 'batch/v1'), undefined);
   });
 
   it('names a user types resolve to workload kinds; others do not', () => {
