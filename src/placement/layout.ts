@@ -1,4 +1,4 @@
-import { workloadKindSpec } from '../cluster/kinds.js';
+import { ownedThrough, workloadKindSpec } from '../cluster/kinds.js';
 import { ANNOTATION, type WorkloadKind } from '../cluster/objects.js';
 import type { Snapshot } from '../cluster/store.js';
 import { deletionCosts } from './downscale.js';
@@ -9,6 +9,7 @@ import type { ZonePreferencesSpec } from './preferences.js';
 import type { Reservation, ReservationView } from './reservations.js';
 import type { PlacementSettings, PolicyName } from './verdict.js';
 import { subsetOfPod, subsetQuotas, type SubsetQuota } from './workloadSpread.js';
+import { podVolumes, volumeZones } from './volumes.js';
 import { expectedOrdinals, type WorkloadRef } from './workload.js';
 import { seatZone, SEQUENCE_WORK_LIMIT, sequenceCounts, zoneSequence } from './zoneSequence.js';
 import type { ZoneListSource } from './zones.js';
@@ -27,6 +28,14 @@ export interface LayoutPod {
   subset?: string;
   /** controller.kubernetes.io/pod-deletion-cost as the pod has it, and as zonekeeper wants it. */
   deletionCost?: { current: string | undefined; desired: number | undefined };
+  /** Zones its volumes allow, when it has volumes that constrain it. */
+  volumeZones?: string[];
+  /** Its volumes exclude its pinned zone: the volume decides (design §3). */
+  volumeWins?: boolean;
+  /** Not bound yet, with a reservation: the zone it was filtered into. */
+  reservedZone?: string;
+  /** What decides (or decided) its zone: a volume, its seat's pin, a subset quota, zone balance, or nothing. */
+  decidedBy: 'volume' | 'pin' | 'subset' | 'balance' | 'none';
 }
 
 export interface WorkloadLayout {
@@ -89,15 +98,27 @@ export function workloadLayout(snapshot: Snapshot, kind: WorkloadKind, namespace
   const countsPerZone: WorkloadLayout['countsPerZone'] = {};
   for (const z of list.zones) countsPerZone[z] = { bound: 0, reserved: 0 };
   for (const [z, o] of zoneOccupancy(model, list.topologyKey, snapshot, deps.reservations)) countsPerZone[z] = o;
+  const reservedZones = new Map(unboundReservations(model, deps.reservations, snapshot).map((r) => [r.uid, r.zone]));
+  const decidedBy: LayoutPod['decidedBy'] = pinned ? 'pin' : ws ? 'subset' : model.policy === 'zone-balance' ? 'balance' : 'none';
   const layoutPods = [...model.pods()].map((p): LayoutPod => {
     const zone = p.nodeName ? snapshot.node(p.nodeName)?.labels[list.topologyKey] : undefined;
-    const out: LayoutPod = { name: p.name, node: p.nodeName, zone };
+    const out: LayoutPod = { name: p.name, node: p.nodeName, zone, decidedBy };
+    const reserved = p.nodeName ? undefined : reservedZones.get(p.uid);
+    if (reserved) out.reservedZone = reserved;
+    if (p.claims.length > 0) {
+      const { constraints } = podVolumes(p, snapshot);
+      if (constraints.length > 0) out.volumeZones = [...volumeZones(constraints, snapshot, list.topologyKey)];
+    }
     if (pinned) {
       const index = model.seat(p).index;
       out.index = index;
       if (model.seats === 'instance-id') out.instanceId = p.instanceId;
       out.pinnedZone = index >= 0 ? (sequence[index] ?? seatZone(list.zones, index, prefs).zone) : undefined;
       if (zone !== undefined && index >= 0) out.inPinnedZone = zone === out.pinnedZone;
+      if (out.pinnedZone !== undefined && out.volumeZones && !out.volumeZones.includes(out.pinnedZone)) {
+        out.volumeWins = true;
+        out.decidedBy = 'volume';
+      }
     }
     if (ws) out.subset = subsetOfPod(p, ws, snapshot);
     if (costs) out.deletionCost = { current: p.deletionCost, desired: costs.get(p.name) };
@@ -131,4 +152,23 @@ export function workloadLayout(snapshot: Snapshot, kind: WorkloadKind, namespace
     } : undefined,
     reservations: unboundReservations(model, deps.reservations, snapshot),
   };
+}
+
+/** Layouts one answer of /debug/layouts builds at most; the rest are counted, not built. */
+export const LAYOUTS_PER_ANSWER = 100;
+
+/**
+ * Every managed workload (a policy covers it; a Deployment's ReplicaSets are its own),
+ * ordered by namespace, kind, name: the layout page's list. Only `limit` layouts are built.
+ */
+export function managedLayouts(snapshot: Snapshot, deps: LayoutDeps, namespace: string | undefined, limit = LAYOUTS_PER_ANSWER): { layouts: WorkloadLayout[]; more: number } {
+  const managed: WorkloadRef[] = [];
+  for (const w of snapshot.allWorkloads()) {
+    if ((namespace !== undefined && w.namespace !== namespace) || ownedThrough(w)) continue;
+    const ref = { kind: w.kind, namespace: w.namespace, name: w.name };
+    if (workloadModel(ref, w, snapshot, deps.settings, deps).policy !== 'none') managed.push(ref);
+  }
+  managed.sort((a, b) => a.namespace.localeCompare(b.namespace) || a.kind.localeCompare(b.kind) || a.name.localeCompare(b.name));
+  const layouts = managed.slice(0, limit).map((r) => workloadLayout(snapshot, r.kind as WorkloadKind, r.namespace, r.name, deps)!);
+  return { layouts, more: Math.max(0, managed.length - limit) };
 }

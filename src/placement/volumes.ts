@@ -78,12 +78,11 @@ export function podVolumes(pod: SlimPod, snapshot: Snapshot): PodVolumes {
   return out;
 }
 
-/** The zones that have at least one node every constraint allows. */
+/** The zones that have at least one node every constraint allows (a zone stops at its first such node). */
 export function volumeZones(constraints: VolumeConstraint[], snapshot: Snapshot, topologyKey: string): Set<string> {
   const zones = new Set<string>();
-  for (const node of snapshot.nodes()) {
-    const z = node.labels[topologyKey];
-    if (z !== undefined && !zones.has(z) && constraints.every((c) => c.allows(node))) zones.add(z);
+  for (const z of snapshot.zones(topologyKey)) {
+    if (snapshot.nodesInZone(topologyKey, z).some((node) => constraints.every((c) => c.allows(node)))) zones.add(z);
   }
   return zones;
 }

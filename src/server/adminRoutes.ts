@@ -5,7 +5,8 @@ import type { Extender } from '../extender/extender.js';
 import type { Metrics } from '../metrics.js';
 import { requireAuthorization, type AdminAuthorizer } from './adminAuth.js';
 import { workloadKindNamed } from '../cluster/kinds.js';
-import { workloadLayout } from '../placement/layout.js';
+import { managedLayouts, workloadLayout } from '../placement/layout.js';
+import { addLayoutPage } from './uiRoutes.js';
 import { workloadKey } from '../placement/workload.js';
 
 export interface AdminDeps {
@@ -77,6 +78,20 @@ export function adminRoutes(deps: AdminDeps): Hono {
     return c.json({ ...layout, conflicts: extender.state.conflicts().filter((x) => x.workload === key) });
   });
 
+  // The layout page's data: every managed workload, or those of one namespace.
+  app.get('/debug/layouts', (c) => {
+    const namespace = c.req.query('namespace') || undefined;
+    if (namespace !== undefined && !/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(namespace)) {
+      return c.json({ error: 'bad request', field: 'namespace', message: 'expected a namespace name' }, 400);
+    }
+    const { layouts, more } = managedLayouts(source.snapshot, extender.state, namespace);
+    const conflicts = extender.state.conflicts();
+    return c.json({
+      source: source.describe(), synced: source.synced(), generatedAt: new Date().toISOString(), more,
+      workloads: layouts.map((l) => ({ ...l, conflicts: conflicts.filter((x) => x.workload === workloadKey(l.workload)) })),
+    });
+  });
+
   app.get('/debug/decisions', (c) => {
     const pod = podParam(c.req.query('pod'));
     if (!pod) return c.json({ error: 'bad request', field: 'pod', message: 'expected ?pod=namespace/name' }, 400);
@@ -92,6 +107,7 @@ export function adminRoutes(deps: AdminDeps): Hono {
     return c.json({ ...result, note: `dry run against every cached node; nothing reserved or written; the cache keeps a pod's first ${CACHED_TOLERATIONS} tolerations` });
   });
 
+  addLayoutPage(app);
   app.notFound((c) => c.json({ error: 'not found', message: `no route ${c.req.path}` }, 404));
   return app;
 }

@@ -153,8 +153,21 @@ describe('D6: /metrics and /debug need a token the API server accepts and author
     }
   });
 
+  it('the layout page: its data needs a token like every /debug view; the static page carries none and is served to ask for one', async () => {
+    assert.equal((await get(admin, '/debug/layouts')).status, 401);
+    assert.equal((await get(admin, '/debug/layouts', 'nobody-token')).status, 403);
+    const data = await get(admin, '/debug/layouts', 'reader-token');
+    assert.equal(data.status, 200);
+    assert.ok(Array.isArray(((await data.json()) as { workloads: unknown }).workloads));
+    const page = await get(admin, '/ui');
+    assert.equal(page.status, 200);
+    const html = await page.text();
+    assert.match(html, /id="login"/);
+    assert.doesNotMatch(html, /zone-a|StatefulSet/, 'no cluster data in the page itself');
+  });
+
   it('the probe listener serves nothing but health', async () => {
-    for (const path of ['/metrics', '/debug/cache', '/debug/workloads/default/statefulset/db']) {
+    for (const path of ['/metrics', '/debug/cache', '/debug/workloads/default/statefulset/db', '/debug/layouts', '/ui']) {
       assert.equal((await get(probes, path, 'reader-token')).status, 404, path);
     }
   });

@@ -1,0 +1,177 @@
+// zonekeeper's layout page: polls /debug/layouts and draws each managed workload with zones as
+// columns and pods as cells. Every value from the cluster goes into the DOM as text, never as
+// markup: pod names, annotations and reasons are data someone else wrote.
+'use strict';
+
+const POLL_MS = 3000;
+const TOKEN_KEY = 'zonekeeper-token';
+const UNPLACED = '';
+
+const page = {
+  token: sessionStorage.getItem(TOKEN_KEY) || '',
+  namespace: new URLSearchParams(location.search).get('namespace') || '',
+  timer: 0,
+};
+
+/** An element with attributes and children; strings become text nodes. */
+function el(tag, attrs, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k === 'class') e.className = v;
+    else e.setAttribute(k, String(v));
+  }
+  for (const c of children.flat()) if (c !== undefined && c !== null && c !== false) e.append(c instanceof Node ? c : String(c));
+  return e;
+}
+
+const badge = (kind, text, title) => el('span', { class: `badge ${kind}`, title }, text);
+
+/** The column a pod is drawn in: where it is, else where it is going (reservation, volume, pin). */
+function columnOf(p) {
+  if (p.zone !== undefined) return p.zone;
+  if (p.reservedZone) return p.reservedZone;
+  if (p.volumeWins && p.volumeZones && p.volumeZones.length === 1) return p.volumeZones[0];
+  if (p.pinnedZone !== undefined) return p.pinnedZone;
+  return UNPLACED;
+}
+
+function seatOf(p, w) {
+  if (p.instanceId !== undefined) return p.instanceId >= 0 ? `id ${p.instanceId}` : 'no id yet';
+  if (p.index !== undefined && p.index >= 0) return `#${p.index + (w.ordinals ? w.ordinals.start : 0)}`;
+  return '';
+}
+
+function cell(p, w, conflicted) {
+  const pending = !p.node;
+  const badges = [];
+  if (p.volumeWins) {
+    badges.push(badge('volume', 'volume', `its volume is in ${(p.volumeZones || []).join(', ')}: it overrides the pin to ${p.pinnedZone}`));
+  }
+  if (p.subset) badges.push(badge('subset', `subset ${p.subset}`, 'the WorkloadSpread subset that holds it'));
+  if (conflicted) badges.push(badge('conflict', 'conflict', 'a filter found its pin and its volume disagree'));
+  if (p.reservedZone) badges.push(badge('reserved', `reserved ${p.reservedZone}`, 'filtered into this zone; the binding is not in the cache yet'));
+  if (pending) badges.push(badge('pending', 'pending'));
+  const details = [];
+  if (p.pinnedZone !== undefined) details.push(`pin ${p.pinnedZone}`);
+  details.push(pending ? 'not bound' : `on ${p.node}`);
+  if (p.deletionCost && p.deletionCost.desired !== undefined) details.push(`cost ${p.deletionCost.desired}`);
+  const classes = ['pod', pending ? 'pending' : 'bound', p.inPinnedZone === false ? 'off-pin' : ''].filter(Boolean).join(' ');
+  return el('div', {
+    class: classes, 'data-pod': p.name, 'data-zone': columnOf(p), 'data-state': pending ? 'pending' : 'bound', 'data-decided': p.decidedBy,
+  },
+  el('div', {}, el('span', { class: 'name' }, p.name), el('span', { class: 'seat' }, seatOf(p, w))),
+  el('div', { class: 'detail' }, details.join(' · ')),
+  badges.length ? el('div', {}, badges) : null);
+}
+
+function zoneColumn(zone, pods, w, conflicts) {
+  const counts = w.countsPerZone[zone];
+  // Zone targets are what pins and zone balance aim at; a WorkloadSpread's quotas are its subsets.
+  const target = w.targets && w.policy !== 'workloadspread' ? w.targets[zone] : undefined;
+  const summary = zone === UNPLACED ? `${pods.length}` : [
+    counts ? `${counts.bound} bound` : '0 bound',
+    counts && counts.reserved ? `${counts.reserved} reserved` : '',
+    target !== undefined ? `target ${target}` : '',
+  ].filter(Boolean).join(' · ');
+  return el('div', { class: zone === UNPLACED ? 'zone unplaced' : 'zone', 'data-zone-column': zone },
+    el('h3', {}, el('span', {}, zone === UNPLACED ? 'no zone yet' : zone), el('span', { class: 'muted' }, summary)),
+    el('div', { class: 'cells' }, pods.map((p) => cell(p, w, conflicts.has(p.name)))));
+}
+
+function section(w) {
+  const ref = w.workload;
+  const conflicts = new Set((w.conflicts || []).map((c) => c.pod.split('/').pop()));
+  const byZone = new Map(w.zones.list.map((z) => [z, []]));
+  for (const p of w.pods) {
+    const z = columnOf(p);
+    if (!byZone.has(z)) byZone.set(z, []);
+    byZone.get(z).push(p);
+  }
+  if (byZone.has(UNPLACED)) {
+    const unplaced = byZone.get(UNPLACED);
+    byZone.delete(UNPLACED);
+    byZone.set(UNPLACED, unplaced);
+  }
+  const meta = [
+    el('span', {}, 'policy ', el('code', {}, w.policy)), ' · ',
+    el('span', {}, `${w.pods.length} of ${ref.replicas} replicas`), ' · ',
+    el('span', {}, 'zones ', el('code', {}, w.zones.list.join(',') || '(none)'), ` (${w.zones.source})`),
+  ];
+  const notes = [];
+  if (w.ordinals && w.ordinals.reserved.length) notes.push(`reserved ordinals: ${w.ordinals.reserved.join(', ')}`);
+  if (w.ordinals && w.ordinals.missing.length) notes.push(`ordinals without a pod yet: ${w.ordinals.missing.join(', ')}`);
+  if (w.reservations.length) notes.push(`${w.reservations.length} reservation(s) waiting for their binding`);
+  if (w.preferences.error) notes.push(`zone preferences ignored: ${w.preferences.error}`);
+  for (const c of w.conflicts || []) notes.push(`conflict: ${c.reason}`);
+  const subsets = w.workloadSpread ? el('table', { class: 'subsets' },
+    el('caption', {}, `WorkloadSpread ${w.workloadSpread.name} (${w.workloadSpread.strategy})`),
+    el('tr', {}, el('th', {}, 'subset'), el('th', {}, 'max'), el('th', {}, 'bound'), el('th', {}, 'reserved')),
+    w.workloadSpread.subsets.map((s) => el('tr', { 'data-subset': s.name },
+      el('td', {}, s.name), el('td', {}, s.max === null ? 'unlimited' : s.max), el('td', {}, s.bound), el('td', {}, s.reserved)))) : null;
+  return el('section', { class: 'workload', 'data-workload': `${ref.namespace}/${ref.kind}/${ref.name}` },
+    el('h2', {}, `${ref.kind} `, el('span', {}, `${ref.namespace}/${ref.name}`)),
+    el('p', { class: 'meta' }, meta),
+    el('div', { class: 'zones' }, [...byZone].map(([zone, pods]) => zoneColumn(zone, pods, w, conflicts))),
+    subsets,
+    notes.length ? el('ul', { class: 'notes' }, notes.map((n) => el('li', {}, n))) : null);
+}
+
+function setStatus(text, error) {
+  const s = document.getElementById('status');
+  s.textContent = text;
+  s.classList.toggle('error', !!error);
+}
+
+function render(data) {
+  const main = document.getElementById('workloads');
+  const sections = data.workloads.map(section);
+  if (sections.length === 0) sections.push(el('p', { class: 'empty' }, 'No managed workloads', page.namespace ? ` in namespace ${page.namespace}` : '', '.'));
+  if (data.more > 0) sections.push(el('p', { class: 'empty' }, `${data.more} more workloads not shown: pick a namespace.`));
+  main.replaceChildren(...sections);
+  const synced = data.synced ? '' : ' · cache not synced yet';
+  setStatus(`${data.workloads.length} workloads · ${data.source}${synced} · updated ${new Date(data.generatedAt).toLocaleTimeString()}`);
+  document.body.dataset.updated = data.generatedAt;
+}
+
+async function refresh() {
+  clearTimeout(page.timer);
+  const query = page.namespace ? `?namespace=${encodeURIComponent(page.namespace)}` : '';
+  try {
+    const res = await fetch(`/debug/layouts${query}`, { headers: page.token ? { authorization: `Bearer ${page.token}` } : {}, cache: 'no-store' });
+    const body = await res.json().catch(() => ({}));
+    if (res.status === 401 || res.status === 403) {
+      document.getElementById('login').hidden = false;
+      setStatus(`${res.status}: ${body.message || 'not authorized'}`, true);
+    } else if (!res.ok) {
+      setStatus(`${res.status}: ${body.message || 'error'}`, true);
+    } else {
+      document.getElementById('login').hidden = true;
+      render(body);
+    }
+  } catch (err) {
+    setStatus(`cannot reach zonekeeper: ${err.message}`, true);
+  }
+  page.timer = setTimeout(refresh, POLL_MS);
+}
+
+document.addEventListener('DOMContentLoaded', () => {
+  const ns = document.getElementById('namespace');
+  ns.value = page.namespace;
+  document.getElementById('filter').addEventListener('submit', (e) => {
+    e.preventDefault();
+    page.namespace = ns.value.trim();
+    const url = new URL(location.href);
+    if (page.namespace) url.searchParams.set('namespace', page.namespace);
+    else url.searchParams.delete('namespace');
+    history.replaceState(null, '', url);
+    refresh();
+  });
+  document.getElementById('login').addEventListener('submit', (e) => {
+    e.preventDefault();
+    page.token = document.getElementById('token').value.trim();
+    sessionStorage.setItem(TOKEN_KEY, page.token);
+    refresh();
+  });
+  refresh();
+});

@@ -1,0 +1,123 @@
+// The layout page in a real browser: Debian's Chromium, headless, driven over CDP by
+// playwright-core, against `zonekeeper serve --demo`. Asserts on the rendered DOM and saves a
+// screenshot to test/artifacts/. Without Chromium the suite is skipped with the reason, unless
+// ZK_REQUIRE_BROWSER=1 (CI) makes that a failure.
+import assert from 'node:assert/strict';
+import type { ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { parseAllDocuments } from 'yaml';
+import { startServe } from '../support/serve.js';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const ARTIFACTS = new URL('../artifacts/', import.meta.url).pathname;
+const DEMO = new URL('../../config/demo-cluster.yaml', import.meta.url).pathname;
+const available = existsSync(CHROMIUM);
+if (!available && process.env.ZK_REQUIRE_BROWSER === '1') throw new Error(`ZK_REQUIRE_BROWSER=1 but there is no Chromium at ${CHROMIUM} (apt-get install chromium)`);
+const skip = available ? false : `no Chromium at ${CHROMIUM}: apt-get install chromium, or set CHROMIUM_PATH`;
+
+// The flags a closed network needs: no background fetches to Google, no first-run work.
+const ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+
+const demoObjects = () => parseAllDocuments(readFileSync(DEMO, 'utf8')).map((d) => d.toJS());
+
+/** Cells of a workload's section: pod name → the column it is drawn in, its state and what decided it. */
+async function cells(page: Page, workload: string) {
+  return page.$$eval(`section[data-workload="${workload}"] [data-zone-column]`, (columns) => columns.flatMap((col) =>
+    [...col.querySelectorAll('.pod')].map((cell) => ({
+      pod: cell.getAttribute('data-pod'), column: col.getAttribute('data-zone-column'),
+      state: cell.getAttribute('data-state'), decided: cell.getAttribute('data-decided'), text: (cell as unknown as { innerText: string }).innerText,
+    }))));
+}
+
+describe('the layout page in headless Chromium', { skip }, () => {
+  let browser: Browser;
+  let serve: { child: ChildProcess; extender: string; admin: string };
+  let page: Page;
+
+  before(async () => {
+    serve = await startServe(['--demo']);
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS, headless: true });
+    page = await browser.newPage({ viewport: { width: 1400, height: 1100 } });
+  });
+
+  after(async () => {
+    await browser?.close();
+    serve?.child.kill();
+  });
+
+  it('draws the 6 pods of db in their 3 zones, db-5 where its volume is, with the volume win shown', async () => {
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    await page.goto(`${serve.admin}/ui`);
+    await page.waitForSelector('section[data-workload="default/StatefulSet/db"] .pod');
+    const db = await cells(page, 'default/StatefulSet/db');
+    assert.deepEqual(db.map((c) => [c.pod, c.column]).sort(), [
+      ['db-0', 'zone-a'], ['db-1', 'zone-b'], ['db-2', 'zone-c'], ['db-3', 'zone-a'], ['db-4', 'zone-b'], ['db-5', 'zone-a'],
+    ]);
+    const columns = await page.$$eval('section[data-workload="default/StatefulSet/db"] [data-zone-column]', (cs) => cs.map((c) => c.getAttribute('data-zone-column')));
+    assert.deepEqual(columns, ['zone-a', 'zone-b', 'zone-c'], 'one column per zone of the list, in list order');
+    const db5 = db.find((c) => c.pod === 'db-5')!;
+    assert.equal(db5.decided, 'volume');
+    assert.equal(db5.state, 'pending');
+    assert.match(db5.text, /pin zone-c/);
+    assert.match(db5.text, /volume/);
+    const title = await page.getAttribute('[data-pod="db-5"] .badge.volume', 'title');
+    assert.match(title!, /in zone-a: it overrides the pin to zone-c/);
+    for (const c of db.filter((x) => x.pod !== 'db-5')) assert.equal(c.decided, 'pin', c.pod!);
+    assert.deepEqual(db.filter((c) => c.state === 'pending').map((c) => c.pod).sort(), ['db-4', 'db-5']);
+
+    const web = await cells(page, 'default/Deployment/web');
+    assert.equal(web.filter((c) => c.column === 'zone-a').length, 2, 'WorkloadSpread subset a holds 2');
+    assert.ok(web.filter((c) => c.column === 'zone-a').every((c) => /subset-a/.test(c.text!)));
+    const subsets = await page.$$eval('section[data-workload="default/Deployment/web"] tr[data-subset]', (rows) => rows.map((r) => (r as unknown as { innerText: string }).innerText.split('\t')));
+    assert.deepEqual(subsets.map((r) => r.slice(0, 3)), [['subset-a', '2', '2'], ['subset-b', 'unlimited', '1']]);
+    assert.deepEqual(errors, []);
+
+    mkdirSync(ARTIFACTS, { recursive: true });
+    const shot = join(ARTIFACTS, 'layout-page.png');
+    await page.screenshot({ path: shot, fullPage: true });
+    assert.ok(statSync(shot).size > 10_000, 'a screenshot with something in it');
+    console.log(`# screenshot: ${shot}`);
+  });
+
+  it('updates live: a filter that reserves db-4 in zone-b shows on the page without a reload', async () => {
+    const before = await page.getAttribute('body', 'data-updated');
+    const db4 = demoObjects().find((o) => o.kind === 'Pod' && o.metadata.name === 'db-4');
+    const nodes = demoObjects().filter((o) => o.kind === 'Node').map((o) => o.metadata.name);
+    const res = await fetch(`${serve.extender}/filter`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ Pod: db4, NodeNames: nodes }) });
+    const verdict = await res.json() as { NodeNames: string[] };
+    assert.deepEqual(verdict.NodeNames.map((n) => n.slice(0, 6)).filter((v, i, a) => a.indexOf(v) === i), ['node-b']);
+    await page.waitForSelector('[data-pod="db-4"] .badge.reserved', { timeout: 10_000 });
+    assert.match(await page.innerText('[data-pod="db-4"]'), /reserved zone-b/);
+    assert.notEqual(await page.getAttribute('body', 'data-updated'), before);
+    assert.match(await page.innerText('section[data-workload="default/StatefulSet/db"]'), /1 reservation\(s\) waiting/);
+  });
+
+  it('draws hostile values as text: markup in an annotation never becomes an element', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'zk-ui-'));
+    const hostile = '<img src=x onerror="document.body.dataset.pwned=1">';
+    const file = join(dir, 'cluster.yaml');
+    const objects = demoObjects().map((o) => (o.kind === 'StatefulSet' && o.metadata.name === 'db'
+      ? { ...o, metadata: { ...o.metadata, annotations: { 'zonekeeper.io/zones': `zone-a,zone-b,zone-c,${hostile}`, 'zonekeeper.io/zone-preferences': `{"${hostile}": 1` } } } : o));
+    writeFileSync(file, objects.map((o) => JSON.stringify(o)).join('\n---\n'));
+    const other = await startServe(['--snapshot', file]);
+    try {
+      const p = await browser.newPage();
+      await p.goto(`${other.admin}/ui`);
+      await p.waitForSelector('section[data-workload="default/StatefulSet/db"] .pod');
+      const text = await p.innerText('section[data-workload="default/StatefulSet/db"]');
+      assert.ok(text.includes(hostile), 'the zone name shows as the text it is');
+      assert.equal(await p.$$eval('main img', (imgs) => imgs.length), 0);
+      assert.equal(await p.getAttribute('body', 'data-pwned'), null);
+      const csp = (await fetch(`${other.admin}/ui`)).headers.get('content-security-policy');
+      assert.match(csp!, /script-src 'self'/);
+      await p.close();
+    } finally {
+      other.child.kill();
+    }
+  });
+});
