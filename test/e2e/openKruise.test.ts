@@ -96,6 +96,10 @@ for (const k of kubeVersions()) describe(`OpenKruise workloads with kube-schedul
     for (const [pod, zone] of after) if (placed.has(pod)) assert.equal(zone, placed.get(pod), `${pod} kept its zone`);
     const layout = await debug('/debug/workloads/k1/asts/db');
     assert.deepEqual(layout.ordinals, { start: 0, reserved: ['1', '3'], missing: [] });
+    // What the layout page draws, from the watch cache of a real API server.
+    const page = await debug('/debug/layouts?namespace=k1');
+    assert.deepEqual(page.workloads.map((w: Obj) => `${w.workload.kind}/${w.workload.name}`), ['AdvancedStatefulSet/db']);
+    assert.ok(page.workloads[0].pods.every((p: Obj) => p.decidedBy === 'pin' && p.zone === p.pinnedZone), JSON.stringify(page.workloads[0].pods));
   });
 
   it(`[${k.version}] K2. Advanced StatefulSet with ordinals.start 3: ordinals 3, 4, 5 take the three zones in list order`, async () => {

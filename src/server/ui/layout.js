@@ -48,7 +48,7 @@ function cell(p, w, conflicted) {
   if (p.volumeWins) {
     badges.push(badge('volume', 'volume', `its volume is in ${(p.volumeZones || []).join(', ')}: it overrides the pin to ${p.pinnedZone}`));
   }
-  if (p.subset) badges.push(badge('subset', `subset ${p.subset}`, 'the WorkloadSpread subset that holds it'));
+  if (p.subset) badges.push(badge('subset', /subset/i.test(p.subset) ? p.subset : `subset ${p.subset}`, 'the WorkloadSpread subset that holds it'));
   if (conflicted) badges.push(badge('conflict', 'conflict', 'a filter found its pin and its volume disagree'));
   if (p.reservedZone) badges.push(badge('reserved', `reserved ${p.reservedZone}`, 'filtered into this zone; the binding is not in the cache yet'));
   if (pending) badges.push(badge('pending', 'pending'));
