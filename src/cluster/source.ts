@@ -10,8 +10,8 @@ export interface ClusterSourceStatus {
   source: string;
   synced: boolean;
   healthy: boolean;
-  workloadSpreadCRD: 'present' | 'absent' | 'unknown' | 'static';
-  /** Each OpenKruise kind: the apiVersion watched, or present/absent/unknown/static. */
+  workloadSpreadCRD: 'present' | 'absent' | 'forbidden' | 'unknown' | 'static';
+  /** Each OpenKruise kind: the apiVersion watched, or absent/forbidden/unknown/static. */
   openKruise: Record<string, string>;
   kinds: KindStatus[];
 }

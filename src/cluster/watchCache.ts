@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { ApiClient } from './apiClient.js';
 import { Reflector, type ReflectorOptions, type ReflectorStatus, type RestartReason } from './reflector.js';
-import { CORE_KINDS, OPTIONAL_KINDS, type KindName } from './kinds.js';
+import { collectionPath, CORE_KINDS, OPTIONAL_KINDS, type KindName } from './kinds.js';
 import { ClusterStore } from './store.js';
 import type { ClusterSourceStatus, SnapshotSource } from './source.js';
 
@@ -55,6 +55,7 @@ export function watchCache(
   let crdTimer: NodeJS.Timeout | undefined;
   let stopped = false;
   const loggedAbsent = new Set<KindName>();
+  const forbidden = new Set<KindName>();
   // A failed discovery is retried with the reflectors' backoff, not at the slow recheck pace:
   // readiness waits on it, and the API may be back within a second.
   let discoveryBackoff = opts.backoffInitialMs;
@@ -68,8 +69,18 @@ export function watchCache(
         const version = served[k.plural];
         const running = optional.get(k.plural);
         if (version && running?.resource.version !== version) {
+          // Served but not ours to read (a ClusterRole from before this kind was added): a
+          // reflector would fail forever and hold readiness, so say so and look again later.
+          const spec = k.at(version);
+          const probe = await api.request('GET', `${collectionPath(spec)}?limit=1`, { timeoutMs: 10_000 });
+          if (probe.status === 403) {
+            if (!forbidden.has(k.plural)) log.warn({ kind: k.plural, version: `${k.group}/${version}` }, `forbidden to list ${k.group} ${k.resource}: grant list and watch (manifests/base/10-rbac.yaml); its pods wait meanwhile`);
+            forbidden.add(k.plural);
+            continue;
+          }
+          forbidden.delete(k.plural);
           await running?.stop();
-          const r = new Reflector(api, k.at(version), store, opts, log, onRestart);
+          const r = new Reflector(api, spec, store, opts, log, onRestart);
           optional.set(k.plural, r);
           r.start();
           loggedAbsent.delete(k.plural);
@@ -98,7 +109,7 @@ export function watchCache(
   }
 
   const all = () => [...reflectors, ...optional.values()];
-  const crdState = (plural: KindName) => (!discovered ? 'unknown' : optional.has(plural) ? 'present' : 'absent');
+  const crdState = (plural: KindName) => (!discovered ? 'unknown' : optional.has(plural) ? 'present' : forbidden.has(plural) ? 'forbidden' : 'absent');
 
   return {
     snapshot: store,

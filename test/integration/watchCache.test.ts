@@ -160,3 +160,31 @@ describe('watch cache when the API server is unreachable', () => {
     await back.stop();
   });
 });
+
+describe('watch cache when an OpenKruise kind is served but RBAC forbids it', () => {
+  it('leaves that kind out (forbidden, its pods wait), stays ready, and watches it once allowed', async () => {
+    const api = await new FakeApiServer().start();
+    api.crdServed = true;
+    for (const n of nodes(['zone-a'], 1)) api.put(n);
+    api.put(cloneSet('web', 2));
+    api.put(advancedStatefulSet('db', 1));
+    const denied = { match: (_m: string, path: string) => path.endsWith('/clonesets'), status: 403, remaining: Infinity };
+    api.faults.push(denied);
+    const cache = watchCache(kubeApiClient(loadKubeConfig({ kind: 'kubeconfig', path: api.kubeconfig() })), {
+      pageSize: 100, watchTimeoutSeconds: 300, silenceSeconds: 5, backoffInitialMs: 20, backoffMaxMs: 100, crdRecheckSeconds: 0.2, maxStalenessSeconds: 60,
+    }, silent);
+    cache.start();
+    try {
+      await waitFor(() => cache.ready(), 'ready without the forbidden kind');
+      assert.equal(cache.status().openKruise.clonesets, 'forbidden');
+      assert.equal(cache.status().openKruise.advancedstatefulsets, 'apps.kruise.io/v1beta1');
+      assert.ok(cache.snapshot.workload('AdvancedStatefulSet', 'default', 'db'));
+      denied.remaining = 0;
+      await waitFor(() => !!cache.snapshot.workload('CloneSet', 'default', 'web'), 'CloneSets watched once allowed');
+      assert.equal(cache.status().openKruise.clonesets, 'apps.kruise.io/v1alpha1');
+    } finally {
+      await cache.stop();
+      await api.stop();
+    }
+  });
+});
