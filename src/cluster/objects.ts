@@ -406,10 +406,6 @@ function reservedOrdinals(v: unknown): ReservedOrdinals {
   return { singles, ranges };
 }
 
-export function isReserved(r: ReservedOrdinals, ordinal: number): boolean {
-  return r.singles.has(ordinal) || r.ranges.some(([lo, hi]) => ordinal >= lo && ordinal <= hi);
-}
-
 export function slimPVC(o: Raw): SlimPVC {
   return {
     namespace: intern(str(o.metadata?.namespace, 'default')),

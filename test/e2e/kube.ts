@@ -85,6 +85,13 @@ export class Kube {
     }, timeoutMs);
   }
 
+  /** The zone list frozen on a workload; waits for it: the write follows the first placement, it may land after the binding. */
+  async frozenZones(apiVersion: string, kind: string, namespace: string, name: string): Promise<string[]> {
+    const value = await eventually(`zonekeeper.io/zones on ${kind} ${namespace}/${name}`, async () =>
+      (await this.get(apiVersion, kind, namespace, name)).metadata.annotations?.['zonekeeper.io/zones'] as string | undefined, 30_000);
+    return value.split(',');
+  }
+
   /** Stands in for the missing kubelets: finishes the deletion of terminating pods. */
   async reapTerminating(namespace: string): Promise<number> {
     const pods = (await this.list('v1', 'Pod', namespace)).filter((p) => p.metadata.deletionTimestamp);

@@ -50,8 +50,6 @@ for (const k of kubeVersions()) describe(`OpenKruise workloads with kube-schedul
   let zones: Map<string, string>;
   const debug = async (path: string) => (await fetch(`${cp.zonekeeper!.admin}${path}`)).json() as Promise<any>;
   const namespace = (name: string) => kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
-  const frozenList = async (apiVersion: string, kind: string, ns: string, name: string) => eventually(`zonekeeper.io/zones on ${kind} ${ns}/${name}`, async () =>
-    (await kube.get(apiVersion, kind, ns, name)).metadata.annotations?.['zonekeeper.io/zones']?.split(',') as string[] | undefined);
 
   before(async () => {
     await cp.up([{ name: SCHEDULER, extender: true }], { deletionCost: { enabled: true, intervalSeconds: 1 } });
@@ -80,7 +78,7 @@ for (const k of kubeVersions()) describe(`OpenKruise workloads with kube-schedul
     for (const o of keptOrdinals(5, [1])) await kube.create(astsPod(sts, o));
     const placed = await kube.bound('k1', 'app=db', 5, zones);
     assert.deepEqual([...placed.keys()].map(ordinalOf).sort((a, b) => a - b), [0, 2, 3, 4, 5]);
-    const list = await frozenList(ASTS, 'StatefulSet', 'k1', 'db');
+    const list = await kube.frozenZones(ASTS, 'StatefulSet', 'k1', 'db');
     assert.deepEqual([...list].sort(), ZONES);
     for (const [pod, zone] of placed) assert.equal(zone, list[ordinalOf(pod) % 3], `${pod} in L[${ordinalOf(pod)} mod 3]`);
     const frozen = await eventually('a ZoneListFrozen event on the Advanced StatefulSet', async () =>
@@ -107,7 +105,7 @@ for (const k of kubeVersions()) describe(`OpenKruise workloads with kube-schedul
     const sts = await kube.create({ apiVersion: ASTS, kind: 'StatefulSet', metadata: { name: 'shard', namespace: 'k2' }, spec: { replicas: 3, ordinals: { start: 3 }, selector: { matchLabels: { app: 'shard' } } } });
     for (const o of keptOrdinals(3, [], 3)) await kube.create(astsPod(sts, o));
     const placed = await kube.bound('k2', 'app=shard', 3, zones);
-    const list = await frozenList(ASTS, 'StatefulSet', 'k2', 'shard');
+    const list = await kube.frozenZones(ASTS, 'StatefulSet', 'k2', 'shard');
     for (const [pod, zone] of placed) assert.equal(zone, list[(ordinalOf(pod) - 3) % 3], pod);
   });
 

@@ -63,12 +63,7 @@ for (const k of kubeVersions()) describe(`zonekeeper with kube-scheduler ${k.ver
   /** Waits until `count` live pods of the app are bound; returns pod name → zone. */
   const bound = (namespace: string, app: string, count: number, timeoutMs?: number) => kube.bound(namespace, `app=${app}`, count, zones, timeoutMs);
 
-  async function frozenZones(namespace: string, name: string): Promise<string[]> {
-    const sts = await kube.get('apps/v1', 'StatefulSet', namespace, name);
-    const value = sts.metadata.annotations?.['zonekeeper.io/zones'];
-    assert.ok(value, `zonekeeper.io/zones on ${namespace}/${name}`);
-    return value.split(',');
-  }
+  const frozenZones = (namespace: string, name: string) => kube.frozenZones('apps/v1', 'StatefulSet', namespace, name);
 
   function assertRoundRobin(placed: Map<string, string>, list: string[]): void {
     for (const [pod, zone] of placed) {
