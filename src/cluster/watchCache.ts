@@ -73,6 +73,7 @@ export function watchCache(
           // reflector would fail forever and hold readiness, so say so and look again later.
           const spec = k.at(version);
           const probe = await api.request('GET', `${collectionPath(spec)}?limit=1`, { timeoutMs: 10_000 });
+          if (stopped) return;
           if (probe.status === 403) {
             if (!forbidden.has(k.plural)) log.warn({ kind: k.plural, version: `${k.group}/${version}` }, `forbidden to list ${k.group} ${k.resource}: grant list and watch (manifests/base/10-rbac.yaml); its pods wait meanwhile`);
             forbidden.add(k.plural);
