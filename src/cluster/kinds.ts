@@ -91,19 +91,22 @@ export function workloadSpreadKind(version: string): KindSpec {
 }
 
 /** A kind watched only while its CRD is served: its versions, preferred first (design §5). */
-export interface OptionalKind {
-  plural: KindName;
-  group: string;
-  resource: string;
+export interface OptionalKind extends Pick<KindSpec, 'plural' | 'kind' | 'group' | 'resource'> {
   versions: readonly string[];
   at(version: string): KindSpec;
 }
 
+/** Names and group come from the spec itself, so the two cannot drift apart. */
+function optionalKind(versions: readonly string[], at: (version: string) => KindSpec): OptionalKind {
+  const { plural, kind, group, resource } = at(versions[0]!);
+  return { plural, kind, group, resource, versions, at };
+}
+
 /** OpenKruise's kinds: looked for by discovery; absent is not an error. */
 export const OPTIONAL_KINDS: readonly OptionalKind[] = [
-  { plural: 'workloadspreads', group: KRUISE_GROUP, resource: 'workloadspreads', versions: ['v1beta1', 'v1alpha1'], at: workloadSpreadKind },
-  { plural: 'clonesets', group: KRUISE_GROUP, resource: 'clonesets', versions: ['v1alpha1'], at: cloneSet },
-  { plural: 'advancedstatefulsets', group: KRUISE_GROUP, resource: 'statefulsets', versions: ['v1beta1', 'v1alpha1'], at: advancedStatefulSet },
+  optionalKind(['v1beta1', 'v1alpha1'], workloadSpreadKind),
+  optionalKind(['v1alpha1'], cloneSet),
+  optionalKind(['v1beta1', 'v1alpha1'], advancedStatefulSet),
 ];
 
 const core = (plural: KindName, kind: string, group: string, shortNames: string[], slim: (raw: any) => unknown): KindSpec =>
@@ -155,7 +158,7 @@ function namespacedPath(apiVersion: string, resource: string, namespace: string,
 export function kindOfObject(kind: string, apiVersion = ''): KindSpec | undefined {
   const version = apiVersion.slice(apiVersion.indexOf('/') + 1);
   const named = workloadKindOf(apiVersion, kind);
-  const optional = OPTIONAL_KINDS.find((k) => k.at(k.versions[0]!).kind === named);
+  const optional = OPTIONAL_KINDS.find((k) => k.kind === named);
   if (optional) return optional.at(optional.versions.includes(version) ? version : optional.versions[0]!);
   return CORE_KINDS.find((k) => k.kind === named);
 }

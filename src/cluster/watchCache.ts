@@ -11,7 +11,7 @@ export interface WatchCacheOptions extends ReflectorOptions {
 }
 
 /** Per optional kind, the version served (discovery found it), or absent. */
-export type OptionalKindsServed = Partial<Record<KindName, string>>;
+type OptionalKindsServed = Partial<Record<KindName, string>>;
 
 /**
  * The version of each optional kind the API server serves: one discovery of each group, then

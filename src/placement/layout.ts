@@ -1,9 +1,9 @@
 import { ownedThrough, workloadKindSpec } from '../cluster/kinds.js';
-import { ANNOTATION, type WorkloadKind } from '../cluster/objects.js';
+import { ANNOTATION, type SlimWorkload, type WorkloadKind } from '../cluster/objects.js';
 import type { Snapshot } from '../cluster/store.js';
 import { deletionCosts } from './downscale.js';
 import { parseAssignment, serializeAssignment } from './instanceIds.js';
-import { unboundReservations, workloadModel, zoneOccupancy, type ZoneListDeps } from './model.js';
+import { unboundReservations, workloadModel, zoneOccupancy, type WorkloadModel, type ZoneListDeps } from './model.js';
 import { planReplicas } from './planner.js';
 import type { ZonePreferencesSpec } from './preferences.js';
 import type { Reservation, ReservationView } from './reservations.js';
@@ -82,12 +82,17 @@ function instanceAssignments(snapshot: Snapshot, ref: WorkloadRef): { assignment
 /** What /debug/workloads shows: zone list, sequence, where every pod is, counts, subsets. */
 export function workloadLayout(snapshot: Snapshot, kind: WorkloadKind, namespace: string, name: string, deps: LayoutDeps): WorkloadLayout | undefined {
   const w = snapshot.workload(kind, namespace, name);
-  if (!w) return undefined;
-  const model = workloadModel({ kind, namespace, name }, w, snapshot, deps.settings, deps);
+  return w && layoutOf(workloadModel({ kind, namespace, name }, w, snapshot, deps.settings, deps), w, snapshot, deps);
+}
+
+/** A cached workload's model never waits: its owner is the workload itself. */
+type CachedModel = Exclude<WorkloadModel, { policy: 'wait' }>;
+
+function layoutOf(model: CachedModel, w: SlimWorkload, snapshot: Snapshot, deps: LayoutDeps): WorkloadLayout {
   const { ref, preferences } = model;
   const list = model.zones();
   const ws = model.policy === 'workloadspread' ? model.ws : undefined;
-  const costs = workloadKindSpec(kind)?.deletionCost ? deletionCosts(model, snapshot, deps.settings, deps) : undefined;
+  const costs = workloadKindSpec(ref.kind)?.deletionCost ? deletionCosts(model, snapshot, deps.settings, deps) : undefined;
   const pinned = model.seats !== 'none';
   const prefs = preferences.sequence;
   // The seats of the workload's replicas, as far as a debug view should go; each pod's own
@@ -98,7 +103,8 @@ export function workloadLayout(snapshot: Snapshot, kind: WorkloadKind, namespace
   const countsPerZone: WorkloadLayout['countsPerZone'] = {};
   for (const z of list.zones) countsPerZone[z] = { bound: 0, reserved: 0 };
   for (const [z, o] of zoneOccupancy(model, list.topologyKey, snapshot, deps.reservations)) countsPerZone[z] = o;
-  const reservedZones = new Map(unboundReservations(model, deps.reservations, snapshot).map((r) => [r.uid, r.zone]));
+  const waiting = unboundReservations(model, deps.reservations, snapshot);
+  const reservedZones = new Map(waiting.map((r) => [r.uid, r.zone]));
   const decidedBy: LayoutPod['decidedBy'] = pinned ? 'pin' : ws ? 'subset' : model.policy === 'zone-balance' ? 'balance' : 'none';
   const layoutPods = [...model.pods()].map((p): LayoutPod => {
     const zone = p.nodeName ? snapshot.node(p.nodeName)?.labels[list.topologyKey] : undefined;
@@ -141,7 +147,7 @@ export function workloadLayout(snapshot: Snapshot, kind: WorkloadKind, namespace
       spec: preferences.spec, source: preferences.parsed ? 'annotation' : 'default',
       ...(preferences.parsed && !preferences.parsed.ok ? { error: preferences.parsed.error } : {}),
     },
-    plan: planReplicas({ replicas: w.replicas, zones: list.zones, preferences: preferences.spec, key: `${namespace}/${name}` }).plan,
+    plan: planReplicas({ replicas: w.replicas, zones: list.zones, preferences: preferences.spec, key: `${ref.namespace}/${ref.name}` }).plan,
     targets: sequenceCounts(list.zones, w.replicas, prefs),
     ...(model.seats === 'instance-id' ? { instanceIds: instanceAssignments(snapshot, ref) } : {}),
     ...(costs ? { removalOrder: [...costs].sort((a, b) => a[1] - b[1] || a[0].localeCompare(b[0])).map(([pod]) => pod) } : {}),
@@ -150,7 +156,7 @@ export function workloadLayout(snapshot: Snapshot, kind: WorkloadKind, namespace
       name: ws.name, strategy: ws.strategy,
       subsets: subsetQuotas(model, w.replicas, snapshot, deps.reservations, '', deps.unschedulableUntil),
     } : undefined,
-    reservations: unboundReservations(model, deps.reservations, snapshot),
+    reservations: waiting,
   };
 }
 
@@ -162,13 +168,14 @@ export const LAYOUTS_PER_ANSWER = 100;
  * ordered by namespace, kind, name: the layout page's list. Only `limit` layouts are built.
  */
 export function managedLayouts(snapshot: Snapshot, deps: LayoutDeps, namespace: string | undefined, limit = LAYOUTS_PER_ANSWER): { layouts: WorkloadLayout[]; more: number } {
-  const managed: WorkloadRef[] = [];
+  // Each model is built once: it decides whether the workload is managed and then draws it.
+  const managed: { w: SlimWorkload; model: CachedModel }[] = [];
   for (const w of snapshot.allWorkloads()) {
     if ((namespace !== undefined && w.namespace !== namespace) || ownedThrough(w)) continue;
-    const ref = { kind: w.kind, namespace: w.namespace, name: w.name };
-    if (workloadModel(ref, w, snapshot, deps.settings, deps).policy !== 'none') managed.push(ref);
+    const model = workloadModel({ kind: w.kind, namespace: w.namespace, name: w.name }, w, snapshot, deps.settings, deps);
+    if (model.policy !== 'none') managed.push({ w, model });
   }
-  managed.sort((a, b) => a.namespace.localeCompare(b.namespace) || a.kind.localeCompare(b.kind) || a.name.localeCompare(b.name));
-  const layouts = managed.slice(0, limit).map((r) => workloadLayout(snapshot, r.kind as WorkloadKind, r.namespace, r.name, deps)!);
+  managed.sort(({ w: a }, { w: b }) => a.namespace.localeCompare(b.namespace) || a.kind.localeCompare(b.kind) || a.name.localeCompare(b.name));
+  const layouts = managed.slice(0, limit).map(({ w, model }) => layoutOf(model, w, snapshot, deps));
   return { layouts, more: Math.max(0, managed.length - limit) };
 }
