@@ -1,6 +1,7 @@
 import type {
   SlimNode, SlimPod, SlimPV, SlimPVC, SlimStorageClass, SlimWorkload, SlimWorkloadSpread, WorkloadKind,
 } from './objects.js';
+import { isDnsSubdomain } from './names.js';
 import { isWorkloadKindName, WORKLOAD_KINDS, type KindName } from './kinds.js';
 
 export type { KindName } from './kinds.js';
@@ -100,6 +101,8 @@ export class ClusterStore implements Snapshot {
     switch (kind) {
       case 'nodes': {
         const n = obj as SlimNode;
+        // Answers write known nodes' names unescaped (encoding.ts): only a valid name is kept.
+        if (!isDnsSubdomain(n.name)) return;
         this.nodesByName.set(n.name, n);
         this.nodesChanged();
         return;

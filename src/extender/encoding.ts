@@ -1,22 +1,36 @@
 import { clipReason, type Candidates, type FilterVerdict } from '../placement/verdict.js';
 import type { RawObject } from './protocol.js';
 
-// ExtenderFilterResult written straight to JSON text. At 5,000 names a pinned pod rejects
-// thousands of nodes that share one reason: each group of names becomes one native join
-// around the encoded reason, instead of an object with thousands of keys to stringify.
+// The answers written straight to JSON text. At 5,000 names a pinned pod rejects thousands of
+// nodes that share one reason: each group of names becomes one native join around the encoded
+// reason, instead of an object with thousands of keys to stringify.
+//
+// Every answer is ASCII: anything else is written as a \u escape. The route then turns the
+// text into bytes as Latin-1, a plain copy, where UTF-8 encoding a 150 KB answer cost a
+// measurable share of the request.
 
-/** Characters that JSON must escape. Names of known nodes never have them (Kubernetes names are DNS subdomains); a request may. */
-const NEEDS_ESCAPE = /["\\\u0000-\u001f\u2028\u2029]/;
+/** Characters written escaped: what JSON must escape, and everything outside ASCII. */
+const NEEDS_ESCAPE = /["\\\u0000-\u001f\u0080-\uffff]/;
+const NON_ASCII = /[\u0080-\uffff]/;
+const EVERY_NON_ASCII = /[\u0080-\uffff]/g;
 
-/** `"a"<sep>"b"<sep>"c"`. `known`: names of nodes the cache or the request's Node objects have, which need no escaping. */
+const unicodeEscape = (c: string) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
+
+/** JSON text of any value, in ASCII. */
+export function asciiJson(value: unknown): string {
+  const text = JSON.stringify(value);
+  return NON_ASCII.test(text) ? text.replace(EVERY_NON_ASCII, unicodeEscape) : text;
+}
+
+/** `"a"<sep>"b"<sep>"c"`. `known`: names of nodes the cache or the request's Node objects have: DNS subdomains, which need no escaping. */
 function quotedJoin(names: readonly string[], sep: string, known: boolean): string {
   if (names.length === 0) return '';
   if (known || !NEEDS_ESCAPE.test(names.join(''))) return `"${names.join(`"${sep}"`)}"`;
-  return names.map((n) => JSON.stringify(n)).join(sep);
+  return names.map(asciiJson).join(sep);
 }
 
 function entries(names: readonly string[], reason: string, known: boolean): string {
-  const value = `:${JSON.stringify(clipReason(reason))}`;
+  const value = `:${asciiJson(clipReason(reason))}`;
   return names.length === 0 ? '' : quotedJoin(names, `${value},`, known) + value;
 }
 
@@ -37,27 +51,38 @@ export function encodeFilterResult(verdict: FilterVerdict, nodeItems: RawObject[
   if (!nodeItems) return `{"Nodes":null,"NodeNames":[${quotedJoin(verdict.passed, ',', !verdict.passedUnknown)}],${maps}}`;
   const keep = new Set(verdict.passed);
   const items = nodeItems.filter((n) => keep.has(n.metadata.name));
-  return `{"Nodes":{"items":${JSON.stringify(items)}},"NodeNames":null,${maps}}`;
+  return `{"Nodes":{"items":${asciiJson(items)}},"NodeNames":null,${maps}}`;
 }
 
 export function encodeError(message: string): string {
-  return JSON.stringify({ Nodes: null, NodeNames: null, FailedNodes: {}, FailedAndUnresolvableNodes: {}, Error: message });
+  return `{"Nodes":null,"NodeNames":null,"FailedNodes":{},"FailedAndUnresolvableNodes":{},"Error":${asciiJson(message)}}`;
 }
 
-const SCORE_SUFFIX = Array.from({ length: 11 }, (_, score) => `","Score":${score}}`);
-
 /**
- * The HostPriorityList: `[{"Host": name, "Score": n}]`, as text for the same reason as the
- * filter result; built by concatenation, which V8 keeps as a rope until it is written.
+ * The HostPriorityList: `[{"Host": name, "Score": n}]`. kube-scheduler adds each listed
+ * host's score to that node and nothing to a node not listed (1.20 as today), so a score of 0
+ * is left out: an unmanaged pod's answer is `[]`, and a pinned pod's lists the nodes of its
+ * zone only. Order carries nothing either: hosts are written grouped by score, one native
+ * join per score.
  */
 export function encodePriorities(candidates: Candidates, scores: readonly number[]): string {
   const { names, nodes } = candidates;
-  let out = '[';
+  const byScore = new Map<number, string[]>();
+  // Names no node has (rare) are escaped one by one.
+  const escaped: string[] = [];
   for (let i = 0; i < names.length; i++) {
-    if (i > 0) out += ',';
     const score = scores[i] ?? 0;
-    const suffix = SCORE_SUFFIX[score];
-    out += nodes[i] && suffix ? '{"Host":"' + names[i] + suffix : `{"Host":${JSON.stringify(names[i])},"Score":${score}}`;
+    if (score === 0) continue;
+    if (!nodes[i]) {
+      escaped.push(`{"Host":${asciiJson(names[i])},"Score":${score}}`);
+      continue;
+    }
+    const group = byScore.get(score);
+    if (group) group.push(names[i]!);
+    else byScore.set(score, [names[i]!]);
   }
-  return out + ']';
+  const parts: string[] = [];
+  for (const [score, group] of byScore) parts.push(`{"Host":"${group.join(`","Score":${score}},{"Host":"`)}","Score":${score}}`);
+  if (escaped.length > 0) parts.push(escaped.join(','));
+  return `[${parts.join(',')}]`;
 }

@@ -1,3 +1,7 @@
+import { isDnsLabel, isDnsSubdomain, LABEL_MAX, SUBDOMAIN_MAX } from '../cluster/names.js';
+
+export { isDnsLabel, isDnsSubdomain };
+
 export type RawObject = Record<string, any>;
 
 /** A request refused with 400; `field` is the JSON path of what is wrong. */
@@ -11,14 +15,12 @@ export class BadRequest extends Error {
 // Lengths are checked before any pattern runs, so a long value costs one comparison; past
 // these checks every string zonekeeper keeps from a request is a few hundred bytes at most.
 
-const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const QUALIFIED_NAME_PART = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
 const KIND = /^[A-Za-z][A-Za-z0-9]*$/;
 
 export const LIMITS = {
-  subdomain: 253,
-  label: 63,
+  subdomain: SUBDOMAIN_MAX,
+  label: LABEL_MAX,
   uid: 128,
   labelValue: 63,
   /** All annotations of an object together, keys plus values. */
@@ -27,8 +29,6 @@ export const LIMITS = {
   depth: 64,
 } as const;
 
-export const isDnsSubdomain = (s: string) => s.length > 0 && s.length <= LIMITS.subdomain && DNS1123_SUBDOMAIN.test(s);
-export const isDnsLabel = (s: string) => s.length > 0 && s.length <= LIMITS.label && DNS1123_LABEL.test(s);
 export const isLabelValue = (s: string) => s.length === 0 || (s.length <= LIMITS.labelValue && QUALIFIED_NAME_PART.test(s));
 
 /** `name` or `prefix/name`: a DNS subdomain prefix and a name of at most 63 characters. */

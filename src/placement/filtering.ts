@@ -55,8 +55,9 @@ export function filterNodes(input: FilterInput, model: WorkloadModel | undefined
   let feasible: SlimNode[] | undefined;
   const ctx: PolicyContext = {
     input, snapshot, boundVolume: volumes.constraints.some((v) => v.bound),
-    // Only fallbacks need it: computed on first use, not on every call.
-    get feasible() {
+    // Only fallbacks need it: computed on first use, not on every call. A method, not a
+    // getter: an accessor in this literal made the whole filter measurably slower.
+    feasible: () => {
       if (!feasible) {
         feasible = [];
         for (const node of candidates.nodes) if (node && !volumeRejection(node)) feasible.push(node);

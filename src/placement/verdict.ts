@@ -48,8 +48,9 @@ export interface Candidates {
 /** Candidates from names, with their nodes from the cache. */
 export function candidatesNamed(names: readonly string[], snapshot: Pick<Snapshot, 'node'>): Candidates {
   const nodes = new Array<SlimNode | undefined>(names.length);
+  const out: Candidates = { names, nodes };
   for (let i = 0; i < names.length; i++) nodes[i] = snapshot.node(names[i]!);
-  return { names, nodes };
+  return out;
 }
 
 export interface FilterInput extends ZoneListDeps {
@@ -134,8 +135,8 @@ export function rejectionOf(v: FilterVerdict, node: string): Rejection | undefin
 export interface PolicyContext {
   input: FilterInput;
   snapshot: Snapshot;
-  /** Candidates that exist in the cache and that the pod's volumes allow. */
-  feasible: SlimNode[];
+  /** Candidates that exist in the cache and that the pod's volumes allow (computed on first call). */
+  feasible(): SlimNode[];
   boundVolume: boolean;
 }
 

@@ -144,7 +144,7 @@ export function subsetPolicy(ctx: PolicyContext, model: SpreadModel): PolicyOutc
   if (!first) return wait(`every subset is full or unschedulable (${quotas.map(describeQuota).join(', ')})`);
   if (!adaptive) return outcome(first.subset, describeQuota(first.quota));
 
-  const feasible = (s: WorkloadSpreadSubset) => ctx.feasible.some(inSubset(s));
+  const feasible = (s: WorkloadSpreadSubset) => ctx.feasible().some(inSubset(s));
   if (feasible(first.subset)) return outcome(first.subset, describeQuota(first.quota));
   const waited = input.waitingSince === undefined ? 0 : now - input.waitingSince;
   if (waited < ws.rescheduleCriticalSeconds * 1000) {

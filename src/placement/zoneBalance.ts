@@ -34,7 +34,7 @@ export function zoneBalance(ctx: PolicyContext, model: BalanceModel): PolicyOutc
   const occupancy = zoneOccupancy(model, list.topologyKey, snapshot, input.reservations, input.pod.uid);
   const counts: Record<string, number> = {};
   for (const z of list.zones) counts[z] = (occupancy.get(z)?.bound ?? 0) + (occupancy.get(z)?.reserved ?? 0);
-  const offered = new Set(ctx.feasible.map((n) => zoneOf(n, list.topologyKey)));
+  const offered = new Set(ctx.feasible().map((n) => zoneOf(n, list.topologyKey)));
   const capacity: Record<string, number> = {};
   for (const z of list.zones) if (!offered.has(z)) capacity[z] = counts[z]! + fitInZone(z, list.topologyKey, input.pod, snapshot);
   const plan = sequenceCounts(list.zones, workload.replicas, cappedBy(model.preferences.sequence, capacity));

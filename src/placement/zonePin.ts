@@ -48,7 +48,7 @@ export function zonePin(ctx: PolicyContext, model: PinModel, volumes: VolumeCons
 
   // zoneFallback: adaptive lets a pin fall through to the next zone of the list once the
   // pod has waited long enough, never for pods with bound volumes (design §3).
-  const feasibleIn = (z: string) => ctx.feasible.some((n) => zoneOf(n, list.topologyKey) === z);
+  const feasibleIn = (z: string) => ctx.feasible().some((n) => zoneOf(n, list.topologyKey) === z);
   const fallback = settings.zoneFallback === 'adaptive' && !ctx.boundVolume && !feasibleIn(zone);
   const waited = input.waitingSince === undefined ? 0 : input.now - input.waitingSince;
   let retryAfterMs: number | undefined;

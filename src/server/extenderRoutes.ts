@@ -25,6 +25,11 @@ export function parseArgs(text: string, maxNodes?: number): ExtenderArgs {
 
 export interface BodyLimits { bodyLimitBytes: number; pickerBodyLimitBytes: number }
 
+const JSON_TYPE = { 'content-type': 'application/json' };
+
+/** The verbs' answers are ASCII (encoding.ts): as Latin-1 they are bytes by a plain copy, no UTF-8 pass. */
+const asciiBytes = (text: string) => Buffer.from(text, 'latin1');
+
 const ROUTES = 'the routes are POST /filter, POST /prioritize and POST /v1/downscale-pod-picker/{namespace}';
 
 /** The extender listener: the verbs at the URL root, as kube-scheduler's urlPrefix expects. */
@@ -60,8 +65,8 @@ export function extenderRoutes(ext: Extender, metrics: Metrics, log: Logger, lim
   };
 
   const verb = (name: Verb, answer: (args: ExtenderArgs, c: Context) => Response | Promise<Response>) => route(name, bodyLimitBytes, (text) => parseArgs(text, ext.maxCandidates()), answer);
-  app.post('/filter', verb('filter', async (args, c) => c.body(await ext.filter(args), 200, { 'content-type': 'application/json' })));
-  app.post('/prioritize', verb('prioritize', (args, c) => c.body(ext.prioritize(args), 200, { 'content-type': 'application/json' })));
+  app.post('/filter', verb('filter', async (args, c) => c.body(asciiBytes(await ext.filter(args)), 200, JSON_TYPE)));
+  app.post('/prioritize', verb('prioritize', (args, c) => c.body(asciiBytes(ext.prioritize(args)), 200, JSON_TYPE)));
   // KEP-3189's downscale pod picker: which of the candidates to remove (design §7).
   app.post('/v1/downscale-pod-picker/:namespace', route('downscale-pod-picker', pickerBodyLimitBytes, (t) => parsePickRequest(parseJson(t, 'pod-picker request')), (req, c) => {
     const namespace = c.req.param('namespace')!;

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { startServe } from '../support/serve.js';
 import { kubeletNode, nodeName, rawPod, ZONES } from './cluster.js';
-import { fmt, measure, podBody, type Measured } from './measure.js';
+import { fmt, measure, podBody, procCpu, type Measured } from './measure.js';
 
 /** Node flags for `zonekeeper serve`: as the image and `npm start` run it. */
 const SERVE_FLAGS = process.env.BENCH_SERVER_FLAGS ?? '--max-semi-space-size=32';
@@ -137,9 +137,9 @@ export async function largeClusterCase(): Promise<LargeClusterResult> {
     const ext = new URL(zk.extender);
     const answer = await (await fetch(new URL('/filter', ext), { method: 'POST', body, headers: { 'content-type': 'application/json' } })).text();
     if (!answer.includes('"NodeNames":[')) throw new Error(`filter answered ${answer.slice(0, 200)}`);
-    const filter = await measure(ext, '/filter', body);
-    const prioritize = await measure(ext, '/prioritize', body);
-    const echo = await measure(echoBase, '/echo', body);
+    const filter = await measure(ext, '/filter', body, procCpu(zk.child.pid!));
+    const prioritize = await measure(ext, '/prioritize', body, procCpu(zk.child.pid!));
+    const echo = await measure(echoBase, '/echo', body, procCpu(echoChild.pid!));
     return { syncSeconds, rss, listedMiB: api.bytes() / 2 ** 20, filter, prioritize, echo, responseKB: Buffer.byteLength(answer) / 1000 };
   } finally {
     zk.child.kill('SIGTERM');
@@ -154,9 +154,9 @@ export async function largeClusterCase(): Promise<LargeClusterResult> {
 export function printLargeCluster(r: LargeClusterResult): void {
   console.log(`\n${NODES} kubelet Nodes + ${PODS} Pods listed and watched from a list/watch server on loopback by \`zonekeeper serve\`; filter/prioritize with ${NODES} names vs a bare node:http echo process`);
   console.log(`cold sync to /readyz 200: ${fmt(r.syncSeconds, 2)} s, ${fmt(r.listedMiB, 1)} MiB listed; RSS after sync ${fmt(r.rss, 0)} MiB`);
-  console.log('case                 median ms   p99 ms    req/s  vs echo');
+  console.log('case                 median ms   p99 ms    req/s  vs echo  server CPU us/req');
   for (const [label, m] of [['filter', r.filter], ['prioritize', r.prioritize], ['echo', r.echo]] as const) {
-    console.log(`${label.padEnd(20)} ${fmt(m.median).padStart(9)} ${fmt(m.p99).padStart(8)} ${fmt(m.rps, 0).padStart(8)} ${label === 'echo' ? '' : fmt(m.rps / r.echo.rps, 2).padStart(8)}`);
+    console.log(`${label.padEnd(20)} ${fmt(m.median).padStart(9)} ${fmt(m.p99).padStart(8)} ${fmt(m.rps, 0).padStart(8)} ${(label === 'echo' ? '' : fmt(m.rps / r.echo.rps, 2)).padStart(8)} ${fmt(m.cpuPerRequest, 0).padStart(18)}`);
   }
   const checks: [string, boolean][] = [
     [`sync ${fmt(r.syncSeconds, 1)} s <= 6`, r.syncSeconds <= 6],

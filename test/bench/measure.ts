@@ -1,4 +1,5 @@
 // Latency and throughput of one route over real HTTP on loopback, shared by the bench cases.
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import { nodeName, rawNode, rawPod } from './cluster.js';
 
@@ -23,24 +24,35 @@ export function post(base: URL, path: string, body: string): Promise<number> {
 
 const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
 
-async function serverCpuMicros(base: URL): Promise<number> {
-  const res = await fetch(new URL('/cpu', base));
-  const u = (await res.json()) as { user: number; system: number };
-  return u.user + u.system;
+/** CPU time (µs) of the bench's own server, which answers GET /cpu with its process.cpuUsage(). */
+export function cpuRoute(base: URL): () => Promise<number> {
+  return async () => {
+    const res = await fetch(new URL('/cpu', base));
+    const u = (await res.json()) as { user: number; system: number };
+    return u.user + u.system;
+  };
+}
+
+/** CPU time (µs) of any local process, from /proc (clock ticks of 10 ms: measure over seconds). */
+export function procCpu(pid: number): () => number {
+  return () => {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10_000;
+  };
 }
 
 export interface Measured { median: number; p99: number; rps: number; cpuPerRequest: number }
 
-/** `cpu`: the server answers GET /cpu with its process.cpuUsage() (the bench's own server does). */
-export async function measure(base: URL, path: string, body: string, cpu = false): Promise<Measured> {
+/** `cpu`: reads the server's CPU time in µs, for the CPU per request. */
+export async function measure(base: URL, path: string, body: string, cpu?: () => number | Promise<number>): Promise<Measured> {
   const times: number[] = [];
-  const cpuBefore = cpu ? await serverCpuMicros(base) : 0;
+  const cpuBefore = cpu ? await cpu() : 0;
   for (let i = 0; i < LATENCY_REQUESTS; i++) {
     const t = process.hrtime.bigint();
     await post(base, path, body);
     times.push(Number(process.hrtime.bigint() - t) / 1e6);
   }
-  const cpuPerRequest = cpu ? ((await serverCpuMicros(base)) - cpuBefore) / LATENCY_REQUESTS : NaN;
+  const cpuPerRequest = cpu ? ((await cpu()) - cpuBefore) / LATENCY_REQUESTS : NaN;
   times.sort((a, b) => a - b);
   let done = 0;
   const until = Date.now() + THROUGHPUT_SECONDS * 1000;

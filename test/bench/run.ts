@@ -7,7 +7,7 @@ import { ClusterStore } from '../../src/cluster/store.js';
 import { nodeName, rawPod } from './cluster.js';
 import { deletionCostCase } from './deletionCosts.js';
 import { largeClusterCase, printLargeCluster } from './largeCluster.js';
-import { agent, CONCURRENCY, fmt, LATENCY_REQUESTS, measure, podBody, post, THROUGHPUT_SECONDS } from './measure.js';
+import { agent, CONCURRENCY, cpuRoute, fmt, LATENCY_REQUESTS, measure, podBody, post, THROUGHPUT_SECONDS } from './measure.js';
 import { bodyLimitCases } from './limits.js';
 
 const MAX_NODES = 5000;
@@ -44,7 +44,7 @@ async function extenderCases() {
   // Warm every route up first, so the JIT has settled before anything is timed.
   for (let round = 0; round < 300; round++) for (const [, path, body] of rows) await post(base, path, body);
   const results = new Map<string, Awaited<ReturnType<typeof measure>>>();
-  for (const [label, path, body] of rows) results.set(label, await measure(base, path, body, true));
+  for (const [label, path, body] of rows) results.set(label, await measure(base, path, body, cpuRoute(base)));
   for (const [label] of rows) {
     const r = results.get(label)!;
     const n = label.match(/(?:NodeNames|pod,) (\d+)/)?.[1];

@@ -6,13 +6,13 @@ import {
   ALL_KIND_NAMES, CORE_KINDS, kindOfObject, objectPath, POD_KIND, WORKLOAD_KINDS, workloadKindNamed,
 } from '../../src/cluster/kinds.js';
 import { quantity, slimPod } from '../../src/cluster/objects.js';
-import { encodeFilterResult, encodePriorities } from '../../src/extender/encoding.js';
+import { encodeError, encodeFilterResult, encodePriorities } from '../../src/extender/encoding.js';
 import { scoreNodes } from '../../src/placement/scoring.js';
 import { pickPodsToRemove } from '../../src/placement/downscale.js';
 import { workloadLayout } from '../../src/placement/layout.js';
 import { podModel, workloadModel } from '../../src/placement/model.js';
 import { Reservations } from '../../src/placement/reservations.js';
-import { REASON_MAX, type FilterVerdict, type Rejection } from '../../src/placement/verdict.js';
+import { candidatesNamed, REASON_MAX, type FilterVerdict, type Rejection } from '../../src/placement/verdict.js';
 import {
   asPending, deployment, node, nodes, pod, pv, pvc, rsPod, statefulSet, storeOf, stsPod, workloadSpread, zoneSubset,
 } from '../support/builders.js';
@@ -152,17 +152,43 @@ describe('filter encoder', () => {
     assert.equal(out.FailedNodes['g\u2028h'], 'tab\there');
   });
 
+  it('the priority list carries every candidate with a score above 0 once, grouped by score', () => {
+    const store = storeOf(nodes(ZONES, 3));
+    const names = ['node-a-1', 'node-b-1', 'x"y', 'node-c-1', 'node-a-2', 'node-b-2', 'node-c-2'];
+    const candidates = candidatesNamed(names, store);
+    const scores = [10, 0, 7, 10, 3, 0, 10];
+    const out = JSON.parse(encodePriorities(candidates, scores)) as { Host: string; Score: number }[];
+    // kube-scheduler adds nothing for a host it is not sent: 0 is left out.
+    assert.deepEqual(Object.fromEntries(out.map((p) => [p.Host, p.Score])), { 'node-a-1': 10, 'x"y': 7, 'node-c-1': 10, 'node-a-2': 3, 'node-c-2': 10 });
+    assert.equal(out.length, 5);
+    // Equal scores sit together: one join per score.
+    assert.deepEqual(out.slice(0, 3).map((p) => p.Host), ['node-a-1', 'node-c-1', 'node-c-2']);
+    // No scores (an unmanaged pod, or the cache not ready): nothing to add anywhere.
+    assert.equal(encodePriorities(candidates, []), '[]');
+    assert.equal(encodePriorities({ names: [], nodes: [] }, []), '[]');
+  });
+
   it('the filter and prioritize answers stay valid JSON for names the cache does not know, whatever they hold', () => {
     const store = storeOf([...nodes(ZONES, 1), statefulSet('db', 3)]);
-    const names = ['node-a-1', 'x"y', 'z\\', 'node-b-1', 'nl\n'];
+    // \u0122 would become a quote if written as Latin-1 unescaped: the route sends the text so.
+    const names = ['node-a-1', 'x"y', 'z\\', 'node-b-1', 'nl\n', 'caf\u00e9', '\u0122x', '\u65e5\u672c', '\ud83d\ude00'];
+    const ascii = (text: string) => assert.match(text, /^[\x20-\x7e]*$/);
     for (const raw of [stsPod('db', 0), pod('lone', undefined)]) {
       const v = filterFor(store, raw, { candidates: names });
-      const out = JSON.parse(encodeFilterResult(v, undefined, { legacyFailedNodes: true }));
+      const text = encodeFilterResult(v, undefined, { legacyFailedNodes: true });
+      ascii(text);
+      const out = JSON.parse(text);
       assert.deepEqual([...out.NodeNames, ...Object.keys(out.FailedNodes)].sort(), [...names].sort(), raw.metadata.name);
       const input = inputFor(store, raw, { candidates: names });
-      const priorities = JSON.parse(encodePriorities(input.candidates, scoreNodes(input)));
-      assert.deepEqual(priorities.map((p: { Host: string }) => p.Host), names);
+      const scores = scoreNodes(input);
+      const encoded = encodePriorities(input.candidates, scores.map((s) => s || 5));
+      ascii(encoded);
+      // One entry per name, any order: kube-scheduler sums scores by host.
+      assert.deepEqual(JSON.parse(encoded).map((p: { Host: string }) => p.Host).sort(), [...names].sort());
     }
+    const error = encodeError('wait for caf\u00e9 \u0122 "quoted"');
+    ascii(error);
+    assert.equal(JSON.parse(error).Error, 'wait for caf\u00e9 \u0122 "quoted"');
   });
 });
 
