@@ -26,6 +26,7 @@ export const configSchema = z.strictObject({
     listen: hostPort.default('127.0.0.1:8888'),
     bodyLimitBytes: z.number().int().positive().default(128 * 1024 * 1024),
     legacyFailedNodes: z.boolean().default(false),
+    reportRejectedWhenPlaced: z.boolean().default(false),
     pickerBodyLimitBytes: z.number().int().positive().default(1024 * 1024),
     tls: z.strictObject({
       certFile: z.string().default(''),

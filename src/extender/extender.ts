@@ -104,7 +104,7 @@ export function createExtender(deps: ExtenderDeps) {
       if (v.passed.length === 0 && v.retryAfterMs !== undefined) {
         return encodeError(`zonekeeper: ${clipReason(v.summary)} (retry in ${Math.ceil(v.retryAfterMs / 1000)}s)`);
       }
-      return encodeFilterResult(v, namesMode(args) ? undefined : args.Nodes?.items ?? [], { legacyFailedNodes: config.extender.legacyFailedNodes });
+      return encodeFilterResult(v, namesMode(args) ? undefined : args.Nodes?.items ?? [], config.extender);
     },
 
     /** The HostPriorityList as JSON text. */

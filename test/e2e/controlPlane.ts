@@ -235,7 +235,9 @@ export class ControlPlane {
       // Short leases, so that a killed replica's lease expires within a scenario.
       leaderElection: { leaseDurationSeconds: 4, renewDeadlineSeconds: 3, retryPeriodSeconds: 0.5, ...(config.leaderElection as object) },
     }));
-    const child = this.start(name, process.execPath, [join(ROOT, 'dist/cli.js'), 'serve', '--config', path, '--kubeconfig', this.kubeconfig]);
+    // Node's flags as the image runs it; ZK_E2E_NODE_FLAGS adds more (--cpu-prof, --trace-gc).
+    const nodeFlags = ['--max-semi-space-size=32', ...(process.env.ZK_E2E_NODE_FLAGS ?? '').split(' ').filter(Boolean)];
+    const child = this.start(name, process.execPath, [...nodeFlags, join(ROOT, 'dist/cli.js'), 'serve', '--config', path, '--kubeconfig', this.kubeconfig]);
     const admin = `http://127.0.0.1:${adminPort}`;
     await until(`${name} /readyz`, async () => (await fetch(`${admin}/readyz`)).ok, 30_000);
     return {

@@ -37,7 +37,7 @@ describe('POST /filter with the captured kube-scheduler v1.20 requests', () => {
   it('NodeNames mode: when the volume agrees with the pin, other zones fail as unresolvable with a reason', async () => {
     const objects = capturedCluster().filter((o) => o.kind !== 'PersistentVolume');
     objects.push(pv('pv-db-0', 'zone-a', { claim: 'data-db-0' }));
-    const app = testApp(storeOf(objects));
+    const app = testApp(storeOf(objects), { config: { extender: { reportRejectedWhenPlaced: true } } });
     const req = fixture('filter-nodenames-statefulset-pod.json').body;
     req.NodeNames = ['node-a-1', 'node-b-1', 'node-c-1'];
     const body = await (await app.post('/filter', req)).json();
@@ -46,12 +46,32 @@ describe('POST /filter with the captured kube-scheduler v1.20 requests', () => {
     assert.equal(body.FailedNodes['node-b-1'], undefined, 'hard rejections are unresolvable only, by default');
   });
 
+  it('rejected nodes are listed with their reasons when no node passes; when one does, only the decision log keeps them', async () => {
+    const objects = capturedCluster().filter((o) => o.kind !== 'PersistentVolume');
+    objects.push(pv('pv-db-0', 'zone-a', { claim: 'data-db-0' }));
+    const app = testApp(storeOf(objects));
+    const req = fixture('filter-nodenames-statefulset-pod.json').body;
+    req.NodeNames = ['node-a-1', 'node-b-1', 'node-c-1'];
+    const placed = await (await app.post('/filter', req)).json();
+    assert.deepEqual(placed.NodeNames, ['node-a-1']);
+    assert.deepEqual([placed.FailedNodes, placed.FailedAndUnresolvableNodes], [{}, {}]);
+    const [logged] = app.extender.decisions.forPod('default/db-0').slice(-1);
+    assert.deepEqual(logged!.rejected.map((r) => [r.count, r.sample]), [[2, ['node-b-1', 'node-c-1']]]);
+    assert.match(logged!.rejected[0]!.reason, /volume data-db-0/);
+    // Nothing passes: every node with its reason, for kube-scheduler's "0/N nodes are available".
+    req.NodeNames = ['node-b-1', 'node-c-1'];
+    const none = await (await app.post('/filter', req)).json();
+    assert.deepEqual(none.NodeNames, []);
+    assert.deepEqual(Object.keys(none.FailedAndUnresolvableNodes), ['node-b-1', 'node-c-1']);
+    assert.match(none.FailedAndUnresolvableNodes['node-c-1'], /volume data-db-0/);
+  });
+
   it('legacyFailedNodes also lists hard rejections in FailedNodes, which is all kube-scheduler < 1.21 reads', async () => {
     const objects = capturedCluster().filter((o) => o.kind !== 'PersistentVolume');
     objects.push(pv('pv-db-0', 'zone-a', { claim: 'data-db-0' }));
     const app = testApp(storeOf(objects), { config: { extender: { legacyFailedNodes: true } } });
     const req = fixture('filter-nodenames-statefulset-pod.json').body;
-    req.NodeNames = ['node-a-1', 'node-b-1'];
+    req.NodeNames = ['node-b-1'];
     const body = await (await app.post('/filter', req)).json();
     assert.match(body.FailedNodes['node-b-1'], /volume data-db-0/);
     assert.equal(body.FailedNodes['node-b-1'], body.FailedAndUnresolvableNodes['node-b-1']);
@@ -68,7 +88,7 @@ describe('POST /filter with the captured kube-scheduler v1.20 requests', () => {
 
   it('full-Nodes mode: a WorkloadSpread keeps the pod to subset zone-a, using the labels sent in the request', async () => {
     // The cache has no nodes at all: full-Nodes mode needs none.
-    const app = testApp(storeOf([...webRS(), workloadSpread('web-ws', { kind: 'Deployment', name: 'web' }, [zoneSubset('a', 'zone-a', 2), zoneSubset('b', 'zone-b')])]));
+    const app = testApp(storeOf([...webRS(), workloadSpread('web-ws', { kind: 'Deployment', name: 'web' }, [zoneSubset('a', 'zone-a', 2), zoneSubset('b', 'zone-b')])]), { config: { extender: { reportRejectedWhenPlaced: true } } });
     const req = fixture('filter-fullnodes-deployment-pod.json').body;
     const body = await (await app.post('/filter', req)).json();
     assert.deepEqual(body.Nodes.items.map((n: Raw) => n.metadata.name).sort(), ['node-a-1', 'node-a-2']);

@@ -154,7 +154,7 @@ describe('D2: names, uids and labels within Kubernetes\' limits, or 400 naming t
     const b = filterBody();
     const odd = 'node "a"\\\n\u2028';
     b.NodeNames = ['node-a-1', odd];
-    const res = await testApp(cluster()).post('/filter', b);
+    const res = await testApp(cluster(), { config: { extender: { reportRejectedWhenPlaced: true } } }).post('/filter', b);
     assert.equal(res.status, 200);
     const body = await res.json();
     assert.deepEqual(body.NodeNames, ['node-a-1']);

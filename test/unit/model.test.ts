@@ -144,7 +144,7 @@ describe('filter encoder', () => {
       managed: false, policy: 'none', summary: '', workload: undefined, model: undefined, effects: {},
       passed: ['ok"1', 'ok2'], passedUnknown: true, rejected: new Map([[long, odd.slice(0, 3)], [soft, odd.slice(3)]]),
     } as FilterVerdict;
-    const out = JSON.parse(encodeFilterResult(verdict, undefined, { legacyFailedNodes: false }));
+    const out = JSON.parse(encodeFilterResult(verdict, undefined, { legacyFailedNodes: false, reportRejectedWhenPlaced: true }));
     assert.deepEqual(out.NodeNames, ['ok"1', 'ok2']);
     assert.deepEqual(Object.keys(out.FailedAndUnresolvableNodes), odd.slice(0, 3));
     assert.deepEqual(Object.keys(out.FailedNodes), odd.slice(3));
@@ -175,7 +175,7 @@ describe('filter encoder', () => {
     const ascii = (text: string) => assert.match(text, /^[\x20-\x7e]*$/);
     for (const raw of [stsPod('db', 0), pod('lone', undefined)]) {
       const v = filterFor(store, raw, { candidates: names });
-      const text = encodeFilterResult(v, undefined, { legacyFailedNodes: true });
+      const text = encodeFilterResult(v, undefined, { legacyFailedNodes: true, reportRejectedWhenPlaced: true });
       ascii(text);
       const out = JSON.parse(text);
       assert.deepEqual([...out.NodeNames, ...Object.keys(out.FailedNodes)].sort(), [...names].sort(), raw.metadata.name);
