@@ -15,7 +15,8 @@ export const ANNOTATION = {
 } as const;
 
 export const POD_INDEX_LABEL = 'apps.kubernetes.io/pod-index';
-export const LEGACY_ZONE_LABELS = ['topology.kubernetes.io/zone', 'failure-domain.beta.kubernetes.io/zone'];
+export const ZONE_LABEL = 'topology.kubernetes.io/zone';
+export const LEGACY_ZONE_LABELS = [ZONE_LABEL, 'failure-domain.beta.kubernetes.io/zone'];
 
 export interface OwnerRef { kind: string; name: string; uid: string }
 
@@ -28,6 +29,8 @@ export interface Toleration { key: string; operator: string; value: string; effe
 export interface SlimNode {
   name: string;
   labels: Record<string, string>;
+  /** labels[ZONE_LABEL], a field of its own: the filter reads it for each of thousands of candidates. */
+  zone: string | undefined;
   /** Allocatable CPU (millicores), memory (bytes) and pod slots. */
   allocatable: { cpuMilli: number; memory: number; pods: number };
   /** NoSchedule and NoExecute taints only: PreferNoSchedule never excludes a node. */
@@ -270,9 +273,11 @@ export function slimNode(o: Raw, share = intern): SlimNode {
     .filter((t: Raw) => t?.effect === 'NoSchedule' || t?.effect === 'NoExecute')
     .map((t: Raw) => ({ key: str(t.key), value: str(t.value), effect: str(t.effect) }));
   const conditions: Raw[] = Array.isArray(o.status?.conditions) ? o.status.conditions : [];
+  const labels = stringMap(o.metadata?.labels);
   return {
     name: share(str(o.metadata?.name)),
-    labels: stringMap(o.metadata?.labels),
+    labels,
+    zone: labels[ZONE_LABEL],
     taints,
     unschedulable: o.spec?.unschedulable === true,
     ready: conditions.some((c) => c?.type === 'Ready' && c?.status === 'True'),

@@ -12,7 +12,7 @@ import { subsetOfPod, subsetQuotas, type SubsetQuota } from './workloadSpread.js
 import { podVolumes, volumeZones } from './volumes.js';
 import { expectedOrdinals, type WorkloadRef } from './workload.js';
 import { seatZone, SEQUENCE_WORK_LIMIT, sequenceCounts, zoneSequence } from './zoneSequence.js';
-import type { ZoneListSource } from './zones.js';
+import { zoneOf, type ZoneListSource } from './zones.js';
 
 /** Seats of the sequence /debug/workloads lists; pods beyond it still show their own. */
 const LAYOUT_SEATS = 10_000;
@@ -107,7 +107,8 @@ function layoutOf(model: CachedModel, w: SlimWorkload, snapshot: Snapshot, deps:
   const reservedZones = new Map(waiting.map((r) => [r.uid, r.zone]));
   const decidedBy: LayoutPod['decidedBy'] = pinned ? 'pin' : ws ? 'subset' : model.policy === 'zone-balance' ? 'balance' : 'none';
   const layoutPods = [...model.pods()].map((p): LayoutPod => {
-    const zone = p.nodeName ? snapshot.node(p.nodeName)?.labels[list.topologyKey] : undefined;
+    const node = p.nodeName ? snapshot.node(p.nodeName) : undefined;
+    const zone = node && zoneOf(node, list.topologyKey);
     const out: LayoutPod = { name: p.name, node: p.nodeName, zone, decidedBy };
     const reserved = p.nodeName ? undefined : reservedZones.get(p.uid);
     if (reserved) out.reservedZone = reserved;

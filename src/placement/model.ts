@@ -9,7 +9,7 @@ import type { PlacementSettings, PolicyName } from './verdict.js';
 import { findWorkloadSpread } from './workloadSpread.js';
 import { optedOut, resolveWorkload, workloadKey, workloadPods, type WorkloadRef } from './workload.js';
 import { EQUAL_WEIGHTS, type ZonePreferences } from './zoneSequence.js';
-import { zoneListOf, type ZoneList } from './zones.js';
+import { zoneListOf, zoneOf, type ZoneList } from './zones.js';
 
 // The workload as every decision sees it, built once (per pod for filter and prioritize, per
 // workload for the picker, deletion costs and the debug views), as PodTopologySpread builds
@@ -174,7 +174,8 @@ export function zoneOccupancy(model: WorkloadModel, topologyKey: string, snapsho
   const at = (zone: string) => out.get(zone) ?? out.set(zone, { bound: 0, reserved: 0 }).get(zone)!;
   for (const p of model.pods()) {
     if (p.uid === exclude || !p.nodeName) continue;
-    const zone = snapshot.node(p.nodeName)?.labels[topologyKey];
+    const node = snapshot.node(p.nodeName);
+    const zone = node && zoneOf(node, topologyKey);
     if (zone !== undefined) at(zone).bound++;
   }
   for (const r of unboundReservations(model, reservations, snapshot, exclude)) if (r.zone) at(r.zone).reserved++;

@@ -1,4 +1,4 @@
-import { ANNOTATION, type SlimNode, type SlimWorkload } from '../cluster/objects.js';
+import { ANNOTATION, ZONE_LABEL, type SlimNode, type SlimWorkload } from '../cluster/objects.js';
 import type { Snapshot } from '../cluster/store.js';
 
 export type ZoneListSource = 'annotation' | 'pending-freeze' | 'nodes';
@@ -35,5 +35,5 @@ export function zoneListOf(
 }
 
 export function zoneOf(node: SlimNode, topologyKey: string): string | undefined {
-  return node.labels[topologyKey];
+  return topologyKey === ZONE_LABEL ? node.zone : node.labels[topologyKey];
 }

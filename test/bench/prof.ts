@@ -53,4 +53,9 @@ if (process.argv[3] === 'parts') {
   const v = filterNodes(inp);
   time('encode', () => encodeFilterResult(v, undefined, { legacyFailedNodes: false }).length);
   time('summarize', () => summarizeRejections(v));
+  const { scoreNodes } = await import('../../src/placement/scoring.js');
+  const { encodePriorities } = await import('../../src/extender/encoding.js');
+  time('scoreNodes', () => scoreNodes(inp, v));
+  const scores = scoreNodes(inp, v);
+  time('encodePriorities', () => encodePriorities(inp.candidates, scores).length);
 }

@@ -252,6 +252,20 @@ export class ControlPlane {
     };
   }
 
+  /** CPU seconds (user + system) each running process of the control plane has used, by name. */
+  cpuSeconds(): Record<string, number> {
+    const out: Record<string, number> = {};
+    for (const { name, child } of this.procs) {
+      try {
+        const fields = readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+        out[name] = (out[name] ?? 0) + (Number(fields[11]) + Number(fields[12])) / 100;
+      } catch {
+        // exited
+      }
+    }
+    return out;
+  }
+
   /** kubectl against this control plane; throws with its output when it fails. */
   kubectl(args: string[]): string {
     return execFileSync('kubectl', ['--kubeconfig', this.kubeconfig, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });

@@ -79,12 +79,17 @@ for (const { k, NODES, PODS } of cases) describe(`throughput at ${NODES} nodes: 
 
   async function run(name: string, scheduler: string, spread: boolean): Promise<void> {
     const started = Date.now();
+    const cpuBefore = cp.cpuSeconds();
     await kube.create(statefulSet(name, scheduler, spread, PODS));
     await eventually(`${PODS} pods of ${name} bound`, async () => {
       const pods = await kube.podsOf('bench', `app=${name}`);
       return pods.length === PODS && pods.every((p) => p.spec.nodeName);
     }, 600_000, 100);
     const seconds = (Date.now() - started) / 1000;
+    // Where the machine's CPU went meanwhile: everything shares its cores.
+    const cpuAfter = cp.cpuSeconds();
+    const used = Object.entries(cpuAfter).map(([proc, s]) => [proc, s - (cpuBefore[proc] ?? 0)] as const).filter(([, s]) => s >= 0.05).sort((a, b) => b[1] - a[1]);
+    console.log(`# [${k.version}, ${NODES} nodes] ${name}: CPU seconds while binding: ${used.map(([proc, s]) => `${proc} ${s.toFixed(1)}`).join(', ')}`);
     await kube.scale('StatefulSet', 'bench', name, 3);
     const left = await eventually(`${name} down to 3`, async () => {
       await kube.reapTerminating('bench');
