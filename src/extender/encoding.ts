@@ -80,22 +80,24 @@ export function encodeError(message: string): string {
  */
 export function encodePriorities(candidates: Candidates, scores: readonly number[]): string {
   const { names, nodes } = candidates;
-  const byScore = new Map<number, string[]>();
-  // Names no node has (rare) are escaped one by one.
-  const escaped: string[] = [];
+  // Scores are integers 1..10 here; anything else, and names no node has (rare), one by one.
+  const byScore: string[][] = Array.from({ length: MAX_EXTENDER_SCORE + 1 }, () => []);
+  const single: string[] = [];
   for (let i = 0; i < names.length; i++) {
     const score = scores[i] ?? 0;
     if (score === 0) continue;
-    if (!nodes[i]) {
-      escaped.push(`{"Host":${asciiJson(names[i])},"Score":${score}}`);
-      continue;
-    }
-    const group = byScore.get(score);
+    const group = nodes[i] ? byScore[score] : undefined;
     if (group) group.push(names[i]!);
-    else byScore.set(score, [names[i]!]);
+    else single.push(`{"Host":${asciiJson(names[i])},"Score":${asciiJson(score)}}`);
   }
   const parts: string[] = [];
-  for (const [score, group] of byScore) parts.push(`{"Host":"${group.join(`","Score":${score}},{"Host":"`)}","Score":${score}}`);
-  if (escaped.length > 0) parts.push(escaped.join(','));
+  for (let score = 1; score <= MAX_EXTENDER_SCORE; score++) {
+    const group = byScore[score]!;
+    if (group.length > 0) parts.push(`{"Host":"${group.join(`","Score":${score}},{"Host":"`)}","Score":${score}}`);
+  }
+  if (single.length > 0) parts.push(single.join(','));
   return `[${parts.join(',')}]`;
 }
+
+/** extenderv1.MaxExtenderPriority. */
+const MAX_EXTENDER_SCORE = 10;

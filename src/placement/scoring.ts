@@ -18,20 +18,22 @@ export function scoreNodes(input: FilterInput, verdict: FilterVerdict = filterNo
   // `passed` keeps the candidates' order and strings: walking both together finds which
   // candidates passed without hashing 5,000 names again.
   const passed = verdict.passed;
-  const allowed = new Uint8Array(names.length);
-  for (let i = 0, j = 0; i < names.length && j < passed.length; i++) if (names[i] === passed[j]) { allowed[i] = 1; j++; }
-
   const onNode = new Map<string, number>();
   for (const pod of verdict.model.pods()) {
     if (pod.nodeName && pod.uid !== input.pod.uid) onNode.set(pod.nodeName, (onNode.get(pod.nodeName) ?? 0) + 1);
   }
+  // The workload's pods on each allowed candidate (-1: not allowed), one lookup per name.
+  const held = new Int32Array(names.length).fill(-1);
   let lo = Infinity, hi = -Infinity;
-  for (const name of passed) {
-    const n = onNode.get(name) ?? 0;
-    lo = Math.min(lo, n);
-    hi = Math.max(hi, n);
+  for (let i = 0, j = 0; i < names.length && j < passed.length; i++) {
+    if (names[i] !== passed[j]) continue;
+    j++;
+    const n = onNode.size > 0 ? onNode.get(names[i]!) ?? 0 : 0;
+    held[i] = n;
+    if (n < lo) lo = n;
+    if (n > hi) hi = n;
   }
-  const spread = (name: string) => (hi === lo ? 1 : (hi - (onNode.get(name) ?? 0)) / (hi - lo));
+  const spread = (n: number) => (hi === lo ? 1 : (hi - n) / (hi - lo));
 
   const preferred = verdict.subset?.subset.preferredNodeSelectorTerms ?? [];
   const totalWeight = preferred.reduce((s, p) => s + p.weight, 0);
@@ -43,9 +45,9 @@ export function scoreNodes(input: FilterInput, verdict: FilterVerdict = filterNo
   };
 
   for (let i = 0; i < names.length; i++) {
-    const name = names[i]!;
-    if (!allowed[i]) continue;
-    const s = totalWeight > 0 ? (spread(name) + preference(nodes[i])) / 2 : spread(name);
+    const n = held[i]!;
+    if (n < 0) continue;
+    const s = totalWeight > 0 ? (spread(n) + preference(nodes[i])) / 2 : spread(n);
     scores[i] = Math.round(MAX_SCORE * s);
   }
   return scores;
