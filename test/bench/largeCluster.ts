@@ -5,10 +5,11 @@
 import { spawn } from 'node:child_process';
 import http from 'node:http';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
+import { processMemory } from '../support/proc.js';
 import { startServe } from '../support/serve.js';
 import { kubeletNode, nodeName, rawPod, ZONES } from './cluster.js';
 import { fmt, measure, podBody, procCpu, type Measured } from './measure.js';
@@ -106,7 +107,7 @@ const s = http.createServer((req, res) => {
 s.keepAliveTimeout = 60000;
 s.listen(0, '127.0.0.1', () => console.log('http://127.0.0.1:' + s.address().port + '/'));`;
 
-const rssMiB = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
+const rssMiB = (pid: number) => processMemory(pid).rss / 2 ** 20;
 
 async function readyAfter(admin: string, started: number, logs: string[]): Promise<number> {
   for (;;) {

@@ -2,19 +2,14 @@
 // a fresh server process (5,000 cached nodes) so that its peak RSS is its own.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import { parseConfig } from '../../src/config.js';
+import { processMemory } from '../support/proc.js';
 import { kubeletNode, nodeName, rawPod } from './cluster.js';
 
 const LIMIT = parseConfig({}).extender.bodyLimitBytes;
 const MiB = 2 ** 20;
 
-function memory(pid: number): { rss: number; peak: number } {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = (key: string) => Number(new RegExp(`${key}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0) * 1024;
-  return { rss: kb('VmRSS'), peak: kb('VmHWM') };
-}
 
 function post(base: URL, body: Buffer): Promise<{ status: number; bytes: number }> {
   return new Promise((resolve, reject) => {
@@ -63,9 +58,9 @@ export async function bodyLimitCases(): Promise<void> {
     const started = Date.now();
     const r = await post(base, body);
     const seconds = (Date.now() - started) / 1000;
-    const peak = memory(child.pid!).peak;
+    const peak = processMemory(child.pid!).peak;
     await new Promise((res) => setTimeout(res, 3000));
-    const after = memory(child.pid!).rss;
+    const after = processMemory(child.pid!).rss;
     console.log(`${label.padEnd(50)} ${(body.length / MiB).toFixed(1).padStart(9)} ${String(r.status).padStart(7)} ${(r.bytes / 1024).toFixed(0).padStart(11)} ${seconds.toFixed(2).padStart(9)} ${(peak / MiB).toFixed(0).padStart(13)} ${(after / MiB).toFixed(0).padStart(18)}`);
     child.kill();
     await once(child, 'exit');

@@ -1,6 +1,6 @@
 // Latency and throughput of one route over real HTTP on loopback, shared by the bench cases.
-import { readFileSync } from 'node:fs';
 import http from 'node:http';
+import { processCpuSeconds } from '../support/proc.js';
 import { nodeName, rawNode, rawPod } from './cluster.js';
 
 export const LATENCY_REQUESTS = Number(process.env.BENCH_REQUESTS ?? 1500);
@@ -35,10 +35,7 @@ export function cpuRoute(base: URL): () => Promise<number> {
 
 /** CPU time (µs) of any local process, from /proc (clock ticks of 10 ms: measure over seconds). */
 export function procCpu(pid: number): () => number {
-  return () => {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10_000;
-  };
+  return () => processCpuSeconds(pid) * 1e6;
 }
 
 export interface Measured { median: number; p99: number; rps: number; cpuPerRequest: number }

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
 import { kubeApiClient, loadKubeConfig, type ApiClient } from '../../src/cluster/apiClient.js';
+import { processCpuSeconds } from '../support/proc.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 
@@ -257,8 +258,7 @@ export class ControlPlane {
     const out: Record<string, number> = {};
     for (const { name, child } of this.procs) {
       try {
-        const fields = readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-        out[name] = (out[name] ?? 0) + (Number(fields[11]) + Number(fields[12])) / 100;
+        out[name] = (out[name] ?? 0) + processCpuSeconds(child.pid!);
       } catch {
         // exited
       }

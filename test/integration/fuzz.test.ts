@@ -3,11 +3,11 @@
 // Every answer must be below 500, the process must stay up, and its memory must come back.
 // ZK_FUZZ_SEED and ZK_FUZZ_REQUESTS change the run; a failure prints the seed and the input.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import { describe, it, after, before } from 'node:test';
 import { gzipSync } from 'node:zlib';
 import { fixture } from '../support/app.js';
+import { processMemory } from '../support/proc.js';
 import { startServe } from '../support/serve.js';
 
 const SEED = Number(process.env.ZK_FUZZ_SEED ?? 20261121);
@@ -103,11 +103,7 @@ function post(base: string, path: string, body: string | Buffer, headers: Record
   });
 }
 
-/** Resident memory of a process, from /proc (bytes). */
-function rss(pid: number): number {
-  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return Number(m?.[1] ?? 0) * 1024;
-}
+const rss = (pid: number) => processMemory(pid).rss;
 
 async function heapUsed(admin: string): Promise<number> {
   const text = await (await fetch(`${admin}/metrics`)).text();
