@@ -1,4 +1,4 @@
-import { clipReason, type Candidates, type FilterVerdict } from '../placement/verdict.js';
+import { clipReason, type FilterVerdict } from '../placement/verdict.js';
 import type { RawObject } from './protocol.js';
 
 // The answers written straight to JSON text. At 5,000 names a pinned pod rejects thousands of
@@ -76,17 +76,16 @@ export function encodeError(message: string): string {
  * host's score to that node and nothing to a node not listed (1.20 as today), so a score of 0
  * is left out: an unmanaged pod's answer is `[]`, and a pinned pod's lists the nodes of its
  * zone only. Order carries nothing either: hosts are written grouped by score, one native
- * join per score.
+ * join per score. `known(i)`: names[i] is a known node's name, which needs no escaping.
  */
-export function encodePriorities(candidates: Candidates, scores: readonly number[]): string {
-  const { names, nodes } = candidates;
+export function encodePriorities(names: readonly string[], scores: readonly number[], known: (i: number) => boolean): string {
   // Scores are integers 1..10 here; anything else, and names no node has (rare), one by one.
   const byScore: string[][] = Array.from({ length: MAX_EXTENDER_SCORE + 1 }, () => []);
   const single: string[] = [];
   for (let i = 0; i < names.length; i++) {
     const score = scores[i] ?? 0;
     if (score === 0) continue;
-    const group = nodes[i] ? byScore[score] : undefined;
+    const group = known(i) ? byScore[score] : undefined;
     if (group) group.push(names[i]!);
     else single.push(`{"Host":${asciiJson(names[i])},"Score":${asciiJson(score)}}`);
   }

@@ -1,14 +1,14 @@
 import type { Logger } from 'pino';
 import type { Actuator } from '../actuator/actuator.js';
-import { pendingPod, slimNode, unshared } from '../cluster/objects.js';
+import { pendingPod, slimNode, unshared, type PendingPod } from '../cluster/objects.js';
 import type { SnapshotSource } from '../cluster/source.js';
 import type { Config } from '../config.js';
 import type { Metrics } from '../metrics.js';
 import { pickPodsToRemove, type PickResult } from '../placement/downscale.js';
 import { filterNodes, rejectAll as waitVerdict } from '../placement/filtering.js';
-import { podModel } from '../placement/model.js';
-import { scoreNodes } from '../placement/scoring.js';
-import { candidatesNamed, clipReason, rejectedCount, type Candidates, type FilterVerdict } from '../placement/verdict.js';
+import { podModel, type WorkloadModel } from '../placement/model.js';
+import { passedInOrder, scoreAllowed, scoreNodes } from '../placement/scoring.js';
+import { candidatesNamed, clipReason, rejectedCount, type Candidates, type FilterInput, type FilterVerdict } from '../placement/verdict.js';
 import { PlacementState } from './placementState.js';
 import { DecisionLog, summarizeRejections, type Decision } from './decisions.js';
 import { encodeError, encodeFilterResult, encodePriorities } from './encoding.js';
@@ -45,10 +45,49 @@ export function createExtender(deps: ExtenderDeps) {
     if (type === 'delete') ids.forget(pod.uid);
   });
 
-  function candidatesOf(args: ExtenderArgs): Candidates {
-    if (namesMode(args)) return candidatesNamed(args.NodeNames!, source.snapshot);
-    const items = args.Nodes?.items ?? [];
-    return { names: items.map((raw) => raw.metadata.name), nodes: items.map((raw) => slimNode(raw, unshared)) };
+  /** The names a request sends, as sent. */
+  function namesOf(args: ExtenderArgs): readonly string[] {
+    return namesMode(args) ? args.NodeNames! : (args.Nodes?.items ?? []).map((raw) => raw.metadata.name);
+  }
+
+  /** The request's nodes: its Node objects, else the cache's (one lookup per name). */
+  function candidatesOf(args: ExtenderArgs, names: readonly string[]): Candidates {
+    if (namesMode(args)) return candidatesNamed(names, source.snapshot);
+    return { names, nodes: (args.Nodes?.items ?? []).map((raw) => slimNode(raw, unshared)) };
+  }
+
+  /**
+   * The input to place a pod by. Only a policy that places the pod reads nodes: an unmanaged
+   * pod (most pods kube-scheduler sends) or one waiting for its workload gets a verdict over
+   * the names alone, without a lookup per name.
+   */
+  function inputFor(pod: PendingPod, args: ExtenderArgs): { input: FilterInput; model: WorkloadModel | undefined } {
+    const names = namesOf(args);
+    const asked = state.inputOf(pod, { names, nodes: [] });
+    const model = podModel(pod, source.snapshot, settings, asked);
+    const placing = model !== undefined && model.policy !== 'none' && model.policy !== 'wait';
+    return { input: placing ? { ...asked, candidates: candidatesOf(args, names) } : asked, model };
+  }
+
+  /**
+   * Filter verdicts kept for the prioritize call of the same scheduling cycle, by pod UID:
+   * kube-scheduler calls prioritize right after the filter, with the nodes it passed. Few, and
+   * taken on use: per-request data that outlives the request is promoted by the next scavenge.
+   */
+  const cycleVerdicts = new Map<string, FilterVerdict>();
+  const KEPT_CYCLES = 4;
+  function keepForPrioritize(uid: string, v: FilterVerdict): void {
+    // kube-scheduler skips prioritize when one node is left; rejected nodes are not scored.
+    if (!v.managed || v.passed.length < 2) return;
+    if (cycleVerdicts.size >= KEPT_CYCLES) cycleVerdicts.delete(cycleVerdicts.keys().next().value!);
+    cycleVerdicts.set(uid, { ...v, rejected: new Map() });
+  }
+
+  const firstScores = (names: readonly string[], scores: number[]) => Object.fromEntries(scores.slice(0, 50).map((score, i) => [names[i], score]));
+
+  function record(d: Decision): void {
+    decisions.record(d);
+    metrics.decisions.inc({ verb: d.verb, outcome: d.outcome });
   }
 
   function outcomeOf(v: FilterVerdict): string {
@@ -81,23 +120,20 @@ export function createExtender(deps: ExtenderDeps) {
       if (!source.ready()) {
         // Fail safe: a pinned pod is never placed on a cache that may be wrong.
         const why = source.synced() ? STALE : NOT_SYNCED;
-        metrics.decisions.inc({ verb: 'filter', outcome: 'not_ready' });
-        decisions.record(decision('filter', args, undefined, { error: why }));
+        record(decision('filter', args, undefined, { error: why }));
         return encodeError(why);
       }
-      const candidates = candidatesOf(args);
-      const pod = pendingPod(args.Pod);
-      const asked = state.inputOf(pod, candidates);
-      const model = podModel(pod, source.snapshot, settings, asked);
-      const ensured = await ids.ensure(pod, model);
+      const request = pendingPod(args.Pod);
+      const { input: asked, model } = inputFor(request, args);
+      const ensured = await ids.ensure(request, model);
       // The instance-ID step may have given the pod its ID: the same inputs, with that pod.
-      const input = ensured.pod === pod ? asked : { ...asked, pod: ensured.pod };
+      const input = ensured.pod === request ? asked : { ...asked, pod: ensured.pod };
       const v = ensured.error === undefined ? filterNodes(input, model)
-        : waitVerdict(candidates, { rule: 'zone-pin', reason: ensured.error, unresolvable: false }, model);
+        : waitVerdict(input.candidates, { rule: 'zone-pin', reason: ensured.error, unresolvable: false }, model);
       state.apply(input, v);
+      if (namesMode(args)) keepForPrioritize(request.uid, v);
       const d = decision('filter', args, v);
-      decisions.record(d);
-      metrics.decisions.inc({ verb: 'filter', outcome: d.outcome });
+      record(d);
       if (log.isLevelEnabled('debug')) log.debug({ pod: d.pod, outcome: d.outcome, passed: d.passed.count, nodes: d.nodes }, v.summary);
       // A wait that ends with time, not with a cluster event: an error makes kube-scheduler
       // retry with its backoff, where "no node fits" would park the pod for minutes.
@@ -109,18 +145,27 @@ export function createExtender(deps: ExtenderDeps) {
 
     /** The HostPriorityList as JSON text. */
     prioritize(args: ExtenderArgs): string {
-      const candidates = candidatesOf(args);
       if (!source.ready()) {
         metrics.decisions.inc({ verb: 'prioritize', outcome: 'not_ready' });
-        return encodePriorities(candidates, []);
+        return '[]';
       }
-      const input = state.inputOf(ids.known(pendingPod(args.Pod)), candidates);
-      const v = filterNodes(input);
+      const pod = ids.known(pendingPod(args.Pod));
+      const names = namesOf(args);
+      // After its filter: the cycle's verdict, and no lookup per name.
+      const kept = namesMode(args) ? cycleVerdicts.get(pod.uid) : undefined;
+      cycleVerdicts.delete(pod.uid);
+      const allowed = kept && passedInOrder(names, kept.passed);
+      if (kept && allowed) {
+        const scores = scoreAllowed(allowed, kept, pod.uid, (i) => source.snapshot.node(names[i]!));
+        record(decision('prioritize', args, kept, { nodes: names.length, passed: { count: names.length, sample: names.slice(0, 20) }, scores: firstScores(names, scores) }));
+        return encodePriorities(names, scores, () => !kept.passedUnknown);
+      }
+      const { input, model } = inputFor(pod, args);
+      const v = filterNodes(input, model);
       const scores = scoreNodes(input, v);
-      const d = decision('prioritize', args, v, { scores: Object.fromEntries(scores.slice(0, 50).map((score, i) => [candidates.names[i], score])) });
-      decisions.record(d);
-      metrics.decisions.inc({ verb: 'prioritize', outcome: d.outcome });
-      return encodePriorities(candidates, scores);
+      record(decision('prioritize', args, v, { scores: firstScores(names, scores) }));
+      const { nodes } = input.candidates;
+      return encodePriorities(names, scores, (i) => nodes[i] !== undefined);
     },
 
     /** KEP-3189 pod picker over the cache; undefined until the cache has synced. */

@@ -57,5 +57,5 @@ if (process.argv[3] === 'parts') {
   const { encodePriorities } = await import('../../src/extender/encoding.js');
   time('scoreNodes', () => scoreNodes(inp, v));
   const scores = scoreNodes(inp, v);
-  time('encodePriorities', () => encodePriorities(inp.candidates, scores).length);
+  time('encodePriorities', () => encodePriorities(inp.candidates.names, scores, (i) => inp.candidates.nodes[i] !== undefined).length);
 }

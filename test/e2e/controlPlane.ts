@@ -70,7 +70,8 @@ function versionProfile(minor: number) {
     /** Honours controller.kubernetes.io/pod-deletion-cost (on by default from 1.22). */
     deletionCost: minor >= 22,
     schedulerConfig(s: SchedulerSpec, kubeconfig: string, extenderPort: number, healthPort: number): { config: Record<string, unknown>; flags: string[] } {
-      const extender = { urlPrefix: `http://127.0.0.1:${extenderPort}`, filterVerb: 'filter', prioritizeVerb: 'prioritize', weight: 5, nodeCacheCapable: true, httpTimeout: '5s', enableHTTPS: false };
+      const urlPrefix = s.extenderUrl ?? `http://127.0.0.1:${extenderPort}`;
+      const extender = { urlPrefix, filterVerb: 'filter', prioritizeVerb: 'prioritize', weight: 5, nodeCacheCapable: true, httpTimeout: '5s', enableHTTPS: false };
       if (minor < 25) {
         // kube-scheduler 1.20 reads v1beta1; the values come from config/scheduler-config.yaml.
         return {
@@ -83,7 +84,8 @@ function versionProfile(minor: number) {
           flags: ['--secure-port=0'],
         };
       }
-      const flags = ['--bind-address=127.0.0.1', `--secure-port=${healthPort}`];
+      // /metrics without credentials, as /healthz: the measurement reads kube-scheduler's own latencies.
+      const flags = ['--bind-address=127.0.0.1', `--secure-port=${healthPort}`, '--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics'];
       if (!s.extender) {
         return {
           config: { apiVersion: 'kubescheduler.config.k8s.io/v1', kind: 'KubeSchedulerConfiguration', clientConnection: { kubeconfig, qps: 500, burst: 1000 }, leaderElection: { leaderElect: false }, percentageOfNodesToScore: 100, profiles: [{ schedulerName: s.name }] },
@@ -96,7 +98,9 @@ function versionProfile(minor: number) {
       // not zonekeeper (1.36, 300 pods: 4.1 s against 0.9 s).
       shipped.clientConnection = { ...shipped.clientConnection, kubeconfig, qps: 500, burst: 1000 };
       shipped.leaderElection = { leaderElect: false };
-      for (const e of shipped.extenders) e.urlPrefix = `http://127.0.0.1:${extenderPort}`;
+      for (const e of shipped.extenders) e.urlPrefix = urlPrefix;
+      // The shipped profile, under this scheduler's name (another extender's scheduler must not take zonekeeper's pods).
+      for (const p of shipped.profiles) p.schedulerName = s.name;
       return { config: shipped, flags };
     },
   };
@@ -118,6 +122,8 @@ export interface SchedulerSpec {
   name: string;
   /** Call zonekeeper as an extender (extenders are global to a 1.20 scheduler process). */
   extender: boolean;
+  /** Call this extender instead of zonekeeper, with the same configuration. */
+  extenderUrl?: string;
 }
 
 export interface Zonekeeper {
@@ -135,6 +141,7 @@ export class ControlPlane {
   private procs: { name: string; child: ChildProcess }[] = [];
   private apiServerArgs: string[] = [];
   private extenderPort = 0;
+  private schedulerPorts = new Map<string, number>();
   zonekeeper: Zonekeeper | undefined;
 
   constructor(private readonly bin: string) {
@@ -211,6 +218,22 @@ export class ControlPlane {
       ? async () => (await fetch(`http://127.0.0.1:${healthz}/healthz`)).ok
       : () => healthy(`https://127.0.0.1:${healthz}/healthz`);
     await until(`kube-scheduler ${s.name} healthz`, ok, 60_000);
+    this.schedulerPorts.set(s.name, healthz);
+  }
+
+  /** A kube-scheduler's Prometheus metrics, as text. */
+  schedulerMetrics(name: string): Promise<string> {
+    const port = this.schedulerPorts.get(name);
+    if (port === undefined) throw new Error(`no kube-scheduler ${name}`);
+    if (this.minor < 25) return fetch(`http://127.0.0.1:${port}/metrics`).then((r) => r.text());
+    return new Promise((resolve, reject) => {
+      https.get(`https://127.0.0.1:${port}/metrics`, { rejectUnauthorized: false, timeout: 10_000 }, (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c) => (text += c));
+        res.on('end', () => (res.statusCode === 200 ? resolve(text) : reject(new Error(`kube-scheduler ${name} /metrics: ${res.statusCode} ${text.slice(0, 200)}`))));
+      }).on('error', reject);
+    });
   }
 
   /** Starts (or restarts) zonekeeper on the extender port the schedulers call. */

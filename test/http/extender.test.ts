@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { slimPod } from '../../src/cluster/objects.js';
 import { NOT_SYNCED } from '../../src/extender/extender.js';
 import {
-  deployment, nodes, pv, pvc, statefulSet, storeOf, workloadSpread, zoneSubset, type Raw,
+  deployment, nodes, pv, pvc, statefulSet, storeOf, stsPod, workloadSpread, zoneSubset, type Raw,
 } from '../support/builders.js';
 import { fixture, testApp } from '../support/app.js';
 
@@ -126,6 +126,77 @@ describe('POST /prioritize with the captured requests', () => {
     assert.equal(scores['node-a-1'], 5);
     assert.equal(scores['node-b-1'], undefined, 'a 0 is not sent');
     assert.equal(Object.keys(scores).length, 2);
+  });
+});
+
+describe('prioritize after its filter', () => {
+  /** db-3 is pinned to zone-a, where db-0 already runs on node-a-1: the other zone-a nodes score higher. */
+  const pinnedCluster = (): Raw[] => [...nodes(ZONES, 3), statefulSet('db', 6), stsPod('db', 0, { nodeName: 'node-a-1' })];
+  const ALL = nodes(ZONES, 3).map((n) => n.metadata.name as string);
+  const args = (raw: Raw, names: string[]) => ({ Pod: raw, Nodes: null, NodeNames: names });
+  /** Counts the cache's node lookups from here on. */
+  const countLookups = (app: ReturnType<typeof testApp>) => {
+    const store = app.source.snapshot as { node(name: string): unknown };
+    const node = store.node.bind(store);
+    const seen = { n: 0 };
+    store.node = (name: string) => (seen.n++, node(name));
+    return seen;
+  };
+  const byHost = (list: { Host: string; Score: number }[]) => Object.fromEntries(list.map((p) => [p.Host, p.Score]));
+
+  it('scores the nodes its filter passed as a prioritize alone would, without a lookup per name', async () => {
+    const alone = testApp(storeOf(pinnedCluster()));
+    const app = testApp(storeOf(pinnedCluster()));
+    const db3 = stsPod('db', 3);
+    const filtered = await (await app.post('/filter', args(db3, ALL))).json();
+    assert.deepEqual(filtered.NodeNames, ['node-a-1', 'node-a-2', 'node-a-3']);
+    const lookups = countLookups(app);
+    const after = byHost(await (await app.post('/prioritize', args(db3, filtered.NodeNames))).json());
+    assert.equal(lookups.n, 0);
+    assert.deepEqual(after, { 'node-a-2': 10, 'node-a-3': 10 });
+    assert.deepEqual(after, byHost(await (await alone.post('/prioritize', args(db3, filtered.NodeNames))).json()));
+    assert.equal(app.extender.decisions.forPod('default/db-3').at(-1)!.passed.count, 3);
+  });
+
+  it('takes fewer nodes (a later extender rejected some) the same way; anything else is scored afresh', async () => {
+    const app = testApp(storeOf(pinnedCluster()));
+    const db3 = stsPod('db', 3);
+    await app.post('/filter', args(db3, ALL));
+    const lookups = countLookups(app);
+    assert.deepEqual(await (await app.post('/prioritize', args(db3, ['node-a-1', 'node-a-3']))).json(), [{ Host: 'node-a-3', Score: 10 }]);
+    assert.equal(lookups.n, 0);
+    // Not what its filter passed (a node of another zone, out of order): the cache decides, per name.
+    await app.post('/filter', args(db3, ALL));
+    const before = lookups.n;
+    const mixed = ['node-a-3', 'node-b-1', 'node-a-2', 'node-a-1'];
+    assert.deepEqual(byHost(await (await app.post('/prioritize', args(db3, mixed))).json()), { 'node-a-3': 10, 'node-a-2': 10 });
+    assert.equal(lookups.n - before, mixed.length);
+    // A verdict serves one prioritize: a second one is scored afresh too.
+    assert.deepEqual(byHost(await (await app.post('/prioritize', args(db3, ['node-a-2', 'node-a-3']))).json()), { 'node-a-2': 10, 'node-a-3': 10 });
+    assert.equal(lookups.n - before, mixed.length + 2);
+  });
+
+  it('a WorkloadSpread subset\'s preferred terms still weigh in', async () => {
+    const pref = { preferredNodeSelectorTerms: [{ weight: 1, preference: { matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: ['node-a-2'] }] } }] };
+    const objects = () => [...nodes(ZONES, 2), ...webRS(), workloadSpread('web-ws', { kind: 'Deployment', name: 'web' }, [zoneSubset('a', 'zone-a', 2, pref)])];
+    const raw = fixture('filter-fullnodes-deployment-pod.json').body.Pod;
+    const app = testApp(storeOf(objects()));
+    const names = nodes(ZONES, 2).map((n) => n.metadata.name as string);
+    const filtered = await (await app.post('/filter', args(raw, names))).json();
+    assert.deepEqual(filtered.NodeNames, ['node-a-1', 'node-a-2']);
+    const after = byHost(await (await app.post('/prioritize', args(raw, filtered.NodeNames))).json());
+    assert.deepEqual(after, { 'node-a-1': 5, 'node-a-2': 10 });
+    assert.deepEqual(after, byHost(await (await testApp(storeOf(objects())).post('/prioritize', args(raw, filtered.NodeNames))).json()));
+  });
+
+  it('an unmanaged pod needs no lookup at all: every name passes, nothing is scored', async () => {
+    const app = testApp(storeOf([...nodes(ZONES, 2), ...webRS()]));
+    const lookups = countLookups(app);
+    const lone = { ...stsPod('lone', 0), metadata: { name: 'lone', namespace: 'default', uid: 'pod-lone' } };
+    const names = ['node-a-1', 'node-x-9', 'node-b-2'];
+    assert.deepEqual((await (await app.post('/filter', args(lone, names))).json()).NodeNames, names);
+    assert.deepEqual(await (await app.post('/prioritize', args(lone, names))).json(), []);
+    assert.equal(lookups.n, 0);
   });
 });
 

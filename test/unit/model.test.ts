@@ -157,7 +157,8 @@ describe('filter encoder', () => {
     const names = ['node-a-1', 'node-b-1', 'x"y', 'node-c-1', 'node-a-2', 'node-b-2', 'node-c-2'];
     const candidates = candidatesNamed(names, store);
     const scores = [10, 0, 7, 10, 3, 0, 10];
-    const out = JSON.parse(encodePriorities(candidates, scores)) as { Host: string; Score: number }[];
+    const known = (i: number) => candidates.nodes[i] !== undefined;
+    const out = JSON.parse(encodePriorities(names, scores, known)) as { Host: string; Score: number }[];
     // kube-scheduler adds nothing for a host it is not sent: 0 is left out.
     assert.deepEqual(Object.fromEntries(out.map((p) => [p.Host, p.Score])), { 'node-a-1': 10, 'x"y': 7, 'node-c-1': 10, 'node-a-2': 3, 'node-c-2': 10 });
     assert.equal(out.length, 5);
@@ -165,8 +166,8 @@ describe('filter encoder', () => {
     const runs = out.map((p) => p.Score).filter((score, i, all) => i === 0 || all[i - 1] !== score);
     assert.equal(runs.length, new Set(runs).size, `one run per score: ${JSON.stringify(out)}`);
     // No scores (an unmanaged pod, or the cache not ready): nothing to add anywhere.
-    assert.equal(encodePriorities(candidates, []), '[]');
-    assert.equal(encodePriorities({ names: [], nodes: [] }, []), '[]');
+    assert.equal(encodePriorities(names, [], known), '[]');
+    assert.equal(encodePriorities([], [], known), '[]');
   });
 
   it('the filter and prioritize answers stay valid JSON for names the cache does not know, whatever they hold', () => {
@@ -182,7 +183,7 @@ describe('filter encoder', () => {
       assert.deepEqual([...out.NodeNames, ...Object.keys(out.FailedNodes)].sort(), [...names].sort(), raw.metadata.name);
       const input = inputFor(store, raw, { candidates: names });
       const scores = scoreNodes(input);
-      const encoded = encodePriorities(input.candidates, scores.map((s) => s || 5));
+      const encoded = encodePriorities(names, scores.map((s) => s || 5), (i) => input.candidates.nodes[i] !== undefined);
       ascii(encoded);
       // One entry per name, any order: kube-scheduler sums scores by host.
       assert.deepEqual(JSON.parse(encoded).map((p: { Host: string }) => p.Host).sort(), [...names].sort());
