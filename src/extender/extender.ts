@@ -61,8 +61,7 @@ export function createExtender(deps: ExtenderDeps) {
    * pod (most pods kube-scheduler sends) or one waiting for its workload gets a verdict over
    * the names alone, without a lookup per name.
    */
-  function inputFor(pod: PendingPod, args: ExtenderArgs): { input: FilterInput; model: WorkloadModel | undefined } {
-    const names = namesOf(args);
+  function inputFor(pod: PendingPod, args: ExtenderArgs, names = namesOf(args)): { input: FilterInput; model: WorkloadModel | undefined } {
     const asked = state.inputOf(pod, { names, nodes: [] });
     const model = podModel(pod, source.snapshot, settings, asked);
     const placing = model !== undefined && model.policy !== 'none' && model.policy !== 'wait';
@@ -160,7 +159,7 @@ export function createExtender(deps: ExtenderDeps) {
         record(decision('prioritize', args, kept, { nodes: names.length, passed: { count: names.length, sample: names.slice(0, 20) }, scores: firstScores(names, scores) }));
         return encodePriorities(names, scores, () => !kept.passedUnknown);
       }
-      const { input, model } = inputFor(pod, args);
+      const { input, model } = inputFor(pod, args, names);
       const v = filterNodes(input, model);
       const scores = scoreNodes(input, v);
       record(decision('prioritize', args, v, { scores: firstScores(names, scores) }));

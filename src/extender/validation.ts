@@ -1,7 +1,5 @@
 import { isDnsLabel, isDnsSubdomain, LABEL_MAX, SUBDOMAIN_MAX } from '../cluster/names.js';
 
-export { isDnsLabel, isDnsSubdomain };
-
 export type RawObject = Record<string, any>;
 
 /** A request refused with 400; `field` is the JSON path of what is wrong. */

@@ -5,6 +5,7 @@ import type { Extender } from '../extender/extender.js';
 import type { Metrics } from '../metrics.js';
 import { requireAuthorization, type AdminAuthorizer } from './adminAuth.js';
 import { workloadKindNamed } from '../cluster/kinds.js';
+import { isDnsLabel } from '../cluster/names.js';
 import { managedLayouts, workloadLayout } from '../placement/layout.js';
 import { addLayoutPage } from './uiRoutes.js';
 import { workloadKey } from '../placement/workload.js';
@@ -81,7 +82,7 @@ export function adminRoutes(deps: AdminDeps): Hono {
   // The layout page's data: every managed workload, or those of one namespace.
   app.get('/debug/layouts', (c) => {
     const namespace = c.req.query('namespace') || undefined;
-    if (namespace !== undefined && !/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(namespace)) {
+    if (namespace !== undefined && !isDnsLabel(namespace)) {
       return c.json({ error: 'bad request', field: 'namespace', message: 'expected a namespace name' }, 400);
     }
     const { layouts, more } = managedLayouts(source.snapshot, extender.state, namespace);

@@ -2,7 +2,7 @@ import { Hono, type Context } from 'hono';
 import type { Logger } from 'pino';
 import type { Extender } from '../extender/extender.js';
 import { BadRequest, parseExtenderArgs, parsePickRequest, type ExtenderArgs } from '../extender/protocol.js';
-import { isDnsLabel } from '../extender/validation.js';
+import { isDnsLabel } from '../cluster/names.js';
 import type { Metrics } from '../metrics.js';
 import { releaseAfterLargeBody } from './memory.js';
 import { PayloadTooLarge, readBody, UnsupportedMedia } from './requestBody.js';

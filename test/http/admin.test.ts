@@ -34,6 +34,20 @@ describe('admin listener', () => {
     ]) assert.ok(String(body).includes(name), `missing ${name}`);
   });
 
+  it('/debug/layouts takes a namespace name or nothing, and refuses anything else', async () => {
+    const app = testApp(cluster());
+    const all = await get(app, '/debug/layouts');
+    assert.equal(all.status, 200);
+    assert.deepEqual(all.body.workloads.map((w: { workload: { name: string } }) => w.workload.name), ['db']);
+    assert.deepEqual((await get(app, '/debug/layouts?namespace=other')).body.workloads, []);
+    assert.equal((await get(app, `/debug/layouts?namespace=${'a'.repeat(63)}`)).status, 200);
+    for (const bad of ['Default', 'a_b', '-a', `${'a'.repeat(64)}`, 'a.b']) {
+      const res = await get(app, `/debug/layouts?namespace=${bad}`);
+      assert.equal(res.status, 400, bad);
+      assert.equal(res.body.field, 'namespace');
+    }
+  });
+
   it('/debug/workloads shows zone list, sequence, counts per zone, reservations and conflicts', async () => {
     const app = testApp(cluster());
     await app.post('/filter', fixture('filter-nodenames-statefulset-pod.json').body);
