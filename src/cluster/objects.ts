@@ -268,6 +268,11 @@ function podRequests(spec: Raw | undefined): { cpuMilli: number; memory: number 
   return { cpuMilli, memory };
 }
 
+/** A node's value of a topology label (the zone label has a field of its own). */
+export function zoneOf(node: SlimNode, topologyKey: string): string | undefined {
+  return topologyKey === ZONE_LABEL ? node.zone : node.labels[topologyKey];
+}
+
 export function slimNode(o: Raw, share = intern): SlimNode {
   const taints: Taint[] = (Array.isArray(o.spec?.taints) ? o.spec.taints : [])
     .filter((t: Raw) => t?.effect === 'NoSchedule' || t?.effect === 'NoExecute')

@@ -2,6 +2,7 @@ import type {
   SlimNode, SlimPod, SlimPV, SlimPVC, SlimStorageClass, SlimWorkload, SlimWorkloadSpread, WorkloadKind,
 } from './objects.js';
 import { isDnsSubdomain } from './names.js';
+import { NodeSlots, type ZoneCodes } from './nodeSlots.js';
 import { isWorkloadKindName, WORKLOAD_KINDS, type KindName } from './kinds.js';
 
 export type { KindName } from './kinds.js';
@@ -9,6 +10,11 @@ export type { KindName } from './kinds.js';
 /** The read-only view of the cluster that placement and the extender see. */
 export interface Snapshot {
   node(name: string): SlimNode | undefined;
+  /** The slot of each name (-1: no such node), for `nodeAt` and `zoneCodes`. */
+  resolveNodes(names: readonly string[]): Int32Array;
+  nodeAt(slot: number): SlimNode | undefined;
+  /** A node label's values by slot. */
+  zoneCodes(topologyKey: string): ZoneCodes;
   nodes(): Iterable<SlimNode>;
   nodeCount(): number;
   /** Distinct values of a node label, sorted. */
@@ -63,7 +69,7 @@ function removeFrom<V>(index: Map<string, Map<string, V>>, key: string, id: stri
  * controller owner and by UID, PVs by claim, node names by zone label value.
  */
 export class ClusterStore implements Snapshot {
-  private readonly nodesByName = new Map<string, SlimNode>();
+  private readonly nodeSlots = new NodeSlots();
   private readonly podsByKey = new Map<string, SlimPod>();
   private readonly podsByUid = new Map<string, SlimPod>();
   private readonly podsByOwner = new Map<string, Map<string, SlimPod>>();
@@ -103,7 +109,7 @@ export class ClusterStore implements Snapshot {
         const n = obj as SlimNode;
         // Answers write known nodes' names unescaped (encoding.ts): only a valid name is kept.
         if (!isDnsSubdomain(n.name)) return;
-        this.nodesByName.set(n.name, n);
+        this.nodeSlots.set(n);
         this.nodesChanged();
         return;
       }
@@ -138,7 +144,7 @@ export class ClusterStore implements Snapshot {
     if (isWorkloadKindName(kind)) return this.removeWorkload(key);
     switch (kind) {
       case 'nodes':
-        this.nodesByName.delete(key);
+        this.nodeSlots.delete(key);
         this.nodesChanged();
         return;
       case 'pods': {
@@ -166,7 +172,7 @@ export class ClusterStore implements Snapshot {
   /** Keys currently held for a kind: a relist deletes the ones it no longer sees. */
   keys(kind: KindName): string[] {
     switch (kind) {
-      case 'nodes': return [...this.nodesByName.keys()];
+      case 'nodes': return [...this.nodeSlots.names()];
       case 'pods': return [...this.podsByKey.keys()];
       case 'persistentvolumeclaims': return [...this.pvcs.keys()];
       case 'persistentvolumes': return [...this.pvs.keys()];
@@ -181,7 +187,7 @@ export class ClusterStore implements Snapshot {
 
   count(kind: KindName): number {
     switch (kind) {
-      case 'nodes': return this.nodesByName.size;
+      case 'nodes': return this.nodeSlots.size;
       case 'pods': return this.podsByKey.size;
       case 'persistentvolumeclaims': return this.pvcs.size;
       case 'persistentvolumes': return this.pvs.size;
@@ -196,7 +202,7 @@ export class ClusterStore implements Snapshot {
     let byZone = this.zoneNodes.get(topologyKey);
     if (!byZone) {
       byZone = new Map();
-      for (const n of this.nodesByName.values()) {
+      for (const n of this.nodeSlots.nodes()) {
         const z = n.labels[topologyKey];
         if (z !== undefined) (byZone.get(z) ?? byZone.set(z, []).get(z)!).push(n);
       }
@@ -257,9 +263,12 @@ export class ClusterStore implements Snapshot {
 
   // ---- Snapshot --------------------------------------------------------------------
 
-  node(name: string) { return this.nodesByName.get(name); }
-  nodes() { return this.nodesByName.values(); }
-  nodeCount() { return this.nodesByName.size; }
+  node(name: string) { return this.nodeSlots.node(name); }
+  nodes() { return this.nodeSlots.nodes(); }
+  nodeCount() { return this.nodeSlots.size; }
+  resolveNodes(names: readonly string[]) { return this.nodeSlots.resolve(names); }
+  nodeAt(slot: number) { return this.nodeSlots.nodeAt(slot); }
+  zoneCodes(topologyKey: string) { return this.nodeSlots.zoneCodes(topologyKey); }
 
   zones(topologyKey: string): string[] {
     let zones = this.zoneCache.get(topologyKey);

@@ -29,6 +29,11 @@ function quotedJoin(names: readonly string[], sep: string, known: boolean): stri
   return names.map(asciiJson).join(sep);
 }
 
+/** A name list as JSON array members; `known`: names of known nodes, written as they are. */
+export function quotedNames(names: readonly string[], known: boolean): string {
+  return quotedJoin(names, ',', known);
+}
+
 function entries(names: readonly string[], reason: string, known: boolean): string {
   const value = `:${asciiJson(clipReason(reason))}`;
   return names.length === 0 ? '' : quotedJoin(names, `${value},`, known) + value;
@@ -49,9 +54,10 @@ export interface EncodeOptions {
  * a reason each, 130 KB) for kube-scheduler to decode on every pod: they are left out, and the
  * decision log keeps them. A node left out counts as UnschedulableAndUnresolvable from 1.31;
  * before that a second extender rejecting every node zonekeeper passed could let preemption
- * try one: `reportRejectedWhenPlaced` lists them always.
+ * try one: `reportRejectedWhenPlaced` lists them always. `passedText`: the passed names as
+ * `quotedNames` wrote them already.
  */
-export function encodeFilterResult(verdict: FilterVerdict, nodeItems: RawObject[] | undefined, o: EncodeOptions): string {
+export function encodeFilterResult(verdict: FilterVerdict, nodeItems: RawObject[] | undefined, o: EncodeOptions, passedText?: string): string {
   const failed: string[] = [];
   const unresolvable: string[] = [];
   const listRejected = verdict.passed.length === 0 || o.reportRejectedWhenPlaced === true;
@@ -61,7 +67,7 @@ export function encodeFilterResult(verdict: FilterVerdict, nodeItems: RawObject[
     if (!r.unresolvable || o.legacyFailedNodes) failed.push(e);
   }
   const maps = `"FailedNodes":{${failed.join(',')}},"FailedAndUnresolvableNodes":{${unresolvable.join(',')}},"Error":""`;
-  if (!nodeItems) return `{"Nodes":null,"NodeNames":[${quotedJoin(verdict.passed, ',', !verdict.passedUnknown)}],${maps}}`;
+  if (!nodeItems) return `{"Nodes":null,"NodeNames":[${passedText ?? quotedNames(verdict.passed, !verdict.passedUnknown)}],${maps}}`;
   const keep = new Set(verdict.passed);
   const items = nodeItems.filter((n) => keep.has(n.metadata.name));
   return `{"Nodes":{"items":${asciiJson(items)}},"NodeNames":null,${maps}}`;

@@ -11,7 +11,8 @@ import { passedInOrder, scoreAllowed, scoreNodes } from '../placement/scoring.js
 import { candidatesNamed, clipReason, rejectedCount, type Candidates, type FilterInput, type FilterVerdict } from '../placement/verdict.js';
 import { PlacementState } from './placementState.js';
 import { DecisionLog, summarizeRejections, type Decision } from './decisions.js';
-import { encodeError, encodeFilterResult, encodePriorities } from './encoding.js';
+import type { AnsweredNames } from './answeredNames.js';
+import { encodeError, encodeFilterResult, encodePriorities, quotedNames } from './encoding.js';
 import { instanceIdStep } from './instanceIds.js';
 import { maxCandidates, namesMode, type ExtenderArgs, type RawObject } from './protocol.js';
 
@@ -70,16 +71,20 @@ export function createExtender(deps: ExtenderDeps) {
 
   /**
    * Filter verdicts kept for the prioritize call of the same scheduling cycle, by pod UID:
-   * kube-scheduler calls prioritize right after the filter, with the nodes it passed. Few, and
-   * taken on use: per-request data that outlives the request is promoted by the next scavenge.
+   * kube-scheduler calls prioritize right after the filter, with the nodes it passed, written
+   * as the filter wrote them (`answered`). Few, and taken on use: per-request data that
+   * outlives the request is promoted by the next scavenge.
    */
-  const cycleVerdicts = new Map<string, FilterVerdict>();
+  const cycleVerdicts = new Map<string, { verdict: FilterVerdict; answered: AnsweredNames }>();
   const KEPT_CYCLES = 4;
-  function keepForPrioritize(uid: string, v: FilterVerdict): void {
+  function keepForPrioritize(uid: string, v: FilterVerdict): AnsweredNames | undefined {
     // kube-scheduler skips prioritize when one node is left; rejected nodes are not scored.
-    if (!v.managed || v.passed.length < 2) return;
+    // Only known nodes' names: their text holds no quote or escape (answeredNames.ts).
+    if (!v.managed || v.passed.length < 2 || v.passedUnknown) return undefined;
     if (cycleVerdicts.size >= KEPT_CYCLES) cycleVerdicts.delete(cycleVerdicts.keys().next().value!);
-    cycleVerdicts.set(uid, { ...v, rejected: new Map() });
+    const answered = { names: v.passed, text: quotedNames(v.passed, true) };
+    cycleVerdicts.set(uid, { verdict: { ...v, rejected: new Map() }, answered });
+    return answered;
   }
 
   const firstScores = (names: readonly string[], scores: number[]) => Object.fromEntries(scores.slice(0, 50).map((score, i) => [names[i], score]));
@@ -113,6 +118,10 @@ export function createExtender(deps: ExtenderDeps) {
     decisions,
     /** How many nodes one request may name: bounded by the cluster, not by the request. */
     maxCandidates: () => maxCandidates(source.snapshot.nodeCount()),
+    /** The names of the filter answers a prioritize may come for (the request parser recognizes them). */
+    *answeredNames(): Iterable<AnsweredNames> {
+      for (const kept of cycleVerdicts.values()) yield kept.answered;
+    },
 
     /** The ExtenderFilterResult as JSON text (see encoding.ts for why not an object). */
     async filter(args: ExtenderArgs): Promise<string> {
@@ -130,7 +139,7 @@ export function createExtender(deps: ExtenderDeps) {
       const v = ensured.error === undefined ? filterNodes(input, model)
         : waitVerdict(input.candidates, { rule: 'zone-pin', reason: ensured.error, unresolvable: false }, model);
       state.apply(input, v);
-      if (namesMode(args)) keepForPrioritize(request.uid, v);
+      const answered = namesMode(args) ? keepForPrioritize(request.uid, v) : undefined;
       const d = decision('filter', args, v);
       record(d);
       if (log.isLevelEnabled('debug')) log.debug({ pod: d.pod, outcome: d.outcome, passed: d.passed.count, nodes: d.nodes }, v.summary);
@@ -139,7 +148,7 @@ export function createExtender(deps: ExtenderDeps) {
       if (v.passed.length === 0 && v.retryAfterMs !== undefined) {
         return encodeError(`zonekeeper: ${clipReason(v.summary)} (retry in ${Math.ceil(v.retryAfterMs / 1000)}s)`);
       }
-      return encodeFilterResult(v, namesMode(args) ? undefined : args.Nodes?.items ?? [], config.extender);
+      return encodeFilterResult(v, namesMode(args) ? undefined : args.Nodes?.items ?? [], config.extender, answered?.text);
     },
 
     /** The HostPriorityList as JSON text. */
@@ -151,7 +160,7 @@ export function createExtender(deps: ExtenderDeps) {
       const pod = ids.known(pendingPod(args.Pod));
       const names = namesOf(args);
       // After its filter: the cycle's verdict, and no lookup per name.
-      const kept = namesMode(args) ? cycleVerdicts.get(pod.uid) : undefined;
+      const kept = namesMode(args) ? cycleVerdicts.get(pod.uid)?.verdict : undefined;
       cycleVerdicts.delete(pod.uid);
       const allowed = kept && passedInOrder(names, kept.passed);
       if (kept && allowed) {

@@ -56,7 +56,7 @@ export interface ExtenderArgs {
   Pod: RawObject;
   /** Full Node objects, as sent; returned by reference when they pass. */
   Nodes?: { items: RawObject[] | null } | null;
-  NodeNames?: string[] | null;
+  NodeNames?: readonly string[] | null;
 }
 
 export interface HostPriority { Host: string; Score: number }

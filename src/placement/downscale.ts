@@ -6,7 +6,7 @@ import type { PlacementSettings } from './verdict.js';
 import { resolveMax, subsetOfPod } from './workloadSpread.js';
 import { resolveWorkload, workloadKey } from './workload.js';
 import { zoneSequence } from './zoneSequence.js';
-import { zoneOf } from './zones.js';
+import { zoneOf } from '../cluster/objects.js';
 
 // Scale-down (design §7): which pods to remove so that what remains is still a good layout.
 // One removal at a time, as the workload shrinks: the pod of the zone (or WorkloadSpread

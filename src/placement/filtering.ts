@@ -27,6 +27,14 @@ export function rejectAll(candidates: Candidates, rejection: Rejection, model?: 
   };
 }
 
+/** A zone rule's verdict per zone code of the cache (-1: no zone label). */
+function zoneVerdicts(snapshot: FilterInput['snapshot'], rule: NonNullable<PolicyOutcome['admitsZone']>) {
+  const { codes, zones, nodes } = snapshot.zoneCodes(rule.topologyKey);
+  const verdicts = zones.map((z) => rule.admits(z));
+  const unlabeled = rule.admits(undefined);
+  return { codes, nodes, of: (code: number) => (code < 0 ? unlabeled : verdicts[code]) };
+}
+
 /** The model filter and prioritize place a pod by (built once per request). */
 export function modelOf(input: FilterInput): WorkloadModel | undefined {
   return podModel(input.pod, input.snapshot, input.settings, input);
@@ -78,13 +86,17 @@ export function filterNodes(input: FilterInput, model: WorkloadModel | undefined
   const rejected = new Map<Rejection, string[]>();
   const checkVolumes = volumes.constraints.length > 0;
   const { waitAll, admits } = outcome;
-  const { names: candidateNames, nodes } = candidates;
+  const { names: candidateNames, nodes, slots } = candidates;
+  // A zone-only rule over the cache's nodes: asked once per zone, read by slot.
+  const byZone = !checkVolumes && !waitAll && slots && outcome.admitsZone ? zoneVerdicts(snapshot, outcome.admitsZone) : undefined;
   // Rejections come in few distinct objects (one per reason): remember the last one's list.
   let lastRejection: Rejection | undefined;
   let lastNames: string[] = [];
   for (let i = 0; i < candidateNames.length; i++) {
     const node = nodes[i];
-    const r = !node ? NOT_CACHED : (checkVolumes ? volumeRejection(node) : undefined) ?? waitAll ?? admits?.(node);
+    const r = !node ? NOT_CACHED
+      : byZone?.nodes[slots![i]!] === node ? byZone.of(byZone.codes[slots![i]!]!)
+      : (checkVolumes ? volumeRejection(node) : undefined) ?? waitAll ?? admits?.(node);
     if (!r) {
       passed.push(candidateNames[i]!);
       continue;

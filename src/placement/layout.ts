@@ -12,7 +12,8 @@ import { subsetOfPod, subsetQuotas, type SubsetQuota } from './workloadSpread.js
 import { podVolumes, volumeZones } from './volumes.js';
 import { expectedOrdinals, type WorkloadRef } from './workload.js';
 import { seatZone, SEQUENCE_WORK_LIMIT, sequenceCounts, zoneSequence } from './zoneSequence.js';
-import { zoneOf, type ZoneListSource } from './zones.js';
+import { zoneOf } from '../cluster/objects.js';
+import type { ZoneListSource } from './zones.js';
 
 /** Seats of the sequence /debug/workloads lists; pods beyond it still show their own. */
 const LAYOUT_SEATS = 10_000;

@@ -9,7 +9,8 @@ import type { PlacementSettings, PolicyName } from './verdict.js';
 import { findWorkloadSpread } from './workloadSpread.js';
 import { optedOut, resolveWorkload, workloadKey, workloadPods, type WorkloadRef } from './workload.js';
 import { EQUAL_WEIGHTS, type ZonePreferences } from './zoneSequence.js';
-import { zoneListOf, zoneOf, type ZoneList } from './zones.js';
+import { zoneOf } from '../cluster/objects.js';
+import { zoneListOf, type ZoneList } from './zones.js';
 
 // The workload as every decision sees it, built once (per pod for filter and prioritize, per
 // workload for the picker, deletion costs and the debug views), as PodTopologySpread builds

@@ -35,7 +35,8 @@ function allowedOf(names: readonly string[], passed: readonly string[]): (string
  * When `names` are that, `passed`'s strings for them (hashed already by the filter's lookups);
  * otherwise undefined.
  */
-export function passedInOrder(names: readonly string[], passed: readonly string[]): string[] | undefined {
+export function passedInOrder(names: readonly string[], passed: readonly string[]): readonly string[] | undefined {
+  if (names === passed) return passed;
   const out = new Array<string>(names.length);
   let j = 0;
   for (let i = 0; i < names.length; i++) {

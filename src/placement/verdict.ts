@@ -36,22 +36,25 @@ export interface PlacementSettings {
 }
 
 /**
- * The nodes a request names, as two parallel arrays (one small object per node was a
+ * The nodes a request names, as parallel arrays (one small object per node was a
  * measurable share of a 5,000-name request).
  */
 export interface Candidates {
   names: readonly string[];
   /** `nodes[i]` is `names[i]`'s node: from the request's Node objects, else from the cache; undefined when neither has it. */
   nodes: readonly (SlimNode | undefined)[];
+  /** `names[i]`'s slot in the cache (-1: none), when the nodes are the cache's: zone codes are read by it. */
+  slots?: Int32Array;
 }
 
 /** Candidates from names, with their nodes from the cache. */
-export function candidatesNamed(names: readonly string[], snapshot: Pick<Snapshot, 'node'>): Candidates {
+export function candidatesNamed(names: readonly string[], snapshot: Pick<Snapshot, 'resolveNodes' | 'nodeAt'>): Candidates {
+  const slots = snapshot.resolveNodes(names);
   const nodes = new Array<SlimNode | undefined>(names.length);
   // The result is built before the loop: a literal returned after it kept this function in a
   // deoptimization loop under load (hundreds a second, seen with --trace-deopt).
-  const out: Candidates = { names, nodes };
-  for (let i = 0; i < names.length; i++) nodes[i] = snapshot.node(names[i]!);
+  const out: Candidates = { names, nodes, slots };
+  for (let i = 0; i < names.length; i++) nodes[i] = snapshot.nodeAt(slots[i]!);
   return out;
 }
 
@@ -89,6 +92,11 @@ export interface PolicyOutcome {
   effects: Effects;
   /** Per node: a rejection, or undefined when the node is allowed. Absent: every node is. */
   admits?: (node: SlimNode) => Rejection | undefined;
+  /**
+   * `admits` when it reads nothing but the node's `topologyKey` label: the filter then asks it
+   * once per zone and reads the cache's zone codes, not each node.
+   */
+  admitsZone?: { topologyKey: string; admits: (zone: string | undefined) => Rejection | undefined };
   /** Every node waits for this reason (the policy cannot decide yet, or nothing has room). */
   waitAll?: Rejection;
   subset?: { ws: SlimWorkloadSpread; subset: WorkloadSpreadSubset };

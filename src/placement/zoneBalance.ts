@@ -3,7 +3,7 @@ import type { Snapshot } from '../cluster/store.js';
 import { zoneOccupancy, type BalanceModel } from './model.js';
 import type { PolicyContext, PolicyOutcome } from './verdict.js';
 import { cappedBy, SEQUENCE_WORK_LIMIT, sequenceCounts } from './zoneSequence.js';
-import { zoneOf } from './zones.js';
+import { zoneOf } from '../cluster/objects.js';
 
 /** How many more pods like this one fit on the zone's nodes, by the cache's arithmetic (per-node sums kept by the store). */
 export function fitInZone(zone: string, topologyKey: string, pod: PendingPod, snapshot: Snapshot): number {

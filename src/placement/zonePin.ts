@@ -2,7 +2,7 @@ import type { PinModel } from './model.js';
 import type { PolicyContext, PolicyOutcome } from './verdict.js';
 import { volumeZones, type VolumeConstraint } from './volumes.js';
 import { seatZone } from './zoneSequence.js';
-import { zoneOf } from './zones.js';
+import { zoneOf } from '../cluster/objects.js';
 
 /**
  * StatefulSet ordinal or instance ID → zone (design §3, §4, §6). A bound volume in
@@ -69,9 +69,11 @@ export function zonePin(ctx: PolicyContext, model: PinModel, volumes: VolumeCons
   // out once per rejected node, and the scheduler's event counts identical reasons; the
   // decision log keeps the summary.
   const rejection = { rule: 'zone-pin' as const, reason: `pinned to ${pinned}`, unresolvable: true };
+  const admitsZone = { topologyKey: list.topologyKey, admits: (z: string | undefined) => (z === pinned ? undefined : rejection) };
   return {
     summary, zone: pinned, retryAfterMs,
     effects: { freeze, reserve: { zone: pinned } },
-    admits: (node) => (zoneOf(node, list.topologyKey) === pinned ? undefined : rejection),
+    admits: (node) => admitsZone.admits(zoneOf(node, list.topologyKey)),
+    admitsZone,
   };
 }

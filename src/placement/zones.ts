@@ -1,4 +1,4 @@
-import { ANNOTATION, ZONE_LABEL, type SlimNode, type SlimWorkload } from '../cluster/objects.js';
+import { ANNOTATION, type SlimWorkload } from '../cluster/objects.js';
 import type { Snapshot } from '../cluster/store.js';
 
 export type ZoneListSource = 'annotation' | 'pending-freeze' | 'nodes';
@@ -34,6 +34,3 @@ export function zoneListOf(
   return { zones: snapshot.zones(topologyKey), source: 'nodes', topologyKey };
 }
 
-export function zoneOf(node: SlimNode, topologyKey: string): string | undefined {
-  return topologyKey === ZONE_LABEL ? node.zone : node.labels[topologyKey];
-}

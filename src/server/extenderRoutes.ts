@@ -1,5 +1,6 @@
 import { Hono, type Context } from 'hono';
 import type { Logger } from 'pino';
+import { withoutAnswered, type AnsweredNames } from '../extender/answeredNames.js';
 import type { Extender } from '../extender/extender.js';
 import { BadRequest, parseExtenderArgs, parsePickRequest, type ExtenderArgs } from '../extender/protocol.js';
 import { isDnsLabel } from '../cluster/names.js';
@@ -18,8 +19,23 @@ function parseJson(text: string, what: string): unknown {
   }
 }
 
-/** Parses and validates ExtenderArgs; a BadRequest names the field that is wrong. */
-export function parseArgs(text: string, maxNodes?: number): ExtenderArgs {
+/**
+ * Parses and validates ExtenderArgs; a BadRequest names the field that is wrong. A body whose
+ * NodeNames are one of `answered`'s is parsed without them, and they are the answered array.
+ */
+export function parseArgs(text: string, maxNodes?: number, answered: Iterable<AnsweredNames> = []): ExtenderArgs {
+  for (const a of answered) {
+    const rest = withoutAnswered(text, a);
+    if (rest === undefined) continue;
+    try {
+      const args = parseExtenderArgs(JSON.parse(rest), maxNodes);
+      if (args.NodeNames?.length !== 0) break;
+      args.NodeNames = a.names;
+      return args;
+    } catch {
+      break; // the whole body, for the error it names
+    }
+  }
   return parseExtenderArgs(parseJson(text, 'ExtenderArgs'), maxNodes);
 }
 
@@ -64,7 +80,7 @@ export function extenderRoutes(ext: Extender, metrics: Metrics, log: Logger, lim
     }
   };
 
-  const verb = (name: Verb, answer: (args: ExtenderArgs, c: Context) => Response | Promise<Response>) => route(name, bodyLimitBytes, (text) => parseArgs(text, ext.maxCandidates()), answer);
+  const verb = (name: Verb, answer: (args: ExtenderArgs, c: Context) => Response | Promise<Response>) => route(name, bodyLimitBytes, (text) => parseArgs(text, ext.maxCandidates(), name === 'prioritize' ? ext.answeredNames() : undefined), answer);
   app.post('/filter', verb('filter', async (args, c) => c.body(asciiBytes(await ext.filter(args)), 200, JSON_TYPE)));
   app.post('/prioritize', verb('prioritize', (args, c) => c.body(asciiBytes(ext.prioritize(args)), 200, JSON_TYPE)));
   // KEP-3189's downscale pod picker: which of the candidates to remove (design §7).

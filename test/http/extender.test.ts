@@ -134,12 +134,14 @@ describe('prioritize after its filter', () => {
   const pinnedCluster = (): Raw[] => [...nodes(ZONES, 3), statefulSet('db', 6), stsPod('db', 0, { nodeName: 'node-a-1' })];
   const ALL = nodes(ZONES, 3).map((n) => n.metadata.name as string);
   const args = (raw: Raw, names: string[]) => ({ Pod: raw, Nodes: null, NodeNames: names });
-  /** Counts the cache's node lookups from here on. */
+  /** Counts the names looked up in the cache from here on, one by one or a request's at once. */
   const countLookups = (app: ReturnType<typeof testApp>) => {
-    const store = app.source.snapshot as { node(name: string): unknown };
+    const store = app.source.snapshot as { node(name: string): unknown; resolveNodes(names: readonly string[]): Int32Array };
     const node = store.node.bind(store);
+    const resolve = store.resolveNodes.bind(store);
     const seen = { n: 0 };
     store.node = (name: string) => (seen.n++, node(name));
+    store.resolveNodes = (names: readonly string[]) => ((seen.n += names.length), resolve(names));
     return seen;
   };
   const byHost = (list: { Host: string; Score: number }[]) => Object.fromEntries(list.map((p) => [p.Host, p.Score]));

@@ -1,0 +1,106 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { NodeSlots } from '../../src/cluster/nodeSlots.js';
+import { ZONE_LABEL, type SlimNode } from '../../src/cluster/objects.js';
+import { withoutAnswered } from '../../src/extender/answeredNames.js';
+import { BadRequest } from '../../src/extender/protocol.js';
+import { parseArgs } from '../../src/server/extenderRoutes.js';
+import { runsShuffled } from '../support/nodeOrder.js';
+
+const node = (name: string, zone?: string, labels: Record<string, string> = {}): SlimNode => ({
+  name, labels: zone === undefined ? labels : { ...labels, [ZONE_LABEL]: zone }, zone,
+  allocatable: { cpuMilli: 1000, memory: 1e9, pods: 110 }, taints: [], unschedulable: false, ready: true,
+});
+
+/** What a plain lookup per name answers: the node's name, or undefined. */
+const looked = (slots: NodeSlots, names: readonly string[]) => names.map((n) => slots.node(n)?.name);
+const resolved = (slots: NodeSlots, names: readonly string[]) => [...slots.resolve(names)].map((s) => slots.nodeAt(s)?.name);
+
+
+describe('node slots', () => {
+  it('resolves every request as a lookup per name would, whatever the order, repeats and unknown names', () => {
+    const slots = new NodeSlots();
+    const all = Array.from({ length: 500 }, (_, i) => `node-${i}`);
+    for (const [i, n] of all.entries()) slots.set(node(n, `z${i % 3}`));
+    const requests = [
+      all, all, runsShuffled(all, 7, 1), runsShuffled(all, 7, 2), all.slice(100, 300),
+      ['node-9', 'ghost', 'node-9', 'node-10', 'node-11', 'ghost-2', 'node-12'],
+      [...all].reverse(), runsShuffled(all, 1, 3), [],
+    ];
+    for (const names of requests) assert.deepEqual(resolved(slots, names), looked(slots, names));
+  });
+
+  it('a node deleted and its slot given to another is never guessed from the last request', () => {
+    const slots = new NodeSlots();
+    const names = ['a', 'b', 'c', 'd'];
+    for (const n of names) slots.set(node(n, 'z1'));
+    assert.deepEqual(resolved(slots, names), names);
+    slots.delete('c');
+    slots.set(node('e', 'z2')); // takes c's slot
+    assert.deepEqual(resolved(slots, names), ['a', 'b', undefined, 'd']);
+    assert.deepEqual(resolved(slots, ['a', 'b', 'e', 'd']), ['a', 'b', 'e', 'd']);
+    slots.set(node('c', 'z1'));
+    assert.deepEqual(resolved(slots, names), names);
+  });
+
+  it('zone codes follow node changes: a relabel, a new zone, a node gone', () => {
+    const slots = new NodeSlots();
+    for (const n of ['a', 'b', 'c']) slots.set(node(n, 'z1'));
+    const zoneAt = (name: string, key = ZONE_LABEL) => {
+      const { codes, zones } = slots.zoneCodes(key);
+      const code = codes[slots.resolve([name])[0]!]!;
+      return code < 0 ? undefined : zones[code];
+    };
+    assert.equal(zoneAt('b'), 'z1');
+    slots.set(node('b', undefined)); // label removed
+    assert.equal(zoneAt('b'), undefined);
+    slots.set(node('b', 'z9')); // a zone the column has not seen
+    assert.equal(zoneAt('b'), 'z9');
+    slots.set(node('c', 'z9'));
+    assert.equal(zoneAt('c'), 'z9');
+    slots.delete('a');
+    assert.equal(slots.zoneCodes(ZONE_LABEL).codes[slots.resolve(['a'])[0]!], undefined);
+    slots.set(node('d', 'z1', { rack: 'r1' }));
+    assert.equal(zoneAt('d', 'rack'), 'r1');
+    assert.equal(zoneAt('b', 'rack'), undefined);
+    assert.equal(slots.size, 3);
+    assert.deepEqual([...slots.names()].sort(), ['b', 'c', 'd']);
+    assert.deepEqual([...slots.nodes()].map((n) => n.name).sort(), ['b', 'c', 'd']);
+  });
+});
+
+describe('names recognized from a filter answer', () => {
+  const answered = { names: ['n-1', 'n-2'], text: '"n-1","n-2"' };
+  const pod = '{"metadata":{"name":"p","uid":"u"}}';
+
+  it('splits a body that ends with exactly those names', () => {
+    const body = `{"Pod":${pod},"Nodes":null,"NodeNames":["n-1","n-2"]}\n`;
+    const rest = withoutAnswered(body, answered)!;
+    assert.deepEqual(JSON.parse(rest), { ...JSON.parse(body), NodeNames: [] });
+  });
+
+  it('leaves anything else to the whole-body parse', () => {
+    for (const body of [
+      `{"Pod":${pod},"NodeNames":["n-1","n-2","n-3"]}`, // more names
+      `{"Pod":${pod},"NodeNames":["n-2","n-1"]}`, // another order
+      `{"Pod":${pod},"NodeNames":["n-1","n-2"],"Nodes":null}`, // not the last member
+      `{"Pod":${pod},"NodeNames":[ "n-1","n-2"]}`, // other spacing
+      `"NodeNames":["n-1","n-2"]}`, // nothing before
+    ]) assert.equal(withoutAnswered(body, answered), undefined, body);
+  });
+
+  it('names after an escaped quote are no top-level NodeNames: the whole body decides', () => {
+    // Valid JSON whose last key is `a"NodeNames`, ending in the answered text; the real
+    // NodeNames is empty.
+    const sneaky = `{"Pod":${pod},"NodeNames":[],"a\\"NodeNames":["n-1","n-2"]}`;
+    assert.deepEqual(JSON.parse(sneaky).NodeNames, []);
+    assert.equal(withoutAnswered(sneaky, answered), undefined);
+    const args = parseArgs(sneaky, undefined, [answered]);
+    assert.deepEqual(args.NodeNames, []);
+    // The names inside a string value: the body is no JSON, and the error is the whole body's.
+    const broken = `{"Pod":${pod},"x":"a,"NodeNames":["n-1","n-2"]}`;
+    assert.throws(() => parseArgs(broken, undefined, [answered]), (e: Error) => e instanceof BadRequest && /malformed JSON/.test(e.message));
+    // The answered array itself, when the body is what kube-scheduler sends.
+    assert.equal(parseArgs(`{"Pod":${pod},"Nodes":null,"NodeNames":["n-1","n-2"]}`, undefined, [answered]).NodeNames, answered.names);
+  });
+});
