@@ -104,7 +104,8 @@ export class NodeSlots {
    * each name is first guessed to follow the previous one as in the last request: a string
    * comparison with memory read in order, where a lookup is a hash-table probe and a key
    * comparison in memory long evicted. A guess is only taken when the names are equal and no
-   * node gained or lost its slot since, so the answer is always the lookup's.
+   * node gained or lost its slot since, so the answer is always the lookup's. The last names
+   * stay alive until the next call: one request's worth, bounded by the request limit.
    */
   resolve(names: readonly string[]): Int32Array {
     const slots = new Int32Array(names.length);

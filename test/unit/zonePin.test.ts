@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { rejectionOf } from '../../src/placement/verdict.js';
 import { describe, it } from 'node:test';
-import { POD_INDEX_LABEL } from '../../src/cluster/objects.js';
+import { POD_INDEX_LABEL, slimNode } from '../../src/cluster/objects.js';
 import { deployment, nodes, pod, pv, pvc, rsPod, statefulSet, storeOf, stsPod, node } from '../support/builders.js';
-import { FakeClock, filterFor, passedZones } from '../support/placement.js';
+import { FakeClock, filterFor, inputFor, passedZones } from '../support/placement.js';
+import { filterNodes } from '../../src/placement/filtering.js';
 
 const ZONES = ['zone-a', 'zone-b', 'zone-c'];
 
@@ -12,6 +13,19 @@ describe('zone pin (StatefulSet ordinals)', () => {
     const store = storeOf([...nodes(ZONES, 2), statefulSet('db', 6)]);
     const zones = [0, 1, 2, 3, 4, 5].map((i) => passedZones(store, filterFor(store, stsPod('db', i))));
     assert.deepEqual(zones, [['zone-a'], ['zone-b'], ['zone-c'], ['zone-a'], ['zone-b'], ['zone-c']]);
+  });
+
+  it('reads zones by slot, and by node where a slot changed hands after the names were resolved', () => {
+    const store = storeOf([...nodes(ZONES, 2), statefulSet('db', 6)]);
+    const input = inputFor(store, stsPod('db', 1)); // pinned to zone-b
+    assert.deepEqual(filterNodes(input).passed, ['node-b-1', 'node-b-2']);
+    // While the request awaits: node-a-1 goes, and its slot goes to a new zone-b node. The
+    // request still holds node-a-1's object: it is judged by it, not by the slot's new node.
+    store.delete('nodes', 'node-a-1');
+    store.upsert('nodes', slimNode(node('node-b-9', 'zone-b')));
+    const v = filterNodes(input);
+    assert.deepEqual(v.passed, ['node-b-1', 'node-b-2']);
+    assert.equal(rejectionOf(v, 'node-a-1')?.reason, 'pinned to zone-b');
   });
 
   it('rejects the other zones as unresolvable with a reason that names the rule and the zone', () => {
