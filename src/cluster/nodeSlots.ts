@@ -112,16 +112,17 @@ export class NodeSlots {
     const last = this.last?.membership === this.membership ? this.last : undefined;
     if (this.positions.length < this.bySlot.length) this.positions = new Int32Array(this.bySlot.length * 2).fill(-1);
     const { positions } = this;
-    let j = -2;
+    // The guess for name i is last.names[j + 1]: after a miss that names no position, the first.
+    let j = -1;
     for (let i = 0; i < names.length; i++) {
       const name = names[i]!;
-      if (last !== undefined && j >= -1 && j + 1 < last.names.length && last.names[j + 1] === name) {
+      if (last !== undefined && j + 1 < last.names.length && last.names[j + 1] === name) {
         slots[i] = last.slots[++j]!;
         continue;
       }
       const slot = this.slotByName.get(name) ?? -1;
       slots[i] = slot;
-      j = slot >= 0 ? positions[slot]! : -2;
+      j = slot >= 0 ? positions[slot]! : -1;
     }
     for (let i = 0; i < slots.length; i++) if (slots[i]! >= 0) positions[slots[i]!] = i;
     this.last = { names, slots, membership: this.membership };

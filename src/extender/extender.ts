@@ -51,7 +51,7 @@ export function createExtender(deps: ExtenderDeps) {
     return namesMode(args) ? args.NodeNames! : (args.Nodes?.items ?? []).map((raw) => raw.metadata.name);
   }
 
-  /** The request's nodes: its Node objects, else the cache's (one lookup per name). */
+  /** The request's nodes: its Node objects, else the cache's (by slot, see NodeSlots.resolve). */
   function candidatesOf(args: ExtenderArgs, names: readonly string[]): Candidates {
     if (namesMode(args)) return candidatesNamed(names, source.snapshot);
     return { names, nodes: (args.Nodes?.items ?? []).map((raw) => slimNode(raw, unshared)) };
