@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { ApiError, statusMessage, type ApiClient } from './apiClient.js';
 import { collectionPath, type KindSpec } from './kinds.js';
 import type { ClusterStore } from './store.js';
+import { releaseAfterLargeBody } from '../memory.js';
 
 export interface ReflectorOptions {
   pageSize: number;
@@ -174,6 +175,7 @@ export class Reflector {
     const items: unknown[] = [];
     let cont = '';
     let rv = '';
+    let bytes = 0;
     do {
       const q = new URLSearchParams({ limit: String(this.opts.pageSize) });
       if (cont) q.set('continue', cont);
@@ -181,6 +183,7 @@ export class Reflector {
       // An expired continue token: start the list over (the loop relists).
       if (res.status === 410) throw new Gone('continue token expired');
       if (res.status !== 200) throw new ApiError(res.status, `list ${this.resource.plural}: ${res.status} ${statusMessage(res.body)}`);
+      bytes += res.body.length;
       const list = JSON.parse(res.body);
       for (const raw of Array.isArray(list.items) ? list.items : []) items.push(this.resource.slim(raw));
       cont = list.metadata?.continue ?? '';
@@ -191,6 +194,8 @@ export class Reflector {
     this.state.synced = true;
     this.state.lastContactAt = Date.now();
     this.log.debug({ kind: this.resource.plural, count: items.length, resourceVersion: rv }, 'listed');
+    // Pages were parsed and slimmed: their text and the raw objects are garbage now.
+    releaseAfterLargeBody(bytes);
   }
 
   /** Makes the store hold exactly `items`: objects deleted while the watch was down go. */

@@ -23,6 +23,11 @@ export interface Snapshot {
   podByUid(uid: string): SlimPod | undefined;
   /** Pods whose controller owner is kind/namespace/name. */
   podsOwnedBy(kind: string, namespace: string, name: string): Iterable<SlimPod>;
+  /**
+   * Per node, how many of the owner's pods are bound there holding a seat (not terminating,
+   * not finished): what `podsOwnedBy` would count, kept as pods change, read without a walk.
+   */
+  seatedPodsPerNode(kind: string, namespace: string, name: string): ReadonlyMap<string, number>;
   /** Pods bound to a node. */
   podsOnNode(node: string): Iterable<SlimPod>;
   /** What the pods bound to a node request, summed (finished pods do not count). */
@@ -50,6 +55,7 @@ const nsKey = (namespace: string, name: string) => `${namespace}/${name}`;
 const ownerKey = (kind: string, namespace: string, name: string) => `${kind}/${namespace}/${name}`;
 const NONE: readonly SlimPod[] = [];
 const NO_USAGE: NodeUsage = { cpuMilli: 0, memory: 0, pods: 0 };
+const NO_COUNTS: ReadonlyMap<string, number> = new Map();
 
 /** Index maintenance: a bucket of values per index key, dropped when empty. */
 function addTo<V>(index: Map<string, Map<string, V>>, key: string, id: string, value: V): void {
@@ -73,6 +79,7 @@ export class ClusterStore implements Snapshot {
   private readonly podsByKey = new Map<string, SlimPod>();
   private readonly podsByUid = new Map<string, SlimPod>();
   private readonly podsByOwner = new Map<string, Map<string, SlimPod>>();
+  private readonly seatedByOwner = new Map<string, Map<string, number>>();
   private readonly podsByNode = new Map<string, Map<string, SlimPod>>();
   private readonly pvcs = new Map<string, SlimPVC>();
   private readonly pvs = new Map<string, SlimPV>();
@@ -226,6 +233,17 @@ export class ClusterStore implements Snapshot {
     else this.usage.set(pod.nodeName, u);
   }
 
+  private countSeated(pod: SlimPod, sign: 1 | -1): void {
+    if (!pod.owner || !pod.nodeName || pod.terminating || pod.finished) return;
+    const key = ownerKey(pod.owner.kind, pod.namespace, pod.owner.name);
+    let counts = this.seatedByOwner.get(key);
+    if (!counts) this.seatedByOwner.set(key, (counts = new Map()));
+    const n = (counts.get(pod.nodeName) ?? 0) + sign;
+    if (n > 0) counts.set(pod.nodeName, n);
+    else counts.delete(pod.nodeName);
+    if (counts.size === 0) this.seatedByOwner.delete(key);
+  }
+
   private upsertPod(pod: SlimPod): void {
     const key = nsKey(pod.namespace, pod.name);
     const old = this.podsByKey.get(key);
@@ -235,6 +253,7 @@ export class ClusterStore implements Snapshot {
     if (pod.owner) addTo(this.podsByOwner, ownerKey(pod.owner.kind, pod.namespace, pod.owner.name), pod.uid, pod);
     if (pod.nodeName) addTo(this.podsByNode, pod.nodeName, pod.uid, pod);
     this.addUsage(pod, 1);
+    this.countSeated(pod, 1);
     for (const l of this.podListeners) l('upsert', pod);
   }
 
@@ -244,6 +263,7 @@ export class ClusterStore implements Snapshot {
     if (pod.owner) removeFrom(this.podsByOwner, ownerKey(pod.owner.kind, pod.namespace, pod.owner.name), pod.uid);
     if (pod.nodeName) removeFrom(this.podsByNode, pod.nodeName, pod.uid);
     this.addUsage(pod, -1);
+    this.countSeated(pod, -1);
     if (notify) for (const l of this.podListeners) l('delete', pod);
   }
 
@@ -283,6 +303,9 @@ export class ClusterStore implements Snapshot {
   podByUid(uid: string) { return this.podsByUid.get(uid); }
   podsOwnedBy(kind: string, namespace: string, name: string): Iterable<SlimPod> {
     return this.podsByOwner.get(ownerKey(kind, namespace, name))?.values() ?? NONE;
+  }
+  seatedPodsPerNode(kind: string, namespace: string, name: string): ReadonlyMap<string, number> {
+    return this.seatedByOwner.get(ownerKey(kind, namespace, name)) ?? NO_COUNTS;
   }
   podsOnNode(node: string): Iterable<SlimPod> {
     return this.podsByNode.get(node)?.values() ?? NONE;

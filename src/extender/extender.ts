@@ -11,7 +11,7 @@ import { passedInOrder, scoreAllowed, scoreNodes } from '../placement/scoring.js
 import { candidatesNamed, clipReason, rejectedCount, type Candidates, type FilterInput, type FilterVerdict } from '../placement/verdict.js';
 import { PlacementState } from './placementState.js';
 import { DecisionLog, summarizeRejections, type Decision } from './decisions.js';
-import type { AnsweredNames } from './answeredNames.js';
+import type { AnsweredNames } from './namesSection.js';
 import { encodeError, encodeFilterResult, encodePriorities, quotedNames } from './encoding.js';
 import { instanceIdStep } from './instanceIds.js';
 import { maxCandidates, namesMode, type ExtenderArgs, type RawObject } from './protocol.js';
@@ -79,7 +79,7 @@ export function createExtender(deps: ExtenderDeps) {
   const KEPT_CYCLES = 4;
   function keepForPrioritize(uid: string, v: FilterVerdict): AnsweredNames | undefined {
     // kube-scheduler skips prioritize when one node is left; rejected nodes are not scored.
-    // Only known nodes' names: their text holds no quote or escape (answeredNames.ts).
+    // Only known nodes' names: their text holds no quote or escape (namesSection.ts).
     if (!v.managed || v.passed.length < 2 || v.passedUnknown) return undefined;
     if (cycleVerdicts.size >= KEPT_CYCLES) cycleVerdicts.delete(cycleVerdicts.keys().next().value!);
     const answered = { names: v.passed, text: quotedNames(v.passed, true) };

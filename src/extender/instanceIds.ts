@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { LRUCache } from 'lru-cache';
+import { ExpiringMap } from '../expiringMap.js';
 import type { Actuator } from '../actuator/actuator.js';
 import type { PendingPod } from '../cluster/objects.js';
 import { workloadKindSpec } from '../cluster/kinds.js';
@@ -14,7 +14,7 @@ export type Ensured = { pod: PendingPod; error?: undefined } | { pod: PendingPod
  * process just made (the scheduler's copy of the pod lags behind our write).
  */
 export function instanceIdStep(snapshot: Snapshot, actuator: Actuator, log: Logger) {
-  const assigned = new LRUCache<string, number>({ max: 100_000, ttl: 3_600_000 });
+  const assigned = new ExpiringMap<string, number>({ max: 100_000, ttlMs: 3_600_000 });
 
   function known(pod: PendingPod): PendingPod {
     if (pod.instanceId >= 0) return pod;

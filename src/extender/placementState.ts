@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { LRUCache } from 'lru-cache';
+import { ExpiringMap } from '../expiringMap.js';
 import type { Actuator } from '../actuator/actuator.js';
 import type { PendingPod } from '../cluster/objects.js';
 import type { SnapshotSource } from '../cluster/source.js';
@@ -27,7 +28,7 @@ export interface PinConflict {
 export class PlacementState implements LayoutDeps {
   readonly settings: PlacementSettings;
   readonly reservations: Reservations;
-  private readonly waitingSince: LRUCache<string, number>;
+  private readonly waitingSince: ExpiringMap<string, number>;
   private readonly unschedulable: LRUCache<string, number>;
   private readonly conflictsSeen = new LRUCache<string, PinConflict>({ max: 10_000 });
   private readonly reportedPreferences = new LRUCache<string, true>({ max: 10_000 });
@@ -38,7 +39,7 @@ export class PlacementState implements LayoutDeps {
   ) {
     this.settings = { ...config.placement };
     this.reservations = new Reservations(config.placement.reservationTtlSeconds, clock);
-    this.waitingSince = new LRUCache({ max: 100_000, ttl: 3_600_000, perf: clock });
+    this.waitingSince = new ExpiringMap({ max: 100_000, ttlMs: 3_600_000, clock });
     this.unschedulable = new LRUCache({ max: 10_000, ttl: config.placement.adaptiveUnschedulableSeconds * 1000, perf: clock });
     // A reservation ends when the watch shows the pod bound or gone (design §8).
     source.store.onPod((type, pod) => {

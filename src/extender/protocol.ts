@@ -46,6 +46,12 @@ function checkCount(n: number, field: string, maxNodes: number): void {
   if (n > maxNodes) throw new BadRequest(field, `${n} nodes sent, more than the ${maxNodes} a request may carry for this cluster`);
 }
 
+/** NodeNames read apart from the body: the checks parseExtenderArgs gives them. */
+export function checkNodeNamesList(names: readonly unknown[], maxNodes = Infinity): void {
+  checkCount(names.length, 'NodeNames', maxNodes);
+  validateNodeNames(names as unknown[]);
+}
+
 /** The most candidates one request may carry: the cluster's nodes, twice over, or 10,000 more. */
 export function maxCandidates(cachedNodes: number): number {
   return cachedNodes + Math.max(cachedNodes, 10_000);

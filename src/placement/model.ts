@@ -7,7 +7,7 @@ import { DEFAULT_PREFERENCES, preferencesOf, sequencePreferences, type ParsedPre
 import type { Reservation, ReservationView } from './reservations.js';
 import type { PlacementSettings, PolicyName } from './verdict.js';
 import { findWorkloadSpread } from './workloadSpread.js';
-import { optedOut, resolveWorkload, workloadKey, workloadPods, type WorkloadRef } from './workload.js';
+import { optedOut, resolveWorkload, workloadKey, workloadPods, workloadPodsPerNode, type WorkloadRef } from './workload.js';
 import { EQUAL_WEIGHTS, type ZonePreferences } from './zoneSequence.js';
 import { zoneOf } from '../cluster/objects.js';
 import { zoneListOf, type ZoneList } from './zones.js';
@@ -57,6 +57,8 @@ interface Base {
   zones(): ZoneList;
   /** Pods holding a seat: not terminating, not finished. */
   pods(): Iterable<SlimPod>;
+  /** The bound ones counted by node, less the pod `exclude` (a UID). */
+  podsPerNode(exclude: string): ReadonlyMap<string, number>;
 }
 
 export type WorkloadModel =
@@ -135,6 +137,7 @@ export function workloadModel(
       policy === 'zone-pin' ? lists.firstSeats : undefined,
     )),
     pods: () => workloadPods(ref, snapshot),
+    podsPerNode: (exclude) => workloadPodsPerNode(ref, snapshot, exclude),
   };
   if (ws) return { ...base, policy: 'workloadspread', ws };
   if (policy === 'none' || !workload) {
@@ -173,11 +176,10 @@ export interface ZoneOccupancy { bound: number; reserved: number }
 export function zoneOccupancy(model: WorkloadModel, topologyKey: string, snapshot: Snapshot, reservations: ReservationView, exclude = ''): Map<string, ZoneOccupancy> {
   const out = new Map<string, ZoneOccupancy>();
   const at = (zone: string) => out.get(zone) ?? out.set(zone, { bound: 0, reserved: 0 }).get(zone)!;
-  for (const p of model.pods()) {
-    if (p.uid === exclude || !p.nodeName) continue;
-    const node = snapshot.node(p.nodeName);
+  for (const [name, n] of model.podsPerNode(exclude)) {
+    const node = snapshot.node(name);
     const zone = node && zoneOf(node, topologyKey);
-    if (zone !== undefined) at(zone).bound++;
+    if (zone !== undefined) at(zone).bound += n;
   }
   for (const r of unboundReservations(model, reservations, snapshot, exclude)) if (r.zone) at(r.zone).reserved++;
   return out;

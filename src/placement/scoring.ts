@@ -58,10 +58,7 @@ export function scoreAllowed(
 ): number[] {
   const scores = new Array<number>(allowed.length).fill(0);
   if (!verdict.managed || !verdict.model) return scores;
-  const onNode = new Map<string, number>();
-  for (const pod of verdict.model.pods()) {
-    if (pod.nodeName && pod.uid !== podUid) onNode.set(pod.nodeName, (onNode.get(pod.nodeName) ?? 0) + 1);
-  }
+  const onNode = verdict.model.podsPerNode(podUid);
   // The workload's pods on each allowed candidate (-1: not allowed), one lookup per name.
   const held = new Int32Array(allowed.length).fill(-1);
   let lo = Infinity, hi = -Infinity;

@@ -42,18 +42,42 @@ export function optedOut(pod: SlimPod, workload: SlimWorkload | undefined): bool
   return pod.ignore || workload?.annotations[ANNOTATION.ignore] === 'true';
 }
 
+/** The controller owners of the workload's pods: itself, or a Deployment's ReplicaSets. */
+function podOwners(ref: WorkloadRef, snapshot: Snapshot): { kind: string; names: string[] } {
+  const via = workloadKindSpec(ref.kind)?.podsOwnedVia;
+  if (!via) return { kind: ref.kind, names: [ref.name] };
+  return { kind: via, names: [...snapshot.ownedWorkloads(ref.kind, ref.namespace, ref.name)].map((rs) => rs.name) };
+}
+
 /** Pods that hold a seat of the workload: not terminating, not finished. */
 export function* workloadPods(ref: WorkloadRef, snapshot: Snapshot): Iterable<SlimPod> {
-  const via = workloadKindSpec(ref.kind)?.podsOwnedVia;
-  const owners = via
-    ? [...snapshot.ownedWorkloads(ref.kind, ref.namespace, ref.name)].map((rs) => rs.name)
-    : [ref.name];
-  const kind = via ?? ref.kind;
-  for (const owner of owners) {
+  const { kind, names } = podOwners(ref, snapshot);
+  for (const owner of names) {
     for (const pod of snapshot.podsOwnedBy(kind, ref.namespace, owner)) {
       if (!pod.terminating && !pod.finished) yield pod;
     }
   }
+}
+
+/**
+ * Per node, the workload's bound pods holding a seat, less the pod `exclude` (by UID) were it
+ * one: `workloadPods` counted by node, from the store's counts instead of a walk of them all.
+ */
+export function workloadPodsPerNode(ref: WorkloadRef, snapshot: Snapshot, exclude: string): ReadonlyMap<string, number> {
+  const { kind, names } = podOwners(ref, snapshot);
+  const per = names.map((owner) => snapshot.seatedPodsPerNode(kind, ref.namespace, owner)).filter((m) => m.size > 0);
+  const self = snapshot.podByUid(exclude);
+  const counted = self?.nodeName !== undefined && !self.terminating && !self.finished && self.owner?.kind === kind
+    && self.namespace === ref.namespace && names.includes(self.owner.name);
+  if (per.length === 1 && !counted) return per[0]!;
+  const out = new Map<string, number>();
+  for (const m of per) for (const [node, n] of m) out.set(node, (out.get(node) ?? 0) + n);
+  if (counted) {
+    const n = out.get(self.nodeName!)! - 1;
+    if (n > 0) out.set(self.nodeName!, n);
+    else out.delete(self.nodeName!);
+  }
+  return out;
 }
 
 /**

@@ -1,11 +1,11 @@
 import { Hono, type Context } from 'hono';
 import type { Logger } from 'pino';
-import { withoutAnswered, type AnsweredNames } from '../extender/answeredNames.js';
+import { sectionNames, splitNodeNames, type AnsweredNames } from '../extender/namesSection.js';
 import type { Extender } from '../extender/extender.js';
-import { BadRequest, parseExtenderArgs, parsePickRequest, type ExtenderArgs } from '../extender/protocol.js';
+import { BadRequest, checkNodeNamesList, parseExtenderArgs, parsePickRequest, type ExtenderArgs } from '../extender/protocol.js';
 import { isDnsLabel } from '../cluster/names.js';
 import type { Metrics } from '../metrics.js';
-import { releaseAfterLargeBody } from './memory.js';
+import { releaseAfterLargeBody } from '../memory.js';
 import { PayloadTooLarge, readBody, UnsupportedMedia } from './requestBody.js';
 
 export type Verb = 'filter' | 'prioritize' | 'downscale-pod-picker';
@@ -20,20 +20,23 @@ function parseJson(text: string, what: string): unknown {
 }
 
 /**
- * Parses and validates ExtenderArgs; a BadRequest names the field that is wrong. A body whose
- * NodeNames are one of `answered`'s is parsed without them, and they are the answered array.
+ * Parses and validates ExtenderArgs; a BadRequest names the field that is wrong. NodeNames
+ * taken apart from the rest (namesSection.ts) get the same checks; on any doubt or error the
+ * whole body is parsed again, so errors read as they always did.
  */
 export function parseArgs(text: string, maxNodes?: number, answered: Iterable<AnsweredNames> = []): ExtenderArgs {
-  for (const a of answered) {
-    const rest = withoutAnswered(text, a);
-    if (rest === undefined) continue;
+  const split = splitNodeNames(text);
+  const found = split && sectionNames(split.section, answered);
+  if (found) {
     try {
-      const args = parseExtenderArgs(JSON.parse(rest), maxNodes);
-      if (args.NodeNames?.length !== 0) break;
-      args.NodeNames = a.names;
-      return args;
+      const args = parseExtenderArgs(JSON.parse(split.rest), maxNodes);
+      if (args.NodeNames?.length === 0) {
+        if (!found.checked) checkNodeNamesList(found.names, maxNodes);
+        args.NodeNames = found.names;
+        return args;
+      }
     } catch {
-      break; // the whole body, for the error it names
+      // the whole body, for the error it names
     }
   }
   return parseExtenderArgs(parseJson(text, 'ExtenderArgs'), maxNodes);

@@ -60,6 +60,44 @@ describe('store indexes', () => {
     assert.equal(store.podByUid('pod-db-0'), undefined);
   });
 
+  it('seated pods per node follow binding, rebinding, termination, finishing, a new owner and deletion, as a walk would count them', () => {
+    const store = storeOf([...nodes(ZONES, 3), ...deployment('web', 6)]);
+    const names = ['node-a-1', 'node-a-2', 'node-b-1', undefined];
+    let seed = 7;
+    const rand = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) % n);
+    const walked = (owner: string) => {
+      const out = new Map<string, number>();
+      for (const p of store.podsOwnedBy('ReplicaSet', 'default', owner)) {
+        if (p.nodeName && !p.terminating && !p.finished) out.set(p.nodeName, (out.get(p.nodeName) ?? 0) + 1);
+      }
+      return out;
+    };
+    for (let step = 0; step < 400; step++) {
+      const i = rand(8);
+      const owner = rand(5) === 0 ? 'other-rs' : 'web-rs';
+      const raw = pod(`p${i}`, { kind: 'ReplicaSet', name: owner }, { nodeName: names[rand(names.length)], terminating: rand(6) === 0 });
+      if (rand(7) === 0) raw.status.phase = 'Succeeded';
+      if (rand(5) === 0) store.delete('pods', `default/p${i}`);
+      else store.upsert('pods', slimPod(raw));
+      for (const o of ['web-rs', 'other-rs']) assert.deepEqual(new Map(store.seatedPodsPerNode('ReplicaSet', 'default', o)), walked(o), `step ${step}, ${o}`);
+    }
+  });
+
+  it("a workload's pods per node sum its ReplicaSets and leave out the pod being placed", () => {
+    const store = storeOf([
+      ...nodes(ZONES, 2), ...deployment('web', 4),
+      { apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: { name: 'web-old', namespace: 'default', uid: 'rs-old', ownerReferences: [{ apiVersion: 'apps/v1', kind: 'Deployment', name: 'web', uid: 'deploy-web', controller: true }] }, spec: { replicas: 1 } },
+      rsPod('web', 'a', { nodeName: 'node-a-1' }), rsPod('web', 'b', { nodeName: 'node-a-1' }), rsPod('web', 'c'),
+      pod('web-old-x', { kind: 'ReplicaSet', name: 'web-old' }, { nodeName: 'node-a-1' }),
+      pod('web-old-y', { kind: 'ReplicaSet', name: 'web-old' }, { nodeName: 'node-b-2' }),
+    ]);
+    const model = podModel(store.pod('default', 'web-rs-c')!, store, settings)!;
+    assert.deepEqual(new Map(model.podsPerNode('none')), new Map([['node-a-1', 3], ['node-b-2', 1]]));
+    assert.deepEqual(new Map(model.podsPerNode('pod-web-old-y')), new Map([['node-a-1', 3]]));
+    assert.deepEqual(new Map(model.podsPerNode('pod-web-rs-a')), new Map([['node-a-1', 2], ['node-b-2', 1]]));
+    assert.deepEqual(new Map(model.podsPerNode('pod-web-rs-a')), new Map([['node-a-1', 2], ['node-b-2', 1]]), 'the store\'s counts are not changed by a read');
+  });
+
   it('workloads by owner, keys and counts per workload kind, and the zone list after a node change', () => {
     const store = storeOf([...nodes(['zone-a'], 1), ...deployment('web', 2), statefulSet('db', 1)]);
     assert.deepEqual([...store.ownedWorkloads('Deployment', 'default', 'web')].map((w) => w.name), ['web-rs']);
@@ -122,6 +160,38 @@ describe('reservations', () => {
     clock.advance(31_000);
     assert.deepEqual(r.forWorkload('w2'), [], 'expired');
     assert.equal(r.size(), 0);
+  });
+
+  it('keep at most max entries and maxBytes, dropping the oldest; a replaced reservation is the youngest', () => {
+    const clock = new FakeClock();
+    const r = new Reservations(30, clock, 3, 10_000);
+    const at = clock.now();
+    const make = (uid: string, workload = 'w') => ({ uid, pod: `default/${uid}`, workload, zone: 'zone-a', subset: undefined, at });
+    for (const uid of ['u1', 'u2', 'u3']) r.reserve(make(uid));
+    r.reserve(make('u1'));
+    r.reserve(make('u4'));
+    assert.deepEqual(r.forWorkload('w').map((x) => x.uid).sort(), ['u1', 'u3', 'u4'], 'u2 was the oldest');
+    const small = new Reservations(30, clock, 100, 2 * (96 + 2 + 'default/u1'.length + 1 + 'zone-a'.length));
+    for (const uid of ['u1', 'u2', 'u3']) small.reserve(make(uid));
+    assert.equal(small.size(), 2);
+    small.reserve({ ...make('huge'), pod: 'x'.repeat(10_000) });
+    assert.equal(small.size(), 2, 'one entry over the byte bound is not kept, and evicts nothing');
+  });
+
+  it('expire from the oldest, each checked even when the clock went back', () => {
+    const clock = new FakeClock();
+    const r = new Reservations(30, clock);
+    const make = (uid: string) => ({ uid, pod: `default/${uid}`, workload: 'w', zone: 'zone-a', subset: undefined, at: clock.now() });
+    r.reserve(make('u1'));
+    clock.advance(20_000);
+    r.reserve(make('u2'));
+    clock.advance(11_000);
+    assert.deepEqual(r.forWorkload('w').map((x) => x.uid), ['u2']);
+    assert.equal(r.size(), 1);
+    clock.advance(-100_000);
+    r.reserve(make('u3'));
+    clock.advance(100_000 + 5_000);
+    assert.deepEqual(r.forWorkload('w').map((x) => x.uid), ['u2'], 'u3, made at an earlier time behind a live u2, has expired');
   });
 });
 
