@@ -99,13 +99,15 @@ export class NodeSlots {
   }
 
   /**
-   * The slot of each name (-1: no such node). kube-scheduler sends the nodes that passed its
-   * filters in runs of its own node order (its workers take chunks of consecutive nodes), so
-   * each name is first guessed to follow the previous one as in the last request: a string
-   * comparison with memory read in order, where a lookup is a hash-table probe and a key
-   * comparison in memory long evicted. A guess is only taken when the names are equal and no
-   * node gained or lost its slot since, so the answer is always the lookup's. The last names
-   * stay alive until the next call: one request's worth, bounded by the request limit.
+   * The slot of each name (-1: no such node). kube-scheduler's filter workers walk chunks of
+   * its node list and append the nodes that pass as they go, a few chunks at once, so the
+   * names come interleaved runs of its order: 63% of 5,000 followed the name they followed in
+   * the last request (kube-scheduler 1.36, 2 cores). Each name is first guessed to be that
+   * one: a string comparison, where a lookup is a hash-table probe and a key comparison in
+   * memory long evicted (cold, 0.44 ms per 5,000 names against 0.52 for a lookup each). A
+   * guess is only taken when the names are equal and no node gained or lost its slot since,
+   * so the answer is always the lookup's. The last names stay alive until the next call: one
+   * request's worth, bounded by the request limit.
    */
   resolve(names: readonly string[]): Int32Array {
     const slots = new Int32Array(names.length);

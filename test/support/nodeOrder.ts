@@ -1,16 +1,26 @@
 /**
- * `names` cut in runs of `run`, the runs in a shuffled order (seeded: the same every time): how
- * kube-scheduler's filter workers return nodes, each taking chunks of its node list and
- * appending the nodes that pass as it finishes.
+ * `names` as kube-scheduler's filter sends them (seeded: the same every time): its workers
+ * take chunks of √n consecutive names of its list in turn and append the nodes that pass to
+ * one shared list as they go, so the chunks being worked on at once (one per CPU: `streams`)
+ * come interleaved name by name. `switchRate`: how often the stream of the next name is drawn
+ * anew. At 0.42, 37% of 5,000 names do not follow the name they followed in the order before,
+ * as kube-scheduler 1.36 on 2 cores sent them (1,860 of 5,000, counted in the e2e).
  */
-export function runsShuffled(names: readonly string[], run: number, seed: number): string[] {
-  const runs: string[][] = [];
-  for (let i = 0; i < names.length; i += run) runs.push(names.slice(i, i + run));
-  let a = seed;
-  for (let i = runs.length - 1; i > 0; i--) {
-    a = (Math.imul(a, 1103515245) + 12345) >>> 0;
-    const j = a % (i + 1);
-    [runs[i], runs[j]] = [runs[j]!, runs[i]!];
+export function interleavedChunks(names: readonly string[], seed: number, streams = 2, switchRate = 0.42): string[] {
+  const chunk = Math.max(1, Math.floor(Math.sqrt(names.length)));
+  let a = seed >>> 0;
+  const random = () => (a = (Math.imul(a, 1103515245) + 12345) >>> 0) / 2 ** 32;
+  let next = 0;
+  const take = () => (next < names.length ? { at: next, end: Math.min(names.length, (next += chunk)) } : undefined);
+  const active = Array.from({ length: streams }, take);
+  const out: string[] = [];
+  let s = 0;
+  while (out.length < names.length) {
+    if (!active[s] || random() < switchRate) s = Math.floor(random() * streams);
+    const c = active[s];
+    if (!c) continue;
+    out.push(names[c.at++]!);
+    if (c.at === c.end) active[s] = take();
   }
-  return runs.flat();
+  return out;
 }

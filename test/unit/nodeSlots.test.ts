@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { NodeSlots } from '../../src/cluster/nodeSlots.js';
 import { ZONE_LABEL, type SlimNode } from '../../src/cluster/objects.js';
-import { runsShuffled } from '../support/nodeOrder.js';
+import { interleavedChunks } from '../support/nodeOrder.js';
 
 const node = (name: string, zone?: string, labels: Record<string, string> = {}): SlimNode => ({
   name, labels: zone === undefined ? labels : { ...labels, [ZONE_LABEL]: zone }, zone,
@@ -20,14 +20,14 @@ describe('node slots', () => {
     const all = Array.from({ length: 500 }, (_, i) => `node-${i}`);
     for (const [i, n] of all.entries()) slots.set(node(n, `z${i % 3}`));
     const requests = [
-      all, all, runsShuffled(all, 7, 1), runsShuffled(all, 7, 2), all.slice(100, 300),
+      all, all, interleavedChunks(all, 1), interleavedChunks(all, 2, 4, 0.9), all.slice(100, 300),
       ['node-9', 'ghost', 'node-9', 'node-10', 'node-11', 'ghost-2', 'node-12'],
-      [...all].reverse(), runsShuffled(all, 1, 3), [],
+      [...all].reverse(), interleavedChunks(all, 3, 1), [],
     ];
     for (const names of requests) assert.deepEqual(resolved(slots, names), looked(slots, names));
   });
 
-  it('a node deleted and its slot given to another is never guessed from the last request', () => {
+  it('a node deleted and its slot given to another: the slot names the new node, the old name none', () => {
     const slots = new NodeSlots();
     const names = ['a', 'b', 'c', 'd'];
     for (const n of names) slots.set(node(n, 'z1'));
