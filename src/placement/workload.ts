@@ -67,7 +67,8 @@ export function workloadPodsPerNode(ref: WorkloadRef, snapshot: Snapshot, exclud
   const { kind, names } = podOwners(ref, snapshot);
   const per = names.map((owner) => snapshot.seatedPodsPerNode(kind, ref.namespace, owner)).filter((m) => m.size > 0);
   const self = snapshot.podByUid(exclude);
-  const counted = self?.nodeName !== undefined && !self.terminating && !self.finished && self.owner?.kind === kind
+  // As the store counts: bound ('' is not), holding a seat, owned by one of the owners.
+  const counted = !!self?.nodeName && !self.terminating && !self.finished && self.owner?.kind === kind
     && self.namespace === ref.namespace && names.includes(self.owner.name);
   if (per.length === 1 && !counted) return per[0]!;
   const out = new Map<string, number>();

@@ -98,6 +98,13 @@ describe('store indexes', () => {
     assert.deepEqual(new Map(model.podsPerNode('pod-web-rs-a')), new Map([['node-a-1', 2], ['node-b-2', 1]]), 'the store\'s counts are not changed by a read');
   });
 
+  it('one owner and an unbound pod to place: the store\'s own counts, not a copy', () => {
+    const store = storeOf([...nodes(ZONES, 1), statefulSet('db', 3), stsPod('db', 0, { nodeName: 'node-a-1' }), stsPod('db', 1)]);
+    const model = podModel(store.pod('default', 'db-1')!, store, settings)!;
+    assert.equal(model.podsPerNode('pod-db-1'), store.seatedPodsPerNode('StatefulSet', 'default', 'db'));
+    assert.deepEqual(new Map(model.podsPerNode('pod-db-0')), new Map(), 'a bound pod placed again is left out');
+  });
+
   it('workloads by owner, keys and counts per workload kind, and the zone list after a node change', () => {
     const store = storeOf([...nodes(['zone-a'], 1), ...deployment('web', 2), statefulSet('db', 1)]);
     assert.deepEqual([...store.ownedWorkloads('Deployment', 'default', 'web')].map((w) => w.name), ['web-rs']);

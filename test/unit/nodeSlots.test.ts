@@ -14,6 +14,17 @@ const looked = (slots: NodeSlots, names: readonly string[]) => names.map((n) => 
 const resolved = (slots: NodeSlots, names: readonly string[]) => [...slots.resolve(names)].map((s) => slots.nodeAt(s)?.name);
 
 
+/** A seeded Fisher-Yates shuffle. */
+function shuffled(names: readonly string[], seed: number): string[] {
+  const out = [...names];
+  for (let i = out.length - 1, a = seed; i > 0; i--) {
+    a = (Math.imul(a, 1103515245) + 12345) >>> 0;
+    const j = a % (i + 1);
+    [out[i], out[j]] = [out[j]!, out[i]!];
+  }
+  return out;
+}
+
 describe('node slots', () => {
   it('resolves every request as a lookup per name would, whatever the order, repeats and unknown names', () => {
     const slots = new NodeSlots();
@@ -23,6 +34,8 @@ describe('node slots', () => {
       all, all, interleavedChunks(all, 1), interleavedChunks(all, 2, 4, 0.9), all.slice(100, 300),
       ['node-9', 'ghost', 'node-9', 'node-10', 'node-11', 'ghost-2', 'node-12'],
       [...all].reverse(), interleavedChunks(all, 3, 1), [],
+      // No order to follow: the guessing stops, the lookups go on.
+      shuffled(all, 4), interleavedChunks(all, 5), shuffled(all, 6), interleavedChunks(all, 7, 16, 1),
     ];
     for (const names of requests) assert.deepEqual(resolved(slots, names), looked(slots, names));
   });
