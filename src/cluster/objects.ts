@@ -268,6 +268,11 @@ function podRequests(spec: Raw | undefined): { cpuMilli: number; memory: number 
   return { cpuMilli, memory };
 }
 
+/** Holds a seat of its workload: not terminating, not finished (what placement and the store count). */
+export function holdsSeat(pod: Pick<SlimPod, 'terminating' | 'finished'>): boolean {
+  return !pod.terminating && !pod.finished;
+}
+
 /** A node's value of a topology label (the zone label has a field of its own). */
 export function zoneOf(node: SlimNode, topologyKey: string): string | undefined {
   return topologyKey === ZONE_LABEL ? node.zone : node.labels[topologyKey];

@@ -1,5 +1,6 @@
-import type {
-  SlimNode, SlimPod, SlimPV, SlimPVC, SlimStorageClass, SlimWorkload, SlimWorkloadSpread, WorkloadKind,
+import {
+  holdsSeat, type SlimNode, type SlimPod, type SlimPV, type SlimPVC, type SlimStorageClass, type SlimWorkload,
+  type SlimWorkloadSpread, type WorkloadKind,
 } from './objects.js';
 import { isDnsSubdomain } from './names.js';
 import { NodeSlots, type ZoneCodes } from './nodeSlots.js';
@@ -234,7 +235,7 @@ export class ClusterStore implements Snapshot {
   }
 
   private countSeated(pod: SlimPod, sign: 1 | -1): void {
-    if (!pod.owner || !pod.nodeName || pod.terminating || pod.finished) return;
+    if (!pod.owner || !pod.nodeName || !holdsSeat(pod)) return;
     const key = ownerKey(pod.owner.kind, pod.namespace, pod.owner.name);
     let counts = this.seatedByOwner.get(key);
     if (!counts) this.seatedByOwner.set(key, (counts = new Map()));

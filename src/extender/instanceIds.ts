@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { ExpiringMap } from '../expiringMap.js';
 import type { Actuator } from '../actuator/actuator.js';
-import type { PendingPod } from '../cluster/objects.js';
+import { holdsSeat, type PendingPod } from '../cluster/objects.js';
 import { workloadKindSpec } from '../cluster/kinds.js';
 import type { Snapshot } from '../cluster/store.js';
 import type { WorkloadModel } from '../placement/model.js';
@@ -38,7 +38,7 @@ export function instanceIdStep(snapshot: Snapshot, actuator: Actuator, log: Logg
         replicas: workload.replicas,
         live: (name) => {
           const p = snapshot.pod(ns, name);
-          return !!p && !p.terminating && !p.finished;
+          return !!p && holdsSeat(p);
         },
       });
       assigned.set(pod.uid, id);

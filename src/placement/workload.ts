@@ -1,4 +1,4 @@
-import { ANNOTATION, MAX_INDEX, type SlimPod, type SlimWorkload } from '../cluster/objects.js';
+import { ANNOTATION, holdsSeat, MAX_INDEX, type SlimPod, type SlimWorkload } from '../cluster/objects.js';
 import { ownedThrough, workloadKindSpec } from '../cluster/kinds.js';
 import type { Snapshot } from '../cluster/store.js';
 
@@ -54,7 +54,7 @@ export function* workloadPods(ref: WorkloadRef, snapshot: Snapshot): Iterable<Sl
   const { kind, names } = podOwners(ref, snapshot);
   for (const owner of names) {
     for (const pod of snapshot.podsOwnedBy(kind, ref.namespace, owner)) {
-      if (!pod.terminating && !pod.finished) yield pod;
+      if (holdsSeat(pod)) yield pod;
     }
   }
 }
@@ -68,7 +68,7 @@ export function workloadPodsPerNode(ref: WorkloadRef, snapshot: Snapshot, exclud
   const per = names.map((owner) => snapshot.seatedPodsPerNode(kind, ref.namespace, owner)).filter((m) => m.size > 0);
   const self = snapshot.podByUid(exclude);
   // As the store counts: bound ('' is not), holding a seat, owned by one of the owners.
-  const counted = !!self?.nodeName && !self.terminating && !self.finished && self.owner?.kind === kind
+  const counted = !!self?.nodeName && holdsSeat(self) && self.owner?.kind === kind
     && self.namespace === ref.namespace && names.includes(self.owner.name);
   if (per.length === 1 && !counted) return per[0]!;
   const out = new Map<string, number>();
