@@ -80,10 +80,19 @@ export class NodeSlots {
     for (const column of this.columns.values()) column.codes[slot] = -1;
   }
 
-  /** The label's values by slot; built on first use and kept up to date as nodes change. */
+  /** Columns kept: for tests. */
+  get columnCount(): number { return this.columns.size; }
+
+  /**
+   * The label's values by slot; built on first use and kept up to date as nodes change. The
+   * key can come from a workload's annotation: at most MAX_COLUMNS are kept, the least
+   * recently used dropped (it is rebuilt if asked for again).
+   */
   zoneCodes(topologyKey: string): ZoneCodes {
     let column = this.columns.get(topologyKey);
-    if (!column) {
+    if (column) {
+      this.columns.delete(topologyKey);
+    } else {
       column = { codes: new Int32Array(this.bySlot.length).fill(-1), zones: [], codeOf: new Map(), nodes: this.bySlot };
       for (let slot = 0; slot < this.bySlot.length; slot++) {
         const node = this.bySlot[slot];
@@ -93,8 +102,9 @@ export class NodeSlots {
         if (code === undefined) column.codeOf.set(zone, (code = column.zones.push(zone) - 1));
         column.codes[slot] = code;
       }
-      this.columns.set(topologyKey, column);
+      if (this.columns.size >= MAX_COLUMNS) this.columns.delete(this.columns.keys().next().value!);
     }
+    this.columns.set(topologyKey, column);
     return column;
   }
 
@@ -144,6 +154,8 @@ export class NodeSlots {
 }
 
 const NO_NAMES: readonly string[] = [];
+/** Topology keys whose columns are kept (one is the common case: the zone label). */
+const MAX_COLUMNS = 8;
 /** How far past a cursor a name is looked for: another run's names sit between a run's in the last request. */
 const AHEAD = 10;
 /** Names guessed before the miss rate may stop the guessing. */

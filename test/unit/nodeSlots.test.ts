@@ -77,4 +77,22 @@ describe('node slots', () => {
     assert.deepEqual([...slots.names()].sort(), ['b', 'c', 'd']);
     assert.deepEqual([...slots.nodes()].map((n) => n.name).sort(), ['b', 'c', 'd']);
   });
+
+  it('keeps columns for a few topology keys (they come from workload annotations), the recent ones, each still right', () => {
+    const slots = new NodeSlots();
+    slots.set(node('a', 'z1', Object.fromEntries(Array.from({ length: 40 }, (_, k) => [`key-${k}`, `v${k}`]))));
+    const valueOf = (key: string) => {
+      const { codes, zones } = slots.zoneCodes(key);
+      return zones[codes[slots.resolve(['a'])[0]!]!];
+    };
+    for (let k = 0; k < 40; k++) {
+      assert.equal(valueOf(ZONE_LABEL), 'z1');
+      assert.equal(valueOf(`key-${k}`), `v${k}`);
+    }
+    assert.ok(slots.columnCount <= 8, `${slots.columnCount} columns kept`);
+    slots.set(node('a', 'z2', { 'key-39': 'w' }));
+    assert.equal(valueOf(ZONE_LABEL), 'z2', 'the zone label, used all along, was kept and followed the change');
+    assert.equal(valueOf('key-39'), 'w');
+    assert.equal(valueOf('key-0'), undefined, 'a dropped column is rebuilt from the nodes');
+  });
 });
