@@ -2,8 +2,9 @@
 // Under kube-scheduler a request costs what it touches: between two pods kube-scheduler and
 // kube-apiserver evict zonekeeper's data, and the same filter costs two to three times what
 // it costs back to back. Over loopback on an otherwise idle machine the caches stay warm, so
-// the large case cannot show that; this case can, and its figures hold run after run where
-// the HTTP cases swing by a third.
+// the large case cannot show that; this case can. Its figures still move by about a fifth
+// from one process to the next (heap layout), where the HTTP cases swing by a third or more:
+// compare code by alternating runs of both.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { pino } from 'pino';
