@@ -18,7 +18,8 @@ export interface Decision {
   passed: { count: number; sample: string[] };
   /** Rejected nodes grouped by reason: a 5,000-node decision stays small. */
   rejected: { rule: string; reason: string; unresolvable: boolean; count: number; sample: string[] }[];
-  scores?: Record<string, number>;
+  /** The first candidates' scores, in the order sent. */
+  scores?: { node: string; score: number }[];
   error?: string;
 }
 
@@ -36,7 +37,7 @@ export function decisionBytes(d: Decision): number {
     n += 64 + r.reason.length;
     for (const s of r.sample) n += s.length + 16;
   }
-  if (d.scores) for (const k in d.scores) n += k.length + 24;
+  if (d.scores) for (const s of d.scores) n += s.node.length + 40;
   return n;
 }
 

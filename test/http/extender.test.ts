@@ -157,7 +157,9 @@ describe('prioritize after its filter', () => {
     assert.equal(lookups.n, 0);
     assert.deepEqual(after, { 'node-a-2': 10, 'node-a-3': 10 });
     assert.deepEqual(after, byHost(await (await alone.post('/prioritize', args(db3, filtered.NodeNames))).json()));
-    assert.equal(app.extender.decisions.forPod('default/db-3').at(-1)!.passed.count, 3);
+    const last = app.extender.decisions.forPod('default/db-3').at(-1)!;
+    assert.equal(last.passed.count, 3);
+    assert.deepEqual(last.scores, [{ node: 'node-a-1', score: 0 }, { node: 'node-a-2', score: 10 }, { node: 'node-a-3', score: 10 }], '/debug/decisions shows the first scores in the order sent');
   });
 
   it('takes fewer nodes (a later extender rejected some) the same way; anything else is scored afresh', async () => {

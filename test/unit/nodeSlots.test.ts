@@ -40,6 +40,16 @@ describe('node slots', () => {
     for (const names of requests) assert.deepEqual(resolved(slots, names), looked(slots, names));
   });
 
+  it('names alike in length and last characters (one fingerprint) are still told apart', () => {
+    const slots = new NodeSlots();
+    // Every name ends in "end" and is 6 long, or is one or two characters, or not ASCII.
+    const alike = Array.from({ length: 60 }, (_, i) => `${String.fromCharCode(97 + (i % 26))}${i < 26 ? 'a' : i < 52 ? 'b' : 'c'}-end`);
+    const all = [...alike, 'a', 'b', 'ab', 'ba', 'ñodé', 'nodé'];
+    for (const [i, n] of all.entries()) slots.set(node(n, `z${i % 3}`));
+    const requests = [all, [...all].reverse(), interleavedChunks(all, 1), all, shuffled(all, 2), ['ba', 'ab', 'b', 'a', 'nodé', 'ñodé', 'ghost'], all];
+    for (const names of requests) assert.deepEqual(resolved(slots, names), looked(slots, names));
+  });
+
   it('a node deleted and its slot given to another: the slot names the new node, the old name none', () => {
     const slots = new NodeSlots();
     const names = ['a', 'b', 'c', 'd'];
