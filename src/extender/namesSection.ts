@@ -53,15 +53,45 @@ export function splitNodeNames(body: string): NamesSplit | undefined {
   return { rest: `${body.slice(0, at)}${KEY}${CLOSE}`, section: body.slice(at + KEY.length, end - CLOSE.length) };
 }
 
+/** What `sectionNames` read: `count` is how many names the section holds, `names` at most `maxNames + 1` of them. */
+export interface SectionNames {
+  names: readonly string[];
+  /** Validated already (a filter's answer). */
+  checked: boolean;
+  count: number;
+}
+
 /**
  * The section's names without JSON.parse: a filter's answer as it was written (`checked`:
  * they were validated then), or plain strings split natively when they are short enough for
- * JSON.parse to internalize. Undefined: leave them to JSON.parse.
+ * JSON.parse to internalize. Undefined: leave them to JSON.parse. At most `maxNames + 1` names
+ * are taken apart, and the plain-strings pattern only runs over that many: a section of more
+ * (a hostile body near the size limit) is counted without allocating, and the pattern's
+ * backtracking overflowed the stack at about 3 million names.
  */
-export function sectionNames(section: string, answered: Iterable<AnsweredNames>): { names: readonly string[]; checked: boolean } | undefined {
-  for (const a of answered) if (a.text === section) return { names: a.names, checked: true };
-  if (section.length === 0) return { names: [], checked: false };
+export function sectionNames(section: string, answered: Iterable<AnsweredNames>, maxNames = Infinity): SectionNames | undefined {
+  for (const a of answered) if (a.text === section) return { names: a.names, checked: true, count: a.names.length };
+  if (section.length === 0) return { names: [], checked: false, count: 0 };
   const first = section.indexOf('"', 1);
-  if (first < 0 || first - 1 > INTERNALIZED_MAX || !PLAIN.test(section)) return undefined;
-  return { names: section.slice(1, -1).split('","'), checked: false };
+  if (first < 0 || first - 1 > INTERNALIZED_MAX) return undefined;
+  const limit = Math.min(maxNames + 1, 2 ** 32 - 1);
+  const names = section.slice(1, -1).split('","', limit);
+  if (names.length < limit) return PLAIN.test(section) ? { names, checked: false, count: names.length } : undefined;
+  const count = plainCount(section);
+  return count === undefined ? undefined : { names, checked: false, count };
+}
+
+const SPECIAL = /[\\\u0000-\u001f]/;
+
+/**
+ * How many strings a section holds if it is plain, without a pattern or an allocation: every
+ * quote in it belongs to the outer pair or to a `","` separator. Linear in the section, for
+ * the rare section of more names than the cluster allows.
+ */
+function plainCount(section: string): number | undefined {
+  if (section.length < 2 || section[0] !== '"' || section[section.length - 1] !== '"' || SPECIAL.test(section)) return undefined;
+  let separators = 0, quotes = 0;
+  for (let at = section.indexOf('","', 1); at >= 0 && at <= section.length - 4; at = section.indexOf('","', at + 3)) separators++;
+  for (let at = section.indexOf('"'); at >= 0; at = section.indexOf('"', at + 1)) quotes++;
+  return quotes === 2 * separators + 2 ? separators + 1 : undefined;
 }

@@ -46,6 +46,11 @@ function checkCount(n: number, field: string, maxNodes: number): void {
   if (n > maxNodes) throw new BadRequest(field, `${n} nodes sent, more than the ${maxNodes} a request may carry for this cluster`);
 }
 
+/** NodeNames counted apart from the body: the first check parseExtenderArgs gives them. */
+export function checkNodeNamesCount(n: number, maxNodes = Infinity): void {
+  checkCount(n, 'NodeNames', maxNodes);
+}
+
 /** NodeNames read apart from the body: the checks parseExtenderArgs gives them. */
 export function checkNodeNamesList(names: readonly unknown[], maxNodes = Infinity): void {
   checkCount(names.length, 'NodeNames', maxNodes);

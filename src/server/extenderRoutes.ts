@@ -2,7 +2,7 @@ import { Hono, type Context } from 'hono';
 import type { Logger } from 'pino';
 import { sectionNames, splitNodeNames, type AnsweredNames } from '../extender/namesSection.js';
 import type { Extender } from '../extender/extender.js';
-import { BadRequest, checkNodeNamesList, parseExtenderArgs, parsePickRequest, type ExtenderArgs } from '../extender/protocol.js';
+import { BadRequest, checkNodeNamesCount, checkNodeNamesList, parseExtenderArgs, parsePickRequest, type ExtenderArgs } from '../extender/protocol.js';
 import { isDnsLabel } from '../cluster/names.js';
 import type { Metrics } from '../metrics.js';
 import { releaseAfterLargeBody } from '../memory.js';
@@ -19,6 +19,14 @@ function parseJson(text: string, what: string): unknown {
   }
 }
 
+function parsedOrUndefined(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * Parses and validates ExtenderArgs; a BadRequest names the field that is wrong. NodeNames
  * taken apart from the rest (namesSection.ts) get the same checks; on any doubt or error the
@@ -26,10 +34,14 @@ function parseJson(text: string, what: string): unknown {
  */
 export function parseArgs(text: string, maxNodes?: number, answered: Iterable<AnsweredNames> = []): ExtenderArgs {
   const split = splitNodeNames(text);
-  const found = split && sectionNames(split.section, answered);
-  if (found) {
+  const found = split && sectionNames(split.section, answered, maxNodes);
+  const rest = found && parsedOrUndefined(split.rest);
+  if (found && rest !== undefined) {
+    // The body parses whole (the section is plain), so too many names is the first error it
+    // gives: given here, the names past the bound are never taken apart.
+    checkNodeNamesCount(found.count, maxNodes);
     try {
-      const args = parseExtenderArgs(JSON.parse(split.rest), maxNodes);
+      const args = parseExtenderArgs(rest, maxNodes);
       if (args.NodeNames?.length === 0) {
         if (!found.checked) checkNodeNamesList(found.names, maxNodes);
         args.NodeNames = found.names;

@@ -44,12 +44,51 @@ describe('the NodeNames section of a body', () => {
   it('names are the answered array when the section is its text, else split when short and plain', () => {
     const answered = { names: ['n-1', 'n-2'], text: '"n-1","n-2"' };
     assert.equal(sectionNames('"n-1","n-2"', [answered])!.names, answered.names);
-    assert.deepEqual(sectionNames('"n-2","n-1"', [answered]), { names: ['n-2', 'n-1'], checked: false });
-    assert.deepEqual(sectionNames('', []), { names: [], checked: false });
+    assert.deepEqual(sectionNames('"n-2","n-1"', [answered]), { names: ['n-2', 'n-1'], checked: false, count: 2 });
+    assert.deepEqual(sectionNames('', []), { names: [], checked: false, count: 0 });
     // Long names (JSON.parse is the faster there), escapes, control characters, quotes inside, spacing: JSON.parse.
     for (const section of ['"node-12345.example.internal"', '"n\\"1"', '"n\\u00e9"', '"n\u00011"', '"n-1", "n-2"', '"n-1","n"2"', '"n-1",', '1,2']) {
       assert.equal(sectionNames(section, []), undefined, section);
     }
+  });
+
+  it('takes apart at most one name past the bound, and counts the rest exactly', () => {
+    assert.deepEqual(sectionNames('"a","b","c","d"', [], 2), { names: ['a', 'b', 'c'], checked: false, count: 4 });
+    assert.deepEqual(sectionNames('"a","b"', [], 2), { names: ['a', 'b'], checked: false, count: 2 });
+    // Past the bound and not plain: JSON.parse decides.
+    assert.equal(sectionNames('"a","b","c","d\\"', [], 2), undefined);
+    assert.equal(sectionNames('"a","b","c",d"', [], 2), undefined);
+  });
+
+  it('agrees with JSON.parse on random sections: names only for valid JSON, a prefix of its array, the exact count', () => {
+    const alphabet = ['"', ',', 'a', '\\', 'é', '","'];
+    let seed = 7;
+    // The high bits: an LCG's low bits repeat with a short period.
+    const rand = (n: number) => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) >>> 16) % n;
+    let named = 0;
+    for (let k = 0; k < 50_000; k++) {
+      const section = `"${Array.from({ length: rand(10) }, () => alphabet[rand(alphabet.length)]).join('')}"`;
+      let parsed: unknown[] | undefined;
+      try {
+        parsed = JSON.parse(`[${section}]`);
+      } catch { /* not JSON */ }
+      for (const max of [0, 1, 2, Infinity]) {
+        const got = sectionNames(section, [], max);
+        if (!got) continue;
+        named++;
+        assert.ok(parsed, `names from a section JSON rejects: ${section}`);
+        assert.equal(got.count, parsed.length, section);
+        assert.deepEqual(got.names, parsed.slice(0, Math.min(parsed.length, max + 1)), section);
+      }
+    }
+    assert.ok(named > 1000, `${named} sections read without JSON.parse`);
+  });
+
+  it('a body of millions of short names near the size limit is a 400 naming the count (the pattern once overflowed the stack: a 500)', () => {
+    const n = 4_000_000;
+    const body = `{"Pod":${pod},"Nodes":null,"NodeNames":[${'"n-1",'.repeat(n - 1)}"n-1"]}`;
+    assert.equal(viaParseArgs(body, 15_000), wholeParse(body, 15_000));
+    assert.equal(viaParseArgs(body, 15_000), `NodeNames: ${n} nodes sent, more than the 15000 a request may carry for this cluster`);
   });
 
   it('short plain names are split apart, only the rest goes through JSON.parse; long ones through it whole', () => {
