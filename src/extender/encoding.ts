@@ -81,7 +81,7 @@ export function encodeError(message: string): string {
  * The HostPriorityList: `[{"Host": name, "Score": n}]`. kube-scheduler adds each listed
  * host's score to that node and nothing to a node not listed (1.20 as today), so a score of 0
  * is left out: an unmanaged pod's answer is `[]`, and a pinned pod's lists the nodes of its
- * zone only. Order carries nothing either: hosts are written grouped by score, one native
+ * zone only; so is one score for every node. Order carries nothing either: hosts are written grouped by score, one native
  * join per score. `known(i)`: names[i] is a known node's name, which needs no escaping.
  */
 export function encodePriorities(names: readonly string[], scores: readonly number[], known: (i: number) => boolean): string {
@@ -95,6 +95,10 @@ export function encodePriorities(names: readonly string[], scores: readonly numb
     if (group) group.push(names[i]!);
     else single.push(`{"Host":${asciiJson(names[i])},"Score":${asciiJson(score)}}`);
   }
+  // Every node the same score: kube-scheduler adds the same to each, which ranks them as
+  // adding nothing does, and `[]` spares it decoding a score per node (a pod in a zone that
+  // holds none of its workload yet, the common case for small workloads).
+  if (single.length === 0 && byScore.some((group) => group.length === names.length && names.length > 0)) return '[]';
   const parts: string[] = [];
   for (let score = 1; score <= MAX_EXTENDER_SCORE; score++) {
     const group = byScore[score]!;

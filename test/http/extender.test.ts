@@ -106,12 +106,19 @@ describe('POST /filter with the captured kube-scheduler v1.20 requests', () => {
 });
 
 describe('POST /prioritize with the captured requests', () => {
-  it('NodeNames mode: scores 0..10 for every node sent', async () => {
+  it('NodeNames mode: scores 0..10 for every node sent; one score for all of them is sent as none', async () => {
     const app = testApp(storeOf(capturedCluster()));
-    const res = await app.post('/prioritize', fixture('prioritize-nodenames-statefulset-pod.json').body);
+    const req = fixture('prioritize-nodenames-statefulset-pod.json').body;
+    const res = await app.post('/prioritize', req);
     assert.equal(res.status, 200);
-    const body = await res.json();
-    assert.deepEqual(body, [{ Host: 'node-c-1', Score: 10 }, { Host: 'node-c-2', Score: 10 }]);
+    // kube-scheduler sent the two nodes its filter left, neither holding a pod of the
+    // workload: both score 10, which ranks them as no score does.
+    assert.deepEqual(await res.json(), []);
+    const pod = `${req.Pod.metadata.namespace}/${req.Pod.metadata.name}`;
+    assert.deepEqual(app.extender.decisions.forPod(pod).at(-1)!.scores, [{ node: 'node-c-1', score: 10 }, { node: 'node-c-2', score: 10 }]);
+    // One of them holding a pod of the workload: the other is preferred, and listed.
+    const busy = testApp(storeOf([...capturedCluster(), stsPod('db', 1, { nodeName: 'node-c-1' })]));
+    assert.deepEqual(await (await busy.post('/prioritize', req)).json(), [{ Host: 'node-c-2', Score: 10 }]);
   });
 
   it('full-Nodes mode: nothing for an unmanaged pod (0 everywhere), preferred subset nodes for a WorkloadSpread pod', async () => {
@@ -176,7 +183,7 @@ describe('prioritize after its filter', () => {
     assert.deepEqual(byHost(await (await app.post('/prioritize', args(db3, mixed))).json()), { 'node-a-3': 10, 'node-a-2': 10 });
     assert.equal(lookups.n - before, mixed.length);
     // A verdict serves one prioritize: a second one is scored afresh too.
-    assert.deepEqual(byHost(await (await app.post('/prioritize', args(db3, ['node-a-2', 'node-a-3']))).json()), { 'node-a-2': 10, 'node-a-3': 10 });
+    assert.deepEqual(byHost(await (await app.post('/prioritize', args(db3, ['node-a-1', 'node-a-3']))).json()), { 'node-a-3': 10 });
     assert.equal(lookups.n - before, mixed.length + 2);
   });
 

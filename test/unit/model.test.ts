@@ -245,6 +245,13 @@ describe('filter encoder', () => {
     // No scores (an unmanaged pod, or the cache not ready): nothing to add anywhere.
     assert.equal(encodePriorities(names, [], known), '[]');
     assert.equal(encodePriorities([], [], known), '[]');
+    // One score for every known node ranks them as none does.
+    const cached = names.filter((n) => n !== 'x"y');
+    const cachedKnown = () => true;
+    assert.equal(encodePriorities(cached, cached.map(() => 7), cachedKnown), '[]');
+    // Not every node: those left out would get 0, so the rest are listed.
+    assert.equal(JSON.parse(encodePriorities(cached, cached.map((_, i) => (i === 0 ? 0 : 7)), cachedKnown)).length, cached.length - 1);
+    assert.equal(JSON.parse(encodePriorities(cached, cached.map((_, i) => (i === 0 ? 6 : 7)), cachedKnown)).length, cached.length);
   });
 
   it('the filter and prioritize answers stay valid JSON for names the cache does not know, whatever they hold', () => {
