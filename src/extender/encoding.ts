@@ -81,8 +81,9 @@ export function encodeError(message: string): string {
  * The HostPriorityList: `[{"Host": name, "Score": n}]`. kube-scheduler adds each listed
  * host's score to that node and nothing to a node not listed (1.20 as today), so a score of 0
  * is left out: an unmanaged pod's answer is `[]`, and a pinned pod's lists the nodes of its
- * zone only; so is one score for every node. Order carries nothing either: hosts are written grouped by score, one native
- * join per score. `known(i)`: names[i] is a known node's name, which needs no escaping.
+ * zone only. One score for every node is `[]` too. Order carries nothing either: hosts are
+ * written grouped by score, one native join per score. `known(i)`: names[i] is a known
+ * node's name, which needs no escaping.
  */
 export function encodePriorities(names: readonly string[], scores: readonly number[], known: (i: number) => boolean): string {
   // Scores are integers 1..10 here; anything else, and names no node has (rare), one by one.

@@ -76,9 +76,18 @@ export function sectionNames(section: string, answered: Iterable<AnsweredNames>,
   if (first < 0 || first - 1 > INTERNALIZED_MAX) return undefined;
   const limit = Math.min(maxNames + 1, 2 ** 32 - 1);
   const names = section.slice(1, -1).split('","', limit);
-  if (names.length < limit) return PLAIN.test(section) ? { names, checked: false, count: names.length } : undefined;
+  if (names.length < limit) return isPlain(section) ? { names, checked: false, count: names.length } : undefined;
   const count = plainCount(section);
   return count === undefined ? undefined : { names, checked: false, count };
+}
+
+/** PLAIN's verdict; a stack overflow in its backtracking (millions of names, no bound given) is no verdict. */
+function isPlain(section: string): boolean {
+  try {
+    return PLAIN.test(section);
+  } catch {
+    return false;
+  }
 }
 
 const SPECIAL = /[\\\u0000-\u001f]/;
