@@ -51,9 +51,8 @@ export function checkNodeNamesCount(n: number, maxNodes = Infinity): void {
   checkCount(n, 'NodeNames', maxNodes);
 }
 
-/** NodeNames read apart from the body: the checks parseExtenderArgs gives them. */
-export function checkNodeNamesList(names: readonly unknown[], maxNodes = Infinity): void {
-  checkCount(names.length, 'NodeNames', maxNodes);
+/** NodeNames read apart from the body (counted already): the checks parseExtenderArgs gives each name. */
+export function checkNodeNamesList(names: readonly unknown[]): void {
   validateNodeNames(names as unknown[]);
 }
 

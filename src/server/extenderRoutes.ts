@@ -43,7 +43,7 @@ export function parseArgs(text: string, maxNodes?: number, answered: Iterable<An
     try {
       const args = parseExtenderArgs(rest, maxNodes);
       if (args.NodeNames?.length === 0) {
-        if (!found.checked) checkNodeNamesList(found.names, maxNodes);
+        if (!found.checked) checkNodeNamesList(found.names);
         args.NodeNames = found.names;
         return args;
       }
