@@ -8,6 +8,7 @@ import { decisionBytes } from '../../src/extender/decisions.js';
 import { seatZone, SEQUENCE_WORK_LIMIT, zoneSequence } from '../../src/placement/zoneSequence.js';
 import { deployment, node, nodes, pvc, statefulSet, storeOf, workloadSpread, zoneSubset, type Raw } from '../support/builders.js';
 import { fixture, testApp } from '../support/app.js';
+import { seededRandom } from '../support/random.js';
 
 const ZONES = ['zone-a', 'zone-b', 'zone-c'];
 const cluster = (extra: Raw[] = []) => storeOf([...nodes(ZONES, 2), statefulSet('db', 3), pvc('data-db-0', { volumeName: '' }), ...extra]);
@@ -86,8 +87,7 @@ describe('D1: the seat of a huge ordinal or instance ID costs O(zones), not a lo
   });
 
   it('seatZone agrees with the simulated sequence for every seat of random weighted preferences', () => {
-    let seed = 42;
-    const rand = (n: number) => { seed = (seed * 1103515245 + 12345) % 2 ** 31; return seed % n; };
+    const rand = seededRandom(42).below;
     for (let c = 0; c < 300; c++) {
       const zones = ['a', 'b', 'c', 'd', 'e'].slice(0, 1 + rand(5));
       const p = Object.fromEntries(zones.map((z) => [z, {

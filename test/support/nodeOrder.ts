@@ -1,3 +1,5 @@
+import { seededRandom } from './random.js';
+
 /**
  * `names` as kube-scheduler's filter sends them (seeded: the same every time): its workers
  * take chunks of √n consecutive names of its list in turn and append the nodes that pass to
@@ -8,8 +10,7 @@
  */
 export function interleavedChunks(names: readonly string[], seed: number, streams = 2, switchRate = 0.42): string[] {
   const chunk = Math.max(1, Math.floor(Math.sqrt(names.length)));
-  let a = seed >>> 0;
-  const random = () => (a = (Math.imul(a, 1103515245) + 12345) >>> 0) / 2 ** 32;
+  const random = seededRandom(seed).next;
   let next = 0;
   const take = () => (next < names.length ? { at: next, end: Math.min(names.length, (next += chunk)) } : undefined);
   const active = Array.from({ length: streams }, take);

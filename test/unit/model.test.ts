@@ -17,6 +17,7 @@ import {
   asPending, deployment, node, nodes, pod, pv, pvc, rsPod, statefulSet, storeOf, stsPod, workloadSpread, zoneSubset,
 } from '../support/builders.js';
 import { defaultSettings, FakeClock, filterFor, inputFor, passedZones } from '../support/placement.js';
+import { seededRandom } from '../support/random.js';
 
 const ZONES = ['zone-a', 'zone-b', 'zone-c'];
 const settings = defaultSettings();
@@ -63,8 +64,7 @@ describe('store indexes', () => {
   it('seated pods per node follow binding, rebinding, termination, finishing, a new owner and deletion, as a walk would count them', () => {
     const store = storeOf([...nodes(ZONES, 3), ...deployment('web', 6)]);
     const names = ['node-a-1', 'node-a-2', 'node-b-1', undefined];
-    let seed = 7;
-    const rand = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) % n);
+    const rand = seededRandom(7).below;
     const walked = (owner: string) => {
       const out = new Map<string, number>();
       for (const p of store.podsOwnedBy('ReplicaSet', 'default', owner)) {

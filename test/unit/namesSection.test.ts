@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { sectionNames, splitNodeNames } from '../../src/extender/namesSection.js';
 import { BadRequest, parseExtenderArgs } from '../../src/extender/protocol.js';
 import { parseArgs } from '../../src/server/extenderRoutes.js';
+import { seededRandom } from '../support/random.js';
 
 const pod = '{"metadata":{"name":"p","uid":"u"}}';
 
@@ -62,9 +63,7 @@ describe('the NodeNames section of a body', () => {
 
   it('agrees with JSON.parse on random sections: names only for valid JSON, a prefix of its array, the exact count', () => {
     const alphabet = ['"', ',', 'a', '\\', 'é', '","'];
-    let seed = 7;
-    // The high bits: an LCG's low bits repeat with a short period.
-    const rand = (n: number) => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) >>> 16) % n;
+    const rand = seededRandom(7).below;
     let named = 0;
     for (let k = 0; k < 50_000; k++) {
       const section = `"${Array.from({ length: rand(10) }, () => alphabet[rand(alphabet.length)]).join('')}"`;

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { NodeSlots } from '../../src/cluster/nodeSlots.js';
 import { ZONE_LABEL, type SlimNode } from '../../src/cluster/objects.js';
 import { interleavedChunks } from '../support/nodeOrder.js';
+import { seededRandom } from '../support/random.js';
 
 const node = (name: string, zone?: string, labels: Record<string, string> = {}): SlimNode => ({
   name, labels: zone === undefined ? labels : { ...labels, [ZONE_LABEL]: zone }, zone,
@@ -17,9 +18,9 @@ const resolved = (slots: NodeSlots, names: readonly string[]) => [...slots.resol
 /** A seeded Fisher-Yates shuffle. */
 function shuffled(names: readonly string[], seed: number): string[] {
   const out = [...names];
-  for (let i = out.length - 1, a = seed; i > 0; i--) {
-    a = (Math.imul(a, 1103515245) + 12345) >>> 0;
-    const j = a % (i + 1);
+  const { below } = seededRandom(seed);
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = below(i + 1);
     [out[i], out[j]] = [out[j]!, out[i]!];
   }
   return out;
