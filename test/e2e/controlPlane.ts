@@ -24,9 +24,11 @@ export async function freePort(): Promise<number> {
   });
 }
 
-async function until(what: string, check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+/** Polls `check` until it holds; stops at once if the process it waits for has ended. */
+async function until(what: string, check: () => Promise<boolean>, timeoutMs: number, child?: ChildProcess): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
+    if (child && (child.exitCode !== null || child.signalCode !== null)) throw new Error(`${what}: the process ended before it was ready`);
     try {
       if (await check()) return;
     } catch { /* not up yet */ }
@@ -139,6 +141,8 @@ export class ControlPlane {
   readonly kubeconfig = join(this.dir, 'kubeconfig');
   api!: ApiClient;
   private procs: { name: string; child: ChildProcess }[] = [];
+  /** How each process that has ended ended: a setup failure is told with it. */
+  private ended = new Map<ChildProcess, string>();
   private apiServerArgs: string[] = [];
   private extenderPort = 0;
   private schedulerPorts = new Map<string, number>();
@@ -159,6 +163,7 @@ export class ControlPlane {
     const log = openSync(join(this.dir, `${name}.log`), 'a');
     const child = spawn(cmd, args, { stdio: ['ignore', log, log], env });
     closeSync(log);
+    child.once('exit', (code, signal) => this.ended.set(child, signal ? `killed by ${signal}` : `exited with ${code}`));
     this.procs.push({ name, child });
     return child;
   }
@@ -167,7 +172,36 @@ export class ControlPlane {
     return join(this.dir, `${name}.log`);
   }
 
+  /**
+   * Every process's state and the last lines of its log, for a failure's message: CI shows only
+   * part of its output, so the cause must travel with the error.
+   */
+  diagnosis(lines = 3): string {
+    return this.procs.map(({ name, child }) => {
+      let tail = '';
+      try {
+        tail = readFileSync(this.logPath(name), 'utf8').trimEnd().split('\n').slice(-lines).map((l) => `\n    ${l.slice(0, 300)}`).join('');
+      } catch { /* no log yet */ }
+      return `  ${name} (pid ${child.pid}): ${this.ended.get(child) ?? 'running'}${tail}`;
+    }).join('\n');
+  }
+
+  /** Runs a step; if it fails, the error carries the control plane's diagnosis (and it is printed). */
+  async diagnosed<T>(step: string, fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (err) {
+      const told = `${step} failed: ${(err as Error).message}\n${this.diagnosis()}`;
+      console.log(told.split('\n').map((l) => `# ${l}`).join('\n'));
+      throw new Error(told, { cause: err });
+    }
+  }
+
   async up(schedulers: SchedulerSpec[], zonekeeperConfig: Record<string, unknown> = {}): Promise<void> {
+    await this.diagnosed('control plane start', () => this.bringUp(schedulers, zonekeeperConfig));
+  }
+
+  private async bringUp(schedulers: SchedulerSpec[], zonekeeperConfig: Record<string, unknown>): Promise<void> {
     const [etcdClient, etcdPeer, apiPort] = [await freePort(), await freePort(), await freePort()];
     this.extenderPort = await freePort();
     this.start('etcd', 'etcd', [
@@ -189,7 +223,7 @@ export class ControlPlane {
       '--service-account-issuer=https://kubernetes.default.svc', '--disable-admission-plugins=ServiceAccount',
       '--service-cluster-ip-range=10.96.0.0/24', '--max-requests-inflight=2000', '--max-mutating-requests-inflight=1000',
     ];
-    this.start('kube-apiserver', join(this.bin, 'kube-apiserver'), this.apiServerArgs);
+    const apiServer = this.start('kube-apiserver', join(this.bin, 'kube-apiserver'), this.apiServerArgs);
     writeFileSync(this.kubeconfig, stringify({
       apiVersion: 'v1', kind: 'Config', 'current-context': 'e2e',
       clusters: [{ name: 'e2e', cluster: { server: `https://127.0.0.1:${apiPort}`, 'insecure-skip-tls-verify': true } }],
@@ -197,7 +231,7 @@ export class ControlPlane {
       contexts: [{ name: 'e2e', context: { cluster: 'e2e', user: 'admin' } }],
     }));
     this.api = kubeApiClient(loadKubeConfig({ kind: 'kubeconfig', path: this.kubeconfig }));
-    await until('kube-apiserver /readyz', async () => (await this.api.request('GET', '/readyz', { timeoutMs: 2000 })).status === 200, 90_000);
+    await until('kube-apiserver /readyz', async () => (await this.api.request('GET', '/readyz', { timeoutMs: 2000 })).status === 200, 90_000, apiServer);
 
     this.start('kube-controller-manager', join(this.bin, 'kube-controller-manager'), [
       `--kubeconfig=${this.kubeconfig}`, '--controllers=statefulset,replicaset,deployment,garbagecollector,persistentvolume-binder',
@@ -213,11 +247,11 @@ export class ControlPlane {
     const { config, flags } = this.profile.schedulerConfig(s, this.kubeconfig, this.extenderPort, healthz);
     const path = join(this.dir, `scheduler-${s.name}.yaml`);
     writeFileSync(path, stringify(config));
-    this.start(`kube-scheduler-${s.name}`, join(this.bin, 'kube-scheduler'), [`--config=${path}`, ...flags, '--v=2']);
+    const child = this.start(`kube-scheduler-${s.name}`, join(this.bin, 'kube-scheduler'), [`--config=${path}`, ...flags, '--v=2']);
     const ok = this.minor < 25
       ? async () => (await fetch(`http://127.0.0.1:${healthz}/healthz`)).ok
       : () => healthy(`https://127.0.0.1:${healthz}/healthz`);
-    await until(`kube-scheduler ${s.name} healthz`, ok, 60_000);
+    await until(`kube-scheduler ${s.name} healthz`, ok, 60_000, child);
     this.schedulerPorts.set(s.name, healthz);
   }
 
@@ -263,7 +297,7 @@ export class ControlPlane {
     const nodeFlags = ['--max-semi-space-size=32', ...(process.env.ZK_E2E_NODE_FLAGS ?? '').split(' ').filter(Boolean)];
     const child = this.start(name, process.execPath, [...nodeFlags, join(ROOT, 'dist/cli.js'), 'serve', '--config', path, '--kubeconfig', this.kubeconfig]);
     const admin = `http://127.0.0.1:${adminPort}`;
-    await until(`${name} /readyz`, async () => (await fetch(`${admin}/readyz`)).ok, 30_000);
+    await until(`${name} /readyz`, async () => (await fetch(`${admin}/readyz`)).ok, 30_000, child);
     return {
       extender: `http://127.0.0.1:${extenderPort}`,
       admin,
@@ -306,8 +340,8 @@ export class ControlPlane {
 
   /** Starts kube-apiserver again on the same port and etcd; resolves once it is ready. */
   async startApiServer(): Promise<void> {
-    this.start('kube-apiserver', join(this.bin, 'kube-apiserver'), this.apiServerArgs);
-    await until('kube-apiserver /readyz after the restart', async () => (await this.api.request('GET', '/readyz', { timeoutMs: 2000 })).status === 200, 90_000);
+    const child = this.start('kube-apiserver', join(this.bin, 'kube-apiserver'), this.apiServerArgs);
+    await until('kube-apiserver /readyz after the restart', async () => (await this.api.request('GET', '/readyz', { timeoutMs: 2000 })).status === 200, 90_000, child);
   }
 
   /** Stops every process this harness started, by pid, pass or fail. */

@@ -20,10 +20,32 @@ export function pathOf(apiVersion: string, kind: string, namespace?: string, nam
 export class Kube {
   constructor(readonly api: ApiClient) {}
 
+  /**
+   * One API call. A lost connection, a 429 or a 5xx is printed and tried again, twice: the
+   * control plane shares two cores with everything else, and one lost call would fail a whole
+   * suite's setup. A create whose answer was lost may find its object made: it reads it back.
+   */
   async call(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<Obj> {
-    const res = await this.api.request(method, path, { body: body === undefined ? undefined : JSON.stringify(body), contentType, timeoutMs: 30_000 });
-    if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${res.body.slice(0, 300)}`);
-    return JSON.parse(res.body);
+    for (let attempt = 1; ; attempt++) {
+      let res: Awaited<ReturnType<ApiClient['request']>>;
+      try {
+        res = await this.api.request(method, path, { body: body === undefined ? undefined : JSON.stringify(body), contentType, timeoutMs: 30_000 });
+      } catch (err) {
+        if (attempt === 3) throw err;
+        console.log(`# ${method} ${path}: ${(err as Error).message}; trying again`);
+        await new Promise((r) => setTimeout(r, 500));
+        continue;
+      }
+      if ((res.status === 429 || res.status >= 500) && attempt < 3) {
+        console.log(`# ${method} ${path}: ${res.status} ${res.body.slice(0, 200)}; trying again`);
+        await new Promise((r) => setTimeout(r, 500));
+        continue;
+      }
+      const name = (body as Obj | undefined)?.metadata?.name;
+      if (res.status === 409 && method === 'POST' && attempt > 1 && name) return this.call('GET', `${path}/${name}`);
+      if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${res.body.slice(0, 300)}`);
+      return JSON.parse(res.body);
+    }
   }
 
   create(obj: Obj): Promise<Obj> {

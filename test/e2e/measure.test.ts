@@ -6,7 +6,6 @@
 // 300 pods over 100 nodes on every version; 1,000 pods over 5,000 Node objects (no kubelets)
 // on the newest one.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { startEchoExtender } from '../support/echoExtender.js';
 import { processCpuSeconds } from '../support/proc.js';
@@ -55,14 +54,16 @@ for (const { k, NODES, PODS } of cases) describe(`throughput at ${NODES} nodes: 
       { name: 'echo-scored', extender: true, extenderUrl: `${echo.url.origin}/scored` },
     ], { logLevel: 'info' });
     kube = new Kube(cp.api);
-    // 50 at a time: one API server and etcd share the machine with everything else.
-    for (let i = 0; i < NODES; i += 50) await Promise.all(Array.from({ length: Math.min(50, NODES - i) }, (_, j) => kube.addNode(`node-${i + j}`, ZONES[(i + j) % 3]!)));
-    zones = await kube.nodeZones();
-    await kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'bench' } });
-    await eventually('zonekeeper caches the nodes', async () => {
-      const cache = await (await fetch(`${cp.zonekeeper!.admin}/debug/cache`)).json() as Obj;
-      return cache.kinds.find((k: Obj) => k.kind === 'nodes').objects === NODES;
-    }, 120_000);
+    await cp.diagnosed(`[${k.version}, ${NODES} nodes] setup`, async () => {
+      // 50 at a time: one API server and etcd share the machine with everything else.
+      for (let i = 0; i < NODES; i += 50) await Promise.all(Array.from({ length: Math.min(50, NODES - i) }, (_, j) => kube.addNode(`node-${i + j}`, ZONES[(i + j) % 3]!)));
+      zones = await kube.nodeZones();
+      await kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'bench' } });
+      await eventually('zonekeeper caches the nodes', async () => {
+        const cache = await (await fetch(`${cp.zonekeeper!.admin}/debug/cache`)).json() as Obj;
+        return cache.kinds.find((k: Obj) => k.kind === 'nodes').objects === NODES;
+      }, 120_000);
+    });
   });
 
   after(async () => {
@@ -71,23 +72,24 @@ for (const { k, NODES, PODS } of cases) describe(`throughput at ${NODES} nodes: 
   });
 
   /**
-   * A read of zonekeeper's admin port for the printed figures. A failed attempt is printed with
-   * its cause and the tail of zonekeeper's log (one CI run lost this fetch once: 'fetch failed',
-   * cause unknown), then retried; three failures fail the test.
+   * A read for the printed figures (zonekeeper's admin port, a kube-scheduler's metrics). A
+   * failed attempt is printed with its cause and the control plane's state (one CI run lost
+   * zonekeeper's /metrics once: 'fetch failed', cause unknown), then retried; three failures
+   * fail the test.
    */
-  async function adminText(path: string): Promise<string> {
+  async function figures(what: string, read: () => Promise<string>): Promise<string> {
     for (let attempt = 1; ; attempt++) {
       try {
-        return await (await fetch(`${cp.zonekeeper!.admin}${path}`)).text();
+        return await read();
       } catch (err) {
         const cause = (err as { cause?: Error }).cause?.message ?? '';
-        const tail = readFileSync(cp.logPath('zonekeeper'), 'utf8').trim().split('\n').slice(-5).join('\n# ');
-        console.log(`# GET ${path} failed (attempt ${attempt}): ${(err as Error).message} ${cause}; zonekeeper log ends:\n# ${tail}`);
+        console.log(`# ${what} failed (attempt ${attempt}): ${(err as Error).message} ${cause}\n${cp.diagnosis().replace(/^/gm, '# ')}`);
         if (attempt === 3) throw err;
         await new Promise((r) => setTimeout(r, 500));
       }
     }
   }
+  const adminText = (path: string) => figures(`GET zonekeeper ${path}`, async () => (await fetch(`${cp.zonekeeper!.admin}${path}`)).text());
 
   /**
    * kube-scheduler's scheduling_algorithm_duration_seconds (sum, count): it has no metric of its
@@ -95,7 +97,7 @@ for (const { k, NODES, PODS } of cases) describe(`throughput at ${NODES} nodes: 
    * scoring of a pod, the extender's calls included.
    */
   async function algorithmSeconds(scheduler: string): Promise<{ sum: number; count: number }> {
-    const text = await cp.schedulerMetrics(scheduler);
+    const text = await figures(`kube-scheduler ${scheduler} /metrics`, () => cp.schedulerMetrics(scheduler));
     const read = (what: string) => Number(new RegExp(`^scheduler_scheduling_algorithm_duration_seconds_${what}(?:\\{\\})? (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
     return { sum: read('sum'), count: read('count') };
   }
@@ -103,7 +105,18 @@ for (const { k, NODES, PODS } of cases) describe(`throughput at ${NODES} nodes: 
   /** The control plane's processes and the echo extender's: the floor's own CPU is part of what it costs. */
   const cpuSeconds = (): Record<string, number> => ({ ...cp.cpuSeconds(), 'echo extender': processCpuSeconds(echo.child.pid!) });
 
-  async function run(name: string, scheduler: string, spread: boolean): Promise<void> {
+  /** One profile's throughput over another's; a profile that failed is named, not a cascade of TypeErrors. */
+  function ratio(over: string, under: string): string {
+    const [a, b] = [results[over], results[under]];
+    if (!a || !b) return `none (the ${a ? under : over} profile failed, above)`;
+    return (a.podsPerSecond / b.podsPerSecond).toFixed(2);
+  }
+
+  function run(name: string, scheduler: string, spread: boolean): Promise<void> {
+    return cp.diagnosed(`[${k.version}, ${NODES} nodes] ${name}`, () => measure(name, scheduler, spread));
+  }
+
+  async function measure(name: string, scheduler: string, spread: boolean): Promise<void> {
     const started = Date.now();
     const cpuBefore = cpuSeconds();
     const algorithmBefore = await algorithmSeconds(scheduler);
@@ -138,8 +151,7 @@ for (const { k, NODES, PODS } of cases) describe(`throughput at ${NODES} nodes: 
   it(`[${k.version}, ${NODES} nodes] schedules ${PODS} pods over ${NODES} nodes with zonekeeper, and keeps 3 zones at 3 replicas`, async () => {
     await run('zonekeeper', 'zonekeeper', false);
     assert.equal(results.zonekeeper!.zonesAt3, 3);
-    const ratio = results.zonekeeper!.podsPerSecond / results.spread!.podsPerSecond;
-    console.log(`# [${k.version}, ${NODES} nodes] throughput ratio zonekeeper / PodTopologySpread: ${ratio.toFixed(2)} (target >= ${NODES >= 5000 ? '0.9' : '0.8'})`);
+    console.log(`# [${k.version}, ${NODES} nodes] throughput ratio zonekeeper / PodTopologySpread: ${ratio('zonekeeper', 'spread')} (target >= ${NODES >= 5000 ? '0.9' : '0.8'})`);
     const metrics = await adminText('/metrics');
     for (const verb of ['filter', 'prioritize']) {
       const sum = Number(new RegExp(`zonekeeper_request_duration_seconds_sum\\{verb="${verb}"\\} (\\S+)`).exec(metrics)?.[1]);
@@ -156,8 +168,7 @@ for (const { k, NODES, PODS } of cases) describe(`throughput at ${NODES} nodes: 
   // ways) plus the bare echo.
   it(`[${k.version}, ${NODES} nodes] schedules ${PODS} pods over ${NODES} nodes through a bare echo extender`, async () => {
     await run('echo', 'echo', false);
-    const { spread, zonekeeper, echo: bare } = results;
-    console.log(`# [${k.version}, ${NODES} nodes] throughput ratio echo extender / PodTopologySpread: ${(bare!.podsPerSecond / spread!.podsPerSecond).toFixed(2)}; zonekeeper / echo extender: ${(zonekeeper!.podsPerSecond / bare!.podsPerSecond).toFixed(2)}`);
+    console.log(`# [${k.version}, ${NODES} nodes] throughput ratio echo extender / PodTopologySpread: ${ratio('echo', 'spread')}; zonekeeper / echo extender: ${ratio('zonekeeper', 'echo')}`);
   });
 
   // The same echo, with prioritize answering as zonekeeper does for a pinned pod: what
@@ -165,7 +176,6 @@ for (const { k, NODES, PODS } of cases) describe(`throughput at ${NODES} nodes: 
   // extender that scores nodes escapes.
   it(`[${k.version}, ${NODES} nodes] schedules ${PODS} pods over ${NODES} nodes through an echo extender that scores as zonekeeper does`, async () => {
     await run('echo-scored', 'echo-scored', false);
-    const { spread, zonekeeper, 'echo-scored': scored } = results;
-    console.log(`# [${k.version}, ${NODES} nodes] throughput ratio scoring echo / PodTopologySpread: ${(scored!.podsPerSecond / spread!.podsPerSecond).toFixed(2)}; zonekeeper / scoring echo: ${(zonekeeper!.podsPerSecond / scored!.podsPerSecond).toFixed(2)}`);
+    console.log(`# [${k.version}, ${NODES} nodes] throughput ratio scoring echo / PodTopologySpread: ${ratio('echo-scored', 'spread')}; zonekeeper / scoring echo: ${ratio('zonekeeper', 'echo-scored')}`);
   });
 });

@@ -76,23 +76,29 @@ describe(`zone sequence properties (seed ${SEED}, ${CASES} cases, zones 1–6, r
     }
   });
 
-  // Not met by the sequence as design §4 defines it (Sainte-Laguë, equal priorities to the
-  // earlier zone): weights 5,1,1,0,3,1 give the first zone 3 of the first 4 seats (share 1.82).
-  // Meeting it needs a quota-respecting rule (Balinski–Young), which would move the seats of
-  // existing weighted workloads: a decision for the people who plan, see the closing note.
-  it('weights alone: every prefix within one replica of proportional', { todo: 'Sainte-Laguë with list-order ties violates quota; see the closing note of issue 10' }, () => {
-    const r = prng(SEED + 2);
-    for (let c = 0; c < CASES; c++) {
-      const k = randomCase(r);
-      if (k.kind !== 'weights') continue;
-      const prefs = sequencePreferences({ rebalance: false, zones: Object.fromEntries(Object.entries(k.spec).map(([z, p]) => [z, { minReplicas: 0, weight: p.weight }])) });
-      const seq = zoneSequence(k.zones, 60, prefs);
-      const total = k.zones.reduce((t, z) => t + k.spec[z]!.weight, 0);
-      for (let m = 0; m <= seq.length; m++) {
-        const counts = tally(k.zones, seq.slice(0, m));
-        for (const z of k.zones) {
-          const share = (m * k.spec[z]!.weight) / total;
-          assert.ok(Math.abs(counts[z]! - share) <= 1, `zone ${z} holds ${counts[z]} of ${m}, proportional is ${share.toFixed(2)}: ${describeCase(k)}`);
+  // Quota (every prefix within one replica of proportional) is not met by the sequence as
+  // design §4 defines it (Sainte-Laguë, equal priorities to the earlier zone): weights 5,1,1,1
+  // give the first zone 3 of the first 3 seats (share 1.88). Meeting it needs a quota-respecting
+  // rule (Balinski–Young), which would move the seats of existing weighted workloads: a decision
+  // for the people who plan (closing note of issue 10). What the rule does bound, over every
+  // weight vector the annotation's small weights make (0–5, up to 6 zones, 60 seats): 1.5.
+  it('weights alone: every prefix within 1.5 replicas of proportional, for every weight vector 0–5 over 1–6 zones', () => {
+    for (let n = 1; n <= 6; n++) {
+      const zones = Array.from({ length: n }, (_, i) => `z${i}`);
+      for (let code = 0; code < 6 ** n; code++) {
+        const weights = zones.map((_, i) => Math.floor(code / 6 ** i) % 6);
+        const total = weights.reduce((t, w) => t + w, 0);
+        if (total === 0) continue;
+        const prefs = sequencePreferences({ rebalance: false, zones: Object.fromEntries(zones.map((z, i) => [z, { minReplicas: 0, weight: weights[i]! }])) });
+        const seq = zoneSequence(zones, 60, prefs);
+        assert.equal(seq.length, 60, `weights ${weights}`);
+        const counts = zones.map(() => 0);
+        for (let m = 1; m <= seq.length; m++) {
+          counts[zones.indexOf(seq[m - 1]!)]!++;
+          for (let i = 0; i < n; i++) {
+            const share = (m * weights[i]!) / total;
+            assert.ok(Math.abs(counts[i]! - share) <= 1.5, `weights ${weights}: z${i} holds ${counts[i]} of ${m}, proportional is ${share.toFixed(2)}`);
+          }
         }
       }
     }
