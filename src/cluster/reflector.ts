@@ -32,6 +32,8 @@ export interface ReflectorStatus {
   lastContactAt: number;
   restarts: Record<RestartReason, number>;
   lastError: string;
+  /** The HTTP status of the last failure (0: none, or not an HTTP answer). */
+  lastErrorStatus: number;
   /** Since when every attempt has failed (ms); 0 while the watch works. */
   failingSince: number;
 }
@@ -77,7 +79,7 @@ export class Reflector {
       apiVersion: resource.group ? `${resource.group}/${resource.version}` : resource.version,
       required: resource.required,
       synced: false, watching: false, resourceVersion: '', lastContactAt: 0,
-      restarts: { error: 0, gone: 0, stale: 0, decode: 0 }, lastError: '', failingSince: 0,
+      restarts: { error: 0, gone: 0, stale: 0, decode: 0 }, lastError: '', lastErrorStatus: 0, failingSince: 0,
     };
   }
 
@@ -95,6 +97,11 @@ export class Reflector {
     if (!s.synced) return false;
     if (s.failingSince && now - s.failingSince >= this.opts.maxStalenessSeconds * 1000) return false;
     return s.watching || now - s.lastContactAt < this.opts.silenceSeconds * 1000;
+  }
+
+  /** Failing because the API server refuses this kind to us (RBAC), not because it is away. */
+  forbidden(): boolean {
+    return this.state.failingSince !== 0 && this.state.lastErrorStatus === 403;
   }
 
   private failed(now = Date.now()): void {
@@ -138,6 +145,7 @@ export class Reflector {
         const reason: RestartReason = err instanceof Gone ? 'gone' : err instanceof Stalled ? 'stale' : err instanceof Corrupt ? 'decode' : 'error';
         this.state.restarts[reason]++;
         this.state.lastError = (err as Error).message;
+        this.state.lastErrorStatus = err instanceof ApiError ? err.status : 0;
         this.onRestart(this.resource.plural, reason);
         // 410 is the API server's ordinary way to say "relist"; everything else is a failure.
         if (reason !== 'gone') this.failed();

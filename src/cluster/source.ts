@@ -83,7 +83,7 @@ export function memorySource(store: ClusterStore, label: string): SnapshotSource
       openKruise: Object.fromEntries(OPTIONAL_KINDS.map((k) => [k.plural, 'static'])),
       kinds: ALL_KIND_NAMES.map((kind) => ({
         kind, apiVersion: 'file', required: !OPTIONAL_KINDS.some((k) => k.plural === kind), synced: true, watching: false,
-        resourceVersion: '', lastContactAt: at, restarts: { error: 0, gone: 0, stale: 0, decode: 0 }, lastError: '', failingSince: 0,
+        resourceVersion: '', lastContactAt: at, restarts: { error: 0, gone: 0, stale: 0, decode: 0 }, lastError: '', lastErrorStatus: 0, failingSince: 0,
         objects: store.count(kind),
       })),
     }),

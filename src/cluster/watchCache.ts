@@ -68,6 +68,19 @@ export function watchCache(
       for (const k of OPTIONAL_KINDS) {
         const version = served[k.plural];
         const running = optional.get(k.plural);
+        const refused = () => {
+          if (!forbidden.has(k.plural)) log.warn({ kind: k.plural, version: `${k.group}/${version}` }, `forbidden to list ${k.group} ${k.resource}: grant list and watch (manifests/base/10-rbac.yaml); its pods wait meanwhile`);
+          forbidden.add(k.plural);
+        };
+        if (version && running?.forbidden()) {
+          // Its RBAC was revoked while it was watched: as if forbidden from the start, so its
+          // stale objects go and the probe below brings it back once granted again.
+          await running.stop();
+          optional.delete(k.plural);
+          for (const key of store.keys(k.plural)) store.delete(k.plural, key);
+          refused();
+          continue;
+        }
         if (version && running?.resource.version !== version) {
           // Served but not ours to read (a ClusterRole from before this kind was added): a
           // reflector would fail forever and hold readiness, so say so and look again later.
@@ -75,8 +88,7 @@ export function watchCache(
           const probe = await api.request('GET', `${collectionPath(spec)}?limit=1`, { timeoutMs: 10_000 });
           if (stopped) return;
           if (probe.status === 403) {
-            if (!forbidden.has(k.plural)) log.warn({ kind: k.plural, version: `${k.group}/${version}` }, `forbidden to list ${k.group} ${k.resource}: grant list and watch (manifests/base/10-rbac.yaml); its pods wait meanwhile`);
-            forbidden.add(k.plural);
+            refused();
             continue;
           }
           forbidden.delete(k.plural);
@@ -110,7 +122,15 @@ export function watchCache(
   }
 
   const all = () => [...reflectors, ...optional.values()];
-  const crdState = (plural: KindName) => (!discovered ? 'unknown' : optional.has(plural) ? 'present' : forbidden.has(plural) ? 'forbidden' : 'absent');
+  // An optional kind refused to us is left out of readiness as soon as it fails (discovery
+  // tidies it away on its next look): one revoked ClusterRole rule must not fail every filter.
+  const counted = () => [...reflectors, ...[...optional.values()].filter((r) => !r.forbidden())];
+  const crdState = (plural: KindName) => {
+    const running = optional.get(plural);
+    if (!discovered) return 'unknown';
+    if (running) return running.forbidden() ? 'forbidden' : 'present';
+    return forbidden.has(plural) ? 'forbidden' : 'absent';
+  };
 
   return {
     snapshot: store,
@@ -126,16 +146,17 @@ export function watchCache(
       clearTimeout(crdTimer);
       await Promise.all(all().map((r) => r.stop()));
     },
-    synced: () => discovered && all().every((r) => r.status().synced),
-    ready: (now = Date.now()) => discovered && all().every((r) => r.healthy(now)),
+    synced: () => discovered && counted().every((r) => r.status().synced),
+    ready: (now = Date.now()) => discovered && counted().every((r) => r.healthy(now)),
     status(now = Date.now()): ClusterSourceStatus {
       const kinds: ReflectorStatus[] = all().map((r) => r.status());
+      const watched = (plural: KindName) => (crdState(plural) === 'present' ? optional.get(plural)!.status().apiVersion : crdState(plural));
       return {
         source: `kube-apiserver ${api.server}`,
-        synced: discovered && kinds.every((k) => k.synced),
-        healthy: discovered && all().every((r) => r.healthy(now)),
+        synced: discovered && counted().every((r) => r.status().synced),
+        healthy: discovered && counted().every((r) => r.healthy(now)),
         workloadSpreadCRD: crdState('workloadspreads'),
-        openKruise: Object.fromEntries(OPTIONAL_KINDS.map((k) => [k.plural, optional.get(k.plural)?.status().apiVersion ?? crdState(k.plural)])),
+        openKruise: Object.fromEntries(OPTIONAL_KINDS.map((k) => [k.plural, watched(k.plural)])),
         kinds: kinds.map((k) => ({ ...k, objects: store.count(k.kind as KindName) })),
       };
     },

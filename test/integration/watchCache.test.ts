@@ -187,4 +187,37 @@ describe('watch cache when an OpenKruise kind is served but RBAC forbids it', ()
       await api.stop();
     }
   });
+
+  it('drops a kind whose RBAC is revoked while it is watched (its pods wait), stays ready past the staleness limit, and watches it again once granted', async () => {
+    const api = await new FakeApiServer().start();
+    api.crdServed = true;
+    for (const n of nodes(['zone-a'], 1)) api.put(n);
+    api.put(cloneSet('web', 2));
+    const cache = watchCache(kubeApiClient(loadKubeConfig({ kind: 'kubeconfig', path: api.kubeconfig() })), {
+      // Discovery looks again only every 2 s: readiness must not wait for it.
+      pageSize: 100, watchTimeoutSeconds: 300, silenceSeconds: 5, backoffInitialMs: 20, backoffMaxMs: 100, crdRecheckSeconds: 2, maxStalenessSeconds: 0.3,
+    }, silent);
+    cache.start();
+    try {
+      await waitFor(() => cache.ready() && !!cache.snapshot.workload('CloneSet', 'default', 'web'), 'CloneSets watched');
+      const revoked = { match: (_m: string, path: string) => path.endsWith('/clonesets'), status: 403, remaining: Infinity };
+      api.faults.push(revoked);
+      api.dropWatches();
+      await waitFor(() => cache.status().openKruise.clonesets === 'forbidden', 'the refused kind said forbidden');
+      // Past maxStalenessSeconds: a stale kind would have made the cache unready by now.
+      await new Promise((r) => setTimeout(r, 600));
+      assert.equal(cache.ready(), true);
+      assert.equal(cache.status().healthy, true);
+      assert.equal(cache.status().openKruise.clonesets, 'forbidden');
+      await waitFor(() => !cache.snapshot.workload('CloneSet', 'default', 'web'), 'its objects no longer served stale');
+      assert.equal(cache.ready(), true);
+      revoked.remaining = 0;
+      await waitFor(() => !!cache.snapshot.workload('CloneSet', 'default', 'web'), 'CloneSets watched again once granted');
+      assert.equal(cache.status().openKruise.clonesets, 'apps.kruise.io/v1alpha1');
+      assert.equal(cache.ready(), true);
+    } finally {
+      await cache.stop();
+      await api.stop();
+    }
+  });
 });
