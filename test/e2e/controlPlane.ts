@@ -276,12 +276,25 @@ export class ControlPlane {
     return this.zonekeeper;
   }
 
-  /** Another zonekeeper replica against the same API server, on ports no scheduler calls. */
-  async startReplica(name: string, config: Record<string, unknown> = {}): Promise<Zonekeeper> {
-    return this.launchZonekeeper(name, await freePort(), config);
+  /** Another zonekeeper replica against the same API server, on ports no scheduler calls; as admin unless given a kubeconfig. */
+  async startReplica(name: string, config: Record<string, unknown> = {}, kubeconfig = this.kubeconfig): Promise<Zonekeeper> {
+    return this.launchZonekeeper(name, await freePort(), config, kubeconfig);
   }
 
-  private async launchZonekeeper(name: string, extenderPort: number, config: Record<string, unknown>): Promise<Zonekeeper> {
+  /** A kubeconfig for a ServiceAccount, with a token from the TokenRequest API: zonekeeper with only the RBAC it is granted. */
+  async serviceAccountKubeconfig(namespace: string, name: string): Promise<string> {
+    const res = await this.api.request('POST', `/api/v1/namespaces/${namespace}/serviceaccounts/${name}/token`, {
+      body: JSON.stringify({ apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 3600 } }), contentType: 'application/json', timeoutMs: 30_000,
+    });
+    if (res.status !== 201 && res.status !== 200) throw new Error(`TokenRequest for ${namespace}/${name}: ${res.status} ${res.body.slice(0, 300)}`);
+    const config = parse(readFileSync(this.kubeconfig, 'utf8'));
+    config.users = [{ name: 'admin', user: { token: JSON.parse(res.body).status.token } }];
+    const path = join(this.dir, `kubeconfig-${namespace}-${name}`);
+    writeFileSync(path, stringify(config));
+    return path;
+  }
+
+  private async launchZonekeeper(name: string, extenderPort: number, config: Record<string, unknown>, kubeconfig = this.kubeconfig): Promise<Zonekeeper> {
     const adminPort = await freePort();
     const path = join(this.dir, `${name}.yaml`);
     writeFileSync(path, stringify({
@@ -295,7 +308,7 @@ export class ControlPlane {
     }));
     // Node's flags as the image runs it; ZK_E2E_NODE_FLAGS adds more (--cpu-prof, --trace-gc).
     const nodeFlags = ['--max-semi-space-size=32', ...(process.env.ZK_E2E_NODE_FLAGS ?? '').split(' ').filter(Boolean)];
-    const child = this.start(name, process.execPath, [...nodeFlags, join(ROOT, 'dist/cli.js'), 'serve', '--config', path, '--kubeconfig', this.kubeconfig]);
+    const child = this.start(name, process.execPath, [...nodeFlags, join(ROOT, 'dist/cli.js'), 'serve', '--config', path, '--kubeconfig', kubeconfig]);
     const admin = `http://127.0.0.1:${adminPort}`;
     await until(`${name} /readyz`, async () => (await fetch(`${admin}/readyz`)).ok, 30_000, child);
     return {

@@ -153,4 +153,38 @@ for (const k of kubeVersions()) describe(`OpenKruise workloads with kube-schedul
     const assignment = JSON.parse((await kube.get(CLONESET, 'CloneSet', 'k4', 'ids')).metadata.annotations['zonekeeper.io/instance-assignment']);
     assert.deepEqual(Object.keys(assignment).sort(), ['0', '1', '2']);
   });
+
+  // A second zonekeeper with only what manifests/base/10-rbac.yaml grants its ServiceAccount.
+  // Revoking a rule takes effect when a watch reconnects (every 2 s here); before, the kind's
+  // failing watch made the whole cache stale after maxStalenessSeconds: /readyz 503, and every
+  // filter answered Error.
+  it(`[${k.version}] K5. zonekeeper as the shipped ServiceAccount is ready; with its CloneSet rule revoked it stays ready past its staleness limit (CloneSets forbidden, their objects dropped), and watches them again once the rule is back`, async () => {
+    await namespace('k5');
+    await kube.create({ apiVersion: CLONESET, kind: 'CloneSet', metadata: { name: 'web', namespace: 'k5' }, spec: { replicas: 1, selector: { matchLabels: { app: 'web' } } } });
+    const rbac = new URL('../../manifests/base/10-rbac.yaml', import.meta.url).pathname;
+    await namespace('zonekeeper-system');
+    cp.kubectl(['apply', '-f', rbac]);
+    const zk = await cp.startReplica('zonekeeper-sa', {
+      cluster: { watchTimeoutSeconds: 2, maxStalenessSeconds: 3, crdRecheckSeconds: 4 }, leaderElection: { namespace: 'zonekeeper-system' },
+    }, await cp.serviceAccountKubeconfig('zonekeeper-system', 'zonekeeper'));
+    try {
+      const cache = async () => (await fetch(`${zk.admin}/debug/cache`)).json() as Promise<Obj>;
+      const cloneSets = async () => (await cache()).kinds.find((x: Obj) => x.kind === 'clonesets')?.objects ?? 0;
+      await eventually('the ServiceAccount zonekeeper watches CloneSets', async () => (await cache()).openKruise.clonesets === CLONESET && (await cloneSets()) >= 1);
+      const role = await kube.call('GET', '/apis/rbac.authorization.k8s.io/v1/clusterroles/zonekeeper');
+      role.rules = role.rules.map((r: Obj) => (r.resources.includes('clonesets') ? { ...r, resources: r.resources.filter((x: string) => x !== 'clonesets') } : r));
+      await kube.call('PUT', '/apis/rbac.authorization.k8s.io/v1/clusterroles/zonekeeper', role);
+      await eventually('CloneSets forbidden', async () => (await cache()).openKruise.clonesets === 'forbidden', 30_000);
+      // Past maxStalenessSeconds (3 s) from the first refusal.
+      await new Promise((r) => setTimeout(r, 4000));
+      assert.equal((await fetch(`${zk.admin}/readyz`)).status, 200);
+      await eventually('the forbidden kind\'s objects dropped', async () => (await cloneSets()) === 0, 30_000);
+      assert.equal((await fetch(`${zk.admin}/readyz`)).status, 200);
+      cp.kubectl(['apply', '-f', rbac]);
+      await eventually('CloneSets watched again', async () => (await cache()).openKruise.clonesets === CLONESET && (await cloneSets()) >= 1, 30_000);
+      assert.equal((await fetch(`${zk.admin}/readyz`)).status, 200);
+    } finally {
+      await zk.stop();
+    }
+  });
 });
