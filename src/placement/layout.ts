@@ -18,6 +18,15 @@ import type { ZoneListSource } from './zones.js';
 /** Seats of the sequence /debug/workloads lists; pods beyond it still show their own. */
 const LAYOUT_SEATS = 10_000;
 
+/**
+ * Pods one answer lists: /debug/workloads, one workload; /debug/layouts, all its workloads
+ * together (the page draws a cell per pod and asks every 3 s). The rest are counted: with
+ * 150,000 pods in 50 workloads, listing all was a 20 MB answer and ~0.3-0.5 s of the event
+ * loop the extender shares, per poll.
+ */
+export const LAYOUT_PODS_PER_WORKLOAD = LAYOUT_SEATS;
+export const LAYOUT_PODS_PER_ANSWER = 2_000;
+
 export interface LayoutPod {
   name: string;
   node: string;
@@ -50,13 +59,16 @@ export interface WorkloadLayout {
   instanceIds?: { assignment: Record<string, string>; error?: string };
   /** Ordinal workloads: ordinals reserved (Advanced StatefulSet), and the ones kept but without a live pod yet. */
   ordinals?: { start: number; reserved: string[]; missing: number[] };
-  /** Deployments and ReplicaSets: the order scale-down removes pods in, first first. */
+  /** Deployments and ReplicaSets: the order scale-down removes pods in, first first (as many as `pods` may list). */
   removalOrder?: string[];
   topologyKey: string;
   zones: { list: string[]; source: ZoneListSource };
   sequence: string[];
   countsPerZone: Record<string, { bound: number; reserved: number }>;
+  /** The first pods by seat (then name), as many as the answer's budget allows. */
   pods: LayoutPod[];
+  /** Pods of the workload past that budget: counted in countsPerZone, not listed. */
+  podsOmitted: number;
   workloadSpread?: { name: string; strategy: string; subsets: SubsetQuota[] };
   reservations: Reservation[];
 }
@@ -83,13 +95,13 @@ function instanceAssignments(snapshot: Snapshot, ref: WorkloadRef): { assignment
 /** What /debug/workloads shows: zone list, sequence, where every pod is, counts, subsets. */
 export function workloadLayout(snapshot: Snapshot, kind: WorkloadKind, namespace: string, name: string, deps: LayoutDeps): WorkloadLayout | undefined {
   const w = snapshot.workload(kind, namespace, name);
-  return w && layoutOf(workloadModel({ kind, namespace, name }, w, snapshot, deps.settings, deps), w, snapshot, deps);
+  return w && layoutOf(workloadModel({ kind, namespace, name }, w, snapshot, deps.settings, deps), w, snapshot, deps, LAYOUT_PODS_PER_WORKLOAD);
 }
 
 /** A cached workload's model never waits: its owner is the workload itself. */
 type CachedModel = Exclude<WorkloadModel, { policy: 'wait' }>;
 
-function layoutOf(model: CachedModel, w: SlimWorkload, snapshot: Snapshot, deps: LayoutDeps): WorkloadLayout {
+function layoutOf(model: CachedModel, w: SlimWorkload, snapshot: Snapshot, deps: LayoutDeps, podBudget: number): WorkloadLayout {
   const { ref, preferences } = model;
   const list = model.zones();
   const ws = model.policy === 'workloadspread' ? model.ws : undefined;
@@ -98,7 +110,7 @@ function layoutOf(model: CachedModel, w: SlimWorkload, snapshot: Snapshot, deps:
   const prefs = preferences.sequence;
   // The seats of the workload's replicas, as far as a debug view should go; each pod's own
   // seat is looked up on its own, so a pod with a huge ordinal costs no more than another.
-  const shown = Math.min(w.replicas, Math.floor(SEQUENCE_WORK_LIMIT / Math.max(1, list.zones.length)), LAYOUT_SEATS);
+  const shown = Math.min(w.replicas, Math.floor(SEQUENCE_WORK_LIMIT / Math.max(1, list.zones.length)), LAYOUT_SEATS, Math.max(0, podBudget));
   const sequence = pinned ? zoneSequence(list.zones, shown, prefs) : [];
 
   const countsPerZone: WorkloadLayout['countsPerZone'] = {};
@@ -107,7 +119,11 @@ function layoutOf(model: CachedModel, w: SlimWorkload, snapshot: Snapshot, deps:
   const waiting = unboundReservations(model, deps.reservations, snapshot);
   const reservedZones = new Map(waiting.map((r) => [r.uid, r.zone]));
   const decidedBy: LayoutPod['decidedBy'] = pinned ? 'pin' : ws ? 'subset' : model.policy === 'zone-balance' ? 'balance' : 'none';
-  const layoutPods = [...model.pods()].map((p): LayoutPod => {
+  // Every pod's seat, for the order and the missing ordinals; the details only for the listed.
+  const seated = [...model.pods()].map((p) => ({ p, index: pinned ? model.seat(p).index : undefined }))
+    .sort((a, b) => (a.index ?? 0) - (b.index ?? 0) || a.p.name.localeCompare(b.p.name));
+  const listed = seated.slice(0, Math.max(0, podBudget));
+  const layoutPods = listed.map(({ p, index }): LayoutPod => {
     const node = p.nodeName ? snapshot.node(p.nodeName) : undefined;
     const zone = node && zoneOf(node, list.topologyKey);
     const out: LayoutPod = { name: p.name, node: p.nodeName, zone, decidedBy };
@@ -117,8 +133,7 @@ function layoutOf(model: CachedModel, w: SlimWorkload, snapshot: Snapshot, deps:
       const { constraints } = podVolumes(p, snapshot);
       if (constraints.length > 0) out.volumeZones = [...volumeZones(constraints, snapshot, list.topologyKey)];
     }
-    if (pinned) {
-      const index = model.seat(p).index;
+    if (index !== undefined) {
       out.index = index;
       if (model.seats === 'instance-id') out.instanceId = p.instanceId;
       out.pinnedZone = index >= 0 ? (sequence[index] ?? seatZone(list.zones, index, prefs).zone) : undefined;
@@ -131,9 +146,9 @@ function layoutOf(model: CachedModel, w: SlimWorkload, snapshot: Snapshot, deps:
     if (ws) out.subset = subsetOfPod(p, ws, snapshot);
     if (costs) out.deletionCost = { current: p.deletionCost, desired: costs.get(p.name) };
     return out;
-  }).sort((a, b) => (a.index ?? 0) - (b.index ?? 0) || a.name.localeCompare(b.name));
+  });
 
-  const present = new Set(layoutPods.map((p) => p.index));
+  const present = new Set(seated.map((s) => s.index));
   const ordinals = model.seats === 'ordinal' ? {
     start: w.ordinalsStart,
     reserved: [...[...w.reservedOrdinals.singles].sort((a, b) => a - b).map(String), ...w.reservedOrdinals.ranges.map(([lo, hi]) => `${lo}-${hi}`)],
@@ -152,8 +167,8 @@ function layoutOf(model: CachedModel, w: SlimWorkload, snapshot: Snapshot, deps:
     plan: planReplicas({ replicas: w.replicas, zones: list.zones, preferences: preferences.spec, key: `${ref.namespace}/${ref.name}` }).plan,
     targets: sequenceCounts(list.zones, w.replicas, prefs),
     ...(model.seats === 'instance-id' ? { instanceIds: instanceAssignments(snapshot, ref) } : {}),
-    ...(costs ? { removalOrder: [...costs].sort((a, b) => a[1] - b[1] || a[0].localeCompare(b[0])).map(([pod]) => pod) } : {}),
-    sequence, countsPerZone, pods: layoutPods,
+    ...(costs ? { removalOrder: [...costs].sort((a, b) => a[1] - b[1] || a[0].localeCompare(b[0])).slice(0, Math.max(0, podBudget)).map(([pod]) => pod) } : {}),
+    sequence, countsPerZone, pods: layoutPods, podsOmitted: seated.length - listed.length,
     workloadSpread: ws && model.policy === 'workloadspread' ? {
       name: ws.name, strategy: ws.strategy,
       subsets: subsetQuotas(model, w.replicas, snapshot, deps.reservations, '', deps.unschedulableUntil),
@@ -165,11 +180,35 @@ function layoutOf(model: CachedModel, w: SlimWorkload, snapshot: Snapshot, deps:
 /** Layouts one answer of /debug/layouts builds at most; the rest are counted, not built. */
 export const LAYOUTS_PER_ANSWER = 100;
 
+function count(items: Iterable<unknown>): number {
+  let n = 0;
+  for (const _ of items) n++;
+  return n;
+}
+
+/**
+ * How many of its pods each workload lists when they share `budget`: the small ones all of
+ * theirs, the others alike, so every workload on the page shows its first seats.
+ */
+export function podShares(sizes: readonly number[], budget: number): number[] {
+  const shares = sizes.map(() => 0);
+  const smallestFirst = sizes.map((_, i) => i).sort((a, b) => sizes[a]! - sizes[b]!);
+  let left = Math.max(0, budget);
+  smallestFirst.forEach((i, k) => {
+    shares[i] = Math.min(sizes[i]!, Math.floor(left / (smallestFirst.length - k)));
+    left -= shares[i]!;
+  });
+  return shares;
+}
+
 /**
  * Every managed workload (a policy covers it; a Deployment's ReplicaSets are its own),
- * ordered by namespace, kind, name: the layout page's list. Only `limit` layouts are built.
+ * ordered by namespace, kind, name: the layout page's list. Only `limit` layouts are built,
+ * and they list `podBudget` pods between them (podShares).
  */
-export function managedLayouts(snapshot: Snapshot, deps: LayoutDeps, namespace: string | undefined, limit = LAYOUTS_PER_ANSWER): { layouts: WorkloadLayout[]; more: number } {
+export function managedLayouts(
+  snapshot: Snapshot, deps: LayoutDeps, namespace: string | undefined, limit = LAYOUTS_PER_ANSWER, podBudget = LAYOUT_PODS_PER_ANSWER,
+): { layouts: WorkloadLayout[]; more: number } {
   // Each model is built once: it decides whether the workload is managed and then draws it.
   const managed: { w: SlimWorkload; model: CachedModel }[] = [];
   for (const w of snapshot.allWorkloads()) {
@@ -178,6 +217,8 @@ export function managedLayouts(snapshot: Snapshot, deps: LayoutDeps, namespace: 
     if (model.policy !== 'none') managed.push({ w, model });
   }
   managed.sort(({ w: a }, { w: b }) => a.namespace.localeCompare(b.namespace) || a.kind.localeCompare(b.kind) || a.name.localeCompare(b.name));
-  const layouts = managed.slice(0, limit).map(({ w, model }) => layoutOf(model, w, snapshot, deps));
+  const built = managed.slice(0, limit);
+  const shares = podShares(built.map(({ model }) => count(model.pods())), podBudget);
+  const layouts = built.map(({ w, model }, i) => layoutOf(model, w, snapshot, deps, shares[i]!));
   return { layouts, more: Math.max(0, managed.length - limit) };
 }

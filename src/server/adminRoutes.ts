@@ -6,7 +6,7 @@ import type { Metrics } from '../metrics.js';
 import { requireAuthorization, type AdminAuthorizer } from './adminAuth.js';
 import { workloadKindNamed } from '../cluster/kinds.js';
 import { isDnsLabel } from '../cluster/names.js';
-import { managedLayouts, workloadLayout } from '../placement/layout.js';
+import { LAYOUT_PODS_PER_ANSWER, managedLayouts, workloadLayout } from '../placement/layout.js';
 import { addLayoutPage } from './uiRoutes.js';
 import { workloadKey } from '../placement/workload.js';
 
@@ -88,7 +88,7 @@ export function adminRoutes(deps: AdminDeps): Hono {
     const { layouts, more } = managedLayouts(source.snapshot, extender.state, namespace);
     const conflicts = extender.state.conflicts();
     return c.json({
-      source: source.describe(), synced: source.synced(), generatedAt: new Date().toISOString(), more,
+      source: source.describe(), synced: source.synced(), generatedAt: new Date().toISOString(), more, podsPerAnswer: LAYOUT_PODS_PER_ANSWER,
       workloads: layouts.map((l) => ({ ...l, conflicts: conflicts.filter((x) => x.workload === workloadKey(l.workload)) })),
     });
   });

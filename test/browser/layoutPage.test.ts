@@ -97,6 +97,38 @@ describe('the layout page in headless Chromium', { skip }, () => {
     assert.match(await page.innerText('section[data-workload="default/StatefulSet/db"]'), /1 reservation\(s\) waiting/);
   });
 
+  it('draws at most the pods one answer lists: a StatefulSet of 2,500 shows its first seats and says how many more there are, db still all 6', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'zk-ui-'));
+    const file = join(dir, 'cluster.yaml');
+    const big = Array.from({ length: 2500 }, (_, i) => ({
+      apiVersion: 'v1', kind: 'Pod',
+      metadata: { name: `big-${i}`, namespace: 'default', uid: `big-${i}`, ownerReferences: [{ apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'big', uid: 'sts-big', controller: true }] },
+      spec: { nodeName: `node-${'abc'[i % 3]}-1` }, status: { phase: 'Running' },
+    }));
+    const objects = [...demoObjects(), { apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name: 'big', namespace: 'default', uid: 'sts-big' }, spec: { replicas: 2500 } }, ...big];
+    writeFileSync(file, objects.map((o) => JSON.stringify(o)).join('\n---\n'));
+    const other = await startServe(['--snapshot', file]);
+    try {
+      const p = await browser.newPage();
+      await p.goto(`${other.admin}/ui`);
+      await p.waitForSelector('section[data-workload="default/StatefulSet/big"] .pod');
+      const drawn = await cells(p, 'default/StatefulSet/big');
+      const { podsPerAnswer } = await (await fetch(`${other.admin}/debug/layouts`)).json() as { podsPerAnswer: number };
+      assert.ok(drawn.length > 0 && drawn.length < podsPerAnswer, `${drawn.length} cells of big`);
+      const column = new Map(drawn.map((c) => [c.pod, c.column]));
+      assert.deepEqual([...column.keys()].sort(), Array.from({ length: drawn.length }, (_, i) => `big-${i}`).sort(), 'the first seats');
+      assert.deepEqual(['big-0', 'big-1', 'big-2'].map((n) => column.get(n)), ['zone-a', 'zone-b', 'zone-c']);
+      assert.equal(await p.$$eval('main .pod', (all) => all.length) <= podsPerAnswer, true);
+      const text = await p.innerText('section[data-workload="default/StatefulSet/big"]');
+      assert.ok(text.includes(`${2500 - drawn.length} more pods not drawn`), text.slice(0, 300));
+      assert.ok(text.includes('2500 of 2500 replicas'));
+      assert.equal((await cells(p, 'default/StatefulSet/db')).length, 6, 'the other workloads keep their cells');
+      await p.close();
+    } finally {
+      other.child.kill();
+    }
+  });
+
   it('draws hostile values as text: markup in an annotation never becomes an element', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'zk-ui-'));
     const hostile = '<img src=x onerror="document.body.dataset.pwned=1">';

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { deployment, node, nodes, pv, pvc, rsPod, statefulSet, storeOf, stsPod, workloadSpread, zoneSubset } from '../support/builders.js';
 import { fixture, testApp } from '../support/app.js';
+import { LAYOUT_PODS_PER_ANSWER } from '../../src/placement/layout.js';
 
 const ZONES = ['zone-a', 'zone-b', 'zone-c'];
 const cluster = () => storeOf([
@@ -46,6 +47,35 @@ describe('admin listener', () => {
       assert.equal(res.status, 400, bad);
       assert.equal(res.body.field, 'namespace');
     }
+  });
+
+  it('/debug/layouts lists at most LAYOUT_PODS_PER_ANSWER pods, shared between its workloads (the small ones whole), the first seats first, and counts the rest', async () => {
+    // Three StatefulSets of 1,200 bound pods (sc misses ordinal 1100) and one of 5: 3,604 > the 2,000 an answer lists.
+    const objects = [...nodes(ZONES, 2)];
+    for (const [name, replicas] of [['sa', 1200], ['sb', 1200], ['sc', 1200], ['sd', 5]] as const) {
+      objects.push(statefulSet(name, replicas));
+      for (let i = 0; i < replicas; i++) if (!(name === 'sc' && i === 1100)) objects.push(stsPod(name, i, { nodeName: `node-${ZONES[i % 3]!.slice(5)}-1` }));
+    }
+    const app = testApp(storeOf(objects));
+    const { status, body } = await get(app, '/debug/layouts');
+    assert.equal(status, 200);
+    const listed = body.workloads.map((w: { pods: unknown[] }) => w.pods.length);
+    assert.equal(listed.reduce((a: number, b: number) => a + b, 0), LAYOUT_PODS_PER_ANSWER);
+    assert.deepEqual(listed, [665, 665, 665, 5], 'the small workload whole, the others alike');
+    assert.deepEqual(body.workloads.map((w: { podsOmitted: number }) => w.podsOmitted), [535, 535, 534, 0]);
+    for (const w of body.workloads) {
+      assert.deepEqual(w.pods.map((p: { index: number }) => p.index), Array.from({ length: w.pods.length }, (_, i) => i), `${w.workload.name}: the first seats, in order`);
+      assert.equal(w.pods.at(-1).pinnedZone, ZONES[(w.pods.length - 1) % 3]);
+      const bound = Object.values(w.countsPerZone as Record<string, { bound: number }>).reduce((n, c) => n + c.bound, 0);
+      assert.equal(bound, w.pods.length + w.podsOmitted, `${w.workload.name}: counts include the pods not listed`);
+      assert.equal(w.sequence.length, w.pods.length, `${w.workload.name}: the sequence as far as the pods listed`);
+    }
+    assert.deepEqual(body.workloads[2].ordinals.missing, [1100], 'missing ordinals come from every pod, listed or not');
+    // One workload alone lists all of its 1,200.
+    const one = await get(app, '/debug/workloads/default/statefulset/sc');
+    assert.equal(one.body.pods.length, 1199);
+    assert.equal(one.body.podsOmitted, 0);
+    assert.equal(one.body.sequence.length, 1200);
   });
 
   it('/debug/workloads shows zone list, sequence, counts per zone, reservations and conflicts', async () => {

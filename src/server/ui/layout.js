@@ -11,6 +11,7 @@ const page = {
   token: sessionStorage.getItem(TOKEN_KEY) || '',
   namespace: new URLSearchParams(location.search).get('namespace') || '',
   timer: 0,
+  podsPerAnswer: 0,
 };
 
 /** An element with attributes and children; strings become text nodes. */
@@ -95,12 +96,13 @@ function section(w) {
   }
   const meta = [
     el('span', {}, 'policy ', el('code', {}, w.policy)), ' · ',
-    el('span', {}, `${w.pods.length} of ${ref.replicas} replicas`), ' · ',
+    el('span', {}, `${w.pods.length + (w.podsOmitted || 0)} of ${ref.replicas} replicas`), ' · ',
     el('span', {}, 'zones ', el('code', {}, w.zones.list.join(',') || '(none)'), ` (${w.zones.source})`),
   ];
   const notes = [];
   if (w.ordinals && w.ordinals.reserved.length) notes.push(`reserved ordinals: ${w.ordinals.reserved.join(', ')}`);
   if (w.ordinals && w.ordinals.missing.length) notes.push(`ordinals without a pod yet: ${w.ordinals.missing.join(', ')}`);
+  if (w.podsOmitted) notes.push(`${w.podsOmitted} more pods not drawn: the page draws ${page.podsPerAnswer} pods in all, the first seats of each workload; the zone counts include every pod, and /debug/workloads/${ref.namespace}/${ref.kind.toLowerCase()}/${ref.name} lists more`);
   if (w.reservations.length) notes.push(`${w.reservations.length} reservation(s) waiting for their binding`);
   if (w.preferences.error) notes.push(`zone preferences ignored: ${w.preferences.error}`);
   for (const c of w.conflicts || []) notes.push(`conflict: ${c.reason}`);
@@ -124,6 +126,7 @@ function setStatus(text, error) {
 }
 
 function render(data) {
+  page.podsPerAnswer = data.podsPerAnswer;
   const main = document.getElementById('workloads');
   const sections = data.workloads.map(section);
   if (sections.length === 0) sections.push(el('p', { class: 'empty' }, 'No managed workloads', page.namespace ? ` in namespace ${page.namespace}` : '', '.'));
