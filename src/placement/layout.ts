@@ -15,14 +15,14 @@ import { seatZone, SEQUENCE_WORK_LIMIT, sequenceCounts, zoneSequence } from './z
 import { zoneOf } from '../cluster/objects.js';
 import type { ZoneListSource } from './zones.js';
 
-/** Seats of the sequence /debug/workloads lists; pods beyond it still show their own. */
+/** Seats of the sequence /debug/workloads lists, and pods: the ones beyond are counted, not listed. */
 const LAYOUT_SEATS = 10_000;
 
 /**
  * Pods one answer lists: /debug/workloads, one workload; /debug/layouts, all its workloads
  * together (the page draws a cell per pod and asks every 3 s). The rest are counted: with
- * 150,000 pods in 50 workloads, listing all was a 20 MB answer and ~0.3-0.5 s of the event
- * loop the extender shares, per poll.
+ * 150,000 pods in 50 workloads, listing all was a 20 MB answer and 0.2-0.5 s of the event
+ * loop the extender shares, per poll (the bench's layouts case).
  */
 export const LAYOUT_PODS_PER_WORKLOAD = LAYOUT_SEATS;
 export const LAYOUT_PODS_PER_ANSWER = 2_000;
