@@ -72,35 +72,75 @@ export function workloadSpreadCosts(model: SpreadModel, pods: Iterable<SlimPod>,
   return costs;
 }
 
-/** Keys recomputed over every candidate at each step: for WorkloadSpread costs, which move as a subset shrinks. */
-function scanning(remaining: Map<string, SlimPod>, prepare: () => void, keyOf: (pod: SlimPod) => Key): Shrinking {
+/**
+ * WorkloadSpread subsets: at each step the removal key is Kruise's cost (workloadSpreadCosts
+ * for the workload one pod smaller), then the within-subset order. Within a subset the cost
+ * only rises along that order, so its best candidate is its first one left; and the pods
+ * removed from it are exactly its candidates before that one. So a pod's place among the
+ * subset's remaining pods is its place in the sorted subset less the removals: O(n log n) for
+ * a whole workload's removal order, where recomputing the costs at every step was O(n² log n)
+ * (2,000 pods: 0.5 s of the event loop the extender shares).
+ */
+function spreadShrinking(model: SpreadModel, snapshot: Snapshot, remaining: Map<string, SlimPod>): Shrinking {
+  const { ws } = model;
+  const n = ws.subsets.length;
   const candidates = new Set<SlimPod>();
-  let prepared = false;
-  const ready = () => {
-    if (!prepared) prepare();
-    prepared = true;
+  const within = new Map<SlimPod, Key>();
+  /** Per subset, and last the pods in none: its pods in removal order, and where its candidates are. */
+  const queues = Array.from({ length: n + 1 }, () => ({ members: [] as SlimPod[], candidateAt: [] as number[], removed: 0 }));
+  const queueOf = new Map<SlimPod, number>();
+  let size = 0;
+  const costAt = (i: number, at: number): number => {
+    if (i === n) return -100 * (n + 1);
+    const q = queues[i]!;
+    const over = Math.max(0, q.members.length - q.removed - resolveMax(ws.subsets[i]!.maxReplicas, size - 1));
+    return at - q.removed < over ? -100 * (i + 1) : 100 * (n - i);
+  };
+  const keyAt = (i: number, at: number): Key => {
+    const pod = queues[i]!.members[at]!;
+    return [costAt(i, at), ...within.get(pod)!];
   };
   return {
     remaining,
     addCandidate: (pod) => candidates.add(pod),
-    start() {},
-    best() {
-      ready();
-      let best: { pod: SlimPod; key: Key } | undefined;
-      for (const pod of candidates) {
-        const c = { pod, key: keyOf(pod) };
-        if (better(c, best)) best = c;
+    start() {
+      for (const p of remaining.values()) {
+        const s = subsetOfPod(p, ws, snapshot);
+        const i = s === undefined ? -1 : ws.subsets.findIndex((x) => x.name === s);
+        queueOf.set(p, i < 0 ? n : i);
+        queues[i < 0 ? n : i]!.members.push(p);
+        within.set(p, withinKey(p, model));
       }
+      for (const q of queues) {
+        q.members.sort((a, b) => compare(within.get(a)!, within.get(b)!) || a.name.localeCompare(b.name));
+        q.members.forEach((p, at) => { if (candidates.has(p)) q.candidateAt.push(at); });
+      }
+      size = remaining.size;
+    },
+    best() {
+      let best: { pod: SlimPod; key: Key } | undefined;
+      queues.forEach((q, i) => {
+        const at = q.candidateAt[q.removed];
+        if (at === undefined) return;
+        const c = { pod: q.members[at]!, key: keyAt(i, at) };
+        if (better(c, best)) best = c;
+      });
       return best;
     },
     tiedWith(key) {
-      ready();
-      return [...candidates].filter((p) => compare(keyOf(p), key) === 0);
+      const out: SlimPod[] = [];
+      queues.forEach((q, i) => {
+        for (let c = q.removed; c < q.candidateAt.length; c++) if (compare(keyAt(i, q.candidateAt[c]!), key) === 0) out.push(q.members[q.candidateAt[c]!]!);
+      });
+      return out;
     },
     remove(pod) {
-      candidates.delete(pod);
+      const q = queues[queueOf.get(pod)!]!;
+      // The picker removes what best() chose: this subset's first candidate left.
+      if (q.members[q.candidateAt[q.removed]!] !== pod) throw new Error(`WorkloadSpread shrinking: ${pod.name} is not its subset's next candidate`);
+      q.removed++;
       remaining.delete(pod.name);
-      prepared = false;
+      size--;
     },
   };
 }
@@ -182,13 +222,7 @@ function zoneShrinking(model: WorkloadModel, snapshot: Snapshot, remaining: Map<
 function shrinking(model: WorkloadModel, snapshot: Snapshot): Shrinking {
   const remaining = new Map<string, SlimPod>();
   for (const p of model.pods()) if (p.nodeName) remaining.set(p.name, p);
-  if (model.policy !== 'workloadspread') return zoneShrinking(model, snapshot, remaining);
-  let costs = new Map<string, number>();
-  return scanning(
-    remaining,
-    () => { costs = workloadSpreadCosts(model, remaining.values(), remaining.size - 1, snapshot); },
-    (pod) => [costs.get(pod.name) ?? 0, ...withinKey(pod, model)],
-  );
+  return model.policy === 'workloadspread' ? spreadShrinking(model, snapshot, remaining) : zoneShrinking(model, snapshot, remaining);
 }
 
 export interface PickResult {

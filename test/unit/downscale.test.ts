@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { deletionCosts, pickPodsToRemove } from '../../src/placement/downscale.js';
-import { workloadModel } from '../../src/placement/model.js';
+import { deletionCosts, pickPodsToRemove, workloadSpreadCosts } from '../../src/placement/downscale.js';
+import { workloadModel, type SpreadModel } from '../../src/placement/model.js';
+import { seededRandom } from '../support/random.js';
 import { deployment, node, nodes, rsPod, statefulSet, storeOf, stsPod, workloadSpread, zoneSubset, type Raw } from '../support/builders.js';
 import { defaultSettings } from '../support/placement.js';
 
@@ -99,5 +100,37 @@ describe('downscale pod picker', () => {
     assert.deepEqual([costs.get('web-rs-p0'), costs.get('web-rs-p1'), costs.get('web-rs-p2')].sort(), [-100, 200, 200]);
     assert.equal(costs.get('web-rs-q0'), 100);
     assert.equal(costs.get('web-rs-z0'), -300);
+  });
+
+  // The picker's WorkloadSpread order against its definition (design §5): at every step,
+  // Kruise's costs for the workload one pod smaller, recomputed over what is left, then the
+  // within-subset order (highest seat, not ready, newest), then the name.
+  it('WorkloadSpread removal order: the incremental picker agrees with recomputing the costs at every step (400 seeded cases)', () => {
+    const r = seededRandom(11);
+    const maxes = [null, 0, 1, 2, 3, 5, '30%', '50%'];
+    const allZones = [...ZONES, 'zone-d'];
+    const ref = { kind: 'Deployment', namespace: 'default', name: 'web' } as const;
+    for (let c = 0; c < 400; c++) {
+      const subsets = ZONES.slice(0, 1 + r.below(3)).map((z) => zoneSubset(`s-${z}`, z, maxes[r.below(maxes.length)]!));
+      const pods = Array.from({ length: r.below(25) }, (_, i) => ready(rsPod('web', `p${i}`, { nodeName: `node-${allZones[r.below(4)]!.slice(5)}-1` }), r.below(4) > 0, new Date(Date.UTC(2026, 10, 21, 7, 0, 0, r.below(10_000) * 1000 + i)).toISOString()));
+      const store = storeOf([...nodes(allZones, 1), ...deployment('web', pods.length), ...pods, workloadSpread('ws', { kind: 'Deployment', name: 'web' }, subsets)]);
+      const names = pods.map((p) => p.metadata.name).filter(() => r.below(3) > 0);
+      const n = 1 + r.below(Math.max(1, names.length));
+      const model = workloadModel(ref, store.workload('Deployment', 'default', 'web'), store, defaultSettings()) as SpreadModel;
+      const remaining = new Map([...model.pods()].map((p) => [p.name, p]));
+      const left = new Set(names);
+      const expected: string[] = [];
+      while (expected.length < n && left.size > 0) {
+        const costs = workloadSpreadCosts(model, remaining.values(), remaining.size - 1, store);
+        const key = (name: string) => { const p = remaining.get(name)!; return [costs.get(name)!, -model.seat(p).index, p.ready ? 1 : 0, -p.createdAt]; };
+        const best = [...left].sort((a, b) => { const [ka, kb] = [key(a), key(b)]; const d = ka.findIndex((v, i) => v !== kb[i]); return d < 0 ? a.localeCompare(b) : ka[d]! - kb[d]!; })[0]!;
+        expected.push(best);
+        left.delete(best);
+        remaining.delete(best);
+      }
+      const got = pick(store, n, names);
+      assert.deepEqual(got.chosen_pods, expected, `case ${c}: ${JSON.stringify({ subsets: subsets.map((x) => [x.name, x.maxReplicas]), n, names })}`);
+      assert.deepEqual(got.tied_pods, []);
+    }
   });
 });
