@@ -84,7 +84,8 @@ export function workloadSpreadCosts(model: SpreadModel, pods: Iterable<SlimPod>,
 function spreadShrinking(model: SpreadModel, snapshot: Snapshot, remaining: Map<string, SlimPod>): Shrinking {
   const { ws } = model;
   const n = ws.subsets.length;
-  const candidates = new Set<SlimPod>();
+  // By name: the pods drawn are `remaining`'s, whichever object the candidate came as.
+  const candidates = new Set<string>();
   const within = new Map<SlimPod, Key>();
   /** Per subset, and last the pods in none: its pods in removal order, and where its candidates are. */
   const queues = Array.from({ length: n + 1 }, () => ({ members: [] as SlimPod[], candidateAt: [] as number[], removed: 0 }));
@@ -102,7 +103,7 @@ function spreadShrinking(model: SpreadModel, snapshot: Snapshot, remaining: Map<
   };
   return {
     remaining,
-    addCandidate: (pod) => candidates.add(pod),
+    addCandidate: (pod) => candidates.add(pod.name),
     start() {
       for (const p of remaining.values()) {
         const s = subsetOfPod(p, ws, snapshot);
@@ -113,7 +114,7 @@ function spreadShrinking(model: SpreadModel, snapshot: Snapshot, remaining: Map<
       }
       for (const q of queues) {
         q.members.sort((a, b) => compare(within.get(a)!, within.get(b)!) || a.name.localeCompare(b.name));
-        q.members.forEach((p, at) => { if (candidates.has(p)) q.candidateAt.push(at); });
+        q.members.forEach((p, at) => { if (candidates.has(p.name)) q.candidateAt.push(at); });
       }
       size = remaining.size;
     },
@@ -135,7 +136,7 @@ function spreadShrinking(model: SpreadModel, snapshot: Snapshot, remaining: Map<
       return out;
     },
     remove(pod) {
-      const q = queues[queueOf.get(pod)!]!;
+      const q = queues[queueOf.get(pod) ?? n]!;
       // The picker removes what best() chose: this subset's first candidate left.
       if (q.members[q.candidateAt[q.removed]!] !== pod) throw new Error(`WorkloadSpread shrinking: ${pod.name} is not its subset's next candidate`);
       q.removed++;
