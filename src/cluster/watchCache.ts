@@ -124,7 +124,13 @@ export function watchCache(
   const all = () => [...reflectors, ...optional.values()];
   // An optional kind refused to us is left out of readiness as soon as it fails (discovery
   // tidies it away on its next look): one revoked ClusterRole rule must not fail every filter.
-  const counted = () => [...reflectors, ...[...optional.values()].filter((r) => !r.forbidden())];
+  // ready() runs on every extender request: a walk, no arrays.
+  const everyCounted = (check: (r: Reflector) => boolean): boolean => {
+    for (const r of reflectors) if (!check(r)) return false;
+    for (const r of optional.values()) if (!r.forbidden() && !check(r)) return false;
+    return true;
+  };
+  const synced = (r: Reflector) => r.status().synced;
   const crdState = (plural: KindName) => {
     const running = optional.get(plural);
     if (!discovered) return 'unknown';
@@ -146,15 +152,15 @@ export function watchCache(
       clearTimeout(crdTimer);
       await Promise.all(all().map((r) => r.stop()));
     },
-    synced: () => discovered && counted().every((r) => r.status().synced),
-    ready: (now = Date.now()) => discovered && counted().every((r) => r.healthy(now)),
+    synced: () => discovered && everyCounted(synced),
+    ready: (now = Date.now()) => discovered && everyCounted((r) => r.healthy(now)),
     status(now = Date.now()): ClusterSourceStatus {
       const kinds: ReflectorStatus[] = all().map((r) => r.status());
       const watched = (plural: KindName) => (crdState(plural) === 'present' ? optional.get(plural)!.status().apiVersion : crdState(plural));
       return {
         source: `kube-apiserver ${api.server}`,
-        synced: discovered && counted().every((r) => r.status().synced),
-        healthy: discovered && counted().every((r) => r.healthy(now)),
+        synced: discovered && everyCounted(synced),
+        healthy: discovered && everyCounted((r) => r.healthy(now)),
         workloadSpreadCRD: crdState('workloadspreads'),
         openKruise: Object.fromEntries(OPTIONAL_KINDS.map((k) => [k.plural, watched(k.plural)])),
         kinds: kinds.map((k) => ({ ...k, objects: store.count(k.kind as KindName) })),
