@@ -1,5 +1,5 @@
 import { ownedThrough, workloadKindSpec } from '../cluster/kinds.js';
-import { ANNOTATION, type SlimWorkload, type WorkloadKind } from '../cluster/objects.js';
+import { ANNOTATION, type SlimPod, type SlimWorkload, type WorkloadKind } from '../cluster/objects.js';
 import type { Snapshot } from '../cluster/store.js';
 import { deletionCosts } from './downscale.js';
 import { parseAssignment, serializeAssignment } from './instanceIds.js';
@@ -101,7 +101,9 @@ export function workloadLayout(snapshot: Snapshot, kind: WorkloadKind, namespace
 /** A cached workload's model never waits: its owner is the workload itself. */
 type CachedModel = Exclude<WorkloadModel, { policy: 'wait' }>;
 
-function layoutOf(model: CachedModel, w: SlimWorkload, snapshot: Snapshot, deps: LayoutDeps, podBudget: number): WorkloadLayout {
+function layoutOf(
+  model: CachedModel, w: SlimWorkload, snapshot: Snapshot, deps: LayoutDeps, podBudget: number, pods: readonly SlimPod[] = [...model.pods()],
+): WorkloadLayout {
   const { ref, preferences } = model;
   const list = model.zones();
   const ws = model.policy === 'workloadspread' ? model.ws : undefined;
@@ -120,7 +122,7 @@ function layoutOf(model: CachedModel, w: SlimWorkload, snapshot: Snapshot, deps:
   const reservedZones = new Map(waiting.map((r) => [r.uid, r.zone]));
   const decidedBy: LayoutPod['decidedBy'] = pinned ? 'pin' : ws ? 'subset' : model.policy === 'zone-balance' ? 'balance' : 'none';
   // Every pod's seat, for the order and the missing ordinals; the details only for the listed.
-  const seated = [...model.pods()].map((p) => ({ p, index: pinned ? model.seat(p).index : undefined }))
+  const seated = pods.map((p) => ({ p, index: pinned ? model.seat(p).index : undefined }))
     .sort((a, b) => (a.index ?? 0) - (b.index ?? 0) || a.p.name.localeCompare(b.p.name));
   const listed = seated.slice(0, Math.max(0, podBudget));
   const layoutPods = listed.map(({ p, index }): LayoutPod => {
@@ -180,12 +182,6 @@ function layoutOf(model: CachedModel, w: SlimWorkload, snapshot: Snapshot, deps:
 /** Layouts one answer of /debug/layouts builds at most; the rest are counted, not built. */
 export const LAYOUTS_PER_ANSWER = 100;
 
-function count(items: Iterable<unknown>): number {
-  let n = 0;
-  for (const _ of items) n++;
-  return n;
-}
-
 /**
  * How many of its pods each workload lists when they share `budget`: the small ones all of
  * theirs, the others alike, so every workload on the page shows its first seats.
@@ -217,8 +213,8 @@ export function managedLayouts(
     if (model.policy !== 'none') managed.push({ w, model });
   }
   managed.sort(({ w: a }, { w: b }) => a.namespace.localeCompare(b.namespace) || a.kind.localeCompare(b.kind) || a.name.localeCompare(b.name));
-  const built = managed.slice(0, limit);
-  const shares = podShares(built.map(({ model }) => count(model.pods())), podBudget);
-  const layouts = built.map(({ w, model }, i) => layoutOf(model, w, snapshot, deps, shares[i]!));
+  const built = managed.slice(0, limit).map((m) => ({ ...m, pods: [...m.model.pods()] }));
+  const shares = podShares(built.map(({ pods }) => pods.length), podBudget);
+  const layouts = built.map(({ w, model, pods }, i) => layoutOf(model, w, snapshot, deps, shares[i]!, pods));
   return { layouts, more: Math.max(0, managed.length - limit) };
 }
