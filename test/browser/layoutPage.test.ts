@@ -49,6 +49,21 @@ describe('the layout page in headless Chromium', { skip }, () => {
     serve?.child.kill();
   });
 
+  /** `zonekeeper serve --snapshot` of `objects`, and a page on its /ui; both go when `use` ends. */
+  async function onSnapshot(objects: unknown[], use: (p: Page, admin: string) => Promise<void>): Promise<void> {
+    const file = join(mkdtempSync(join(tmpdir(), 'zk-ui-')), 'cluster.yaml');
+    writeFileSync(file, objects.map((o) => JSON.stringify(o)).join('\n---\n'));
+    const other = await startServe(['--snapshot', file]);
+    const p = await browser.newPage();
+    try {
+      await p.goto(`${other.admin}/ui`);
+      await use(p, other.admin);
+    } finally {
+      await p.close();
+      other.child.kill();
+    }
+  }
+
   it('draws the 6 pods of db in their 3 zones, db-5 where its volume is, with the volume win shown', async () => {
     const errors: string[] = [];
     page.on('pageerror', (e) => errors.push(e.message));
@@ -98,22 +113,16 @@ describe('the layout page in headless Chromium', { skip }, () => {
   });
 
   it('draws at most the pods one answer lists: a StatefulSet of 2,500 shows its first seats and says how many more there are, db still all 6', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'zk-ui-'));
-    const file = join(dir, 'cluster.yaml');
     const big = Array.from({ length: 2500 }, (_, i) => ({
       apiVersion: 'v1', kind: 'Pod',
       metadata: { name: `big-${i}`, namespace: 'default', uid: `big-${i}`, ownerReferences: [{ apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'big', uid: 'sts-big', controller: true }] },
       spec: { nodeName: `node-${'abc'[i % 3]}-1` }, status: { phase: 'Running' },
     }));
     const objects = [...demoObjects(), { apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name: 'big', namespace: 'default', uid: 'sts-big' }, spec: { replicas: 2500 } }, ...big];
-    writeFileSync(file, objects.map((o) => JSON.stringify(o)).join('\n---\n'));
-    const other = await startServe(['--snapshot', file]);
-    try {
-      const p = await browser.newPage();
-      await p.goto(`${other.admin}/ui`);
+    await onSnapshot(objects, async (p, admin) => {
       await p.waitForSelector('section[data-workload="default/StatefulSet/big"] .pod');
       const drawn = await cells(p, 'default/StatefulSet/big');
-      const { podsPerAnswer } = await (await fetch(`${other.admin}/debug/layouts`)).json() as { podsPerAnswer: number };
+      const { podsPerAnswer } = await (await fetch(`${admin}/debug/layouts`)).json() as { podsPerAnswer: number };
       assert.ok(drawn.length > 0 && drawn.length < podsPerAnswer, `${drawn.length} cells of big`);
       const column = new Map(drawn.map((c) => [c.pod, c.column]));
       assert.deepEqual([...column.keys()].sort(), Array.from({ length: drawn.length }, (_, i) => `big-${i}`).sort(), 'the first seats');
@@ -123,33 +132,21 @@ describe('the layout page in headless Chromium', { skip }, () => {
       assert.ok(text.includes(`${2500 - drawn.length} more pods not drawn`), text.slice(0, 300));
       assert.ok(text.includes('2500 of 2500 replicas'));
       assert.equal((await cells(p, 'default/StatefulSet/db')).length, 6, 'the other workloads keep their cells');
-      await p.close();
-    } finally {
-      other.child.kill();
-    }
+    });
   });
 
   it('draws hostile values as text: markup in an annotation never becomes an element', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'zk-ui-'));
     const hostile = '<img src=x onerror="document.body.dataset.pwned=1">';
-    const file = join(dir, 'cluster.yaml');
     const objects = demoObjects().map((o) => (o.kind === 'StatefulSet' && o.metadata.name === 'db'
       ? { ...o, metadata: { ...o.metadata, annotations: { 'zonekeeper.io/zones': `zone-a,zone-b,zone-c,${hostile}`, 'zonekeeper.io/zone-preferences': `{"${hostile}": 1` } } } : o));
-    writeFileSync(file, objects.map((o) => JSON.stringify(o)).join('\n---\n'));
-    const other = await startServe(['--snapshot', file]);
-    try {
-      const p = await browser.newPage();
-      await p.goto(`${other.admin}/ui`);
+    await onSnapshot(objects, async (p, admin) => {
       await p.waitForSelector('section[data-workload="default/StatefulSet/db"] .pod');
       const text = await p.innerText('section[data-workload="default/StatefulSet/db"]');
       assert.ok(text.includes(hostile), 'the zone name shows as the text it is');
       assert.equal(await p.$$eval('main img', (imgs) => imgs.length), 0);
       assert.equal(await p.getAttribute('body', 'data-pwned'), null);
-      const csp = (await fetch(`${other.admin}/ui`)).headers.get('content-security-policy');
+      const csp = (await fetch(`${admin}/ui`)).headers.get('content-security-policy');
       assert.match(csp!, /script-src 'self'/);
-      await p.close();
-    } finally {
-      other.child.kill();
-    }
+    });
   });
 });
