@@ -1,3 +1,4 @@
+import { describeIssues, ZonekeeperError } from './common/errors.js';
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
 import { z } from 'zod';
@@ -101,16 +102,7 @@ export const configSchema = z.strictObject({
 
 export type Config = z.infer<typeof configSchema>;
 
-export class ConfigError extends Error {}
-
-/** Names each bad key by its path and says why, e.g. `placement.zoneFallback: Invalid option`. */
-export function describeIssues(error: z.ZodError): string {
-  return error.issues.map((i) => {
-    const path = i.path.join('.');
-    if (i.code === 'unrecognized_keys') return i.keys.map((k) => `${path ? `${path}.` : ''}${k}: unknown key`).join('; ');
-    return `${path || '(root)'}: ${i.message}`;
-  }).join('; ');
-}
+export class ConfigError extends ZonekeeperError {}
 
 export function parseConfig(value: unknown, origin = 'config'): Config {
   const result = configSchema.safeParse(value ?? {});

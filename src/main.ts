@@ -134,7 +134,7 @@ export async function startServer(config: Config, choice: SourceChoice, log: Log
   }
   const extender = createExtender({ source, actuator, metrics, log, config });
   const costs = config.deletionCost.enabled && api
-    ? deletionCostController(api, source, { ...config.placement }, config.deletionCost, log, metrics, { pendingFreeze: actuator.pendingFreeze }) : undefined;
+    ? deletionCostController(api, source, { ...config.placement }, config.deletionCost, log, metrics, { pendingFreezes: actuator.pendingFreezes }) : undefined;
   if (config.deletionCost.enabled && !api) log.warn('deletion costs need a cluster to write to; not managed for a file source');
   const writers = costs && api ? startWriters(api, config, log, metrics, costs) : undefined;
   registerStateGauges(metrics, source, () => extender.state.reservations.size());

@@ -1,8 +1,9 @@
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { describeIssues } from './config.js';
+import { describeIssues, ZonekeeperError } from './common/errors.js';
 import { planReplicas, type Plan } from './placement/planner.js';
-import { DEFAULT_PREFERENCES, parsePreferences, sequencePreferences, type ZonePreferencesSpec } from './placement/preferences.js';
+import { parsePreferences, type ZonePreferencesSpec } from './cluster/zonePreferences.js';
+import { DEFAULT_PREFERENCES, sequencePreferences } from './placement/preferences.js';
 import { cappedBy, sequenceCounts } from './placement/zoneSequence.js';
 
 export const PLAN_USAGE = `zonekeeper plan: per-zone replica counts from the Federated ReplicaSet planner
@@ -28,7 +29,7 @@ existing + capacity): equal weights never leave a zone empty while N >= zones, w
 plan's rounding can (4 over 3 zones plans 2/2/0; zonekeeper lays out 2/1/1). Bad input exits 2.
 `;
 
-export class UsageError extends Error {}
+export class UsageError extends ZonekeeperError {}
 
 const counts = z.record(z.string(), z.number().int().min(0));
 

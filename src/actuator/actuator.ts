@@ -1,26 +1,27 @@
 import type { Logger } from 'pino';
 import { LRUCache } from 'lru-cache';
 import { statusMessage, type ApiClient } from '../cluster/apiClient.js';
-import { ANNOTATION, type SlimWorkload } from '../cluster/objects.js';
+import { ANNOTATION } from '../cluster/annotations.js';
+import { type SlimWorkload } from '../cluster/objects.js';
 import { workloadPath, WORKLOAD_KINDS } from '../cluster/kinds.js';
 import type { ClusterStore } from '../cluster/store.js';
 import type { Metrics } from '../metrics.js';
-import { chooseInstanceId, parseAssignment, serializeAssignment } from '../placement/instanceIds.js';
-import type { PendingList } from '../placement/fleet.js';
+import { chooseInstanceId, parseAssignment, serializeAssignment } from '../placement/instanceAssignment.js';
+import type { PendingFreezes, PendingList } from '../placement/fleet.js';
 import { workloadKey } from '../placement/workload.js';
 import { parseZoneList } from '../placement/zones.js';
 import { eventRecorder, logRecorder, type EventRecorder } from './events.js';
-import { AssignmentError, instanceIdWriter, type AssignRequest } from './instanceIds.js';
+import { AssignmentError, instanceIdWriter, type AssignRequest } from './instanceIdWriter.js';
 
-/** Every write zonekeeper makes to the cluster goes through here (design §1). */
+/** Every write zonekeeper makes to the cluster goes through here (docs/design.md#data-flow). */
 export interface Actuator {
   /** Freezes the derived zone list onto the workload; fire and forget, deduplicated. */
   freezeZones(workload: SlimWorkload, zones: string[]): void;
   /** A list being frozen that the watch may not show yet, by workload key. */
   pendingFreeze(workloadKey: string): string[] | undefined;
-  /** Every list being frozen, for fleet balance. */
-  pendingFreezes(): Iterable<PendingList>;
-  /** The pod's instance ID, written to its owner and the pod if it had none (design §6). */
+  /** Every list being frozen, by workload key, for the model and fleet balance (a read-only view). */
+  readonly pendingFreezes: PendingFreezes;
+  /** The pod's instance ID, written to its owner and the pod if it had none (docs/design.md#instance-ids). */
   assignInstanceId(req: AssignRequest): Promise<number>;
   /** A Kubernetes Event on the workload, deduplicated and rate-limited (events.ts). */
   recordEvent: EventRecorder['record'];
@@ -67,7 +68,7 @@ function actuator(writer: Writer, events: EventRecorder, log: Logger, metrics: M
       inflight.add(p);
     },
     pendingFreeze: (key) => pending.get(key)?.zones,
-    pendingFreezes: () => pending.values(),
+    pendingFreezes: { get: (key) => pending.get(key), values: () => pending.values() },
     assignInstanceId: (req) => writer.assign(req),
     recordEvent: (w, type, reason, message) => events.record(w, type, reason, message),
     async settle() {

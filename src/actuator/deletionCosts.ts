@@ -1,11 +1,11 @@
 import type { Logger } from 'pino';
 import { statusMessage, type ApiClient } from '../cluster/apiClient.js';
 import { objectPath, POD_KIND } from '../cluster/kinds.js';
-import { ANNOTATION } from '../cluster/objects.js';
+import { ANNOTATION } from '../cluster/annotations.js';
 import type { SnapshotSource } from '../cluster/source.js';
 import type { Metrics } from '../metrics.js';
 import { costManagedWorkloads, deletionCosts } from '../placement/downscale.js';
-import type { PlacementSettings } from '../placement/verdict.js';
+import type { PlacementSettings } from '../placement/settings.js';
 import type { ZoneListDeps } from '../placement/model.js';
 import { resolveWorkload, workloadKey } from '../placement/workload.js';
 
@@ -16,7 +16,7 @@ export interface DeletionCostOptions {
 
 /**
  * Keeps controller.kubernetes.io/pod-deletion-cost on the pods of managed ReplicaSets so the
- * native controller scales down in the picker's order (design §7). Patches only what differs
+ * native controller scales down in the picker's order (docs/design.md#scale-down). Patches only what differs
  * from the cached value, so a restart writes nothing when the costs are already right;
  * patches are paced by a token bucket.
  */

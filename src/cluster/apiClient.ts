@@ -1,6 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { KubeConfig } from '@kubernetes/client-node';
+import { ZonekeeperError } from '../common/errors.js';
 
 /**
  * A small HTTP client for the Kubernetes API. `@kubernetes/client-node` loads the
@@ -17,7 +18,7 @@ export interface ApiClient {
 
 export interface ApiResponse { status: number; body: string }
 
-export class ApiError extends Error {
+export class ApiError extends ZonekeeperError {
   constructor(readonly status: number, message: string) {
     super(message);
   }

@@ -1,7 +1,11 @@
-import {
-  KRUISE_GROUP, slimNode, slimPod, slimPV, slimPVC, slimStorageClass, slimWorkload, slimWorkloadSpread, workloadKindOf,
-  type WorkloadKind,
-} from './objects.js';
+/**
+ * Workload kinds by the name zonekeeper gives them. OpenKruise's Advanced StatefulSet is a
+ * `StatefulSet` of apps.kruise.io on the wire: here it is `AdvancedStatefulSet`, so that an
+ * owner reference, a store key and a message never confuse it with apps/v1's.
+ */
+export type WorkloadKind = 'StatefulSet' | 'ReplicaSet' | 'Deployment' | 'CloneSet' | 'AdvancedStatefulSet';
+
+export const KRUISE_GROUP = 'apps.kruise.io';
 
 // Every kind zonekeeper lists, watches, loads from files or writes to, in one table: the
 // store, the reflectors, the file loader, the actuator and the debug routes all read it.
@@ -27,7 +31,6 @@ export interface KindSpec {
   required: boolean;
   /** Names a user may type for it (lower case), beside the kind and plural. */
   shortNames: readonly string[];
-  slim: (raw: any) => unknown;
 }
 
 /** The workload kinds: pods' owners that policies read (and that zonekeeper annotates). */
@@ -47,14 +50,13 @@ function workloadKind(
   kind: WorkloadKind, plural: KindName, shortNames: string[], traits: Traits,
   api: { group: string; version: string; resource?: string; wireKind?: string; required?: boolean } = { group: 'apps', version: 'v1' },
 ): WorkloadKindSpec {
-  const apiVersion = `${api.group}/${api.version}`;
   return {
     plural, resource: api.resource ?? plural, kind, wireKind: api.wireKind ?? kind, group: api.group, version: api.version,
-    required: api.required ?? true, shortNames, slim: (o) => slimWorkload(kind, o, apiVersion), ...traits,
+    required: api.required ?? true, shortNames, ...traits,
   };
 }
 
-// OpenKruise's workloads (design §5): a CloneSet is a ReplicaSet that removes pods by deletion
+// OpenKruise's workloads (docs/design.md#workloadspread): a CloneSet is a ReplicaSet that removes pods by deletion
 // cost; an Advanced StatefulSet numbers its pods as apps/v1 does, skipping reserved ordinals.
 const cloneSet = (version: string) => workloadKind('CloneSet', 'clonesets', ['clone'],
   { ordinals: false, podsOwnedVia: undefined, deletionCost: true }, { group: KRUISE_GROUP, version, required: false });
@@ -71,6 +73,24 @@ export const WORKLOAD_KINDS: Readonly<Record<WorkloadKind, WorkloadKindSpec>> = 
   AdvancedStatefulSet: advancedStatefulSet('v1beta1'),
 };
 
+/** The API group of each workload kind's wire name (Kruise's StatefulSet is told apart by workloadKindOf). */
+const WIRE_GROUP: Readonly<Record<string, string>> = Object.fromEntries(
+  Object.values(WORKLOAD_KINDS).filter((k) => k.wireKind === k.kind).map((k) => [k.kind, k.group]),
+);
+
+/**
+ * The kind zonekeeper knows an owner or target by: `AdvancedStatefulSet` for Kruise's
+ * StatefulSet, `<kind>.<group>` for a known kind name in another group (not a workload of
+ * ours), else the kind as written. Without an apiVersion the kind is taken as written.
+ */
+export function workloadKindOf(apiVersion: string, kind: string): string {
+  if (!apiVersion) return kind;
+  const group = apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.indexOf('/')) : '';
+  if (group === KRUISE_GROUP && kind === 'StatefulSet') return 'AdvancedStatefulSet';
+  const expected = Object.hasOwn(WIRE_GROUP, kind) ? WIRE_GROUP[kind] : undefined;
+  return expected !== undefined && expected !== group ? `${kind}.${group || 'core'}` : kind;
+}
+
 /** The spec of a workload kind named in an owner reference; undefined for kinds not cached. */
 export function workloadKindSpec(kind: string): WorkloadKindSpec | undefined {
   return Object.hasOwn(WORKLOAD_KINDS, kind) ? WORKLOAD_KINDS[kind as WorkloadKind] : undefined;
@@ -86,11 +106,11 @@ export const WORKLOADSPREAD_GROUP = KRUISE_GROUP;
 export function workloadSpreadKind(version: string): KindSpec {
   return {
     plural: 'workloadspreads', resource: 'workloadspreads', kind: 'WorkloadSpread', wireKind: 'WorkloadSpread',
-    group: WORKLOADSPREAD_GROUP, version, required: false, shortNames: ['ws'], slim: slimWorkloadSpread,
+    group: WORKLOADSPREAD_GROUP, version, required: false, shortNames: ['ws'],
   };
 }
 
-/** A kind watched only while its CRD is served: its versions, preferred first (design §5). */
+/** A kind watched only while its CRD is served: its versions, preferred first (docs/design.md#workloadspread). */
 export interface OptionalKind extends Pick<KindSpec, 'plural' | 'kind' | 'group' | 'resource'> {
   versions: readonly string[];
   at(version: string): KindSpec;
@@ -109,18 +129,18 @@ export const OPTIONAL_KINDS: readonly OptionalKind[] = [
   optionalKind(['v1beta1', 'v1alpha1'], advancedStatefulSet),
 ];
 
-const core = (plural: KindName, kind: string, group: string, shortNames: string[], slim: (raw: any) => unknown): KindSpec =>
-  ({ plural, resource: plural, kind, wireKind: kind, group, version: 'v1', required: true, shortNames, slim });
+const core = (plural: KindName, kind: string, group: string, shortNames: string[]): KindSpec =>
+  ({ plural, resource: plural, kind, wireKind: kind, group, version: 'v1', required: true, shortNames });
 
-export const POD_KIND: KindSpec = core('pods', 'Pod', '', ['po'], slimPod);
+export const POD_KIND: KindSpec = core('pods', 'Pod', '', ['po']);
 
 /** Kinds watched on every cluster. */
 export const CORE_KINDS: readonly KindSpec[] = [
-  core('nodes', 'Node', '', ['no'], slimNode),
+  core('nodes', 'Node', '', ['no']),
   POD_KIND,
-  core('persistentvolumes', 'PersistentVolume', '', ['pv'], slimPV),
-  core('persistentvolumeclaims', 'PersistentVolumeClaim', '', ['pvc'], slimPVC),
-  core('storageclasses', 'StorageClass', 'storage.k8s.io', ['sc'], slimStorageClass),
+  core('persistentvolumes', 'PersistentVolume', '', ['pv']),
+  core('persistentvolumeclaims', 'PersistentVolumeClaim', '', ['pvc']),
+  core('storageclasses', 'StorageClass', 'storage.k8s.io', ['sc']),
   ...Object.values(WORKLOAD_KINDS).filter((k) => k.required),
 ];
 

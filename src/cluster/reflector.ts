@@ -1,8 +1,43 @@
+import type http from 'node:http';
 import type { Logger } from 'pino';
 import { ApiError, statusMessage, type ApiClient } from './apiClient.js';
-import { collectionPath, type KindSpec } from './kinds.js';
-import type { ClusterStore } from './store.js';
-import { releaseAfterLargeBody } from '../memory.js';
+import { slimOf } from './convert.js';
+import { collectionPath, type KindName, type KindSpec } from './kinds.js';
+import { backoff as backoffOf, sleep, systemClock, type Clock } from '../common/clock.js';
+import { ZonekeeperError } from '../common/errors.js';
+import { releaseAfterLargeBody } from '../common/memory.js';
+
+/** What a reflector lists and watches one kind through (client-go's ListerWatcher). */
+export interface ListerWatcher {
+  /** One page of the list: `continueToken` from the previous page, '' for the first. */
+  list(limit: number, continueToken: string, signal: AbortSignal): Promise<{ status: number; body: string }>;
+  /** A watch stream from `resourceVersion`; the caller reads and destroys it. */
+  watch(resourceVersion: string, timeoutSeconds: number, signal: AbortSignal): Promise<http.IncomingMessage>;
+}
+
+/** A kind's collection on the API server. */
+export function apiListerWatcher(api: ApiClient, kind: KindSpec): ListerWatcher {
+  const base = collectionPath(kind);
+  return {
+    list(limit, continueToken, signal) {
+      const q = new URLSearchParams({ limit: String(limit) });
+      if (continueToken) q.set('continue', continueToken);
+      return api.request('GET', `${base}?${q}`, { signal, timeoutMs: 60_000 });
+    },
+    watch(resourceVersion, timeoutSeconds, signal) {
+      const q = new URLSearchParams({ watch: '1', allowWatchBookmarks: 'true', resourceVersion, timeoutSeconds: String(timeoutSeconds) });
+      return api.stream(`${base}?${q}`, signal);
+    },
+  };
+}
+
+/** What a reflector writes to: objects of its kind by key (client-go's Store). */
+export interface ReflectorStore {
+  keyOf(kind: KindName, obj: unknown): string;
+  upsert(kind: KindName, obj: unknown): void;
+  delete(kind: KindName, key: string): void;
+  keys(kind: KindName): Iterable<string>;
+}
 
 export interface ReflectorOptions {
   pageSize: number;
@@ -38,9 +73,9 @@ export interface ReflectorStatus {
   failingSince: number;
 }
 
-class Gone extends Error {}
-class Stalled extends Error {}
-class Corrupt extends Error {}
+class Gone extends ZonekeeperError {}
+class Stalled extends ZonekeeperError {}
+class Corrupt extends ZonekeeperError {}
 
 interface WatchEvent { type?: string; object?: any }
 
@@ -65,15 +100,18 @@ export class Reflector {
   private abort = new AbortController();
   private loop: Promise<void> | undefined;
   private state: ReflectorStatus;
+  private readonly slim: (raw: any) => unknown;
 
   constructor(
-    private readonly api: ApiClient,
+    private readonly lw: ListerWatcher,
     readonly resource: KindSpec,
-    private readonly store: ClusterStore,
+    private readonly store: ReflectorStore,
     private readonly opts: ReflectorOptions,
     private readonly log: Logger,
     private readonly onRestart: (kind: string, reason: RestartReason) => void = () => {},
+    private readonly clock: Clock = systemClock,
   ) {
+    this.slim = slimOf(resource);
     this.state = {
       kind: resource.plural,
       apiVersion: resource.group ? `${resource.group}/${resource.version}` : resource.version,
@@ -92,7 +130,7 @@ export class Reflector {
    * for longer than the staleness allowed: a watch that breaks on every attempt (a corrupt
    * stream, errors on every reconnect) is stale even while relists succeed in between.
    */
-  healthy(now = Date.now()): boolean {
+  healthy(now = this.clock.now()): boolean {
     const s = this.state;
     if (!s.synced) return false;
     if (s.failingSince && now - s.failingSince >= this.opts.maxStalenessSeconds * 1000) return false;
@@ -104,7 +142,7 @@ export class Reflector {
     return this.state.failingSince !== 0 && this.state.lastErrorStatus === 403;
   }
 
-  private failed(now = Date.now()): void {
+  private failed(now = this.clock.now()): void {
     if (!this.state.failingSince) this.state.failingSince = now;
   }
 
@@ -125,20 +163,18 @@ export class Reflector {
 
   private async run(): Promise<void> {
     let needList = true;
-    let backoff = this.opts.backoffInitialMs;
+    const wait = backoffOf(this.opts.backoffInitialMs, this.opts.backoffMaxMs);
     while (!this.stopped) {
       try {
         if (needList) {
           await this.list();
           needList = false;
         }
-        const began = Date.now();
+        const began = this.clock.now();
         await this.watch();
         // A watch the server ends at once, again and again, must not spin.
-        if (Date.now() - began < 1000) {
-          await this.sleep(backoff);
-          backoff = Math.min(backoff * 2, this.opts.backoffMaxMs);
-        } else backoff = this.opts.backoffInitialMs;
+        if (this.clock.now() - began < 1000) await sleep(wait.next(), this.abort.signal);
+        else wait.reset();
       } catch (err) {
         this.state.watching = false;
         if (this.stopped) break;
@@ -156,51 +192,33 @@ export class Reflector {
         }
         // A corrupt stream lost an event: relist, but after the backoff, not in a hot loop.
         if (reason === 'decode') needList = true;
-        this.log.warn({ kind: this.resource.plural, err: (err as Error).message, backoffMs: backoff, relist: needList }, 'watch failed, retrying');
-        await this.sleep(backoff);
-        backoff = Math.min(backoff * 2, this.opts.backoffMaxMs);
+        this.log.warn({ kind: this.resource.plural, err: (err as Error).message, backoffMs: wait.peek(), relist: needList }, 'watch failed, retrying');
+        await sleep(wait.next(), this.abort.signal);
       }
     }
     this.state.watching = false;
   }
 
-  /** Waits, or less if stopped; the abort listener goes with the wait, so flapping adds none. */
-  private sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const signal = this.abort.signal;
-      const done = () => {
-        clearTimeout(t);
-        signal.removeEventListener('abort', done);
-        resolve();
-      };
-      const t = setTimeout(done, ms);
-      signal.addEventListener('abort', done, { once: true });
-    });
-  }
-
   private async list(): Promise<void> {
-    const base = collectionPath(this.resource);
     const items: unknown[] = [];
     let cont = '';
     let rv = '';
     let bytes = 0;
     do {
-      const q = new URLSearchParams({ limit: String(this.opts.pageSize) });
-      if (cont) q.set('continue', cont);
-      const res = await this.api.request('GET', `${base}?${q}`, { signal: this.abort.signal, timeoutMs: 60_000 });
+      const res = await this.lw.list(this.opts.pageSize, cont, this.abort.signal);
       // An expired continue token: start the list over (the loop relists).
       if (res.status === 410) throw new Gone('continue token expired');
       if (res.status !== 200) throw new ApiError(res.status, `list ${this.resource.plural}: ${res.status} ${statusMessage(res.body)}`);
       bytes += res.body.length;
       const list = JSON.parse(res.body);
-      for (const raw of Array.isArray(list.items) ? list.items : []) items.push(this.resource.slim(raw));
+      for (const raw of Array.isArray(list.items) ? list.items : []) items.push(this.slim(raw));
       cont = list.metadata?.continue ?? '';
       rv = list.metadata?.resourceVersion ?? '';
     } while (cont);
     this.replace(items);
     this.state.resourceVersion = rv;
     this.state.synced = true;
-    this.state.lastContactAt = Date.now();
+    this.state.lastContactAt = this.clock.now();
     this.log.debug({ kind: this.resource.plural, count: items.length, resourceVersion: rv }, 'listed');
     // Pages were parsed and slimmed: their text and the raw objects are garbage now.
     releaseAfterLargeBody(bytes);
@@ -218,10 +236,6 @@ export class Reflector {
   }
 
   private async watch(): Promise<void> {
-    const q = new URLSearchParams({
-      watch: '1', allowWatchBookmarks: 'true',
-      resourceVersion: this.state.resourceVersion, timeoutSeconds: String(this.opts.watchTimeoutSeconds),
-    });
     const attempt = new AbortController();
     const onStop = () => attempt.abort();
     this.abort.signal.addEventListener('abort', onStop, { once: true });
@@ -235,7 +249,7 @@ export class Reflector {
     };
     try {
       arm();
-      const res = await this.api.stream(`${collectionPath(this.resource)}?${q}`, attempt.signal);
+      const res = await this.lw.watch(this.state.resourceVersion, this.opts.watchTimeoutSeconds, attempt.signal);
       if (res.statusCode === 410) { res.resume(); throw new Gone('410 on watch'); }
       if (res.statusCode !== 200) {
         let body = '';
@@ -243,14 +257,14 @@ export class Reflector {
         throw new ApiError(res.statusCode ?? 0, `watch ${this.resource.plural}: ${res.statusCode} ${statusMessage(body)}`);
       }
       this.state.watching = true;
-      this.state.lastContactAt = Date.now();
+      this.state.lastContactAt = this.clock.now();
       proven = setTimeout(() => this.working(), PROVEN_AFTER_MS);
       proven.unref();
       res.setEncoding('utf8');
       let buffered = '';
       for await (const chunk of res as AsyncIterable<string>) {
         arm();
-        this.state.lastContactAt = Date.now();
+        this.state.lastContactAt = this.clock.now();
         buffered += chunk;
         let nl: number;
         while ((nl = buffered.indexOf('\n')) >= 0) {
@@ -280,10 +294,10 @@ export class Reflector {
     switch (event.type) {
       case 'ADDED':
       case 'MODIFIED':
-        this.store.upsert(this.resource.plural, this.resource.slim(obj));
+        this.store.upsert(this.resource.plural, this.slim(obj));
         break;
       case 'DELETED': {
-        const slim = this.resource.slim(obj);
+        const slim = this.slim(obj);
         this.store.delete(this.resource.plural, this.store.keyOf(this.resource.plural, slim));
         break;
       }

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { parseAllDocuments } from 'yaml';
 import type { ReflectorStatus } from './reflector.js';
+import { slimOf } from './convert.js';
 import { ALL_KIND_NAMES, kindOfObject, OPTIONAL_KINDS } from './kinds.js';
 import { ClusterStore, type Snapshot } from './store.js';
 
@@ -38,7 +39,7 @@ export interface LoadedObjects { loaded: number; skipped: Record<string, number>
 export function addObject(store: ClusterStore, raw: any): boolean {
   const k = kindOfObject(typeof raw?.kind === 'string' ? raw.kind : '', typeof raw?.apiVersion === 'string' ? raw.apiVersion : '');
   if (!k) return false;
-  store.upsert(k.plural, k.slim(raw));
+  store.upsert(k.plural, slimOf(k)(raw));
   return true;
 }
 

@@ -1,7 +1,5 @@
-import {
-  holdsSeat, type SlimNode, type SlimPod, type SlimPV, type SlimPVC, type SlimStorageClass, type SlimWorkload,
-  type SlimWorkloadSpread, type WorkloadKind,
-} from './objects.js';
+import { holdsSeat, type SlimNode, type SlimPod, type SlimPV, type SlimPVC, type SlimStorageClass, type SlimWorkload, type SlimWorkloadSpread } from './objects.js';
+import { type WorkloadKind } from './kinds.js';
 import { isDnsSubdomain } from './names.js';
 import { NodeSlots, type ZoneCodes } from './nodeSlots.js';
 import { isWorkloadKindName, WORKLOAD_KINDS, type KindName } from './kinds.js';

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { ApiClient } from './apiClient.js';
-import { Reflector, type ReflectorOptions, type ReflectorStatus, type RestartReason } from './reflector.js';
+import { backoff } from '../common/clock.js';
+import { apiListerWatcher, Reflector, type ReflectorOptions, type ReflectorStatus, type RestartReason } from './reflector.js';
 import { collectionPath, CORE_KINDS, OPTIONAL_KINDS, type KindName } from './kinds.js';
 import { ClusterStore } from './store.js';
 import type { ClusterSourceStatus, SnapshotSource } from './source.js';
@@ -49,7 +50,7 @@ export function watchCache(
   onRestart?: (kind: string, reason: RestartReason) => void,
 ): SnapshotSource {
   const store = new ClusterStore();
-  const reflectors = CORE_KINDS.map((r) => new Reflector(api, r, store, opts, log, onRestart));
+  const reflectors = CORE_KINDS.map((r) => new Reflector(apiListerWatcher(api, r), r, store, opts, log, onRestart));
   const optional = new Map<KindName, Reflector>();
   let discovered = false;
   let crdTimer: NodeJS.Timeout | undefined;
@@ -58,7 +59,7 @@ export function watchCache(
   const forbidden = new Set<KindName>();
   // A failed discovery is retried with the reflectors' backoff, not at the slow recheck pace:
   // readiness waits on it, and the API may be back within a second.
-  let discoveryBackoff = opts.backoffInitialMs;
+  const discoveryBackoff = backoff(opts.backoffInitialMs, opts.backoffMaxMs);
 
   async function discover(): Promise<void> {
     let next = opts.crdRecheckSeconds * 1000;
@@ -93,7 +94,7 @@ export function watchCache(
           }
           forbidden.delete(k.plural);
           await running?.stop();
-          const r = new Reflector(api, spec, store, opts, log, onRestart);
+          const r = new Reflector(apiListerWatcher(api, spec), spec, store, opts, log, onRestart);
           optional.set(k.plural, r);
           r.start();
           loggedAbsent.delete(k.plural);
@@ -109,10 +110,9 @@ export function watchCache(
         }
       }
       discovered = true;
-      discoveryBackoff = opts.backoffInitialMs;
+      discoveryBackoff.reset();
     } catch (err) {
-      next = discoveryBackoff;
-      discoveryBackoff = Math.min(discoveryBackoff * 2, opts.backoffMaxMs);
+      next = discoveryBackoff.next();
       log.warn({ err: (err as Error).message, retryMs: next }, 'OpenKruise discovery failed; retrying');
     }
     if (!stopped) {

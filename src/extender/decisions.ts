@@ -1,5 +1,6 @@
 import { LRUCache } from 'lru-cache';
-import { clipReason, type FilterVerdict } from '../placement/verdict.js';
+import { clipReason } from '../placement/policy.js';
+import type { FilterVerdict } from '../placement/verdict.js';
 
 const SAMPLE = 20;
 

@@ -1,20 +1,28 @@
 import type { Logger } from 'pino';
 import type { Actuator } from '../actuator/actuator.js';
-import { pendingPod, slimNode, unshared, type PendingPod } from '../cluster/objects.js';
+import { pendingPod, slimNode, unshared } from '../cluster/convert.js';
+import { type PendingPod } from '../cluster/objects.js';
 import type { SnapshotSource } from '../cluster/source.js';
 import type { Config } from '../config.js';
 import type { Metrics } from '../metrics.js';
-import { pickPodsToRemove, type PickResult } from '../placement/downscale.js';
+import { systemClock, type Clock } from '../common/clock.js';
+import type { WorkloadKind } from '../cluster/kinds.js';
+import { pickPodsToRemove } from '../placement/downscale.js';
 import { filterNodes, rejectAll as waitVerdict } from '../placement/filtering.js';
+import { LAYOUT_PODS_PER_ANSWER, managedLayouts, workloadLayout, type WorkloadLayout } from '../placement/layout.js';
 import { podModel, type WorkloadModel } from '../placement/model.js';
+import { candidatesNamed, clipReason, type Candidates, type PlacementInput } from '../placement/policy.js';
 import { passedInOrder, scoreAllowed, scoreNodes } from '../placement/scoring.js';
-import { candidatesNamed, clipReason, rejectedCount, type Candidates, type FilterInput, type FilterVerdict } from '../placement/verdict.js';
-import { PlacementState } from './placementState.js';
+import { rejectedCount, type FilterVerdict } from '../placement/verdict.js';
+import { workloadKey } from '../placement/workload.js';
+import { PlacementState, type PinConflict } from './placementState.js';
 import { DecisionLog, summarizeRejections, type Decision } from './decisions.js';
-import type { AnsweredNames } from './namesSection.js';
-import { encodeError, encodeFilterResult, encodePriorities, quotedNames } from './encoding.js';
-import { instanceIdStep } from './instanceIds.js';
-import { maxCandidates, namesMode, type ExtenderArgs, type RawObject } from './protocol.js';
+import { instanceIdStep } from './instanceIdStep.js';
+import { maxCandidates, namesMode, type ExtenderArgs } from './wire/args.js';
+import { encodeError, encodeFilterResult, encodePriorities, quotedNames } from './wire/encoding.js';
+import type { AnsweredNames } from './wire/namesSection.js';
+import { pickResult, type PickResult } from './wire/picker.js';
+import type { RawObject } from './wire/validation.js';
 
 export const NOT_SYNCED = 'zonekeeper: cluster cache not synced yet; the pod will be retried';
 export const STALE = 'zonekeeper: cluster cache is stale (watches failing); the pod will be retried';
@@ -25,7 +33,34 @@ export interface ExtenderDeps {
   metrics: Metrics;
   log: Logger;
   config: Config;
-  clock?: { now(): number };
+  clock?: Clock;
+}
+
+/** A workload's layout with the pin conflicts seen for it. */
+export type LayoutWithConflicts = WorkloadLayout & { conflicts: PinConflict[] };
+
+/** What server/ reaches the extender through: the verbs and the debug views. */
+export interface ExtenderService {
+  /** How many nodes one request may name: bounded by the cluster, not by the request. */
+  maxCandidates(): number;
+  /** The names of the filter answers a prioritize may come for (the request parser recognizes them). */
+  answeredNames(): Iterable<AnsweredNames>;
+  /** The ExtenderFilterResult as JSON text. */
+  filter(args: ExtenderArgs): Promise<string>;
+  /** The HostPriorityList as JSON text. */
+  prioritize(args: ExtenderArgs): string;
+  /** KEP-3189 pod picker over the cache; undefined until the cache has synced. */
+  pickPodsToRemove(namespace: string, n: number, candidates: readonly string[]): PickResult | undefined;
+  /** A dry-run filter of a cached pod against every cached node; undefined for a pod not cached. */
+  explain(namespace: string, name: string): (Decision & { failed: Record<string, string> }) | undefined;
+  /** The last decisions about a pod (`namespace/name`). */
+  decisionsFor(pod: string): Decision[];
+  /** /debug/workloads: one cached workload's layout, or undefined. */
+  workloadLayout(kind: WorkloadKind, namespace: string, name: string): LayoutWithConflicts | undefined;
+  /** /debug/layouts: every managed workload (of one namespace), within the answer's budget. */
+  layouts(namespace: string | undefined): { layouts: LayoutWithConflicts[]; more: number; podsPerAnswer: number };
+  /** Reservations held now. */
+  reservationCount(): number;
 }
 
 export type Extender = ReturnType<typeof createExtender>;
@@ -37,7 +72,7 @@ export type Extender = ReturnType<typeof createExtender>;
  */
 export function createExtender(deps: ExtenderDeps) {
   const { source, actuator, metrics, log, config } = deps;
-  const clock = deps.clock ?? Date;
+  const clock = deps.clock ?? systemClock;
   const state = new PlacementState(config, source, actuator, metrics, log, clock);
   const { settings } = state;
   const decisions = new DecisionLog(config.debug.decisionsKeptPods, config.debug.decisionsPerPod, config.debug.decisionsMaxBytes);
@@ -62,9 +97,9 @@ export function createExtender(deps: ExtenderDeps) {
    * pod (most pods kube-scheduler sends) or one waiting for its workload gets a verdict over
    * the names alone, without a lookup per name.
    */
-  function inputFor(pod: PendingPod, args: ExtenderArgs, names = namesOf(args)): { input: FilterInput; model: WorkloadModel | undefined } {
+  function inputFor(pod: PendingPod, args: ExtenderArgs, names = namesOf(args)): { input: PlacementInput; model: WorkloadModel | undefined } {
     const asked = state.inputOf(pod, { names, nodes: [] });
-    const model = podModel(pod, source.snapshot, settings, asked);
+    const model = podModel(pod, source.snapshot, settings, { pendingFreezes: asked.pendingFreezes, forPlacement: true });
     const placing = model !== undefined && model.policy !== 'none' && model.policy !== 'wait';
     return { input: placing ? { ...asked, candidates: candidatesOf(args, names) } : asked, model };
   }
@@ -133,13 +168,17 @@ export function createExtender(deps: ExtenderDeps) {
         record(decision('filter', args, undefined, { error: why }));
         return encodeError(why);
       }
-      const request = pendingPod(args.Pod);
-      const { input: asked, model } = inputFor(request, args);
-      const ensured = await ids.ensure(request, model);
-      // The instance-ID step may have given the pod its ID: the same inputs, with that pod.
-      const input = ensured.pod === request ? asked : { ...asked, pod: ensured.pod };
-      const v = ensured.error === undefined ? filterNodes(input, model)
-        : waitVerdict(input.candidates, { rule: 'zone-pin', reason: ensured.error, unresolvable: false }, model);
+      const request = ids.known(pendingPod(args.Pod));
+      let { input, model } = inputFor(request, args);
+      let idError: string | undefined;
+      if (ids.needsId(request, model)) {
+        const ensured = await ids.ensure(request, model);
+        idError = ensured.error;
+        // Everything is read again after the write: nothing decided before an await is used after it.
+        ({ input, model } = inputFor(ensured.pod, args));
+      }
+      const v = idError === undefined ? filterNodes(input, model)
+        : waitVerdict(input.candidates, { rule: 'zone-pin', reason: idError, unresolvable: false }, model);
       state.apply(input, v);
       const answered = namesMode(args) ? keepForPrioritize(request.uid, v) : undefined;
       const d = decision('filter', args, v);
@@ -179,15 +218,34 @@ export function createExtender(deps: ExtenderDeps) {
     },
 
     /** KEP-3189 pod picker over the cache; undefined until the cache has synced. */
-    pickPodsToRemove(namespace: string, n: number, candidates: string[]): PickResult | undefined {
+    pickPodsToRemove(namespace: string, n: number, candidates: readonly string[]): PickResult | undefined {
       if (!source.synced()) {
         metrics.decisions.inc({ verb: 'downscale-pod-picker', outcome: 'not_ready' });
         return undefined;
       }
-      const answer = pickPodsToRemove(namespace, n, candidates, source.snapshot, settings, state);
-      metrics.decisions.inc({ verb: 'downscale-pod-picker', outcome: answer.warnings ? 'warnings' : 'picked' });
-      log.debug({ namespace, n, candidates: candidates.length, chosen: answer.chosen_pods, tied: answer.tied_pods }, 'downscale pod picker');
-      return answer;
+      const pick = pickPodsToRemove(namespace, n, candidates, source.snapshot, settings, state);
+      metrics.decisions.inc({ verb: 'downscale-pod-picker', outcome: pick.warnings.length > 0 ? 'warnings' : 'picked' });
+      log.debug({ namespace, n, candidates: candidates.length, chosen: pick.chosen, tied: pick.tied }, 'downscale pod picker');
+      return pickResult(pick);
+    },
+
+    decisionsFor: (pod: string) => decisions.forPod(pod),
+    reservationCount: () => state.reservations.size(),
+
+    workloadLayout(kind: WorkloadKind, namespace: string, name: string): LayoutWithConflicts | undefined {
+      const layout = workloadLayout(source.snapshot, kind, namespace, name, state);
+      if (!layout) return undefined;
+      const key = workloadKey({ kind, namespace, name });
+      return { ...layout, conflicts: state.conflicts().filter((x) => x.workload === key) };
+    },
+
+    layouts(namespace: string | undefined) {
+      const { layouts, more } = managedLayouts(source.snapshot, state, namespace);
+      const conflicts = state.conflicts();
+      return {
+        more, podsPerAnswer: LAYOUT_PODS_PER_ANSWER,
+        layouts: layouts.map((l) => ({ ...l, conflicts: conflicts.filter((x) => x.workload === workloadKey(l.workload)) })),
+      };
     },
 
     /** A dry-run filter of a cached pod against every cached node: nothing is reserved or written. */

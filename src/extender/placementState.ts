@@ -1,15 +1,17 @@
 import type { Logger } from 'pino';
 import { LRUCache } from 'lru-cache';
-import { ExpiringMap } from '../expiringMap.js';
 import type { Actuator } from '../actuator/actuator.js';
+import type { Clock } from '../common/clock.js';
+import { ExpiringMap } from '../common/expiringMap.js';
 import type { PendingPod } from '../cluster/objects.js';
 import type { SnapshotSource } from '../cluster/source.js';
 import type { Config } from '../config.js';
 import type { Metrics } from '../metrics.js';
-import { firstSeatCounts } from '../placement/fleet.js';
-import type { LayoutDeps } from '../placement/layout.js';
-import { Reservations } from '../placement/reservations.js';
-import { clipReason, type Candidates, type FilterInput, type FilterVerdict, type PlacementSettings } from '../placement/verdict.js';
+import type { PendingFreezes } from '../placement/fleet.js';
+import { clipReason, type Candidates, type DecisionState, type PlacementInput } from '../placement/policy.js';
+import type { PlacementSettings } from '../placement/settings.js';
+import type { FilterVerdict } from '../placement/verdict.js';
+import { Reservations } from './reservations.js';
 
 export interface PinConflict {
   pod: string;
@@ -25,7 +27,7 @@ export interface PinConflict {
  * Adaptive subsets marked unschedulable, conflicts seen. Placement stays pure; `apply`
  * carries out the effects a verdict asks for, and nothing else changes this state.
  */
-export class PlacementState implements LayoutDeps {
+export class PlacementState implements DecisionState {
   readonly settings: PlacementSettings;
   readonly reservations: Reservations;
   private readonly waitingSince: ExpiringMap<string, number>;
@@ -35,39 +37,43 @@ export class PlacementState implements LayoutDeps {
 
   constructor(
     config: Config, private readonly source: SnapshotSource, private readonly actuator: Actuator,
-    private readonly metrics: Metrics, private readonly log: Logger, private readonly clock: { now(): number },
+    private readonly metrics: Metrics, private readonly log: Logger, private readonly clock: Clock,
   ) {
     this.settings = { ...config.placement };
     this.reservations = new Reservations(config.placement.reservationTtlSeconds, clock);
     this.waitingSince = new ExpiringMap({ max: 100_000, ttlMs: 3_600_000, clock });
     this.unschedulable = new LRUCache({ max: 10_000, ttl: config.placement.adaptiveUnschedulableSeconds * 1000, perf: clock });
-    // A reservation ends when the watch shows the pod bound or gone (design §8).
+    // A reservation ends when the watch shows the pod bound or gone (docs/design.md#reservations).
     source.store.onPod((type, pod) => {
       if (type === 'delete' || pod.nodeName) this.reservations.release(pod.uid);
       if (type === 'delete') this.waitingSince.delete(pod.uid);
     });
   }
 
-  readonly pendingFreeze = (key: string) => this.actuator.pendingFreeze(key);
-  readonly unschedulableUntil = (key: string) => this.unschedulable.get(key);
+  get pendingFreezes(): PendingFreezes {
+    return this.actuator.pendingFreezes;
+  }
+
+  get unschedulableSubsets(): { get(subsetKey: string): number | undefined } {
+    return this.unschedulable;
+  }
+
   conflicts(): PinConflict[] {
     return [...this.conflictsSeen.values()];
   }
 
-  /** The inputs of one filter or prioritize call. */
-  inputOf(pod: PendingPod, candidates: Candidates): FilterInput {
-    const { source, actuator } = this;
+  /** The data one filter or prioritize call is decided on, read now: build it after any await. */
+  inputOf(pod: PendingPod, candidates: Candidates): PlacementInput {
     return {
-      pod, candidates, snapshot: source.snapshot, reservations: this.reservations, settings: this.settings, now: this.clock.now(),
+      pod, candidates, snapshot: this.source.snapshot, reservations: this.reservations, settings: this.settings, now: this.clock.now(),
       waitingSince: this.waitingSince.get(pod.uid),
-      pendingFreeze: this.pendingFreeze,
-      firstSeats: () => firstSeatCounts(source.snapshot, actuator.pendingFreezes()),
-      unschedulableUntil: this.unschedulableUntil,
+      pendingFreezes: this.actuator.pendingFreezes,
+      unschedulableSubsets: this.unschedulable,
     };
   }
 
   /** Carries out a filter verdict's effects: the only writer of this state and of zone freezes. */
-  apply(input: FilterInput, v: FilterVerdict): void {
+  apply(input: PlacementInput, v: FilterVerdict): void {
     if (!v.managed || !v.model) return;
     const { pod, now } = input;
     const { key, ref } = v.model;

@@ -1,13 +1,9 @@
 import type { SlimNode } from '../cluster/objects.js';
-import { clipReason } from './verdict.js';
-import type {
-  Candidates, Effects, FilterInput, FilterVerdict, PolicyContext, PolicyName, PolicyOutcome, Rejection,
-} from './verdict.js';
 import { podModel, type WorkloadModel } from './model.js';
+import { policyNamed, type PolicyName } from './policies/index.js';
+import { clipReason, type Candidates, type Effects, type PlacementInput, type PolicyContext, type PolicyOutcome, type Rejection } from './policy.js';
+import type { FilterVerdict } from './verdict.js';
 import { podVolumes } from './volumes.js';
-import { subsetPolicy } from './workloadSpread.js';
-import { zoneBalance } from './zoneBalance.js';
-import { zonePin } from './zonePin.js';
 
 // The node's name is the key it is reported under, so one reason serves every such node.
 const NOT_CACHED: Rejection = { rule: 'cache', reason: "node not in zonekeeper's cache yet", unresolvable: false, unknownNames: true };
@@ -20,7 +16,7 @@ function passAll(candidates: Candidates, summary: string, model?: WorkloadModel)
 }
 
 /** Every node waits for one reason; the pod is managed. */
-export function rejectAll(candidates: Candidates, rejection: Rejection, model?: WorkloadModel, policy: PolicyName = 'zone-pin'): FilterVerdict {
+export function rejectAll(candidates: Candidates, rejection: Rejection, model?: WorkloadModel, policy: PolicyName | 'none' = 'zone-pin'): FilterVerdict {
   return {
     managed: true, policy, summary: rejection.reason, workload: model?.ref, model,
     passed: [], rejected: new Map([[{ ...rejection, unknownNames: true }, [...candidates.names]]]), effects: {},
@@ -28,7 +24,7 @@ export function rejectAll(candidates: Candidates, rejection: Rejection, model?: 
 }
 
 /** A zone rule's verdict per zone code of the cache (-1: no zone label). */
-function zoneVerdicts(snapshot: FilterInput['snapshot'], rule: NonNullable<PolicyOutcome['admitsZone']>) {
+function zoneVerdicts(snapshot: PlacementInput['snapshot'], rule: NonNullable<PolicyOutcome['admitsZone']>) {
   const { codes, zones, nodes } = snapshot.zoneCodes(rule.topologyKey);
   const verdicts = zones.map((z) => rule.admits(z));
   const unlabeled = rule.admits(undefined);
@@ -36,16 +32,16 @@ function zoneVerdicts(snapshot: FilterInput['snapshot'], rule: NonNullable<Polic
 }
 
 /** The model filter and prioritize place a pod by (built once per request). */
-export function modelOf(input: FilterInput): WorkloadModel | undefined {
-  return podModel(input.pod, input.snapshot, input.settings, input);
+export function modelOf(input: PlacementInput): WorkloadModel | undefined {
+  return podModel(input.pod, input.snapshot, input.settings, { pendingFreezes: input.pendingFreezes, forPlacement: true });
 }
 
 /**
- * Filter (design §3): volumes first (hard, they always win), then the zone pin or the
+ * Filter (docs/design.md#which-policy-places-a-pod): volumes first (hard, they always win), then the zone pin or the
  * WorkloadSpread subset. The node set passed is what every applicable rule allows;
  * every rejected node carries the reason of the first rule that rejected it.
  */
-export function filterNodes(input: FilterInput, model: WorkloadModel | undefined = modelOf(input)): FilterVerdict {
+export function filterNodes(input: PlacementInput, model: WorkloadModel | undefined = modelOf(input)): FilterVerdict {
   const { pod, snapshot, candidates } = input;
   if (!model) return passAll(candidates, 'not managed: the pod has no controller owner');
   if (model.policy === 'none') return passAll(candidates, model.why, model);
@@ -62,7 +58,7 @@ export function filterNodes(input: FilterInput, model: WorkloadModel | undefined
   };
   let feasible: SlimNode[] | undefined;
   const ctx: PolicyContext = {
-    input, snapshot, boundVolume: volumes.constraints.some((v) => v.bound),
+    input, snapshot, boundVolume: volumes.constraints.some((v) => v.bound), volumes: volumes.constraints,
     // Only fallbacks need it: computed on first use, not on every call. A method, not a
     // getter: an accessor in this literal made the whole filter measurably slower.
     feasible: () => {
@@ -74,9 +70,7 @@ export function filterNodes(input: FilterInput, model: WorkloadModel | undefined
     },
   };
 
-  const outcome: PolicyOutcome = model.policy === 'workloadspread' ? subsetPolicy(ctx, model)
-    : model.policy === 'zone-balance' ? zoneBalance(ctx, model)
-    : zonePin(ctx, model, volumes.constraints);
+  const outcome: PolicyOutcome = policyNamed(model.policy).filter(ctx, model);
   const parsed = model.preferences.parsed;
   const effects: Effects = parsed && !parsed.ok
     ? { ...outcome.effects, preferencesError: { workload: model.key, error: parsed.error } }

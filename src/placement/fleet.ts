@@ -1,15 +1,24 @@
-import { ownedThrough } from '../cluster/kinds.js';
-import { ANNOTATION, type WorkloadKind } from '../cluster/objects.js';
+import { ANNOTATION } from '../cluster/annotations.js';
+import { ownedThrough, type WorkloadKind } from '../cluster/kinds.js';
 import type { Snapshot } from '../cluster/store.js';
-import type { PlacementSettings } from './verdict.js';
+import { fnv1a } from '../common/hash.js';
+import type { PlacementSettings } from './settings.js';
 import { parseZoneList, type ZoneList } from './zones.js';
 
-// Fleet balance (design §4): if every derived zone list started at the same zone, every
-// workload's first replica would land there. A list is rotated once, when it is derived for
-// a workload that has none frozen yet; i → L[i mod |L|] then holds for that list forever.
+// Fleet balance (docs/design.md#zone-list-zone-sequence-fleet-balance): if every derived zone
+// list started at the same zone, every workload's first replica would land there. A list is
+// rotated once, when it is derived for a workload that has none frozen yet.
 
 /** A list being frozen that the cache may not show yet. */
 export interface PendingList { namespace: string; kind: WorkloadKind; name: string; zones: string[] }
+
+/** The lists being frozen right now, by workload key, as the actuator holds them (read only). */
+export interface PendingFreezes {
+  get(workloadKey: string): PendingList | undefined;
+  values(): Iterable<PendingList>;
+}
+
+export const NO_PENDING_FREEZES: PendingFreezes = { get: () => undefined, values: () => [] };
 
 /**
  * How many workloads' lists start at each zone: lists frozen on cached workloads (not the
@@ -29,16 +38,6 @@ export function firstSeatCounts(snapshot: Snapshot, pending: Iterable<PendingLis
     if (!cached?.annotations[ANNOTATION.zones]) add(p.zones[0]);
   }
   return counts;
-}
-
-/** FNV-1a 32-bit: a stable hash, the same in every replica and every release. */
-export function fnv1a(text: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) {
-    h ^= text.charCodeAt(i);
-    h = Math.imul(h, 0x01000193) >>> 0;
-  }
-  return h;
 }
 
 /**

@@ -1,18 +1,20 @@
-import { ownedThrough, workloadKindSpec } from '../cluster/kinds.js';
-import { ANNOTATION, type SlimPod, type SlimWorkload, type WorkloadKind } from '../cluster/objects.js';
+import { ANNOTATION } from '../cluster/annotations.js';
+import { ownedThrough, workloadKindSpec, type WorkloadKind } from '../cluster/kinds.js';
+import { zoneOf, type SlimPod, type SlimWorkload } from '../cluster/objects.js';
 import type { Snapshot } from '../cluster/store.js';
+import type { ZonePreferencesSpec } from '../cluster/zonePreferences.js';
 import { deletionCosts } from './downscale.js';
-import { parseAssignment, serializeAssignment } from './instanceIds.js';
-import { unboundReservations, workloadModel, zoneOccupancy, type WorkloadModel, type ZoneListDeps } from './model.js';
+import { parseAssignment, serializeAssignment } from './instanceAssignment.js';
+import { workloadModel, type WorkloadModel } from './model.js';
+import { unboundReservations, zoneOccupancy } from './occupancy.js';
 import { planReplicas } from './planner.js';
-import type { ZonePreferencesSpec } from './preferences.js';
-import type { Reservation, ReservationView } from './reservations.js';
-import type { PlacementSettings, PolicyName } from './verdict.js';
-import { subsetOfPod, subsetQuotas, type SubsetQuota } from './workloadSpread.js';
+import { policyNamed, type PolicyName } from './policies/index.js';
+import { subsetOfPod, type SubsetQuota } from './policies/workloadSpread/subsets.js';
+import type { DecidedBy, DecisionState } from './policy.js';
+import type { Reservation } from './reservations.js';
 import { podVolumes, volumeZones } from './volumes.js';
 import { expectedOrdinals, type WorkloadRef } from './workload.js';
 import { seatZone, SEQUENCE_WORK_LIMIT, sequenceCounts, zoneSequence } from './zoneSequence.js';
-import { zoneOf } from '../cluster/objects.js';
 import type { ZoneListSource } from './zones.js';
 
 /** Seats of the sequence /debug/workloads lists, and pods: the ones beyond are counted, not listed. */
@@ -40,17 +42,17 @@ export interface LayoutPod {
   deletionCost?: { current: string | undefined; desired: number | undefined };
   /** Zones its volumes allow, when it has volumes that constrain it. */
   volumeZones?: string[];
-  /** Its volumes exclude its pinned zone: the volume decides (design §3). */
+  /** Its volumes exclude its pinned zone: the volume decides (docs/design.md#which-policy-places-a-pod). */
   volumeWins?: boolean;
   /** Not bound yet, with a reservation: the zone it was filtered into. */
   reservedZone?: string;
   /** What decides (or decided) its zone: a volume, its seat's pin, a subset quota, zone balance, or nothing. */
-  decidedBy: 'volume' | 'pin' | 'subset' | 'balance' | 'none';
+  decidedBy: DecidedBy;
 }
 
 export interface WorkloadLayout {
   workload: WorkloadRef & { replicas: number; annotations: Record<string, string> };
-  policy: PolicyName;
+  policy: PolicyName | 'none';
   preferences: { spec: ZonePreferencesSpec; source: 'annotation' | 'default'; error?: string };
   /** The planner's replicas per zone for the workload's replicas (no capacity limits). */
   plan: Record<string, number>;
@@ -73,11 +75,8 @@ export interface WorkloadLayout {
   reservations: Reservation[];
 }
 
-export interface LayoutDeps extends ZoneListDeps {
-  settings: PlacementSettings;
-  reservations: ReservationView;
-  unschedulableUntil: (key: string) => number | undefined;
-}
+/** What a layout reads beside the cluster: the decisions' remembered state. */
+export type LayoutDeps = DecisionState;
 
 /** The assignment maps of the workload's ReplicaSets (a Deployment may have several). */
 function instanceAssignments(snapshot: Snapshot, ref: WorkloadRef): { assignment: Record<string, string>; error?: string } {
@@ -107,6 +106,7 @@ function layoutOf(
   const { ref, preferences } = model;
   const list = model.zones();
   const ws = model.policy === 'workloadspread' ? model.ws : undefined;
+  const policy = model.policy === 'none' ? undefined : policyNamed(model.policy);
   const costs = workloadKindSpec(ref.kind)?.deletionCost ? deletionCosts(model, snapshot, deps.settings, deps) : undefined;
   const pinned = model.seats !== 'none';
   const prefs = preferences.sequence;
@@ -120,7 +120,7 @@ function layoutOf(
   for (const [z, o] of zoneOccupancy(model, list.topologyKey, snapshot, deps.reservations)) countsPerZone[z] = o;
   const waiting = unboundReservations(model, deps.reservations, snapshot);
   const reservedZones = new Map(waiting.map((r) => [r.uid, r.zone]));
-  const decidedBy: LayoutPod['decidedBy'] = pinned ? 'pin' : ws ? 'subset' : model.policy === 'zone-balance' ? 'balance' : 'none';
+  const decidedBy: DecidedBy = policy?.decidedBy(model) ?? (pinned ? 'pin' : 'none');
   // Every pod's seat, for the order and the missing ordinals; the details only for the listed.
   const seated = pods.map((p) => ({ p, index: pinned ? model.seat(p).index : undefined }))
     .sort((a, b) => (a.index ?? 0) - (b.index ?? 0) || a.p.name.localeCompare(b.p.name));
@@ -171,10 +171,8 @@ function layoutOf(
     ...(model.seats === 'instance-id' ? { instanceIds: instanceAssignments(snapshot, ref) } : {}),
     ...(costs ? { removalOrder: [...costs].sort((a, b) => a[1] - b[1] || a[0].localeCompare(b[0])).slice(0, Math.max(0, podBudget)).map(([pod]) => pod) } : {}),
     sequence, countsPerZone, pods: layoutPods, podsOmitted: seated.length - listed.length,
-    workloadSpread: ws && model.policy === 'workloadspread' ? {
-      name: ws.name, strategy: ws.strategy,
-      subsets: subsetQuotas(model, w.replicas, snapshot, deps.reservations, '', deps.unschedulableUntil),
-    } : undefined,
+    workloadSpread: undefined,
+    ...policy?.layout?.(model, snapshot, deps),
     reservations: waiting,
   };
 }

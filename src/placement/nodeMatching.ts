@@ -1,6 +1,4 @@
-import type {
-  NodeSelectorRequirement, NodeSelectorTerm, SlimNode, Taint, Toleration, TopologySelectorTerm,
-} from '../cluster/objects.js';
+import type { NodeSelectorRequirement, NodeSelectorTerm, SlimNode, Taint, Toleration, TopologySelectorTerm } from '../cluster/objects.js';
 
 // Node selector semantics as in k8s.io/component-helpers/scheduling/corev1/nodeaffinity.
 

@@ -1,17 +1,9 @@
-import { preferenceFor, type ZonePreferencesSpec } from './preferences.js';
+import { fnv1_32 } from '../common/hash.js';
+import type { ZonePreferencesSpec } from '../cluster/zonePreferences.js';
+import { preferenceFor } from './preferences.js';
 
-// The Federated ReplicaSet planner (design §4), zones in place of clusters: weights, min
+// The Federated ReplicaSet planner (docs/design.md#zone-list-zone-sequence-fleet-balance), zones in place of clusters: weights, min
 // and max per zone, capacity, rebalance, overflow.
-
-/** FNV-1, 32 bit (Go's hash/fnv New32): the tie-break that spreads 1-replica workloads. */
-export function fnv1_32(text: string): number {
-  let hash = 0x811c9dc5;
-  for (const byte of Buffer.from(text, 'utf8')) {
-    hash = Math.imul(hash, 0x01000193) >>> 0;
-    hash = (hash ^ byte) >>> 0;
-  }
-  return hash;
-}
 
 export interface PlanInput {
   replicas: number;

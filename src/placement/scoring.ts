@@ -1,7 +1,8 @@
 import { matchesTerm } from './nodeMatching.js';
 import { filterNodes } from './filtering.js';
 import type { SlimNode } from '../cluster/objects.js';
-import type { FilterInput, FilterVerdict } from './verdict.js';
+import type { PlacementInput } from './policy.js';
+import type { FilterVerdict } from './verdict.js';
 
 export const MAX_SCORE = 10;
 
@@ -11,7 +12,7 @@ export const MAX_SCORE = 10;
  * pods of the workload; a WorkloadSpread subset's preferred terms count for half the score
  * when present. Nodes the filter rejects score 0.
  */
-export function scoreNodes(input: FilterInput, verdict: FilterVerdict = filterNodes(input)): number[] {
+export function scoreNodes(input: PlacementInput, verdict: FilterVerdict = filterNodes(input)): number[] {
   const { names, nodes } = input.candidates;
   return scoreAllowed(allowedOf(names, verdict.passed), verdict, input.pod.uid, (i) => nodes[i]);
 }

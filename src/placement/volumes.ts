@@ -1,10 +1,11 @@
+import { ZONE_LABELS } from '../cluster/annotations.js';
 import type { SlimNode, SlimPod, SlimPV } from '../cluster/objects.js';
 import type { Snapshot } from '../cluster/store.js';
 import { matchesAnyTerm, matchesTopology } from './nodeMatching.js';
 
-const ZONE_KEYS = ['topology.kubernetes.io/zone', 'failure-domain.beta.kubernetes.io/zone'];
+const ZONE_KEYS: readonly string[] = ZONE_LABELS;
 
-/** Where one of the pod's volumes lets it run (design §3). */
+/** Where one of the pod's volumes lets it run (docs/design.md#which-policy-places-a-pod). */
 export interface VolumeConstraint {
   claim: string;
   /** True for a bound PV: data does not move, so no fallback may override it. */
@@ -79,7 +80,7 @@ export function podVolumes(pod: SlimPod, snapshot: Snapshot): PodVolumes {
 }
 
 /** The zones that have at least one node every constraint allows (a zone stops at its first such node). */
-export function volumeZones(constraints: VolumeConstraint[], snapshot: Snapshot, topologyKey: string): Set<string> {
+export function volumeZones(constraints: readonly VolumeConstraint[], snapshot: Snapshot, topologyKey: string): Set<string> {
   const zones = new Set<string>();
   for (const z of snapshot.zones(topologyKey)) {
     if (snapshot.nodesInZone(topologyKey, z).some((node) => constraints.every((c) => c.allows(node)))) zones.add(z);

@@ -1,4 +1,5 @@
-import { ANNOTATION, holdsSeat, MAX_INDEX, type SlimPod, type SlimWorkload } from '../cluster/objects.js';
+import { ANNOTATION } from '../cluster/annotations.js';
+import { holdsSeat, MAX_INDEX, type SlimPod, type SlimWorkload } from '../cluster/objects.js';
 import { ownedThrough, workloadKindSpec } from '../cluster/kinds.js';
 import type { Snapshot } from '../cluster/store.js';
 

@@ -1,4 +1,4 @@
-/** Per-zone preferences, the Federated ReplicaSet form (design §4). */
+/** Per-zone preferences, the Federated ReplicaSet form (docs/design.md#zone-list-zone-sequence-fleet-balance). */
 export interface ZonePreference {
   minReplicas: number;
   maxReplicas: number | undefined;

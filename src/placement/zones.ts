@@ -1,4 +1,5 @@
-import { ANNOTATION, type SlimWorkload } from '../cluster/objects.js';
+import { ANNOTATION } from '../cluster/annotations.js';
+import { type SlimWorkload } from '../cluster/objects.js';
 import type { Snapshot } from '../cluster/store.js';
 
 export type ZoneListSource = 'annotation' | 'pending-freeze' | 'nodes';

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { MiddlewareHandler } from 'hono';
 import { LRUCache } from 'lru-cache';
 import type { ApiClient } from '../cluster/apiClient.js';
+import { failWith } from './httpErrors.js';
 
 // /metrics and /debug/* for callers the API server vouches for, as controller-runtime's
 // secure metrics serving does: the bearer token goes to a TokenReview, the user it names to
@@ -71,7 +72,7 @@ export function requireAuthorization(auth: AdminAuthorizer): MiddlewareHandler {
     const verdict = await auth.check(c.req.header('authorization'), c.req.path);
     if (!verdict.allowed) {
       if (verdict.status === 401) c.header('www-authenticate', 'Bearer');
-      return c.json({ error: verdict.status === 401 ? 'unauthorized' : verdict.status === 403 ? 'forbidden' : 'unavailable', message: verdict.message }, verdict.status);
+      return failWith(c, verdict.status, verdict.status === 401 ? 'unauthorized' : verdict.status === 403 ? 'forbidden' : 'unavailable', verdict.message);
     }
     await next();
   };

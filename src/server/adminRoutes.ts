@@ -1,18 +1,17 @@
 import { Hono } from 'hono';
-import { CACHED_TOLERATIONS } from '../cluster/objects.js';
-import type { SnapshotSource } from '../cluster/source.js';
-import type { Extender } from '../extender/extender.js';
-import type { Metrics } from '../metrics.js';
-import { requireAuthorization, type AdminAuthorizer } from './adminAuth.js';
 import { workloadKindNamed } from '../cluster/kinds.js';
 import { isDnsLabel } from '../cluster/names.js';
-import { LAYOUT_PODS_PER_ANSWER, managedLayouts, workloadLayout } from '../placement/layout.js';
+import { CACHED_TOLERATIONS } from '../cluster/objects.js';
+import type { SnapshotSource } from '../cluster/source.js';
+import type { ExtenderService } from '../extender/extender.js';
+import type { Metrics } from '../metrics.js';
+import { requireAuthorization, type AdminAuthorizer } from './adminAuth.js';
+import { failWith } from './httpErrors.js';
 import { addLayoutPage } from './uiRoutes.js';
-import { workloadKey } from '../placement/workload.js';
 
 export interface AdminDeps {
   source: SnapshotSource;
-  extender: Extender;
+  extender: ExtenderService;
   metrics: Metrics;
   /** False once shutdown has begun: readyz turns 503 first. */
   serving: () => boolean;
@@ -42,7 +41,7 @@ function addHealth(app: Hono, deps: HealthDeps): void {
 export function probeRoutes(deps: HealthDeps): Hono {
   const app = new Hono();
   addHealth(app, deps);
-  app.notFound((c) => c.json({ error: 'not found', message: `no route ${c.req.path}; this listener serves /healthz and /readyz only` }, 404));
+  app.notFound((c) => failWith(c, 404, 'not found', `no route ${c.req.path}; this listener serves /healthz and /readyz only`));
   return app;
 }
 
@@ -67,48 +66,45 @@ export function adminRoutes(deps: AdminDeps): Hono {
     c.header('content-type', metrics.registry.contentType);
     return c.body(await metrics.registry.metrics());
   });
-  app.get('/debug/cache', (c) => c.json({ ...source.status(), reservations: extender.state.reservations.size() }));
+  app.get('/debug/cache', (c) => c.json({ ...source.status(), reservations: extender.reservationCount() }));
 
   app.get('/debug/workloads/:namespace/:kind/:name', (c) => {
     const { namespace, kind, name } = c.req.param();
     const k = workloadKindNamed(kind);
-    if (!k) return c.json({ error: 'bad request', field: 'kind', message: `unknown kind ${kind}: use statefulset, deployment, replicaset, cloneset or advancedstatefulset` }, 400);
-    const layout = workloadLayout(source.snapshot, k, namespace, name, extender.state);
-    if (!layout) return c.json({ error: 'not found', message: `${k} ${namespace}/${name} is not in the cache` }, 404);
-    const key = workloadKey({ kind: k, namespace, name });
-    return c.json({ ...layout, conflicts: extender.state.conflicts().filter((x) => x.workload === key) });
+    if (!k) return failWith(c, 400, 'bad request', `unknown kind ${kind}: use statefulset, deployment, replicaset, cloneset or advancedstatefulset`, { field: 'kind' });
+    const layout = extender.workloadLayout(k, namespace, name);
+    if (!layout) return failWith(c, 404, 'not found', `${k} ${namespace}/${name} is not in the cache`);
+    return c.json(layout);
   });
 
   // The layout page's data: every managed workload, or those of one namespace.
   app.get('/debug/layouts', (c) => {
     const namespace = c.req.query('namespace') || undefined;
     if (namespace !== undefined && !isDnsLabel(namespace)) {
-      return c.json({ error: 'bad request', field: 'namespace', message: 'expected a namespace name' }, 400);
+      return failWith(c, 400, 'bad request', 'expected a namespace name', { field: 'namespace' });
     }
-    const { layouts, more } = managedLayouts(source.snapshot, extender.state, namespace);
-    const conflicts = extender.state.conflicts();
+    const { layouts, more, podsPerAnswer } = extender.layouts(namespace);
     return c.json({
-      source: source.describe(), synced: source.synced(), generatedAt: new Date().toISOString(), more, podsPerAnswer: LAYOUT_PODS_PER_ANSWER,
-      workloads: layouts.map((l) => ({ ...l, conflicts: conflicts.filter((x) => x.workload === workloadKey(l.workload)) })),
+      source: source.describe(), synced: source.synced(), generatedAt: new Date().toISOString(), more, podsPerAnswer, workloads: layouts,
     });
   });
 
   app.get('/debug/decisions', (c) => {
     const pod = podParam(c.req.query('pod'));
-    if (!pod) return c.json({ error: 'bad request', field: 'pod', message: 'expected ?pod=namespace/name' }, 400);
-    return c.json({ pod: `${pod.namespace}/${pod.name}`, decisions: extender.decisions.forPod(`${pod.namespace}/${pod.name}`) });
+    if (!pod) return failWith(c, 400, 'bad request', 'expected ?pod=namespace/name', { field: 'pod' });
+    return c.json({ pod: `${pod.namespace}/${pod.name}`, decisions: extender.decisionsFor(`${pod.namespace}/${pod.name}`) });
   });
 
   app.get('/debug/explain', (c) => {
     const pod = podParam(c.req.query('pod'));
-    if (!pod) return c.json({ error: 'bad request', field: 'pod', message: 'expected ?pod=namespace/name' }, 400);
-    if (!source.synced()) return c.json({ error: 'not ready', message: 'cache not synced yet' }, 503);
+    if (!pod) return failWith(c, 400, 'bad request', 'expected ?pod=namespace/name', { field: 'pod' });
+    if (!source.synced()) return failWith(c, 503, 'not ready', 'cache not synced yet');
     const result = extender.explain(pod.namespace, pod.name);
-    if (!result) return c.json({ error: 'not found', message: `pod ${pod.namespace}/${pod.name} is not in the cache` }, 404);
+    if (!result) return failWith(c, 404, 'not found', `pod ${pod.namespace}/${pod.name} is not in the cache`);
     return c.json({ ...result, note: `dry run against every cached node; nothing reserved or written; the cache keeps a pod's first ${CACHED_TOLERATIONS} tolerations` });
   });
 
   addLayoutPage(app);
-  app.notFound((c) => c.json({ error: 'not found', message: `no route ${c.req.path}` }, 404));
+  app.notFound((c) => failWith(c, 404, 'not found', `no route ${c.req.path}`));
   return app;
 }

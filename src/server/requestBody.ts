@@ -1,14 +1,24 @@
 import { promisify } from 'node:util';
 import { gunzip } from 'node:zlib';
 import type { Context } from 'hono';
+import { HttpError } from '../common/errors.js';
 
 // Reading a request body within limits: its declared or streamed size, its media type, and
 // its encoding. kube-scheduler sends plain application/json; a proxy in between may gzip.
 
-export class PayloadTooLarge extends Error {}
+/** 413: a body over the listener's limit. */
+export class PayloadTooLarge extends HttpError {
+  constructor(limit?: number) {
+    super(413, 'payload too large', limit === undefined ? 'the body is over the limit' : `the body is over the ${limit}-byte limit`, undefined, limit === undefined ? undefined : { limitBytes: limit });
+  }
+}
 
 /** 415: a media type or content encoding the verbs do not read. */
-export class UnsupportedMedia extends Error {}
+export class UnsupportedMedia extends HttpError {
+  constructor(message: string) {
+    super(415, 'unsupported media type', message);
+  }
+}
 
 const gunzipLimited = promisify(gunzip) as (buf: Buffer, o: { maxOutputLength: number }) => Promise<Buffer>;
 
@@ -32,7 +42,7 @@ async function readBytes(c: Context, limit: number): Promise<Buffer> {
     total += value.byteLength;
     if (total > limit) {
       await reader.cancel();
-      throw new PayloadTooLarge();
+      throw new PayloadTooLarge(limit);
     }
     chunks.push(value);
   }
@@ -50,7 +60,7 @@ export async function readBody(c: Context, limit: number): Promise<string> {
   const declared = c.req.header('content-length');
   if (declared !== undefined) {
     const n = Number(declared);
-    if (!Number.isSafeInteger(n) || n > limit) throw new PayloadTooLarge();
+    if (!Number.isSafeInteger(n) || n > limit) throw new PayloadTooLarge(limit);
   }
   const encoding = (c.req.header('content-encoding') ?? 'identity').trim().toLowerCase();
   if (encoding === 'identity' || encoding === '') return declared !== undefined ? c.req.text() : (await readBytes(c, limit)).toString('utf8');
@@ -59,7 +69,7 @@ export async function readBody(c: Context, limit: number): Promise<string> {
   try {
     return (await gunzipLimited(packed, { maxOutputLength: limit })).toString('utf8');
   } catch (err) {
-    if ((err as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE' || err instanceof RangeError) throw new PayloadTooLarge();
+    if ((err as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE' || err instanceof RangeError) throw new PayloadTooLarge(limit);
     throw new UnsupportedMedia(`the gzip body could not be inflated: ${(err as Error).message}`);
   }
 }

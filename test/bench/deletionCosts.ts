@@ -1,9 +1,10 @@
+import { pickPods } from '../support/placement.js';
 // One deletion-cost recompute for a 5,000-pod workload (issue 11 §3): what the controller does
 // on every pod change of a managed Deployment.
 import { addObject } from '../../src/cluster/source.js';
 import { ClusterStore } from '../../src/cluster/store.js';
 import { parseConfig } from '../../src/config.js';
-import { costManagedWorkloads, deletionCosts, pickPodsToRemove } from '../../src/placement/downscale.js';
+import { costManagedWorkloads, deletionCosts } from '../../src/placement/downscale.js';
 import { nodeName, rawNode, rawPod, ZONES } from './cluster.js';
 import { fmt } from './measure.js';
 
@@ -61,7 +62,7 @@ export function deletionCostCase(): void {
   let chosen = 0;
   for (let round = 0; round < 5; round++) {
     const t = performance.now();
-    chosen = pickPodsToRemove('default', names.length, names, store, settings).chosen_pods.length;
+    chosen = pickPods('default', names.length, names, store, settings).chosen_pods.length;
     times.push(performance.now() - t);
   }
   times.sort((a, b) => a - b);

@@ -5,8 +5,8 @@ import { memorySource } from '../../src/cluster/source.js';
 import { parseConfig } from '../../src/config.js';
 import { createExtender } from '../../src/extender/extender.js';
 import { createMetrics } from '../../src/metrics.js';
-import { parseArgs } from '../../src/server/extenderRoutes.js';
-import { candidatesNamed } from '../../src/placement/verdict.js';
+import { parseArgs } from '../../src/extender/wire/args.js';
+import { candidatesNamed } from '../../src/placement/policy.js';
 import { benchCluster, nodeName, rawPod } from './cluster.js';
 
 const n = Number(process.argv[2] ?? 5000);
@@ -37,15 +37,15 @@ time('filter', () => ext.filter(args));
 time('prioritize', () => ext.prioritize(args));
 if (process.argv[3] === 'parts') {
   const { filterNodes } = await import('../../src/placement/filtering.js');
-  const { encodeFilterResult } = await import('../../src/extender/encoding.js');
+  const { encodeFilterResult } = await import('../../src/extender/wire/encoding.js');
   const { summarizeRejections } = await import('../../src/extender/decisions.js');
-  const { Reservations } = await import('../../src/placement/reservations.js');
-  const { pendingPod } = await import('../../src/cluster/objects.js');
+  const { Reservations } = await import('../../src/extender/reservations.js');
+  const { pendingPod } = await import('../../src/cluster/convert.js');
   const settings = { ...parseConfig({}).placement };
   const reservations = new Reservations(30);
   const input = () => ({
     pod: pendingPod(args.Pod), candidates: candidatesNamed(args.NodeNames!, store), snapshot: store, reservations, settings,
-    now: Date.now(), waitingSince: undefined, pendingFreeze: () => undefined, firstSeats: () => new Map(), unschedulableUntil: () => undefined,
+    now: Date.now(), waitingSince: undefined, pendingFreezes: { get: () => undefined, values: () => [] }, unschedulableSubsets: new Map<string, number>(),
   });
   time('input', input);
   const inp = input();
@@ -54,7 +54,7 @@ if (process.argv[3] === 'parts') {
   time('encode', () => encodeFilterResult(v, undefined, { legacyFailedNodes: false }).length);
   time('summarize', () => summarizeRejections(v));
   const { scoreNodes } = await import('../../src/placement/scoring.js');
-  const { encodePriorities } = await import('../../src/extender/encoding.js');
+  const { encodePriorities } = await import('../../src/extender/wire/encoding.js');
   time('scoreNodes', () => scoreNodes(inp, v));
   const scores = scoreNodes(inp, v);
   time('encodePriorities', () => encodePriorities(inp.candidates.names, scores, (i) => inp.candidates.nodes[i] !== undefined).length);

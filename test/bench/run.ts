@@ -2,7 +2,7 @@
 // bare echo route in the same server process, and memory per cached slim pod.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { slimPod } from '../../src/cluster/objects.js';
+import { slimPod } from '../../src/cluster/convert.js';
 import { ClusterStore } from '../../src/cluster/store.js';
 import { nodeName, rawPod } from './cluster.js';
 import { deletionCostCase } from './deletionCosts.js';

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { parseAllDocuments } from 'yaml';
-import { instanceIdWriter } from '../../src/actuator/instanceIds.js';
+import { instanceIdWriter } from '../../src/actuator/instanceIdWriter.js';
 import { createMetrics } from '../../src/metrics.js';
 import { silent } from '../support/app.js';
 import { ControlPlane, kubeVersions } from './controlPlane.js';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { slimPod } from '../../src/cluster/objects.js';
+import { slimPod } from '../../src/cluster/convert.js';
 import { NOT_SYNCED } from '../../src/extender/extender.js';
 import {
   deployment, nodes, pv, pvc, statefulSet, storeOf, stsPod, workloadSpread, zoneSubset, type Raw,

@@ -2,7 +2,8 @@
 // the same zone. Placed one after another through the real routes, as kube-scheduler would.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ANNOTATION, slimPod } from '../../src/cluster/objects.js';
+import { ANNOTATION } from '../../src/cluster/annotations.js';
+import { slimPod } from '../../src/cluster/convert.js';
 import { firstSeatCounts, fleetOrder, type PendingList } from '../../src/placement/fleet.js';
 import { deployment, nodes, pod, statefulSet, storeOf, stsPod, type Raw } from '../support/builders.js';
 import { testApp, type TestApp } from '../support/app.js';

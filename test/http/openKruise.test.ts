@@ -4,7 +4,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { kindOfObject, WORKLOAD_KINDS, workloadKindNamed, workloadPath } from '../../src/cluster/kinds.js';
-import { slimWorkload, workloadKindOf } from '../../src/cluster/objects.js';
+import { slimOf, slimWorkload } from '../../src/cluster/convert.js';
+import { workloadKindOf } from '../../src/cluster/kinds.js';
 import { expectedOrdinals } from '../../src/placement/workload.js';
 import {
   advancedStatefulSet, astsPod, clonePod, cloneSet, nodes, statefulSet, storeOf, stsPod, workloadSpread, zoneSubset, type Raw,
@@ -36,7 +37,7 @@ describe('OpenKruise kinds in the kind table', () => {
   });
 
   it('writes go to the version an object was read at, under the resource name the API server uses', () => {
-    const asts = kindOfObject('StatefulSet', 'apps.kruise.io/v1alpha1')!.slim(advancedStatefulSet('pg', 3)) as ReturnType<typeof slimWorkload>;
+    const asts = slimOf(kindOfObject('StatefulSet', 'apps.kruise.io/v1alpha1')!)(advancedStatefulSet('pg', 3)) as ReturnType<typeof slimWorkload>;
     assert.equal(asts.kind, 'AdvancedStatefulSet');
     assert.equal(workloadPath({ ...asts, namespace: 'db' }), '/apis/apps.kruise.io/v1alpha1/namespaces/db/statefulsets/pg');
     assert.equal(workloadPath(slimWorkload('CloneSet', cloneSet('web', 2), 'apps.kruise.io/v1alpha1')), '/apis/apps.kruise.io/v1alpha1/namespaces/default/clonesets/web');

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { AssignmentError, instanceIdWriter } from '../../src/actuator/instanceIds.js';
+import { AssignmentError, instanceIdWriter } from '../../src/actuator/instanceIdWriter.js';
 import { kubeApiClient, loadKubeConfig } from '../../src/cluster/apiClient.js';
 import { createMetrics } from '../../src/metrics.js';
 import { deployment, rsPod } from '../support/builders.js';

@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import { kubeActuator } from '../../src/actuator/actuator.js';
 import { leaseElector, type LeaderElector } from '../../src/actuator/leaderElection.js';
 import { kubeApiClient, loadKubeConfig, type ApiClient } from '../../src/cluster/apiClient.js';
-import { slimWorkload } from '../../src/cluster/objects.js';
+import { slimWorkload } from '../../src/cluster/convert.js';
 import { leaseNamespace } from '../../src/main.js';
 import { createMetrics } from '../../src/metrics.js';
 import { statefulSet } from '../support/builders.js';

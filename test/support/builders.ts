@@ -1,7 +1,8 @@
 // Raw Kubernetes objects for tests, shaped as the API server sends them.
 import { addObject } from '../../src/cluster/source.js';
 import { ClusterStore } from '../../src/cluster/store.js';
-import { pendingPod, type PendingPod } from '../../src/cluster/objects.js';
+import { pendingPod } from '../../src/cluster/convert.js';
+import { type PendingPod } from '../../src/cluster/objects.js';
 
 export type Raw = Record<string, any>;
 let uidSeq = 0;

@@ -1,9 +1,13 @@
 import { parseConfig } from '../../src/config.js';
 import type { ClusterStore } from '../../src/cluster/store.js';
 import { filterNodes } from '../../src/placement/filtering.js';
-import { firstSeatCounts } from '../../src/placement/fleet.js';
-import { Reservations } from '../../src/placement/reservations.js';
-import { candidatesNamed, type FilterInput, type FilterVerdict, type PlacementSettings } from '../../src/placement/verdict.js';
+import { NO_PENDING_FREEZES } from '../../src/placement/fleet.js';
+import { pickPodsToRemove } from '../../src/placement/downscale.js';
+import { pickResult } from '../../src/extender/wire/picker.js';
+import { Reservations } from '../../src/extender/reservations.js';
+import { candidatesNamed, type PlacementInput } from '../../src/placement/policy.js';
+import { type FilterVerdict } from '../../src/placement/verdict.js';
+import { type PlacementSettings } from '../../src/placement/settings.js';
 import { workloadKey } from '../../src/placement/workload.js';
 import { asPending, type Raw } from './builders.js';
 
@@ -24,7 +28,7 @@ export interface FilterOpts {
   unschedulable?: Map<string, number>;
 }
 
-export function inputFor(store: ClusterStore, podRaw: Raw, o: FilterOpts = {}): FilterInput {
+export function inputFor(store: ClusterStore, podRaw: Raw, o: FilterOpts = {}): PlacementInput {
   const names = o.candidates ?? [...store.nodes()].map((n) => n.name);
   return {
     pod: asPending(podRaw),
@@ -34,9 +38,8 @@ export function inputFor(store: ClusterStore, podRaw: Raw, o: FilterOpts = {}): 
     settings: { ...defaultSettings(), ...o.settings },
     now: (o.clock ?? new FakeClock()).now(),
     waitingSince: o.waitingSince,
-    pendingFreeze: () => undefined,
-    firstSeats: () => firstSeatCounts(store, []),
-    unschedulableUntil: (k) => o.unschedulable?.get(k),
+    pendingFreezes: NO_PENDING_FREEZES,
+    unschedulableSubsets: { get: (k: string) => o.unschedulable?.get(k) },
   };
 }
 
@@ -58,3 +61,6 @@ export function filterAndReserve(store: ClusterStore, podRaw: Raw, reservations:
   }
   return v;
 }
+
+/** The picker's answer as the wire writes it (chosen_pods, tied_pods, warnings when any). */
+export const pickPods = (...args: Parameters<typeof pickPodsToRemove>) => pickResult(pickPodsToRemove(...args));

@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { deletionCosts, pickPodsToRemove, workloadSpreadCosts } from '../../src/placement/downscale.js';
-import { workloadModel, type SpreadModel } from '../../src/placement/model.js';
+import { deletionCosts } from '../../src/placement/downscale.js';
+import { workloadSpreadCosts } from '../../src/placement/policies/workloadSpread/costs.js';
+import { workloadModel } from '../../src/placement/model.js';
+import { type SpreadModel } from '../../src/placement/policies/workloadSpread/subsets.js';
 import { seededRandom } from '../support/random.js';
 import { deployment, node, nodes, rsPod, statefulSet, storeOf, stsPod, workloadSpread, zoneSubset, type Raw } from '../support/builders.js';
-import { defaultSettings } from '../support/placement.js';
+import { defaultSettings, pickPods } from '../support/placement.js';
 
 const ZONES = ['zone-a', 'zone-b', 'zone-c'];
 const ready = (p: Raw, isReady = true, created = '2026-11-21T07:00:00Z') => {
@@ -12,7 +14,7 @@ const ready = (p: Raw, isReady = true, created = '2026-11-21T07:00:00Z') => {
   p.metadata.creationTimestamp = created;
   return p;
 };
-const pick = (store: ReturnType<typeof storeOf>, n: number, candidates: string[]) => pickPodsToRemove('default', n, candidates, store, defaultSettings());
+const pick = (store: ReturnType<typeof storeOf>, n: number, candidates: string[]) => pickPods('default', n, candidates, store, defaultSettings());
 
 describe('downscale pod picker', () => {
   it('6 pods a,a,b,b,c,c with instance IDs a:0,3 b:1,4 c:2,5: a request for 3 chooses IDs 5, 4 and 3', () => {
@@ -102,7 +104,7 @@ describe('downscale pod picker', () => {
     assert.equal(costs.get('web-rs-z0'), -300);
   });
 
-  // The picker's WorkloadSpread order against its definition (design §5): at every step,
+  // The picker's WorkloadSpread order against its definition (docs/design.md#workloadspread): at every step,
   // Kruise's costs for the workload one pod smaller, recomputed over what is left, then the
   // within-subset order (highest seat, not ready, newest), then the name.
   it('WorkloadSpread removal order: the incremental picker agrees with recomputing the costs at every step (400 seeded cases)', () => {

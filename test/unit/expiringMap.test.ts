@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { ExpiringMap } from '../../src/expiringMap.js';
+import { ExpiringMap } from '../../src/common/expiringMap.js';
 import { FakeClock } from '../support/placement.js';
 
 describe('ExpiringMap', () => {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
   annotationBytes, chooseInstanceId, parseAssignment, serializeAssignment,
-} from '../../src/placement/instanceIds.js';
+} from '../../src/placement/instanceAssignment.js';
 import { rejectionOf } from '../../src/placement/verdict.js';
 import { deployment, nodes, rsPod, storeOf } from '../support/builders.js';
 import { filterFor, passedZones } from '../support/placement.js';

@@ -102,7 +102,7 @@ describe('manifests', () => {
     assert.ok(find('ClusterRole', 'zonekeeper-metrics-reader')!.rules.some((r: Raw) => r.nonResourceURLs.includes('/metrics')));
   });
 
-  it('the scheduler config is what design §2 recommends', () => {
+  it('the scheduler config is what docs/design.md#the-wire-protocol recommends', () => {
     assert.equal(schedConfig.apiVersion, 'kubescheduler.config.k8s.io/v1');
     assert.equal(schedConfig.percentageOfNodesToScore, 100);
     const ext = schedConfig.extenders[0];

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { LARGE_BODY_BYTES, releaseAfterLargeBody } from '../../src/memory.js';
+import { LARGE_BODY_BYTES, releaseAfterLargeBody } from '../../src/common/memory.js';
 
 describe('a full collection after large bodies', () => {
   it('small bodies never ask for one; a burst of large ones gets one, a second after the last', async () => {

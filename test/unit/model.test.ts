@@ -1,3 +1,4 @@
+import { NO_PENDING_FREEZES } from '../../src/placement/fleet.js';
 // The workload model (one per pod, read by every decision) and what it stands on: the kind
 // table, the store's indexes, quantities and the filter encoder's escaping.
 import assert from 'node:assert/strict';
@@ -5,18 +6,18 @@ import { describe, it } from 'node:test';
 import {
   ALL_KIND_NAMES, CORE_KINDS, kindOfObject, objectPath, POD_KIND, WORKLOAD_KINDS, workloadKindNamed,
 } from '../../src/cluster/kinds.js';
-import { quantity, slimPod } from '../../src/cluster/objects.js';
-import { encodeError, encodeFilterResult, encodePriorities } from '../../src/extender/encoding.js';
+import { quantity, slimOf, slimPod } from '../../src/cluster/convert.js';
+import { encodeError, encodeFilterResult, encodePriorities } from '../../src/extender/wire/encoding.js';
 import { scoreNodes } from '../../src/placement/scoring.js';
-import { pickPodsToRemove } from '../../src/placement/downscale.js';
 import { workloadLayout } from '../../src/placement/layout.js';
 import { podModel, workloadModel } from '../../src/placement/model.js';
-import { Reservations } from '../../src/placement/reservations.js';
-import { candidatesNamed, REASON_MAX, type FilterVerdict, type Rejection } from '../../src/placement/verdict.js';
+import { Reservations } from '../../src/extender/reservations.js';
+import { candidatesNamed, REASON_MAX, type Rejection } from '../../src/placement/policy.js';
+import { type FilterVerdict } from '../../src/placement/verdict.js';
 import {
   asPending, deployment, node, nodes, pod, pv, pvc, rsPod, statefulSet, storeOf, stsPod, workloadSpread, zoneSubset,
 } from '../support/builders.js';
-import { defaultSettings, FakeClock, filterFor, inputFor, passedZones } from '../support/placement.js';
+import { defaultSettings, FakeClock, filterFor, inputFor, passedZones, pickPods } from '../support/placement.js';
 import { seededRandom } from '../support/random.js';
 
 const ZONES = ['zone-a', 'zone-b', 'zone-c'];
@@ -114,7 +115,7 @@ describe('store indexes', () => {
     store.delete('replicasets', 'ReplicaSet/default/web-rs');
     assert.deepEqual([...store.ownedWorkloads('Deployment', 'default', 'web')], []);
     assert.deepEqual(store.zones('topology.kubernetes.io/zone'), ['zone-a']);
-    store.upsert('nodes', kindOfObject('Node')!.slim(node('node-z', 'zone-z')));
+    store.upsert('nodes', slimOf(kindOfObject('Node')!)(node('node-z', 'zone-z')));
     assert.deepEqual(store.zones('topology.kubernetes.io/zone'), ['zone-a', 'zone-z']);
   });
 
@@ -137,14 +138,14 @@ describe('store indexes', () => {
     store.delete('pods', 'default/db-0');
     assert.equal(store.nodeUsage('node-b-1').pods, 0);
     assert.deepEqual(store.nodesInZone('topology.kubernetes.io/zone', 'zone-a').map((n) => n.name), ['node-a-1']);
-    store.upsert('nodes', kindOfObject('Node')!.slim(node('node-a-2', 'zone-a')));
+    store.upsert('nodes', slimOf(kindOfObject('Node')!)(node('node-a-2', 'zone-a')));
     assert.deepEqual(store.nodesInZone('topology.kubernetes.io/zone', 'zone-a').map((n) => n.name), ['node-a-1', 'node-a-2']);
   });
 
   it('a PV is found by its claim, and a re-bound PV leaves the old claim', () => {
     const store = storeOf([pv('v1', 'zone-a', { claim: 'data-0' }), pvc('data-0', { volumeName: 'v1' })]);
     assert.equal(store.pvForClaim('default', 'data-0')?.name, 'v1');
-    store.upsert('persistentvolumes', kindOfObject('PersistentVolume')!.slim(pv('v1', 'zone-a', { claim: 'data-1' })));
+    store.upsert('persistentvolumes', slimOf(kindOfObject('PersistentVolume')!)(pv('v1', 'zone-a', { claim: 'data-1' })));
     assert.equal(store.pvForClaim('default', 'data-0'), undefined);
     assert.equal(store.pvForClaim('default', 'data-1')?.name, 'v1');
   });
@@ -326,9 +327,9 @@ describe('the workload model', () => {
       const s = { ...settings, freezeZones };
       const bound = ['p0', 'p1', 'p2'].map((n, i) => rsPod('bal', n, { nodeName: `node-${'abc'[i]}-1` }));
       const store = storeOf([...nodes(ZONES, 1), ...deployment('bal', 3, prefs), ...bound]);
-      const list = workloadLayout(store, 'Deployment', 'default', 'bal', { settings: s, reservations: new Reservations(30), unschedulableUntil: () => undefined })!.zones.list;
+      const list = workloadLayout(store, 'Deployment', 'default', 'bal', { settings: s, reservations: new Reservations(30), pendingFreezes: NO_PENDING_FREEZES, unschedulableSubsets: new Map() })!.zones.list;
       // Two replicas keep the list's first two zones: the picker removes the third's pod.
-      const removed = pickPodsToRemove('default', 1, bound.map((p) => p.metadata.name), store, s).chosen_pods[0]!;
+      const removed = pickPods('default', 1, bound.map((p) => p.metadata.name), store, s).chosen_pods[0]!;
       assert.equal(zoneOfPod(store, removed), list[2], `freezeZones ${freezeZones}: ${list}`);
       // A fourth replica takes the sequence's fourth seat: the list's first zone.
       const grown = storeOf([...nodes(ZONES, 1), ...deployment('bal', 4, prefs), ...bound]);

@@ -1,8 +1,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { sectionNames, splitNodeNames } from '../../src/extender/namesSection.js';
-import { BadRequest, parseExtenderArgs } from '../../src/extender/protocol.js';
-import { parseArgs } from '../../src/server/extenderRoutes.js';
+import { sectionNames, splitNodeNames } from '../../src/extender/wire/namesSection.js';
+import { BadRequest } from '../../src/common/errors.js';
+import { parseExtenderArgs } from '../../src/extender/wire/args.js';
+import { parseArgs } from '../../src/extender/wire/args.js';
 import { seededRandom } from '../support/random.js';
 
 const pod = '{"metadata":{"name":"p","uid":"u"}}';

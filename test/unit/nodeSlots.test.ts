@@ -1,7 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { NodeSlots } from '../../src/cluster/nodeSlots.js';
-import { ZONE_LABEL, type SlimNode } from '../../src/cluster/objects.js';
+import { ZONE_LABEL } from '../../src/cluster/annotations.js';
+import { type SlimNode } from '../../src/cluster/objects.js';
 import { interleavedChunks } from '../support/nodeOrder.js';
 import { seededRandom } from '../support/random.js';
 

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { fnv1_32, planReplicas, type PlanInput } from '../../src/placement/planner.js';
-import { parsePreferences, type ZonePreferencesSpec } from '../../src/placement/preferences.js';
+import { fnv1_32 } from '../../src/common/hash.js';
+import { planReplicas, type PlanInput } from '../../src/placement/planner.js';
+import { parsePreferences, type ZonePreferencesSpec } from '../../src/cluster/zonePreferences.js';
 
 const ABC = ['A', 'B', 'C'];
 const prefs = (json: object): ZonePreferencesSpec => {

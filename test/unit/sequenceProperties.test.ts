@@ -2,12 +2,11 @@
 // balance, the pod picker and deletion costs, over thousands of seeded random cases.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ANNOTATION } from '../../src/cluster/objects.js';
-import { pickPodsToRemove } from '../../src/placement/downscale.js';
+import { ANNOTATION } from '../../src/cluster/annotations.js';
 import { sequencePreferences } from '../../src/placement/preferences.js';
 import { cappedBy, seatZone, sequenceCounts, zoneSequence, type ZonePreference } from '../../src/placement/zoneSequence.js';
 import { deployment, node, rsPod, storeOf } from '../support/builders.js';
-import { defaultSettings } from '../support/placement.js';
+import { defaultSettings, pickPods } from '../support/placement.js';
 
 const SEED = Number(process.env.ZK_PROPERTY_SEED ?? 7);
 const CASES = 3000;
@@ -77,7 +76,7 @@ describe(`zone sequence properties (seed ${SEED}, ${CASES} cases, zones 1–6, r
   });
 
   // Quota (every prefix within one replica of proportional) is not met by the sequence as
-  // design §4 defines it (Sainte-Laguë, equal priorities to the earlier zone): weights 5,1,1,1
+  // docs/design.md#zone-list-zone-sequence-fleet-balance defines it (Sainte-Laguë, equal priorities to the earlier zone): weights 5,1,1,1
   // give the first zone 3 of the first 3 seats (share 1.88). Meeting it needs a quota-respecting
   // rule (Balinski–Young), which would move the seats of existing weighted workloads: a decision
   // for the people who plan (closing note of issue 10). What the rule does bound, over every
@@ -121,7 +120,7 @@ describe(`zone sequence properties (seed ${SEED}, ${CASES} cases, zones 1–6, r
         // The layout at `size`: instance ID i in zone seq[i], as placement put it.
         const pods = seq.slice(0, size).map((z, i) => rsPod('web', `id${i}`, { nodeName: `node-${z}`, annotations: { [ANNOTATION.instanceId]: String(i) } }));
         const store = storeOf([...k.zones.map((z) => node(`node-${z}`, z)), ...deployment('web', size, { [ANNOTATION.instanceIds]: 'true', [ANNOTATION.zonePreferences]: annotation, [ANNOTATION.zones]: k.zones.join(',') }), ...pods]);
-        const answer = pickPodsToRemove('default', remove, pods.map((p) => p.metadata.name), store, defaultSettings());
+        const answer = pickPods('default', remove, pods.map((p) => p.metadata.name), store, defaultSettings());
         const expected = Array.from({ length: remove }, (_, j) => `web-rs-id${size - 1 - j}`).sort();
         assert.deepEqual([...answer.chosen_pods, ...answer.tied_pods].sort(), expected, `walk ${w} step ${step}: ${size} → ${target}: ${describeCase(k)}`);
         size = target;

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { slimNode } from '../../src/cluster/objects.js';
+import { slimNode } from '../../src/cluster/convert.js';
 import { matchesTerm, toleratesNode } from '../../src/placement/nodeMatching.js';
 import { podVolumes, volumeZones } from '../../src/placement/volumes.js';
 import { node, nodes, pod, pv, pvc, storeOf } from '../support/builders.js';

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { parsePreferences, sequencePreferences } from '../../src/placement/preferences.js';
+import { parsePreferences } from '../../src/cluster/zonePreferences.js';
+import { sequencePreferences } from '../../src/placement/preferences.js';
 import { zoneSequence } from '../../src/placement/zoneSequence.js';
 
 describe('zoneSequence', () => {

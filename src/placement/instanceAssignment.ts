@@ -1,6 +1,7 @@
-import { ANNOTATION, type SlimWorkload } from '../cluster/objects.js';
+import { ANNOTATION } from '../cluster/annotations.js';
+import { type SlimWorkload } from '../cluster/objects.js';
 
-// Instance IDs for workloads without ordinals (design §6, seed: CDAP): each pod takes a
+// Instance IDs for workloads without ordinals (docs/design.md#instance-ids, seed: CDAP): each pod takes a
 // unique ID in [0, replicas), recorded as {"id": "pod"} on the owner.
 
 /** Kubernetes caps all of an object's annotations together at 256 KiB. */

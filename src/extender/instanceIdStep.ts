@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { ExpiringMap } from '../expiringMap.js';
+import { ExpiringMap } from '../common/expiringMap.js';
 import type { Actuator } from '../actuator/actuator.js';
 import { holdsSeat, type PendingPod } from '../cluster/objects.js';
 import { workloadKindSpec } from '../cluster/kinds.js';
@@ -10,7 +10,7 @@ export type Ensured = { pod: PendingPod; error?: undefined } | { pod: PendingPod
 
 /**
  * The first filter of a pod of an instance-ID workload assigns its ID before placement
- * (design §6). Known IDs come from the request's pod, the cached pod, or an assignment this
+ * (docs/design.md#instance-ids). Known IDs come from the request's pod, the cached pod, or an assignment this
  * process just made (the scheduler's copy of the pod lags behind our write).
  */
 export function instanceIdStep(snapshot: Snapshot, actuator: Actuator, log: Logger) {
@@ -22,13 +22,18 @@ export function instanceIdStep(snapshot: Snapshot, actuator: Actuator, log: Logg
     return id >= 0 ? { ...pod, instanceId: id } : pod;
   }
 
-  /** `model` is the pod's: only a pin by instance ID (no WorkloadSpread, not ignored) needs one. */
-  async function ensure(request: PendingPod, model: WorkloadModel | undefined): Promise<Ensured> {
-    const pod = known(request);
+  /** Whether the pod (as `known` gives it) must take an ID first: only a pin by instance ID (no WorkloadSpread, not ignored) does. */
+  function needsId(pod: PendingPod, model: WorkloadModel | undefined): boolean {
     // The map lives on the pod's own controller: a ReplicaSet (a Deployment's) or a CloneSet.
     const owner = pod.owner && workloadKindSpec(pod.owner.kind);
-    if (pod.instanceId >= 0 || !owner || owner.ordinals || owner.podsOwnedVia) return { pod };
-    if (model?.policy !== 'zone-pin' || model.seats !== 'instance-id') return { pod };
+    if (pod.instanceId >= 0 || !owner || owner.ordinals || owner.podsOwnedVia) return false;
+    return model?.policy === 'zone-pin' && model.seats === 'instance-id';
+  }
+
+  /** Assigns and writes the pod's ID; `pod` needs one (needsId). */
+  async function ensure(pod: PendingPod, model: WorkloadModel | undefined): Promise<Ensured> {
+    if (!needsId(pod, model) || model?.policy !== 'zone-pin') return { pod };
+    const owner = workloadKindSpec(pod.owner!.kind)!;
     const workload = model.workload;
     const ns = pod.namespace;
     try {
@@ -51,5 +56,5 @@ export function instanceIdStep(snapshot: Snapshot, actuator: Actuator, log: Logg
     }
   }
 
-  return { known, ensure, forget: (uid: string) => assigned.delete(uid) };
+  return { known, needsId, ensure, forget: (uid: string) => assigned.delete(uid) };
 }

@@ -1,9 +1,11 @@
-import type { PendingPod } from '../cluster/objects.js';
-import type { Snapshot } from '../cluster/store.js';
-import { zoneOccupancy, type BalanceModel } from './model.js';
-import type { PolicyContext, PolicyOutcome } from './verdict.js';
-import { cappedBy, SEQUENCE_WORK_LIMIT, sequenceCounts } from './zoneSequence.js';
-import { zoneOf } from '../cluster/objects.js';
+import { workloadKindSpec } from '../../../cluster/kinds.js';
+import { zoneOf, type PendingPod, type SlimWorkload } from '../../../cluster/objects.js';
+import type { Snapshot } from '../../../cluster/store.js';
+import { zoneOccupancy } from '../../occupancy.js';
+import type { PlacementPolicy, PolicyContext, PolicyModelOf, PolicyOutcome } from '../../policy.js';
+import { cappedBy, SEQUENCE_WORK_LIMIT, sequenceCounts } from '../../zoneSequence.js';
+
+export type BalanceModel = PolicyModelOf<'zone-balance', { workload: SlimWorkload }>;
 
 /** How many more pods like this one fit on the zone's nodes, by the cache's arithmetic (per-node sums kept by the store). */
 export function fitInZone(zone: string, topologyKey: string, pod: PendingPod, snapshot: Snapshot): number {
@@ -26,7 +28,7 @@ export function fitInZone(zone: string, topologyKey: string, pod: PendingPod, sn
  * its target among zones with a feasible node. A zone the scheduler sent no node of is full:
  * its capacity comes from the cache and caps its share.
  */
-export function zoneBalance(ctx: PolicyContext, model: BalanceModel): PolicyOutcome {
+function zoneBalance(ctx: PolicyContext, model: BalanceModel): PolicyOutcome {
   const { input, snapshot } = ctx;
   const { workload } = model;
   const list = model.zones();
@@ -61,3 +63,13 @@ export function zoneBalance(ctx: PolicyContext, model: BalanceModel): PolicyOutc
     admits: (node) => (zoneOf(node, list.topologyKey) === zone ? undefined : rejection),
   };
 }
+
+/** Deployments, ReplicaSets and CloneSets with zone preferences and no seats: each zone towards its target. */
+export const zoneBalancePolicy: PlacementPolicy<'zone-balance', { workload: SlimWorkload }> = {
+  name: 'zone-balance',
+  freezesZoneList: false,
+  covers: (f) => f.seats === 'none' && workloadKindSpec(f.ref.kind) !== undefined && f.preferences.parsed !== undefined,
+  own: (f) => f.workload && { workload: f.workload },
+  filter: zoneBalance,
+  decidedBy: () => 'balance',
+};

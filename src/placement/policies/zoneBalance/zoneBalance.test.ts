@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { fleetOrder } from '../../src/placement/fleet.js';
-import { Reservations } from '../../src/placement/reservations.js';
-import { rejectionOf } from '../../src/placement/verdict.js';
-import { deployment, node, nodes, rsPod, statefulSet, storeOf, stsPod, type Raw } from '../support/builders.js';
-import { FakeClock, filterAndReserve, filterFor, passedZones } from '../support/placement.js';
+import { fleetOrder } from '../../../placement/fleet.js';
+import { Reservations } from '../../../extender/reservations.js';
+import { rejectionOf } from '../../../placement/verdict.js';
+import { deployment, node, nodes, rsPod, statefulSet, storeOf, stsPod, type Raw } from '../../../../test/support/builders.js';
+import { FakeClock, filterAndReserve, filterFor, passedZones } from '../../../../test/support/placement.js';
 
 const ZONES = ['zone-a', 'zone-b', 'zone-c'];
 const weighted = JSON.stringify({ zones: { 'zone-a': { weight: 2 }, 'zone-b': { weight: 1 }, 'zone-c': { weight: 1 } } });

@@ -1,15 +1,15 @@
 import assert from 'node:assert/strict';
-import { rejectionOf } from '../../src/placement/verdict.js';
+import { rejectionOf } from '../../../placement/verdict.js';
 import { describe, it } from 'node:test';
-import { Reservations } from '../../src/placement/reservations.js';
-import { resolveMax, subsetKey } from '../../src/placement/workloadSpread.js';
-import { slimWorkloadSpread } from '../../src/cluster/objects.js';
-import { ClusterStore } from '../../src/cluster/store.js';
-import { addObject } from '../../src/cluster/source.js';
+import { Reservations } from '../../../extender/reservations.js';
+import { resolveMax, subsetKey } from '../../../placement/policies/workloadSpread/subsets.js';
+import { slimWorkloadSpread } from '../../../cluster/convert.js';
+import { ClusterStore } from '../../../cluster/store.js';
+import { addObject } from '../../../cluster/source.js';
 import {
   deployment, node, nodes, rsPod, statefulSet, storeOf, stsPod, workloadSpread, zoneSubset, type Raw,
-} from '../support/builders.js';
-import { FakeClock, filterAndReserve, filterFor, passedZones } from '../support/placement.js';
+} from '../../../../test/support/builders.js';
+import { FakeClock, filterAndReserve, filterFor, passedZones } from '../../../../test/support/placement.js';
 
 const ZONES = ['zone-a', 'zone-b', 'zone-c'];
 const web = (subsets: Raw[], strategy?: Raw) => workloadSpread('web-ws', { kind: 'Deployment', name: 'web' }, subsets, strategy);

@@ -1,9 +1,7 @@
 import { z } from 'zod';
-import {
-  BadRequest, deeperThan, LIMITS, validateNode, validateNodeNames, validatePod, type RawObject,
-} from './validation.js';
-
-export { BadRequest, type RawObject };
+import { badRequestOf, BadRequest } from '../../common/errors.js';
+import { sectionNames, splitNodeNames, type AnsweredNames } from './namesSection.js';
+import { deeperThan, LIMITS, validateNode, validateNodeNames, validatePod, type RawObject } from './validation.js';
 
 // k8s.io/kube-scheduler/extender/v1: the Go types have no JSON tags, so keys are PascalCase.
 
@@ -69,26 +67,6 @@ export interface ExtenderArgs {
   NodeNames?: readonly string[] | null;
 }
 
-export interface HostPriority { Host: string; Score: number }
-
-/** The KEP-3189 downscale pod-picker request. */
-export const pickRequest = z.looseObject({
-  number_of_pods_requested: z.number().int().positive(),
-  candidate_pods: z.array(z.string().min(1).max(253)),
-});
-
-export type PickRequest = z.infer<typeof pickRequest>;
-
-export function parsePickRequest(body: unknown): PickRequest {
-  const r = pickRequest.safeParse(body);
-  if (!r.success) {
-    const issue = r.error.issues[0]!;
-    throw new BadRequest(issue.path.join('.') || '(body)', issue.message);
-  }
-  return r.data;
-}
-
-
 /**
  * Validates the shape, then Kubernetes' limits on what zonekeeper reads and keeps. The lists
  * are counted before anything walks them. The raw object is kept so that Node objects
@@ -99,10 +77,7 @@ export function parseExtenderArgs(body: unknown, maxNodes = Infinity): ExtenderA
   if (Array.isArray(raw?.NodeNames)) checkCount(raw.NodeNames.length, 'NodeNames', maxNodes);
   if (Array.isArray(raw?.Nodes?.items)) checkCount(raw.Nodes.items.length, 'Nodes.items', maxNodes);
   const r = extenderArgs.safeParse(body);
-  if (!r.success) {
-    const issue = r.error.issues[0]!;
-    throw new BadRequest(issue.path.join('.') || '(body)', issue.message);
-  }
+  if (!r.success) throw badRequestOf(r.error);
   const args = body as ExtenderArgs;
   checkNodeNames(args.NodeNames, !!args.Nodes);
   validatePod(args.Pod);
@@ -118,4 +93,49 @@ export function parseExtenderArgs(body: unknown, maxNodes = Infinity): ExtenderA
 /** Mode is what the scheduler sent: names when nodeCacheCapable, full Nodes otherwise. */
 export function namesMode(args: ExtenderArgs): boolean {
   return Array.isArray(args.NodeNames);
+}
+
+/** A body's JSON; a BadRequest for an empty or malformed one. */
+export function parseJson(text: string, what: string): unknown {
+  if (!text.trim()) throw new BadRequest('(body)', `empty body: expected ${what} JSON`);
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new BadRequest('(body)', `malformed JSON: ${(err as Error).message}`);
+  }
+}
+
+function parsedOrUndefined(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * ExtenderArgs from a body's text; a BadRequest names the field that is wrong. NodeNames
+ * taken apart from the rest (namesSection.ts) get the same checks; on any doubt or error the
+ * whole body is parsed again, so errors read as they always did.
+ */
+export function parseArgs(text: string, maxNodes?: number, answered: Iterable<AnsweredNames> = []): ExtenderArgs {
+  const split = splitNodeNames(text);
+  const found = split && sectionNames(split.section, answered, maxNodes);
+  const rest = found && parsedOrUndefined(split.rest);
+  if (found && rest !== undefined) {
+    // The body parses whole (the section is plain), so too many names is the first error it
+    // gives: given here, the names past the bound are never taken apart.
+    checkNodeNamesCount(found.count, maxNodes);
+    try {
+      const args = parseExtenderArgs(rest, maxNodes);
+      if (args.NodeNames?.length === 0) {
+        if (!found.checked) checkNodeNamesList(found.names);
+        args.NodeNames = found.names;
+        return args;
+      }
+    } catch {
+      // the whole body, for the error it names
+    }
+  }
+  return parseExtenderArgs(parseJson(text, 'ExtenderArgs'), maxNodes);
 }

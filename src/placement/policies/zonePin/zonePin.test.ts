@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
-import { rejectionOf } from '../../src/placement/verdict.js';
+import { rejectionOf } from '../../../placement/verdict.js';
 import { describe, it } from 'node:test';
-import { POD_INDEX_LABEL, slimNode } from '../../src/cluster/objects.js';
-import { deployment, nodes, pod, pv, pvc, rsPod, statefulSet, storeOf, stsPod, node } from '../support/builders.js';
-import { FakeClock, filterFor, inputFor, passedZones } from '../support/placement.js';
-import { filterNodes } from '../../src/placement/filtering.js';
+import { POD_INDEX_LABEL } from '../../../cluster/annotations.js';
+import { slimNode } from '../../../cluster/convert.js';
+import { deployment, nodes, pod, pv, pvc, rsPod, statefulSet, storeOf, stsPod, node } from '../../../../test/support/builders.js';
+import { FakeClock, filterFor, inputFor, passedZones } from '../../../../test/support/placement.js';
+import { filterNodes } from '../../../placement/filtering.js';
 
 const ZONES = ['zone-a', 'zone-b', 'zone-c'];
 

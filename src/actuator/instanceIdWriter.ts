@@ -1,11 +1,14 @@
+import { sleep } from '../common/clock.js';
+import { ZonekeeperError } from '../common/errors.js';
 import type { Logger } from 'pino';
 import { statusMessage, type ApiClient } from '../cluster/apiClient.js';
 import { objectPath, POD_KIND as POD, WORKLOAD_KINDS } from '../cluster/kinds.js';
-import { ANNOTATION, type WorkloadKind } from '../cluster/objects.js';
+import { ANNOTATION } from '../cluster/annotations.js';
+import { type WorkloadKind } from '../cluster/kinds.js';
 import type { Metrics } from '../metrics.js';
 import {
   annotationBytes, ANNOTATIONS_LIMIT, chooseInstanceId, parseAssignment, serializeAssignment,
-} from '../placement/instanceIds.js';
+} from '../placement/instanceAssignment.js';
 
 export interface AssignRequest {
   /** The owner that stores the map: the ReplicaSet of a Deployment. */
@@ -16,9 +19,8 @@ export interface AssignRequest {
   live: (pod: string) => boolean;
 }
 
-export class AssignmentError extends Error {}
+export class AssignmentError extends ZonekeeperError {}
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * Writes instance IDs with an optimistic-concurrency check: the patch carries the

@@ -1,7 +1,8 @@
-import { clipReason, type FilterVerdict } from '../placement/verdict.js';
-import type { RawObject } from './protocol.js';
+import { clipReason } from '../../placement/policy.js';
+import type { FilterVerdict } from '../../placement/verdict.js';
+import type { RawObject } from './validation.js';
 
-// The answers written straight to JSON text. At 5,000 names a pinned pod rejects thousands of
+// kube-scheduler's answers, written straight to JSON text. At 5,000 names a pinned pod rejects thousands of
 // nodes that share one reason: each group of names becomes one native join around the encoded
 // reason, instead of an object with thousands of keys to stringify.
 //

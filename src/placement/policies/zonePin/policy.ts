@@ -1,15 +1,16 @@
-import type { PinModel } from './model.js';
-import type { PolicyContext, PolicyOutcome } from './verdict.js';
-import { volumeZones, type VolumeConstraint } from './volumes.js';
-import { seatZone } from './zoneSequence.js';
-import { zoneOf } from '../cluster/objects.js';
+import { zoneOf, type SlimWorkload } from '../../../cluster/objects.js';
+import type { PlacementPolicy, PolicyContext, PolicyModelOf, PolicyOutcome } from '../../policy.js';
+import { volumeZones } from '../../volumes.js';
+import { seatZone } from '../../zoneSequence.js';
+
+export type PinModel = PolicyModelOf<'zone-pin', { workload: SlimWorkload }>;
 
 /**
- * StatefulSet ordinal or instance ID → zone (design §3, §4, §6). A bound volume in
+ * StatefulSet ordinal or instance ID → zone (docs/design.md#which-policy-places-a-pod). A bound volume in
  * another zone wins over the pin, and the conflict is reported.
  */
-export function zonePin(ctx: PolicyContext, model: PinModel, volumes: VolumeConstraint[]): PolicyOutcome {
-  const { input, snapshot } = ctx;
+function zonePin(ctx: PolicyContext, model: PinModel): PolicyOutcome {
+  const { input, snapshot, volumes } = ctx;
   const { settings } = input;
   // A list derived now is about to be frozen: it starts where the fleet needs a first seat.
   const list = model.zones();
@@ -47,7 +48,7 @@ export function zonePin(ctx: PolicyContext, model: PinModel, volumes: VolumeCons
   }
 
   // zoneFallback: adaptive lets a pin fall through to the next zone of the list once the
-  // pod has waited long enough, never for pods with bound volumes (design §3).
+  // pod has waited long enough, never for pods with bound volumes (docs/design.md#which-policy-places-a-pod).
   const feasibleIn = (z: string) => ctx.feasible().some((n) => zoneOf(n, list.topologyKey) === z);
   const fallback = settings.zoneFallback === 'adaptive' && !ctx.boundVolume && !feasibleIn(zone);
   const waited = input.waitingSince === undefined ? 0 : input.now - input.waitingSince;
@@ -77,3 +78,13 @@ export function zonePin(ctx: PolicyContext, model: PinModel, volumes: VolumeCons
     admitsZone,
   };
 }
+
+/** StatefulSets (placement.manageStatefulSets) and workloads with instance IDs: each seat has its zone. */
+export const zonePinPolicy: PlacementPolicy<'zone-pin', { workload: SlimWorkload }> = {
+  name: 'zone-pin',
+  freezesZoneList: true,
+  covers: (f) => (f.seats === 'ordinal' && f.settings.manageStatefulSets) || f.seats === 'instance-id',
+  own: (f) => f.workload && { workload: f.workload },
+  filter: zonePin,
+  decidedBy: () => 'pin',
+};

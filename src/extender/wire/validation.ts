@@ -1,13 +1,7 @@
-import { isDnsLabel, isDnsSubdomain, LABEL_MAX, SUBDOMAIN_MAX } from '../cluster/names.js';
+import { isDnsLabel, isDnsSubdomain, LABEL_MAX, SUBDOMAIN_MAX } from '../../cluster/names.js';
+import { BadRequest } from '../../common/errors.js';
 
 export type RawObject = Record<string, any>;
-
-/** A request refused with 400; `field` is the JSON path of what is wrong. */
-export class BadRequest extends Error {
-  constructor(readonly field: string, message: string) {
-    super(message);
-  }
-}
 
 // Kubernetes' own limits on what a request may carry (apimachinery's validation package).
 // Lengths are checked before any pattern runs, so a long value costs one comparison; past

@@ -1,0 +1,24 @@
+// The layering of docs/design.md ("Module map" and "Dependency rules"): data flows
+// cluster/ → placement/ → extender/ → server/, actuator/ holds the writes, cli/main on top.
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    { name: 'no-cycle', severity: 'error', comment: 'An import cycle: modules that need each other belong in one module, or their shared part in a third.', from: {}, to: { circular: true } },
+    { name: 'common-is-the-floor', severity: 'error', comment: 'common/ imports nothing else of zonekeeper.', from: { path: '^src/common/' }, to: { path: '^src/', pathNot: '^src/common/' } },
+    { name: 'cluster-below-everything', severity: 'error', comment: 'cluster/ (watch cache, store, kinds) reads nothing above it.', from: { path: '^src/cluster/' }, to: { path: '^src/', pathNot: '^src/(cluster|common)/' } },
+    { name: 'placement-is-pure', severity: 'error', comment: 'placement/ is pure: cluster/ and common/ below it, nothing above.', from: { path: '^src/placement/' }, to: { path: '^src/', pathNot: '^src/(cluster|common|placement)/' } },
+    { name: 'placement-does-no-io', severity: 'error', comment: 'placement/ does no I/O and keeps no process-wide resources.', from: { path: '^src/placement/' }, to: { dependencyTypes: ['core', 'npm'], pathNot: 'node_modules/zod/' } },
+    { name: 'actuator-below-extender', severity: 'error', comment: 'actuator/ (writes to the API) is used by the extender and main, never the other way.', from: { path: '^src/actuator/' }, to: { path: '^src/(extender|server|main|cli)' } },
+    { name: 'extender-below-server', severity: 'error', comment: 'extender/ speaks the protocol; the listeners above it are server/.', from: { path: '^src/extender/' }, to: { path: '^src/(server|main|cli)' } },
+    { name: 'only-main-reaches-server', severity: 'error', comment: 'server/ is reached only from main.ts and cli.ts.', from: { path: '^src/', pathNot: '^src/(server/|main\\.ts|cli\\.ts)' }, to: { path: '^src/server/' } },
+    { name: 'nothing-reaches-main', severity: 'error', comment: 'main.ts and cli.ts are the top.', from: { path: '^src/', pathNot: '^src/(main|cli)\\.ts' }, to: { path: '^src/(main|cli)\\.ts' } },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    // A policy's tests sit beside it and may use test/support; the rules are for the program.
+    exclude: { path: '\\.test\\.ts$' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default'], extensions: ['.ts', '.js'] },
+  },
+};

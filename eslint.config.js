@@ -1,0 +1,21 @@
+// Lint for src/ and test/: typescript-eslint's recommended rules. Import layering and cycles
+// are dependency-cruiser's (.dependency-cruiser.cjs); both run in `npm test`.
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['dist/', 'node_modules/', 'src/server/ui/'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    languageOptions: { ecmaVersion: 2023, sourceType: 'module' },
+    rules: {
+      // Raw Kubernetes JSON is untyped by nature; it is validated where it enters.
+      '@typescript-eslint/no-explicit-any': 'off',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      'no-constant-condition': ['error', { checkLoops: false }],
+      // JSON escaping and ANSI checks match control characters on purpose.
+      'no-control-regex': 'off',
+    },
+  },
+);

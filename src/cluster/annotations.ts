@@ -1,0 +1,18 @@
+// The annotations and labels zonekeeper reads and writes: their names, in one place.
+
+export const ANNOTATION = {
+  zones: 'zonekeeper.io/zones',
+  topologyKey: 'zonekeeper.io/topology-key',
+  ignore: 'zonekeeper.io/ignore',
+  zonePreferences: 'zonekeeper.io/zone-preferences',
+  instanceIds: 'zonekeeper.io/instance-ids',
+  deletionCost: 'controller.kubernetes.io/pod-deletion-cost',
+  instanceAssignment: 'zonekeeper.io/instance-assignment',
+  instanceId: 'zonekeeper.io/instance-id',
+  kruiseMatched: 'apps.kruise.io/matched-workloadspread',
+} as const;
+
+export const POD_INDEX_LABEL = 'apps.kubernetes.io/pod-index';
+export const ZONE_LABEL = 'topology.kubernetes.io/zone';
+/** The zone labels a node or PV may carry, current first: a PV's legacy labels name its zones. */
+export const ZONE_LABELS = [ZONE_LABEL, 'failure-domain.beta.kubernetes.io/zone'] as const;

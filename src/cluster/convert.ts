@@ -1,0 +1,358 @@
+// Raw JSON from the API server (or a file, or a request) to the slim objects of objects.ts:
+// everything a policy does not read is dropped on arrival, repeated strings are shared.
+
+import { ANNOTATION, POD_INDEX_LABEL, ZONE_LABEL, ZONE_LABELS } from './annotations.js';
+import { parsePreferences, type ParsedPreferences } from './zonePreferences.js';
+import { isWorkloadKindName, workloadKindOf, type KindSpec, type WorkloadKind } from './kinds.js';
+import {
+  CACHED_TOLERATIONS, MAX_INDEX, type NodeSelectorRequirement, type NodeSelectorTerm, type OwnerRef, type PendingPod,
+  type ReservedOrdinals, type SlimNode, type SlimPod, type SlimPV, type SlimPVC, type SlimStorageClass,
+  type SlimWorkload, type SlimWorkloadSpread, type Taint, type Toleration,
+} from './objects.js';
+
+// ---- conversion from raw JSON -------------------------------------------------------
+
+type Raw = Record<string, any>;
+const EMPTY: readonly string[] = Object.freeze([]);
+
+// Repeated strings (namespaces, node names, owner names) are shared, not copied per pod.
+const interned = new Map<string, string>();
+export function intern(s: string): string {
+  const hit = interned.get(s);
+  if (hit !== undefined) return hit;
+  if (interned.size > 200_000) interned.clear();
+  interned.set(s, s);
+  return s;
+}
+
+/** For objects of a request: nothing of theirs outlives it in the shared table. */
+export const unshared = (s: string) => s;
+
+function str(v: unknown, fallback = ''): string {
+  return typeof v === 'string' ? v : fallback;
+}
+
+function stringMap(v: unknown): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (v && typeof v === 'object') for (const [k, x] of Object.entries(v)) if (typeof x === 'string') out[k] = x;
+  return out;
+}
+
+function controllerOf(meta: Raw | undefined, share = intern): OwnerRef | undefined {
+  const refs = Array.isArray(meta?.ownerReferences) ? meta.ownerReferences : [];
+  const ref = refs.find((r: Raw) => r?.controller === true) ?? undefined;
+  if (!ref || typeof ref.kind !== 'string' || typeof ref.name !== 'string') return undefined;
+  return { kind: share(workloadKindOf(str(ref.apiVersion), ref.kind)), name: share(ref.name), uid: str(ref.uid) };
+}
+
+function timestamp(v: unknown): number {
+  if (v instanceof Date) return v.getTime();
+  const t = typeof v === 'string' ? Date.parse(v) : NaN;
+  return Number.isFinite(t) ? t : 0;
+}
+
+
+/** A decimal index as Kubernetes would write it, or -1. */
+export function parseIndex(text: string | undefined): number {
+  if (text === undefined || !/^\d{1,10}$/.test(text)) return -1;
+  const n = Number(text);
+  return n <= MAX_INDEX ? n : -1;
+}
+
+const isIndex = (v: unknown): v is number => Number.isInteger(v) && (v as number) >= 0 && (v as number) <= MAX_INDEX;
+
+export function ordinalOf(name: string, labels: Record<string, string> | undefined): number {
+  const fromLabel = labels?.[POD_INDEX_LABEL];
+  if (fromLabel !== undefined && /^\d+$/.test(fromLabel)) return parseIndex(fromLabel);
+  return parseIndex(/-(\d+)$/.exec(name)?.[1]);
+}
+
+function requirements(v: unknown): NodeSelectorRequirement[] {
+  if (!Array.isArray(v)) return [];
+  return v.filter((r) => r && typeof r.key === 'string').map((r) => ({
+    key: r.key,
+    operator: str(r.operator, 'In'),
+    values: Array.isArray(r.values) ? r.values.map(String) : [],
+  }));
+}
+
+export function nodeSelectorTerm(v: unknown): NodeSelectorTerm | undefined {
+  if (!v || typeof v !== 'object') return undefined;
+  const t = v as Raw;
+  return { matchExpressions: requirements(t.matchExpressions), matchFields: requirements(t.matchFields) };
+}
+
+export function tolerations(v: unknown): Toleration[] {
+  if (!Array.isArray(v)) return [];
+  return v.filter((t) => t && typeof t === 'object').map((t) => ({
+    key: str(t.key), operator: str(t.operator, 'Equal'), value: str(t.value), effect: str(t.effect),
+  }));
+}
+
+const SUFFIX: Record<string, number> = {
+  '': 1, m: 1e-3, k: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, E: 1e18,
+  Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, Pi: 2 ** 50, Ei: 2 ** 60,
+};
+
+/** A Kubernetes quantity ("100m", "1.5", "128Mi", "1e3") as a number; 0 when unreadable. */
+export function quantity(v: unknown): number {
+  if (typeof v === 'number') return v;
+  if (typeof v !== 'string') return 0;
+  const m = /^([+-]?[0-9.]+(?:[eE][+-]?\d+)?)([a-zA-Z]*)$/.exec(v.trim());
+  if (!m || !Object.hasOwn(SUFFIX, m[2]!)) return 0;
+  const n = Number(m[1]) * SUFFIX[m[2]!]!;
+  return Number.isFinite(n) ? n : 0;
+}
+
+function podRequests(spec: Raw | undefined): { cpuMilli: number; memory: number } {
+  let cpuMilli = 0, memory = 0;
+  for (const c of Array.isArray(spec?.containers) ? spec.containers : []) {
+    cpuMilli += Math.round(quantity(c?.resources?.requests?.cpu) * 1000);
+    memory += quantity(c?.resources?.requests?.memory);
+  }
+  return { cpuMilli, memory };
+}
+
+export function slimNode(o: Raw, share = intern): SlimNode {
+  const taints: Taint[] = (Array.isArray(o.spec?.taints) ? o.spec.taints : [])
+    .filter((t: Raw) => t?.effect === 'NoSchedule' || t?.effect === 'NoExecute')
+    .map((t: Raw) => ({ key: str(t.key), value: str(t.value), effect: str(t.effect) }));
+  const conditions: Raw[] = Array.isArray(o.status?.conditions) ? o.status.conditions : [];
+  const labels = stringMap(o.metadata?.labels);
+  return {
+    name: share(str(o.metadata?.name)),
+    labels,
+    zone: labels[ZONE_LABEL],
+    taints,
+    unschedulable: o.spec?.unschedulable === true,
+    ready: conditions.some((c) => c?.type === 'Ready' && c?.status === 'True'),
+    allocatable: {
+      cpuMilli: Math.round(quantity(o.status?.allocatable?.cpu) * 1000),
+      memory: quantity(o.status?.allocatable?.memory),
+      pods: quantity(o.status?.allocatable?.pods),
+    },
+  };
+}
+
+function claimNames(podName: string, spec: Raw | undefined): readonly string[] {
+  const volumes: Raw[] = Array.isArray(spec?.volumes) ? spec.volumes : [];
+  let out: Set<string> | undefined;
+  for (const v of volumes) {
+    const claim = v?.persistentVolumeClaim?.claimName;
+    // A generic ephemeral volume's PVC is named <pod>-<volume>.
+    const name = typeof claim === 'string' ? claim : v?.ephemeral ? `${podName}-${str(v.name)}` : undefined;
+    // Once each: a claim named twice constrains once, and costs one lookup.
+    if (name) (out ??= new Set()).add(name);
+  }
+  return out ? [...out] : EMPTY;
+}
+
+function kruiseMatch(annotations: Raw | undefined): SlimPod['kruiseMatch'] {
+  const raw = annotations?.[ANNOTATION.kruiseMatched];
+  if (typeof raw !== 'string') return undefined;
+  try {
+    const v = JSON.parse(raw);
+    const ws = str(v?.name ?? v?.Name), subset = str(v?.subset ?? v?.Subset);
+    return ws && subset ? { workloadSpread: ws, subset } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export function slimPod(o: Raw, share = intern): SlimPod {
+  const meta: Raw = o.metadata ?? {};
+  const name = str(meta.name);
+  const phase = o.status?.phase;
+  const conditions: Raw[] = Array.isArray(o.status?.conditions) ? o.status.conditions : [];
+  const id = meta.annotations?.[ANNOTATION.instanceId];
+  const { cpuMilli, memory } = podRequests(o.spec);
+  return {
+    uid: str(meta.uid),
+    namespace: share(str(meta.namespace, 'default')),
+    name,
+    nodeName: share(str(o.spec?.nodeName)),
+    owner: controllerOf(meta, share),
+    ordinal: ordinalOf(name, meta.labels),
+    claims: claimNames(name, o.spec),
+    terminating: meta.deletionTimestamp != null,
+    finished: phase === 'Succeeded' || phase === 'Failed',
+    ready: conditions.some((c) => c?.type === 'Ready' && c?.status === 'True'),
+    createdAt: timestamp(meta.creationTimestamp),
+    ignore: meta.annotations?.[ANNOTATION.ignore] === 'true',
+    instanceId: typeof id === 'string' ? parseIndex(id) : -1,
+    deletionCost: typeof meta.annotations?.[ANNOTATION.deletionCost] === 'string' ? share(meta.annotations[ANNOTATION.deletionCost]) : undefined,
+    cpuMilli,
+    memory,
+    kruiseMatch: kruiseMatch(meta.annotations),
+    tolerations: share === unshared ? tolerations(o.spec?.tolerations) : sharedTolerations(o.spec?.tolerations),
+  };
+}
+
+const NO_TOLERATIONS: readonly Toleration[] = Object.freeze([]);
+const tolerationLists = new Map<string, readonly Toleration[]>();
+
+/** A cached pod's tolerations: capped, and one frozen list per distinct value. */
+function sharedTolerations(v: unknown): readonly Toleration[] {
+  const list = tolerations(v).slice(0, CACHED_TOLERATIONS);
+  if (list.length === 0) return NO_TOLERATIONS;
+  const key = JSON.stringify(list);
+  let shared = tolerationLists.get(key);
+  if (!shared) {
+    if (tolerationLists.size > 10_000) tolerationLists.clear();
+    tolerationLists.set(key, (shared = Object.freeze(list)));
+  }
+  return shared;
+}
+
+/** The pod of a scheduling request: validated, kept out of the shared tables, every toleration. */
+export function pendingPod(o: Raw): PendingPod {
+  return slimPod(o, unshared);
+}
+
+function zonekeeperAnnotations(meta: Raw | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(stringMap(meta?.annotations))) if (k.startsWith('zonekeeper.io/')) out[k] = v;
+  return out;
+}
+
+/** Workloads that share one preferences value share its parse (most of a fleet's are alike). */
+const parsedPreferences = new Map<string, ParsedPreferences>();
+function preferencesOf(value: string | undefined): ParsedPreferences | undefined {
+  if (value === undefined) return undefined;
+  let parsed = parsedPreferences.get(value);
+  if (!parsed) {
+    if (parsedPreferences.size > 1000) parsedPreferences.clear();
+    parsedPreferences.set(value, (parsed = parsePreferences(value)));
+  }
+  return parsed;
+}
+
+export function slimWorkload(kind: WorkloadKind, o: Raw, apiVersion = 'apps/v1'): SlimWorkload {
+  const meta: Raw = o.metadata ?? {};
+  const replicas = o.spec?.replicas;
+  const start = o.spec?.ordinals?.start;
+  // Instance-ID opt-in may sit on the pod template (docs/design.md#instance-ids); keep it visible on the workload.
+  const annotations = zonekeeperAnnotations(meta);
+  const templateOptIn = o.spec?.template?.metadata?.annotations?.[ANNOTATION.instanceIds];
+  if (typeof templateOptIn === 'string' && !(ANNOTATION.instanceIds in annotations)) annotations[ANNOTATION.instanceIds] = templateOptIn;
+  return {
+    kind,
+    apiVersion,
+    namespace: intern(str(meta.namespace, 'default')),
+    name: str(meta.name),
+    uid: str(meta.uid),
+    replicas: isIndex(replicas) ? replicas : 1,
+    annotations,
+    zonePreferences: preferencesOf(annotations[ANNOTATION.zonePreferences]),
+    owner: controllerOf(meta),
+    ordinalsStart: isIndex(start) ? start : 0,
+    reservedOrdinals: reservedOrdinals(o.spec?.reserveOrdinals),
+  };
+}
+
+const NO_RESERVED: ReservedOrdinals = { singles: new Set(), ranges: [] };
+/** More entries than this are not a controller's list: the rest is ignored (the object is still cached). */
+const MAX_RESERVED_ENTRIES = 10_000;
+
+function reservedOrdinals(v: unknown): ReservedOrdinals {
+  if (!Array.isArray(v) || v.length === 0) return NO_RESERVED;
+  const singles = new Set<number>();
+  const ranges: [number, number][] = [];
+  for (const e of v.slice(0, MAX_RESERVED_ENTRIES)) {
+    if (isIndex(e)) singles.add(e);
+    else if (typeof e === 'string') {
+      const m = /^(\d{1,10})(?:-(\d{1,10}))?$/.exec(e.trim());
+      const lo = parseIndex(m?.[1]), hi = m?.[2] === undefined ? lo : parseIndex(m[2]);
+      if (lo >= 0 && hi === lo) singles.add(lo);
+      else if (lo >= 0 && hi > lo) ranges.push([lo, hi]);
+    }
+  }
+  return { singles, ranges };
+}
+
+export function slimPVC(o: Raw): SlimPVC {
+  return {
+    namespace: intern(str(o.metadata?.namespace, 'default')),
+    name: str(o.metadata?.name),
+    volumeName: str(o.spec?.volumeName),
+    storageClassName: str(o.spec?.storageClassName),
+  };
+}
+
+export function slimPV(o: Raw): SlimPV {
+  const labels = stringMap(o.metadata?.labels);
+  const labelZones = ZONE_LABELS.flatMap((k) => (labels[k] ? labels[k].split('__') : []));
+  const terms = o.spec?.nodeAffinity?.required?.nodeSelectorTerms;
+  const claim = o.spec?.claimRef;
+  return {
+    name: str(o.metadata?.name),
+    labelZones: [...new Set(labelZones)],
+    nodeAffinity: Array.isArray(terms) ? terms.map(nodeSelectorTerm).filter((t): t is NodeSelectorTerm => !!t) : undefined,
+    claim: claim && typeof claim.name === 'string' ? { namespace: str(claim.namespace, 'default'), name: claim.name } : undefined,
+  };
+}
+
+export function slimStorageClass(o: Raw): SlimStorageClass {
+  const topologies: Raw[] = Array.isArray(o.allowedTopologies) ? o.allowedTopologies : [];
+  return {
+    name: str(o.metadata?.name),
+    waitForFirstConsumer: o.volumeBindingMode === 'WaitForFirstConsumer',
+    allowedTopologies: topologies.map((t) => ({
+      matchLabelExpressions: (Array.isArray(t?.matchLabelExpressions) ? t.matchLabelExpressions : [])
+        .filter((e: Raw) => typeof e?.key === 'string')
+        .map((e: Raw) => ({ key: e.key, values: Array.isArray(e.values) ? e.values.map(String) : [] })),
+    })),
+  };
+}
+
+function maxReplicas(v: unknown): number | string | null {
+  if (typeof v === 'number' && Number.isInteger(v) && v >= 0) return v;
+  if (typeof v === 'string' && /^\d+%$/.test(v)) return v;
+  if (typeof v === 'string' && /^\d+$/.test(v)) return Number(v);
+  return null;
+}
+
+/** Accepts both v1alpha1 and v1beta1 field names (docs/design.md#workloadspread). */
+export function slimWorkloadSpread(o: Raw): SlimWorkloadSpread {
+  const spec: Raw = o.spec ?? {};
+  const subsets: Raw[] = Array.isArray(spec.subsets) ? spec.subsets : [];
+  const strategy: Raw = spec.scheduleStrategy ?? {};
+  return {
+    namespace: intern(str(o.metadata?.namespace, 'default')),
+    name: str(o.metadata?.name),
+    uid: str(o.metadata?.uid),
+    // The kind as owners name it: an Advanced StatefulSet target is `AdvancedStatefulSet`.
+    targetRef: { apiVersion: str(spec.targetRef?.apiVersion), kind: workloadKindOf(str(spec.targetRef?.apiVersion), str(spec.targetRef?.kind)), name: str(spec.targetRef?.name) },
+    subsets: subsets.map((s) => ({
+      name: str(s?.name),
+      requiredNodeSelectorTerm: nodeSelectorTerm(s?.requiredNodeSelectorTerm ?? s?.requiredNodeSelector),
+      preferredNodeSelectorTerms: (Array.isArray(s?.preferredNodeSelectorTerms ?? s?.preferredNodeSelector)
+        ? (s.preferredNodeSelectorTerms ?? s.preferredNodeSelector) : [])
+        .map((p: Raw) => ({ weight: typeof p?.weight === 'number' ? p.weight : 1, preference: nodeSelectorTerm(p?.preference) }))
+        .filter((p: { preference?: NodeSelectorTerm }) => p.preference !== undefined),
+      tolerations: tolerations(s?.tolerations),
+      maxReplicas: maxReplicas(s?.maxReplicas),
+    })),
+    strategy: strategy.type === 'Adaptive' ? 'Adaptive' : 'Fixed',
+    rescheduleCriticalSeconds: typeof strategy.adaptive?.rescheduleCriticalSeconds === 'number'
+      ? strategy.adaptive.rescheduleCriticalSeconds : 30,
+  };
+}
+
+
+const CORE_CONVERTERS: Readonly<Record<string, (raw: Raw) => unknown>> = {
+  nodes: slimNode, pods: slimPod, persistentvolumes: slimPV, persistentvolumeclaims: slimPVC,
+  storageclasses: slimStorageClass, workloadspreads: slimWorkloadSpread,
+};
+
+/** The converter for a kind's raw objects: a workload kind's records the version it was read at. */
+export function slimOf(k: KindSpec): (raw: Raw) => unknown {
+  if (isWorkloadKindName(k.plural)) {
+    const kind = k.kind as WorkloadKind;
+    const apiVersion = `${k.group}/${k.version}`;
+    return (o) => slimWorkload(kind, o, apiVersion);
+  }
+  const slim = CORE_CONVERTERS[k.plural];
+  if (!slim) throw new Error(`no converter for ${k.plural}`);
+  return slim;
+}

@@ -1,0 +1,33 @@
+import { z } from 'zod';
+import { describeIssues } from '../common/errors.js';
+
+// `zonekeeper.io/zone-preferences`, parsed once when the workload arrives in the cache: the
+// Federated ReplicaSet preferences, zones for clusters (docs/design.md#zone-list-zone-sequence-fleet-balance).
+
+const count = z.number().int().min(0);
+
+export const zonePreferencesSchema = z.strictObject({
+  rebalance: z.boolean().default(false),
+  zones: z.record(z.string().min(1), z.strictObject({
+    minReplicas: count.default(0),
+    maxReplicas: count.optional(),
+    weight: count.default(0),
+  })),
+});
+
+export type ZonePreferencesSpec = z.infer<typeof zonePreferencesSchema>;
+
+export type ParsedPreferences =
+  | { ok: true; spec: ZonePreferencesSpec }
+  | { ok: false; error: string };
+
+export function parsePreferences(json: string): ParsedPreferences {
+  let value: unknown;
+  try {
+    value = JSON.parse(json);
+  } catch (err) {
+    return { ok: false, error: `not JSON: ${(err as Error).message}` };
+  }
+  const r = zonePreferencesSchema.safeParse(value);
+  return r.success ? { ok: true, spec: r.data } : { ok: false, error: describeIssues(r.error) };
+}

@@ -1,0 +1,49 @@
+import type { z } from 'zod';
+
+/** The base of zonekeeper's errors: `name` is the class's, `cause` is kept. */
+export class ZonekeeperError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+/**
+ * An error an HTTP answer reports: its status, a short `error` word, and the field at fault.
+ * One type for every 4xx/5xx a route returns (server/httpErrors.ts maps it to a response).
+ */
+export class HttpError extends ZonekeeperError {
+  constructor(
+    readonly status: 400 | 401 | 403 | 404 | 405 | 413 | 415 | 500 | 503,
+    readonly error: string,
+    message: string,
+    readonly field?: string,
+    /** Extra keys of the answer's body (a 413's limitBytes). */
+    readonly details?: Record<string, unknown>,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** 400: a request refused; `field` is the JSON path of what is wrong. */
+export class BadRequest extends HttpError {
+  constructor(field: string, message: string) {
+    super(400, 'bad request', message, field);
+  }
+}
+
+/** Names each bad key by its path and says why, e.g. `placement.zoneFallback: Invalid option`. */
+export function describeIssues(error: z.ZodError): string {
+  return error.issues.map((i) => {
+    const path = i.path.join('.');
+    if (i.code === 'unrecognized_keys') return i.keys.map((k) => `${path ? `${path}.` : ''}${k}: unknown key`).join('; ');
+    return `${path || '(root)'}: ${i.message}`;
+  }).join('; ');
+}
+
+/** The first issue of a failed parse as a 400 naming its field. */
+export function badRequestOf(error: z.ZodError): BadRequest {
+  const issue = error.issues[0]!;
+  return new BadRequest(issue.path.join('.') || '(body)', issue.message);
+}

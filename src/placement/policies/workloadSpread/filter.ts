@@ -1,0 +1,70 @@
+import type { SlimNode, WorkloadSpreadSubset } from '../../../cluster/objects.js';
+import type { PolicyContext, PolicyOutcome } from '../../policy.js';
+import { describeQuota, subsetForIndex, subsetKey, subsetMembership, subsetQuotas } from './subsets.js';
+import type { SpreadModel } from './subsets.js';
+
+/**
+ * The subset a pod goes to (docs/design.md#workloadspread): Kruise's own choice when the webhook made one,
+ * the ordinal range for StatefulSets, else the first subset in priority order with room.
+ * Adaptive skips a subset with no feasible node once the pod has waited
+ * rescheduleCriticalSeconds, and marks it unschedulable for everyone.
+ */
+export function subsetPolicy(ctx: PolicyContext, model: SpreadModel): PolicyOutcome {
+  const { input, snapshot } = ctx;
+  const { ref, workload, ws } = model;
+  const { pod, now } = input;
+  const label = `WorkloadSpread ${ws.name}`;
+  const wait = (reason: string): PolicyOutcome => ({
+    summary: reason, waitAll: { rule: 'workloadspread', reason: `${label}: ${reason}`, unresolvable: false }, effects: {},
+  });
+  if (!workload && ws.subsets.some((s) => typeof s.maxReplicas === 'string')) {
+    return wait(`replicas of ${ref.kind} ${ref.name} unknown, so a percent maxReplicas cannot be resolved`);
+  }
+  const replicas = workload?.replicas ?? 0;
+  const members = new Map<WorkloadSpreadSubset, (node: SlimNode) => boolean>();
+  const inSubset = (s: WorkloadSpreadSubset) => members.get(s) ?? members.set(s, subsetMembership(s, pod.tolerations)).get(s)!;
+  const outcome = (subset: WorkloadSpreadSubset, why: string): PolicyOutcome => {
+    const summary = `${label}: subset ${subset.name} (${why})`;
+    const allows = inSubset(subset);
+    const rejection = { rule: 'workloadspread' as const, reason: `not in subset ${subset.name} of ${label}`, unresolvable: false };
+    return {
+      summary, subset: { ws, subset }, effects: { reserve: { subset: subset.name } },
+      admits: (node) => (allows(node) ? undefined : rejection),
+    };
+  };
+
+  const matched = pod.kruiseMatch?.workloadSpread === ws.name ? ws.subsets.find((s) => s.name === pod.kruiseMatch!.subset) : undefined;
+  if (matched) return outcome(matched, 'chosen by the OpenKruise webhook');
+
+  if (model.seats === 'ordinal' && workload) {
+    const { index } = model.seat(pod);
+    const subset = index >= 0 ? subsetForIndex(ws, index, replicas) : undefined;
+    if (!subset) return wait(`ordinal ${pod.ordinal} is beyond every subset's range`);
+    return outcome(subset, `ordinal ${pod.ordinal} is in its range`);
+  }
+
+  const quotas = subsetQuotas(model, replicas, snapshot, input.reservations, pod.uid, (key) => input.unschedulableSubsets.get(key));
+  const adaptive = ws.strategy === 'Adaptive';
+  const open = ws.subsets
+    .map((subset, i) => ({ subset, quota: quotas[i]! }))
+    .filter(({ quota }) => quota.bound + quota.reserved < quota.max
+      && !(adaptive && quota.unschedulableUntil !== undefined && quota.unschedulableUntil > now));
+  const first = open[0];
+  if (!first) return wait(`every subset is full or unschedulable (${quotas.map(describeQuota).join(', ')})`);
+  if (!adaptive) return outcome(first.subset, describeQuota(first.quota));
+
+  const feasible = (s: WorkloadSpreadSubset) => ctx.feasible().some(inSubset(s));
+  if (feasible(first.subset)) return outcome(first.subset, describeQuota(first.quota));
+  const waited = input.waitingSince === undefined ? 0 : now - input.waitingSince;
+  if (waited < ws.rescheduleCriticalSeconds * 1000) {
+    return {
+      ...outcome(first.subset, `${describeQuota(first.quota)}; no feasible node, Adaptive waits ${ws.rescheduleCriticalSeconds}s before the next subset`),
+      retryAfterMs: ws.rescheduleCriticalSeconds * 1000 - waited,
+    };
+  }
+  const next = open.slice(1).find(({ subset }) => feasible(subset)) ?? open[1];
+  const markUnschedulable = { key: subsetKey(ws, first.subset.name), until: now + input.settings.adaptiveUnschedulableSeconds * 1000 };
+  const marked = (o: PolicyOutcome): PolicyOutcome => ({ ...o, effects: { ...o.effects, markUnschedulable } });
+  if (!next) return marked(wait(`subset ${first.subset.name} has no feasible node and no other subset has room`));
+  return marked(outcome(next.subset, `${describeQuota(next.quota)}; ${first.subset.name} had no feasible node for ${ws.rescheduleCriticalSeconds}s`));
+}

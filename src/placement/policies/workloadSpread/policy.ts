@@ -1,0 +1,27 @@
+import type { SlimWorkloadSpread } from '../../../cluster/objects.js';
+import type { PlacementPolicy } from '../../policy.js';
+import { spreadShrinking, workloadSpreadCosts } from './costs.js';
+import { subsetPolicy } from './filter.js';
+import { findWorkloadSpread, subsetQuotas } from './subsets.js';
+
+/** A WorkloadSpread targets the workload (or the pod's ReplicaSet): its subsets decide. */
+export const workloadSpreadPolicy: PlacementPolicy<'workloadspread', { ws: SlimWorkloadSpread }> = {
+  name: 'workloadspread',
+  freezesZoneList: false,
+  covers: (f) => findWorkloadSpread(f.snapshot, f.ref, f.replicaSet) !== undefined,
+  own: (f) => {
+    const ws = findWorkloadSpread(f.snapshot, f.ref, f.replicaSet);
+    return ws && { ws };
+  },
+  filter: subsetPolicy,
+  shrinking: spreadShrinking,
+  deletionCosts: (model, pods, snapshot) => workloadSpreadCosts(model, pods, model.workload?.replicas ?? pods.length, snapshot),
+  // A WorkloadSpread over a StatefulSet still numbers its pods: their ordinal ranges are the subsets.
+  decidedBy: (model) => (model.seats !== 'none' ? 'pin' : 'subset'),
+  layout: (model, snapshot, state) => ({
+    workloadSpread: {
+      name: model.ws.name, strategy: model.ws.strategy,
+      subsets: subsetQuotas(model, model.workload?.replicas ?? 0, snapshot, state.reservations, '', (key) => state.unschedulableSubsets.get(key)),
+    },
+  }),
+};

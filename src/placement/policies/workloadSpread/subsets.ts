@@ -1,0 +1,101 @@
+import type {
+  SlimNode, SlimPod, SlimWorkloadSpread, Toleration, WorkloadSpreadSubset,
+} from '../../../cluster/objects.js';
+import type { Snapshot } from '../../../cluster/store.js';
+import { matchesTerm, tolerator } from '../../nodeMatching.js';
+import { unboundReservations } from '../../occupancy.js';
+import type { ReservationView } from '../../reservations.js';
+import type { PolicyModelOf } from '../../policy.js';
+import type { WorkloadFacts } from '../../workloadFacts.js';
+import type { WorkloadRef } from '../../workload.js';
+
+// OpenKruise WorkloadSpread subsets (docs/design.md#workloadspread): which subset a node and a
+// pod are in, and each subset's quota.
+
+/** The model of a workload a WorkloadSpread covers. */
+export type SpreadModel = PolicyModelOf<'workloadspread', { ws: SlimWorkloadSpread }>;
+
+/** One subset's seats: how many it may hold and how many are taken. */
+export interface SubsetQuota {
+  name: string;
+  /** Infinity when maxReplicas is nil. */
+  max: number;
+  bound: number;
+  reserved: number;
+  /** Adaptive only: skipped until this time (ms). */
+  unschedulableUntil: number | undefined;
+}
+
+export const subsetKey = (ws: SlimWorkloadSpread, subset: string) => `${ws.namespace}/${ws.name}/${subset}`;
+
+export function findWorkloadSpread(snapshot: Snapshot, ref: WorkloadRef, replicaSet: string | undefined): SlimWorkloadSpread | undefined {
+  for (const ws of snapshot.workloadSpreads(ref.namespace)) {
+    const t = ws.targetRef;
+    if (t.kind === ref.kind && t.name === ref.name) return ws;
+    if (replicaSet && t.kind === 'ReplicaSet' && t.name === replicaSet) return ws;
+  }
+  return undefined;
+}
+
+/** maxReplicas as a count: percents of the workload's replicas are rounded up. */
+export function resolveMax(max: number | string | null, replicas: number): number {
+  if (max === null) return Infinity;
+  if (typeof max === 'number') return max;
+  return Math.ceil((Number.parseInt(max, 10) * replicas) / 100);
+}
+
+/** Whether a node is in a subset: it matches the required term and its taints are tolerated. Built once per pod and subset. */
+export function subsetMembership(subset: WorkloadSpreadSubset, podTolerations: readonly Toleration[]): (node: SlimNode) => boolean {
+  const tolerates = tolerator([...podTolerations, ...subset.tolerations]);
+  const term = subset.requiredNodeSelectorTerm;
+  return (node) => (!term || matchesTerm(term, node)) && tolerates(node);
+}
+
+/** The subset a placed pod occupies: Kruise's annotation first, else where its node is. */
+export function subsetOfPod(pod: SlimPod, ws: SlimWorkloadSpread, snapshot: Snapshot): string | undefined {
+  if (pod.kruiseMatch?.workloadSpread === ws.name) return pod.kruiseMatch.subset;
+  const node = pod.nodeName ? snapshot.node(pod.nodeName) : undefined;
+  if (!node) return undefined;
+  return ws.subsets.find((s) => !s.requiredNodeSelectorTerm || matchesTerm(s.requiredNodeSelectorTerm, node))?.name;
+}
+
+/**
+ * Seats per subset: bound pods (not terminating) plus unexpired reservations of pods
+ * the watch does not show bound yet. `exclude` is the pod being placed.
+ */
+export function subsetQuotas(
+  model: WorkloadFacts & { ws: SlimWorkloadSpread }, replicas: number, snapshot: Snapshot,
+  reservations: ReservationView, exclude: string, unschedulable: (key: string) => number | undefined,
+): SubsetQuota[] {
+  const { ws } = model;
+  const quotas = ws.subsets.map((s): SubsetQuota => ({
+    name: s.name, max: resolveMax(s.maxReplicas, replicas), bound: 0, reserved: 0,
+    unschedulableUntil: unschedulable(subsetKey(ws, s.name)),
+  }));
+  const byName = new Map(quotas.map((q) => [q.name, q]));
+  for (const pod of model.pods()) {
+    if (pod.uid === exclude || !pod.nodeName) continue;
+    const s = subsetOfPod(pod, ws, snapshot);
+    if (s) byName.get(s)!.bound++;
+  }
+  for (const r of unboundReservations(model, reservations, snapshot, exclude)) {
+    const q = r.subset === undefined ? undefined : byName.get(r.subset);
+    if (q) q.reserved++;
+  }
+  return quotas;
+}
+
+/** StatefulSet targets: subset i holds ordinals [Σmax<i, Σmax≤i) as Kruise does (int only). */
+export function subsetForIndex(ws: SlimWorkloadSpread, index: number, replicas: number): WorkloadSpreadSubset | undefined {
+  let end = 0;
+  for (const s of ws.subsets) {
+    end += resolveMax(s.maxReplicas, replicas);
+    if (index < end) return s;
+  }
+  return undefined;
+}
+
+export function describeQuota(q: SubsetQuota): string {
+  const max = q.max === Infinity ? 'unlimited' : String(q.max);
+  return `${q.name} ${q.bound + q.reserved}/${max}${q.reserved ? ` (${q.reserved} reserved)` : ''}`;
+}

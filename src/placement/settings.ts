@@ -1,0 +1,14 @@
+/** The placement options of zonekeeper.yaml that decisions read (docs/reference.md#configuration). */
+export interface PlacementSettings {
+  topologyKey: string;
+  /** Pin StatefulSet ordinals to zones. */
+  manageStatefulSets: boolean;
+  /** Write the derived zone list onto the workload on first placement. */
+  freezeZones: boolean;
+  /** Start a derived list at the zone that starts the fewest frozen lists, not always at the first. */
+  fleetBalance: boolean;
+  zoneFallback: 'strict' | 'adaptive';
+  fallbackAfterSeconds: number;
+  /** How long an Adaptive WorkloadSpread skips a subset that had no feasible node. */
+  adaptiveUnschedulableSeconds: number;
+}

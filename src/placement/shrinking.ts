@@ -1,0 +1,117 @@
+import { zoneOf, type SlimPod } from '../cluster/objects.js';
+import type { Snapshot } from '../cluster/store.js';
+import type { WorkloadFacts } from './workloadFacts.js';
+import { zoneSequence } from './zoneSequence.js';
+
+// Scale-down (docs/design.md#scale-down): one removal at a time, as the workload shrinks. A
+// policy says how its workload shrinks (WorkloadSpread: by Kruise's costs); the default is the
+// zone furthest over its target for the new size. Within a zone or subset: the highest ordinal
+// or instance ID, then not-ready pods, then the newest.
+
+/** Lower sorts first, is removed first. Equal keys are equally good. */
+export type Key = number[];
+
+export const compare = (a: Key, b: Key) => {
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return a[i]! - b[i]!;
+  return 0;
+};
+
+/** One workload's pods while the simulated scale-down removes them one by one. */
+export interface Shrinking {
+  /** The workload's bound pods (and candidates): what targets and counts are taken over. */
+  remaining: Map<string, SlimPod>;
+  addCandidate(pod: SlimPod): void;
+  /** Called once, after every candidate is added. */
+  start(): void;
+  /** The candidate to remove next from this workload, with its removal key. */
+  best(): { pod: SlimPod; key: Key } | undefined;
+  /** Every candidate whose key is `key` now (a scan: asked once, for the last place). */
+  tiedWith(key: Key): SlimPod[];
+  remove(pod: SlimPod): void;
+}
+
+export function better(a: { pod: SlimPod; key: Key }, b: { pod: SlimPod; key: Key } | undefined): boolean {
+  if (!b) return true;
+  const c = compare(a.key, b.key);
+  return c < 0 || (c === 0 && a.pod.name.localeCompare(b.pod.name) < 0);
+}
+
+/** Within a zone or subset: highest seat first, then not ready, then newest. */
+export function withinKey(pod: SlimPod, model: Pick<WorkloadFacts, 'seat'>): Key {
+  return [-model.seat(pod).index, pod.ready ? 1 : 0, -pod.createdAt];
+}
+
+/**
+ * Zone targets: the pod of the zone furthest over its target for the new size goes first.
+ * Kept incrementally (candidates sorted once per zone, counts and targets updated per
+ * removal), so a whole workload's removal order costs O(n log n + n·zones), not O(n²).
+ */
+export function zoneShrinking(model: WorkloadFacts, snapshot: Snapshot, remaining: Map<string, SlimPod>): Shrinking {
+  const list = model.zones();
+  const zoneOfPod = new Map<SlimPod, string | undefined>();
+  const zoneOfCached = (p: SlimPod) => {
+    if (!zoneOfPod.has(p)) {
+      const node = snapshot.node(p.nodeName);
+      zoneOfPod.set(p, node ? zoneOf(node, list.topologyKey) : undefined);
+    }
+    return zoneOfPod.get(p);
+  };
+  const perZone = new Map<string | undefined, { pods: SlimPod[]; head: number }>();
+  const within = new Map<SlimPod, Key>();
+  const counts = new Map<string | undefined, number>();
+  const target = new Map<string, number>();
+  let sequence: string[] = [];
+  let size = 0;
+  // A pod outside the zone list (or on an unknown node) is as far over as it gets.
+  const excess = (z: string | undefined) => (z !== undefined && target.has(z) ? counts.get(z)! - target.get(z)! : Number.MAX_SAFE_INTEGER);
+  const keyOf = (pod: SlimPod): Key => [-excess(zoneOfCached(pod)), ...within.get(pod)!];
+  return {
+    remaining,
+    addCandidate(pod) {
+      const z = zoneOfCached(pod);
+      const q = perZone.get(z) ?? perZone.set(z, { pods: [], head: 0 }).get(z)!;
+      q.pods.push(pod);
+      within.set(pod, withinKey(pod, model));
+    },
+    start() {
+      for (const q of perZone.values()) q.pods.sort((a, b) => compare(within.get(a)!, within.get(b)!) || a.name.localeCompare(b.name));
+      for (const p of remaining.values()) counts.set(zoneOfCached(p), (counts.get(zoneOfCached(p)) ?? 0) + 1);
+      size = remaining.size;
+      // Targets from the prefix-stable sequence, for every kind: the planner's rounding up would
+      // leave a zone empty at small sizes (4 over 3 zones plans 2/2/0), the sequence gives 2/1/1.
+      sequence = zoneSequence(list.zones, size, model.preferences.sequence);
+      for (const z of list.zones) target.set(z, 0);
+      for (const z of sequence.slice(0, Math.max(0, size - 1))) target.set(z, target.get(z)! + 1);
+    },
+    best() {
+      let best: { pod: SlimPod; key: Key } | undefined;
+      for (const q of perZone.values()) {
+        const pod = q.pods[q.head];
+        if (!pod) continue;
+        const c = { pod, key: keyOf(pod) };
+        if (better(c, best)) best = c;
+      }
+      return best;
+    },
+    tiedWith(key) {
+      const out: SlimPod[] = [];
+      for (const q of perZone.values()) for (let i = q.head; i < q.pods.length; i++) if (compare(keyOf(q.pods[i]!), key) === 0) out.push(q.pods[i]!);
+      return out;
+    },
+    remove(pod) {
+      const z = zoneOfCached(pod);
+      const q = perZone.get(z)!;
+      const i = q.pods.indexOf(pod, q.head);
+      // Removals take the head (best()'s pick): move past it rather than shift the array.
+      if (i === q.head) q.head++;
+      else q.pods.splice(i, 1);
+      counts.set(z, counts.get(z)! - 1);
+      remaining.delete(pod.name);
+      size--;
+      // The target for the next removal is the sequence's first size−1 seats: one seat fewer.
+      const dropped = sequence[size - 1];
+      if (size >= 1 && dropped !== undefined) target.set(dropped, target.get(dropped)! - 1);
+    },
+  };
+}
+
