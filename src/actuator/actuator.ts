@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { LRUCache } from 'lru-cache';
-import { statusMessage, type ApiClient } from '../cluster/apiClient.js';
+import type { ApiClient } from '../cluster/apiClient.js';
+import { retryOnConflict } from './conditionalPatch.js';
 import { ANNOTATION } from '../cluster/annotations.js';
 import { type SlimWorkload } from '../cluster/objects.js';
 import { workloadPath, WORKLOAD_KINDS } from '../cluster/kinds.js';
@@ -85,19 +86,14 @@ export function kubeActuator(api: ApiClient, log: Logger, metrics: Metrics, assi
     // different lists: the second one's patch conflicts, it reads again and finds the first's.
     async write(w, zones) {
       const path = workloadPath(w);
-      for (let attempt = 1; attempt <= FREEZE_ATTEMPTS; attempt++) {
-        const got = await api.request('GET', path, { timeoutMs: 10_000 });
-        if (got.status !== 200) throw new Error(`GET ${path}: ${got.status} ${statusMessage(got.body)}`);
-        const obj = JSON.parse(got.body);
+      return retryOnConflict<string[]>(api, path, {
+        describe: path, timeoutMs: () => 10_000, fail: (m) => new Error(m),
+        onConflict: () => metrics.actuatorWrites.inc({ action: 'freeze-zones', result: 'conflict' }),
+        afterConflict: (attempt) => (attempt < FREEZE_ATTEMPTS ? 0 : new Error(`${path}: still conflicting after ${FREEZE_ATTEMPTS} attempts`)),
+      }, (obj) => {
         const existing = parseZoneList(obj.metadata?.annotations?.[ANNOTATION.zones] ?? '');
-        if (existing.length > 0) return existing;
-        const body = JSON.stringify({ metadata: { resourceVersion: obj.metadata.resourceVersion, annotations: { [ANNOTATION.zones]: zones.join(',') } } });
-        const res = await api.request('PATCH', path, { body, contentType: 'application/merge-patch+json', timeoutMs: 10_000 });
-        if (res.status === 200) return zones;
-        if (res.status !== 409) throw new Error(`PATCH ${path}: ${res.status} ${statusMessage(res.body)}`);
-        metrics.actuatorWrites.inc({ action: 'freeze-zones', result: 'conflict' });
-      }
-      throw new Error(`${path}: still conflicting after ${FREEZE_ATTEMPTS} attempts`);
+        return existing.length > 0 ? { done: existing } : { annotations: { [ANNOTATION.zones]: zones.join(',') }, result: zones };
+      });
     },
   }, eventRecorder(api, log, metrics), log, metrics);
 }

@@ -1,7 +1,7 @@
-import { sleep } from '../common/clock.js';
 import { ZonekeeperError } from '../common/errors.js';
 import type { Logger } from 'pino';
 import { statusMessage, type ApiClient } from '../cluster/apiClient.js';
+import { retryOnConflict } from './conditionalPatch.js';
 import { objectPath, POD_KIND as POD, WORKLOAD_KINDS } from '../cluster/kinds.js';
 import { ANNOTATION } from '../cluster/annotations.js';
 import { type WorkloadKind } from '../cluster/kinds.js';
@@ -35,16 +35,24 @@ export function instanceIdWriter(api: ApiClient, log: Logger, metrics: Metrics, 
     const { owner } = req;
     const path = objectPath(WORKLOAD_KINDS[owner.kind], owner.namespace, owner.name);
     const deadline = Date.now() + deadlineMs;
-    for (let attempt = 1; ; attempt++) {
-      const got = await api.request('GET', path, { timeoutMs: Math.max(1, deadline - Date.now()) });
-      if (got.status !== 200) throw new AssignmentError(`GET ${owner.kind} ${owner.namespace}/${owner.name}: ${got.status} ${statusMessage(got.body)}`);
-      const obj = JSON.parse(got.body);
+    const named = `${owner.kind} ${owner.namespace}/${owner.name}`;
+    let pruned: string[] = [];
+    const out = await retryOnConflict<{ id: number; written: boolean }>(api, path, {
+      describe: named,
+      timeoutMs: () => Math.max(1, deadline - Date.now()),
+      fail: (m) => new AssignmentError(m),
+      onConflict: () => metrics.actuatorWrites.inc({ action: 'instance-id', result: 'conflict' }),
+      afterConflict: (attempt) => {
+        const wait = 5 + Math.random() * 20 * Math.min(attempt, 5);
+        return Date.now() + wait >= deadline ? new AssignmentError(`${named}: still conflicting after ${attempt} attempts within ${deadlineMs} ms`) : wait;
+      },
+    }, async (obj) => {
       const annotations: Record<string, string> = obj.metadata?.annotations ?? {};
       let current;
       try {
         current = parseAssignment(annotations[ANNOTATION.instanceAssignment]);
       } catch (err) {
-        throw new AssignmentError((err as Error).message);
+        throw new AssignmentError((err as Error).message, { cause: err });
       }
       let choice = chooseInstanceId(current, req.pod, req.replicas, () => true);
       if (choice.kind === 'full') {
@@ -54,26 +62,21 @@ export function instanceIdWriter(api: ApiClient, log: Logger, metrics: Metrics, 
         for (const name of current.values()) if (!req.live(name) && await podGone(owner.namespace, name)) gone.add(name);
         choice = chooseInstanceId(current, req.pod, req.replicas, (name) => !gone.has(name));
       }
-      if (choice.kind === 'full') throw new AssignmentError(`${owner.kind} ${owner.namespace}/${owner.name}: ${choice.reason}`);
-      if (choice.kind === 'held') return choice.id;
+      if (choice.kind === 'full') throw new AssignmentError(`${named}: ${choice.reason}`);
+      if (choice.kind === 'held') return { done: { id: choice.id, written: false } };
       const value = serializeAssignment(choice.assignment);
       const size = annotationBytes({ ...annotations, [ANNOTATION.instanceAssignment]: value });
       if (size > ANNOTATIONS_LIMIT - 1024) {
-        throw new AssignmentError(`${owner.kind} ${owner.namespace}/${owner.name}: the instance assignment would bring its annotations to ${size} bytes, over the 256 KiB limit`);
+        throw new AssignmentError(`${named}: the instance assignment would bring its annotations to ${size} bytes, over the 256 KiB limit`);
       }
-      const patch = JSON.stringify({ metadata: { resourceVersion: obj.metadata.resourceVersion, annotations: { [ANNOTATION.instanceAssignment]: value } } });
-      const res = await api.request('PATCH', path, { body: patch, contentType: 'application/merge-patch+json', timeoutMs: Math.max(1, deadline - Date.now()) });
-      if (res.status === 200) {
-        metrics.actuatorWrites.inc({ action: 'instance-id', result: 'ok' });
-        if (choice.pruned.length > 0) log.info({ owner: path, pruned: choice.pruned }, 'instance IDs of gone pods freed');
-        return choice.id;
-      }
-      if (res.status !== 409) throw new AssignmentError(`PATCH ${owner.kind} ${owner.namespace}/${owner.name}: ${res.status} ${statusMessage(res.body)}`);
-      metrics.actuatorWrites.inc({ action: 'instance-id', result: 'conflict' });
-      const wait = 5 + Math.random() * 20 * Math.min(attempt, 5);
-      if (Date.now() + wait >= deadline) throw new AssignmentError(`${owner.kind} ${owner.namespace}/${owner.name}: still conflicting after ${attempt} attempts within ${deadlineMs} ms`);
-      await sleep(wait);
+      pruned = choice.pruned;
+      return { annotations: { [ANNOTATION.instanceAssignment]: value }, result: { id: choice.id, written: true } };
+    });
+    if (out.written) {
+      metrics.actuatorWrites.inc({ action: 'instance-id', result: 'ok' });
+      if (pruned.length > 0) log.info({ owner: path, pruned }, 'instance IDs of gone pods freed');
     }
+    return out.id;
   }
 
   async function podGone(namespace: string, pod: string): Promise<boolean> {

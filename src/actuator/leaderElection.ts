@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import { statusMessage, type ApiClient } from '../cluster/apiClient.js';
+import { sleep } from '../common/clock.js';
 
 // One writer among replicas: the holder of a coordination.k8s.io Lease, as client-go's
 // LeaderElector does it (client-node has none). Acquire or renew every retry period; a lease
@@ -58,7 +59,7 @@ export function leaseElector(api: ApiClient, o: LeaseOptions, log: Logger, cb: L
   let observed: { spec: string; at: number } | undefined;
   let holderSeen = '';
   let loop: Promise<void> | undefined;
-  let wake: (() => void) | undefined;
+  let wake: AbortController | undefined;
 
   const spec = (now: number, prev: LeaseSpec | undefined): LeaseSpec => ({
     holderIdentity: identity,
@@ -108,11 +109,10 @@ export function leaseElector(api: ApiClient, o: LeaseOptions, log: Logger, cb: L
     await cb.onStoppedLeading();
   }
 
-  function sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const t = setTimeout(() => { wake = undefined; resolve(); }, ms);
-      wake = () => { clearTimeout(t); wake = undefined; resolve(); };
-    });
+  /** Waits for the next retry, or less when stop() wakes it. */
+  function nap(ms: number): Promise<void> {
+    wake = new AbortController();
+    return sleep(ms, wake.signal);
   }
 
   async function run(): Promise<void> {
@@ -138,7 +138,7 @@ export function leaseElector(api: ApiClient, o: LeaseOptions, log: Logger, cb: L
         await stopLeading(`could not renew within ${o.renewDeadlineSeconds}s`);
       }
       // Followers retry with jitter, so replicas do not ask in step.
-      await sleep(o.retryPeriodSeconds * 1000 * (leading ? 1 : 1 + Math.random() * 0.2));
+      await nap(o.retryPeriodSeconds * 1000 * (leading ? 1 : 1 + Math.random() * 0.2));
     }
   }
 
@@ -162,7 +162,7 @@ export function leaseElector(api: ApiClient, o: LeaseOptions, log: Logger, cb: L
     },
     async stop() {
       stopped = true;
-      wake?.();
+      wake?.abort();
       await loop;
       const held = leading;
       await stopLeading('shutting down');

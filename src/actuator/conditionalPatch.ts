@@ -1,0 +1,39 @@
+import { statusMessage, type ApiClient } from '../cluster/apiClient.js';
+import { sleep } from '../common/clock.js';
+
+// Written state is conditional: a merge patch of annotations that carries the resourceVersion
+// it was computed from; a 409 means another writer was first, so read again and recompute.
+
+/** What one attempt decides from the object as read: nothing to write, or annotations to patch. */
+export type PatchStep<T> = { done: T } | { annotations: Record<string, string>; result: T };
+
+export interface RetryOptions {
+  /** Names the object in errors: its path, or "Kind ns/name". */
+  describe: string;
+  /** The timeout of each request. */
+  timeoutMs(): number;
+  /** Whether to try again after `attempt` conflicts, and after how long; an Error ends it. */
+  afterConflict(attempt: number): number | Error;
+  onConflict?(): void;
+  /** The error a failed GET or PATCH becomes. */
+  fail(message: string): Error;
+}
+
+/** GET, decide, PATCH with the resourceVersion read; again on 409 as `afterConflict` says. */
+export async function retryOnConflict<T>(api: ApiClient, path: string, o: RetryOptions, step: (obj: any) => Promise<PatchStep<T>> | PatchStep<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    const got = await api.request('GET', path, { timeoutMs: o.timeoutMs() });
+    if (got.status !== 200) throw o.fail(`GET ${o.describe}: ${got.status} ${statusMessage(got.body)}`);
+    const obj = JSON.parse(got.body);
+    const s = await step(obj);
+    if ('done' in s) return s.done;
+    const body = JSON.stringify({ metadata: { resourceVersion: obj.metadata?.resourceVersion, annotations: s.annotations } });
+    const res = await api.request('PATCH', path, { body, contentType: 'application/merge-patch+json', timeoutMs: o.timeoutMs() });
+    if (res.status === 200) return s.result;
+    if (res.status !== 409) throw o.fail(`PATCH ${o.describe}: ${res.status} ${statusMessage(res.body)}`);
+    o.onConflict?.();
+    const wait = o.afterConflict(attempt);
+    if (wait instanceof Error) throw wait;
+    if (wait > 0) await sleep(wait);
+  }
+}
