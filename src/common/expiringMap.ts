@@ -16,9 +16,8 @@ interface Entry<V> { value: V; expires: number; bytes: number }
  * Entries that expire `ttlMs` after they were set, bounded in count and bytes. A Map in
  * insertion order is oldest first (one TTL for all; setting a key again moves it to the end),
  * so expiry and eviction take from its front, and memory follows what is held. Not
- * lru-cache for state that empties often: one sized for 100,000 entries fills its
- * 100,000-slot arrays whenever its last entry goes (0.3 ms and 3.6 MB of writes), and a
- * reservation's last entry goes with nearly every pod bound.
+ * lru-cache for state that empties often: it refills its preallocated arrays whenever its
+ * last entry goes, and a reservation's last entry goes with nearly every pod bound.
  */
 export class ExpiringMap<K, V> {
   private readonly entries = new Map<K, Entry<V>>();

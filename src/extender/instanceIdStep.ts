@@ -5,6 +5,7 @@ import { holdsSeat, type PendingPod } from '../cluster/objects.js';
 import { workloadKindSpec } from '../cluster/kinds.js';
 import type { Snapshot } from '../cluster/store.js';
 import type { WorkloadModel } from '../placement/model.js';
+import { policyNamed } from '../placement/policies/index.js';
 
 export type Ensured = { pod: PendingPod; error?: undefined } | { pod: PendingPod; error: string };
 
@@ -27,12 +28,12 @@ export function instanceIdStep(snapshot: Snapshot, actuator: Actuator, log: Logg
     // The map lives on the pod's own controller: a ReplicaSet (a Deployment's) or a CloneSet.
     const owner = pod.owner && workloadKindSpec(pod.owner.kind);
     if (pod.instanceId >= 0 || !owner || owner.ordinals || owner.podsOwnedVia) return false;
-    return model?.policy === 'zone-pin' && model.seats === 'instance-id';
+    return model !== undefined && model.policy !== 'none' && model.policy !== 'wait' && policyNamed(model.policy).pinsSeats && model.seats === 'instance-id';
   }
 
   /** Assigns and writes the pod's ID; `pod` needs one (needsId). */
   async function ensure(pod: PendingPod, model: WorkloadModel | undefined): Promise<Ensured> {
-    if (!needsId(pod, model) || model?.policy !== 'zone-pin') return { pod };
+    if (!needsId(pod, model) || !model?.workload) return { pod };
     const owner = workloadKindSpec(pod.owner!.kind)!;
     const workload = model.workload;
     const ns = pod.namespace;

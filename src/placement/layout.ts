@@ -9,7 +9,7 @@ import { workloadModel, type WorkloadModel } from './model.js';
 import { unboundReservations, zoneOccupancy } from './occupancy.js';
 import { planReplicas } from './planner.js';
 import { policyNamed, type PolicyName } from './policies/index.js';
-import { subsetOfPod, type SubsetQuota } from './policies/workloadSpread/subsets.js';
+import type { SubsetQuota } from './policies/workloadSpread/subsets.js';
 import type { DecidedBy, DecisionState } from './policy.js';
 import type { Reservation } from './reservations.js';
 import { podVolumes, volumeZones } from './volumes.js';
@@ -22,9 +22,8 @@ const LAYOUT_SEATS = 10_000;
 
 /**
  * Pods one answer lists: /debug/workloads, one workload; /debug/layouts, all its workloads
- * together (the page draws a cell per pod and asks every 3 s). The rest are counted: with
- * 150,000 pods in 50 workloads, listing all was a 20 MB answer and 0.2-0.5 s of the event
- * loop the extender shares, per poll (the bench's layouts case).
+ * together (the page draws a cell per pod and asks every 3 s). The rest are counted: the
+ * layouts run on the event loop the extender shares (the bench's layouts case).
  */
 export const LAYOUT_PODS_PER_WORKLOAD = LAYOUT_SEATS;
 export const LAYOUT_PODS_PER_ANSWER = 2_000;
@@ -105,7 +104,6 @@ function layoutOf(
 ): WorkloadLayout {
   const { ref, preferences } = model;
   const list = model.zones();
-  const ws = model.policy === 'workloadspread' ? model.ws : undefined;
   const policy = model.policy === 'none' ? undefined : policyNamed(model.policy);
   const costs = workloadKindSpec(ref.kind)?.deletionCost ? deletionCosts(model, snapshot, deps.settings, deps) : undefined;
   const pinned = model.seats !== 'none';
@@ -145,7 +143,7 @@ function layoutOf(
         out.decidedBy = 'volume';
       }
     }
-    if (ws) out.subset = subsetOfPod(p, ws, snapshot);
+    if (policy?.podLayout) Object.assign(out, policy.podLayout(model, p, snapshot));
     if (costs) out.deletionCost = { current: p.deletionCost, desired: costs.get(p.name) };
     return out;
   });

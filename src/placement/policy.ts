@@ -125,6 +125,8 @@ export interface PlacementPolicy<Name extends string = string, Own extends objec
   readonly name: Name;
   /** Its derived zone list is written onto the workload at the first placement. */
   readonly freezesZoneList: boolean;
+  /** It pins each seat to a zone: an instance-ID workload's pods take their IDs before it places them. */
+  readonly pinsSeats: boolean;
   /** Whether it covers the workload; the first policy of the registry that does decides. */
   covers(facts: CoverFacts): boolean;
   /** What it adds to the model of a workload it covers; undefined: not managed after all. */
@@ -139,6 +141,8 @@ export interface PlacementPolicy<Name extends string = string, Own extends objec
   decidedBy(model: PolicyModelOf<Name, Own>): DecidedBy;
   /** Its own part of /debug/workloads. */
   layout?(model: PolicyModelOf<Name, Own>, snapshot: Snapshot, state: DecisionState): Record<string, unknown>;
+  /** Its own part of each pod on /debug/workloads (the subset a pod is in). */
+  podLayout?(model: PolicyModelOf<Name, Own>, pod: SlimPod, snapshot: Snapshot): Record<string, unknown>;
 }
 
 /**

@@ -6,9 +6,8 @@ import type { RawObject } from './validation.js';
 // nodes that share one reason: each group of names becomes one native join around the encoded
 // reason, instead of an object with thousands of keys to stringify.
 //
-// Every answer is ASCII: anything else is written as a \u escape. The route then turns the
-// text into bytes as Latin-1, a plain copy, where UTF-8 encoding a 150 KB answer cost a
-// measurable share of the request.
+// Every answer is ASCII: anything else is written as a \u escape, so the route turns the
+// text into bytes as Latin-1, a plain copy, not a UTF-8 pass.
 
 /** Characters written escaped: what JSON must escape, and everything outside ASCII. */
 const NEEDS_ESCAPE = /["\\\u0000-\u001f\u0080-\uffff]/;
@@ -51,9 +50,8 @@ export interface EncodeOptions {
  * The ExtenderFilterResult. Rejected nodes and their reasons are listed when no node passed:
  * kube-scheduler reads them only when no node is left after every extender (the
  * "0/N nodes are available" message, and which nodes preemption may try). When some node
- * passes they would be read by nobody, yet were most of the answer (3,333 of 5,000 names with
- * a reason each, 130 KB) for kube-scheduler to decode on every pod: they are left out, and the
- * decision log keeps them. A node left out counts as UnschedulableAndUnresolvable from 1.31;
+ * passes they would be read by nobody, yet were most of the answer for kube-scheduler to
+ * decode on every pod: they are left out, and the decision log keeps them. A node left out counts as UnschedulableAndUnresolvable from 1.31;
  * before that a second extender rejecting every node zonekeeper passed could let preemption
  * try one: `reportRejectedWhenPlaced` lists them always. `passedText`: the passed names as
  * `quotedNames` wrote them already.

@@ -9,9 +9,8 @@
 // what it computes, is what it costs.
 //
 // Any other names: V8's JSON.parse internalizes every string value of at most 10 characters
-// (a probe each into the process-wide string table, which the cache makes large). At 5,000
-// names like `node-1234`, that parse costs 1.8 ms cold where a native split costs 0.17 ms; at
-// longer names JSON.parse is the faster (0.13 vs 0.19 ms), so they are left to it.
+// (a probe each into the process-wide string table), so short names are split natively and
+// longer ones left to JSON.parse (figures: docs/performance.md#why-the-code-is-shaped-this-way).
 
 /** Names a filter answered with and their JSON text: `"a","b"`, as encoding.ts writes known names. */
 export interface AnsweredNames {

@@ -2,11 +2,12 @@ import type { SlimWorkloadSpread } from '../../../cluster/objects.js';
 import type { PlacementPolicy } from '../../policy.js';
 import { spreadShrinking, workloadSpreadCosts } from './costs.js';
 import { subsetPolicy } from './filter.js';
-import { findWorkloadSpread, subsetQuotas } from './subsets.js';
+import { findWorkloadSpread, subsetOfPod, subsetQuotas } from './subsets.js';
 
 /** A WorkloadSpread targets the workload (or the pod's ReplicaSet): its subsets decide. */
 export const workloadSpreadPolicy: PlacementPolicy<'workloadspread', { ws: SlimWorkloadSpread }> = {
   name: 'workloadspread',
+  pinsSeats: false,
   freezesZoneList: false,
   covers: (f) => findWorkloadSpread(f.snapshot, f.ref, f.replicaSet) !== undefined,
   own: (f) => {
@@ -18,6 +19,7 @@ export const workloadSpreadPolicy: PlacementPolicy<'workloadspread', { ws: SlimW
   deletionCosts: (model, pods, snapshot) => workloadSpreadCosts(model, pods, model.workload?.replicas ?? pods.length, snapshot),
   // A WorkloadSpread over a StatefulSet still numbers its pods: their ordinal ranges are the subsets.
   decidedBy: (model) => (model.seats !== 'none' ? 'pin' : 'subset'),
+  podLayout: (model, pod, snapshot) => ({ subset: subsetOfPod(pod, model.ws, snapshot) }),
   layout: (model, snapshot, state) => ({
     workloadSpread: {
       name: model.ws.name, strategy: model.ws.strategy,

@@ -67,6 +67,7 @@ function zoneBalance(ctx: PolicyContext, model: BalanceModel): PolicyOutcome {
 /** Deployments, ReplicaSets and CloneSets with zone preferences and no seats: each zone towards its target. */
 export const zoneBalancePolicy: PlacementPolicy<'zone-balance', { workload: SlimWorkload }> = {
   name: 'zone-balance',
+  pinsSeats: false,
   freezesZoneList: false,
   covers: (f) => f.seats === 'none' && workloadKindSpec(f.ref.kind) !== undefined && f.preferences.parsed !== undefined,
   own: (f) => f.workload && { workload: f.workload },

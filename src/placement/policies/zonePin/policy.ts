@@ -82,6 +82,7 @@ function zonePin(ctx: PolicyContext, model: PinModel): PolicyOutcome {
 /** StatefulSets (placement.manageStatefulSets) and workloads with instance IDs: each seat has its zone. */
 export const zonePinPolicy: PlacementPolicy<'zone-pin', { workload: SlimWorkload }> = {
   name: 'zone-pin',
+  pinsSeats: true,
   freezesZoneList: true,
   covers: (f) => (f.seats === 'ordinal' && f.settings.manageStatefulSets) || f.seats === 'instance-id',
   own: (f) => f.workload && { workload: f.workload },
