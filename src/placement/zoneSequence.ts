@@ -116,3 +116,19 @@ export function sequenceCounts(zones: readonly string[], n: number, prefs: ZoneP
   for (const z of zoneSequence(zones, rest, prefs)) counts[z]!++;
   return counts;
 }
+
+/**
+ * The most pods a zone may hold, whatever the replica count: its maxReplicas; a weight-0
+ * zone's minReplicas (it takes nothing beyond); 0 for a zone without an entry (no "*").
+ */
+export function zoneLimit(p: ZonePreference): number {
+  const max = p.maxReplicas ?? Infinity;
+  return p.weight > 0 ? max : Math.min(p.minReplicas, max);
+}
+
+/** A zone's limit as a reason says it: "max 2", "min 2 at weight 0", "no limit", "no entry". */
+export function describeLimit(p: ZonePreference): string {
+  if (p.weight <= 0 && p.minReplicas === 0) return 'limit 0 (no entry, or weight 0)';
+  if (p.weight <= 0) return `limit ${zoneLimit(p)} (min ${p.minReplicas} at weight 0)`;
+  return p.maxReplicas === undefined ? 'no limit' : `limit ${p.maxReplicas} (max)`;
+}

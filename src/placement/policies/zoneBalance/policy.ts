@@ -3,15 +3,21 @@ import { zoneOf, type PendingPod, type SlimWorkload } from '../../../cluster/obj
 import type { Snapshot } from '../../../cluster/store.js';
 import { zoneOccupancy } from '../../occupancy.js';
 import type { PlacementPolicy, PolicyContext, PolicyModelOf, PolicyOutcome } from '../../policy.js';
-import { cappedBy, SEQUENCE_WORK_LIMIT, sequenceCounts } from '../../zoneSequence.js';
+import { tolerator } from '../../nodeMatching.js';
+import { cappedBy, describeLimit, SEQUENCE_WORK_LIMIT, sequenceCounts, zoneLimit } from '../../zoneSequence.js';
 
 export type BalanceModel = PolicyModelOf<'zone-balance', { workload: SlimWorkload }>;
 
-/** How many more pods like this one fit on the zone's nodes, by the cache's arithmetic (per-node sums kept by the store). */
+/**
+ * How many more pods like this one fit on the zone's nodes, by the cache's arithmetic (per-node
+ * sums kept by the store). A node that is not Ready, is cordoned, or has a taint the pod does
+ * not tolerate holds none: a zone in an outage looks like that (NotReady, unreachable taints).
+ */
 export function fitInZone(zone: string, topologyKey: string, pod: PendingPod, snapshot: Snapshot): number {
   let fit = 0;
+  const tolerates = tolerator(pod.tolerations);
   for (const node of snapshot.nodesInZone(topologyKey, zone)) {
-    if (node.unschedulable) continue;
+    if (!node.ready || node.unschedulable || !tolerates(node)) continue;
     const used = snapshot.nodeUsage(node.name);
     const by = (free: number, need: number) => (need > 0 ? Math.floor(free / need) : Infinity);
     const n = Math.min(by(node.allocatable.cpuMilli - used.cpuMilli, pod.cpuMilli), by(node.allocatable.memory - used.memory, pod.memory), node.allocatable.pods - used.pods);
@@ -25,8 +31,8 @@ export function fitInZone(zone: string, topologyKey: string, pod: PendingPod, sn
  * (Deployments, ReplicaSets): each zone's target is its share of the first `replicas` seats of
  * the zone sequence (the same rule as ordinals and instance IDs: equal weights never leave a
  * zone empty while there are enough replicas), and the pod goes to the zone furthest below
- * its target among zones with a feasible node. A zone the scheduler sent no node of is full:
- * its capacity comes from the cache and caps its share.
+ * its target among zones with a feasible node and room under their limit (zoneLimit). A zone
+ * the scheduler sent no node of is full: its capacity comes from the cache and caps its share.
  */
 function zoneBalance(ctx: PolicyContext, model: BalanceModel): PolicyOutcome {
   const { input, snapshot } = ctx;
@@ -45,15 +51,24 @@ function zoneBalance(ctx: PolicyContext, model: BalanceModel): PolicyOutcome {
     return { summary: reason, waitAll: { rule: 'zone-balance', reason, unresolvable: true }, effects: {} };
   }
 
+  // The preferences are limits: a zone at its limit takes no pod, whatever its target says.
+  const limit: Record<string, number> = {};
+  for (const z of list.zones) limit[z] = zoneLimit(model.preferences.sequence(z));
+  const hasRoom = (z: string) => counts[z]! < limit[z]!;
   let best: string | undefined;
   for (const z of list.zones) {
-    if (!offered.has(z)) continue;
+    if (!offered.has(z) || !hasRoom(z)) continue;
     if (best === undefined || plan[z]! - counts[z]! > plan[best]! - counts[best]!) best = z;
   }
   const layout = list.zones.map((z) => `${z} ${counts[z]}/${plan[z]}`).join(', ');
   if (best === undefined) {
-    const reason = `zone balance: no zone has a feasible node (${layout})`;
-    return { summary: reason, waitAll: { rule: 'zone-balance', reason, unresolvable: false }, effects: {} };
+    const room = list.zones.filter(hasRoom);
+    const zones = list.zones.map((z) => `${z} ${counts[z]} of ${describeLimit(model.preferences.sequence(z))}${hasRoom(z) ? ', no feasible node' : ''}`).join('; ');
+    const reason = room.length === 0
+      ? `zone balance: every zone is at its limit (${zones})`
+      : `zone balance: no zone with room has a feasible node (${zones})`;
+    // Every zone at its limit: preempting other pods cannot make room, only this workload's own pods leaving can.
+    return { summary: reason, waitAll: { rule: 'zone-balance', reason, unresolvable: room.length === 0 }, effects: {} };
   }
   const zone = best;
   const summary = `zone balance: ${zone} is furthest below its target (${layout})`;

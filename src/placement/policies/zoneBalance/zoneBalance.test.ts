@@ -76,3 +76,59 @@ describe('zone balance (zone preferences without instance IDs)', () => {
     assert.equal(zones[0], 'zone-a');
   });
 });
+
+describe('zone preferences are limits (seed 002)', () => {
+  const prefs = (json: unknown) => ({ 'zonekeeper.io/zone-preferences': JSON.stringify(json) });
+  /** Places `n` pods one after another (reserving, as the watch lags); the zone each went to, or undefined when it waited. */
+  function placeAll(store: ReturnType<typeof storeOf>, n: number) {
+    const reservations = new Reservations(30, new FakeClock());
+    return Array.from({ length: n }, (_, i) => {
+      const v = filterAndReserve(store, rsPod('web', `p${i}`), reservations);
+      return { zone: passedZones(store, v)[0], v };
+    });
+  }
+  const counts = (placed: { zone: string | undefined }[]) => ZONES.map((z) => placed.filter((p) => p.zone === z).length);
+
+  for (const [name, json] of [
+    ['maxReplicas 2 on "*"', { zones: { '*': { maxReplicas: 2, weight: 1 } } }],
+    ['minReplicas 2 at weight 0', { zones: { '*': { minReplicas: 2, weight: 0 } } }],
+    ['min = max = 2', { zones: { '*': { minReplicas: 2, maxReplicas: 2, weight: 1 } } }],
+  ] as const) {
+    it(`${name}: 8 replicas over 3 zones place 2/2/2 and 2 wait, naming each zone's limit`, () => {
+      const store = storeOf([...nodes(ZONES, 2), ...deployment('web', 8, prefs(json))]);
+      const placed = placeAll(store, 8);
+      assert.deepEqual(counts(placed), [2, 2, 2]);
+      const waiting = placed.filter((p) => p.zone === undefined);
+      assert.equal(waiting.length, 2);
+      for (const { v } of waiting) {
+        assert.match(v.summary, /every zone is at its limit/);
+        for (const z of ZONES) assert.match(v.summary, new RegExp(`${z} 2 of limit 2`));
+        assert.equal([...v.rejected.keys()][0]!.unresolvable, true);
+      }
+    });
+  }
+
+  it('a zone without an entry (no "*") takes no pod, even when the named zones are cordoned', () => {
+    const cordoned = (name: string, zone: string) => node(name, zone, { unschedulable: true });
+    const store = storeOf([cordoned('node-a-1', 'zone-a'), cordoned('node-b-1', 'zone-b'), node('node-c-1', 'zone-c'),
+      ...deployment('web', 4, prefs({ zones: { 'zone-a': { weight: 1 }, 'zone-b': { weight: 1 } } }))]);
+    const v = filterFor(store, rsPod('web', 'p0'), { candidates: ['node-c-1'] });
+    assert.deepEqual(v.passed, []);
+    assert.match(v.summary, /zone-c 0 of limit 0/);
+  });
+
+  it('a zone\'s maximum caps it while another zone is offline (NotReady, unreachable taint): 10 replicas, c max 3 → a 7, c 3', () => {
+    const offline = (name: string): Raw => {
+      const n = node(name, 'zone-b', { taints: [{ key: 'node.kubernetes.io/unreachable', effect: 'NoSchedule' }, { key: 'node.kubernetes.io/unreachable', effect: 'NoExecute' }] });
+      n.status.conditions = [{ type: 'Ready', status: 'Unknown' }];
+      n.status.allocatable = { cpu: '8', memory: '32Gi', pods: '110' };
+      return n;
+    };
+    const store = storeOf([node('node-a-1', 'zone-a'), offline('node-b-1'), node('node-c-1', 'zone-c'),
+      ...deployment('web', 10, prefs({ zones: { '*': { weight: 1 }, 'zone-c': { weight: 1, maxReplicas: 3 } } }))]);
+    const reservations = new Reservations(30, new FakeClock());
+    // The scheduler itself never sends the unreachable node (its taints filter it out first).
+    const placed = Array.from({ length: 10 }, (_, i) => passedZones(store, filterAndReserve(store, rsPod('web', `p${i}`), reservations, { candidates: ['node-a-1', 'node-c-1'] }))[0]);
+    assert.deepEqual(ZONES.map((z) => placed.filter((x) => x === z).length), [7, 0, 3]);
+  });
+});
