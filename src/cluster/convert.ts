@@ -336,6 +336,7 @@ export function slimWorkloadSpread(o: Raw): SlimWorkloadSpread {
     strategy: strategy.type === 'Adaptive' ? 'Adaptive' : 'Fixed',
     rescheduleCriticalSeconds: typeof strategy.adaptive?.rescheduleCriticalSeconds === 'number'
       ? strategy.adaptive.rescheduleCriticalSeconds : 30,
+    simulationSchedule: strategy.adaptive?.disableSimulationSchedule !== true,
   };
 }
 

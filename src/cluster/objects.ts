@@ -126,6 +126,8 @@ export interface SlimWorkloadSpread {
   subsets: WorkloadSpreadSubset[];
   strategy: 'Fixed' | 'Adaptive';
   rescheduleCriticalSeconds: number;
+  /** Adaptive: a subset none of whose nodes can take the pod now is skipped at once (Kruise's simulation; off with adaptive.disableSimulationSchedule). */
+  simulationSchedule: boolean;
 }
 
 /** Ordinals and replica counts are int32 in Kubernetes: a larger index was not written by a controller. */

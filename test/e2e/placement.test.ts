@@ -186,15 +186,23 @@ for (const k of kubeVersions()) describe(`zonekeeper with kube-scheduler ${k.ver
     assert.deepEqual([count(eight, 'zone-a'), count(eight, 'zone-b'), count(eight, 'zone-c')], [2, 6, 0]);
   });
 
-  it(`[${k.version}] 4. with subset a cordoned, Adaptive falls through to b after rescheduleCriticalSeconds; Fixed waits with a visible reason`, async () => {
+  it(`[${k.version}] 4. with subset a cordoned, Adaptive skips it at once; with disableSimulationSchedule it falls through after rescheduleCriticalSeconds; Fixed waits with a visible reason`, async () => {
     await namespace('s4');
     const cordon = (unschedulable: boolean) => Promise.all(['node-a-1', 'node-a-2'].map((n) => kube.patch('v1', 'Node', undefined, n, { spec: { unschedulable } })));
     await cordon(true);
     try {
       const subsets = [{ name: 'a', maxReplicas: 2, requiredNodeSelectorTerm: zoneTerm('zone-a') }, { name: 'b', requiredNodeSelectorTerm: zoneTerm('zone-b') }];
-      await kube.create(workloadSpread('s4', 'adaptive', 'adaptive', { type: 'Adaptive', adaptive: { rescheduleCriticalSeconds: 5 } }, subsets));
+      await kube.create(workloadSpread('s4', 'adaptive', 'adaptive', { type: 'Adaptive', adaptive: { rescheduleCriticalSeconds: 5, disableSimulationSchedule: true } }, subsets));
       await kube.create(workloadSpread('s4', 'fixed', 'fixed', { type: 'Fixed' }, subsets));
-      await eventually('both WorkloadSpreads cached', async () => (await debug('/debug/cache')).kinds.find((k: Obj) => k.kind === 'workloadspreads')?.objects >= 3);
+      await kube.create(workloadSpread('s4', 'simulated', 'simulated', { type: 'Adaptive', adaptive: { rescheduleCriticalSeconds: 60 } }, subsets));
+      await eventually('the WorkloadSpreads cached', async () => (await debug('/debug/cache')).kinds.find((k: Obj) => k.kind === 'workloadspreads')?.objects >= 4);
+
+      // Adaptive looks first (Kruise's simulation): the scheduler sends no node of a, so b at once, not after 60 s.
+      const began = Date.now();
+      await kube.create(deployment('s4', 'simulated', 2));
+      const simulated = await bound('s4', 'simulated', 2, 60_000);
+      assert.deepEqual([...simulated.values()], ['zone-b', 'zone-b']);
+      assert.ok(Date.now() - began < 15_000, `placed within 15 s, not after rescheduleCriticalSeconds (${Date.now() - began} ms)`);
 
       const started = Date.now();
       await kube.create(deployment('s4', 'adaptive', 2));

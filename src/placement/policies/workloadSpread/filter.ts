@@ -6,8 +6,9 @@ import type { SpreadModel } from './subsets.js';
 /**
  * The subset a pod goes to (docs/design.md#workloadspread): Kruise's own choice when the webhook made one,
  * the ordinal range for StatefulSets, else the first subset in priority order with room.
- * Adaptive skips a subset with no feasible node once the pod has waited
- * rescheduleCriticalSeconds, and marks it unschedulable for everyone.
+ * Adaptive skips a subset the scheduler sent no node of at once (unless
+ * disableSimulationSchedule); one whose sent nodes the pod's volumes exclude once the pod has
+ * waited rescheduleCriticalSeconds, and then marks it unschedulable for everyone.
  */
 export function subsetPolicy(ctx: PolicyContext, model: SpreadModel): PolicyOutcome {
   const { input, snapshot } = ctx;
@@ -55,6 +56,12 @@ export function subsetPolicy(ctx: PolicyContext, model: SpreadModel): PolicyOutc
 
   const feasible = (s: WorkloadSpreadSubset) => ctx.feasible().some(inSubset(s));
   if (feasible(first.subset)) return outcome(first.subset, describeQuota(first.quota));
+  // Kruise's webhook simulates first: a subset none of whose nodes the scheduler sent (all
+  // cordoned, full or tainted) cannot take the pod now, so the next one with a feasible node does.
+  if (ws.simulationSchedule && !input.candidates.nodes.some((n) => n !== undefined && inSubset(first.subset)(n))) {
+    const next = open.slice(1).find(({ subset }) => feasible(subset));
+    if (next) return outcome(next.subset, `${describeQuota(next.quota)}; the scheduler sent no node of ${first.subset.name}`);
+  }
   const waited = input.waitingSince === undefined ? 0 : now - input.waitingSince;
   if (waited < ws.rescheduleCriticalSeconds * 1000) {
     return {

@@ -7,7 +7,7 @@ import { slimWorkloadSpread } from '../../../cluster/convert.js';
 import { ClusterStore } from '../../../cluster/store.js';
 import { addObject } from '../../../cluster/source.js';
 import {
-  deployment, node, nodes, rsPod, statefulSet, storeOf, stsPod, workloadSpread, zoneSubset, type Raw,
+  deployment, node, nodes, pv, pvc, rsPod, statefulSet, storeOf, stsPod, workloadSpread, zoneSubset, type Raw,
 } from '../../../../test/support/builders.js';
 import { FakeClock, filterAndReserve, filterFor, passedZones } from '../../../../test/support/placement.js';
 
@@ -90,7 +90,7 @@ describe('WorkloadSpread subsets', () => {
     const stuck = filterFor(fixed, rsPod('web', 'x'), { candidates: onlyB, clock, waitingSince: clock.t - 3_600_000 });
     assert.equal(stuck.passed.length, 0, 'Fixed never falls through');
 
-    const adaptive = storeOf([...nodes(ZONES, 1), ...deployment('web', 3), web(subsets, { type: 'Adaptive', adaptive: { rescheduleCriticalSeconds: 5 } })]);
+    const adaptive = storeOf([...nodes(ZONES, 1), ...deployment('web', 3), web(subsets, { type: 'Adaptive', adaptive: { rescheduleCriticalSeconds: 5, disableSimulationSchedule: true } })]);
     const waiting = filterFor(adaptive, rsPod('web', 'x'), { candidates: onlyB, clock, waitingSince: clock.t - 4_000 });
     assert.equal(waiting.passed.length, 0, 'still inside rescheduleCriticalSeconds');
     assert.match(waiting.summary, /Adaptive waits 5s/);
@@ -106,6 +106,23 @@ describe('WorkloadSpread subsets', () => {
     const unschedulable = new Map([[subsetKey(slimWorkloadSpread(web(subsets)), 'a'), clock.t + 300_000]]);
     const next = filterFor(adaptive, rsPod('web', 'y'), { clock, unschedulable });
     assert.deepEqual(passedZones(adaptive, next), ['zone-b']);
+  });
+
+  it('Adaptive looks first: a subset the scheduler sent no node of is skipped at once, without a mark', () => {
+    const subsets = [zoneSubset('a', 'zone-a', 2), zoneSubset('b', 'zone-b')];
+    const clock = new FakeClock();
+    const store = storeOf([...nodes(ZONES, 1), ...deployment('web', 3), web(subsets, { type: 'Adaptive', adaptive: { rescheduleCriticalSeconds: 60 } })]);
+    const v = filterFor(store, rsPod('web', 'x'), { candidates: ['node-b-1', 'node-c-1'], clock });
+    assert.deepEqual(v.passed, ['node-b-1']);
+    assert.equal(v.retryAfterMs, undefined, 'no wait');
+    assert.equal(v.effects.markUnschedulable, undefined, 'the subset is not marked: the next pod looks again');
+    assert.match(v.summary, /the scheduler sent no node of a/);
+    // Its nodes sent but excluded by the pod's bound volume: that is a wait of rescheduleCriticalSeconds.
+    const withVolume = storeOf([...nodes(ZONES, 1), ...deployment('web', 3), web(subsets, { type: 'Adaptive', adaptive: { rescheduleCriticalSeconds: 60 } }),
+      pvc('data-x', { volumeName: 'pv-x' }), pv('pv-x', 'zone-c', { claim: 'data-x' })]);
+    const held = filterFor(withVolume, rsPod('web', 'x', { claims: ['data-x'] }), { clock, waitingSince: clock.t });
+    assert.equal(held.passed.length, 0);
+    assert.equal(held.retryAfterMs, 60_000);
   });
 
   it('respects the subset Kruise already matched (apps.kruise.io/matched-workloadspread)', () => {
