@@ -28,6 +28,11 @@ serve flags:
                          (TokenReview) and authorizes for the path (SubjectAccessReview) (admin.authorization)
   --probe-listen HOST:PORT
                          a listener with /healthz and /readyz only, for kubelet probes (admin.probeListen)
+  --picker-listen HOST:PORT
+                         serve the KEP-3189 pod picker alone on this listener, for other controllers;
+                         callers need a token the API server accepts and may post the path (picker.listen)
+  --picker-tls-cert FILE, --picker-tls-key FILE
+                         serve that listener over HTTPS (picker.tls)
   --manage-deletion-cost keep controller.kubernetes.io/pod-deletion-cost on managed ReplicaSet pods,
                          so scale-down follows the pod picker's order (deletionCost.enabled)
   -h, --help             this text
@@ -51,6 +56,7 @@ async function serve(argv: string[]): Promise<void> {
         demo: { type: 'boolean' }, listen: { type: 'string' }, 'admin-listen': { type: 'string' }, help: { type: 'boolean', short: 'h' },
         'admin-authorization': { type: 'string' }, 'probe-listen': { type: 'string' },
         'manage-deletion-cost': { type: 'boolean' },
+        'picker-listen': { type: 'string' }, 'picker-tls-cert': { type: 'string' }, 'picker-tls-key': { type: 'string' },
       },
       strict: true, allowPositionals: false,
     }));
@@ -64,7 +70,8 @@ async function serve(argv: string[]): Promise<void> {
   let config;
   try {
     config = loadConfig(values.config);
-    if (values.listen || values['admin-listen'] || values['manage-deletion-cost'] || values['admin-authorization'] || values['probe-listen']) {
+    const picker = values['picker-listen'] !== undefined || values['picker-tls-cert'] !== undefined || values['picker-tls-key'] !== undefined;
+    if (values.listen || values['admin-listen'] || values['manage-deletion-cost'] || values['admin-authorization'] || values['probe-listen'] || picker) {
       config = parseConfig({
         ...config,
         extender: { ...config.extender, listen: values.listen ?? config.extender.listen },
@@ -73,6 +80,10 @@ async function serve(argv: string[]): Promise<void> {
           authorization: values['admin-authorization'] ?? config.admin.authorization, probeListen: values['probe-listen'] ?? config.admin.probeListen,
         },
         deletionCost: { ...config.deletionCost, enabled: config.deletionCost.enabled || !!values['manage-deletion-cost'] },
+        picker: {
+          ...config.picker, listen: values['picker-listen'] ?? config.picker.listen,
+          tls: { ...config.picker.tls, certFile: values['picker-tls-cert'] ?? config.picker.tls.certFile, keyFile: values['picker-tls-key'] ?? config.picker.tls.keyFile },
+        },
       }, 'flags');
     }
   } catch (err) {

@@ -45,6 +45,20 @@ export const configSchema = z.strictObject({
       ctx.addIssue({ code: 'custom', path: ['authorization'], message: `admin.listen ${a.listen} is not loopback: /debug and /metrics would be open to the network; set admin.authorization: kubernetes, or listen on 127.0.0.1 and use admin.probeListen for probes` });
     }
   }),
+  picker: z.strictObject({
+    // KEP-3189's pod picker for controllers in other pods; '' = not served on a listener of its own.
+    listen: hostPort.or(z.literal('')).default(''),
+    authorization: z.enum(['none', 'kubernetes']).default('kubernetes'),
+    tls: z.strictObject({
+      certFile: z.string().default(''),
+      keyFile: z.string().default(''),
+      clientCAFile: z.string().default(''),
+    }).prefault({}).superRefine(tlsComplete),
+  }).prefault({}).superRefine((p, ctx) => {
+    if (p.listen && p.authorization === 'none' && !isLoopback(p.listen)) {
+      ctx.addIssue({ code: 'custom', path: ['authorization'], message: `picker.listen ${p.listen} is not loopback: anyone could ask which pods to remove; set picker.authorization: kubernetes` });
+    }
+  }),
   http: z.strictObject({
     headersTimeoutMs: z.number().int().min(100).default(10_000),
     requestTimeoutMs: z.number().int().min(100).default(60_000),

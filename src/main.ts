@@ -14,7 +14,7 @@ import type { Logger } from './logger.js';
 import { createMetrics, registerStateGauges, type Metrics } from './metrics.js';
 import { kubernetesAuthorizer } from './server/adminAuth.js';
 import { adminRoutes, probeRoutes } from './server/adminRoutes.js';
-import { extenderRoutes } from './server/extenderRoutes.js';
+import { extenderRoutes, pickerRoutes } from './server/extenderRoutes.js';
 import { listen, type Listener } from './server/listen.js';
 
 export const DEMO_CLUSTER = fileURLToPath(new URL('../config/demo-cluster.yaml', import.meta.url));
@@ -53,6 +53,8 @@ export interface Running {
   admin: Listener;
   /** admin.probeListen: health only. */
   probes: Listener | undefined;
+  /** picker.listen: the KEP-3189 pod picker for other controllers. */
+  picker: Listener | undefined;
   source: SnapshotSource;
   metrics: Metrics;
   /** Graceful within shutdownGraceSeconds in total: readyz turns 503, in-flight requests finish, watches stop. */
@@ -132,6 +134,9 @@ export async function startServer(config: Config, choice: SourceChoice, log: Log
   if (config.admin.authorization === 'kubernetes' && !api) {
     throw new Error('admin.authorization: kubernetes needs an API server to review tokens; a file source has none');
   }
+  if (config.picker.listen && config.picker.authorization === 'kubernetes' && !api) {
+    throw new Error('picker.authorization: kubernetes needs an API server to review tokens; a file source has none');
+  }
   const extender = createExtender({ source, actuator, metrics, log, config });
   const costs = config.deletionCost.enabled && api
     ? deletionCostController(api, source, { ...config.placement }, config.deletionCost, log, metrics, { pendingFreezes: actuator.pendingFreezes }) : undefined;
@@ -145,14 +150,18 @@ export async function startServer(config: Config, choice: SourceChoice, log: Log
   const auth = config.admin.authorization === 'kubernetes' && api ? kubernetesAuthorizer(api) : undefined;
   const admin = await listen(adminRoutes({ source, extender, metrics, serving: () => serving, auth }), config.admin.listen, { limits });
   const probes = config.admin.probeListen ? await listen(probeRoutes({ source, serving: () => serving }), config.admin.probeListen, { limits }) : undefined;
-  log.info({ extender: ext.url, admin: admin.url, probes: probes?.url, adminAuthorization: config.admin.authorization, source: source.describe() }, 'zonekeeper serving');
+  const pickerAuth = config.picker.authorization === 'kubernetes' && api ? (auth ?? kubernetesAuthorizer(api)) : undefined;
+  const picker = config.picker.listen
+    ? await listen(pickerRoutes(extender, metrics, log, config.extender.pickerBodyLimitBytes, pickerAuth), config.picker.listen, { tls: config.picker.tls, limits, onConnection: () => metrics.connections.inc({ listener: 'picker' }) })
+    : undefined;
+  log.info({ extender: ext.url, admin: admin.url, probes: probes?.url, picker: picker?.url, adminAuthorization: config.admin.authorization, source: source.describe() }, 'zonekeeper serving');
   return {
-    extender: ext, admin, probes, source, metrics,
+    extender: ext, admin, probes, picker, source, metrics,
     async stop() {
       // One deadline for everything: listeners close together, then the writers get what is left.
       const deadline = Date.now() + config.shutdownGraceSeconds * 1000;
       serving = false;
-      await Promise.all([ext.close(deadline), admin.close(deadline), probes?.close(deadline)]);
+      await Promise.all([ext.close(deadline), admin.close(deadline), probes?.close(deadline), picker?.close(deadline)]);
       await byDeadline(writers?.stop(), deadline);
       await byDeadline(source.stop(), deadline);
       await byDeadline(actuator.settle(), deadline);

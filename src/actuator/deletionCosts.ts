@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { sleep } from '../common/clock.js';
 import { statusMessage, type ApiClient } from '../cluster/apiClient.js';
 import { objectPath, POD_KIND } from '../cluster/kinds.js';
 import { ANNOTATION } from '../cluster/annotations.js';
@@ -90,7 +91,7 @@ export function deletionCostController(
         log.warn({ pod: key, err: (err as Error).message }, 'deletion cost not written');
       }
       const wait = spacing - (Date.now() - started);
-      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      if (wait > 0) await sleep(wait);
     }
   }
 

@@ -13,7 +13,8 @@ export type AuthVerdict =
   | { allowed: false; status: 401 | 403 | 503; message: string };
 
 export interface AdminAuthorizer {
-  check(authorization: string | undefined, path: string): Promise<AuthVerdict>;
+  /** `verb`: the request's, as RBAC names it for a non-resource path (a GET is `get`, a POST `post`). */
+  check(authorization: string | undefined, path: string, verb?: 'get' | 'post'): Promise<AuthVerdict>;
 }
 
 /** What a decision may be reused for: a revoked token or role stops working within this. */
@@ -34,28 +35,28 @@ export function kubernetesAuthorizer(api: ApiClient): AdminAuthorizer {
     return JSON.parse(res.body).status ?? {};
   }
 
-  async function decide(token: string, path: string): Promise<AuthVerdict> {
+  async function decide(token: string, path: string, verb: 'get' | 'post'): Promise<AuthVerdict> {
     const tr = await review('tokenreviews', 'authentication.k8s.io', { token });
     if (tr.authenticated !== true || !tr.user?.username) return { allowed: false, status: 401, message: 'the bearer token was not accepted by the API server' };
     const user = tr.user as UserInfo;
     const sar = await review('subjectaccessreviews', 'authorization.k8s.io', {
       user: user.username, uid: user.uid, groups: user.groups, extra: user.extra,
-      nonResourceAttributes: { path, verb: 'get' },
+      nonResourceAttributes: { path, verb },
     });
     if (sar.allowed === true) return { allowed: true, user: user.username };
-    return { allowed: false, status: 403, message: `${user.username} may not get ${path}` };
+    return { allowed: false, status: 403, message: `${user.username} may not ${verb} ${path}` };
   }
 
   return {
-    async check(authorization, path) {
+    async check(authorization, path, verb = 'get') {
       const m = authorization ? BEARER.exec(authorization) : null;
       if (!m) return { allowed: false, status: 401, message: 'a bearer token is required (Authorization: Bearer …)' };
       // Tokens are never kept: only a digest of one names a cached decision.
-      const key = `${createHash('sha256').update(m[1]!).digest('base64url')} ${path}`;
+      const key = `${createHash('sha256').update(m[1]!).digest('base64url')} ${verb} ${path}`;
       const hit = decided.get(key);
       if (hit) return hit;
       try {
-        const verdict = await decide(m[1]!, path);
+        const verdict = await decide(m[1]!, path, verb);
         decided.set(key, verdict);
         return verdict;
       } catch (err) {
@@ -65,11 +66,11 @@ export function kubernetesAuthorizer(api: ApiClient): AdminAuthorizer {
   };
 }
 
-/** Guards a route: 401 without an accepted token, 403 without RBAC for the path. */
-export function requireAuthorization(auth: AdminAuthorizer): MiddlewareHandler {
+/** Guards a route: 401 without an accepted token, 403 without RBAC for the path and verb. */
+export function requireAuthorization(auth: AdminAuthorizer, verb: 'get' | 'post' = 'get'): MiddlewareHandler {
   return async (c, next) => {
     // RBAC's nonResourceURLs match paths; /debug/workloads/ns/kind/name is asked as itself.
-    const verdict = await auth.check(c.req.header('authorization'), c.req.path);
+    const verdict = await auth.check(c.req.header('authorization'), c.req.path, verb);
     if (!verdict.allowed) {
       if (verdict.status === 401) c.header('www-authenticate', 'Bearer');
       return failWith(c, verdict.status, verdict.status === 401 ? 'unauthorized' : verdict.status === 403 ? 'forbidden' : 'unavailable', verdict.message);

@@ -7,6 +7,7 @@ import type { ExtenderService } from '../extender/extender.js';
 import { parseArgs, parseJson, type ExtenderArgs } from '../extender/wire/args.js';
 import { parsePickRequest } from '../extender/wire/picker.js';
 import type { Metrics } from '../metrics.js';
+import { requireAuthorization, type AdminAuthorizer } from './adminAuth.js';
 import { errorResponse, failWith } from './httpErrors.js';
 import { readBody } from './requestBody.js';
 
@@ -21,12 +22,11 @@ const asciiBytes = (text: string) => Buffer.from(text, 'latin1');
 
 const ROUTES = 'the routes are POST /filter, POST /prioritize and POST /v1/downscale-pod-picker/{namespace}';
 
-/** The extender listener: the verbs at the URL root, as kube-scheduler's urlPrefix expects. */
-export function extenderRoutes(ext: ExtenderService, metrics: Metrics, log: Logger, limits: BodyLimits): Hono {
-  const { bodyLimitBytes, pickerBodyLimitBytes } = limits;
-  const app = new Hono();
+type Answer<T> = (input: T, c: Context) => Response | Promise<Response>;
 
-  const route = <T>(name: Verb, limit: number, parse: (text: string) => T, answer: (input: T, c: Context) => Response | Promise<Response>) => async (c: Context) => {
+/** A verb's route: the body read within `limit`, parsed, answered; an HttpError becomes its answer and is counted. */
+function verbRoute<T>(metrics: Metrics, name: Verb, limit: number, parse: (text: string) => T, answer: Answer<T>) {
+  return async (c: Context) => {
     const done = metrics.requestDuration.startTimer({ verb: name });
     let bytes = 0;
     try {
@@ -42,26 +42,53 @@ export function extenderRoutes(ext: ExtenderService, metrics: Metrics, log: Logg
       releaseAfterLargeBody(bytes);
     }
   };
+}
 
-  const verb = (name: Verb, answer: (args: ExtenderArgs, c: Context) => Response | Promise<Response>) => route(name, bodyLimitBytes, (text) => parseArgs(text, ext.maxCandidates(), name === 'prioritize' ? ext.answeredNames() : undefined), answer);
-  app.post('/filter', verb('filter', async (args, c) => c.body(asciiBytes(await ext.filter(args)), 200, JSON_TYPE)));
-  app.post('/prioritize', verb('prioritize', (args, c) => c.body(asciiBytes(ext.prioritize(args)), 200, JSON_TYPE)));
-  // KEP-3189's downscale pod picker: which of the candidates to remove (docs/design.md#scale-down).
-  app.post('/v1/downscale-pod-picker/:namespace', route('downscale-pod-picker', pickerBodyLimitBytes, (t) => parsePickRequest(parseJson(t, 'pod-picker request')), (req, c) => {
+const PICKER_PATH = '/v1/downscale-pod-picker/:namespace';
+
+/** KEP-3189's downscale pod picker: which of the candidates to remove (docs/design.md#scale-down). */
+function pickerRoute(ext: ExtenderService, metrics: Metrics, limit: number) {
+  return verbRoute(metrics, 'downscale-pod-picker', limit, (t) => parsePickRequest(parseJson(t, 'pod-picker request')), (req, c) => {
     const namespace = c.req.param('namespace')!;
     if (!isDnsLabel(namespace)) throw new BadRequest('namespace', 'the path names no valid namespace (a DNS-1123 label of at most 63 characters)');
     const answer = ext.pickPodsToRemove(namespace, req.number_of_pods_requested, req.candidate_pods);
     if (!answer) return failWith(c, 503, 'not ready', 'cluster cache not synced yet; retry');
     return c.json(answer);
-  }));
-  // The verbs exist for POST only: other methods learn which one with 405 and Allow.
-  for (const path of ['/filter', '/prioritize', '/v1/downscale-pod-picker/:namespace']) {
-    app.all(path, (c) => failWith(c, 405, 'method not allowed', `${c.req.method} ${c.req.path}: ${ROUTES}`, { headers: { allow: 'POST' } }));
+  });
+}
+
+/** 405 with Allow for the other methods of `paths`, 404 naming the routes, 500 logged. */
+function finish(app: Hono, paths: readonly string[], routes: string, log: Logger): Hono {
+  for (const path of paths) {
+    app.all(path, (c) => failWith(c, 405, 'method not allowed', `${c.req.method} ${c.req.path}: ${routes}`, { headers: { allow: 'POST' } }));
   }
-  app.notFound((c) => failWith(c, 404, 'not found', `no route ${c.req.method} ${c.req.path}; ${ROUTES}`));
+  app.notFound((c) => failWith(c, 404, 'not found', `no route ${c.req.method} ${c.req.path}; ${routes}`));
   app.onError((err, c) => {
     log.error({ err: err.message, stack: err.stack, path: c.req.path }, 'request failed');
     return failWith(c, 500, 'internal error', err.message);
   });
   return app;
+}
+
+/** The extender listener: the verbs at the URL root, as kube-scheduler's urlPrefix expects. */
+export function extenderRoutes(ext: ExtenderService, metrics: Metrics, log: Logger, limits: BodyLimits): Hono {
+  const app = new Hono();
+  const verb = (name: Verb, answer: Answer<ExtenderArgs>) => verbRoute(metrics, name, limits.bodyLimitBytes,
+    (text) => parseArgs(text, ext.maxCandidates(), name === 'prioritize' ? ext.answeredNames() : undefined), answer);
+  app.post('/filter', verb('filter', async (args, c) => c.body(asciiBytes(await ext.filter(args)), 200, JSON_TYPE)));
+  app.post('/prioritize', verb('prioritize', (args, c) => c.body(asciiBytes(ext.prioritize(args)), 200, JSON_TYPE)));
+  app.post(PICKER_PATH, pickerRoute(ext, metrics, limits.pickerBodyLimitBytes));
+  return finish(app, ['/filter', '/prioritize', PICKER_PATH], ROUTES, log);
+}
+
+/**
+ * The picker listener (picker.listen): the KEP-3189 verb alone, for controllers in other pods.
+ * With `auth`, the caller's bearer token must be one the API server accepts, and its user
+ * allowed to `post` the path (a nonResourceURLs rule), as kube-apiserver authorizes a POST.
+ */
+export function pickerRoutes(ext: ExtenderService, metrics: Metrics, log: Logger, limitBytes: number, auth?: AdminAuthorizer): Hono {
+  const app = new Hono();
+  if (auth) app.use('/v1/downscale-pod-picker/*', requireAuthorization(auth, 'post'));
+  app.post(PICKER_PATH, pickerRoute(ext, metrics, limitBytes));
+  return finish(app, [PICKER_PATH], 'this listener serves POST /v1/downscale-pod-picker/{namespace} only', log);
 }

@@ -281,14 +281,19 @@ export class ControlPlane {
     return this.launchZonekeeper(name, await freePort(), config, kubeconfig);
   }
 
-  /** A kubeconfig for a ServiceAccount, with a token from the TokenRequest API: zonekeeper with only the RBAC it is granted. */
-  async serviceAccountKubeconfig(namespace: string, name: string): Promise<string> {
+  /** A ServiceAccount's token from the TokenRequest API, as a pod of it would have. */
+  async serviceAccountToken(namespace: string, name: string): Promise<string> {
     const res = await this.api.request('POST', `/api/v1/namespaces/${namespace}/serviceaccounts/${name}/token`, {
       body: JSON.stringify({ apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 3600 } }), contentType: 'application/json', timeoutMs: 30_000,
     });
     if (res.status !== 201 && res.status !== 200) throw new Error(`TokenRequest for ${namespace}/${name}: ${res.status} ${res.body.slice(0, 300)}`);
+    return JSON.parse(res.body).status.token;
+  }
+
+  /** A kubeconfig for a ServiceAccount, with a token from the TokenRequest API: zonekeeper with only the RBAC it is granted. */
+  async serviceAccountKubeconfig(namespace: string, name: string): Promise<string> {
     const config = parse(readFileSync(this.kubeconfig, 'utf8'));
-    config.users = [{ name: 'admin', user: { token: JSON.parse(res.body).status.token } }];
+    config.users = [{ name: 'admin', user: { token: await this.serviceAccountToken(namespace, name) } }];
     const path = join(this.dir, `kubeconfig-${namespace}-${name}`);
     writeFileSync(path, stringify(config));
     return path;
@@ -301,7 +306,7 @@ export class ControlPlane {
       logLevel: 'debug',
       ...config,
       extender: { listen: `127.0.0.1:${extenderPort}`, legacyFailedNodes: this.profile.legacyFailedNodes, ...(config.extender as object) },
-      admin: { listen: `127.0.0.1:${adminPort}` },
+      admin: { ...(config.admin as object), listen: `127.0.0.1:${adminPort}` },
       cluster: { crdRecheckSeconds: 1, ...(config.cluster as object) },
       // Short leases, so that a killed replica's lease expires within a scenario.
       leaderElection: { leaseDurationSeconds: 4, renewDeadlineSeconds: 3, retryPeriodSeconds: 0.5, ...(config.leaderElection as object) },

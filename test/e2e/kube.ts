@@ -7,9 +7,9 @@ const PLURALS: Record<string, string> = {
   Node: 'nodes', Pod: 'pods', PersistentVolume: 'persistentvolumes', PersistentVolumeClaim: 'persistentvolumeclaims',
   StatefulSet: 'statefulsets', Deployment: 'deployments', ReplicaSet: 'replicasets', StorageClass: 'storageclasses',
   Namespace: 'namespaces', WorkloadSpread: 'workloadspreads', CustomResourceDefinition: 'customresourcedefinitions', Event: 'events',
-  CloneSet: 'clonesets',
+  CloneSet: 'clonesets', ServiceAccount: 'serviceaccounts', ClusterRole: 'clusterroles', ClusterRoleBinding: 'clusterrolebindings',
 };
-const CLUSTER_SCOPED = new Set(['Node', 'PersistentVolume', 'StorageClass', 'Namespace', 'CustomResourceDefinition']);
+const CLUSTER_SCOPED = new Set(['Node', 'PersistentVolume', 'StorageClass', 'Namespace', 'CustomResourceDefinition', 'ClusterRole', 'ClusterRoleBinding']);
 
 export function pathOf(apiVersion: string, kind: string, namespace?: string, name?: string): string {
   const base = apiVersion.includes('/') ? `/apis/${apiVersion}` : `/api/${apiVersion}`;

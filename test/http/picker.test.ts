@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { deployment, nodes, rsPod, storeOf, type Raw } from '../support/builders.js';
-import { testApp } from '../support/app.js';
+import { silent, testApp } from '../support/app.js';
+import type { AdminAuthorizer } from '../../src/server/adminAuth.js';
+import { pickerRoutes } from '../../src/server/extenderRoutes.js';
 
 const ZONES = ['zone-a', 'zone-b', 'zone-c'];
 const cluster = () => {
@@ -52,5 +54,52 @@ describe('POST /v1/downscale-pod-picker/{namespace}', () => {
   it('is 503 until the cache has synced', async () => {
     const res = await testApp(cluster().store, { synced: () => false }).post(PATH, { number_of_pods_requested: 1, candidate_pods: ['x'] });
     assert.equal(res.status, 503);
+  });
+});
+
+describe('the picker listener (picker.listen): the KEP-3189 verb alone, authorized by the API server', () => {
+  /** An authorizer as the API server would answer: tokens by user, and who may post. */
+  const authorizer = (users: Record<string, string>, allowed: Set<string>) => {
+    const asked: string[] = [];
+    const auth: AdminAuthorizer = {
+      async check(header, path, verb = 'get') {
+        asked.push(`${verb} ${path}`);
+        const user = header?.startsWith('Bearer ') ? users[header.slice(7)] : undefined;
+        if (!user) return { allowed: false, status: 401, message: 'no token' };
+        return allowed.has(user) ? { allowed: true, user } : { allowed: false, status: 403, message: `${user} may not ${verb} ${path}` };
+      },
+    };
+    return { auth, asked };
+  };
+  const call = (app: ReturnType<typeof pickerRoutes>, token: string | undefined, body: unknown, method = 'POST') => app.request(PATH, {
+    method, body: method === 'POST' ? JSON.stringify(body) : undefined,
+    headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+  });
+
+  it('401 without a token, 403 for a user without the grant, 200 with it; the SubjectAccessReview asks post on the path', async () => {
+    const { pods, store } = cluster();
+    const app = testApp(store);
+    const { auth, asked } = authorizer({ t1: 'system:serviceaccount:ops:scaler', t2: 'system:serviceaccount:ops:other' }, new Set(['system:serviceaccount:ops:scaler']));
+    const picker = pickerRoutes(app.extender, app.metrics, silent, 1024 * 1024, auth);
+    const body = { number_of_pods_requested: 3, candidate_pods: pods.map((p: Raw) => p.metadata.name) };
+    const none = await call(picker, undefined, body);
+    assert.equal(none.status, 401);
+    assert.equal(none.headers.get('www-authenticate'), 'Bearer');
+    assert.equal((await call(picker, 't2', body)).status, 403);
+    const ok = await call(picker, 't1', body);
+    assert.equal(ok.status, 200);
+    assert.deepEqual(await ok.json(), { chosen_pods: ['web-rs-p5', 'web-rs-p3', 'web-rs-p1'], tied_pods: [] });
+    assert.ok(asked.every((a) => a === `post ${PATH}`), asked.join(', '));
+  });
+
+  it('serves nothing else: the extender verbs are 404 there, other methods 405', async () => {
+    const { store } = cluster();
+    const app = testApp(store);
+    const picker = pickerRoutes(app.extender, app.metrics, silent, 1024 * 1024);
+    assert.equal((await picker.request('/filter', { method: 'POST', body: '{}' })).status, 404);
+    assert.equal((await picker.request('/metrics')).status, 404);
+    const get = await call(picker, undefined, undefined, 'GET');
+    assert.equal(get.status, 405);
+    assert.equal(get.headers.get('allow'), 'POST');
   });
 });

@@ -44,6 +44,17 @@ describe('manifests', () => {
     // The patch appends to the zonekeeper container's args: container 1 must be zonekeeper.
     assert.match(costs.patches[0].patch, /containers\/1\/args\/-[\s\S]*--manage-deletion-cost/);
     assert.equal(containers[1]!.name, 'zonekeeper');
+    const picker = overlay('picker');
+    assert.deepEqual(picker.resources, ['../standalone', 'picker.yaml']);
+    assert.match(picker.patches[0].patch, /containers\/1\/args\/-[\s\S]*--picker-listen=0\.0\.0\.0:8443/);
+  });
+
+  it('the picker overlay: a Service on the picker port and a ClusterRole that may post the picker path, nothing else', () => {
+    const docs = read('manifests/overlays/picker/picker.yaml').split(/^---$/m).map((d) => parse(d));
+    const service = docs.find((d) => d.kind === 'Service');
+    assert.deepEqual(service.spec.ports, [{ name: 'picker', port: 443, targetPort: 'picker' }]);
+    const role = docs.find((d) => d.kind === 'ClusterRole');
+    assert.deepEqual(role.rules, [{ nonResourceURLs: ['/v1/downscale-pod-picker/*'], verbs: ['post'] }]);
   });
 
   it('parse, and have the kinds a user needs', () => {
