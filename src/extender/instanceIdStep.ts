@@ -4,8 +4,7 @@ import type { Actuator } from '../actuator/actuator.js';
 import { holdsSeat, type PendingPod } from '../cluster/objects.js';
 import { workloadKindSpec } from '../cluster/kinds.js';
 import type { Snapshot } from '../cluster/store.js';
-import type { WorkloadModel } from '../placement/model.js';
-import { policyNamed } from '../placement/policies/index.js';
+import { policyOf, type WorkloadModel } from '../placement/model.js';
 
 export type Ensured = { pod: PendingPod; error?: undefined } | { pod: PendingPod; error: string };
 
@@ -28,7 +27,7 @@ export function instanceIdStep(snapshot: Snapshot, actuator: Actuator, log: Logg
     // The map lives on the pod's own controller: a ReplicaSet (a Deployment's) or a CloneSet.
     const owner = pod.owner && workloadKindSpec(pod.owner.kind);
     if (pod.instanceId >= 0 || !owner || owner.ordinals || owner.podsOwnedVia) return false;
-    return model !== undefined && model.policy !== 'none' && model.policy !== 'wait' && policyNamed(model.policy).pinsSeats && model.seats === 'instance-id';
+    return model !== undefined && policyOf(model)?.pinsSeats === true && model.seats === 'instance-id';
   }
 
   /** Assigns and writes the pod's ID; `pod` needs one (needsId). */

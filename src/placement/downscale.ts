@@ -1,8 +1,7 @@
 import { ownedThrough, workloadKindSpec } from '../cluster/kinds.js';
 import type { SlimPod } from '../cluster/objects.js';
 import type { Snapshot } from '../cluster/store.js';
-import { workloadModel, type WorkloadModel, type ZoneListDeps } from './model.js';
-import { policyNamed } from './policies/index.js';
+import { policyOf, workloadModel, type WorkloadModel, type ZoneListDeps } from './model.js';
 import type { PlacementSettings } from './settings.js';
 import { better, compare, zoneShrinking, type Key, type Shrinking } from './shrinking.js';
 import { resolveWorkload, workloadKey } from './workload.js';
@@ -13,7 +12,7 @@ import { resolveWorkload, workloadKey } from './workload.js';
 function shrinking(model: WorkloadModel, snapshot: Snapshot): Shrinking {
   const remaining = new Map<string, SlimPod>();
   for (const p of model.pods()) if (p.nodeName) remaining.set(p.name, p);
-  const own = model.policy === 'none' || model.policy === 'wait' ? undefined : policyNamed(model.policy).shrinking;
+  const own = policyOf(model)?.shrinking;
   return own ? own(model, snapshot, remaining) : zoneShrinking(model, snapshot, remaining);
 }
 
@@ -96,7 +95,7 @@ export function pickPodsToRemove(
  */
 export function deletionCosts(model: WorkloadModel, snapshot: Snapshot, settings: PlacementSettings, lists: ZoneListDeps = {}): Map<string, number> {
   const pods = [...model.pods()].filter((p) => p.nodeName);
-  const own = model.policy === 'none' || model.policy === 'wait' ? undefined : policyNamed(model.policy).deletionCosts;
+  const own = policyOf(model)?.deletionCosts;
   if (own) return own(model, pods, snapshot);
   const order = pickPodsToRemove(model.ref.namespace, pods.length, pods.map((p) => p.name), snapshot, settings, lists);
   const ranked = [...order.chosen, ...order.tied];

@@ -5,10 +5,10 @@ import type { Snapshot } from '../cluster/store.js';
 import type { ZonePreferencesSpec } from '../cluster/zonePreferences.js';
 import { deletionCosts } from './downscale.js';
 import { parseAssignment, serializeAssignment } from './instanceAssignment.js';
-import { workloadModel, type WorkloadModel } from './model.js';
+import { policyOf, workloadModel, type WorkloadModel } from './model.js';
 import { unboundReservations, zoneOccupancy } from './occupancy.js';
 import { planReplicas } from './planner.js';
-import { policyNamed, type PolicyName } from './policies/index.js';
+import type { PolicyName } from './policies/index.js';
 import type { SubsetQuota } from './policies/workloadSpread/subsets.js';
 import type { DecidedBy, DecisionState } from './policy.js';
 import type { Reservation } from './reservations.js';
@@ -104,7 +104,7 @@ function layoutOf(
 ): WorkloadLayout {
   const { ref, preferences } = model;
   const list = model.zones();
-  const policy = model.policy === 'none' ? undefined : policyNamed(model.policy);
+  const policy = policyOf(model);
   const costs = workloadKindSpec(ref.kind)?.deletionCost ? deletionCosts(model, snapshot, deps.settings, deps) : undefined;
   const pinned = model.seats !== 'none';
   const prefs = preferences.sequence;

@@ -2,7 +2,8 @@ import type { SlimPod, SlimWorkload } from '../cluster/objects.js';
 import type { Snapshot } from '../cluster/store.js';
 import { firstSeatCounts, NO_PENDING_FREEZES, placementList, type PendingFreezes } from './fleet.js';
 import type { CoverFacts } from './policy.js';
-import { POLICIES, type PolicyModel, type PolicyName } from './policies/index.js';
+import { POLICIES, policyNamed, type PolicyModel, type PolicyName } from './policies/index.js';
+import type { PlacementPolicy } from './policy.js';
 import type { PlacementSettings } from './settings.js';
 import { preferencesOfWorkload, seatKindOf, seatReader, type WorkloadFacts } from './workloadFacts.js';
 import { optedOut, resolveWorkload, workloadKey, workloadPods, workloadPodsPerNode, type WorkloadRef } from './workload.js';
@@ -65,6 +66,11 @@ export function workloadModel(
   };
   if (!policy || !own) return { ...base, policy: 'none', why: `not managed: no policy covers ${ref.kind} ${ref.namespace}/${ref.name}` };
   return { ...base, policy: policy.name, ...own } as PolicyModel;
+}
+
+/** The policy that built the model; undefined for a pod or workload no policy places (yet). */
+export function policyOf(model: WorkloadModel): PlacementPolicy<string, any> | undefined {
+  return model.policy === 'none' || model.policy === 'wait' ? undefined : policyNamed(model.policy);
 }
 
 /** The model a pod is placed by; undefined for a pod without a controller owner. */
