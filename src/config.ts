@@ -104,6 +104,9 @@ export const configSchema = z.strictObject({
   }),
   instanceIds: z.strictObject({
     assignDeadlineMs: z.number().int().min(100).default(2000),
+    keepPods: z.boolean().default(true),
+    intervalSeconds: positive.default(5),
+    patchesPerSecond: positive.default(20),
   }).prefault({}),
   debug: z.strictObject({
     decisionsKeptPods: z.number().int().min(1).default(2000),

@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { kubeActuator, memoryActuator, type Actuator } from './actuator/actuator.js';
 import { deletionCostController } from './actuator/deletionCosts.js';
+import { instancePodAnnotator } from './actuator/instancePods.js';
+import { podAnnotationController, type PodAnnotationController } from './actuator/podAnnotations.js';
 import { leaseElector } from './actuator/leaderElection.js';
 import { kubeApiClient, loadKubeConfig, type ApiClient } from './cluster/apiClient.js';
 import { fileSource, type SnapshotSource } from './cluster/source.js';
@@ -94,10 +96,14 @@ export function leaseNamespace(configured: string, read: (p: string) => string =
 }
 
 /**
- * The writers off the filter path (the deletion-cost controller) run in one replica: the
+ * The writers off the filter path (deletion costs, instance-ID pods) run in one replica: the
  * holder of the Lease, or this process alone when leader election is off.
  */
-function startWriters(api: ApiClient, config: Config, log: Logger, metrics: Metrics, costs: { start(): void; stop(): Promise<void> }): { stop(): Promise<void> } {
+function startWriters(api: ApiClient, config: Config, log: Logger, metrics: Metrics, controllers: PodAnnotationController[]): { stop(): Promise<void> } {
+  const costs = {
+    start: () => { for (const c of controllers) c.start(); },
+    stop: async () => { await Promise.all(controllers.map((c) => c.stop())); },
+  };
   const le = config.leaderElection;
   if (!le.enabled) {
     costs.start();
@@ -138,10 +144,14 @@ export async function startServer(config: Config, choice: SourceChoice, log: Log
     throw new Error('picker.authorization: kubernetes needs an API server to review tokens; a file source has none');
   }
   const extender = createExtender({ source, actuator, metrics, log, config });
-  const costs = config.deletionCost.enabled && api
-    ? deletionCostController(api, source, { ...config.placement }, config.deletionCost, log, metrics, { pendingFreezes: actuator.pendingFreezes }) : undefined;
+  const lists = { pendingFreezes: actuator.pendingFreezes };
+  const controllers: PodAnnotationController[] = [];
+  if (config.deletionCost.enabled && api) controllers.push(deletionCostController(api, source, { ...config.placement }, config.deletionCost, log, metrics, lists));
   if (config.deletionCost.enabled && !api) log.warn('deletion costs need a cluster to write to; not managed for a file source');
-  const writers = costs && api ? startWriters(api, config, log, metrics, costs) : undefined;
+  if (config.instanceIds.keepPods && api) {
+    controllers.push(podAnnotationController(api, source, instancePodAnnotator(actuator, { ...config.placement }, lists, log), config.instanceIds, log, metrics));
+  }
+  const writers = controllers.length > 0 && api ? startWriters(api, config, log, metrics, controllers) : undefined;
   registerStateGauges(metrics, source, () => extender.state.reservations.size());
   let serving = true;
   source.start();

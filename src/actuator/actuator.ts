@@ -114,7 +114,7 @@ export function memoryActuator(store: ClusterStore, log: Logger, metrics: Metric
     async assign(req) {
       const owner = store.workload(req.owner.kind, req.owner.namespace, req.owner.name);
       if (!owner) throw new AssignmentError(`${req.owner.kind} ${req.owner.namespace}/${req.owner.name} is not in the snapshot`);
-      const choice = chooseInstanceId(parseAssignment(owner.annotations[ANNOTATION.instanceAssignment]), req.pod, req.replicas, req.live);
+      const choice = chooseInstanceId(parseAssignment(owner.annotations[ANNOTATION.instanceAssignment]), req.pod, req.replicas, req.live, req.choice);
       if (choice.kind === 'full') throw new AssignmentError(choice.reason);
       if (choice.kind === 'new') annotate(owner, ANNOTATION.instanceAssignment, serializeAssignment(choice.assignment));
       const pod = store.pod(req.owner.namespace, req.pod);

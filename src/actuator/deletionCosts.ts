@@ -1,154 +1,37 @@
 import type { Logger } from 'pino';
-import { sleep } from '../common/clock.js';
-import { statusMessage, type ApiClient } from '../cluster/apiClient.js';
-import { objectPath, POD_KIND } from '../cluster/kinds.js';
+import type { ApiClient } from '../cluster/apiClient.js';
 import { ANNOTATION } from '../cluster/annotations.js';
 import type { SnapshotSource } from '../cluster/source.js';
 import type { Metrics } from '../metrics.js';
 import { costManagedWorkloads, deletionCosts } from '../placement/downscale.js';
 import type { PlacementSettings } from '../placement/settings.js';
 import type { ZoneListDeps } from '../placement/model.js';
-import { resolveWorkload, workloadKey } from '../placement/workload.js';
+import { podAnnotationController, type PacingOptions, type PodAnnotator } from './podAnnotations.js';
 
-export interface DeletionCostOptions {
-  intervalSeconds: number;
-  patchesPerSecond: number;
+export type DeletionCostOptions = PacingOptions;
+
+/** controller.kubernetes.io/pod-deletion-cost on managed ReplicaSet pods, in the picker's order (docs/design.md#scale-down). */
+export function deletionCostAnnotator(settings: PlacementSettings, lists: ZoneListDeps = {}): PodAnnotator {
+  return {
+    action: 'deletion-cost',
+    annotation: ANNOTATION.deletionCost,
+    current: (pod) => pod.deletionCost,
+    *desired(snapshot, only) {
+      for (const model of costManagedWorkloads(snapshot, settings, lists, only)) {
+        const costs = deletionCosts(model, snapshot, settings, lists);
+        for (const pod of model.pods()) {
+          const want = costs.get(pod.name);
+          if (want !== undefined) yield { pod, value: String(want) };
+        }
+      }
+    },
+  };
 }
 
-/**
- * Keeps controller.kubernetes.io/pod-deletion-cost on the pods of managed ReplicaSets so the
- * native controller scales down in the picker's order (docs/design.md#scale-down). Patches only what differs
- * from the cached value, so a restart writes nothing when the costs are already right;
- * patches are paced by a token bucket.
- */
+/** Keeps the deletion costs so the native controller scales down in the picker's order. */
 export function deletionCostController(
   api: ApiClient, source: SnapshotSource, settings: PlacementSettings, opts: DeletionCostOptions, log: Logger, metrics: Metrics,
   lists: ZoneListDeps = {},
 ) {
-  const queue = new Map<string, { namespace: string; pod: string; cost: string }>();
-  let timer: NodeJS.Timeout | undefined;
-  let draining: Promise<void> | undefined;
-  // Off until started: a follower replica never writes.
-  let stopped = true;
-  let dirty = false;
-  /** Workloads with a pod change since the last reconcile; a full reconcile runs every interval. */
-  const changed = new Set<string>();
-  let lastFull = 0;
-
-  // Costs patched that the watch does not show yet: not queued again meanwhile, so a pod is
-  // written once per change even when a recompute comes before the watch catches up.
-  const written = new Map<string, string>();
-
-  /**
-   * Desired costs of every managed pod whose cached cost differs, queued by pod; drained while
-   * started. `only`: just these workloads (by workload key), the ones whose pods changed.
-   */
-  function reconcile(only?: ReadonlySet<string>): number {
-    const snapshot = source.snapshot;
-    let queued = 0;
-    const live = new Set<string>();
-    for (const model of costManagedWorkloads(snapshot, settings, lists, only)) {
-      const costs = deletionCosts(model, snapshot, settings, lists);
-      for (const pod of model.pods()) {
-        const key = `${pod.namespace}/${pod.name}`;
-        live.add(key);
-        const want = costs.get(pod.name);
-        if (want === undefined) continue;
-        const cost = String(want);
-        if (pod.deletionCost === cost) {
-          written.delete(key);
-          continue;
-        }
-        if (written.get(key) === cost || queue.get(key)?.cost === cost) continue;
-        queue.set(key, { namespace: pod.namespace, pod: pod.name, cost });
-        queued++;
-      }
-    }
-    if (!only) for (const key of written.keys()) if (!live.has(key)) written.delete(key);
-    if (queued > 0 && !stopped) draining ??= drain().finally(() => { draining = undefined; });
-    return queued;
-  }
-
-  async function drain(): Promise<void> {
-    const spacing = 1000 / opts.patchesPerSecond;
-    while (queue.size > 0 && !stopped) {
-      const [key, item] = queue.entries().next().value as [string, { namespace: string; pod: string; cost: string }];
-      queue.delete(key);
-      // Counted as written from the moment it is sent; forgotten again if it fails.
-      written.set(key, item.cost);
-      const started = Date.now();
-      const path = objectPath(POD_KIND, item.namespace, item.pod);
-      const body = JSON.stringify({ metadata: { annotations: { [ANNOTATION.deletionCost]: item.cost } } });
-      try {
-        const res = await api.request('PATCH', path, { body, contentType: 'application/merge-patch+json', timeoutMs: 10_000 });
-        const ok = res.status === 200;
-        if (!ok) written.delete(key);
-        metrics.actuatorWrites.inc({ action: 'deletion-cost', result: ok ? 'ok' : 'error' });
-        if (!ok && res.status !== 404) log.warn({ pod: key, status: res.status, err: statusMessage(res.body) }, 'deletion cost not written');
-      } catch (err) {
-        written.delete(key);
-        metrics.actuatorWrites.inc({ action: 'deletion-cost', result: 'error' });
-        log.warn({ pod: key, err: (err as Error).message }, 'deletion cost not written');
-      }
-      const wait = spacing - (Date.now() - started);
-      if (wait > 0) await sleep(wait);
-    }
-  }
-
-  function tick(): void {
-    if (stopped) return;
-    if (source.synced()) {
-      dirty = false;
-      // (A little early counts: the interval timer and the wall clock do not tick together.)
-      if (Date.now() - lastFull >= opts.intervalSeconds * 1000 - 100) {
-        lastFull = Date.now();
-        changed.clear();
-        reconcile();
-      } else if (changed.size > 0) {
-        const only = new Set(changed);
-        changed.clear();
-        reconcile(only);
-      }
-    }
-    timer = setTimeout(tick, dirty ? 200 : opts.intervalSeconds * 1000);
-    timer.unref();
-  }
-
-  // A pod change is reconciled soon, not at the next full interval, and only its workload.
-  source.store.onPod((_type, pod) => {
-    if (stopped) return;
-    const ref = resolveWorkload(pod, source.snapshot)?.ref;
-    if (ref) changed.add(workloadKey(ref));
-    if (!dirty) {
-      dirty = true;
-      clearTimeout(timer);
-      timer = setTimeout(tick, 200);
-      timer.unref();
-    }
-  });
-
-  return {
-    reconcile,
-    /** Starts (or, after stop, restarts: leadership comes and goes) with an empty queue. */
-    start() {
-      stopped = false;
-      lastFull = 0;
-      queue.clear();
-      clearTimeout(timer);
-      timer = setTimeout(tick, 0);
-      timer.unref();
-    },
-    /** No patch starts after this resolves. */
-    async stop() {
-      stopped = true;
-      clearTimeout(timer);
-      await draining;
-      queue.clear();
-      written.clear();
-    },
-    /** Resolves when the queued patches are written. */
-    async settle() {
-      await draining;
-    },
-  };
+  return podAnnotationController(api, source, deletionCostAnnotator(settings, lists), opts, log, metrics);
 }

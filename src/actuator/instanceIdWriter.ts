@@ -7,16 +7,18 @@ import { ANNOTATION } from '../cluster/annotations.js';
 import { type WorkloadKind } from '../cluster/kinds.js';
 import type { Metrics } from '../metrics.js';
 import {
-  annotationBytes, ANNOTATIONS_LIMIT, chooseInstanceId, parseAssignment, serializeAssignment,
+  annotationBytes, ANNOTATIONS_LIMIT, chooseInstanceId, parseAssignment, serializeAssignment, type ChoiceOptions,
 } from '../placement/instanceAssignment.js';
 
 export interface AssignRequest {
-  /** The owner that stores the map: the ReplicaSet of a Deployment. */
+  /** The workload that stores the map: the Deployment, CloneSet or standalone ReplicaSet. */
   owner: { kind: WorkloadKind; namespace: string; name: string };
   pod: string;
   replicas: number;
   /** Whether a pod named in the map still exists (not deleted, not terminating). */
   live: (pod: string) => boolean;
+  /** How the choice is made besides the map (chooseInstanceId). */
+  choice?: ChoiceOptions;
 }
 
 export class AssignmentError extends ZonekeeperError {}
@@ -54,13 +56,13 @@ export function instanceIdWriter(api: ApiClient, log: Logger, metrics: Metrics, 
       } catch (err) {
         throw new AssignmentError((err as Error).message, { cause: err });
       }
-      let choice = chooseInstanceId(current, req.pod, req.replicas, () => true);
+      let choice = chooseInstanceId(current, req.pod, req.replicas, () => true, req.choice);
       if (choice.kind === 'full') {
         // Free the IDs of gone pods. The cache may not show a pod created a moment ago,
         // so a pod it does not show is asked about before its ID is taken away.
         const gone = new Set<string>();
         for (const name of current.values()) if (!req.live(name) && await podGone(owner.namespace, name)) gone.add(name);
-        choice = chooseInstanceId(current, req.pod, req.replicas, (name) => !gone.has(name));
+        choice = chooseInstanceId(current, req.pod, req.replicas, (name) => !gone.has(name), req.choice);
       }
       if (choice.kind === 'full') throw new AssignmentError(`${named}: ${choice.reason}`);
       if (choice.kind === 'held') return { done: { id: choice.id, written: false } };

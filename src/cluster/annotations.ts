@@ -9,6 +9,7 @@ export const ANNOTATION = {
   deletionCost: 'controller.kubernetes.io/pod-deletion-cost',
   instanceAssignment: 'zonekeeper.io/instance-assignment',
   instanceId: 'zonekeeper.io/instance-id',
+  instanceCount: 'zonekeeper.io/instance-count',
   kruiseMatched: 'apps.kruise.io/matched-workloadspread',
 } as const;
 

@@ -181,6 +181,7 @@ export function slimPod(o: Raw, share = intern): SlimPod {
     ignore: meta.annotations?.[ANNOTATION.ignore] === 'true',
     instanceId: typeof id === 'string' ? parseIndex(id) : -1,
     deletionCost: typeof meta.annotations?.[ANNOTATION.deletionCost] === 'string' ? share(meta.annotations[ANNOTATION.deletionCost]) : undefined,
+    instanceCount: typeof meta.annotations?.[ANNOTATION.instanceCount] === 'string' ? share(meta.annotations[ANNOTATION.instanceCount]) : undefined,
     cpuMilli,
     memory,
     kruiseMatch: kruiseMatch(meta.annotations),

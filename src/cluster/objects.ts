@@ -48,6 +48,8 @@ export interface SlimPod {
   instanceId: number;
   /** controller.kubernetes.io/pod-deletion-cost as written; undefined when absent. */
   deletionCost: string | undefined;
+  /** zonekeeper.io/instance-count as written; undefined when absent. */
+  instanceCount: string | undefined;
   /** Summed container requests: what the pod takes from its node. */
   cpuMilli: number;
   memory: number;

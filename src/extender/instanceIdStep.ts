@@ -2,18 +2,21 @@ import type { Logger } from 'pino';
 import { ExpiringMap } from '../common/expiringMap.js';
 import type { Actuator } from '../actuator/actuator.js';
 import { holdsSeat, type PendingPod } from '../cluster/objects.js';
-import { workloadKindSpec } from '../cluster/kinds.js';
+import { workloadKindSpec, type WorkloadKind } from '../cluster/kinds.js';
 import type { Snapshot } from '../cluster/store.js';
-import { policyOf, type WorkloadModel } from '../placement/model.js';
+import { instanceSeats, rolloutSeat } from '../placement/instanceSeats.js';
+import { policyOf, type WorkloadModel, type ZoneListDeps } from '../placement/model.js';
+import type { PlacementSettings } from '../placement/settings.js';
 
-export type Ensured = { pod: PendingPod; error?: undefined } | { pod: PendingPod; error: string };
+/** `successor`: placed for the ID of the pod it replaces in a rollout, without holding it yet. */
+export type Ensured = { pod: PendingPod; error?: undefined; successor?: boolean } | { pod: PendingPod; error: string };
 
 /**
  * The first filter of a pod of an instance-ID workload assigns its ID before placement
  * (docs/design.md#instance-ids). Known IDs come from the request's pod, the cached pod, or an assignment this
  * process just made (the scheduler's copy of the pod lags behind our write).
  */
-export function instanceIdStep(snapshot: Snapshot, actuator: Actuator, log: Logger) {
+export function instanceIdStep(snapshot: Snapshot, actuator: Actuator, settings: PlacementSettings, lists: ZoneListDeps, log: Logger) {
   const assigned = new ExpiringMap<string, number>({ max: 100_000, ttlMs: 3_600_000 });
 
   function known(pod: PendingPod): PendingPod {
@@ -24,27 +27,36 @@ export function instanceIdStep(snapshot: Snapshot, actuator: Actuator, log: Logg
 
   /** Whether the pod (as `known` gives it) must take an ID first: only a pin by instance ID (no WorkloadSpread, not ignored) does. */
   function needsId(pod: PendingPod, model: WorkloadModel | undefined): boolean {
-    // The map lives on the pod's own controller: a ReplicaSet (a Deployment's) or a CloneSet.
+    // A pod of a ReplicaSet (a Deployment's), a CloneSet or a standalone ReplicaSet.
     const owner = pod.owner && workloadKindSpec(pod.owner.kind);
     if (pod.instanceId >= 0 || !owner || owner.ordinals || owner.podsOwnedVia) return false;
     return model !== undefined && policyOf(model)?.pinsSeats === true && model.seats === 'instance-id';
   }
 
-  /** Assigns and writes the pod's ID; `pod` needs one (needsId). */
+  /**
+   * Assigns and writes the pod's ID; `pod` needs one (needsId). While every ID is held or due
+   * to a placed pod (a rollout's surge), nothing is written: the pod is placed for the ID of
+   * the pod it replaces (rolloutSeat) and the leader hands it that ID once it is free.
+   */
   async function ensure(pod: PendingPod, model: WorkloadModel | undefined): Promise<Ensured> {
     if (!needsId(pod, model) || !model?.workload) return { pod };
-    const owner = workloadKindSpec(pod.owner!.kind)!;
-    const workload = model.workload;
     const ns = pod.namespace;
+    const seats = instanceSeats(model, snapshot, pod.name);
+    const reserved = new Set(seats.due.values());
+    if (seats.free.length <= reserved.size) {
+      const successorOf = rolloutSeat(model, pod, seats, snapshot, settings, lists);
+      if (successorOf !== undefined) return { pod: { ...pod, instanceId: successorOf }, successor: true };
+    }
     try {
       const id = await actuator.assignInstanceId({
-        owner: { kind: owner.kind, namespace: ns, name: pod.owner!.name },
+        owner: { kind: model.ref.kind as WorkloadKind, namespace: ns, name: model.ref.name },
         pod: pod.name,
-        replicas: workload.replicas,
+        replicas: seats.replicas,
         live: (name) => {
           const p = snapshot.pod(ns, name);
           return !!p && holdsSeat(p);
         },
+        choice: { held: seats.held, reserved },
       });
       assigned.set(pod.uid, id);
       log.info({ pod: `${ns}/${pod.name}`, instanceId: id }, 'instance ID assigned');

@@ -77,10 +77,11 @@ export interface WorkloadLayout {
 /** What a layout reads beside the cluster: the decisions' remembered state. */
 export type LayoutDeps = DecisionState;
 
-/** The assignment maps of the workload's ReplicaSets (a Deployment may have several). */
+/** The workload's assignment map, over any its ReplicaSets kept before the map moved to the workload. */
 function instanceAssignments(snapshot: Snapshot, ref: WorkloadRef): { assignment: Record<string, string>; error?: string } {
   const via = workloadKindSpec(ref.kind)?.podsOwnedVia;
-  const owners = via ? [...snapshot.ownedWorkloads(ref.kind, ref.namespace, ref.name)] : [snapshot.workload(ref.kind as WorkloadKind, ref.namespace, ref.name)!];
+  const self = snapshot.workload(ref.kind as WorkloadKind, ref.namespace, ref.name)!;
+  const owners = via ? [...snapshot.ownedWorkloads(ref.kind, ref.namespace, ref.name), self] : [self];
   const assignment: Record<string, string> = {};
   try {
     for (const rs of owners) Object.assign(assignment, JSON.parse(serializeAssignment(parseAssignment(rs.annotations[ANNOTATION.instanceAssignment]))));

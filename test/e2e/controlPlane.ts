@@ -1,4 +1,4 @@
-// A real Kubernetes 1.20 control plane on 127.0.0.1 for the end-to-end tests: etcd,
+// A real Kubernetes control plane (1.30, 1.36) on 127.0.0.1 for the end-to-end tests: etcd,
 // kube-apiserver, kube-controller-manager, and kube-scheduler processes, plus zonekeeper.
 // Nodes have no kubelets: pods are bound and stay Pending, which is all the tests need.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
@@ -37,20 +37,20 @@ async function until(what: string, check: () => Promise<boolean>, timeoutMs: num
   throw new Error(`timed out waiting for ${what}`);
 }
 
-/** Builds or reuses the binaries (test/e2e/kube-binaries.sh), or checks `dir`: their directory. */
-export function kubeBinaries(dir?: string): string {
+/** Unpacks or reuses the shipped control planes (test/e2e/kube-binaries.sh), or checks `dir`: their directories. */
+export function kubeBinaries(dir?: string): string[] {
   const env = dir ? { ...process.env, KUBE_BIN_DIR: dir } : process.env;
   const out = execFileSync('bash', [join(ROOT, 'test/e2e/kube-binaries.sh')], { encoding: 'utf8', env, stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 1 << 24 });
-  return out.trim().split('\n').pop()!;
+  return out.trim().split('\n').filter(Boolean);
 }
 
 /**
  * Every Kubernetes the e2e runs against: KUBE_BIN_DIRS (directories, ':'-separated), else
- * KUBE_BIN_DIR, else 1.20 built from Debian's source. Each comes with its version.
+ * KUBE_BIN_DIR, else the control planes shipped beside the checkout. Each comes with its version.
  */
 export function kubeVersions(): { bin: string; version: string; minor: number }[] {
   const dirs = (process.env.KUBE_BIN_DIRS ?? '').split(':').filter(Boolean);
-  return (dirs.length > 0 ? dirs.map((d) => kubeBinaries(d)) : [kubeBinaries()]).map((bin) => {
+  return (dirs.length > 0 ? dirs.flatMap((d) => kubeBinaries(d)) : kubeBinaries()).map((bin) => {
     const version = /v(1\.\d+\.\d+)/.exec(execFileSync(join(bin, 'kube-apiserver'), ['--version'], { encoding: 'utf8' }))?.[1] ?? 'unknown';
     return { bin, version, minor: Number(version.split('.')[1] ?? 0) };
   });

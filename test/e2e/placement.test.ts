@@ -4,11 +4,9 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { parseAllDocuments } from 'yaml';
-import { instanceIdWriter } from '../../src/actuator/instanceIdWriter.js';
-import { createMetrics } from '../../src/metrics.js';
-import { silent } from '../support/app.js';
 import { ControlPlane, freePort, kubeVersions } from './controlPlane.js';
 import { eventually, Kube, type Obj } from './kube.js';
+import { deployment } from './workloads.js';
 
 const ZONES = ['zone-a', 'zone-b', 'zone-c'];
 const SCHEDULER = 'zonekeeper';
@@ -27,19 +25,6 @@ function statefulSet(namespace: string, name: string, replicas: number, volumes 
         },
       },
       ...(volumes ? { volumeClaimTemplates: [{ metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], storageClassName: '', resources: { requests: { storage: '1Gi' } } } }] } : {}),
-    },
-  };
-}
-
-function deployment(namespace: string, name: string, replicas: number): Obj {
-  return {
-    apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name, namespace },
-    spec: {
-      replicas, selector: { matchLabels: { app: name } },
-      template: {
-        metadata: { labels: { app: name } },
-        spec: { schedulerName: SCHEDULER, terminationGracePeriodSeconds: 0, containers: [{ name: 'c', image: 'busybox', resources: { requests: { cpu: '10m' } } }] },
-      },
     },
   };
 }
@@ -240,32 +225,6 @@ for (const k of kubeVersions()) describe(`zonekeeper with kube-scheduler ${k.ver
     assertRoundRobin(placed, await frozenZones('s6', 'db'));
   });
 
-  it(`[${k.version}] 7. instance IDs: a Deployment of 6 lands 2/2/2 with IDs 0..5; a deleted pod's replacement takes the freed ID`, async () => {
-    await namespace('s7');
-    const d = deployment('s7', 'ids', 6);
-    d.metadata.annotations = { 'zonekeeper.io/instance-ids': 'true' };
-    await kube.create(d);
-    const placed = await bound('s7', 'ids', 6);
-    const pods = await kube.podsOf('s7', 'app=ids');
-    const idOf = (p: Obj) => Number(p.metadata.annotations?.['zonekeeper.io/instance-id']);
-    assert.deepEqual(pods.map(idOf).sort(), [0, 1, 2, 3, 4, 5]);
-    const list = (await kube.get('apps/v1', 'Deployment', 's7', 'ids')).metadata.annotations['zonekeeper.io/zones'].split(',');
-    for (const p of pods) assert.equal(placed.get(p.metadata.name), list[idOf(p) % list.length], `${p.metadata.name} with ID ${idOf(p)}`);
-    const rs = (await kube.list('apps/v1', 'ReplicaSet', 's7'))[0]!;
-    const map = JSON.parse(rs.metadata.annotations['zonekeeper.io/instance-assignment']);
-    assert.deepEqual(map, Object.fromEntries(pods.map((p) => [String(idOf(p)), p.metadata.name])));
-
-    const victim = pods.find((p) => idOf(p) === 4)!;
-    await kube.delete('v1', 'Pod', 's7', victim.metadata.name, 0);
-    const after = await eventually('a replacement bound with ID 4', async () => {
-      const now = await kube.podsOf('s7', 'app=ids');
-      const fresh = now.find((p) => !pods.some((q) => q.metadata.name === p.metadata.name));
-      return now.length === 6 && fresh?.spec.nodeName && fresh;
-    }, 120_000);
-    assert.equal(idOf(after), 4);
-    assert.equal(zones.get(after.spec.nodeName), list[4 % list.length]);
-  });
-
   it(`[${k.version}] 8. zone preferences {A: 2, B: 1, C: 1} on a Deployment of 8 give 4/2/2`, async () => {
     await namespace('s8');
     const d = deployment('s8', 'weighted', 8);
@@ -274,31 +233,6 @@ for (const k of kubeVersions()) describe(`zonekeeper with kube-scheduler ${k.ver
     const placed = await bound('s8', 'weighted', 8);
     const count = (z: string) => [...placed.values()].filter((x) => x === z).length;
     assert.deepEqual([count('zone-a'), count('zone-b'), count('zone-c')], [4, 2, 2]);
-  });
-
-  it(`[${k.version}] 9. 50 pods of one ReplicaSet assigned concurrently by two writers: unique IDs 0..49, nothing lost`, async () => {
-    await namespace('s9');
-    await kube.create({
-      apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: { name: 'burst', namespace: 's9', annotations: { 'zonekeeper.io/instance-ids': 'true' } },
-      spec: {
-        replicas: 50, selector: { matchLabels: { app: 'burst' } },
-        template: { metadata: { labels: { app: 'burst' } }, spec: { schedulerName: 'nobody', containers: [{ name: 'c', image: 'busybox' }] } },
-      },
-    });
-    const pods = await eventually('50 pods', async () => { const p = await kube.podsOf('s9', 'app=burst'); return p.length === 50 && p; });
-    const metrics = createMetrics();
-    const writers = [0, 1].map(() => instanceIdWriter(cp.api, silent, metrics, 30_000));
-    const ids = await Promise.all(pods.map((p: Obj, i: number) => writers[i % 2]!.assign({
-      owner: { kind: 'ReplicaSet', namespace: 's9', name: 'burst' }, pod: p.metadata.name, replicas: 50, live: () => true,
-    })));
-    assert.deepEqual([...ids].sort((a, b) => a - b), Array.from({ length: 50 }, (_, i) => i));
-    const rs = await kube.get('apps/v1', 'ReplicaSet', 's9', 'burst');
-    const map = JSON.parse(rs.metadata.annotations['zonekeeper.io/instance-assignment']);
-    const annotated = Object.fromEntries((await kube.podsOf('s9', 'app=burst')).map((p) => [p.metadata.annotations['zonekeeper.io/instance-id'], p.metadata.name]));
-    assert.equal(Object.keys(map).length, 50);
-    assert.deepEqual(map, annotated);
-    const conflicts = (await metrics.actuatorWrites.get()).values.find((v) => v.labels.result === 'conflict')?.value ?? 0;
-    console.log(`# 50 concurrent assignments by two writers: ${conflicts} optimistic-concurrency conflicts retried`);
   });
 
   it(`[${k.version}] 10. the downscale pod picker, on the API server's state: 6 instance-ID pods down to 3 removes IDs 5, 4, 3`, async () => {

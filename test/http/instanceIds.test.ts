@@ -8,15 +8,17 @@ const names = ZONES.map((z) => `node-${z.slice(5)}-1`);
 const request = (pod: Raw) => ({ Pod: pod, NodeNames: names });
 
 describe('instance IDs through /filter', () => {
-  it('the first filter assigns IDs 0..5 in order, pins a,b,c,a,b,c, and annotates owner and pods', async () => {
+  it('the first filter assigns IDs 0..5 in order, pins a,b,c,a,b,c, and annotates the Deployment and the pods', async () => {
     const pods = Array.from({ length: 6 }, (_, i) => rsPod('web', `p${i}`));
     const store = storeOf([...nodes(ZONES, 1), ...deployment('web', 6, { 'zonekeeper.io/instance-ids': 'true' }), ...pods]);
     const app = testApp(store);
     const placed: string[] = [];
     for (const p of pods) placed.push((await (await app.post('/filter', request(p))).json()).NodeNames.join());
     assert.deepEqual(placed, ['node-a-1', 'node-b-1', 'node-c-1', 'node-a-1', 'node-b-1', 'node-c-1']);
-    const rs = store.workload('ReplicaSet', 'default', 'web-rs')!;
-    assert.deepEqual(JSON.parse(rs.annotations['zonekeeper.io/instance-assignment']!), Object.fromEntries(pods.map((p, i) => [String(i), p.metadata.name])));
+    // The map is on the Deployment, so a rollout's second ReplicaSet sees the IDs the first one holds.
+    const deploy = store.workload('Deployment', 'default', 'web')!;
+    assert.deepEqual(JSON.parse(deploy.annotations['zonekeeper.io/instance-assignment']!), Object.fromEntries(pods.map((p, i) => [String(i), p.metadata.name])));
+    assert.equal(store.workload('ReplicaSet', 'default', 'web-rs')!.annotations['zonekeeper.io/instance-assignment'], undefined);
     assert.equal(store.pod('default', 'web-rs-p4')!.instanceId, 4);
     // Prioritize right after, with the scheduler's stale copy of the pod, knows the ID too.
     const scores = await (await app.post('/prioritize', request(pods[4]!))).json();

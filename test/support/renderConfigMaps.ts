@@ -1,6 +1,8 @@
-// npm run manifests: writes manifests/base/20-configmaps.yaml from the files in config/, which a
+// npm run manifests: writes manifests/base/20-configmaps.yaml from the files in config/ (and the
+// configuration table of docs/reference.md from config/zonekeeper.yaml), which a
 // test keeps equal.
 import { readFileSync, writeFileSync } from 'node:fs';
+import { withConfigTable } from './configTable.js';
 
 const root = new URL('../../', import.meta.url);
 const indent = (path: string) => readFileSync(new URL(path, root), 'utf8').split('\n').map((l) => (l.trim() ? `    ${l}` : l)).join('\n');
@@ -16,3 +18,6 @@ ${indent(path)}`;
 writeFileSync(new URL('manifests/base/20-configmaps.yaml', root), `# Generated from config/zonekeeper.yaml and config/scheduler-config.yaml by npm run manifests; a test keeps them equal.
 ${configMap('zonekeeper-config', 'zonekeeper.yaml', 'config/zonekeeper.yaml')}---
 ${configMap('zonekeeper-scheduler-config', 'scheduler-config.yaml', 'config/scheduler-config.yaml')}`);
+
+const reference = new URL('docs/reference.md', root);
+writeFileSync(reference, withConfigTable(readFileSync(reference, 'utf8'), readFileSync(new URL('config/zonekeeper.yaml', root), 'utf8')));

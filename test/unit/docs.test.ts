@@ -3,6 +3,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { withConfigTable } from '../support/configTable.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const pages = ['README.md', ...readdirSync(join(root, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
@@ -16,6 +17,12 @@ function anchorsOf(file: string): Set<string> {
 }
 
 describe('README and docs/', () => {
+  it('the configuration table in docs/reference.md is config/zonekeeper.yaml, key for key (npm run manifests)', () => {
+    const reference = readFileSync(join(root, 'docs/reference.md'), 'utf8');
+    assert.equal(reference, withConfigTable(reference, readFileSync(join(root, 'config/zonekeeper.yaml'), 'utf8')));
+    assert.match(reference, /\| `instanceIds\.keepPods` \| `true` \|/);
+  });
+
   it('README is a front door: at most 10 KB', () => {
     assert.ok(readFileSync(join(root, 'README.md')).length <= 10 * 1024);
   });

@@ -1,0 +1,53 @@
+import type { Logger } from 'pino';
+import { ANNOTATION } from '../cluster/annotations.js';
+import type { WorkloadKind } from '../cluster/kinds.js';
+import { holdsSeat } from '../cluster/objects.js';
+import { instanceIdWorkloads, instanceSeats } from '../placement/instanceSeats.js';
+import type { ZoneListDeps } from '../placement/model.js';
+import type { PlacementSettings } from '../placement/settings.js';
+import type { Actuator } from './actuator.js';
+import type { PodAnnotator } from './podAnnotations.js';
+
+/**
+ * What the leader keeps on the pods of instance-ID workloads (docs/design.md#instance-ids):
+ * zonekeeper.io/instance-count (the workload's replicas), and the ID a placed pod without one
+ * is due once it is free (a rollout's surge pod gets the ID of the pod it replaced).
+ */
+export function instancePodAnnotator(actuator: Actuator, settings: PlacementSettings, lists: ZoneListDeps, log: Logger): PodAnnotator {
+  const assigning = new Set<string>();
+  return {
+    action: 'instance-count',
+    annotation: ANNOTATION.instanceCount,
+    current: (pod) => pod.instanceCount,
+    *desired(snapshot, only) {
+      for (const model of instanceIdWorkloads(snapshot, settings, lists, only)) {
+        const value = String(model.workload.replicas);
+        for (const pod of model.pods()) yield { pod, value };
+      }
+    },
+    alsoReconcile(snapshot, only) {
+      for (const model of instanceIdWorkloads(snapshot, settings, lists, only)) {
+        const seats = instanceSeats(model, snapshot);
+        const ns = model.ref.namespace;
+        for (const [pod, id] of seats.due) {
+          const key = `${ns}/${pod}`;
+          if (assigning.has(key)) continue;
+          assigning.add(key);
+          actuator.assignInstanceId({
+            owner: { kind: model.ref.kind as WorkloadKind, namespace: ns, name: model.ref.name },
+            pod,
+            replicas: seats.replicas,
+            live: (name) => {
+              const p = snapshot.pod(ns, name);
+              return !!p && holdsSeat(p);
+            },
+            choice: { held: seats.held, prefer: id, reserved: new Set([...seats.due].filter(([p]) => p !== pod).map(([, i]) => i)) },
+          }).then(
+            (got) => log.info({ pod: key, instanceId: got, due: id }, 'instance ID handed to a placed pod'),
+            (err: Error) => log.warn({ pod: key, err: err.message }, 'instance ID not handed on; retried on the next change'),
+          ).finally(() => assigning.delete(key));
+        }
+      }
+    },
+  };
+}
