@@ -35,6 +35,9 @@ serve flags:
                          serve that listener over HTTPS (picker.tls)
   --manage-deletion-cost keep controller.kubernetes.io/pod-deletion-cost on managed ReplicaSet pods,
                          so scale-down follows the pod picker's order (deletionCost.enabled)
+  --workloadspread-status
+                         standalone mode: write WorkloadSpread status as OpenKruise's controller would
+                         (workloadSpread.writeStatus)
   -h, --help             this text
 
 Where the cluster comes from, first found wins: --snapshot, --demo, --kubeconfig, $KUBECONFIG,
@@ -55,7 +58,7 @@ async function serve(argv: string[]): Promise<void> {
         config: { type: 'string' }, kubeconfig: { type: 'string' }, snapshot: { type: 'string' },
         demo: { type: 'boolean' }, listen: { type: 'string' }, 'admin-listen': { type: 'string' }, help: { type: 'boolean', short: 'h' },
         'admin-authorization': { type: 'string' }, 'probe-listen': { type: 'string' },
-        'manage-deletion-cost': { type: 'boolean' },
+        'manage-deletion-cost': { type: 'boolean' }, 'workloadspread-status': { type: 'boolean' },
         'picker-listen': { type: 'string' }, 'picker-tls-cert': { type: 'string' }, 'picker-tls-key': { type: 'string' },
       },
       strict: true, allowPositionals: false,
@@ -71,7 +74,7 @@ async function serve(argv: string[]): Promise<void> {
   try {
     config = loadConfig(values.config);
     const picker = values['picker-listen'] !== undefined || values['picker-tls-cert'] !== undefined || values['picker-tls-key'] !== undefined;
-    if (values.listen || values['admin-listen'] || values['manage-deletion-cost'] || values['admin-authorization'] || values['probe-listen'] || picker) {
+    if (values.listen || values['admin-listen'] || values['manage-deletion-cost'] || values['workloadspread-status'] || values['admin-authorization'] || values['probe-listen'] || picker) {
       config = parseConfig({
         ...config,
         extender: { ...config.extender, listen: values.listen ?? config.extender.listen },
@@ -80,6 +83,7 @@ async function serve(argv: string[]): Promise<void> {
           authorization: values['admin-authorization'] ?? config.admin.authorization, probeListen: values['probe-listen'] ?? config.admin.probeListen,
         },
         deletionCost: { ...config.deletionCost, enabled: config.deletionCost.enabled || !!values['manage-deletion-cost'] },
+        workloadSpread: { ...config.workloadSpread, writeStatus: config.workloadSpread.writeStatus || !!values['workloadspread-status'] },
         picker: {
           ...config.picker, listen: values['picker-listen'] ?? config.picker.listen,
           tls: { ...config.picker.tls, certFile: values['picker-tls-cert'] ?? config.picker.tls.certFile, keyFile: values['picker-tls-key'] ?? config.picker.tls.keyFile },

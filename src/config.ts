@@ -102,6 +102,10 @@ export const configSchema = z.strictObject({
     if (l.renewDeadlineSeconds >= l.leaseDurationSeconds) ctx.addIssue({ code: 'custom', path: ['renewDeadlineSeconds'], message: 'must be less than leaseDurationSeconds' });
     if (l.retryPeriodSeconds * 1.2 >= l.renewDeadlineSeconds) ctx.addIssue({ code: 'custom', path: ['retryPeriodSeconds'], message: 'times 1.2 (jitter) must be less than renewDeadlineSeconds' });
   }),
+  workloadSpread: z.strictObject({
+    writeStatus: z.boolean().default(false),
+    statusIntervalSeconds: positive.default(5),
+  }).prefault({}),
   instanceIds: z.strictObject({
     assignDeadlineMs: z.number().int().min(100).default(2000),
     keepPods: z.boolean().default(true),

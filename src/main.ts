@@ -5,7 +5,9 @@ import { fileURLToPath } from 'node:url';
 import { kubeActuator, memoryActuator, type Actuator } from './actuator/actuator.js';
 import { deletionCostController } from './actuator/deletionCosts.js';
 import { instancePodAnnotator } from './actuator/instancePods.js';
-import { podAnnotationController, type PodAnnotationController } from './actuator/podAnnotations.js';
+import { podAnnotationController } from './actuator/podAnnotations.js';
+import { workloadSpreadStatusController } from './actuator/workloadSpreadStatus.js';
+
 import { leaseElector } from './actuator/leaderElection.js';
 import { kubeApiClient, loadKubeConfig, type ApiClient } from './cluster/apiClient.js';
 import { fileSource, type SnapshotSource } from './cluster/source.js';
@@ -18,6 +20,12 @@ import { kubernetesAuthorizer } from './server/adminAuth.js';
 import { adminRoutes, probeRoutes } from './server/adminRoutes.js';
 import { extenderRoutes, pickerRoutes } from './server/extenderRoutes.js';
 import { listen, type Listener } from './server/listen.js';
+
+/** A writer that runs only in the Lease's holder. */
+interface LeaderController {
+  start(): void;
+  stop(): Promise<void>;
+}
 
 export const DEMO_CLUSTER = fileURLToPath(new URL('../config/demo-cluster.yaml', import.meta.url));
 const IN_CLUSTER_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
@@ -99,7 +107,7 @@ export function leaseNamespace(configured: string, read: (p: string) => string =
  * The writers off the filter path (deletion costs, instance-ID pods) run in one replica: the
  * holder of the Lease, or this process alone when leader election is off.
  */
-function startWriters(api: ApiClient, config: Config, log: Logger, metrics: Metrics, controllers: PodAnnotationController[]): { stop(): Promise<void> } {
+function startWriters(api: ApiClient, config: Config, log: Logger, metrics: Metrics, controllers: LeaderController[]): { stop(): Promise<void> } {
   const costs = {
     start: () => { for (const c of controllers) c.start(); },
     stop: async () => { await Promise.all(controllers.map((c) => c.stop())); },
@@ -145,11 +153,15 @@ export async function startServer(config: Config, choice: SourceChoice, log: Log
   }
   const extender = createExtender({ source, actuator, metrics, log, config });
   const lists = { pendingFreezes: actuator.pendingFreezes };
-  const controllers: PodAnnotationController[] = [];
+  const controllers: LeaderController[] = [];
   if (config.deletionCost.enabled && api) controllers.push(deletionCostController(api, source, { ...config.placement }, config.deletionCost, log, metrics, lists));
   if (config.deletionCost.enabled && !api) log.warn('deletion costs need a cluster to write to; not managed for a file source');
   if (config.instanceIds.keepPods && api) {
     controllers.push(podAnnotationController(api, source, instancePodAnnotator(actuator, { ...config.placement }, lists, log), config.instanceIds, log, metrics));
+  }
+  if (config.workloadSpread.writeStatus && api) {
+    controllers.push(workloadSpreadStatusController(api, source, { ...config.placement }, extender.state.reservations, { record: actuator.recordEvent },
+      { intervalSeconds: config.workloadSpread.statusIntervalSeconds }, log, metrics, lists));
   }
   const writers = controllers.length > 0 && api ? startWriters(api, config, log, metrics, controllers) : undefined;
   registerStateGauges(metrics, source, () => extender.state.reservations.size());

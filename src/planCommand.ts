@@ -4,7 +4,8 @@ import { describeIssues, ZonekeeperError } from './common/errors.js';
 import { planReplicas, type Plan } from './placement/planner.js';
 import { parsePreferences, type ZonePreferencesSpec } from './cluster/zonePreferences.js';
 import { DEFAULT_PREFERENCES, sequencePreferences } from './placement/preferences.js';
-import { cappedBy, sequenceCounts } from './placement/zoneSequence.js';
+import { cappedBy, keptCounts } from './placement/zoneSequence.js';
+import { fleetOrder } from './placement/fleet.js';
 
 export const PLAN_USAGE = `zonekeeper plan: per-zone replica counts from the Federated ReplicaSet planner
 
@@ -19,13 +20,14 @@ Usage:
                       (default: every zone weight 1)
   --capacity JSON     {zone: how many more replicas it can hold}; 0 = offline
   --existing JSON     {zone: replicas already there}; kept when rebalance is false
-  --key STRING        workload key hashed with zone names to order equal weights (default "")
+  --key STRING        workload key (namespace/Kind/name): hashed with zone names to order equal
+                      weights, and it rotates zonekeeper's zone list as live placement does (default "")
   --table             a readable table instead of JSON
 
 Prints {"plan": {zone: n, ...}, "overflow": {zone: n, ...}, "zonekeeper": {zone: n, ...}}:
 the Federated ReplicaSet plan, what capacity could not hold, and the layout zonekeeper itself
 uses for these replicas (the first N seats of its zone sequence, each zone capped at
-existing + capacity): equal weights never leave a zone empty while N >= zones, where the
+existing + capacity; a zone already over its share keeps its pods): equal weights never leave a zone empty while N >= zones, where the
 plan's rounding can (4 over 3 zones plans 2/2/0; zonekeeper lays out 2/1/1). Bad input exits 2.
 `;
 
@@ -82,7 +84,9 @@ export function runPlan(argv: string[]): { output: string; plan: PlanOutput } {
   const federated = planReplicas({ replicas, zones, preferences, capacity, existing, key: values.key });
   const totalCap: Record<string, number> = {};
   for (const [z, n] of Object.entries(capacity ?? {})) totalCap[z] = n + (existing?.[z] ?? 0);
-  const layout = sequenceCounts(zones, replicas, cappedBy(sequencePreferences(preferences), totalCap));
+  // With a workload key, zonekeeper's layout starts where the live placement starts that workload's list.
+  const order = values.key ? fleetOrder(zones, values.key, undefined) : zones;
+  const layout = keptCounts(order, replicas, cappedBy(sequencePreferences(preferences), totalCap), existing ?? {});
   if (!layout) throw new UsageError(`--replicas: ${replicas} is too many to lay out with these preferences`);
   const plan: PlanOutput = { ...federated, zonekeeper: layout };
   return { plan, output: values.table ? planTable(zones, plan) : JSON.stringify(plan) };

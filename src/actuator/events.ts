@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { LRUCache } from 'lru-cache';
 import { statusMessage, type ApiClient } from '../cluster/apiClient.js';
 import { WORKLOAD_KINDS } from '../cluster/kinds.js';
-import type { SlimWorkload } from '../cluster/objects.js';
+import type { SlimWorkload, SlimWorkloadSpread } from '../cluster/objects.js';
 import type { Metrics } from '../metrics.js';
 import { workloadKey } from '../placement/workload.js';
 
@@ -13,9 +13,17 @@ import { workloadKey } from '../placement/workload.js';
 
 export type EventType = 'Normal' | 'Warning';
 
+/** What an Event may be about: a workload or a WorkloadSpread. */
+export type EventSubject = SlimWorkload | SlimWorkloadSpread;
+
+function involved(o: EventSubject): { key: string; apiVersion: string; kind: string } {
+  if ('targetRef' in o) return { key: `${o.namespace}/WorkloadSpread/${o.name}`, apiVersion: o.apiVersion, kind: 'WorkloadSpread' };
+  return { key: workloadKey(o), apiVersion: o.apiVersion, kind: WORKLOAD_KINDS[o.kind].wireKind };
+}
+
 export interface EventRecorder {
   /** Fire and forget: failures are logged and counted, never thrown into a decision. */
-  record(workload: SlimWorkload, type: EventType, reason: string, message: string): void;
+  record(subject: EventSubject, type: EventType, reason: string, message: string): void;
   settle(): Promise<void>;
 }
 
@@ -53,7 +61,7 @@ export function eventRecorder(api: ApiClient, log: Logger, metrics: Metrics, o: 
     return true;
   }
 
-  async function write(w: SlimWorkload, objectKey: string, type: EventType, reason: string, message: string): Promise<void> {
+  async function write(w: EventSubject, objectKey: string, type: EventType, reason: string, message: string): Promise<void> {
     const key = `${objectKey}\u0000${type}\u0000${reason}\u0000${message}`;
     const now = new Date(clock.now()).toISOString();
     const base = `/api/v1/namespaces/${encodeURIComponent(w.namespace)}/events`;
@@ -68,7 +76,7 @@ export function eventRecorder(api: ApiClient, log: Logger, metrics: Metrics, o: 
     const name = `${w.name}.${clock.now().toString(16)}${Math.floor(Math.random() * 0xffff).toString(16)}`;
     const event = {
       apiVersion: 'v1', kind: 'Event', metadata: { name, namespace: w.namespace },
-      involvedObject: { apiVersion: w.apiVersion, kind: WORKLOAD_KINDS[w.kind].wireKind, namespace: w.namespace, name: w.name, uid: w.uid },
+      involvedObject: { apiVersion: w.apiVersion, kind: involved(w).kind, namespace: w.namespace, name: w.name, uid: w.uid },
       type, reason, message: message.slice(0, MESSAGE_MAX), count: 1, firstTimestamp: now, lastTimestamp: now,
       source: { component: 'zonekeeper' }, reportingComponent: 'zonekeeper', reportingInstance: 'zonekeeper',
     };
@@ -80,7 +88,7 @@ export function eventRecorder(api: ApiClient, log: Logger, metrics: Metrics, o: 
 
   return {
     record(w, type, reason, message) {
-      const objectKey = workloadKey(w);
+      const objectKey = involved(w).key;
       if (!allowed(objectKey)) {
         metrics.actuatorWrites.inc({ action: 'event', result: 'rate-limited' });
         return;
@@ -101,7 +109,7 @@ export function eventRecorder(api: ApiClient, log: Logger, metrics: Metrics, o: 
 export function logRecorder(log: Logger): EventRecorder {
   return {
     record(w, type, reason, message) {
-      log.info({ workload: workloadKey(w), type, reason }, message);
+      log.info({ workload: involved(w).key, type, reason }, message);
     },
     async settle() {},
   };

@@ -3,8 +3,9 @@
 
 import { ANNOTATION, POD_INDEX_LABEL, ZONE_LABEL, ZONE_LABELS } from './annotations.js';
 import { parsePreferences, type ParsedPreferences } from './zonePreferences.js';
-import { isWorkloadKindName, workloadKindOf, type KindSpec, type WorkloadKind } from './kinds.js';
+import { isWorkloadKindName, workloadKindOf, WORKLOAD_KINDS, type KindSpec, type WorkloadKind } from './kinds.js';
 import {
+  statusDigest,
   CACHED_TOLERATIONS, MAX_INDEX, type NodeSelectorRequirement, type NodeSelectorTerm, type OwnerRef, type PendingPod,
   type ReservedOrdinals, type SlimNode, type SlimPod, type SlimPV, type SlimPVC, type SlimStorageClass,
   type SlimWorkload, type SlimWorkloadSpread, type Taint, type Toleration,
@@ -230,7 +231,7 @@ function preferencesOf(value: string | undefined): ParsedPreferences | undefined
 
 export function slimWorkload(kind: WorkloadKind, o: Raw, apiVersion = 'apps/v1'): SlimWorkload {
   const meta: Raw = o.metadata ?? {};
-  const replicas = o.spec?.replicas;
+  const replicas = o.spec?.[WORKLOAD_KINDS[kind].replicasField];
   const start = o.spec?.ordinals?.start;
   // Instance-ID opt-in may sit on the pod template (docs/design.md#instance-ids); keep it visible on the workload.
   const annotations = zonekeeperAnnotations(meta);
@@ -338,7 +339,22 @@ export function slimWorkloadSpread(o: Raw): SlimWorkloadSpread {
     rescheduleCriticalSeconds: typeof strategy.adaptive?.rescheduleCriticalSeconds === 'number'
       ? strategy.adaptive.rescheduleCriticalSeconds : 30,
     simulationSchedule: strategy.adaptive?.disableSimulationSchedule !== true,
+    apiVersion: str(o.apiVersion, 'apps.kruise.io/v1alpha1'),
+    generation: typeof o.metadata?.generation === 'number' ? o.metadata.generation : 0,
+    patchedSubsets: subsets.filter((s) => s?.patch && typeof s.patch === 'object' && Object.keys(s.patch).length > 0).map((s) => str(s.name)),
+    statusDigest: digestOf(o.status),
   };
+}
+
+/** The digest of a written status (objects.statusDigest); '' when there is none. */
+function digestOf(status: Raw): string {
+  if (!status || !Array.isArray(status.subsetStatuses)) return '';
+  const subsets = status.subsetStatuses.map((s: Raw) => ({
+    name: str(s?.name), replicas: typeof s?.replicas === 'number' ? s.replicas : 0,
+    missingReplicas: typeof s?.missingReplicas === 'number' ? s.missingReplicas : 0,
+    creatingPods: s?.creatingPods && typeof s.creatingPods === 'object' ? s.creatingPods : {},
+  }));
+  return statusDigest(typeof status.observedGeneration === 'number' ? status.observedGeneration : 0, subsets);
 }
 
 

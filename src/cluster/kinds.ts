@@ -3,7 +3,7 @@
  * `StatefulSet` of apps.kruise.io on the wire: here it is `AdvancedStatefulSet`, so that an
  * owner reference, a store key and a message never confuse it with apps/v1's.
  */
-export type WorkloadKind = 'StatefulSet' | 'ReplicaSet' | 'Deployment' | 'CloneSet' | 'AdvancedStatefulSet';
+export type WorkloadKind = 'StatefulSet' | 'ReplicaSet' | 'Deployment' | 'Job' | 'CloneSet' | 'AdvancedStatefulSet';
 
 export const KRUISE_GROUP = 'apps.kruise.io';
 
@@ -13,7 +13,7 @@ export const KRUISE_GROUP = 'apps.kruise.io';
 /** A kind by its resource (plural) name: the store's key for it. */
 export type KindName =
   | 'nodes' | 'pods' | 'persistentvolumes' | 'persistentvolumeclaims' | 'storageclasses'
-  | 'statefulsets' | 'replicasets' | 'deployments' | 'workloadspreads'
+  | 'statefulsets' | 'replicasets' | 'deployments' | 'jobs' | 'workloadspreads'
   | 'clonesets' | 'advancedstatefulsets';
 
 export interface KindSpec {
@@ -42,17 +42,19 @@ export interface WorkloadKindSpec extends KindSpec {
   podsOwnedVia: WorkloadKind | undefined;
   /** Its controller removes pods by controller.kubernetes.io/pod-deletion-cost on scale-down. */
   deletionCost: boolean;
+  /** The spec field that says how many pods run at once: a Job's is parallelism. */
+  replicasField: 'replicas' | 'parallelism';
 }
 
 type Traits = Pick<WorkloadKindSpec, 'ordinals' | 'podsOwnedVia' | 'deletionCost'>;
 
 function workloadKind(
   kind: WorkloadKind, plural: KindName, shortNames: string[], traits: Traits,
-  api: { group: string; version: string; resource?: string; wireKind?: string; required?: boolean } = { group: 'apps', version: 'v1' },
+  api: { group: string; version: string; resource?: string; wireKind?: string; required?: boolean; replicasField?: 'parallelism' } = { group: 'apps', version: 'v1' },
 ): WorkloadKindSpec {
   return {
     plural, resource: api.resource ?? plural, kind, wireKind: api.wireKind ?? kind, group: api.group, version: api.version,
-    required: api.required ?? true, shortNames, ...traits,
+    required: api.required ?? true, shortNames, replicasField: api.replicasField ?? 'replicas', ...traits,
   };
 }
 
@@ -69,6 +71,8 @@ export const WORKLOAD_KINDS: Readonly<Record<WorkloadKind, WorkloadKindSpec>> = 
   StatefulSet: workloadKind('StatefulSet', 'statefulsets', ['sts'], { ordinals: true, podsOwnedVia: undefined, deletionCost: false }),
   ReplicaSet: workloadKind('ReplicaSet', 'replicasets', ['rs'], { ordinals: false, podsOwnedVia: undefined, deletionCost: true }),
   Deployment: workloadKind('Deployment', 'deployments', ['deploy'], { ordinals: false, podsOwnedVia: 'ReplicaSet', deletionCost: true }),
+  // A WorkloadSpread may target a Job: its parallelism is what percent quotas resolve against.
+  Job: workloadKind('Job', 'jobs', ['job'], { ordinals: false, podsOwnedVia: undefined, deletionCost: false }, { group: 'batch', version: 'v1', replicasField: 'parallelism' }),
   CloneSet: cloneSet('v1alpha1'),
   AdvancedStatefulSet: advancedStatefulSet('v1beta1'),
 };

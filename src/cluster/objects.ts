@@ -130,6 +130,27 @@ export interface SlimWorkloadSpread {
   rescheduleCriticalSeconds: number;
   /** Adaptive: a subset none of whose nodes can take the pod now is skipped at once (Kruise's simulation; off with adaptive.disableSimulationSchedule). */
   simulationSchedule: boolean;
+  apiVersion: string;
+  generation: number;
+  /** Subsets with a `patch`, which zonekeeper does not apply (OpenKruise's webhook does). */
+  patchedSubsets: string[];
+  /** The status fields zonekeeper writes, as the object has them (statusDigest). */
+  statusDigest: string;
+}
+
+/** One subset's status as OpenKruise's controller writes it. */
+export interface WorkloadSpreadSubsetStatus {
+  name: string;
+  replicas: number;
+  /** −1 when the subset is unlimited. */
+  missingReplicas: number;
+  /** Pods given a seat in the subset, not yet bound: name → when. */
+  creatingPods: Record<string, string>;
+}
+
+/** What zonekeeper keeps of a WorkloadSpread's status, compared by value. */
+export function statusDigest(observedGeneration: number, subsets: readonly WorkloadSpreadSubsetStatus[]): string {
+  return JSON.stringify([observedGeneration, subsets.map((s) => [s.name, s.replicas, s.missingReplicas, Object.keys(s.creatingPods).sort()])]);
 }
 
 /** Ordinals and replica counts are int32 in Kubernetes: a larger index was not written by a controller. */

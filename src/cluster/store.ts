@@ -44,6 +44,7 @@ export interface Snapshot {
   /** Workloads whose controller owner is kind/namespace/name (the ReplicaSets of a Deployment). */
   ownedWorkloads(kind: string, namespace: string, name: string): Iterable<SlimWorkload>;
   workloadSpreads(namespace: string): Iterable<SlimWorkloadSpread>;
+  allWorkloadSpreads(): Iterable<SlimWorkloadSpread>;
 }
 
 export interface NodeUsage { cpuMilli: number; memory: number; pods: number }
@@ -333,5 +334,8 @@ export class ClusterStore implements Snapshot {
   }
   *workloadSpreads(namespace: string): Iterable<SlimWorkloadSpread> {
     for (const s of this.spreads.values()) if (s.namespace === namespace) yield s;
+  }
+  allWorkloadSpreads(): Iterable<SlimWorkloadSpread> {
+    return this.spreads.values();
   }
 }

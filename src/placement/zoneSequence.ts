@@ -92,6 +92,28 @@ export function cappedBy(prefs: ZonePreferences, capacity: Readonly<Record<strin
 }
 
 /**
+ * Targets for `n` replicas when pods already sit in zones and are not moved: a zone holding
+ * more than its share keeps what it holds, and the other zones share what is left by the
+ * sequence, again until no zone is over (seed 002's scenario 7: A has 20 of 50, B and C get
+ * 15 each). Undefined beyond the work limit, as sequenceCounts.
+ */
+export function keptCounts(
+  zones: readonly string[], n: number, prefs: ZonePreferences, held: Readonly<Record<string, number>>,
+): Record<string, number> | undefined {
+  const kept: Record<string, number> = {};
+  let open = [...zones];
+  for (;;) {
+    const left = n - Object.values(kept).reduce((a, b) => a + b, 0);
+    const plan = sequenceCounts(open, Math.max(0, left), prefs);
+    if (!plan) return undefined;
+    const over = open.filter((z) => (held[z] ?? 0) > plan[z]!);
+    if (over.length === 0) return Object.fromEntries(zones.map((z) => [z, kept[z] ?? plan[z]!]));
+    for (const z of over) kept[z] = held[z]!;
+    open = open.filter((z) => !over.includes(z));
+  }
+}
+
+/**
  * Seats per zone among the first `n` of the sequence: the layout for n replicas. Equal
  * weights in closed form; weights alone as whole periods plus a simulated remainder; with
  * minimums, maximums or capacities simulated, within the work limit (undefined beyond it).

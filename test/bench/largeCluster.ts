@@ -54,7 +54,7 @@ function listPages(): Map<string, Buffer[]> {
     apiVersion: 'apps/v1', kind: 'StatefulSet',
     metadata: { name: 'db', namespace: 'default', uid: 'sts-db', annotations: { 'zonekeeper.io/zones': ZONES.join(',') } }, spec: { replicas: 300 },
   }));
-  for (const path of ['/api/v1/persistentvolumes', '/api/v1/persistentvolumeclaims', '/apis/storage.k8s.io/v1/storageclasses', '/apis/apps/v1/replicasets', '/apis/apps/v1/deployments']) paged(path, 0, () => ({}));
+  for (const path of ['/api/v1/persistentvolumes', '/api/v1/persistentvolumeclaims', '/apis/storage.k8s.io/v1/storageclasses', '/apis/apps/v1/replicasets', '/apis/apps/v1/deployments', '/apis/batch/v1/jobs']) paged(path, 0, () => ({}));
   return pages;
 }
 

@@ -88,6 +88,17 @@ export class Kube {
     await this.patch('v1', 'Node', undefined, name, { spec: { taints: null } });
   }
 
+  /** Takes a node offline as a lost zone looks (NotReady, the unreachable taints) or brings it back. */
+  async setOffline(name: string, offline: boolean): Promise<void> {
+    const now = new Date().toISOString();
+    const ready = offline
+      ? { type: 'Ready', status: 'Unknown', reason: 'NodeStatusUnknown', message: 'Kubelet stopped posting node status.', lastHeartbeatTime: now, lastTransitionTime: now }
+      : { type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'e2e', lastHeartbeatTime: now, lastTransitionTime: now };
+    await this.patch('v1', 'Node', undefined, name, { status: { conditions: [ready] } }, '/status');
+    const taints = offline ? ['NoSchedule', 'NoExecute'].map((effect) => ({ key: 'node.kubernetes.io/unreachable', effect, timeAdded: now })) : null;
+    await this.patch('v1', 'Node', undefined, name, { spec: { taints } });
+  }
+
   async podsOf(namespace: string, selector: string): Promise<Obj[]> {
     return (await this.list('v1', 'Pod', namespace, selector)).filter((p) => !p.metadata.deletionTimestamp);
   }

@@ -63,7 +63,8 @@ for (const k of kubeVersions()) describe(`zonekeeper with kube-scheduler ${k.ver
   let s1List: string[] = [];
 
   before(async () => {
-    await cp.up([{ name: SCHEDULER, extender: true }], { deletionCost: { enabled: true, intervalSeconds: 1 } });
+    // Standalone mode, as the standalone overlay runs it: the WorkloadSpread status is ours to write.
+    await cp.up([{ name: SCHEDULER, extender: true }], { deletionCost: { enabled: true, intervalSeconds: 1 }, workloadSpread: { writeStatus: true, statusIntervalSeconds: 1 } });
     kube = new Kube(cp.api);
     for (const z of ZONES) for (const i of [1, 2]) await kube.addNode(`node-${z.slice(5)}-${i}`, z);
     zones = await kube.nodeZones();
@@ -155,11 +156,11 @@ for (const k of kubeVersions()) describe(`zonekeeper with kube-scheduler ${k.ver
     assert.equal(events.filter((e: Obj) => e.reason === 'ZoneListFrozen').length, 0);
   });
 
-  it(`[${k.version}] 3. WorkloadSpread quotas: subset a max 2, b unlimited: 5 replicas give 2/3, 8 give 2/6`, async () => {
+  it(`[${k.version}] 3. WorkloadSpread quotas: subset a max 2, b unlimited: 5 replicas give 2/3, 8 give 2/6; the status says so, and b's patch is reported as not applied`, async () => {
     await namespace('s3');
     await kube.create(workloadSpread('s3', 'ws', 'web', { type: 'Fixed' }, [
       { name: 'a', maxReplicas: 2, requiredNodeSelectorTerm: zoneTerm('zone-a') },
-      { name: 'b', requiredNodeSelectorTerm: zoneTerm('zone-b') },
+      { name: 'b', requiredNodeSelectorTerm: zoneTerm('zone-b'), patch: { metadata: { labels: { tier: 'b' } } } },
     ]));
     await eventually('zonekeeper caches the WorkloadSpread', async () => (await debug('/debug/cache')).kinds.find((k: Obj) => k.kind === 'workloadspreads')?.objects >= 1);
     await kube.create(deployment('s3', 'web', 5));
@@ -169,6 +170,17 @@ for (const k of kubeVersions()) describe(`zonekeeper with kube-scheduler ${k.ver
     await kube.scale('Deployment', 's3', 'web', 8);
     const eight = await bound('s3', 'web', 8);
     assert.deepEqual([count(eight, 'zone-a'), count(eight, 'zone-b'), count(eight, 'zone-c')], [2, 6, 0]);
+    // What `kubectl get workloadspread ws -o yaml` shows, as with OpenKruise's controller.
+    const status = await eventually('the WorkloadSpread status for 8 replicas', async () => {
+      const ws = await kube.get('apps.kruise.io/v1alpha1', 'WorkloadSpread', 's3', 'ws');
+      const subsets = (ws.status?.subsetStatuses ?? []).map((x: Obj) => `${x.name}:${x.replicas}/${x.missingReplicas}`).join(' ');
+      return ws.status?.observedGeneration === ws.metadata.generation && subsets === 'a:2/0 b:6/-1' && ws.status;
+    }, 30_000);
+    assert.deepEqual(status.subsetStatuses.map((x: Obj) => x.creatingPods ?? {}), [{}, {}]);
+    const patched = await eventually('a SubsetPatchIgnored event on the WorkloadSpread', async () =>
+      (await kube.list('v1', 'Event', 's3')).find((e) => e.involvedObject?.kind === 'WorkloadSpread' && e.reason === 'SubsetPatchIgnored'), 30_000);
+    assert.equal(patched.type, 'Warning');
+    assert.match(patched.message, /subsets b have a patch/);
   });
 
   it(`[${k.version}] 4. with subset a cordoned, Adaptive skips it at once; with disableSimulationSchedule it falls through after rescheduleCriticalSeconds; Fixed waits with a visible reason`, async () => {
@@ -236,8 +248,16 @@ for (const k of kubeVersions()) describe(`zonekeeper with kube-scheduler ${k.ver
   });
 
   it(`[${k.version}] 10. the downscale pod picker, on the API server's state: 6 instance-ID pods down to 3 removes IDs 5, 4, 3`, async () => {
-    const pods = await kube.podsOf('s7', 'app=ids');
-    const res = await fetch(`${cp.zonekeeper!.extender}/v1/downscale-pod-picker/s7`, {
+    await namespace('s10');
+    const d = deployment('s10', 'ids', 6);
+    d.metadata.annotations = { 'zonekeeper.io/instance-ids': 'true' };
+    await kube.create(d);
+    await bound('s10', 'ids', 6);
+    const pods = await eventually('6 pods with IDs', async () => {
+      const all = await kube.podsOf('s10', 'app=ids');
+      return all.every((p) => p.metadata.annotations?.['zonekeeper.io/instance-id'] !== undefined) && all;
+    });
+    const res = await fetch(`${cp.zonekeeper!.extender}/v1/downscale-pod-picker/s10`, {
       method: 'POST', headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ number_of_pods_requested: 3, candidate_pods: pods.map((p) => p.metadata.name) }),
     });
@@ -272,8 +292,8 @@ for (const k of kubeVersions()) describe(`zonekeeper with kube-scheduler ${k.ver
 
   it(`[${k.version}] 12. scale-down with deletion costs: asserted where kube-controller-manager honours them (>= 1.22), printed beside the same with costs off`, async () => {
     const honoursCosts = cp.profile.deletionCost;
-    await kube.scale('Deployment', 's7', 'ids', 3);
-    const ids = await bound('s7', 'ids', 3);
+    await kube.scale('Deployment', 's10', 'ids', 3);
+    const ids = await bound('s10', 'ids', 3);
     await kube.scale('Deployment', 's3', 'web', 3);
     const ws = await bound('s3', 'web', 3);
     const per = (m: Map<string, string>) => ZONES.map((z) => `${z}=${[...m.values()].filter((x) => x === z).length}`).join(' ');

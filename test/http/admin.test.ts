@@ -146,6 +146,6 @@ describe('admin listener', () => {
     const pods = body.kinds.find((k: { kind: string }) => k.kind === 'pods');
     assert.equal(pods.objects, 3);
     assert.equal(pods.synced, true);
-    assert.equal(body.kinds.length, 11, "8 core kinds and 3 of OpenKruise");
+    assert.equal(body.kinds.length, 12, "9 core kinds (jobs too) and 3 of OpenKruise");
   });
 });

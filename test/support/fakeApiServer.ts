@@ -12,7 +12,7 @@ interface Event { rv: number; type: string; object: Raw }
 const PATHS: Record<string, string> = {
   Node: '/api/v1/nodes', Pod: '/api/v1/pods', PersistentVolume: '/api/v1/persistentvolumes',
   PersistentVolumeClaim: '/api/v1/persistentvolumeclaims', StorageClass: '/apis/storage.k8s.io/v1/storageclasses',
-  StatefulSet: '/apis/apps/v1/statefulsets', ReplicaSet: '/apis/apps/v1/replicasets', Deployment: '/apis/apps/v1/deployments',
+  StatefulSet: '/apis/apps/v1/statefulsets', ReplicaSet: '/apis/apps/v1/replicasets', Deployment: '/apis/apps/v1/deployments', Job: '/apis/batch/v1/jobs',
   WorkloadSpread: '/apis/apps.kruise.io/v1alpha1/workloadspreads',
   CloneSet: '/apis/apps.kruise.io/v1alpha1/clonesets', AdvancedStatefulSet: '/apis/apps.kruise.io/v1beta1/statefulsets',
 };

@@ -37,7 +37,12 @@ describe('manifests', () => {
       assert.deepEqual([...k.resources].sort(), beside, dir);
     }
     const overlay = (name: string) => parse(read(`manifests/overlays/${name}/kustomization.yaml`));
-    assert.deepEqual(overlay('standalone').resources, ['../../base', '../../workloadspread-crd']);
+    const standalone = overlay('standalone');
+    assert.deepEqual(standalone.resources, ['../../base', '../../workloadspread-crd', 'rbac-workloadspread-status.yaml']);
+    // Standalone: no Kruise controller writes WorkloadSpread status, so the leader does, with a grant for it.
+    assert.match(standalone.patches[0].patch, /containers\/1\/args\/-[\s\S]*--workloadspread-status/);
+    const grant = parse(read('manifests/overlays/standalone/rbac-workloadspread-status.yaml').split(/^---$/m)[0]!);
+    assert.deepEqual(grant.rules, [{ apiGroups: ['apps.kruise.io'], resources: ['workloadspreads/status'], verbs: ['get', 'patch'] }]);
     assert.deepEqual(overlay('openkruise').resources, ['../../base'], 'with OpenKruise, its own CRD stays');
     const costs = overlay('deletion-costs');
     assert.deepEqual(costs.resources, ['../standalone']);

@@ -29,7 +29,8 @@ describe('the kind table', () => {
     for (const k of CORE_KINDS) assert.equal(kindOfObject(k.kind), k);
     assert.equal(kindOfObject('WorkloadSpread')?.plural, 'workloadspreads');
     assert.equal(kindOfObject('CloneSet')?.plural, 'clonesets');
-    assert.equal(kindOfObject('Job', 'batch/v1'), undefined);
+    assert.equal(kindOfObject('Job', 'batch/v1')?.plural, 'jobs');
+    assert.equal(kindOfObject('CronJob', 'batch/v1'), undefined);
   });
 
   it('names a user types resolve to workload kinds; others do not', () => {

@@ -7,9 +7,11 @@ import { slimWorkloadSpread } from '../../../cluster/convert.js';
 import { ClusterStore } from '../../../cluster/store.js';
 import { addObject } from '../../../cluster/source.js';
 import {
-  deployment, node, nodes, pv, pvc, rsPod, statefulSet, storeOf, stsPod, workloadSpread, zoneSubset, type Raw,
+  deployment, node, nodes, pod, pv, pvc, rsPod, statefulSet, storeOf, stsPod, workloadSpread, zoneSubset, type Raw,
 } from '../../../../test/support/builders.js';
-import { FakeClock, filterAndReserve, filterFor, passedZones } from '../../../../test/support/placement.js';
+import { defaultSettings, FakeClock, filterAndReserve, filterFor, passedZones } from '../../../../test/support/placement.js';
+import { workloadSpreadStatus } from './status.js';
+import { statusDigest } from '../../../cluster/objects.js';
 
 const ZONES = ['zone-a', 'zone-b', 'zone-c'];
 const web = (subsets: Raw[], strategy?: Raw) => workloadSpread('web-ws', { kind: 'Deployment', name: 'web' }, subsets, strategy);
@@ -28,6 +30,20 @@ describe('WorkloadSpread subsets', () => {
   it('subsets max 2 and nil on 5 replicas give 2 and 3', () => {
     const store = storeOf([...nodes(ZONES, 2), ...deployment('web', 5), web([zoneSubset('a', 'zone-a', 2), zoneSubset('b', 'zone-b')])]);
     assert.deepEqual(placeSequentially(store, 5), ['zone-a', 'zone-a', 'zone-b', 'zone-b', 'zone-b']);
+  });
+
+  it('a Job target: its parallelism is the replica count, so percent quotas resolve (50%/50% of 4 is 2/2)', () => {
+    const job: Raw = { apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'batch', namespace: 'default', uid: 'job-batch' }, spec: { parallelism: 4, completions: 100 } };
+    const ws = workloadSpread('batch-ws', { kind: 'Job', name: 'batch', apiVersion: 'batch/v1' }, [zoneSubset('a', 'zone-a', '50%'), zoneSubset('b', 'zone-b', '50%')]);
+    const store = storeOf([...nodes(ZONES, 2), job, ws]);
+    assert.equal(store.workload('Job', 'default', 'batch')!.replicas, 4);
+    const reservations = new Reservations(30, new FakeClock());
+    const placed = [0, 1, 2, 3, 4].map((i) => {
+      const v = filterAndReserve(store, pod(`batch-${i}`, { kind: 'Job', name: 'batch', apiVersion: 'batch/v1' }), reservations);
+      return v.passed.length ? passedZones(store, v).join('+') : v.summary;
+    });
+    assert.deepEqual(placed.slice(0, 4), ['zone-a', 'zone-a', 'zone-b', 'zone-b']);
+    assert.match(placed[4]!, /a 2\/2.*b 2\/2/);
   });
 
   it('rounds percents up: 20%/20%/60% of 7 replicas is 2/2/5', () => {
@@ -164,5 +180,30 @@ describe('WorkloadSpread subsets', () => {
     const v = filterFor(store, rsPod('web', 'x'));
     assert.equal(v.passed.length, 0);
     assert.match(v.summary, /ReplicaSet default\/web-rs is not in the cache yet/);
+  });
+});
+
+describe('WorkloadSpread status (standalone mode)', () => {
+  it('per subset: bound pods, what it still misses (−1 unlimited), and reserved pods as creatingPods', () => {
+    const bound = [0, 1].map((i) => rsPod('web', `b${i}`, { nodeName: 'node-a-1' }));
+    const store = storeOf([...nodes(ZONES, 2), ...deployment('web', 6), ...bound, web([zoneSubset('a', 'zone-a', 3), zoneSubset('b', 'zone-b')])]);
+    const reservations = new Reservations(30, new FakeClock());
+    const pending = rsPod('web', 'new');
+    addObject(store, pending);
+    assert.deepEqual(passedZones(store, filterAndReserve(store, pending, reservations)), ['zone-a']);
+    const ws = [...store.workloadSpreads('default')][0]!;
+    const status = workloadSpreadStatus({ ...ws, generation: 4 }, store, defaultSettings(), reservations)!;
+    assert.equal(status.observedGeneration, 4);
+    assert.deepEqual(status.subsetStatuses.map((s) => [s.name, s.replicas, s.missingReplicas, Object.keys(s.creatingPods)]), [
+      ['a', 2, 0, ['web-rs-new']], ['b', 0, -1, []],
+    ]);
+    // The digest of what was computed equals the digest of the same status read back.
+    const again = slimWorkloadSpread({ ...web([]), status });
+    assert.equal(again.statusDigest, statusDigest(status.observedGeneration, status.subsetStatuses));
+  });
+
+  it('a subset with a patch is listed, so it can be reported as not applied', () => {
+    const ws = slimWorkloadSpread(web([zoneSubset('a', 'zone-a', 2, { patch: { metadata: { labels: { x: 'y' } } } }), zoneSubset('b', 'zone-b')]));
+    assert.deepEqual(ws.patchedSubsets, ['a']);
   });
 });

@@ -4,7 +4,7 @@ import type { Snapshot } from '../../../cluster/store.js';
 import { zoneOccupancy } from '../../occupancy.js';
 import type { PlacementPolicy, PolicyContext, PolicyModelOf, PolicyOutcome } from '../../policy.js';
 import { tolerator } from '../../nodeMatching.js';
-import { cappedBy, describeLimit, SEQUENCE_WORK_LIMIT, sequenceCounts, zoneLimit } from '../../zoneSequence.js';
+import { cappedBy, describeLimit, keptCounts, SEQUENCE_WORK_LIMIT, zoneLimit } from '../../zoneSequence.js';
 
 export type BalanceModel = PolicyModelOf<'zone-balance', { workload: SlimWorkload }>;
 
@@ -30,7 +30,8 @@ export function fitInZone(zone: string, topologyKey: string, pod: PendingPod, sn
  * Zone balance for workloads with zone preferences and no ordinals or instance IDs
  * (Deployments, ReplicaSets): each zone's target is its share of the first `replicas` seats of
  * the zone sequence (the same rule as ordinals and instance IDs: equal weights never leave a
- * zone empty while there are enough replicas), and the pod goes to the zone furthest below
+ * zone empty while there are enough replicas), a zone over it keeping its pods (keptCounts),
+ * and the pod goes to the zone furthest below
  * its target among zones with a feasible node and room under their limit (zoneLimit). A zone
  * the scheduler sent no node of is full: its capacity comes from the cache and caps its share.
  */
@@ -45,7 +46,7 @@ function zoneBalance(ctx: PolicyContext, model: BalanceModel): PolicyOutcome {
   const offered = new Set(ctx.feasible().map((n) => zoneOf(n, list.topologyKey)));
   const capacity: Record<string, number> = {};
   for (const z of list.zones) if (!offered.has(z)) capacity[z] = counts[z]! + fitInZone(z, list.topologyKey, input.pod, snapshot);
-  const plan = sequenceCounts(list.zones, workload.replicas, cappedBy(model.preferences.sequence, capacity));
+  const plan = keptCounts(list.zones, workload.replicas, cappedBy(model.preferences.sequence, capacity), counts);
   if (!plan) {
     const reason = `zone balance: ${workload.replicas} replicas are too many to lay out with these preferences (limit ${SEQUENCE_WORK_LIMIT} zone-steps)`;
     return { summary: reason, waitAll: { rule: 'zone-balance', reason, unresolvable: true }, effects: {} };

@@ -27,6 +27,15 @@ describe('zone balance (zone preferences without instance IDs)', () => {
     assert.deepEqual(list.map((z) => placed.filter((x) => x === z).length), [2, 1, 1]);
   });
 
+  it('pods already in a zone over its share stay, and the other zones share the rest evenly (seed 002 scenario 7: 4 in A of 10 give 4/3/3, not 4/4/2)', () => {
+    const bound = Array.from({ length: 4 }, (_, i) => rsPod('web', `a${i}`, { nodeName: 'node-a-1' }));
+    const store = storeOf([...nodes(ZONES, 2), ...deployment('web', 10, { 'zonekeeper.io/zone-preferences': '{"rebalance":false,"zones":{"*":{"weight":1}}}' }), ...bound]);
+    const reservations = new Reservations(30, new FakeClock());
+    const placed = Array.from({ length: 6 }, (_, i) => passedZones(store, filterAndReserve(store, rsPod('web', `p${i}`), reservations))[0]);
+    const count = (z: string) => placed.filter((x) => x === z).length;
+    assert.deepEqual([count('zone-a'), count('zone-b'), count('zone-c')], [0, 3, 3]);
+  });
+
   it('sends the pod to the zone furthest below its target, counting bound pods', () => {
     const bound = (i: number, n: string) => rsPod('web', `b${i}`, { nodeName: n });
     const store = storeOf([...nodes(ZONES, 1), ...deployment('web', 6, { 'zonekeeper.io/zone-preferences': '{"zones":{"*":{"weight":1}}}' }),
