@@ -83,6 +83,7 @@ export const configSchema = z.strictObject({
     fallbackAfterSeconds: positive.default(120),
     reservationTtlSeconds: positive.default(30),
     adaptiveUnschedulableSeconds: positive.default(300),
+    adoptExisting: z.boolean().default(true),
   }).prefault({}),
   deletionCost: z.strictObject({
     enabled: z.boolean().default(false),

@@ -16,8 +16,8 @@ import { AssignmentError, instanceIdWriter, type AssignRequest } from './instanc
 
 /** Every write zonekeeper makes to the cluster goes through here (docs/design.md#data-flow). */
 export interface Actuator {
-  /** Freezes the derived zone list onto the workload; fire and forget, deduplicated. */
-  freezeZones(workload: SlimWorkload, zones: string[]): void;
+  /** Freezes the derived zone list onto the workload; fire and forget, deduplicated. `adopted`: how many placed seats it keeps in place. */
+  freezeZones(workload: SlimWorkload, zones: string[], adopted?: { agree: number; seats: number }): void;
   /** A list being frozen that the watch may not show yet, by workload key. */
   pendingFreeze(workloadKey: string): string[] | undefined;
   /** Every list being frozen, by workload key, for the model and fleet balance (a read-only view). */
@@ -45,7 +45,7 @@ function actuator(writer: Writer, events: EventRecorder, log: Logger, metrics: M
   const pending = new LRUCache<string, PendingList>({ max: 10_000, ttl: 5 * 60_000 });
   const inflight = new Set<Promise<void>>();
   return {
-    freezeZones(w, zones) {
+    freezeZones(w, zones, adopted) {
       const key = workloadKey(w);
       if (pending.has(key) || w.annotations[ANNOTATION.zones]) return;
       const entry = (list: string[]): PendingList => ({ namespace: w.namespace, kind: w.kind, name: w.name, zones: list });
@@ -56,7 +56,9 @@ function actuator(writer: Writer, events: EventRecorder, log: Logger, metrics: M
           // Another replica may have frozen first: its list is the one, until the watch shows it.
           pending.set(key, entry(frozen));
           log.info({ workload: key, zones: frozen.join(','), ours: frozen.join(',') === zones.join(',') }, 'froze zone list onto workload');
-          if (frozen.join(',') === zones.join(',')) {
+          if (frozen.join(',') === zones.join(',') && adopted) {
+            events.record(w, 'Normal', 'ZoneListAdopted', `zone list ${zones.join(',')} written to ${ANNOTATION.zones}, ordered after the pods and volumes already placed: ${adopted.agree} of ${adopted.seats} seats are in their zone`);
+          } else if (frozen.join(',') === zones.join(',')) {
             events.record(w, 'Normal', 'ZoneListFrozen', `zone list ${zones.join(',')} written to ${ANNOTATION.zones}: seat i now stays in the zone the list gives it, whatever zones are added later`);
           }
         },

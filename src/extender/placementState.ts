@@ -82,7 +82,7 @@ export class PlacementState implements DecisionState {
     else if (!this.waitingSince.has(pod.uid)) this.waitingSince.set(pod.uid, now);
     const e = v.effects;
     if (e.reserve) this.reservations.reserve({ uid: pod.uid, pod: `${pod.namespace}/${pod.name}`, workload: key, zone: e.reserve.zone, subset: e.reserve.subset, at: now });
-    if (e.freeze) this.actuator.freezeZones(e.freeze.workload, e.freeze.zones);
+    if (e.freeze) this.actuator.freezeZones(e.freeze.workload, e.freeze.zones, e.freeze.adopted);
     const workload = v.model.workload;
     if (e.markUnschedulable) {
       this.unschedulable.set(e.markUnschedulable.key, e.markUnschedulable.until, { ttl: Math.max(1, e.markUnschedulable.until - now) });

@@ -8,6 +8,7 @@ import type { PlacementSettings } from './settings.js';
 import { preferencesOfWorkload, seatKindOf, seatReader, type WorkloadFacts } from './workloadFacts.js';
 import { optedOut, resolveWorkload, workloadKey, workloadPods, workloadPodsPerNode, type WorkloadRef } from './workload.js';
 import { zoneListOf, type ZoneList } from './zones.js';
+import { adoptedList, placedSeats } from './adoption.js';
 
 // The workload as every decision sees it, built once (per pod for filter and prioritize, per
 // workload for the picker, deletion costs and the debug views), as PodTopologySpread builds
@@ -51,16 +52,26 @@ export function workloadModel(
   const pending = lists.pendingFreezes ?? NO_PENDING_FREEZES;
   let list: ZoneList | undefined;
   const freezes = own !== undefined && policy!.freezesZoneList;
+  const seat = seatReader(seats, workload);
+  // The list about to be frozen keeps placed seats where they are (equal weights only: with
+  // preferences a zone's position changes its share, not just its seats).
+  const adopting = (l: ZoneList): ZoneList => {
+    if (!freezes || !lists.forPlacement || !settings.adoptExisting || !settings.freezeZones || l.source !== 'nodes' || preferences.parsed !== undefined) return l;
+    const placed = placedSeats(workloadPods(ref, snapshot), (p) => seat(p).index, snapshot, l.topologyKey);
+    if (placed.length === 0) return l;
+    const adopted = adoptedList(l.zones, placed);
+    return { ...l, zones: adopted.zones, adopted: { agree: adopted.agree, seats: placed.length } };
+  };
   const base: WorkloadFacts = {
-    ref, key, workload, preferences, seats, seat: seatReader(seats, workload),
+    ref, key, workload, preferences, seats, seat,
     // Only a policy that freezes its list rotates it by the fleet's first seats, and only for
     // the placement about to freeze it; every other reader sees the derived list in the fleet's
     // stable (hash) order, so the filter, the picker and the debug view agree.
-    zones: () => (list ??= placementList(
+    zones: () => (list ??= adopting(placementList(
       zoneListOf(workload, snapshot, settings.topologyKey, pending.get(key)?.zones), key,
       freezes ? settings : { ...settings, freezeZones: false },
       freezes && lists.forPlacement ? () => firstSeatCounts(snapshot, pending.values()) : undefined,
-    )),
+    ))),
     pods: () => workloadPods(ref, snapshot),
     podsPerNode: (exclude) => workloadPodsPerNode(ref, snapshot, exclude),
   };

@@ -64,7 +64,7 @@ export interface PlacementInput extends DecisionState {
 /** Side effects a verdict asks for; the extender carries them out. */
 export interface Effects {
   reserve?: { zone?: string; subset?: string };
-  freeze?: { workload: SlimWorkload; zones: string[] };
+  freeze?: { workload: SlimWorkload; zones: string[]; adopted?: { agree: number; seats: number } };
   conflict?: { pinnedZone: string; volumeZones: string[]; reason: string };
   markUnschedulable?: { key: string; until: number };
   /** The workload's zone-preferences annotation is invalid: defaults were used. */

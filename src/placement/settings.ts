@@ -11,4 +11,6 @@ export interface PlacementSettings {
   fallbackAfterSeconds: number;
   /** How long an Adaptive WorkloadSpread skips a subset that had no feasible node. */
   adaptiveUnschedulableSeconds: number;
+  /** A derived list keeps the seats already placed where they are (adoption.ts). */
+  adoptExisting: boolean;
 }

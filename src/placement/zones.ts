@@ -8,6 +8,8 @@ export interface ZoneList {
   zones: string[];
   source: ZoneListSource;
   topologyKey: string;
+  /** A derived list ordered to keep seats where they already are (adoption.ts): how many agree, of how many placed. */
+  adopted?: { agree: number; seats: number };
 }
 
 export function parseZoneList(value: string): string[] {

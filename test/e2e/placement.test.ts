@@ -156,6 +156,31 @@ for (const k of kubeVersions()) describe(`zonekeeper with kube-scheduler ${k.ver
     assert.equal(events.filter((e: Obj) => e.reason === 'ZoneListFrozen').length, 0);
   });
 
+  it(`[${k.version}] 21. adoption: volumes already bound in zone-c, zone-a, zone-b for ordinals 0, 1, 2 give the list c,a,b: no pin conflicts with its volume, ZoneListAdopted says 3 of 3`, async () => {
+    await namespace('s21');
+    for (const [i, zone] of [[0, 'zone-c'], [1, 'zone-a'], [2, 'zone-b']] as const) {
+      await kube.create({
+        apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name: `s21-data-db-${i}` },
+        spec: {
+          capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], storageClassName: '', persistentVolumeReclaimPolicy: 'Retain',
+          claimRef: { namespace: 's21', name: `data-db-${i}` }, local: { path: '/mnt/data' },
+          nodeAffinity: { required: { nodeSelectorTerms: [zoneTerm(zone)] } },
+        },
+      });
+    }
+    await kube.create(statefulSet('s21', 'db', 3, true));
+    const placed = await bound('s21', 'db', 3);
+    const list = await frozenZones('s21', 'db');
+    assert.deepEqual(list, ['zone-c', 'zone-a', 'zone-b']);
+    assertRoundRobin(placed, list);
+    const events = await eventually('a ZoneListAdopted event on the StatefulSet', async () => {
+      const all = (await kube.list('v1', 'Event', 's21')).filter((e) => e.involvedObject?.name === 'db');
+      return all.some((e) => e.reason === 'ZoneListAdopted') && all;
+    });
+    assert.match(events.find((e: Obj) => e.reason === 'ZoneListAdopted')!.message, /3 of 3 seats are in their zone/);
+    assert.equal(events.filter((e: Obj) => e.reason === 'VolumeOverridesPin').length, 0);
+  });
+
   it(`[${k.version}] 3. WorkloadSpread quotas: subset a max 2, b unlimited: 5 replicas give 2/3, 8 give 2/6; the status says so, and b's patch is reported as not applied`, async () => {
     await namespace('s3');
     await kube.create(workloadSpread('s3', 'ws', 'web', { type: 'Fixed' }, [

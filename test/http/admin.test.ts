@@ -5,8 +5,9 @@ import { fixture, testApp } from '../support/app.js';
 import { LAYOUT_PODS_PER_ANSWER } from '../../src/placement/layout.js';
 
 const ZONES = ['zone-a', 'zone-b', 'zone-c'];
+// The user's own list: with a derived one, adoption would order it after the volume and pods.
 const cluster = () => storeOf([
-  ...nodes(ZONES, 2), statefulSet('db', 6), pvc('data-db-0', { volumeName: 'pv-db-0' }), pv('pv-db-0', 'zone-c', { claim: 'data-db-0' }),
+  ...nodes(ZONES, 2), statefulSet('db', 6, { annotations: { 'zonekeeper.io/zones': ZONES.join(',') } }), pvc('data-db-0', { volumeName: 'pv-db-0' }), pv('pv-db-0', 'zone-c', { claim: 'data-db-0' }),
   stsPod('db', 1, { nodeName: 'node-b-1' }), stsPod('db', 2, { nodeName: 'node-a-1' }), stsPod('db', 3),
 ]);
 const get = async (app: ReturnType<typeof testApp>, path: string): Promise<{ status: number; body: any }> => {

@@ -15,7 +15,7 @@ function zonePin(ctx: PolicyContext, model: PinModel): PolicyOutcome {
   // A list derived now is about to be frozen: it starts where the fleet needs a first seat.
   const list = model.zones();
   const freeze = list.source === 'nodes' && settings.freezeZones && list.zones.length > 0
-    ? { workload: model.workload, zones: list.zones } : undefined;
+    ? { workload: model.workload, zones: list.zones, adopted: list.adopted } : undefined;
   if (list.zones.length === 0) {
     return { summary: `no node has label ${list.topologyKey}: nothing to pin to`, effects: {} };
   }
