@@ -7,10 +7,9 @@ import { instanceIdWriter } from '../../src/actuator/instanceIdWriter.js';
 import { createMetrics } from '../../src/metrics.js';
 import { silent } from '../support/app.js';
 import { ControlPlane, kubeVersions } from './controlPlane.js';
-import { eventually, Kube, type Obj } from './kube.js';
-import { deployment, SCHEDULER } from './workloads.js';
+import { eventually, type Kube, type Obj } from './kube.js';
+import { deployment, tearDown, threeZoneCluster } from './workloads.js';
 
-const ZONES = ['zone-a', 'zone-b', 'zone-c'];
 const idOf = (p: Obj) => {
   const v = p.metadata.annotations?.['zonekeeper.io/instance-id'];
   return v === undefined ? -1 : Number(v);
@@ -30,16 +29,10 @@ for (const k of kubeVersions()) describe(`instance IDs with kube-scheduler ${k.v
   };
 
   before(async () => {
-    await cp.up([{ name: SCHEDULER, extender: true }], { deletionCost: { enabled: true, intervalSeconds: 1 }, instanceIds: { intervalSeconds: 1 } });
-    kube = new Kube(cp.api);
-    for (const z of ZONES) for (const i of [1, 2]) await kube.addNode(`node-${z.slice(5)}-${i}`, z);
-    zones = await kube.nodeZones();
+    ({ kube, zones } = await threeZoneCluster(cp, { deletionCost: { enabled: true, intervalSeconds: 1 }, instanceIds: { intervalSeconds: 1 } }));
   });
 
-  after(async () => {
-    if (process.env.ZK_E2E_KEEP) console.log(`e2e logs kept in ${cp.dir}`);
-    await cp.down(!!process.env.ZK_E2E_KEEP);
-  });
+  after(() => tearDown(cp));
 
   it(`[${k.version}] 7. instance IDs: a Deployment of 6 lands 2/2/2 with IDs 0..5; a deleted pod's replacement takes the freed ID`, async () => {
     await namespace('s7');

@@ -38,6 +38,16 @@ function workloadSpread(namespace: string, name: string, target: string, strateg
   };
 }
 
+/** A PV in `zone` already bound to the claim a StatefulSet's volumeClaimTemplate will make. */
+const preBoundVolume = (namespace: string, claim: string, zone: string): Obj => ({
+  apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name: `${namespace}-${claim}` },
+  spec: {
+    capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], storageClassName: '', persistentVolumeReclaimPolicy: 'Retain',
+    claimRef: { namespace, name: claim }, local: { path: '/mnt/data' },
+    nodeAffinity: { required: { nodeSelectorTerms: [zoneTerm(zone)] } },
+  },
+});
+
 const ordinalOf = (pod: Obj) => Number(/-(\d+)$/.exec(pod.metadata.name)![1]);
 
 for (const k of kubeVersions()) describe(`zonekeeper with kube-scheduler ${k.version} and a real kube-apiserver`, () => {
@@ -121,14 +131,7 @@ for (const k of kubeVersions()) describe(`zonekeeper with kube-scheduler ${k.ver
   it(`[${k.version}] 2. a volume pre-bound in zone-c wins over the pin of ordinal 0, and the conflict shows`, async () => {
     await namespace('s2');
     for (const [i, zone] of [[0, 'zone-c'], [1, 'zone-b'], [2, 'zone-c']] as const) {
-      await kube.create({
-        apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name: `s2-data-db-${i}` },
-        spec: {
-          capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], storageClassName: '', persistentVolumeReclaimPolicy: 'Retain',
-          claimRef: { namespace: 's2', name: `data-db-${i}` }, local: { path: '/mnt/data' },
-          nodeAffinity: { required: { nodeSelectorTerms: [zoneTerm(zone)] } },
-        },
-      });
+      await kube.create(preBoundVolume('s2', `data-db-${i}`, zone));
     }
     // The user's own list: ordinal 0 is pinned to zone-a whatever the fleet looks like.
     const sts = statefulSet('s2', 'db', 3, true);
@@ -159,14 +162,7 @@ for (const k of kubeVersions()) describe(`zonekeeper with kube-scheduler ${k.ver
   it(`[${k.version}] 21. adoption: volumes already bound in zone-c, zone-a, zone-b for ordinals 0, 1, 2 give the list c,a,b: no pin conflicts with its volume, ZoneListAdopted says 3 of 3`, async () => {
     await namespace('s21');
     for (const [i, zone] of [[0, 'zone-c'], [1, 'zone-a'], [2, 'zone-b']] as const) {
-      await kube.create({
-        apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name: `s21-data-db-${i}` },
-        spec: {
-          capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], storageClassName: '', persistentVolumeReclaimPolicy: 'Retain',
-          claimRef: { namespace: 's21', name: `data-db-${i}` }, local: { path: '/mnt/data' },
-          nodeAffinity: { required: { nodeSelectorTerms: [zoneTerm(zone)] } },
-        },
-      });
+      await kube.create(preBoundVolume('s21', `data-db-${i}`, zone));
     }
     await kube.create(statefulSet('s21', 'db', 3, true));
     const placed = await bound('s21', 'db', 3);

@@ -6,10 +6,9 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import { ControlPlane, kubeVersions } from './controlPlane.js';
-import { Kube, type Obj } from './kube.js';
-import { deployment, SCHEDULER } from './workloads.js';
+import type { Kube, Obj } from './kube.js';
+import { deployment, tearDown, threeZoneCluster, ZONES } from './workloads.js';
 
-const ZONES = ['zone-a', 'zone-b', 'zone-c'];
 const CLI = new URL('../../dist/cli.js', import.meta.url).pathname;
 
 interface Scenario {
@@ -42,16 +41,10 @@ for (const k of kubeVersions()) describe(`seed 002's zone preferences with kube-
   const nodesOf = (zone: string) => [...zones].filter(([, z]) => z === zone).map(([n]) => n);
 
   before(async () => {
-    await cp.up([{ name: SCHEDULER, extender: true }]);
-    kube = new Kube(cp.api);
-    for (const z of ZONES) for (const i of [1, 2]) await kube.addNode(`node-${z.slice(5)}-${i}`, z);
-    zones = await kube.nodeZones();
+    ({ kube, zones } = await threeZoneCluster(cp));
   });
 
-  after(async () => {
-    if (process.env.ZK_E2E_KEEP) console.log(`e2e logs kept in ${cp.dir}`);
-    await cp.down(!!process.env.ZK_E2E_KEEP);
-  });
+  after(() => tearDown(cp));
 
   SCENARIOS.forEach((sc, i) => it(`[${k.version}] 20.${i + 1} scenario ${sc.name}: 10 replicas bound as zonekeeper plan lays them out`, async () => {
     const ns = `pref${i + 1}`;

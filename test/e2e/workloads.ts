@@ -1,5 +1,6 @@
 // Workloads the e2e suites create, as a user would write them.
-import type { Obj } from './kube.js';
+import type { ControlPlane } from './controlPlane.js';
+import { Kube, type Obj } from './kube.js';
 
 export const SCHEDULER = 'zonekeeper';
 
@@ -15,4 +16,20 @@ export function deployment(namespace: string, name: string, replicas: number): O
       },
     },
   };
+}
+
+export const ZONES = ['zone-a', 'zone-b', 'zone-c'];
+
+/** Brings the control plane up with zonekeeper's scheduler and two nodes in each of three zones. */
+export async function threeZoneCluster(cp: ControlPlane, zonekeeperConfig: Record<string, unknown> = {}): Promise<{ kube: Kube; zones: Map<string, string> }> {
+  await cp.up([{ name: SCHEDULER, extender: true }], zonekeeperConfig);
+  const kube = new Kube(cp.api);
+  for (const z of ZONES) for (const i of [1, 2]) await kube.addNode(`node-${z.slice(5)}-${i}`, z);
+  return { kube, zones: await kube.nodeZones() };
+}
+
+/** Stops every process; ZK_E2E_KEEP=1 keeps the logs and says where. */
+export async function tearDown(cp: ControlPlane): Promise<void> {
+  if (process.env.ZK_E2E_KEEP) console.log(`e2e logs kept in ${cp.dir}`);
+  await cp.down(!!process.env.ZK_E2E_KEEP);
 }
