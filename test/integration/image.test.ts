@@ -1,0 +1,49 @@
+// The image's runtime stage, as the Dockerfile builds it: `npm ci --omit=dev` beside dist/ and
+// config/, nothing else. The compiled program must run from that alone.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { fixture } from '../support/app.js';
+import { startServe } from '../support/serve.js';
+
+const root = new URL('../../', import.meta.url).pathname;
+
+describe('the runtime stage of the image: production dependencies, dist/ and config/', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'zk-image-'));
+  const cli = join(dir, 'dist/cli.js');
+
+  before(() => {
+    for (const f of ['package.json', 'package-lock.json', 'dist', 'config']) cpSync(join(root, f), join(dir, f), { recursive: true });
+    const ci = spawnSync('npm', ['ci', '--omit=dev', '--no-audit', '--no-fund'], { cwd: dir, encoding: 'utf8', env: { ...process.env, NODE_ENV: 'production' }, timeout: 300_000 });
+    assert.equal(ci.status, 0, `npm ci --omit=dev: ${ci.stderr}`);
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('holds the runtime dependencies and none of the dev ones', () => {
+    for (const dep of ['hono', '@hono/node-server', '@kubernetes/client-node', 'pino', 'prom-client', 'yaml', 'zod', 'lru-cache']) {
+      assert.ok(existsSync(join(dir, 'node_modules', dep)), dep);
+    }
+    for (const dev of ['typescript', 'tsx', 'esbuild', 'eslint', 'playwright-core']) assert.ok(!existsSync(join(dir, 'node_modules', dev)), dev);
+  });
+
+  it('serve --demo answers a captured kube-scheduler filter', async () => {
+    const server = await startServe(['--demo'], [], cli);
+    try {
+      const res = await fetch(`${server.extender}/filter`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(fixture('filter-nodenames-statefulset-pod.json').body) });
+      assert.equal(res.status, 200);
+      assert.equal(((await res.json()) as { Error: string }).Error, '');
+      assert.equal((await fetch(`${server.admin}/readyz`)).status, 200);
+    } finally {
+      server.child.kill('SIGKILL');
+    }
+  });
+
+  it('zonekeeper plan runs', () => {
+    const out = spawnSync(process.execPath, [cli, 'plan', '--replicas', '4', '--zones', 'a,b,c'], { encoding: 'utf8' });
+    assert.equal(out.status, 0, out.stderr);
+    assert.deepEqual(JSON.parse(out.stdout).zonekeeper, { a: 2, b: 1, c: 1 });
+  });
+});
