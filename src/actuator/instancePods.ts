@@ -1,8 +1,7 @@
 import type { Logger } from 'pino';
 import { ANNOTATION } from '../cluster/annotations.js';
 import type { WorkloadKind } from '../cluster/kinds.js';
-import { holdsSeat } from '../cluster/objects.js';
-import { instanceIdWorkloads, instanceSeats } from '../placement/instanceSeats.js';
+import { instanceIdWorkloads, instanceSeats, livePodIn } from '../placement/instanceSeats.js';
 import type { ZoneListDeps } from '../placement/model.js';
 import type { PlacementSettings } from '../placement/settings.js';
 import type { Actuator } from './actuator.js';
@@ -37,10 +36,7 @@ export function instancePodAnnotator(actuator: Actuator, settings: PlacementSett
             owner: { kind: model.ref.kind as WorkloadKind, namespace: ns, name: model.ref.name },
             pod,
             replicas: seats.replicas,
-            live: (name) => {
-              const p = snapshot.pod(ns, name);
-              return !!p && holdsSeat(p);
-            },
+            live: livePodIn(snapshot, ns),
             choice: { held: seats.held, prefer: id, reserved: new Set([...seats.due].filter(([p]) => p !== pod).map(([, i]) => i)) },
           }).then(
             (got) => log.info({ pod: key, instanceId: got, due: id }, 'instance ID handed to a placed pod'),

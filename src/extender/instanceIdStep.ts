@@ -1,10 +1,10 @@
 import type { Logger } from 'pino';
 import { ExpiringMap } from '../common/expiringMap.js';
 import type { Actuator } from '../actuator/actuator.js';
-import { holdsSeat, type PendingPod } from '../cluster/objects.js';
+import type { PendingPod } from '../cluster/objects.js';
 import { workloadKindSpec, type WorkloadKind } from '../cluster/kinds.js';
 import type { Snapshot } from '../cluster/store.js';
-import { instanceSeats, rolloutSeat } from '../placement/instanceSeats.js';
+import { instanceSeats, livePodIn, rolloutSeat } from '../placement/instanceSeats.js';
 import { policyOf, type WorkloadModel, type ZoneListDeps } from '../placement/model.js';
 import type { PlacementSettings } from '../placement/settings.js';
 
@@ -52,10 +52,7 @@ export function instanceIdStep(snapshot: Snapshot, actuator: Actuator, settings:
         owner: { kind: model.ref.kind as WorkloadKind, namespace: ns, name: model.ref.name },
         pod: pod.name,
         replicas: seats.replicas,
-        live: (name) => {
-          const p = snapshot.pod(ns, name);
-          return !!p && holdsSeat(p);
-        },
+        live: livePodIn(snapshot, ns),
         choice: { held: seats.held, reserved },
       });
       assigned.set(pod.uid, id);

@@ -1,5 +1,5 @@
 import { ANNOTATION } from '../cluster/annotations.js';
-import { zoneOf, type SlimPod } from '../cluster/objects.js';
+import { holdsSeat, zoneOf, type SlimPod } from '../cluster/objects.js';
 import type { Snapshot } from '../cluster/store.js';
 import { ownedThrough } from '../cluster/kinds.js';
 import { deletionCosts } from './downscale.js';
@@ -23,6 +23,14 @@ export interface InstanceSeats {
   /** The free IDs the waiting pods are due, by pod name. */
   due: Map<string, number>;
   zoneOfId(id: number): string | undefined;
+}
+
+/** Whether a pod of the namespace, by name, is cached and holds a seat: what an assignment map's entry is checked against. */
+export function livePodIn(snapshot: Snapshot, namespace: string): (pod: string) => boolean {
+  return (name) => {
+    const p = snapshot.pod(namespace, name);
+    return !!p && holdsSeat(p);
+  };
 }
 
 /** The instance IDs of a workload's live pods; `except`: a pod to leave out (the one being placed). */
