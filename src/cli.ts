@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, parseConfig } from './config.js';
 import { createLogger } from './logger.js';
 import { chooseSource, startServer } from './main.js';
+import { AUDIT_USAGE, AuditError, runAudit } from './auditCommand.js';
 import { PLAN_USAGE, runPlan, UsageError } from './planCommand.js';
 
 export const USAGE = `zonekeeper: a kube-scheduler extender that keeps replicated workloads spread across zones
@@ -10,6 +11,7 @@ export const USAGE = `zonekeeper: a kube-scheduler extender that keeps replicate
 Usage:
   zonekeeper serve [flags]
   zonekeeper plan --replicas N --zones A,B,C [...]   (zonekeeper plan --help)
+  zonekeeper audit [--kubeconfig FILE | --snapshot FILE] [-n NS] [-o json]   (zonekeeper audit --help)
   zonekeeper --help
 
 serve flags:
@@ -135,6 +137,21 @@ async function main(argv: string[]): Promise<void> {
         throw err;
       }
       return;
+    case 'audit': {
+      if (rest.includes('--help') || rest.includes('-h')) {
+        process.stdout.write(AUDIT_USAGE);
+        return;
+      }
+      try {
+        const { output, code } = await runAudit(rest);
+        process.stdout.write(`${output}\n`);
+        process.exitCode = code;
+      } catch (err) {
+        if (err instanceof AuditError) fail(`audit: ${err.message}`);
+        throw err;
+      }
+      return;
+    }
     case undefined: case '-h': case '--help': case 'help':
       process.stdout.write(USAGE);
       return;

@@ -113,6 +113,14 @@ export const configSchema = z.strictObject({
     intervalSeconds: positive.default(5),
     patchesPerSecond: positive.default(20),
   }).prefault({}),
+  health: z.strictObject({
+    settleSeconds: positive.default(60),
+    intervalSeconds: positive.default(30),
+    events: z.boolean().default(true),
+  }).prefault({}),
+  metrics: z.strictObject({
+    maxWorkloadSeries: z.number().int().min(0).default(1000),
+  }).prefault({}),
   debug: z.strictObject({
     decisionsKeptPods: z.number().int().min(1).default(2000),
     decisionsPerPod: z.number().int().min(1).max(100).default(10),

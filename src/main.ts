@@ -1,21 +1,20 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { readFileSync } from 'node:fs';
 import { kubeActuator, memoryActuator, type Actuator } from './actuator/actuator.js';
 import { deletionCostController } from './actuator/deletionCosts.js';
 import { instancePodAnnotator } from './actuator/instancePods.js';
 import { podAnnotationController } from './actuator/podAnnotations.js';
 import { workloadSpreadStatusController } from './actuator/workloadSpreadStatus.js';
-
+import { healthTracker } from './actuator/layoutHealth.js';
 import { leaseElector } from './actuator/leaderElection.js';
 import { kubeApiClient, loadKubeConfig, type ApiClient } from './cluster/apiClient.js';
 import { fileSource, type SnapshotSource } from './cluster/source.js';
-import { watchCache } from './cluster/watchCache.js';
 import type { Config } from './config.js';
+import { clusterWatch, type SourceChoice } from './sourceChoice.js';
+
+export { chooseSource, DEMO_CLUSTER, type SourceChoice } from './sourceChoice.js';
 import { createExtender } from './extender/extender.js';
 import type { Logger } from './logger.js';
-import { createMetrics, registerStateGauges, type Metrics } from './metrics.js';
+import { createMetrics, registerHealthGauges, registerStateGauges, type Metrics } from './metrics.js';
 import { kubernetesAuthorizer } from './server/adminAuth.js';
 import { adminRoutes, probeRoutes } from './server/adminRoutes.js';
 import { extenderRoutes, pickerRoutes } from './server/extenderRoutes.js';
@@ -25,37 +24,6 @@ import { listen, type Listener } from './server/listen.js';
 interface LeaderController {
   start(): void;
   stop(): Promise<void>;
-}
-
-export const DEMO_CLUSTER = fileURLToPath(new URL('../config/demo-cluster.yaml', import.meta.url));
-const IN_CLUSTER_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
-
-export type SourceChoice =
-  | { kind: 'snapshot'; path: string }
-  | { kind: 'demo'; path: string; why: string }
-  | { kind: 'kubeconfig'; path: string; from: string }
-  | { kind: 'in-cluster' };
-
-/**
- * Where the cluster comes from: --snapshot, --demo, --kubeconfig, $KUBECONFIG,
- * ~/.kube/config, in-cluster; the bundled demo cluster when none of these is found.
- */
-export function chooseSource(
-  opts: { snapshot?: string; demo?: boolean; kubeconfig?: string },
-  env: NodeJS.ProcessEnv = process.env, home = homedir(), exists: (p: string) => boolean = existsSync,
-): SourceChoice {
-  if (opts.snapshot) return { kind: 'snapshot', path: opts.snapshot };
-  if (opts.demo) return { kind: 'demo', path: DEMO_CLUSTER, why: '--demo' };
-  if (opts.kubeconfig) {
-    if (!exists(opts.kubeconfig)) throw new Error(`--kubeconfig ${opts.kubeconfig}: no such file`);
-    return { kind: 'kubeconfig', path: opts.kubeconfig, from: '--kubeconfig' };
-  }
-  const fromEnv = (env.KUBECONFIG ?? '').split(':').find((p) => p && exists(p));
-  if (fromEnv) return { kind: 'kubeconfig', path: fromEnv, from: '$KUBECONFIG' };
-  const dflt = join(home, '.kube', 'config');
-  if (exists(dflt)) return { kind: 'kubeconfig', path: dflt, from: '~/.kube/config' };
-  if (env.KUBERNETES_SERVICE_HOST && exists(IN_CLUSTER_TOKEN)) return { kind: 'in-cluster' };
-  return { kind: 'demo', path: DEMO_CLUSTER, why: 'no kubeconfig and not in a cluster' };
 }
 
 export interface Running {
@@ -82,12 +50,7 @@ function openSource(choice: SourceChoice, config: Config, log: Logger, metrics: 
   const kc = loadKubeConfig(choice.kind === 'kubeconfig' ? { kind: 'kubeconfig', path: choice.path } : { kind: 'in-cluster' });
   const api = kubeApiClient(kc);
   log.info({ server: api.server, from: choice.kind === 'kubeconfig' ? choice.from : 'in-cluster' }, 'watching the cluster');
-  const c = config.cluster;
-  const source = watchCache(api, {
-    pageSize: c.listPageSize, watchTimeoutSeconds: c.watchTimeoutSeconds, silenceSeconds: c.watchSilenceSeconds,
-    backoffInitialMs: c.backoffInitialMs, backoffMaxMs: c.backoffMaxMs, crdRecheckSeconds: c.crdRecheckSeconds,
-    maxStalenessSeconds: c.maxStalenessSeconds,
-  }, log, (kind, reason) => metrics.watchRestarts.inc({ kind, reason }));
+  const source = clusterWatch(api, config.cluster, log, (kind, reason) => metrics.watchRestarts.inc({ kind, reason }));
   return { source, api, actuator: kubeActuator(api, log, metrics, config.instanceIds.assignDeadlineMs) };
 }
 
@@ -163,14 +126,19 @@ export async function startServer(config: Config, choice: SourceChoice, log: Log
     controllers.push(workloadSpreadStatusController(api, source, { ...config.placement }, extender.state.reservations, { record: actuator.recordEvent },
       { intervalSeconds: config.workloadSpread.statusIntervalSeconds }, log, metrics, lists));
   }
+  // Health is kept in every replica (metrics, the page); only the Lease's holder records its Events.
+  const layoutHealth = healthTracker(source, extender.state, actuator.recordEvent, config.health, log);
+  if (config.health.events && api) controllers.push({ start: layoutHealth.startEvents, stop: layoutHealth.stopEvents });
   const writers = controllers.length > 0 && api ? startWriters(api, config, log, metrics, controllers) : undefined;
   registerStateGauges(metrics, source, () => extender.state.reservations.size());
+  registerHealthGauges(metrics, layoutHealth.all, config.metrics.maxWorkloadSeries);
   let serving = true;
   source.start();
+  layoutHealth.start();
   const limits = config.http;
   const ext = await listen(extenderRoutes(extender, metrics, log, config.extender), config.extender.listen, { tls: config.extender.tls, limits, onConnection: () => metrics.connections.inc({ listener: 'extender' }) });
   const auth = config.admin.authorization === 'kubernetes' && api ? kubernetesAuthorizer(api) : undefined;
-  const admin = await listen(adminRoutes({ source, extender, metrics, serving: () => serving, auth }), config.admin.listen, { limits });
+  const admin = await listen(adminRoutes({ source, extender, metrics, serving: () => serving, auth, layoutHealth }), config.admin.listen, { limits });
   const probes = config.admin.probeListen ? await listen(probeRoutes({ source, serving: () => serving }), config.admin.probeListen, { limits }) : undefined;
   const pickerAuth = config.picker.authorization === 'kubernetes' && api ? (auth ?? kubernetesAuthorizer(api)) : undefined;
   const picker = config.picker.listen
@@ -183,6 +151,7 @@ export async function startServer(config: Config, choice: SourceChoice, log: Log
       // One deadline for everything: listeners close together, then the writers get what is left.
       const deadline = Date.now() + config.shutdownGraceSeconds * 1000;
       serving = false;
+      layoutHealth.stop();
       await Promise.all([ext.close(deadline), admin.close(deadline), probes?.close(deadline), picker?.close(deadline)]);
       await byDeadline(writers?.stop(), deadline);
       await byDeadline(source.stop(), deadline);

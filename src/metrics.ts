@@ -1,5 +1,6 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { SnapshotSource } from './cluster/source.js';
+import { OFF_PIN_CAUSES, type WorkloadHealth } from './placement/healthRecord.js';
 
 /** Every metric zonekeeper exports, on one registry per process (tests make their own). */
 export interface Metrics {
@@ -106,6 +107,42 @@ export function registerStateGauges(m: Metrics, source: SnapshotSource, liveRese
     registers: [m.registry],
     collect() {
       this.set(liveReservations());
+    },
+  });
+}
+
+/**
+ * Workload health read at scrape time (docs/operations.md#metrics): per workload for the first
+ * `maxSeries` of the list (at risk first), totals over all of them.
+ */
+export function registerHealthGauges(m: Metrics, health: () => readonly WorkloadHealth[], maxSeries: number): void {
+  const labelNames = ['namespace', 'kind', 'name'] as const;
+  const perWorkload = (name: string, help: string, value: (h: WorkloadHealth) => number) => new Gauge({
+    name, help, labelNames, registers: [m.registry],
+    collect() {
+      this.reset();
+      for (const h of health().slice(0, maxSeries)) this.set({ namespace: h.ref.namespace, kind: h.ref.kind, name: h.ref.name }, value(h));
+    },
+  });
+  perWorkload('zonekeeper_workload_zones', 'Zones (a WorkloadSpread\'s subsets) the workload\'s layout wants filled that hold a bound pod.', (h) => h.zones);
+  perWorkload('zonekeeper_workload_zones_wanted', 'Zones (subsets) the layout for the workload\'s replicas fills: min(replicas, zones) for equal weights.', (h) => h.wanted);
+  perWorkload('zonekeeper_workload_pods_off_pin', 'Bound pods outside their seat\'s zone, or over their zone\'s share.', (h) => h.offPin);
+  perWorkload('zonekeeper_workload_at_risk', '1 when the workload fills fewer zones than it should now or after a scale-down by its own removal order.', (h) => (h.atRisk ? 1 : 0));
+  new Gauge({
+    name: 'zonekeeper_workloads_at_risk', help: 'Managed workloads at risk, all of them (no per-workload limit).', registers: [m.registry],
+    collect() { this.set(health().filter((h) => h.atRisk).length); },
+  });
+  new Gauge({
+    name: 'zonekeeper_workloads_managed', help: 'Managed workloads whose health is kept.', registers: [m.registry],
+    collect() { this.set(health().length); },
+  });
+  new Gauge({
+    name: 'zonekeeper_pods_off_pin', help: 'Pods off their seat over all managed workloads, by cause (volume, fallback, placed-before, unknown).',
+    labelNames: ['cause'], registers: [m.registry],
+    collect() {
+      const totals = Object.fromEntries(OFF_PIN_CAUSES.map((c) => [c, 0]));
+      for (const h of health()) for (const c of OFF_PIN_CAUSES) totals[c]! += h.causes[c];
+      for (const c of OFF_PIN_CAUSES) this.set({ cause: c }, totals[c]!);
     },
   });
 }

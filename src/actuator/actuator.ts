@@ -94,7 +94,7 @@ export function kubeActuator(api: ApiClient, log: Logger, metrics: Metrics, assi
         afterConflict: (attempt) => (attempt < FREEZE_ATTEMPTS ? 0 : new Error(`${path}: still conflicting after ${FREEZE_ATTEMPTS} attempts`)),
       }, (obj) => {
         const existing = parseZoneList(obj.metadata?.annotations?.[ANNOTATION.zones] ?? '');
-        return existing.length > 0 ? { done: existing } : { annotations: { [ANNOTATION.zones]: zones.join(',') }, result: zones };
+        return existing.length > 0 ? { done: existing } : { annotations: { [ANNOTATION.zones]: zones.join(','), [ANNOTATION.zonesFrozenAt]: new Date().toISOString() }, result: zones };
       });
     },
   }, eventRecorder(api, log, metrics), log, metrics);
@@ -111,6 +111,7 @@ export function memoryActuator(store: ClusterStore, log: Logger, metrics: Metric
   return actuator({
     async write(w, zones) {
       annotate(w, ANNOTATION.zones, zones.join(','));
+      annotate(w, ANNOTATION.zonesFrozenAt, new Date().toISOString());
       return zones;
     },
     async assign(req) {

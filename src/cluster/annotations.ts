@@ -2,6 +2,8 @@
 
 export const ANNOTATION = {
   zones: 'zonekeeper.io/zones',
+  /** When the zone list was frozen (RFC 3339): pods older than it were placed before zonekeeper. */
+  zonesFrozenAt: 'zonekeeper.io/zones-frozen-at',
   topologyKey: 'zonekeeper.io/topology-key',
   ignore: 'zonekeeper.io/ignore',
   zonePreferences: 'zonekeeper.io/zone-preferences',

@@ -249,7 +249,16 @@ export function slimWorkload(kind: WorkloadKind, o: Raw, apiVersion = 'apps/v1')
     owner: controllerOf(meta),
     ordinalsStart: isIndex(start) ? start : 0,
     reservedOrdinals: reservedOrdinals(o.spec?.reserveOrdinals),
+    claimTemplates: claimTemplates(o.spec?.volumeClaimTemplates),
   };
+}
+
+/** More templates than this are not a real StatefulSet's: the rest are ignored. */
+const MAX_CLAIM_TEMPLATES = 16;
+
+function claimTemplates(v: unknown): string[] {
+  if (!Array.isArray(v)) return [];
+  return v.slice(0, MAX_CLAIM_TEMPLATES).map((t) => t?.metadata?.name).filter((n): n is string => typeof n === 'string' && n.length > 0 && n.length <= 253).map(intern);
 }
 
 const NO_RESERVED: ReservedOrdinals = { singles: new Set(), ranges: [] };

@@ -85,6 +85,8 @@ export interface SlimWorkload {
   ordinalsStart: number;
   /** An Advanced StatefulSet's spec.reserveOrdinals: ordinals its controller never creates. */
   reservedOrdinals: ReservedOrdinals;
+  /** A StatefulSet's volumeClaimTemplates names: its claims are `<template>-<name>-<ordinal>`. */
+  claimTemplates: readonly string[];
 }
 
 /** Single ordinals and inclusive ranges ("3-5" in Kruise ≥ 1.8), kept as written: never expanded. */

@@ -35,6 +35,8 @@ export interface Snapshot {
   nodesInZone(topologyKey: string, zone: string): readonly SlimNode[];
   pvc(namespace: string, name: string): SlimPVC | undefined;
   pv(name: string): SlimPV | undefined;
+  /** How many PVs the cache holds: what work over a workload's possible claims is bounded by. */
+  pvCount(): number;
   /** The PV whose claimRef names this PVC (pre-bound volumes show here before the PVC does). */
   pvForClaim(namespace: string, name: string): SlimPV | undefined;
   storageClass(name: string): SlimStorageClass | undefined;
@@ -95,9 +97,15 @@ export class ClusterStore implements Snapshot {
   /** Requests of the pods on each node, kept as pods come and go (zone balance's capacity). */
   private readonly usage = new Map<string, NodeUsage>();
   private readonly podListeners: PodListener[] = [];
+  private readonly workloadListeners: ((w: SlimWorkload) => void)[] = [];
 
   onPod(listener: PodListener): void {
     this.podListeners.push(listener);
+  }
+
+  /** Called with each workload written or removed (its last cached version). */
+  onWorkload(listener: (w: SlimWorkload) => void): void {
+    this.workloadListeners.push(listener);
   }
 
   // ---- writes (reflectors and static sources only) ------------------------------
@@ -109,6 +117,7 @@ export class ClusterStore implements Snapshot {
       this.removeWorkload(key);
       this.workloads.set(key, w);
       if (w.owner) addTo(this.workloadsByOwner, ownerKey(w.owner.kind, w.namespace, w.owner.name), key, w);
+      for (const l of this.workloadListeners) l(w);
       return;
     }
     switch (kind) {
@@ -148,7 +157,12 @@ export class ClusterStore implements Snapshot {
 
   /** Removes by the key `keyOf` returns for the same kind. */
   delete(kind: KindName, key: string): void {
-    if (isWorkloadKindName(kind)) return this.removeWorkload(key);
+    if (isWorkloadKindName(kind)) {
+      const old = this.workloads.get(key);
+      this.removeWorkload(key);
+      if (old) for (const l of this.workloadListeners) l(old);
+      return;
+    }
     switch (kind) {
       case 'nodes':
         this.nodeSlots.delete(key);
@@ -317,6 +331,7 @@ export class ClusterStore implements Snapshot {
     return this.zoneIndex(topologyKey).get(zone) ?? [];
   }
   pvc(namespace: string, name: string) { return this.pvcs.get(nsKey(namespace, name)); }
+  pvCount() { return this.pvs.size; }
   pv(name: string) { return this.pvs.get(name); }
   pvForClaim(namespace: string, name: string) {
     const pvName = this.pvByClaim.get(nsKey(namespace, name));

@@ -10,6 +10,7 @@ import type { WorkloadKind } from '../cluster/kinds.js';
 import { pickPodsToRemove } from '../placement/downscale.js';
 import { filterNodes, rejectAll as waitVerdict } from '../placement/filtering.js';
 import { LAYOUT_PODS_PER_ANSWER, managedLayouts, workloadLayout, type WorkloadLayout } from '../placement/layout.js';
+import type { WorkloadHealth } from '../placement/healthRecord.js';
 import { podModel, type WorkloadModel } from '../placement/model.js';
 import { candidatesNamed, clipReason, type Candidates, type PlacementInput } from '../placement/policy.js';
 import { passedInOrder, scoreAllowed, scoreNodes } from '../placement/scoring.js';
@@ -58,7 +59,7 @@ export interface ExtenderService {
   /** /debug/workloads: one cached workload's layout, or undefined. */
   workloadLayout(kind: WorkloadKind, namespace: string, name: string): LayoutWithConflicts | undefined;
   /** /debug/layouts: every managed workload (of one namespace), within the answer's budget. */
-  layouts(namespace: string | undefined): { layouts: LayoutWithConflicts[]; more: number; podsPerAnswer: number };
+  layouts(namespace: string | undefined, healthOf?: (key: string) => WorkloadHealth | undefined): { layouts: LayoutWithConflicts[]; more: number; podsPerAnswer: number };
   /** Reservations held now. */
   reservationCount(): number;
 }
@@ -239,8 +240,8 @@ export function createExtender(deps: ExtenderDeps) {
       return { ...layout, conflicts: state.conflicts().filter((x) => x.workload === key) };
     },
 
-    layouts(namespace: string | undefined) {
-      const { layouts, more } = managedLayouts(source.snapshot, state, namespace);
+    layouts(namespace: string | undefined, healthOf?: (key: string) => WorkloadHealth | undefined) {
+      const { layouts, more } = managedLayouts(source.snapshot, state, namespace, undefined, undefined, healthOf);
       const conflicts = state.conflicts();
       return {
         more, podsPerAnswer: LAYOUT_PODS_PER_ANSWER,

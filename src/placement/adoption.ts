@@ -1,6 +1,6 @@
-import { zoneOf, type SlimPod } from '../cluster/objects.js';
+import { zoneOf, type SlimPod, type SlimWorkload } from '../cluster/objects.js';
 import type { Snapshot } from '../cluster/store.js';
-import { podVolumes, volumeZones } from './volumes.js';
+import { claimVolumes, podVolumes, volumeZones, type VolumeConstraint } from './volumes.js';
 
 // Adoption (docs/design.md#adoption): a zone list derived for a workload whose pods or bound
 // volumes already sit in zones is the order of zones that keeps the most seats where they are,
@@ -74,16 +74,41 @@ export function adoptedList(fleetList: readonly string[], seats: readonly Placed
   return { zones: zoneAt.map((z) => fleetList[z]!), agree: zoneAt.reduce((sum, z, pos) => sum + at[pos]![z]!, 0) };
 }
 
-/** Where each of the pods' seats already is: its bound volume's single zone, else its node's zone. */
-export function placedSeats(pods: Iterable<SlimPod>, seatOf: (pod: SlimPod) => number, snapshot: Snapshot, topologyKey: string): PlacedSeat[] {
+/** The single zone bound volumes hold a seat in; undefined when they allow none or several. */
+function boundZone(constraints: readonly VolumeConstraint[], snapshot: Snapshot, topologyKey: string): string | undefined {
+  const bound = constraints.filter((c) => c.bound);
+  if (bound.length === 0) return undefined;
+  const zones = [...volumeZones(bound, snapshot, topologyKey)];
+  return zones.length === 1 ? zones[0] : undefined;
+}
+
+/**
+ * Where a workload's seats already are: each pod's bound volume's single zone, else its
+ * node's zone; and for a StatefulSet's ordinals without a pod, the volumes of their claims
+ * (`<template>-<name>-<ordinal>`), which kube-scheduler will honour when the pod comes.
+ */
+export function placedSeats(
+  workload: SlimWorkload | undefined, pods: Iterable<SlimPod>, seatOf: (pod: SlimPod) => number, snapshot: Snapshot, topologyKey: string,
+): PlacedSeat[] {
   const out: PlacedSeat[] = [];
+  const seated = new Set<number>();
   for (const pod of pods) {
     const index = seatOf(pod);
     if (index < 0) continue;
-    const bound = podVolumes(pod, snapshot).constraints.filter((c) => c.bound);
-    const byVolume = bound.length > 0 ? [...volumeZones(bound, snapshot, topologyKey)] : [];
+    seated.add(index);
+    const byVolume = pod.claims.length > 0 ? boundZone(podVolumes(pod, snapshot).constraints, snapshot, topologyKey) : undefined;
     const node = pod.nodeName ? snapshot.node(pod.nodeName) : undefined;
-    const zone = byVolume.length === 1 ? byVolume[0] : node ? zoneOf(node, topologyKey) : undefined;
+    const zone = byVolume ?? (node ? zoneOf(node, topologyKey) : undefined);
+    if (zone !== undefined) out.push({ index, zone });
+  }
+  if (!workload || workload.claimTemplates.length === 0) return out;
+  // Each seat with a bound volume has a PV: no more seats are looked at than the cache holds PVs.
+  const seats = Math.min(workload.replicas, seated.size + snapshot.pvCount());
+  for (let index = 0; index < seats; index++) {
+    if (seated.has(index)) continue;
+    const ordinal = workload.ordinalsStart + index;
+    const claims = workload.claimTemplates.map((t) => `${t}-${workload.name}-${ordinal}`);
+    const zone = boundZone(claimVolumes(workload.namespace, claims, snapshot).constraints, snapshot, topologyKey);
     if (zone !== undefined) out.push({ index, zone });
   }
   return out;

@@ -1,11 +1,12 @@
 import { ANNOTATION } from '../cluster/annotations.js';
-import { ownedThrough, workloadKindSpec, type WorkloadKind } from '../cluster/kinds.js';
+import { workloadKindSpec, type WorkloadKind } from '../cluster/kinds.js';
 import { zoneOf, type SlimPod, type SlimWorkload } from '../cluster/objects.js';
 import type { Snapshot } from '../cluster/store.js';
 import type { ZonePreferencesSpec } from '../cluster/zonePreferences.js';
 import { deletionCosts } from './downscale.js';
 import { parseAssignment, serializeAssignment } from './instanceAssignment.js';
-import { policyOf, workloadModel, type WorkloadModel } from './model.js';
+import type { WorkloadHealth } from './healthRecord.js';
+import { managedModels, policyOf, workloadModel, type CachedModel } from './model.js';
 import { unboundReservations, zoneOccupancy } from './occupancy.js';
 import { planReplicas } from './planner.js';
 import type { PolicyName } from './policies/index.js';
@@ -72,6 +73,8 @@ export interface WorkloadLayout {
   podsOmitted: number;
   workloadSpread?: { name: string; strategy: string; subsets: SubsetQuota[] };
   reservations: Reservation[];
+  /** Its health as last computed (docs/design.md#health), when health is kept. */
+  health?: WorkloadHealth;
 }
 
 /** What a layout reads beside the cluster: the decisions' remembered state. */
@@ -96,9 +99,6 @@ export function workloadLayout(snapshot: Snapshot, kind: WorkloadKind, namespace
   const w = snapshot.workload(kind, namespace, name);
   return w && layoutOf(workloadModel({ kind, namespace, name }, w, snapshot, deps.settings, deps), w, snapshot, deps, LAYOUT_PODS_PER_WORKLOAD);
 }
-
-/** A cached workload's model never waits: its owner is the workload itself. */
-type CachedModel = Exclude<WorkloadModel, { policy: 'wait' }>;
 
 function layoutOf(
   model: CachedModel, w: SlimWorkload, snapshot: Snapshot, deps: LayoutDeps, podBudget: number, pods: readonly SlimPod[] = [...model.pods()],
@@ -201,17 +201,17 @@ export function podShares(sizes: readonly number[], budget: number): number[] {
  */
 export function managedLayouts(
   snapshot: Snapshot, deps: LayoutDeps, namespace: string | undefined, limit = LAYOUTS_PER_ANSWER, podBudget = LAYOUT_PODS_PER_ANSWER,
+  healthOf?: (key: string) => WorkloadHealth | undefined,
 ): { layouts: WorkloadLayout[]; more: number } {
-  // Each model is built once: it decides whether the workload is managed and then draws it.
-  const managed: { w: SlimWorkload; model: CachedModel }[] = [];
-  for (const w of snapshot.allWorkloads()) {
-    if ((namespace !== undefined && w.namespace !== namespace) || ownedThrough(w)) continue;
-    const model = workloadModel({ kind: w.kind, namespace: w.namespace, name: w.name }, w, snapshot, deps.settings, deps);
-    if (model.policy !== 'none') managed.push({ w, model });
-  }
-  managed.sort(({ w: a }, { w: b }) => a.namespace.localeCompare(b.namespace) || a.kind.localeCompare(b.kind) || a.name.localeCompare(b.name));
+  const managed = managedModels(snapshot, deps, namespace);
+  // At-risk workloads first (a stable sort keeps the name order within each group).
+  if (healthOf) managed.sort((a, b) => Number(healthOf(b.model.key)?.atRisk ?? false) - Number(healthOf(a.model.key)?.atRisk ?? false));
   const built = managed.slice(0, limit).map((m) => ({ ...m, pods: [...m.model.pods()] }));
   const shares = podShares(built.map(({ pods }) => pods.length), podBudget);
-  const layouts = built.map(({ w, model, pods }, i) => layoutOf(model, w, snapshot, deps, shares[i]!, pods));
+  const layouts = built.map(({ w, model, pods }, i) => {
+    const layout = layoutOf(model, w, snapshot, deps, shares[i]!, pods);
+    const health = healthOf?.(model.key);
+    return health ? { ...layout, health } : layout;
+  });
   return { layouts, more: Math.max(0, managed.length - limit) };
 }

@@ -1,3 +1,4 @@
+import { ownedThrough } from '../cluster/kinds.js';
 import type { SlimPod, SlimWorkload } from '../cluster/objects.js';
 import type { Snapshot } from '../cluster/store.js';
 import { firstSeatCounts, NO_PENDING_FREEZES, placementList, type PendingFreezes } from './fleet.js';
@@ -57,7 +58,7 @@ export function workloadModel(
   // preferences a zone's position changes its share, not just its seats).
   const adopting = (l: ZoneList): ZoneList => {
     if (!freezes || !lists.forPlacement || !settings.adoptExisting || !settings.freezeZones || l.source !== 'nodes' || preferences.parsed !== undefined) return l;
-    const placed = placedSeats(workloadPods(ref, snapshot), (p) => seat(p).index, snapshot, l.topologyKey);
+    const placed = placedSeats(seats === 'ordinal' ? workload : undefined, workloadPods(ref, snapshot), (p) => seat(p).index, snapshot, l.topologyKey);
     if (placed.length === 0) return l;
     const adopted = adoptedList(l.zones, placed);
     return { ...l, zones: adopted.zones, adopted: { agree: adopted.agree, seats: placed.length } };
@@ -100,4 +101,21 @@ export function podModel(pod: SlimPod, snapshot: Snapshot, settings: PlacementSe
     return { ...model, policy: 'wait', governs, why: resolved.missing };
   }
   return model;
+}
+
+/** A cached workload's model never waits: its owner is the workload itself. */
+export type CachedModel = Exclude<WorkloadModel, { policy: 'wait' }>;
+
+/**
+ * Every managed workload (a policy covers it; a Deployment's ReplicaSets are its own), by
+ * namespace, kind, name, each model built once: the layout page's and health's list.
+ */
+export function managedModels(snapshot: Snapshot, settings: { settings: PlacementSettings } & ZoneListDeps, namespace?: string): { w: SlimWorkload; model: CachedModel }[] {
+  const managed: { w: SlimWorkload; model: CachedModel }[] = [];
+  for (const w of snapshot.allWorkloads()) {
+    if ((namespace !== undefined && w.namespace !== namespace) || ownedThrough(w)) continue;
+    const model = workloadModel({ kind: w.kind, namespace: w.namespace, name: w.name }, w, snapshot, settings.settings, settings);
+    if (model.policy !== 'none') managed.push({ w, model });
+  }
+  return managed.sort(({ w: a }, { w: b }) => a.namespace.localeCompare(b.namespace) || a.kind.localeCompare(b.kind) || a.name.localeCompare(b.name));
 }

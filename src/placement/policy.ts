@@ -1,6 +1,7 @@
 import type { PendingPod, SlimNode, SlimPod, SlimWorkload, SlimWorkloadSpread, WorkloadSpreadSubset } from '../cluster/objects.js';
 import type { Snapshot } from '../cluster/store.js';
 import type { PendingFreezes } from './fleet.js';
+import type { HealthBase, WorkloadHealth } from './healthRecord.js';
 import type { ReservationView } from './reservations.js';
 import type { PlacementSettings } from './settings.js';
 import type { Shrinking } from './shrinking.js';
@@ -141,6 +142,8 @@ export interface PlacementPolicy<Name extends string = string, Own extends objec
   decidedBy(model: PolicyModelOf<Name, Own>): DecidedBy;
   /** Its own part of /debug/workloads. */
   layout?(model: PolicyModelOf<Name, Own>, snapshot: Snapshot, state: DecisionState): Record<string, unknown>;
+  /** Its own health judgement (docs/design.md#health); absent: zones and seats of the sequence. */
+  health?(model: PolicyModelOf<Name, Own>, pods: readonly SlimPod[], snapshot: Snapshot, base: HealthBase): WorkloadHealth;
   /** Its own part of each pod on /debug/workloads (the subset a pod is in). */
   podLayout?(model: PolicyModelOf<Name, Own>, pod: SlimPod, snapshot: Snapshot): Record<string, unknown>;
 }

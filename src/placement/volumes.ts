@@ -47,9 +47,14 @@ function pvConstraint(claim: string, pv: SlimPV): VolumeConstraint {
 }
 
 export function podVolumes(pod: SlimPod, snapshot: Snapshot): PodVolumes {
+  return claimVolumes(pod.namespace, pod.claims, snapshot);
+}
+
+/** Where claims of a namespace let a pod run: bound and pre-bound PVs, WaitForFirstConsumer topologies. */
+export function claimVolumes(namespace: string, claims: readonly string[], snapshot: Snapshot): PodVolumes {
   const out: PodVolumes = { constraints: [], missing: [] };
-  for (const claim of pod.claims) {
-    const pvc = snapshot.pvc(pod.namespace, claim);
+  for (const claim of claims) {
+    const pvc = snapshot.pvc(namespace, claim);
     if (pvc?.volumeName) {
       const pv = snapshot.pv(pvc.volumeName);
       if (pv) out.constraints.push(pvConstraint(claim, pv));
@@ -57,13 +62,13 @@ export function podVolumes(pod: SlimPod, snapshot: Snapshot): PodVolumes {
       continue;
     }
     // A PV pre-bound to this claim (claimRef) decides even before the PVC is bound.
-    const prebound = snapshot.pvForClaim(pod.namespace, claim);
+    const prebound = snapshot.pvForClaim(namespace, claim);
     if (prebound) {
       out.constraints.push(pvConstraint(claim, prebound));
       continue;
     }
     if (!pvc) {
-      out.missing.push(`PVC ${pod.namespace}/${claim} is not in the cache yet`);
+      out.missing.push(`PVC ${namespace}/${claim} is not in the cache yet`);
       continue;
     }
     const sc = pvc.storageClassName ? snapshot.storageClass(pvc.storageClassName) : undefined;

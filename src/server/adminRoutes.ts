@@ -3,6 +3,7 @@ import { workloadKindNamed } from '../cluster/kinds.js';
 import { isDnsLabel } from '../cluster/names.js';
 import { CACHED_TOLERATIONS } from '../cluster/objects.js';
 import type { SnapshotSource } from '../cluster/source.js';
+import type { HealthTracker } from '../actuator/layoutHealth.js';
 import type { ExtenderService } from '../extender/extender.js';
 import type { Metrics } from '../metrics.js';
 import { requireAuthorization, type AdminAuthorizer } from './adminAuth.js';
@@ -17,7 +18,12 @@ export interface AdminDeps {
   serving: () => boolean;
   /** When set, /metrics and /debug/* need a token the API server accepts and authorizes. */
   auth?: AdminAuthorizer;
+  /** Every managed workload's health, when it is kept (/debug/health, the page's health lines). */
+  layoutHealth?: Pick<HealthTracker, 'all' | 'get'>;
 }
+
+/** Workloads /debug/health lists; the rest are counted. */
+const HEALTH_LISTED = 1000;
 
 type HealthDeps = Pick<AdminDeps, 'source' | 'serving'>;
 
@@ -83,7 +89,7 @@ export function adminRoutes(deps: AdminDeps): Hono {
     if (namespace !== undefined && !isDnsLabel(namespace)) {
       return failWith(c, 400, 'bad request', 'expected a namespace name', { field: 'namespace' });
     }
-    const { layouts, more, podsPerAnswer } = extender.layouts(namespace);
+    const { layouts, more, podsPerAnswer } = extender.layouts(namespace, deps.layoutHealth?.get);
     return c.json({
       source: source.describe(), synced: source.synced(), generatedAt: new Date().toISOString(), more, podsPerAnswer, workloads: layouts,
     });
@@ -102,6 +108,13 @@ export function adminRoutes(deps: AdminDeps): Hono {
     const result = extender.explain(pod.namespace, pod.name);
     if (!result) return failWith(c, 404, 'not found', `pod ${pod.namespace}/${pod.name} is not in the cache`);
     return c.json({ ...result, note: `dry run against every cached node; nothing reserved or written; the cache keeps a pod's first ${CACHED_TOLERATIONS} tolerations` });
+  });
+
+  // Every managed workload's health, at risk first (what the metrics and `zonekeeper audit` show).
+  app.get('/debug/health', (c) => {
+    const namespace = c.req.query('namespace') || undefined;
+    const all = (deps.layoutHealth?.all() ?? []).filter((h) => namespace === undefined || h.ref.namespace === namespace);
+    return c.json({ kept: deps.layoutHealth !== undefined, atRisk: all.filter((h) => h.atRisk).length, workloads: all.slice(0, HEALTH_LISTED), more: Math.max(0, all.length - HEALTH_LISTED) });
   });
 
   addLayoutPage(app);

@@ -135,6 +135,27 @@ describe('the layout page in headless Chromium', { skip }, () => {
     });
   });
 
+  it('lists at-risk workloads first, each with its health line: a StatefulSet placed 3/0/0 before zonekeeper says why', async () => {
+    const sts = (name: string) => ({ apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name, namespace: 'risk', uid: `sts-${name}` }, spec: { replicas: 3 } });
+    const stsPod = (sts: string, i: number, zone: string) => ({
+      apiVersion: 'v1', kind: 'Pod',
+      metadata: { name: `${sts}-${i}`, namespace: 'risk', uid: `${sts}-${i}`, ownerReferences: [{ apiVersion: 'apps/v1', kind: 'StatefulSet', name: sts, uid: `sts-${sts}`, controller: true }] },
+      spec: { nodeName: `node-${zone}-1` }, status: { phase: 'Running' },
+    });
+    const objects = [...demoObjects(), sts('aaa'), sts('zzz'), ...[0, 1, 2].map((i) => stsPod('aaa', i, 'abc'[i]!)), ...[0, 1, 2].map((i) => stsPod('zzz', i, 'a'))];
+    await onSnapshot(objects, async (p) => {
+      await p.goto(`${p.url()}?namespace=risk`);
+      await p.waitForSelector('section[data-workload="risk/StatefulSet/aaa"] .health');
+      const order = await p.$$eval('section.workload', (all) => all.map((s) => [s.getAttribute('data-workload'), s.querySelector('.health')?.getAttribute('data-health')]));
+      assert.deepEqual(order, [['risk/StatefulSet/zzz', 'at-risk'], ['risk/StatefulSet/aaa', 'healthy']]);
+      const line = await p.innerText('section[data-workload="risk/StatefulSet/zzz"] .health');
+      assert.match(line, /^at risk · 1 of 3 zones hold pods \(zone-b, zone-c empty\); at 2 replicas it would keep 1 of 2 zones; 2 pods off pin/);
+      assert.match(line, /placed-before 2/);
+      mkdirSync(ARTIFACTS, { recursive: true });
+      await p.screenshot({ path: join(ARTIFACTS, 'layout-page-health.png'), fullPage: true });
+    });
+  });
+
   it('draws hostile values as text: markup in an annotation never becomes an element', async () => {
     const hostile = '<img src=x onerror="document.body.dataset.pwned=1">';
     const objects = demoObjects().map((o) => (o.kind === 'StatefulSet' && o.metadata.name === 'db'

@@ -313,6 +313,9 @@ for (const k of kubeVersions()) describe(`zonekeeper with kube-scheduler ${k.ver
 
   it(`[${k.version}] 12. scale-down with deletion costs: asserted where kube-controller-manager honours them (>= 1.22), printed beside the same with costs off`, async () => {
     const honoursCosts = cp.profile.deletionCost;
+    // Costs are written by the leader after the pods' IDs; scaling before they land would test the controller alone.
+    await eventually('costs on the 6 instance-ID pods', async () =>
+      (await kube.podsOf('s10', 'app=ids')).every((p) => p.metadata.annotations?.['controller.kubernetes.io/pod-deletion-cost'] !== undefined));
     await kube.scale('Deployment', 's10', 'ids', 3);
     const ids = await bound('s10', 'ids', 3);
     await kube.scale('Deployment', 's3', 'web', 3);

@@ -131,7 +131,9 @@ describe('watch cache against a list/watch server on 127.0.0.1', () => {
     assert.deepEqual(actuator.pendingFreeze('default/StatefulSet/db'), ['zone-a', 'zone-b', 'zone-c']);
     await actuator.settle();
     assert.equal(api.patches.length, 1, 'deduplicated');
-    assert.deepEqual(api.patches[0]!.body.metadata.annotations, { 'zonekeeper.io/zones': 'zone-a,zone-b,zone-c' });
+    const { 'zonekeeper.io/zones-frozen-at': frozenAt, ...annotations } = api.patches[0]!.body.metadata.annotations;
+    assert.deepEqual(annotations, { 'zonekeeper.io/zones': 'zone-a,zone-b,zone-c' });
+    assert.ok(Math.abs(Date.parse(frozenAt) - Date.now()) < 60_000, `the time of the freeze beside it: ${frozenAt}`);
     assert.match(api.patches[0]!.body.metadata.resourceVersion, /^\d+$/, 'conditional on the workload\'s resourceVersion');
     await waitFor(() => cache.snapshot.workload('StatefulSet', 'default', 'db')?.annotations['zonekeeper.io/zones'] === 'zone-a,zone-b,zone-c', 'annotation watched back');
   });

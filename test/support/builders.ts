@@ -22,11 +22,14 @@ export function nodes(zones: string[], perZone: number): Raw[] {
   return zones.flatMap((z) => Array.from({ length: perZone }, (_, i) => node(`node-${z.replace(/^zone-/, '')}-${i + 1}`, z)));
 }
 
-export function statefulSet(name: string, replicas: number, extra: { annotations?: Record<string, string>; ordinalsStart?: number; namespace?: string } = {}): Raw {
+export function statefulSet(name: string, replicas: number, extra: { annotations?: Record<string, string>; ordinalsStart?: number; namespace?: string; claimTemplates?: string[] } = {}): Raw {
   return {
     apiVersion: 'apps/v1', kind: 'StatefulSet',
     metadata: { name, namespace: extra.namespace ?? 'default', uid: `sts-${name}`, annotations: extra.annotations },
-    spec: { replicas, ...(extra.ordinalsStart !== undefined ? { ordinals: { start: extra.ordinalsStart } } : {}) },
+    spec: {
+      replicas, ...(extra.ordinalsStart !== undefined ? { ordinals: { start: extra.ordinalsStart } } : {}),
+      ...(extra.claimTemplates ? { volumeClaimTemplates: extra.claimTemplates.map((t) => ({ metadata: { name: t } })) } : {}),
+    },
   };
 }
 
@@ -50,6 +53,8 @@ export interface PodOpts {
   uid?: string;
   terminating?: boolean;
   namespace?: string;
+  /** metadata.creationTimestamp (RFC 3339). */
+  createdAt?: string;
 }
 
 /** The apiVersion a controller writes in its pods' owner references (and a WorkloadSpread in its targetRef). */
@@ -63,6 +68,7 @@ export function pod(name: string, owner: OwnerOpts | undefined, o: PodOpts = {})
       name, namespace: o.namespace ?? 'default', uid: o.uid ?? `pod-${name}`, labels: o.labels, annotations: o.annotations,
       ownerReferences: owner ? [{ apiVersion: owner.apiVersion ?? OWNER_API[owner.kind] ?? 'apps/v1', kind: owner.kind, name: owner.name, uid: `owner-${owner.name}`, controller: true }] : undefined,
       deletionTimestamp: o.terminating ? '2026-01-01T00:00:00Z' : undefined,
+      creationTimestamp: o.createdAt,
     },
     spec: {
       nodeName: o.nodeName, tolerations: o.tolerations,

@@ -42,6 +42,16 @@ describe('adoption: the zone list keeps what is already placed', () => {
     assert.equal(v.effects.conflict, undefined);
   });
 
+  it('the first pod of a StatefulSet adopts the zones of its later ordinals\' claims too (volumeClaimTemplates)', () => {
+    // OrderedReady: only ordinal 0 exists; the PVCs of 1 and 2 are bound already.
+    const store = storeOf([...nodes(ZONES, 1), statefulSet('db', 3, { claimTemplates: ['data'] }),
+      ...[['zone-c', 0], ['zone-a', 1], ['zone-b', 2]].flatMap(([zone, i]) => [pvc(`data-db-${i}`, { volumeName: `pv-${i}` }), pv(`pv-${i}`, zone as string, { claim: `data-db-${i}` })]),
+      stsPod('db', 0, { claims: ['data-db-0'] })]);
+    const v = filterFor(store, stsPod('db', 0, { claims: ['data-db-0'] }));
+    assert.deepEqual(v.effects.freeze?.zones, ['zone-c', 'zone-a', 'zone-b']);
+    assert.deepEqual(v.effects.freeze?.adopted, { agree: 3, seats: 3 });
+  });
+
   it('placement.adoptExisting: false keeps the fleet order, and the volume then overrides the pin', () => {
     const store = cluster();
     const v = filterFor(store, stsPod('db', 1, { claims: ['data-db-1'] }), { settings: { adoptExisting: false } });

@@ -80,6 +80,15 @@ function zoneColumn(zone, pods, w, conflicts) {
     el('div', { class: 'cells' }, pods.map((p) => cell(p, w, conflicts.has(p.name)))));
 }
 
+/** One line: at risk or healthy, and why (zones held of wanted, scale-down, pods off pin). */
+function healthLine(h) {
+  if (!h) return null;
+  const unit = h.domain === 'subset' ? 'subsets' : 'zones';
+  return el('p', { class: `health ${h.atRisk ? 'at-risk' : 'healthy'}`, 'data-health': h.atRisk ? 'at-risk' : 'healthy' },
+    el('strong', {}, h.atRisk ? 'at risk' : 'healthy'),
+    ` · ${h.reason === 'ok' ? `${h.zones} of ${h.wanted} ${unit} hold pods` : h.reason} · skew ${h.skew}`);
+}
+
 function section(w) {
   const ref = w.workload;
   const conflicts = new Set((w.conflicts || []).map((c) => c.pod.split('/').pop()));
@@ -113,6 +122,7 @@ function section(w) {
       el('td', {}, s.name), el('td', {}, s.max === null ? 'unlimited' : s.max), el('td', {}, s.bound), el('td', {}, s.reserved)))) : null;
   return el('section', { class: 'workload', 'data-workload': `${ref.namespace}/${ref.kind}/${ref.name}` },
     el('h2', {}, `${ref.kind} `, el('span', {}, `${ref.namespace}/${ref.name}`)),
+    healthLine(w.health),
     el('p', { class: 'meta' }, meta),
     el('div', { class: 'zones' }, [...byZone].map(([zone, pods]) => zoneColumn(zone, pods, w, conflicts))),
     subsets,

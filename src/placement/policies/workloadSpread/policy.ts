@@ -2,6 +2,7 @@ import type { SlimWorkloadSpread } from '../../../cluster/objects.js';
 import type { PlacementPolicy } from '../../policy.js';
 import { spreadShrinking, workloadSpreadCosts } from './costs.js';
 import { subsetPolicy } from './filter.js';
+import { workloadSpreadHealth } from './health.js';
 import { findWorkloadSpread, subsetOfPod, subsetQuotas } from './subsets.js';
 
 /** A WorkloadSpread targets the workload (or the pod's ReplicaSet): its subsets decide. */
@@ -19,6 +20,7 @@ export const workloadSpreadPolicy: PlacementPolicy<'workloadspread', { ws: SlimW
   deletionCosts: (model, pods, snapshot) => workloadSpreadCosts(model, pods, model.workload?.replicas ?? pods.length, snapshot),
   // A WorkloadSpread over a StatefulSet still numbers its pods: their ordinal ranges are the subsets.
   decidedBy: (model) => (model.seats !== 'none' ? 'pin' : 'subset'),
+  health: workloadSpreadHealth,
   podLayout: (model, pod, snapshot) => ({ subset: subsetOfPod(pod, model.ws, snapshot) }),
   layout: (model, snapshot, state) => ({
     workloadSpread: {

@@ -1,0 +1,95 @@
+import type { WorkloadRef } from './workload.js';
+
+// A workload's health as plain data (docs/design.md#health): the record every view reads and
+// the step that turns counts per zone into it, shared by every policy.
+
+/** Why a pod is not where its seat is. */
+export type OffPinCause = 'volume' | 'fallback' | 'placed-before' | 'unknown';
+export const OFF_PIN_CAUSES: readonly OffPinCause[] = ['volume', 'fallback', 'placed-before', 'unknown'];
+
+/** Off-pin pods a record lists; the rest are counted. */
+export const OFF_PIN_LISTED = 100;
+
+/** One pod off its seat's zone (or in a zone over its share). */
+export interface OffPinPod {
+  pod: string;
+  zone: string | undefined;
+  /** Its seat's zone; undefined where the policy pins no seat (a zone over its share). */
+  pinnedZone: string | undefined;
+  cause: OffPinCause;
+  /** A bound volume keeps it where it is: never moved (DIRECTION.md rule 2). */
+  heldByVolume: boolean;
+}
+
+export interface WorkloadHealth {
+  key: string;
+  ref: WorkloadRef;
+  policy: string;
+  replicas: number;
+  /** What `zones` counts: zones, or a WorkloadSpread's subsets. */
+  domain: 'zone' | 'subset';
+  /** Zones (subsets) the layout wants filled that hold a bound pod. */
+  zones: number;
+  /** Zones (subsets) the layout for `replicas` fills: min(replicas, |L|) for equal weights. */
+  wanted: number;
+  /** Per zone (subset): bound pods and the layout's count. */
+  perZone: Record<string, { pods: number; want: number }>;
+  offPin: number;
+  causes: Record<OffPinCause, number>;
+  /** The first OFF_PIN_LISTED of them. */
+  offPinPods: OffPinPod[];
+  /** Largest minus smallest count over the wanted zones. */
+  skew: number;
+  /** Pods not bound yet. */
+  pending: number;
+  /** Replicas without a pod yet (the controller has not created them). */
+  missing: number;
+  /** Pods that may still fill an empty zone: the missing ones and unbound ones younger than the settle time. */
+  settling: number;
+  /** The largest smaller size, reached by the workload's own removal order, that covers fewer zones than it should. */
+  scaleDown: { replicas: number; zones: number; wanted: number } | undefined;
+  atRisk: boolean;
+  /** One line: what is wrong, or "ok". */
+  reason: string;
+}
+
+
+/** The part of a health record a policy's own judgement starts from. */
+export type HealthBase = Pick<WorkloadHealth, 'key' | 'ref' | 'policy' | 'replicas' | 'pending' | 'missing' | 'settling'>;
+
+function describe(h: Omit<WorkloadHealth, 'reason' | 'atRisk'>, shortfall: boolean, empty: string[]): string {
+  const parts: string[] = [];
+  const unit = h.domain === 'zone' ? 'zones' : 'subsets';
+  if (shortfall) parts.push(`${h.zones} of ${h.wanted} ${unit} hold pods (${empty.slice(0, 5).join(', ')}${empty.length > 5 ? ', …' : ''} empty)`);
+  if (h.scaleDown) parts.push(`at ${h.scaleDown.replicas} replicas it would keep ${h.scaleDown.zones} of ${h.scaleDown.wanted} zones`);
+  if (h.offPin > 0) {
+    const why = OFF_PIN_CAUSES.filter((c) => h.causes[c] > 0).map((c) => `${c} ${h.causes[c]}`).join(', ');
+    parts.push(`${h.offPin} pod${h.offPin === 1 ? '' : 's'} off pin (${why})`);
+  }
+  if (h.pending > 0) parts.push(`${h.pending} pending`);
+  if (h.missing > 0) parts.push(`${h.missing} not created yet`);
+  return parts.length > 0 ? parts.join('; ') : 'ok';
+}
+
+/** Counts per domain turned into the health record: shared by every policy. */
+export function judged(
+  base: HealthBase & Pick<WorkloadHealth, 'domain' | 'scaleDown'>,
+  want: Record<string, number>, have: Map<string, number>, off: OffPinPod[],
+): WorkloadHealth {
+  const wantedZones = Object.keys(want).filter((z) => want[z]! > 0);
+  const perZone: WorkloadHealth['perZone'] = {};
+  for (const z of Object.keys(want)) perZone[z] = { pods: have.get(z) ?? 0, want: want[z]! };
+  const empty = wantedZones.filter((z) => (have.get(z) ?? 0) === 0);
+  const counts = wantedZones.map((z) => have.get(z) ?? 0);
+  const causes = Object.fromEntries(OFF_PIN_CAUSES.map((c) => [c, 0])) as Record<OffPinCause, number>;
+  for (const o of off) causes[o.cause]++;
+  const h = {
+    ...base, zones: wantedZones.length - empty.length, wanted: wantedZones.length, perZone,
+    offPin: off.length, causes, offPinPods: off.slice(0, OFF_PIN_LISTED),
+    skew: counts.length > 0 ? Math.max(...counts) - Math.min(...counts) : 0,
+  };
+  // Pods still being placed may fill an empty zone: not a risk until they are older.
+  const shortfall = empty.length > base.settling;
+  return { ...h, atRisk: shortfall || base.scaleDown !== undefined, reason: describe(h, empty.length > 0, empty) };
+}
+

@@ -1,0 +1,45 @@
+import type { SlimPod } from '../../../cluster/objects.js';
+import type { Snapshot } from '../../../cluster/store.js';
+import { judged, type HealthBase, type OffPinPod, type WorkloadHealth } from '../../healthRecord.js';
+import { podVolumes } from '../../volumes.js';
+import { resolveMax, subsetOfPod, type SpreadModel } from './subsets.js';
+
+/**
+ * A WorkloadSpread's health: its subsets play the part of zones. The layout fills subsets in
+ * order up to each maxReplicas, as Kruise's webhook does; a pod in no subset, or beyond its
+ * subset's quota (the newest first), is off its seat. No scale-down risk: Kruise's own
+ * deletion costs decide that order.
+ */
+export function workloadSpreadHealth(model: SpreadModel, pods: readonly SlimPod[], snapshot: Snapshot, base: HealthBase): WorkloadHealth {
+  const { ws } = model;
+  const want: Record<string, number> = {};
+  let left = base.replicas;
+  for (const s of ws.subsets) {
+    const take = Math.max(0, Math.min(left, resolveMax(s.maxReplicas, base.replicas)));
+    want[s.name] = take;
+    left -= take;
+  }
+  const have = new Map<string, number>();
+  const members = new Map<string, SlimPod[]>();
+  const off: OffPinPod[] = [];
+  const offPin = (p: SlimPod, zone: string | undefined) => {
+    const held = podVolumes(p, snapshot).constraints.some((c) => c.bound);
+    off.push({ pod: p.name, zone, pinnedZone: undefined, cause: held ? 'volume' : 'unknown', heldByVolume: held });
+  };
+  for (const p of pods) {
+    if (!p.nodeName) continue;
+    const s = subsetOfPod(p, ws, snapshot);
+    if (s === undefined) offPin(p, undefined);
+    else {
+      have.set(s, (have.get(s) ?? 0) + 1);
+      (members.get(s) ?? members.set(s, []).get(s)!).push(p);
+    }
+  }
+  for (const s of ws.subsets) {
+    const max = resolveMax(s.maxReplicas, base.replicas);
+    const inIt = members.get(s.name) ?? [];
+    if (inIt.length <= max) continue;
+    for (const p of [...inIt].sort((a, b) => b.createdAt - a.createdAt).slice(0, inIt.length - max)) offPin(p, s.name);
+  }
+  return judged({ ...base, domain: 'subset', scaleDown: undefined }, want, have, off);
+}

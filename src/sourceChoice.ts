@@ -1,0 +1,50 @@
+import { existsSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Logger } from 'pino';
+import type { ApiClient } from './cluster/apiClient.js';
+import { watchCache } from './cluster/watchCache.js';
+import type { Config } from './config.js';
+
+// Where `serve` and `audit` find the cluster, and the watch cache over an API server.
+
+export const DEMO_CLUSTER = fileURLToPath(new URL('../config/demo-cluster.yaml', import.meta.url));
+const IN_CLUSTER_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
+
+export type SourceChoice =
+  | { kind: 'snapshot'; path: string }
+  | { kind: 'demo'; path: string; why: string }
+  | { kind: 'kubeconfig'; path: string; from: string }
+  | { kind: 'in-cluster' };
+
+/**
+ * Where the cluster comes from: --snapshot, --demo, --kubeconfig, $KUBECONFIG,
+ * ~/.kube/config, in-cluster; the bundled demo cluster when none of these is found.
+ */
+export function chooseSource(
+  opts: { snapshot?: string; demo?: boolean; kubeconfig?: string },
+  env: NodeJS.ProcessEnv = process.env, home = homedir(), exists: (p: string) => boolean = existsSync,
+): SourceChoice {
+  if (opts.snapshot) return { kind: 'snapshot', path: opts.snapshot };
+  if (opts.demo) return { kind: 'demo', path: DEMO_CLUSTER, why: '--demo' };
+  if (opts.kubeconfig) {
+    if (!exists(opts.kubeconfig)) throw new Error(`--kubeconfig ${opts.kubeconfig}: no such file`);
+    return { kind: 'kubeconfig', path: opts.kubeconfig, from: '--kubeconfig' };
+  }
+  const fromEnv = (env.KUBECONFIG ?? '').split(':').find((p) => p && exists(p));
+  if (fromEnv) return { kind: 'kubeconfig', path: fromEnv, from: '$KUBECONFIG' };
+  const dflt = join(home, '.kube', 'config');
+  if (exists(dflt)) return { kind: 'kubeconfig', path: dflt, from: '~/.kube/config' };
+  if (env.KUBERNETES_SERVICE_HOST && exists(IN_CLUSTER_TOKEN)) return { kind: 'in-cluster' };
+  return { kind: 'demo', path: DEMO_CLUSTER, why: 'no kubeconfig and not in a cluster' };
+}
+
+/** The watch cache over an API server, with the cluster options of zonekeeper.yaml. */
+export function clusterWatch(api: ApiClient, c: Config['cluster'], log: Logger, onRestart: (kind: string, reason: string) => void) {
+  return watchCache(api, {
+    pageSize: c.listPageSize, watchTimeoutSeconds: c.watchTimeoutSeconds, silenceSeconds: c.watchSilenceSeconds,
+    backoffInitialMs: c.backoffInitialMs, backoffMaxMs: c.backoffMaxMs, crdRecheckSeconds: c.crdRecheckSeconds,
+    maxStalenessSeconds: c.maxStalenessSeconds,
+  }, log, onRestart);
+}

@@ -1,0 +1,71 @@
+// `zonekeeper audit` as a user runs it: the compiled CLI on a `kubectl get -o yaml` file. Its
+// run against a real API server is in test/e2e/health.test.ts.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { stringify } from 'yaml';
+import { nodes, statefulSet, stsPod, type Raw } from '../support/builders.js';
+
+const cli = new URL('../../dist/cli.js', import.meta.url).pathname;
+const ZONES = ['zone-a', 'zone-b', 'zone-c'];
+
+/** A `kubectl get -A -o yaml` List of the objects, in a file. */
+function snapshotFile(objects: Raw[]): string {
+  const file = join(mkdtempSync(join(tmpdir(), 'zk-audit-')), 'cluster.yaml');
+  writeFileSync(file, stringify({ apiVersion: 'v1', kind: 'List', items: objects }));
+  return file;
+}
+
+const audit = (...args: string[]) => spawnSync(process.execPath, [cli, 'audit', ...args], { encoding: 'utf8', env: { ...process.env, KUBECONFIG: '', HOME: tmpdir() } });
+
+const cluster = [
+  ...nodes(ZONES, 1),
+  statefulSet('spread', 3, { namespace: 'shop' }), ...[0, 1, 2].map((i) => stsPod('spread', i, { namespace: 'shop', nodeName: `node-${'abc'[i]}-1` })),
+  statefulSet('piled', 3, { namespace: 'shop' }), ...[0, 1, 2].map((i) => stsPod('piled', i, { namespace: 'shop', nodeName: 'node-a-1' })),
+  statefulSet('other', 2, { namespace: 'team' }), ...[0, 1].map((i) => stsPod('other', i, { namespace: 'team', nodeName: `node-${'ab'[i]}-1` })),
+];
+
+describe('zonekeeper audit on a kubectl get -o yaml file', () => {
+  it('names the StatefulSet placed in one zone, first, and exits 1', () => {
+    const out = audit('--snapshot', snapshotFile(cluster));
+    assert.equal(out.status, 1, out.stderr);
+    const lines = out.stdout.trim().split('\n');
+    assert.match(lines[0]!, /^NAMESPACE\s+NAME\s+KIND\s+REPLICAS\s+ZONES\s+WANTED\s+OFF-PIN\s+AT-RISK\s+REASON$/);
+    assert.match(lines[1]!, /^shop\s+piled\s+StatefulSet\s+3\s+1\s+3\s+2\s+yes\s+1 of 3 zones hold pods/);
+    assert.equal(lines.length, 4, 'every StatefulSet, at risk first');
+    assert.ok(lines.slice(2).every((l) => /\sno\s/.test(l)));
+  });
+
+  it('-n keeps one namespace (exit 0: nothing there is at risk), -o json gives the same records', () => {
+    const file = snapshotFile(cluster);
+    const team = audit('--snapshot', file, '-n', 'team');
+    assert.equal(team.status, 0, team.stderr);
+    assert.match(team.stdout, /^NAMESPACE/);
+    assert.doesNotMatch(team.stdout, /shop/);
+    const json = audit('--snapshot', file, '-o', 'json');
+    assert.equal(json.status, 1);
+    const body = JSON.parse(json.stdout) as { atRisk: number; health: { key: string; atRisk: boolean; causes: Record<string, number> }[] };
+    assert.equal(body.atRisk, 1);
+    assert.deepEqual(body.health[0]!.key, 'shop/StatefulSet/piled');
+    assert.equal(body.health[0]!.causes['placed-before'], 2);
+  });
+
+  it('exits 2 with a clear message on a file that is not there, bad YAML, a bad flag, or no cluster at all', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'zk-audit-'));
+    writeFileSync(join(dir, 'bad.yaml'), 'items: [unclosed');
+    for (const [args, message] of [
+      [['--snapshot', join(dir, 'missing.yaml')], /ENOENT|no such file/],
+      [['--snapshot', join(dir, 'bad.yaml')], /bad\.yaml/],
+      [['--output', 'wide', '--snapshot', join(dir, 'bad.yaml')], /--output: expected table or json/],
+      [['-n', 'Not_A_Namespace'], /not a namespace name/],
+      [[], /no cluster: pass --kubeconfig or --snapshot/],
+    ] as const) {
+      const out = audit(...args);
+      assert.equal(out.status, 2, `${args.join(' ')}: ${out.stdout}`);
+      assert.match(out.stderr, message);
+    }
+  });
+});
