@@ -18,7 +18,7 @@ export function deletionCostAnnotator(settings: PlacementSettings, lists: ZoneLi
     current: (pod) => pod.deletionCost,
     *desired(snapshot, only) {
       for (const model of costManagedWorkloads(snapshot, settings, lists, only)) {
-        const costs = deletionCosts(model, snapshot, settings, lists);
+        const costs = deletionCosts(model, snapshot);
         for (const pod of model.pods()) {
           const want = costs.get(pod.name);
           if (want !== undefined) yield { pod, value: String(want) };

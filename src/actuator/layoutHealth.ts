@@ -1,12 +1,15 @@
 import type { Logger } from 'pino';
 import type { SlimWorkload } from '../cluster/objects.js';
 import type { SnapshotSource } from '../cluster/source.js';
-import { workloadKindNamed } from '../cluster/kinds.js';
-import { byRisk, fleetHealth, workloadHealth, type WorkloadHealth } from '../placement/health.js';
+import { ownedThrough, workloadKindNamed } from '../cluster/kinds.js';
+import { byRisk, workloadHealth, type WorkloadHealth } from '../placement/health.js';
 import { workloadModel } from '../placement/model.js';
 import type { DecisionState } from '../placement/policy.js';
 import { resolveWorkload, workloadKey } from '../placement/workload.js';
 import type { EventType } from './events.js';
+
+/** How long one slice of a sweep may hold the event loop (ms). */
+const SLICE_MS = 20;
 
 export interface HealthTrackerOptions {
   settleSeconds: number;
@@ -25,14 +28,14 @@ export interface HealthTracker {
   stopEvents(): Promise<void>;
   start(): void;
   stop(): void;
-  /** Recompute what changed now (tests; the timer does it every tick). */
+  /** Recompute what changed, and finish any sweep, now (tests; the timer does it in slices). */
   flush(): void;
 }
 
 /**
  * Keeps health per workload: a pod or workload change marks its workload, recomputed at the
- * next tick (only it); every `intervalSeconds` all are recomputed, which covers node, volume
- * and settle-time changes. Transitions of `atRisk` become Events while `startEvents` holds.
+ * next tick (only it); every `intervalSeconds` all are recomputed in slices, which covers node,
+ * volume and settle-time changes. Transitions of `atRisk` become Events while `startEvents` holds.
  */
 export function healthTracker(
   source: SnapshotSource, state: DecisionState, record: (w: SlimWorkload, type: EventType, reason: string, message: string) => void,
@@ -42,6 +45,7 @@ export function healthTracker(
   const changed = new Set<string>();
   let sorted: WorkloadHealth[] | undefined;
   let lastFull = 0;
+  let sweep: { keys: string[]; at: number; seen: Set<string>; started: number } | undefined;
   let events = false;
   let timer: NodeJS.Timeout | undefined;
   const healthOptions = () => ({ now: Date.now(), settleSeconds: opts.settleSeconds });
@@ -72,24 +76,38 @@ export function healthTracker(
     return model.policy === 'none' ? undefined : workloadHealth(model, w, snapshot, state, healthOptions());
   }
 
-  function flush(): void {
+  /** Every cached workload that could be managed (a Deployment's ReplicaSets are its own). */
+  function workloadKeys(): string[] {
+    const keys: string[] = [];
+    for (const w of source.snapshot.allWorkloads()) if (!ownedThrough(w)) keys.push(workloadKey(w));
+    return keys;
+  }
+
+  /**
+   * The changed workloads, then as much of the running sweep over all of them as `budgetMs`
+   * allows: a sweep of thousands of workloads runs in slices, so the extender that shares
+   * the event loop never waits for all of it (docs/performance.md).
+   */
+  function step(budgetMs: number): void {
     if (!source.synced()) return;
-    if (Date.now() - lastFull >= opts.intervalSeconds * 1000) {
-      lastFull = Date.now();
-      changed.clear();
-      const started = Date.now();
-      const all = fleetHealth(source.snapshot, state, healthOptions());
-      const seen = new Set<string>();
-      for (const h of all) {
-        seen.add(h.key);
-        set(h.key, h);
-      }
-      for (const key of [...current.keys()]) if (!seen.has(key)) set(key, undefined);
-      log.debug({ workloads: all.length, ms: Date.now() - started }, 'health recomputed');
-      return;
-    }
+    const started = performance.now();
     for (const key of changed) set(key, one(key));
     changed.clear();
+    if (!sweep && Date.now() - lastFull >= opts.intervalSeconds * 1000) {
+      lastFull = Date.now();
+      sweep = { keys: workloadKeys(), at: 0, seen: new Set(), started };
+    }
+    if (!sweep) return;
+    while (sweep.at < sweep.keys.length && performance.now() - started < budgetMs) {
+      const key = sweep.keys[sweep.at++]!;
+      const h = one(key);
+      if (h) sweep.seen.add(key);
+      set(key, h);
+    }
+    if (sweep.at < sweep.keys.length) return;
+    for (const key of [...current.keys()]) if (!sweep.seen.has(key)) set(key, undefined);
+    log.debug({ workloads: sweep.seen.size, ms: Math.round(performance.now() - sweep.started) }, 'health recomputed');
+    sweep = undefined;
   }
 
   const mark = (key: string) => { changed.add(key); };
@@ -114,16 +132,18 @@ export function healthTracker(
     start() {
       const tick = () => {
         try {
-          flush();
+          step(SLICE_MS);
         } catch (err) {
+          sweep = undefined;
           log.error({ err: (err as Error).message }, 'health not recomputed');
         }
-        timer = setTimeout(tick, opts.tickMs ?? 1000);
+        // A sweep in progress goes on soon; otherwise changes are picked up every tick.
+        timer = setTimeout(tick, sweep ? 5 : (opts.tickMs ?? 1000));
         timer.unref();
       };
       tick();
     },
     stop() { clearTimeout(timer); },
-    flush,
+    flush: () => step(Infinity),
   };
 }

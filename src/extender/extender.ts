@@ -77,7 +77,7 @@ export function createExtender(deps: ExtenderDeps) {
   const state = new PlacementState(config, source, actuator, metrics, log, clock);
   const { settings } = state;
   const decisions = new DecisionLog(config.debug.decisionsKeptPods, config.debug.decisionsPerPod, config.debug.decisionsMaxBytes);
-  const ids = instanceIdStep(source.snapshot, actuator, settings, state, log);
+  const ids = instanceIdStep(source.snapshot, actuator, log);
   source.store.onPod((type, pod) => {
     if (type === 'delete') ids.forget(pod.uid);
   });

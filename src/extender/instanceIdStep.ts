@@ -5,8 +5,7 @@ import type { PendingPod } from '../cluster/objects.js';
 import { workloadKindSpec, type WorkloadKind } from '../cluster/kinds.js';
 import type { Snapshot } from '../cluster/store.js';
 import { instanceSeats, livePodIn, rolloutSeat } from '../placement/instanceSeats.js';
-import { policyOf, type WorkloadModel, type ZoneListDeps } from '../placement/model.js';
-import type { PlacementSettings } from '../placement/settings.js';
+import { policyOf, type WorkloadModel } from '../placement/model.js';
 
 /** `successor`: placed for the ID of the pod it replaces in a rollout, without holding it yet. */
 export type Ensured = { pod: PendingPod; error?: undefined; successor?: boolean } | { pod: PendingPod; error: string };
@@ -16,7 +15,7 @@ export type Ensured = { pod: PendingPod; error?: undefined; successor?: boolean 
  * (docs/design.md#instance-ids). Known IDs come from the request's pod, the cached pod, or an assignment this
  * process just made (the scheduler's copy of the pod lags behind our write).
  */
-export function instanceIdStep(snapshot: Snapshot, actuator: Actuator, settings: PlacementSettings, lists: ZoneListDeps, log: Logger) {
+export function instanceIdStep(snapshot: Snapshot, actuator: Actuator, log: Logger) {
   const assigned = new ExpiringMap<string, number>({ max: 100_000, ttlMs: 3_600_000 });
 
   function known(pod: PendingPod): PendingPod {
@@ -44,7 +43,7 @@ export function instanceIdStep(snapshot: Snapshot, actuator: Actuator, settings:
     const seats = instanceSeats(model, snapshot, pod.name);
     const reserved = new Set(seats.due.values());
     if (seats.free.length <= reserved.size) {
-      const successorOf = rolloutSeat(model, pod, seats, snapshot, settings, lists);
+      const successorOf = rolloutSeat(model, pod, seats, snapshot);
       if (successorOf !== undefined) return { pod: { ...pod, instanceId: successorOf }, successor: true };
     }
     try {

@@ -93,13 +93,26 @@ export function pickPodsToRemove(
  * the picker would: WorkloadSpread workloads get Kruise's values, others their rank in the
  * full removal order (0 = removed first).
  */
-export function deletionCosts(model: WorkloadModel, snapshot: Snapshot, settings: PlacementSettings, lists: ZoneListDeps = {}): Map<string, number> {
-  const pods = [...model.pods()].filter((p) => p.nodeName);
+export function deletionCosts(model: WorkloadModel, snapshot: Snapshot): Map<string, number> {
   const own = policyOf(model)?.deletionCosts;
-  if (own) return own(model, pods, snapshot);
-  const order = pickPodsToRemove(model.ref.namespace, pods.length, pods.map((p) => p.name), snapshot, settings, lists);
-  const ranked = [...order.chosen, ...order.tied];
-  return new Map(ranked.map((name, i) => [name, i]));
+  if (own) return own(model, [...model.pods()].filter((p) => p.nodeName), snapshot);
+  return new Map(removalOrder(model, snapshot).map((pod, i) => [pod.name, i]));
+}
+
+/**
+ * The workload's bound pods in the order the picker removes them when it shrinks to nothing
+ * (what `pickPodsToRemove` gives for all of them, without resolving each pod again): first first.
+ */
+export function removalOrder(model: WorkloadModel, snapshot: Snapshot): SlimPod[] {
+  const group = shrinking(model, snapshot);
+  for (const pod of group.remaining.values()) group.addCandidate(pod);
+  group.start();
+  const order: SlimPod[] = [];
+  for (let b = group.best(); b; b = group.best()) {
+    group.remove(b.pod);
+    order.push(b.pod);
+  }
+  return order;
 }
 
 /**

@@ -2,13 +2,13 @@ import { ANNOTATION } from '../cluster/annotations.js';
 import { zoneOf, type SlimPod, type SlimWorkload } from '../cluster/objects.js';
 import type { Snapshot } from '../cluster/store.js';
 import { adoptedList, placedSeats } from './adoption.js';
-import { deletionCosts } from './downscale.js';
+import { removalOrder } from './downscale.js';
 import { managedModels, policyOf, type WorkloadModel } from './model.js';
 import type { DecisionState } from './policy.js';
 import { podVolumes, volumeZones } from './volumes.js';
 import { judged, type HealthBase, type OffPinCause, type OffPinPod, type WorkloadHealth } from './healthRecord.js';
 import { workloadKey } from './workload.js';
-import { seatZone, SEQUENCE_WORK_LIMIT, sequenceCounts, zoneSequence } from './zoneSequence.js';
+import { seatZones, SEQUENCE_WORK_LIMIT, sequenceCounts, zoneSequence } from './zoneSequence.js';
 import type { ZoneList } from './zones.js';
 
 // A managed workload's layout judged against where its seats should be (docs/design.md#health):
@@ -38,112 +38,120 @@ function boundVolumeZones(pod: SlimPod, snapshot: Snapshot, topologyKey: string)
 }
 
 /** Why a bound pod sits outside its seat's zone. */
-function causeOf(pod: SlimPod, pinned: string | undefined, volumes: Set<string> | undefined, w: SlimWorkload, list: ZoneList, settings: DecisionState['settings']): OffPinCause {
+function causeOf(pod: SlimPod, pinned: string | undefined, volumes: Set<string> | undefined, frozenAt: number, list: ZoneList, settings: DecisionState['settings']): OffPinCause {
   if (volumes && (pinned === undefined || !volumes.has(pinned))) return 'volume';
   if (list.source === 'nodes') return 'placed-before';
-  const frozenAt = Date.parse(w.annotations[ANNOTATION.zonesFrozenAt] ?? '');
   if (Number.isFinite(frozenAt) && pod.createdAt < frozenAt) return 'placed-before';
   return settings.zoneFallback === 'adaptive' && Number.isFinite(frozenAt) ? 'fallback' : 'unknown';
-}
-
-/** Zones each prefix of the sequence covers: wantedAt[m] for the first m seats. */
-function coveredByPrefix(zones: readonly string[], length: number, model: WorkloadModel): number[] {
-  const seq = zoneSequence(zones, length, model.preferences.sequence);
-  const seen = new Set<string>();
-  const out = [0];
-  for (const z of seq) out.push(seen.add(z).size);
-  return out;
 }
 
 /**
  * Scale-down risk: keeping the bound pods in the reverse of the removal order, the largest
  * size m below the current one whose kept pods cover fewer wanted zones than the first m
- * seats of the sequence do.
+ * seats of the sequence do (`wantedAt(m)`).
  */
-function scaleDownRisk(kept: readonly (string | undefined)[], wantedAt: readonly number[]): WorkloadHealth['scaleDown'] {
+function scaleDownRisk(kept: readonly (string | undefined)[], wantedAt: (m: number) => number): WorkloadHealth['scaleDown'] {
   const seen = new Set<string>();
   let worst: WorkloadHealth['scaleDown'];
-  for (let m = 1; m < kept.length && m < wantedAt.length; m++) {
+  for (let m = 1; m < kept.length; m++) {
     const z = kept[m - 1];
     if (z !== undefined) seen.add(z);
-    if (seen.size < wantedAt[m]!) worst = { replicas: m, zones: seen.size, wanted: wantedAt[m]! };
+    const wanted = wantedAt(m);
+    if (seen.size < wanted) worst = { replicas: m, zones: seen.size, wanted };
   }
   return worst;
 }
 
-/** The order the workload's bound pods are kept in as it shrinks (reverse of the removal order). */
-function keepOrder(model: WorkloadModel, bound: readonly SlimPod[], snapshot: Snapshot, state: DecisionState): SlimPod[] {
-  if (model.seats !== 'none') return [...bound].sort((a, b) => model.seat(a).index - model.seat(b).index || a.name.localeCompare(b.name));
-  const costs = deletionCosts(model, snapshot, state.settings, state);
-  return [...bound].sort((a, b) => (costs.get(b.name) ?? 0) - (costs.get(a.name) ?? 0) || a.name.localeCompare(b.name));
+/** Zones among the sequence's first m seats, for m up to `length`: min(m, |L|) for equal weights. */
+function prefixZones(model: WorkloadModel, zones: readonly string[], length: number): (m: number) => number {
+  if (model.preferences.parsed === undefined) return (m) => Math.min(m, zones.length);
+  const seen = new Set<string>();
+  const out = [0];
+  for (const z of zoneSequence(zones, length, model.preferences.sequence)) out.push(seen.add(z).size);
+  return (m) => out[Math.min(m, out.length - 1)]!;
 }
 
 /** The health of a managed workload (a model some policy covers). */
 export function workloadHealth(model: WorkloadModel, w: SlimWorkload, snapshot: Snapshot, state: DecisionState, opts: HealthOptions): WorkloadHealth | undefined {
   const policy = policyOf(model);
   if (!policy) return undefined;
-  const pods = [...model.pods()];
-  const unbound = pods.filter((p) => !p.nodeName);
-  const base = {
-    key: workloadKey(model.ref), ref: model.ref, policy: policy.name, replicas: w.replicas,
-    pending: unbound.length, missing: Math.max(0, w.replicas - pods.length),
-    settling: Math.max(0, w.replicas - pods.length) + unbound.filter((p) => opts.now - p.createdAt < opts.settleSeconds * 1000).length,
-  };
-  const own: HealthBase = base;
-  if (policy.health) return policy.health(model, pods, snapshot, own);
+  const pods = model.pods();
+  let pending = 0;
+  let young = 0;
+  for (const p of pods) {
+    if (p.nodeName) continue;
+    pending++;
+    if (opts.now - p.createdAt < opts.settleSeconds * 1000) young++;
+  }
+  const missing = Math.max(0, w.replicas - pods.length);
+  const base: HealthBase = { key: workloadKey(model.ref), ref: model.ref, policy: policy.name, replicas: w.replicas, pending, missing, settling: missing + young };
+  if (policy.health) return policy.health(model, pods, snapshot, base);
 
   const list = judgedList(model, pods, snapshot, state.settings);
   const { zones, topologyKey } = list;
   const prefs = model.preferences.sequence;
-  const zoneOfPod = (p: SlimPod) => {
-    const node = p.nodeName ? snapshot.node(p.nodeName) : undefined;
-    return node && zoneOf(node, topologyKey);
-  };
-  const bound = pods.filter((p) => p.nodeName);
+  const inList = new Set(zones);
+  // Each bound pod's zone, read once: every step below needs it (parallel arrays: no per-pod objects).
+  const bound: SlimPod[] = [];
+  const zoneAt: (string | undefined)[] = [];
   const have = new Map<string, number>();
-  for (const p of bound) {
-    const z = zoneOfPod(p);
+  for (const p of pods) {
+    if (!p.nodeName) continue;
+    const node = snapshot.node(p.nodeName);
+    const z = node && zoneOf(node, topologyKey);
+    bound.push(p);
+    zoneAt.push(z);
     if (z !== undefined) have.set(z, (have.get(z) ?? 0) + 1);
   }
   const want = sequenceCounts(zones, w.replicas, prefs)
     ?? Object.fromEntries(zones.map((z, i) => [z, i < w.replicas ? 1 : 0]));
 
-  const kept = keepOrder(model, bound, snapshot, state);
   const off: OffPinPod[] = [];
+  let frozenAt: number | undefined;
   const offPin = (p: SlimPod, zone: string | undefined, pinnedZone: string | undefined) => {
+    frozenAt ??= Date.parse(w.annotations[ANNOTATION.zonesFrozenAt] ?? '');
     const volumes = boundVolumeZones(p, snapshot, topologyKey);
     off.push({
-      pod: p.name, zone, pinnedZone, cause: causeOf(p, pinnedZone, volumes, w, list, state.settings),
+      pod: p.name, zone, pinnedZone, cause: causeOf(p, pinnedZone, volumes, frozenAt, list, state.settings),
       heldByVolume: zone !== undefined && volumes !== undefined && volumes.has(zone),
     });
   };
+  // Positions in `bound`, in the order pods are kept as the workload shrinks: lowest seat
+  // last removed, else the reverse of the picker's order.
+  let kept: number[];
   if (model.seats !== 'none') {
-    for (const p of bound) {
-      const index = model.seat(p).index;
-      const pinned = index >= 0 ? seatZone(zones, index, prefs).zone : undefined;
-      const zone = zoneOfPod(p);
-      if (pinned !== undefined && zone !== pinned) offPin(p, zone, pinned);
+    const seat = new Float64Array(bound.length);
+    const pinOf = seatZones(zones, prefs);
+    for (let i = 0; i < bound.length; i++) {
+      const index = model.seat(bound[i]!).index;
+      seat[i] = index;
+      const pinned = index >= 0 ? pinOf(index).zone : undefined;
+      if (pinned !== undefined && zoneAt[i] !== pinned) offPin(bound[i]!, zoneAt[i], pinned);
     }
+    kept = bound.map((_, i) => i).sort((a, b) => seat[a]! - seat[b]! || bound[a]!.name.localeCompare(bound[b]!.name));
   } else {
-    // No seats: the pods of a zone over its share, the ones its removal order takes first.
+    const position = new Map(bound.map((p, i) => [p, i]));
+    const removal = removalOrder(model, snapshot).map((p) => position.get(p)!);
+    // No seats: the pods of a zone over its share, the ones the removal order takes first.
     const over = new Map(zones.map((z) => [z, (have.get(z) ?? 0) - (want[z] ?? 0)]));
-    for (const p of [...kept].reverse()) {
-      const z = zoneOfPod(p);
+    for (const i of removal) {
+      const z = zoneAt[i];
       const excess = z === undefined ? 1 : (over.get(z) ?? 1);
       if (excess <= 0) continue;
       if (z !== undefined && over.has(z)) over.set(z, excess - 1);
-      offPin(p, z, undefined);
+      offPin(bound[i]!, z, undefined);
     }
+    kept = removal.reverse();
   }
 
-  const sizes = Math.min(bound.length, Math.floor(SEQUENCE_WORK_LIMIT / Math.max(1, zones.length)));
-  const inList = new Set(zones);
-  const keptZones = kept.slice(0, sizes).map((p) => {
-    const z = zoneOfPod(p);
-    return z !== undefined && inList.has(z) ? z : undefined;
-  });
-  const scaleDown = scaleDownRisk(keptZones, coveredByPrefix(zones, sizes, model));
-  return judged({ ...base, domain: 'zone', scaleDown }, want, have, off);
+  const sizes = Math.min(kept.length, Math.floor(SEQUENCE_WORK_LIMIT / Math.max(1, zones.length)));
+  const keptZones = new Array<string | undefined>(sizes);
+  for (let k = 0; k < sizes; k++) {
+    const z = zoneAt[kept[k]!];
+    keptZones[k] = z !== undefined && inList.has(z) ? z : undefined;
+  }
+  const scaleDown = scaleDownRisk(keptZones, prefixZones(model, zones, sizes));
+  return judged(base, 'zone', scaleDown, want, have, off);
 }
 
 /** Orders records as every view lists them: at risk first, then by namespace, kind, name. */

@@ -57,7 +57,7 @@ export interface WorkloadHealth {
 /** The part of a health record a policy's own judgement starts from. */
 export type HealthBase = Pick<WorkloadHealth, 'key' | 'ref' | 'policy' | 'replicas' | 'pending' | 'missing' | 'settling'>;
 
-function describe(h: Omit<WorkloadHealth, 'reason' | 'atRisk'>, shortfall: boolean, empty: string[]): string {
+function describe(h: WorkloadHealth, shortfall: boolean, empty: string[]): string {
   const parts: string[] = [];
   const unit = h.domain === 'zone' ? 'zones' : 'subsets';
   if (shortfall) parts.push(`${h.zones} of ${h.wanted} ${unit} hold pods (${empty.slice(0, 5).join(', ')}${empty.length > 5 ? ', …' : ''} empty)`);
@@ -73,23 +73,36 @@ function describe(h: Omit<WorkloadHealth, 'reason' | 'atRisk'>, shortfall: boole
 
 /** Counts per domain turned into the health record: shared by every policy. */
 export function judged(
-  base: HealthBase & Pick<WorkloadHealth, 'domain' | 'scaleDown'>,
+  base: HealthBase, domain: WorkloadHealth['domain'], scaleDown: WorkloadHealth['scaleDown'],
   want: Record<string, number>, have: Map<string, number>, off: OffPinPod[],
 ): WorkloadHealth {
-  const wantedZones = Object.keys(want).filter((z) => want[z]! > 0);
   const perZone: WorkloadHealth['perZone'] = {};
-  for (const z of Object.keys(want)) perZone[z] = { pods: have.get(z) ?? 0, want: want[z]! };
-  const empty = wantedZones.filter((z) => (have.get(z) ?? 0) === 0);
-  const counts = wantedZones.map((z) => have.get(z) ?? 0);
-  const causes = Object.fromEntries(OFF_PIN_CAUSES.map((c) => [c, 0])) as Record<OffPinCause, number>;
+  const empty: string[] = [];
+  let wanted = 0;
+  let most = -Infinity;
+  let least = Infinity;
+  for (const z in want) {
+    const pods = have.get(z) ?? 0;
+    perZone[z] = { pods, want: want[z]! };
+    if (want[z]! <= 0) continue;
+    wanted++;
+    if (pods === 0) empty.push(z);
+    most = Math.max(most, pods);
+    least = Math.min(least, pods);
+  }
+  const causes: Record<OffPinCause, number> = { volume: 0, fallback: 0, 'placed-before': 0, unknown: 0 };
   for (const o of off) causes[o.cause]++;
-  const h = {
-    ...base, zones: wantedZones.length - empty.length, wanted: wantedZones.length, perZone,
-    offPin: off.length, causes, offPinPods: off.slice(0, OFF_PIN_LISTED),
-    skew: counts.length > 0 ? Math.max(...counts) - Math.min(...counts) : 0,
+  // Built field by field: object spread here cost more than the rest of the judgement.
+  const h: WorkloadHealth = {
+    key: base.key, ref: base.ref, policy: base.policy, replicas: base.replicas, domain,
+    zones: wanted - empty.length, wanted, perZone,
+    offPin: off.length, causes, offPinPods: off.length > OFF_PIN_LISTED ? off.slice(0, OFF_PIN_LISTED) : off,
+    skew: wanted > 0 ? most - least : 0,
+    pending: base.pending, missing: base.missing, settling: base.settling, scaleDown,
+    // Pods still being placed may fill an empty zone: not a risk until they are older.
+    atRisk: empty.length > base.settling || scaleDown !== undefined,
+    reason: '',
   };
-  // Pods still being placed may fill an empty zone: not a risk until they are older.
-  const shortfall = empty.length > base.settling;
-  return { ...h, atRisk: shortfall || base.scaleDown !== undefined, reason: describe(h, empty.length > 0, empty) };
+  h.reason = describe(h, empty.length > 0, empty);
+  return h;
 }
-

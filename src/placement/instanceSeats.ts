@@ -66,12 +66,12 @@ export function instanceSeats(model: WorkloadModel, snapshot: Snapshot, except?:
  * ReplicaSet holds an ID: the pod waits for a free one.
  */
 export function rolloutSeat(
-  model: WorkloadModel, pod: Pick<SlimPod, 'name' | 'owner'>, seats: InstanceSeats, snapshot: Snapshot, settings: PlacementSettings, lists: ZoneListDeps = {},
+  model: WorkloadModel, pod: Pick<SlimPod, 'name' | 'owner'>, seats: InstanceSeats, snapshot: Snapshot,
 ): number | undefined {
   const byName = new Map([...model.pods()].map((p) => [p.name, p]));
   const old = [...seats.held].filter(([, name]) => byName.get(name)?.owner?.name !== pod.owner?.name);
   if (old.length === 0) return undefined;
-  const costs = deletionCosts(model, snapshot, settings, lists);
+  const costs = deletionCosts(model, snapshot);
   const rank = (name: string) => costs.get(name) ?? Number.MAX_SAFE_INTEGER;
   old.sort((a, b) => rank(a[1]) - rank(b[1]) || b[0] - a[0]);
   const succeeded = Math.max(0, seats.waiting.length - seats.free.length);

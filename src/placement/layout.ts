@@ -106,7 +106,7 @@ function layoutOf(
   const { ref, preferences } = model;
   const list = model.zones();
   const policy = policyOf(model);
-  const costs = workloadKindSpec(ref.kind)?.deletionCost ? deletionCosts(model, snapshot, deps.settings, deps) : undefined;
+  const costs = workloadKindSpec(ref.kind)?.deletionCost ? deletionCosts(model, snapshot) : undefined;
   const pinned = model.seats !== 'none';
   const prefs = preferences.sequence;
   // The seats of the workload's replicas, as far as a debug view should go; each pod's own

@@ -51,13 +51,15 @@ function podOwners(ref: WorkloadRef, snapshot: Snapshot): { kind: string; names:
 }
 
 /** Pods that hold a seat of the workload: not terminating, not finished. */
-export function* workloadPods(ref: WorkloadRef, snapshot: Snapshot): Iterable<SlimPod> {
+export function workloadPods(ref: WorkloadRef, snapshot: Snapshot): SlimPod[] {
   const { kind, names } = podOwners(ref, snapshot);
+  const out: SlimPod[] = [];
   for (const owner of names) {
     for (const pod of snapshot.podsOwnedBy(kind, ref.namespace, owner)) {
-      if (holdsSeat(pod)) yield pod;
+      if (holdsSeat(pod)) out.push(pod);
     }
   }
+  return out;
 }
 
 /**

@@ -43,7 +43,7 @@ export interface WorkloadFacts {
   /** The zone list L, as placement reads it (computed on first use). */
   zones(): ZoneList;
   /** Pods holding a seat: not terminating, not finished. */
-  pods(): Iterable<SlimPod>;
+  pods(): readonly SlimPod[];
   /** The bound ones counted by node, less the pod `exclude` (a UID). */
   podsPerNode(exclude: string): ReadonlyMap<string, number>;
 }
@@ -56,20 +56,29 @@ export function seatKindOf(ref: WorkloadRef, workload: SlimWorkload | undefined)
   return spec && optedIn(workload) ? 'instance-id' : 'none';
 }
 
-export function seatReader(seats: SeatKind, workload: SlimWorkload | undefined): (pod: SlimPod) => SeatIndex {
-  if (seats === 'instance-id') {
-    return (pod) => ({ index: pod.instanceId, label: `instance ID ${pod.instanceId}`, missing: `zone pin: pod ${pod.name} has no instance ID yet` });
+// Seats are read for every pod of a workload (health, scale-down, layouts): the words are
+// built only when a reason or a view asks for them.
+class InstanceIdSeat implements SeatIndex {
+  constructor(private readonly pod: SlimPod) {}
+  get index() { return this.pod.instanceId; }
+  get label() { return `instance ID ${this.pod.instanceId}`; }
+  get missing() { return `zone pin: pod ${this.pod.name} has no instance ID yet`; }
+}
+
+class OrdinalSeat implements SeatIndex {
+  readonly index: number;
+  constructor(private readonly pod: SlimPod, private readonly start: number) {
+    this.index = pod.ordinal < 0 ? -1 : pod.ordinal - start;
   }
+  get label() { return `ordinal ${this.pod.ordinal}${this.start ? ` (index ${this.index})` : ''}`; }
+  get missing() { return `zone pin: cannot read an ordinal ≥ ${this.start} from pod ${this.pod.name}`; }
+}
+
+export function seatReader(seats: SeatKind, workload: SlimWorkload | undefined): (pod: SlimPod) => SeatIndex {
+  if (seats === 'instance-id') return (pod) => new InstanceIdSeat(pod);
   if (seats === 'none' || !workload) return () => NO_SEAT;
   const start = workload.ordinalsStart;
-  return (pod) => {
-    const index = pod.ordinal < 0 ? -1 : pod.ordinal - start;
-    return {
-      index,
-      label: `ordinal ${pod.ordinal}${start ? ` (index ${index})` : ''}`,
-      missing: `zone pin: cannot read an ordinal ≥ ${start} from pod ${pod.name}`,
-    };
-  };
+  return (pod) => new OrdinalSeat(pod, start);
 }
 
 export function preferencesOfWorkload(workload: SlimWorkload | undefined): Preferences {

@@ -67,19 +67,27 @@ function periodOf(p: ZonePreference[]): number | undefined {
  * the index is reduced first. Minimums and maximums are simulated, within the work limit.
  */
 export function seatZone(zones: readonly string[], index: number, prefs: ZonePreferences = EQUAL_WEIGHTS): SeatZone {
-  if (!Number.isSafeInteger(index) || index < 0) return { reason: `seat ${index} is not a valid index` };
-  if (zones.length === 0) return { reason: 'no zone to seat it in' };
+  return seatZones(zones, prefs)(index);
+}
+
+/** `seatZone` for many seats of one list: the preferences are read once. */
+export function seatZones(zones: readonly string[], prefs: ZonePreferences = EQUAL_WEIGHTS): (index: number) => SeatZone {
   const p = zones.map(prefs);
-  if (uniform(p)) return { zone: zones[index % zones.length]! };
-  let at = index;
-  const period = periodOf(p);
-  if (period === 0) return { reason: 'every zone has weight 0' };
-  if (period !== undefined) at = index % period;
-  if ((at + 1) * zones.length > SEQUENCE_WORK_LIMIT) {
-    return { reason: `seat ${index} is too far into a weighted sequence of ${zones.length} zones to compute (limit ${SEQUENCE_WORK_LIMIT} zone-steps)` };
-  }
-  const zone = zoneSequence(zones, at + 1, prefs)[at];
-  return zone === undefined ? { reason: `no zone has a seat for index ${index}: every zone is at its maximum` } : { zone };
+  const equal = uniform(p);
+  const period = equal ? undefined : periodOf(p);
+  return (index) => {
+    if (!Number.isSafeInteger(index) || index < 0) return { reason: `seat ${index} is not a valid index` };
+    if (zones.length === 0) return { reason: 'no zone to seat it in' };
+    if (equal) return { zone: zones[index % zones.length]! };
+    let at = index;
+    if (period === 0) return { reason: 'every zone has weight 0' };
+    if (period !== undefined) at = index % period;
+    if ((at + 1) * zones.length > SEQUENCE_WORK_LIMIT) {
+      return { reason: `seat ${index} is too far into a weighted sequence of ${zones.length} zones to compute (limit ${SEQUENCE_WORK_LIMIT} zone-steps)` };
+    }
+    const zone = zoneSequence(zones, at + 1, prefs)[at];
+    return zone === undefined ? { reason: `no zone has a seat for index ${index}: every zone is at its maximum` } : { zone };
+  };
 }
 
 /** Preferences with each zone's maximum lowered to what it can hold (capacity is a total). */

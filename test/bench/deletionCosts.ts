@@ -40,7 +40,7 @@ export function deletionCostCase(): void {
     let count = 0;
     for (let round = 0; round < 5; round++) {
       const t = performance.now();
-      for (const model of costManagedWorkloads(store, settings)) count = deletionCosts(model, store, settings).size;
+      for (const model of costManagedWorkloads(store, settings)) count = deletionCosts(model, store).size;
       times.push(performance.now() - t);
     }
     times.sort((a, b) => a - b);

@@ -11,6 +11,7 @@ import { agent, CONCURRENCY, cpuRoute, fmt, LATENCY_REQUESTS, measure, podBody, 
 import { bodyLimitCases } from './limits.js';
 import { coldCycleCase, printColdCycle } from './coldCycle.js';
 import { layoutsCase } from './layouts.js';
+import { healthCase } from './health.js';
 
 const MAX_NODES = 5000;
 
@@ -63,13 +64,14 @@ async function extenderCases() {
   console.log(`targets: filter p99 at 5000 names ${fmt(f5000.p99)} ms (< 2 ms); throughput vs echo at 5000 names ${fmt(f5000.rps / e5000.rps, 2)} (>= 0.70); memory ${fmt(perPod, 0)} B/pod (<= 1024)`);
 }
 
-// BENCH_CASES=extender,limits,large,costs,layouts,cold picks cases (all by default).
-const CASES = new Set((process.env.BENCH_CASES ?? 'extender,limits,large,costs,layouts,cold').split(','));
+// BENCH_CASES=extender,limits,large,costs,layouts,health,cold picks cases (all by default).
+const CASES = new Set((process.env.BENCH_CASES ?? 'extender,limits,large,costs,layouts,health,cold').split(','));
 
 async function main() {
   if (CASES.has('extender')) await extenderCases();
   if (CASES.has('costs')) deletionCostCase();
   if (CASES.has('layouts')) await layoutsCase();
+  if (CASES.has('health')) await healthCase();
   if (CASES.has('large')) printLargeCluster(await largeClusterCase());
   if (CASES.has('cold')) printColdCycle(await coldCycleCase());
   agent.destroy();

@@ -85,7 +85,7 @@ describe('downscale pod picker', () => {
     const spots = ['node-a-1', 'node-a-2', 'node-b-1', 'node-b-2', 'node-c-1', 'node-c-2'];
     const pods = spots.map((n, i) => ready(rsPod('web', `p${i}`, { nodeName: n }), true, `2026-11-21T07:00:0${i}Z`));
     const store = storeOf([...nodes(ZONES, 2), ...deployment('web', 6, { 'zonekeeper.io/zone-preferences': '{"zones":{"*":{"weight":1}}}' }), ...pods]);
-    const costs = deletionCosts(workloadModel({ kind: 'Deployment', namespace: 'default', name: 'web' }, store.workload('Deployment', 'default', 'web'), store, defaultSettings()), store, defaultSettings());
+    const costs = deletionCosts(workloadModel({ kind: 'Deployment', namespace: 'default', name: 'web' }, store.workload('Deployment', 'default', 'web'), store, defaultSettings()), store);
     assert.deepEqual([...costs.values()].sort(), [0, 1, 2, 3, 4, 5]);
     const kept = pods.filter((p) => costs.get(p.metadata.name)! >= 3).map((p) => store.node(p.spec.nodeName)!.labels['topology.kubernetes.io/zone']);
     assert.deepEqual(kept.sort(), ZONES);
@@ -98,7 +98,7 @@ describe('downscale pod picker', () => {
     const nowhere = ready(rsPod('web', 'z0', { nodeName: 'node-c-1' }));
     const store = storeOf([...nodes(ZONES, 1), ...deployment('web', 5), ...inA, inB, nowhere,
       workloadSpread('ws', { kind: 'Deployment', name: 'web' }, [zoneSubset('a', 'zone-a', 2), zoneSubset('b', 'zone-b')])]);
-    const costs = deletionCosts(workloadModel({ kind: 'Deployment', namespace: 'default', name: 'web' }, store.workload('Deployment', 'default', 'web'), store, defaultSettings()), store, defaultSettings());
+    const costs = deletionCosts(workloadModel({ kind: 'Deployment', namespace: 'default', name: 'web' }, store.workload('Deployment', 'default', 'web'), store, defaultSettings()), store);
     assert.deepEqual([costs.get('web-rs-p0'), costs.get('web-rs-p1'), costs.get('web-rs-p2')].sort(), [-100, 200, 200]);
     assert.equal(costs.get('web-rs-q0'), 100);
     assert.equal(costs.get('web-rs-z0'), -300);

@@ -88,7 +88,7 @@ describe('instance IDs through a rollout (docs/design.md#instance-ids)', () => {
     const store = cluster([newPod('s1')]);
     const seats = instanceSeats(modelOf(store, 'web'), store, 'web-new-s1');
     assert.deepEqual([seats.free, [...seats.held.keys()].sort()], [[], [0, 1, 2]]);
-    assert.equal(rolloutSeat(modelOf(store, 'web'), { name: 'web-new-s1', owner: { kind: 'ReplicaSet', name: 'web-new' } as any }, seats, store, defaultSettings()), 2);
+    assert.equal(rolloutSeat(modelOf(store, 'web'), { name: 'web-new-s1', owner: { kind: 'ReplicaSet', name: 'web-new' } as any }, seats, store), 2);
   });
 
   it('an ID freed by the old pod goes to the placed pod in its zone, before any pending pod', () => {
@@ -99,7 +99,7 @@ describe('instance IDs through a rollout (docs/design.md#instance-ids)', () => {
     assert.deepEqual(Object.fromEntries(seats.due), { 'web-new-s1': 2 });
     // s2 in zone a makes a the zone over its target, so o0 (ID 0) goes next and s2 gets 0;
     // s3 is placed for the ID after it: o1's 1, in zone b.
-    assert.equal(rolloutSeat(modelOf(store, 'web'), { name: 'web-new-s3', owner: { kind: 'ReplicaSet', name: 'web-new' } as any }, seats, store, defaultSettings()), 1);
+    assert.equal(rolloutSeat(modelOf(store, 'web'), { name: 'web-new-s3', owner: { kind: 'ReplicaSet', name: 'web-new' } as any }, seats, store), 1);
   });
 
   it('free IDs match placed pods by zone, else the lowest', () => {

@@ -318,7 +318,8 @@ describe('the workload model', () => {
   it('seats: ordinals count from spec.ordinals.start; pods without one say why', () => {
     const store = storeOf([...nodes(ZONES, 1), statefulSet('db', 3, { ordinalsStart: 5 })]);
     const m = workloadModel({ kind: 'StatefulSet', namespace: 'default', name: 'db' }, store.workload('StatefulSet', 'default', 'db'), store, settings);
-    assert.deepEqual(m.seat(asPending(stsPod('db', 7))), { index: 2, label: 'ordinal 7 (index 2)', missing: 'zone pin: cannot read an ordinal ≥ 5 from pod db-7' });
+    const seat = m.seat(asPending(stsPod('db', 7)));
+    assert.deepEqual([seat.index, seat.label, seat.missing], [2, 'ordinal 7 (index 2)', 'zone pin: cannot read an ordinal ≥ 5 from pod db-7']);
     assert.equal(m.seat(asPending(pod('db-x', { kind: 'StatefulSet', name: 'db' }))).index, -1);
   });
 

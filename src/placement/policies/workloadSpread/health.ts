@@ -41,5 +41,5 @@ export function workloadSpreadHealth(model: SpreadModel, pods: readonly SlimPod[
     if (inIt.length <= max) continue;
     for (const p of [...inIt].sort((a, b) => b.createdAt - a.createdAt).slice(0, inIt.length - max)) offPin(p, s.name);
   }
-  return judged({ ...base, domain: 'subset', scaleDown: undefined }, want, have, off);
+  return judged(base, 'subset', undefined, want, have, off);
 }
