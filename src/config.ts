@@ -118,6 +118,13 @@ export const configSchema = z.strictObject({
     intervalSeconds: positive.default(30),
     events: z.boolean().default(true),
   }).prefault({}),
+  rebalance: z.strictObject({
+    enabled: z.boolean().default(false),
+    dryRun: z.boolean().default(false),
+    evictionsPerMinute: positive.default(6),
+    zoneStableSeconds: z.number().min(0).default(300),
+    intervalSeconds: positive.default(5),
+  }).prefault({}),
   metrics: z.strictObject({
     maxWorkloadSeries: z.number().int().min(0).default(1000),
   }).prefault({}),

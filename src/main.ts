@@ -5,6 +5,7 @@ import { instancePodAnnotator } from './actuator/instancePods.js';
 import { podAnnotationController } from './actuator/podAnnotations.js';
 import { workloadSpreadStatusController } from './actuator/workloadSpreadStatus.js';
 import { healthTracker } from './actuator/layoutHealth.js';
+import { repairController } from './actuator/repair.js';
 import { leaseElector } from './actuator/leaderElection.js';
 import { kubeApiClient, loadKubeConfig, type ApiClient } from './cluster/apiClient.js';
 import { fileSource, type SnapshotSource } from './cluster/source.js';
@@ -129,6 +130,10 @@ export async function startServer(config: Config, choice: SourceChoice, log: Log
   // Health is kept in every replica (metrics, the page); only the Lease's holder records its Events.
   const layoutHealth = healthTracker(source, extender.state, actuator.recordEvent, config.health, log);
   if (config.health.events && api) controllers.push({ start: layoutHealth.startEvents, stop: layoutHealth.stopEvents });
+  const repair = config.rebalance.enabled && api
+    ? repairController(api, source, layoutHealth, extender.state, { record: actuator.recordEvent }, config.rebalance, log, metrics) : undefined;
+  if (repair) controllers.push(repair);
+  if (config.rebalance.enabled && !api) log.warn('rebalance needs a cluster to evict in; off for a file source');
   const writers = controllers.length > 0 && api ? startWriters(api, config, log, metrics, controllers) : undefined;
   registerStateGauges(metrics, source, () => extender.state.reservations.size());
   registerHealthGauges(metrics, layoutHealth.all, config.metrics.maxWorkloadSeries);
@@ -138,7 +143,7 @@ export async function startServer(config: Config, choice: SourceChoice, log: Log
   const limits = config.http;
   const ext = await listen(extenderRoutes(extender, metrics, log, config.extender), config.extender.listen, { tls: config.extender.tls, limits, onConnection: () => metrics.connections.inc({ listener: 'extender' }) });
   const auth = config.admin.authorization === 'kubernetes' && api ? kubernetesAuthorizer(api) : undefined;
-  const admin = await listen(adminRoutes({ source, extender, metrics, serving: () => serving, auth, layoutHealth }), config.admin.listen, { limits });
+  const admin = await listen(adminRoutes({ source, extender, metrics, serving: () => serving, auth, layoutHealth, repair }), config.admin.listen, { limits });
   const probes = config.admin.probeListen ? await listen(probeRoutes({ source, serving: () => serving }), config.admin.probeListen, { limits }) : undefined;
   const pickerAuth = config.picker.authorization === 'kubernetes' && api ? (auth ?? kubernetesAuthorizer(api)) : undefined;
   const picker = config.picker.listen

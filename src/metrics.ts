@@ -14,6 +14,7 @@ export interface Metrics {
   invalidPreferences: Counter<'namespace' | 'workload'>;
   actuatorWrites: Counter<'action' | 'result'>;
   leader: Gauge;
+  rebalanceEvictions: Counter<'result'>;
 }
 
 export function createMetrics(opts: { defaults?: boolean } = {}): Metrics {
@@ -26,7 +27,7 @@ export function createMetrics(opts: { defaults?: boolean } = {}): Metrics {
       help: 'Time to answer an extender request, by verb.',
       labelNames: ['verb'],
       // Sub-millisecond buckets: a filter over 5,000 names is expected well under 2 ms.
-      buckets: [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 2.5],
+      buckets: [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 2.5, 5],
       registers: [registry],
     }),
     connections: new Counter({
@@ -70,6 +71,12 @@ export function createMetrics(opts: { defaults?: boolean } = {}): Metrics {
       help: '1 while this process holds the writers\' Lease (deletion costs run here), 0 otherwise.',
       registers: [registry],
     }),
+    rebalanceEvictions: new Counter({
+      name: 'zonekeeper_rebalance_evictions_total',
+      help: 'Pods repair moved off their zone through the Eviction API, by result (evicted, refused = a PodDisruptionBudget said no, error, would-evict = dry run).',
+      labelNames: ['result'],
+      registers: [registry],
+    }),
     actuatorWrites: new Counter({
       name: 'zonekeeper_actuator_writes_total',
       help: 'Writes to the API server by action and result.',
@@ -99,6 +106,14 @@ export function registerStateGauges(m: Metrics, source: SnapshotSource, liveRese
     collect() {
       this.reset();
       for (const k of source.status().kinds) this.set({ kind: k.kind }, k.synced ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: 'zonekeeper_ready',
+    help: '1 when every required watch has synced and none has been failing for longer than cluster.maxStalenessSeconds (what /readyz says, before shutdown).',
+    registers: [m.registry],
+    collect() {
+      this.set(source.ready() ? 1 : 0);
     },
   });
   new Gauge({

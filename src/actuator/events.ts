@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { LRUCache } from 'lru-cache';
 import { statusMessage, type ApiClient } from '../cluster/apiClient.js';
 import { WORKLOAD_KINDS } from '../cluster/kinds.js';
-import type { SlimWorkload, SlimWorkloadSpread } from '../cluster/objects.js';
+import type { SlimPod, SlimWorkload, SlimWorkloadSpread } from '../cluster/objects.js';
 import type { Metrics } from '../metrics.js';
 import { workloadKey } from '../placement/workload.js';
 
@@ -13,11 +13,12 @@ import { workloadKey } from '../placement/workload.js';
 
 export type EventType = 'Normal' | 'Warning';
 
-/** What an Event may be about: a workload or a WorkloadSpread. */
-export type EventSubject = SlimWorkload | SlimWorkloadSpread;
+/** What an Event may be about: a workload, a WorkloadSpread, or a pod. */
+export type EventSubject = SlimWorkload | SlimWorkloadSpread | SlimPod;
 
 function involved(o: EventSubject): { key: string; apiVersion: string; kind: string } {
   if ('targetRef' in o) return { key: `${o.namespace}/WorkloadSpread/${o.name}`, apiVersion: o.apiVersion, kind: 'WorkloadSpread' };
+  if ('nodeName' in o) return { key: `${o.namespace}/Pod/${o.name}`, apiVersion: 'v1', kind: 'Pod' };
   return { key: workloadKey(o), apiVersion: o.apiVersion, kind: WORKLOAD_KINDS[o.kind].wireKind };
 }
 
@@ -76,7 +77,7 @@ export function eventRecorder(api: ApiClient, log: Logger, metrics: Metrics, o: 
     const name = `${w.name}.${clock.now().toString(16)}${Math.floor(Math.random() * 0xffff).toString(16)}`;
     const event = {
       apiVersion: 'v1', kind: 'Event', metadata: { name, namespace: w.namespace },
-      involvedObject: { apiVersion: w.apiVersion, kind: involved(w).kind, namespace: w.namespace, name: w.name, uid: w.uid },
+      involvedObject: { apiVersion: involved(w).apiVersion, kind: involved(w).kind, namespace: w.namespace, name: w.name, uid: w.uid },
       type, reason, message: message.slice(0, MESSAGE_MAX), count: 1, firstTimestamp: now, lastTimestamp: now,
       source: { component: 'zonekeeper' }, reportingComponent: 'zonekeeper', reportingInstance: 'zonekeeper',
     };

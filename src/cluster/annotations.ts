@@ -6,6 +6,8 @@ export const ANNOTATION = {
   zonesFrozenAt: 'zonekeeper.io/zones-frozen-at',
   topologyKey: 'zonekeeper.io/topology-key',
   ignore: 'zonekeeper.io/ignore',
+  /** "true": repair may move this workload's pods back to their zones (docs/design.md#repair). */
+  rebalance: 'zonekeeper.io/rebalance',
   zonePreferences: 'zonekeeper.io/zone-preferences',
   instanceIds: 'zonekeeper.io/instance-ids',
   deletionCost: 'controller.kubernetes.io/pod-deletion-cost',

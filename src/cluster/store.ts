@@ -98,9 +98,15 @@ export class ClusterStore implements Snapshot {
   private readonly usage = new Map<string, NodeUsage>();
   private readonly podListeners: PodListener[] = [];
   private readonly workloadListeners: ((w: SlimWorkload) => void)[] = [];
+  private readonly nodeListeners: ((before: SlimNode | undefined, after: SlimNode | undefined) => void)[] = [];
 
   onPod(listener: PodListener): void {
     this.podListeners.push(listener);
+  }
+
+  /** Called with a node's cached version before and after each change (undefined: absent). */
+  onNode(listener: (before: SlimNode | undefined, after: SlimNode | undefined) => void): void {
+    this.nodeListeners.push(listener);
   }
 
   /** Called with each workload written or removed (its last cached version). */
@@ -125,8 +131,10 @@ export class ClusterStore implements Snapshot {
         const n = obj as SlimNode;
         // Answers write known nodes' names unescaped (encoding.ts): only a valid name is kept.
         if (!isDnsSubdomain(n.name)) return;
+        const old = this.nodeSlots.node(n.name);
         this.nodeSlots.set(n);
         this.nodesChanged();
+        for (const l of this.nodeListeners) l(old, n);
         return;
       }
       case 'pods': return this.upsertPod(obj as SlimPod);
@@ -164,10 +172,13 @@ export class ClusterStore implements Snapshot {
       return;
     }
     switch (kind) {
-      case 'nodes':
+      case 'nodes': {
+        const old = this.nodeSlots.node(key);
         this.nodeSlots.delete(key);
         this.nodesChanged();
+        if (old) for (const l of this.nodeListeners) l(old, undefined);
         return;
+      }
       case 'pods': {
         const pod = this.podsByKey.get(key);
         if (pod) this.removePod(pod, true);

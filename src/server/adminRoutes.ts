@@ -4,6 +4,7 @@ import { isDnsLabel } from '../cluster/names.js';
 import { CACHED_TOLERATIONS } from '../cluster/objects.js';
 import type { SnapshotSource } from '../cluster/source.js';
 import type { HealthTracker } from '../actuator/layoutHealth.js';
+import type { RepairStatus } from '../actuator/repair.js';
 import type { ExtenderService } from '../extender/extender.js';
 import type { Metrics } from '../metrics.js';
 import { requireAuthorization, type AdminAuthorizer } from './adminAuth.js';
@@ -20,6 +21,8 @@ export interface AdminDeps {
   auth?: AdminAuthorizer;
   /** Every managed workload's health, when it is kept (/debug/health, the page's health lines). */
   layoutHealth?: Pick<HealthTracker, 'all' | 'get'>;
+  /** Repair's last decision per opted-in workload, when rebalance is enabled (/debug/repair). */
+  repair?: { status(): RepairStatus[] };
 }
 
 /** Workloads /debug/health lists; the rest are counted. */
@@ -116,6 +119,9 @@ export function adminRoutes(deps: AdminDeps): Hono {
     const all = (deps.layoutHealth?.all() ?? []).filter((h) => namespace === undefined || h.ref.namespace === namespace);
     return c.json({ kept: deps.layoutHealth !== undefined, atRisk: all.filter((h) => h.atRisk).length, workloads: all.slice(0, HEALTH_LISTED), more: Math.max(0, all.length - HEALTH_LISTED) });
   });
+
+  // What repair last decided for each opted-in workload, and why it waits.
+  app.get('/debug/repair', (c) => c.json({ enabled: deps.repair !== undefined, workloads: deps.repair?.status() ?? [] }));
 
   addLayoutPage(app);
   app.notFound((c) => failWith(c, 404, 'not found', `no route ${c.req.path}`));

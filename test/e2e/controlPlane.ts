@@ -234,7 +234,7 @@ export class ControlPlane {
     await until('kube-apiserver /readyz', async () => (await this.api.request('GET', '/readyz', { timeoutMs: 2000 })).status === 200, 90_000, apiServer);
 
     this.start('kube-controller-manager', join(this.bin, 'kube-controller-manager'), [
-      `--kubeconfig=${this.kubeconfig}`, '--controllers=statefulset,replicaset,deployment,garbagecollector,persistentvolume-binder',
+      `--kubeconfig=${this.kubeconfig}`, '--controllers=statefulset,replicaset,deployment,garbagecollector,persistentvolume-binder,disruption',
       '--leader-elect=false', ...this.profile.controllerManagerFlags, '--kube-api-qps=500', '--kube-api-burst=1000',
       '--concurrent-replicaset-syncs=10', '--concurrent-deployment-syncs=10',
     ]);

@@ -6,7 +6,6 @@ import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { stringify } from 'yaml';
 import { ControlPlane, kubeVersions } from './controlPlane.js';
 import { eventually, type Kube, type Obj } from './kube.js';
 import { SCHEDULER, tearDown, threeZoneCluster } from './workloads.js';
@@ -27,12 +26,11 @@ function statefulSet(namespace: string, name: string, replicas: number, nodeName
   };
 }
 
-/** What `kubectl get nodes,pods,pv,pvc,sts,rs,deploy -A -o yaml` prints: one v1 List, each item with its kind. */
-async function kubectlGetYaml(kube: Kube): Promise<string> {
-  const kinds = [['v1', 'Node'], ['v1', 'Pod'], ['v1', 'PersistentVolume'], ['v1', 'PersistentVolumeClaim'], ['apps/v1', 'StatefulSet'], ['apps/v1', 'ReplicaSet'], ['apps/v1', 'Deployment']];
-  const items: Obj[] = [];
-  for (const [apiVersion, kind] of kinds) for (const o of await kube.list(apiVersion!, kind!)) items.push({ apiVersion, kind, ...o });
-  return stringify({ apiVersion: 'v1', kind: 'List', items, metadata: { resourceVersion: '' } });
+/** `kubectl get nodes,pods,pv,pvc,sts,rs,deploy -A -o yaml`, with Debian's kubectl. */
+function kubectlGetYaml(kubeconfig: string): string {
+  const out = spawnSync('kubectl', ['--kubeconfig', kubeconfig, 'get', 'nodes,pods,pv,pvc,sts,rs,deploy', '-A', '-o', 'yaml'], { encoding: 'utf8', maxBuffer: 1 << 28 });
+  if (out.status !== 0) throw new Error(`kubectl get: ${out.stderr}`);
+  return out.stdout;
 }
 
 const audit = (...args: string[]) => spawnSync(process.execPath, [cli, 'audit', ...args], { encoding: 'utf8', timeout: 120_000 });
@@ -76,7 +74,7 @@ for (const k of kubeVersions()) describe(`workload health with kube-scheduler ${
     assert.match(rows[2]!, /^h1\s+spread\s+StatefulSet\s+3\s+3\s+3\s+0\s+no\s+ok$/);
 
     const file = join(cp.dir, 'cluster.yaml');
-    writeFileSync(file, await kubectlGetYaml(kube));
+    writeFileSync(file, kubectlGetYaml(cp.kubeconfig));
     const offline = audit('--snapshot', file, '-n', 'h1', '-o', 'json');
     assert.equal(offline.status, 1, offline.stderr);
     const body = JSON.parse(offline.stdout) as { health: { key: string; atRisk: boolean; causes: Record<string, number> }[] };

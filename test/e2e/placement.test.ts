@@ -1,12 +1,13 @@
 // End-to-end: kube-scheduler 1.20 calls zonekeeper over HTTP, zonekeeper watches a real
 // kube-apiserver, and every assertion reads where the API server says pods are bound.
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { parseAllDocuments } from 'yaml';
+import { parseAllDocuments, stringify } from 'yaml';
 import { ControlPlane, freePort, kubeVersions } from './controlPlane.js';
 import { eventually, Kube, type Obj } from './kube.js';
-import { deployment } from './workloads.js';
+import { deployment, preBoundVolume, zoneTerm } from './workloads.js';
 
 const ZONES = ['zone-a', 'zone-b', 'zone-c'];
 const SCHEDULER = 'zonekeeper';
@@ -29,7 +30,6 @@ function statefulSet(namespace: string, name: string, replicas: number, volumes 
   };
 }
 
-const zoneTerm = (zone: string) => ({ matchExpressions: [{ key: 'topology.kubernetes.io/zone', operator: 'In', values: [zone] }] });
 
 function workloadSpread(namespace: string, name: string, target: string, strategy: Obj, subsets: Obj[]): Obj {
   return {
@@ -39,15 +39,6 @@ function workloadSpread(namespace: string, name: string, target: string, strateg
 }
 
 /** A PV in `zone` already bound to the claim a StatefulSet's volumeClaimTemplate will make. */
-const preBoundVolume = (namespace: string, claim: string, zone: string): Obj => ({
-  apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name: `${namespace}-${claim}` },
-  spec: {
-    capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], storageClassName: '', persistentVolumeReclaimPolicy: 'Retain',
-    claimRef: { namespace, name: claim }, local: { path: '/mnt/data' },
-    nodeAffinity: { required: { nodeSelectorTerms: [zoneTerm(zone)] } },
-  },
-});
-
 const ordinalOf = (pod: Obj) => Number(/-(\d+)$/.exec(pod.metadata.name)![1]);
 
 for (const k of kubeVersions()) describe(`zonekeeper with kube-scheduler ${k.version} and a real kube-apiserver`, () => {
@@ -375,7 +366,7 @@ for (const k of kubeVersions()) describe(`zonekeeper with kube-scheduler ${k.ver
     }
   });
 
-  it(`[${k.version}] 14. every overlay in manifests/ and the example pass a server-side dry run (kubectl apply -k --dry-run=server)`, async () => {
+  it(`[${k.version}] 14. every overlay in manifests/, the monitoring component and the example pass a server-side dry run (kubectl apply -k --dry-run=server)`, async () => {
     // Namespaced objects need their namespace to exist for the dry run; everything else is dry.
     await namespace('zonekeeper-system');
     const dir = (p: string) => new URL(`../../manifests/${p}`, import.meta.url).pathname;
@@ -396,6 +387,20 @@ for (const k of kubeVersions()) describe(`zonekeeper with kube-scheduler ${k.ver
       const crd = /customresourcedefinition\.apiextensions\.k8s\.io\/workloadspreads\.apps\.kruise\.io (created|configured|unchanged) \(server dry run\)/;
       if (overlay === 'openkruise') assert.doesNotMatch(out, /workloadspreads\.apps\.kruise\.io/, 'OpenKruise brings its own CRD');
       else assert.match(out, crd, overlay);
+    }
+    // The monitoring component in an overlay of a user's, beside the Prometheus Operator's CRDs.
+    cp.kubectl(['apply', '-f', new URL('./prometheus-operator-crds.yaml', import.meta.url).pathname]);
+    cp.kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/podmonitors.monitoring.coreos.com', 'crd/prometheusrules.monitoring.coreos.com']);
+    const mine = join(cp.dir, 'my-overlay');
+    mkdirSync(mine, { recursive: true });
+    writeFileSync(join(mine, 'kustomization.yaml'), stringify({
+      apiVersion: 'kustomize.config.k8s.io/v1beta1', kind: 'Kustomization',
+      resources: [relative(mine, dir('overlays/standalone'))], components: [relative(mine, dir('components/monitoring'))],
+    }));
+    const monitored = cp.kubectl(['apply', '--dry-run=server', '-k', mine]);
+    console.log(`# [${k.version}] standalone + components/monitoring: ${monitored.trim().split('\n').length} objects pass the server dry run`);
+    for (const o of ['podmonitor.monitoring.coreos.com/zonekeeper', 'prometheusrule.monitoring.coreos.com/zonekeeper', 'configmap/zonekeeper-dashboard', 'secret/zonekeeper-metrics-scraper-token']) {
+      assert.match(monitored, new RegExp(`${o.replace(/\./g, '\\.')} (created|configured) \\(server dry run\\)`), o);
     }
     const example = cp.kubectl(['apply', '--dry-run=server', '-f', dir('examples/')]);
     assert.match(example, /statefulset\.apps\/\S+ (created|configured) \(server dry run\)/);

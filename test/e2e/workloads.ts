@@ -20,6 +20,18 @@ export function deployment(namespace: string, name: string, replicas: number): O
 
 export const ZONES = ['zone-a', 'zone-b', 'zone-c'];
 
+export const zoneTerm = (zone: string) => ({ matchExpressions: [{ key: 'topology.kubernetes.io/zone', operator: 'In', values: [zone] }] });
+
+/** A local PersistentVolume in `zone`, pre-bound to the claim (a StatefulSet's `<template>-<name>-<ordinal>`). */
+export const preBoundVolume = (namespace: string, claim: string, zone: string): Obj => ({
+  apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name: `${namespace}-${claim}` },
+  spec: {
+    capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], storageClassName: '', persistentVolumeReclaimPolicy: 'Retain',
+    claimRef: { namespace, name: claim }, local: { path: '/mnt/data' },
+    nodeAffinity: { required: { nodeSelectorTerms: [zoneTerm(zone)] } },
+  },
+});
+
 /** Brings the control plane up with zonekeeper's scheduler and two nodes in each of three zones. */
 export async function threeZoneCluster(cp: ControlPlane, zonekeeperConfig: Record<string, unknown> = {}): Promise<{ kube: Kube; zones: Map<string, string> }> {
   await cp.up([{ name: SCHEDULER, extender: true }], zonekeeperConfig);

@@ -55,6 +55,8 @@ export interface PodOpts {
   namespace?: string;
   /** metadata.creationTimestamp (RFC 3339). */
   createdAt?: string;
+  /** The Ready condition True. */
+  ready?: boolean;
 }
 
 /** The apiVersion a controller writes in its pods' owner references (and a WorkloadSpread in its targetRef). */
@@ -74,7 +76,7 @@ export function pod(name: string, owner: OwnerOpts | undefined, o: PodOpts = {})
       nodeName: o.nodeName, tolerations: o.tolerations,
       volumes: (o.claims ?? []).map((c) => ({ name: c, persistentVolumeClaim: { claimName: c } })),
     },
-    status: { phase: o.nodeName ? 'Running' : 'Pending' },
+    status: { phase: o.nodeName ? 'Running' : 'Pending', ...(o.ready ? { conditions: [{ type: 'Ready', status: 'True' }] } : {}) },
   };
 }
 
