@@ -1,7 +1,8 @@
 import type { Logger } from 'pino';
 import { LRUCache } from 'lru-cache';
+import { keyedBackoff } from '../common/clock.js';
 import type { ApiClient } from '../cluster/apiClient.js';
-import { retryOnConflict } from './conditionalPatch.js';
+import { retryOnConflict, WRITE_BACKOFF_MS } from './conditionalPatch.js';
 import { ANNOTATION } from '../cluster/annotations.js';
 import { type SlimWorkload } from '../cluster/objects.js';
 import { workloadPath, WORKLOAD_KINDS } from '../cluster/kinds.js';
@@ -44,14 +45,17 @@ function actuator(writer: Writer, events: EventRecorder, log: Logger, metrics: M
   // Kept until the watch shows the annotation; the TTL bounds a write the watch never confirms.
   const pending = new LRUCache<string, PendingList>({ max: 10_000, ttl: 5 * 60_000 });
   const inflight = new Set<Promise<void>>();
+  const failing = keyedBackoff(WRITE_BACKOFF_MS.first, WRITE_BACKOFF_MS.max);
   return {
     freezeZones(w, zones, adopted) {
       const key = workloadKey(w);
-      if (pending.has(key) || w.annotations[ANNOTATION.zones]) return;
+      // A refused write is not tried again at every placement: the list stays derived meanwhile.
+      if (pending.has(key) || w.annotations[ANNOTATION.zones] || failing.waitLeft(key) > 0) return;
       const entry = (list: string[]): PendingList => ({ namespace: w.namespace, kind: w.kind, name: w.name, zones: list });
       pending.set(key, entry(zones));
       const p = writer.write(w, zones).then(
         (frozen) => {
+          failing.succeeded(key);
           metrics.actuatorWrites.inc({ action: 'freeze-zones', result: 'ok' });
           // Another replica may have frozen first: its list is the one, until the watch shows it.
           pending.set(key, entry(frozen));
@@ -65,7 +69,8 @@ function actuator(writer: Writer, events: EventRecorder, log: Logger, metrics: M
         (err: Error) => {
           pending.delete(key);
           metrics.actuatorWrites.inc({ action: 'freeze-zones', result: 'error' });
-          log.warn({ workload: key, err: err.message }, 'could not freeze zone list; will retry on the next placement');
+          const ms = failing.failed(key);
+          log.warn({ workload: key, err: err.message, retryInSeconds: ms / 1000 }, 'could not freeze zone list; will retry at a placement after the backoff');
         },
       ).finally(() => inflight.delete(p));
       inflight.add(p);

@@ -4,6 +4,9 @@ import { sleep } from '../common/clock.js';
 // Written state is conditional: a merge patch of annotations that carries the resourceVersion
 // it was computed from; a 409 means another writer was first, so read again and recompute.
 
+/** After a refused write, a workload's next attempt waits: doubling from 1 s up to 5 min. */
+export const WRITE_BACKOFF_MS = { first: 1_000, max: 300_000 };
+
 /** What one attempt decides from the object as read: nothing to write, or annotations to patch. */
 export type PatchStep<T> = { done: T } | { annotations: Record<string, string>; result: T };
 

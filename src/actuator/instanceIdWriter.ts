@@ -1,7 +1,9 @@
+import { LRUCache } from 'lru-cache';
+import { keyedBackoff } from '../common/clock.js';
 import { ZonekeeperError } from '../common/errors.js';
 import type { Logger } from 'pino';
 import { statusMessage, type ApiClient } from '../cluster/apiClient.js';
-import { retryOnConflict } from './conditionalPatch.js';
+import { retryOnConflict, WRITE_BACKOFF_MS } from './conditionalPatch.js';
 import { objectPath, POD_KIND as POD, WORKLOAD_KINDS } from '../cluster/kinds.js';
 import { ANNOTATION } from '../cluster/annotations.js';
 import { type WorkloadKind } from '../cluster/kinds.js';
@@ -23,6 +25,9 @@ export interface AssignRequest {
 
 export class AssignmentError extends ZonekeeperError {}
 
+/** The API server refused or did not answer a read or write (not a choice that failed). */
+export class WriteFailed extends AssignmentError {}
+
 
 /**
  * Writes instance IDs with an optimistic-concurrency check: the patch carries the
@@ -32,6 +37,8 @@ export class AssignmentError extends ZonekeeperError {}
  */
 export function instanceIdWriter(api: ApiClient, log: Logger, metrics: Metrics, deadlineMs: number) {
   const queues = new Map<string, Promise<unknown>>();
+  const failing = keyedBackoff(WRITE_BACKOFF_MS.first, WRITE_BACKOFF_MS.max);
+  const lastFailure = new LRUCache<string, string>({ max: 10_000 });
 
   async function assignOnce(req: AssignRequest): Promise<number> {
     const { owner } = req;
@@ -42,7 +49,7 @@ export function instanceIdWriter(api: ApiClient, log: Logger, metrics: Metrics, 
     const out = await retryOnConflict<{ id: number; written: boolean }>(api, path, {
       describe: named,
       timeoutMs: () => Math.max(1, deadline - Date.now()),
-      fail: (m) => new AssignmentError(m),
+      fail: (m) => new WriteFailed(m),
       onConflict: () => metrics.actuatorWrites.inc({ action: 'instance-id', result: 'conflict' }),
       afterConflict: (attempt) => {
         const wait = 5 + Math.random() * 20 * Math.min(attempt, 5);
@@ -92,13 +99,16 @@ export function instanceIdWriter(api: ApiClient, log: Logger, metrics: Metrics, 
     const path = objectPath(POD, namespace, pod);
     const body = JSON.stringify({ metadata: { annotations: { [ANNOTATION.instanceId]: String(id) } } });
     const res = await api.request('PATCH', path, { body, contentType: 'application/merge-patch+json', timeoutMs: 5000 });
-    if (res.status !== 200) throw new AssignmentError(`PATCH pod ${namespace}/${pod}: ${res.status} ${statusMessage(res.body)}`);
+    if (res.status !== 200) throw new WriteFailed(`PATCH pod ${namespace}/${pod}: ${res.status} ${statusMessage(res.body)}`);
   }
 
   return {
     /** The pod's instance ID, assigned and written if it had none; the pod is annotated with it. */
     async assign(req: AssignRequest): Promise<number> {
       const key = `${req.owner.kind}/${req.owner.namespace}/${req.owner.name}`;
+      // Writes that the API server refuses are not tried at every filter: the pod waits, answered at once.
+      const wait = failing.waitLeft(key);
+      if (wait > 0) throw new AssignmentError(`writes to ${req.owner.kind} ${req.owner.namespace}/${req.owner.name} are failing (${lastFailure.get(key) ?? 'unknown'}); next try in ${Math.ceil(wait / 1000)}s`);
       const previous = queues.get(key) ?? Promise.resolve();
       const mine = previous.catch(() => {}).then(async () => {
         const id = await assignOnce(req);
@@ -107,9 +117,17 @@ export function instanceIdWriter(api: ApiClient, log: Logger, metrics: Metrics, 
       });
       queues.set(key, mine);
       try {
-        return await mine;
+        const id = await mine;
+        failing.succeeded(key);
+        lastFailure.delete(key);
+        return id;
       } catch (err) {
         metrics.actuatorWrites.inc({ action: 'instance-id', result: 'error' });
+        if (err instanceof WriteFailed || !(err instanceof AssignmentError)) {
+          const ms = failing.failed(key);
+          lastFailure.set(key, (err as Error).message.slice(0, 200));
+          log.warn({ owner: key, err: (err as Error).message, retryInSeconds: ms / 1000 }, 'instance ID not written; backing off');
+        }
         throw err;
       } finally {
         if (queues.get(key) === mine) queues.delete(key);

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { keyedBackoff } from '../common/clock.js';
 import { statusMessage, type ApiClient } from '../cluster/apiClient.js';
 import { workloadKindNamed } from '../cluster/kinds.js';
 import type { SlimPod } from '../cluster/objects.js';
@@ -27,7 +28,7 @@ export interface RepairStatus {
   message: string;
 }
 
-/** Backoff after a refused or failed eviction, per workload: doubles from this, capped. */
+/** Backoff after a refused or failed eviction, per workload: doubles from 5 s up to 5 min. */
 const BACKOFF_MS = { first: 5_000, max: 300_000 };
 
 /**
@@ -42,7 +43,7 @@ export function repairController(
 ) {
   const zones = zoneStability(source.store, Date, [state.settings.topologyKey]);
   const evicted = new Map<string, { uid: string; name: string }>();
-  const backoff = new Map<string, { until: number; ms: number }>();
+  const backoff = keyedBackoff(BACKOFF_MS.first, BACKOFF_MS.max);
   const announced = new Set<string>();
   const status = new Map<string, RepairStatus>();
   // A token bucket: `evictionsPerMinute` at most, spread over the minute.
@@ -61,12 +62,6 @@ export function repairController(
     if (tokens < 1) return false;
     tokens--;
     return true;
-  }
-
-  function backOff(key: string): number {
-    const ms = Math.min(BACKOFF_MS.max, (backoff.get(key)?.ms ?? BACKOFF_MS.first / 2) * 2);
-    backoff.set(key, { until: Date.now() + ms, ms });
-    return ms;
   }
 
   async function evict(key: string, pod: SlimPod): Promise<{ status: number; message: string }> {
@@ -91,7 +86,7 @@ export function repairController(
       const w = kind && snapshot.workload(kind, h.ref.namespace, h.ref.name);
       if (!w || !rebalanceRequested(w)) continue;
       live.add(h.key);
-      if ((backoff.get(h.key)?.until ?? 0) > Date.now()) continue;
+      if (backoff.waitLeft(h.key) > 0) continue;
       const model = workloadModel(h.ref, w, snapshot, state.settings, state);
       const step = repairStep(model, w, h, snapshot, { now: Date.now(), zoneStableSeconds: opts.zoneStableSeconds, zones, evicted: evicted.get(h.key) });
       if (step.kind === 'none') {
@@ -120,7 +115,7 @@ export function repairController(
       }
       const res = await evict(h.key, step.pod);
       if (res.status === 201 || res.status === 200) {
-        backoff.delete(h.key);
+        backoff.succeeded(h.key);
         evicted.set(h.key, { uid: step.pod.uid, name: step.pod.name });
         metrics.rebalanceEvictions.inc({ result: 'evicted' });
         note({ workload: h.key, decision: 'evicted', pod: step.pod.name, message: what });
@@ -133,7 +128,7 @@ export function repairController(
         note({ workload: h.key, decision: 'wait', message: `pod ${step.pod.name} is already gone` });
       } else {
         const refused = res.status === 429;
-        const ms = backOff(h.key);
+        const ms = backoff.failed(h.key);
         metrics.rebalanceEvictions.inc({ result: refused ? 'refused' : 'error' });
         const message = `${refused ? 'refused (a PodDisruptionBudget allows no disruption now)' : `failed (${res.status || 'no answer'})`}: ${res.message}; next try in ${ms / 1000}s`;
         note({ workload: h.key, decision: refused ? 'refused' : 'error', pod: step.pod.name, message });

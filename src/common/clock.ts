@@ -33,3 +33,30 @@ export function backoff(initialMs: number, maxMs: number): { next(): number; pee
     },
   };
 }
+
+/**
+ * Exponential backoff per key (a workload whose writes fail): while `waitLeft(key)` is above 0
+ * the key does not try; each failure doubles its wait from `initialMs` up to `maxMs`. At most
+ * `max` keys are remembered (the oldest failure goes first).
+ */
+export function keyedBackoff(initialMs: number, maxMs: number, clock: Clock = systemClock, max = 10_000) {
+  const state = new Map<string, { until: number; ms: number }>();
+  return {
+    /** Milliseconds before `key` may try again; 0 when it may now. */
+    waitLeft(key: string): number {
+      const s = state.get(key);
+      return s ? Math.max(0, s.until - clock.now()) : 0;
+    },
+    /** Records a failure; returns how long `key` now waits. */
+    failed(key: string): number {
+      const ms = Math.min(maxMs, state.has(key) ? state.get(key)!.ms * 2 : initialMs);
+      state.delete(key);
+      state.set(key, { until: clock.now() + ms, ms });
+      if (state.size > max) state.delete(state.keys().next().value!);
+      return ms;
+    },
+    succeeded(key: string): void {
+      state.delete(key);
+    },
+  };
+}

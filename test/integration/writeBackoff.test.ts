@@ -1,0 +1,78 @@
+// A write the API server refuses backs off per workload: filters keep being answered at once
+// from the cache, and the refused workload costs one attempt per backoff step, not a GET and a
+// PATCH per filter (DIRECTION.md rule 5). Against a list/watch server on 127.0.0.1.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { kubeActuator } from '../../src/actuator/actuator.js';
+import { kubeApiClient, loadKubeConfig } from '../../src/cluster/apiClient.js';
+import { watchCache } from '../../src/cluster/watchCache.js';
+import { parseConfig } from '../../src/config.js';
+import { createExtender } from '../../src/extender/extender.js';
+import { createMetrics } from '../../src/metrics.js';
+import { deployment, nodes, pod, statefulSet, stsPod } from '../support/builders.js';
+import { silent } from '../support/app.js';
+import { FakeApiServer } from '../support/fakeApiServer.js';
+import { waitFor } from '../support/wait.js';
+
+const ZONES = ['zone-a', 'zone-b', 'zone-c'];
+
+describe('failed writes back off per workload', () => {
+  let api: FakeApiServer;
+  let extender: ReturnType<typeof createExtender>;
+  let stop: () => Promise<void>;
+  before(async () => {
+    api = await new FakeApiServer().start();
+    for (const n of nodes(ZONES, 1)) api.put(n);
+    api.put(statefulSet('db', 3));
+    for (const o of deployment('web', 3, { 'zonekeeper.io/instance-ids': 'true' })) api.put(o);
+    const client = kubeApiClient(loadKubeConfig({ kind: 'kubeconfig', path: api.kubeconfig() }));
+    const cache = watchCache(client, { pageSize: 100, watchTimeoutSeconds: 300, silenceSeconds: 30, backoffInitialMs: 20, backoffMaxMs: 200, crdRecheckSeconds: 60, maxStalenessSeconds: 5 }, silent);
+    cache.start();
+    await waitFor(() => cache.ready(), 'sync');
+    const metrics = createMetrics();
+    extender = createExtender({ source: cache, actuator: kubeActuator(client, silent, metrics, 500), metrics, log: silent, config: parseConfig({}) });
+    stop = () => cache.stop();
+  });
+  after(async () => {
+    await stop();
+    await api.stop();
+  });
+
+  const names = ['node-a-1', 'node-b-1', 'node-c-1'];
+  /** Requests the fake API server saw for a path (GET and PATCH). */
+  const touching = (path: string) => api.requests.filter((r) => r.startsWith('GET ' + path) || r.startsWith('PATCH ' + path)).length;
+
+  it('a zone-list freeze refused with 403: 2.5 s of filters cost at most 3 attempts, every filter answered at once with the pin', async () => {
+    api.faults.push({ match: (m, p) => m === 'PATCH' && p.endsWith('/statefulsets/db'), status: 403, remaining: Number.MAX_SAFE_INTEGER });
+    const path = '/apis/apps/v1/namespaces/default/statefulsets/db';
+    const before = touching(path);
+    const started = Date.now();
+    let filters = 0;
+    while (Date.now() - started < 2500) {
+      const t = performance.now();
+      const answer = JSON.parse(await extender.filter({ Pod: stsPod('db', 1), NodeNames: names }));
+      assert.deepEqual(answer.NodeNames, ['node-b-1'], 'pinned from the derived list while the freeze fails');
+      assert.ok(performance.now() - t < 100, 'the filter never waits on the failing write');
+      filters++;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    const attempts = (touching(path) - before) / 2;
+    console.log(`# ${filters} filters in 2.5 s, ${attempts} freeze attempts (GET + PATCH each)`);
+    assert.ok(filters > 50);
+    assert.ok(attempts >= 2 && attempts <= 3, `${attempts} attempts: at 0 s, after 1 s, after 2 s more`);
+  });
+
+  it('instance-ID writes refused with 403: the pod is told at once, without a request, until the backoff step ends', async () => {
+    api.faults.push({ match: (m, p) => m === 'PATCH' && p.endsWith('/deployments/web'), status: 403, remaining: Number.MAX_SAFE_INTEGER });
+    const path = '/apis/apps/v1/namespaces/default/deployments/web';
+    const before = touching(path);
+    const p = pod('web-rs-x', { kind: 'ReplicaSet', name: 'web-rs' }, { uid: 'web-x' });
+    const first = JSON.parse(await extender.filter({ Pod: p, NodeNames: names }));
+    assert.match(first.Error || JSON.stringify(first.FailedNodes), /403|injected fault/);
+    const t = performance.now();
+    const second = JSON.parse(await extender.filter({ Pod: p, NodeNames: names }));
+    assert.ok(performance.now() - t < 50, 'answered without waiting on the API server');
+    assert.match(second.Error || JSON.stringify(second.FailedNodes), /are failing .*next try in 1s/);
+    assert.equal(touching(path) - before, 2, 'one attempt: a GET and the refused PATCH');
+  });
+});
