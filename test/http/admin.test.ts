@@ -36,6 +36,31 @@ describe('admin listener', () => {
     ]) assert.ok(String(body).includes(name), `missing ${name}`);
   });
 
+  it('workload health in /metrics: per workload up to metrics.maxWorkloadSeries (at risk first), every workload in the totals; /debug/health', async () => {
+    const piled = (name: string, zones: string[]) => [statefulSet(name, 3, { namespace: 'h', annotations: { 'zonekeeper.io/zones': ZONES.join(',') } }),
+      ...zones.map((z, i) => stsPod(name, i, { namespace: 'h', nodeName: `node-${z.slice(5)}-1` }))];
+    const store = storeOf([...nodes(ZONES, 1), ...piled('aaa', ZONES), ...piled('bbb', ZONES), ...piled('zzz', ['zone-a', 'zone-a', 'zone-a'])]);
+    const app = testApp(store, { config: { metrics: { maxWorkloadSeries: 2 } } });
+    const { body } = await get(app, '/metrics');
+    const lines = String(body).split('\n');
+    const series = (name: string) => lines.filter((l) => l.startsWith(`${name}{`));
+    assert.deepEqual(series('zonekeeper_workload_at_risk'), [
+      'zonekeeper_workload_at_risk{namespace="h",kind="StatefulSet",name="zzz"} 1', 'zonekeeper_workload_at_risk{namespace="h",kind="StatefulSet",name="aaa"} 0',
+    ], 'two series: the one at risk first, then by name; bbb only in the totals');
+    assert.ok(lines.includes('zonekeeper_workload_zones{namespace="h",kind="StatefulSet",name="zzz"} 1'));
+    assert.ok(lines.includes('zonekeeper_workload_zones_wanted{namespace="h",kind="StatefulSet",name="zzz"} 3'));
+    assert.ok(lines.includes('zonekeeper_workload_pods_off_pin{namespace="h",kind="StatefulSet",name="zzz"} 2'));
+    assert.ok(lines.includes('zonekeeper_workloads_at_risk 1'));
+    assert.ok(lines.includes('zonekeeper_workloads_managed 3'));
+    assert.ok(lines.includes('zonekeeper_pods_off_pin{cause="unknown"} 2'), `a list frozen by hand, no freeze time, strict placement: ${series('zonekeeper_pods_off_pin').join()}`);
+    const health = await get(app, '/debug/health?namespace=h');
+    assert.equal(health.body.atRisk, 1);
+    assert.deepEqual(health.body.workloads.map((w: { key: string }) => w.key), ['h/StatefulSet/zzz', 'h/StatefulSet/aaa', 'h/StatefulSet/bbb']);
+    // The layout page's data carries each workload's health, at risk first.
+    const layouts = await get(app, '/debug/layouts?namespace=h');
+    assert.deepEqual(layouts.body.workloads.map((w: { workload: { name: string }; health: { atRisk: boolean } }) => [w.workload.name, w.health.atRisk]), [['zzz', true], ['aaa', false], ['bbb', false]]);
+  });
+
   it('/debug/layouts takes a namespace name or nothing, and refuses anything else', async () => {
     const app = testApp(cluster());
     const all = await get(app, '/debug/layouts');

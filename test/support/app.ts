@@ -5,8 +5,8 @@ import type { ClusterStore } from '../../src/cluster/store.js';
 import { memorySource, type SnapshotSource } from '../../src/cluster/source.js';
 import { parseConfig } from '../../src/config.js';
 import { createExtender } from '../../src/extender/extender.js';
-import { createMetrics } from '../../src/metrics.js';
-import { registerStateGauges } from '../../src/metrics.js';
+import { createMetrics, registerHealthGauges, registerStateGauges } from '../../src/metrics.js';
+import { healthTracker, type HealthTracker } from '../../src/actuator/layoutHealth.js';
 import { adminRoutes } from '../../src/server/adminRoutes.js';
 import { extenderRoutes } from '../../src/server/extenderRoutes.js';
 import { FakeClock } from './placement.js';
@@ -27,6 +27,8 @@ export interface TestApp {
   source: SnapshotSource;
   clock: FakeClock;
   metrics: ReturnType<typeof createMetrics>;
+  /** Workload health over the store, computed when the app is made; `flush()` after changes. */
+  layoutHealth: HealthTracker;
   post(path: string, body: unknown): Promise<JsonResponse>;
 }
 
@@ -39,10 +41,13 @@ export function testApp(store: ClusterStore, o: { config?: Record<string, unknow
   const clock = new FakeClock(Date.parse('2026-11-21T00:00:00Z'));
   const extender = createExtender({ source, actuator: memoryActuator(store, silent, metrics), metrics, log: silent, config, clock });
   registerStateGauges(metrics, source, () => extender.state.reservations.size());
+  const layoutHealth = healthTracker(source, extender.state, () => {}, config.health, silent);
+  layoutHealth.flush();
+  registerHealthGauges(metrics, layoutHealth.all, config.metrics.maxWorkloadSeries);
   const extenderApp = extenderRoutes(extender, metrics, silent, config.extender);
-  const adminApp = adminRoutes({ source, extender, metrics, serving: () => true });
+  const adminApp = adminRoutes({ source, extender, metrics, serving: () => true, layoutHealth });
   return {
-    extenderApp, adminApp, extender, source, clock, metrics,
+    extenderApp, adminApp, extender, source, clock, metrics, layoutHealth,
     post: async (path, body) => extenderApp.request(path, {
       method: 'POST', headers: { 'content-type': 'application/json' }, body: typeof body === 'string' ? body : JSON.stringify(body),
     }),
