@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { LRUCache } from 'lru-cache';
 import { keyedBackoff } from '../common/clock.js';
 import type { ApiClient } from '../cluster/apiClient.js';
-import { retryOnConflict, WRITE_BACKOFF_MS } from './conditionalPatch.js';
+import { retryOnConflict, StillConflicting, WRITE_BACKOFF_MS } from './conditionalPatch.js';
 import { ANNOTATION } from '../cluster/annotations.js';
 import { type SlimWorkload } from '../cluster/objects.js';
 import { workloadPath, WORKLOAD_KINDS } from '../cluster/kinds.js';
@@ -69,8 +69,9 @@ function actuator(writer: Writer, events: EventRecorder, log: Logger, metrics: M
         (err: Error) => {
           pending.delete(key);
           metrics.actuatorWrites.inc({ action: 'freeze-zones', result: 'error' });
-          const ms = failing.failed(key);
-          log.warn({ workload: key, err: err.message, retryInSeconds: ms / 1000 }, 'could not freeze zone list; will retry at a placement after the backoff');
+          // Lost races are tried again at the next placement; a refusal waits out a backoff step.
+          const ms = err instanceof StillConflicting ? 0 : failing.failed(key);
+          log.warn({ workload: key, err: err.message, retryInSeconds: ms / 1000 }, 'could not freeze zone list; will retry at a placement');
         },
       ).finally(() => inflight.delete(p));
       inflight.add(p);
@@ -96,7 +97,7 @@ export function kubeActuator(api: ApiClient, log: Logger, metrics: Metrics, assi
       return retryOnConflict<string[]>(api, path, {
         describe: path, timeoutMs: () => 10_000, fail: (m) => new Error(m),
         onConflict: () => metrics.actuatorWrites.inc({ action: 'freeze-zones', result: 'conflict' }),
-        afterConflict: (attempt) => (attempt < FREEZE_ATTEMPTS ? 0 : new Error(`${path}: still conflicting after ${FREEZE_ATTEMPTS} attempts`)),
+        afterConflict: (attempt) => (attempt < FREEZE_ATTEMPTS ? 0 : new StillConflicting(`${path}: still conflicting after ${FREEZE_ATTEMPTS} attempts`)),
       }, (obj) => {
         const existing = parseZoneList(obj.metadata?.annotations?.[ANNOTATION.zones] ?? '');
         return existing.length > 0 ? { done: existing } : { annotations: { [ANNOTATION.zones]: zones.join(','), [ANNOTATION.zonesFrozenAt]: new Date().toISOString() }, result: zones };

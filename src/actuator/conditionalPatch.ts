@@ -7,6 +7,9 @@ import { sleep } from '../common/clock.js';
 /** After a refused write, a workload's next attempt waits: doubling from 1 s up to 5 min. */
 export const WRITE_BACKOFF_MS = { first: 1_000, max: 300_000 };
 
+/** Another writer kept winning: not a refusal, so no backoff (the next placement reads again). */
+export class StillConflicting extends Error {}
+
 /** What one attempt decides from the object as read: nothing to write, or annotations to patch. */
 export type PatchStep<T> = { done: T } | { annotations: Record<string, string>; result: T };
 
