@@ -84,6 +84,7 @@ export const configSchema = z.strictObject({
     reservationTtlSeconds: positive.default(30),
     adaptiveUnschedulableSeconds: positive.default(300),
     adoptExisting: z.boolean().default(true),
+    spreadNodes: z.boolean().default(true),
   }).prefault({}),
   deletionCost: z.strictObject({
     enabled: z.boolean().default(false),

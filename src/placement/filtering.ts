@@ -101,8 +101,34 @@ export function filterNodes(input: PlacementInput, model: WorkloadModel | undefi
     }
     lastNames.push(candidateNames[i]!);
   }
+  const spread = input.settings.spreadNodes && passed.length > 1 ? fewestOfWorkload(passed, model.podsPerNode(pod.uid), rejected) : passed;
   return {
     managed: true, policy: model.policy, summary: outcome.summary, workload: model.ref, model,
-    passed, rejected, effects, subset: outcome.subset, zone: outcome.zone, retryAfterMs: outcome.retryAfterMs,
+    passed: spread, rejected, effects, subset: outcome.subset, zone: outcome.zone, retryAfterMs: outcome.retryAfterMs,
   };
+}
+
+const MORE_OF_WORKLOAD: Rejection = { rule: 'node-spread', reason: 'holds more pods of the workload than other nodes allowed', unresolvable: false };
+
+/**
+ * The passed nodes holding the fewest pods of the workload; the others are added to
+ * `rejected`. kube-scheduler sends only nodes its own filters found feasible, so some always
+ * remain: spreading within the zone this way spares it scoring (docs/design.md#spreading-within-a-zone).
+ */
+function fewestOfWorkload(passed: string[], onNode: ReadonlyMap<string, number>, rejected: Map<Rejection, string[]>): string[] {
+  if (onNode.size === 0) return passed;
+  const held = new Int32Array(passed.length);
+  let least = Infinity, most = -Infinity;
+  for (let i = 0; i < passed.length; i++) {
+    const n = onNode.get(passed[i]!) ?? 0;
+    held[i] = n;
+    if (n < least) least = n;
+    if (n > most) most = n;
+  }
+  if (least === most) return passed;
+  const kept: string[] = [];
+  const more: string[] = [];
+  for (let i = 0; i < passed.length; i++) (held[i] === least ? kept : more).push(passed[i]!);
+  rejected.set(MORE_OF_WORKLOAD, more);
+  return kept;
 }

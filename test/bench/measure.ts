@@ -24,15 +24,6 @@ export function post(base: URL, path: string, body: string): Promise<number> {
 
 const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
 
-/** CPU time (µs) of the bench's own server, which answers GET /cpu with its process.cpuUsage(). */
-export function cpuRoute(base: URL): () => Promise<number> {
-  return async () => {
-    const res = await fetch(new URL('/cpu', base));
-    const u = (await res.json()) as { user: number; system: number };
-    return u.user + u.system;
-  };
-}
-
 /** CPU time (µs) of any local process, from /proc (clock ticks of 10 ms: measure over seconds). */
 export function procCpu(pid: number): () => number {
   return () => processCpuSeconds(pid) * 1e6;

@@ -1,5 +1,5 @@
-// The benchmark's server process: zonekeeper's real extender routes over a synthetic
-// cluster, plus a bare hono route that only echoes NodeNames (the baseline).
+// The benchmark's server process: zonekeeper's real extender routes over a synthetic cluster,
+// and its request histogram's sums (GET /duration) for the time spent inside zonekeeper.
 import { Hono } from 'hono';
 import { pino } from 'pino';
 import { memoryActuator } from '../../src/actuator/actuator.js';
@@ -19,16 +19,16 @@ const metrics = createMetrics();
 const source = memorySource(store, 'bench');
 const extender = createExtender({ source, actuator: memoryActuator(store, log, metrics), metrics, log, config });
 const app = extenderRoutes(extender, metrics, log, config.extender);
-const echo = new Hono();
-echo.post('/echo', async (c) => {
-  const body = JSON.parse(await c.req.text());
-  return c.json({ NodeNames: body.NodeNames, FailedNodes: {}, Error: '' });
-});
 const root = new Hono();
-// CPU the server process has used: the load generator shares the machine, so req/s alone
-// says as much about the client as about the server.
-root.get('/cpu', (c) => c.json(process.cpuUsage()));
-root.route('/', echo);
+root.get('/duration', async (c) => {
+  const out: Record<string, { sum: number; count: number }> = {};
+  for (const v of (await metrics.requestDuration.get()).values) {
+    const verb = String(v.labels.verb);
+    const kind = v.metricName?.endsWith('_sum') ? 'sum' : v.metricName?.endsWith('_count') ? 'count' : undefined;
+    if (kind) (out[verb] ??= { sum: 0, count: 0 })[kind] = v.value;
+  }
+  return c.json(out);
+});
 root.route('/', app);
 const l = await listen(root, '127.0.0.1:0');
 process.stdout.write(`${l.url}\n`);

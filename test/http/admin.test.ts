@@ -159,7 +159,9 @@ describe('admin listener', () => {
     const app = testApp(cluster());
     const { status, body } = await get(app, '/debug/explain?pod=default/db-3');
     assert.equal(status, 200);
-    assert.deepEqual(body.passed.sample, ['node-a-1', 'node-a-2']);
+    // db-2 runs on node-a-1: the pod is spread to the zone's other node.
+    assert.deepEqual(body.passed.sample, ['node-a-2']);
+    assert.equal(body.failed['node-a-1'], 'node-spread: holds more pods of the workload than other nodes allowed');
     assert.equal(body.failed['node-b-1'], 'zone-pin: pinned to zone-a');
     assert.match(body.summary, /^pinned to zone-a: ordinal 3 of 3 zones/);
     assert.equal(app.extender.state.reservations.size(), 0);

@@ -153,9 +153,26 @@ describe('prioritize after its filter', () => {
   };
   const byHost = (list: { Host: string; Score: number }[]) => Object.fromEntries(list.map((p) => [p.Host, p.Score]));
 
-  it('scores the nodes its filter passed as a prioritize alone would, without a lookup per name', async () => {
-    const alone = testApp(storeOf(pinnedCluster()));
+  // With placement.spreadNodes (the default) the filter passes only the emptiest nodes and every
+  // score is equal; these read prioritize's own ranking, as a configuration without it gets.
+  const scoring = { config: { placement: { spreadNodes: false } } };
+
+  it('with spreadNodes, the filter passes the zone\'s nodes holding fewest pods of the workload, and prioritize then adds nothing', async () => {
     const app = testApp(storeOf(pinnedCluster()));
+    const db3 = stsPod('db', 3);
+    const filtered = await (await app.post('/filter', args(db3, ALL))).json();
+    assert.deepEqual(filtered.NodeNames, ['node-a-2', 'node-a-3']);
+    assert.deepEqual(await (await app.post('/prioritize', args(db3, filtered.NodeNames))).json(), []);
+    // No node of the zone passes kube-scheduler's own filters but node-a-1: it is the one.
+    assert.deepEqual((await (await app.post('/filter', args(db3, ['node-a-1', 'node-b-1']))).json()).NodeNames, ['node-a-1']);
+    // A pod no policy covers is not spread: every node passes.
+    const loose = { ...db3, metadata: { ...db3.metadata, name: 'loose', uid: 'loose', ownerReferences: [] } };
+    assert.deepEqual((await (await app.post('/filter', args(loose, ALL))).json()).NodeNames, ALL);
+  });
+
+  it('scores the nodes its filter passed as a prioritize alone would, without a lookup per name', async () => {
+    const alone = testApp(storeOf(pinnedCluster()), scoring);
+    const app = testApp(storeOf(pinnedCluster()), scoring);
     const db3 = stsPod('db', 3);
     const filtered = await (await app.post('/filter', args(db3, ALL))).json();
     assert.deepEqual(filtered.NodeNames, ['node-a-1', 'node-a-2', 'node-a-3']);
@@ -170,7 +187,7 @@ describe('prioritize after its filter', () => {
   });
 
   it('takes fewer nodes (a later extender rejected some) the same way; anything else is scored afresh', async () => {
-    const app = testApp(storeOf(pinnedCluster()));
+    const app = testApp(storeOf(pinnedCluster()), scoring);
     const db3 = stsPod('db', 3);
     await app.post('/filter', args(db3, ALL));
     const lookups = countLookups(app);

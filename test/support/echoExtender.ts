@@ -2,10 +2,7 @@
 // answers the names back (filter), or nothing (prioritize, `[]`: adds no score). Used by the
 // bench beside zonekeeper, and by the e2e measurement as a kube-scheduler extender. Under
 // /third/ the filter passes every third name: as many as a pod pinned to one of 3 zones gets,
-// so that kube-scheduler decodes and carries as many names as with zonekeeper. Under /scored/
-// it does that and prioritize scores 9 of every 10 names it is sent, as zonekeeper scores a
-// pinned pod's zone (every node without a pod of the workload): the floor of an extender that
-// answers what zonekeeper answers.
+// so that kube-scheduler decodes and carries as many names as with zonekeeper.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 
@@ -16,10 +13,9 @@ const s = http.createServer((req, res) => {
   req.on('data', (c) => chunks.push(c));
   req.on('end', () => {
     const args = JSON.parse(Buffer.concat(chunks).toString());
-    const scored = req.url.startsWith('/scored/');
-    const every = scored || req.url.startsWith('/third/') ? 3 : 1;
+    const every = req.url.startsWith('/third/') ? 3 : 1;
     const body = req.url.endsWith('/prioritize')
-      ? (scored ? JSON.stringify(args.NodeNames.filter((_, i) => i % 10 !== 0).map((Host) => ({ Host, Score: 10 }))) : '[]')
+      ? '[]'
       : JSON.stringify({ NodeNames: args.NodeNames.filter((_, i) => i % every === 0), FailedNodes: {}, FailedAndUnresolvableNodes: {}, Error: '' });
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end(body);

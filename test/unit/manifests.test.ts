@@ -118,16 +118,18 @@ describe('manifests', () => {
     assert.ok(find('ClusterRole', 'zonekeeper-metrics-reader')!.rules.some((r: Raw) => r.nonResourceURLs.includes('/metrics')));
   });
 
-  it('the scheduler config is what docs/design.md#the-wire-protocol recommends', () => {
+  it('the scheduler config is what docs/operations.md#the-kubeschedulerconfiguration-entry explains', () => {
     assert.equal(schedConfig.apiVersion, 'kubescheduler.config.k8s.io/v1');
     assert.equal(schedConfig.percentageOfNodesToScore, 100);
     const ext = schedConfig.extenders[0];
     assert.equal(ext.nodeCacheCapable, true);
     assert.equal(ext.filterVerb, 'filter');
-    assert.equal(ext.prioritizeVerb, 'prioritize');
-    assert.ok(ext.weight > 0);
+    // The filter spreads within the zone (placement.spreadNodes): no prioritize round trip.
+    assert.equal(ext.prioritizeVerb, undefined);
+    assert.equal(parse(read('config/zonekeeper.yaml')).placement.spreadNodes, true);
     assert.match(ext.httpTimeout, /^[1-9]s$/);
-    assert.ok(schedConfig.profiles.some((p: Raw) => p.schedulerName === 'zonekeeper'));
+    const profile = schedConfig.profiles.find((p: Raw) => p.schedulerName === 'zonekeeper');
+    assert.deepEqual(profile.pluginConfig, [{ name: 'PodTopologySpread', args: { defaultingType: 'List', defaultConstraints: [] } }]);
     assert.equal(deploy.spec.replicas, 2);
     assert.equal(schedConfig.leaderElection.leaderElect, true);
     const lease = find('Role', 'zonekeeper-leader-election', schedConfig.leaderElection.resourceNamespace)!;
