@@ -1,4 +1,5 @@
-import type { SlimNode } from '../cluster/objects.js';
+import type { NodeSelectorTerm, SlimNode } from '../cluster/objects.js';
+import { matchesTerm } from './nodeMatching.js';
 import { podModel, type WorkloadModel } from './model.js';
 import { policyNamed, type PolicyName } from './policies/index.js';
 import { clipReason, type Candidates, type Effects, type PlacementInput, type PolicyContext, type PolicyOutcome, type Rejection } from './policy.js';
@@ -101,7 +102,12 @@ export function filterNodes(input: PlacementInput, model: WorkloadModel | undefi
     }
     lastNames.push(candidateNames[i]!);
   }
-  const spread = input.settings.spreadNodes && passed.length > 1 ? fewestOfWorkload(passed, model.podsPerNode(pod.uid), rejected) : passed;
+  let spread: readonly string[] = passed;
+  if (input.settings.spreadNodes && passed.length > 1) {
+    spread = fewestOfWorkload(passed, model.podsPerNode(pod.uid), rejected);
+    const preferred = outcome.subset?.subset.preferredNodeSelectorTerms ?? [];
+    if (preferred.length > 0 && spread.length > 1) spread = mostPreferred(spread, preferred, snapshot, rejected);
+  }
   return {
     managed: true, policy: model.policy, summary: outcome.summary, workload: model.ref, model,
     passed: spread, rejected, effects, subset: outcome.subset, zone: outcome.zone, retryAfterMs: outcome.retryAfterMs,
@@ -109,13 +115,14 @@ export function filterNodes(input: PlacementInput, model: WorkloadModel | undefi
 }
 
 const MORE_OF_WORKLOAD: Rejection = { rule: 'node-spread', reason: 'holds more pods of the workload than other nodes allowed', unresolvable: false };
+const LESS_PREFERRED: Rejection = { rule: 'node-spread', reason: "matches less of its subset's preferred terms than other nodes allowed", unresolvable: false };
 
 /**
  * The passed nodes holding the fewest pods of the workload; the others are added to
  * `rejected`. kube-scheduler sends only nodes its own filters found feasible, so some always
  * remain: spreading within the zone this way spares it scoring (docs/design.md#spreading-within-a-zone).
  */
-function fewestOfWorkload(passed: string[], onNode: ReadonlyMap<string, number>, rejected: Map<Rejection, string[]>): string[] {
+function fewestOfWorkload(passed: readonly string[], onNode: ReadonlyMap<string, number>, rejected: Map<Rejection, string[]>): readonly string[] {
   if (onNode.size === 0) return passed;
   const held = new Int32Array(passed.length);
   let least = Infinity, most = -Infinity;
@@ -131,4 +138,21 @@ function fewestOfWorkload(passed: string[], onNode: ReadonlyMap<string, number>,
   for (let i = 0; i < passed.length; i++) (held[i] === least ? kept : more).push(passed[i]!);
   rejected.set(MORE_OF_WORKLOAD, more);
   return kept;
+}
+
+/** Of nodes equally spread, those matching the most weight of a WorkloadSpread subset's preferred terms. */
+function mostPreferred(
+  names: readonly string[], preferred: readonly { weight: number; preference: NodeSelectorTerm }[],
+  snapshot: PlacementInput['snapshot'], rejected: Map<Rejection, string[]>,
+): readonly string[] {
+  const weights = names.map((name) => {
+    const node = snapshot.node(name);
+    let w = 0;
+    if (node) for (const p of preferred) if (matchesTerm(p.preference, node)) w += p.weight;
+    return w;
+  });
+  const best = Math.max(...weights);
+  if (weights.every((w) => w === best)) return names;
+  rejected.set(LESS_PREFERRED, names.filter((_, i) => weights[i] !== best));
+  return names.filter((_, i) => weights[i] === best);
 }

@@ -13,6 +13,6 @@ export interface PlacementSettings {
   adaptiveUnschedulableSeconds: number;
   /** A derived list keeps the seats already placed where they are (adoption.ts). */
   adoptExisting: boolean;
-  /** A managed pod is passed only the nodes of its zone holding the fewest pods of its workload. */
+  /** A managed pod is passed only the allowed nodes holding the fewest pods of its workload (then its subset's most preferred). */
   spreadNodes: boolean;
 }

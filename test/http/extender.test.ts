@@ -204,17 +204,21 @@ describe('prioritize after its filter', () => {
     assert.equal(lookups.n - before, mixed.length + 2);
   });
 
-  it('a WorkloadSpread subset\'s preferred terms still weigh in', async () => {
+  it('a WorkloadSpread subset\'s preferred terms still weigh in: in the filter with spreadNodes, else in prioritize', async () => {
     const pref = { preferredNodeSelectorTerms: [{ weight: 1, preference: { matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: ['node-a-2'] }] } }] };
     const objects = () => [...nodes(ZONES, 2), ...webRS(), workloadSpread('web-ws', { kind: 'Deployment', name: 'web' }, [zoneSubset('a', 'zone-a', 2, pref)])];
     const raw = fixture('filter-fullnodes-deployment-pod.json').body.Pod;
-    const app = testApp(storeOf(objects()));
     const names = nodes(ZONES, 2).map((n) => n.metadata.name as string);
+    // Both zone-a nodes hold no pod of the workload: the preferred one is passed alone.
+    const spreading = testApp(storeOf(objects()));
+    assert.deepEqual((await (await spreading.post('/filter', args(raw, names))).json()).NodeNames, ['node-a-2']);
+    assert.equal(spreading.extender.decisions.forPod(`default/${raw.metadata.name}`).at(-1)?.rejected.some((r) => /preferred terms/.test(r.reason)), true);
+    const app = testApp(storeOf(objects()), scoring);
     const filtered = await (await app.post('/filter', args(raw, names))).json();
     assert.deepEqual(filtered.NodeNames, ['node-a-1', 'node-a-2']);
     const after = byHost(await (await app.post('/prioritize', args(raw, filtered.NodeNames))).json());
     assert.deepEqual(after, { 'node-a-1': 5, 'node-a-2': 10 });
-    assert.deepEqual(after, byHost(await (await testApp(storeOf(objects())).post('/prioritize', args(raw, filtered.NodeNames))).json()));
+    assert.deepEqual(after, byHost(await (await testApp(storeOf(objects()), scoring).post('/prioritize', args(raw, filtered.NodeNames))).json()));
   });
 
   it('an unmanaged pod needs no lookup at all: every name passes, nothing is scored', async () => {
