@@ -151,7 +151,7 @@ function mostPreferred(
     if (node) for (const p of preferred) if (matchesTerm(p.preference, node)) w += p.weight;
     return w;
   });
-  const best = Math.max(...weights);
+  const best = weights.reduce((a, b) => Math.max(a, b), 0);
   if (weights.every((w) => w === best)) return names;
   rejected.set(LESS_PREFERRED, names.filter((_, i) => weights[i] !== best));
   return names.filter((_, i) => weights[i] === best);
