@@ -119,7 +119,7 @@ export function repairController(
         evicted.set(h.key, { uid: step.pod.uid, name: step.pod.name });
         metrics.rebalanceEvictions.inc({ result: 'evicted' });
         note({ workload: h.key, decision: 'evicted', pod: step.pod.name, message: what });
-        const key = state.settings.topologyKey;
+        const key = model.zones().topologyKey;
         const stableFor = Object.fromEntries(Object.keys(h.perZone).map((z) => [z, Math.round((Date.now() - zones.stableSince(key, z)) / 1000)]));
         log.info({ workload: h.key, pod: step.pod.name, from: step.from, to: step.to, stableForSeconds: stableFor }, 'evicted a pod off its zone');
         events.record(w, 'Normal', 'Rebalanced', `evicted ${what}`);

@@ -75,6 +75,7 @@ export function seatZones(zones: readonly string[], prefs: ZonePreferences = EQU
   const p = zones.map(prefs);
   const equal = uniform(p);
   const period = equal ? undefined : periodOf(p);
+  let known: readonly string[] = [];
   return (index) => {
     if (!Number.isSafeInteger(index) || index < 0) return { reason: `seat ${index} is not a valid index` };
     if (zones.length === 0) return { reason: 'no zone to seat it in' };
@@ -85,7 +86,9 @@ export function seatZones(zones: readonly string[], prefs: ZonePreferences = EQU
     if ((at + 1) * zones.length > SEQUENCE_WORK_LIMIT) {
       return { reason: `seat ${index} is too far into a weighted sequence of ${zones.length} zones to compute (limit ${SEQUENCE_WORK_LIMIT} zone-steps)` };
     }
-    const zone = zoneSequence(zones, at + 1, prefs)[at];
+    // The sequence is prefix-stable: one computed for a later seat serves every earlier one.
+    if (at >= known.length) known = zoneSequence(zones, at + 1, prefs);
+    const zone = known[at];
     return zone === undefined ? { reason: `no zone has a seat for index ${index}: every zone is at its maximum` } : { zone };
   };
 }

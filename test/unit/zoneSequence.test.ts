@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parsePreferences } from '../../src/cluster/zonePreferences.js';
 import { sequencePreferences } from '../../src/placement/preferences.js';
-import { zoneSequence } from '../../src/placement/zoneSequence.js';
+import { seatZones, zoneSequence } from '../../src/placement/zoneSequence.js';
 
 describe('zoneSequence', () => {
   it('deals ordinals 0..5 over 3 zones as a,b,c,a,b,c', () => {
@@ -12,6 +12,15 @@ describe('zoneSequence', () => {
   it('is prefix-stable: the first n entries are the sequence for n', () => {
     const long = zoneSequence(['a', 'b', 'c', 'd'], 40);
     for (let n = 0; n <= 40; n++) assert.deepEqual(zoneSequence(['a', 'b', 'c', 'd'], n), long.slice(0, n));
+  });
+
+  it('seatZones answers every seat as the sequence does, in any order of asking (it reuses one computed sequence)', () => {
+    const prefs = (z: string) => ({ a: { minReplicas: 0, maxReplicas: undefined, weight: 3 }, b: { minReplicas: 1, maxReplicas: 4, weight: 1 }, c: { minReplicas: 0, maxReplicas: 2, weight: 1 } }[z]!);
+    const seq = zoneSequence(['a', 'b', 'c'], 30, prefs);
+    for (const order of [[29, 3, 17, 0, 28, 5], [0, 1, 2, 10, 9, 29]]) {
+      const of = seatZones(['a', 'b', 'c'], prefs);
+      for (const i of order) assert.equal(of(i).zone, seq[i], `seat ${i}`);
+    }
   });
 
   it('keeps min(n, zones) zones after every scale-down to n (highest ordinals removed first)', () => {
