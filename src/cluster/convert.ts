@@ -95,21 +95,34 @@ const SUFFIX: Record<string, number> = {
   Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, Pi: 2 ** 50, Ei: 2 ** 60,
 };
 
+// Cached pods' requests repeat across a fleet ("100m", "128Mi"): each short text is read once.
+const quantities = new Map<string, number>();
+
 /** A Kubernetes quantity ("100m", "1.5", "128Mi", "1e3") as a number; 0 when unreadable. */
-export function quantity(v: unknown): number {
+export function quantity(v: unknown, remember = false): number {
   if (typeof v === 'number') return v;
   if (typeof v !== 'string') return 0;
+  if (!remember || v.length > 32) return readQuantity(v);
+  let n = quantities.get(v);
+  if (n === undefined) {
+    if (quantities.size > 10_000) quantities.clear();
+    quantities.set(v, (n = readQuantity(v)));
+  }
+  return n;
+}
+
+function readQuantity(v: string): number {
   const m = /^([+-]?[0-9.]+(?:[eE][+-]?\d+)?)([a-zA-Z]*)$/.exec(v.trim());
   if (!m || !Object.hasOwn(SUFFIX, m[2]!)) return 0;
   const n = Number(m[1]) * SUFFIX[m[2]!]!;
   return Number.isFinite(n) ? n : 0;
 }
 
-function podRequests(spec: Raw | undefined): { cpuMilli: number; memory: number } {
+function podRequests(spec: Raw | undefined, remember: boolean): { cpuMilli: number; memory: number } {
   let cpuMilli = 0, memory = 0;
   for (const c of Array.isArray(spec?.containers) ? spec.containers : []) {
-    cpuMilli += Math.round(quantity(c?.resources?.requests?.cpu) * 1000);
-    memory += quantity(c?.resources?.requests?.memory);
+    cpuMilli += Math.round(quantity(c?.resources?.requests?.cpu, remember) * 1000);
+    memory += quantity(c?.resources?.requests?.memory, remember);
   }
   return { cpuMilli, memory };
 }
@@ -166,7 +179,7 @@ export function slimPod(o: Raw, share = intern): SlimPod {
   const phase = o.status?.phase;
   const conditions: Raw[] = Array.isArray(o.status?.conditions) ? o.status.conditions : [];
   const id = meta.annotations?.[ANNOTATION.instanceId];
-  const { cpuMilli, memory } = podRequests(o.spec);
+  const { cpuMilli, memory } = podRequests(o.spec, share !== unshared);
   return {
     uid: str(meta.uid),
     namespace: share(str(meta.namespace, 'default')),
@@ -195,13 +208,20 @@ const tolerationLists = new Map<string, readonly Toleration[]>();
 
 /** A cached pod's tolerations: capped, and one frozen list per distinct value. */
 function sharedTolerations(v: unknown): readonly Toleration[] {
-  const list = tolerations(v).slice(0, CACHED_TOLERATIONS);
-  if (list.length === 0) return NO_TOLERATIONS;
-  const key = JSON.stringify(list);
+  if (!Array.isArray(v) || v.length === 0) return NO_TOLERATIONS;
+  // Keyed by the raw fields: most pods repeat a few lists, and a hit builds no objects.
+  let key = '';
+  let kept = 0;
+  for (const t of v) {
+    if (!t || typeof t !== 'object') continue;
+    if (kept++ === CACHED_TOLERATIONS) break;
+    key += `${str(t.key)}\u0000${str(t.operator, 'Equal')}\u0000${str(t.value)}\u0000${str(t.effect)}\u0001`;
+  }
+  if (kept === 0) return NO_TOLERATIONS;
   let shared = tolerationLists.get(key);
   if (!shared) {
     if (tolerationLists.size > 10_000) tolerationLists.clear();
-    tolerationLists.set(key, (shared = Object.freeze(list)));
+    tolerationLists.set(key, (shared = Object.freeze(tolerations(v).slice(0, CACHED_TOLERATIONS))));
   }
   return shared;
 }

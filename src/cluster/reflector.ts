@@ -92,6 +92,17 @@ function decode(line: string, kind: string): WatchEvent {
 }
 
 /**
+ * The continue token of a list page, read from the text before its items (the API server
+ * writes ListMeta first), so the next page can be asked for while this one is parsed.
+ * Undefined when the head does not say; the parsed page always decides.
+ */
+export function continueAhead(body: string): string | undefined {
+  const items = body.indexOf('"items"');
+  if (items < 0 || items > 4096) return undefined;
+  return /"continue":"([^"\\]+)"/.exec(body.slice(0, items))?.[1];
+}
+
+/**
  * List, then watch from the list's resourceVersion; relist on 410 Gone and when the
  * watch goes silent; back off after errors. A small, typed client-go reflector.
  */
@@ -201,20 +212,33 @@ export class Reflector {
 
   private async list(): Promise<void> {
     const items: unknown[] = [];
-    let cont = '';
     let rv = '';
     let bytes = 0;
-    do {
-      const res = await this.lw.list(this.opts.pageSize, cont, this.abort.signal);
-      // An expired continue token: start the list over (the loop relists).
-      if (res.status === 410) throw new Gone('continue token expired');
-      if (res.status !== 200) throw new ApiError(res.status, `list ${this.resource.plural}: ${res.status} ${statusMessage(res.body)}`);
-      bytes += res.body.length;
-      const list = JSON.parse(res.body);
-      for (const raw of Array.isArray(list.items) ? list.items : []) items.push(this.slim(raw));
-      cont = list.metadata?.continue ?? '';
-      rv = list.metadata?.resourceVersion ?? '';
-    } while (cont);
+    let page = this.page('');
+    let next: ReturnType<Reflector['page']> | undefined;
+    try {
+      for (;;) {
+        const res = await page.answer;
+        // An expired continue token: start the list over (the loop relists).
+        if (res.status === 410) throw new Gone('continue token expired');
+        if (res.status !== 200) throw new ApiError(res.status, `list ${this.resource.plural}: ${res.status} ${statusMessage(res.body)}`);
+        bytes += res.body.length;
+        // Ask for the next page before parsing this one: the API server prepares it meanwhile.
+        const guess = continueAhead(res.body);
+        if (guess) next = this.page(guess);
+        const list = JSON.parse(res.body);
+        for (const raw of Array.isArray(list.items) ? list.items : []) items.push(this.slim(raw));
+        const cont: string = typeof list.metadata?.continue === 'string' ? list.metadata.continue : '';
+        rv = list.metadata?.resourceVersion ?? '';
+        // The parsed token decides; a guess that differs is dropped.
+        if (next && guess !== cont) { next.cancel(); next = undefined; }
+        if (!cont) break;
+        page = next ?? this.page(cont);
+        next = undefined;
+      }
+    } finally {
+      next?.cancel();
+    }
     this.replace(items);
     this.state.resourceVersion = rv;
     this.state.synced = true;
@@ -224,15 +248,30 @@ export class Reflector {
     releaseAfterLargeBody(bytes);
   }
 
+  /** One page's request, cancellable on its own (a prefetched page that is not wanted). */
+  private page(continueToken: string): { answer: Promise<{ status: number; body: string }>; cancel(): void } {
+    const own = new AbortController();
+    const answer = this.lw.list(this.opts.pageSize, continueToken, AbortSignal.any([this.abort.signal, own.signal]));
+    // A cancelled page's rejection is expected: never unhandled.
+    answer.catch(() => {});
+    return { answer, cancel: () => own.abort() };
+  }
+
   /** Makes the store hold exactly `items`: objects deleted while the watch was down go. */
   private replace(items: unknown[]): void {
     const kind = this.resource.plural;
+    const held = [...this.store.keys(kind)];
+    // The first list (nothing of the kind held): nothing to delete, no keys to remember.
+    if (held.length === 0) {
+      for (const obj of items) this.store.upsert(kind, obj);
+      return;
+    }
     const seen = new Set<string>();
     for (const obj of items) {
       seen.add(this.store.keyOf(kind, obj));
       this.store.upsert(kind, obj);
     }
-    for (const key of this.store.keys(kind)) if (!seen.has(key)) this.store.delete(kind, key);
+    for (const key of held) if (!seen.has(key)) this.store.delete(kind, key);
   }
 
   private async watch(): Promise<void> {

@@ -258,9 +258,8 @@ export class ClusterStore implements Snapshot {
     else this.usage.set(pod.nodeName, u);
   }
 
-  private countSeated(pod: SlimPod, sign: 1 | -1): void {
-    if (!pod.owner || !pod.nodeName || !holdsSeat(pod)) return;
-    const key = ownerKey(pod.owner.kind, pod.namespace, pod.owner.name);
+  private countSeated(pod: SlimPod, key: string | undefined, sign: 1 | -1): void {
+    if (key === undefined || !pod.nodeName || !holdsSeat(pod)) return;
     let counts = this.seatedByOwner.get(key);
     if (!counts) this.seatedByOwner.set(key, (counts = new Map()));
     const n = (counts.get(pod.nodeName) ?? 0) + sign;
@@ -275,20 +274,22 @@ export class ClusterStore implements Snapshot {
     if (old) this.removePod(old, false);
     this.podsByKey.set(key, pod);
     this.podsByUid.set(pod.uid, pod);
-    if (pod.owner) addTo(this.podsByOwner, ownerKey(pod.owner.kind, pod.namespace, pod.owner.name), pod.uid, pod);
+    const owner = pod.owner && ownerKey(pod.owner.kind, pod.namespace, pod.owner.name);
+    if (owner !== undefined) addTo(this.podsByOwner, owner, pod.uid, pod);
     if (pod.nodeName) addTo(this.podsByNode, pod.nodeName, pod.uid, pod);
     this.addUsage(pod, 1);
-    this.countSeated(pod, 1);
+    this.countSeated(pod, owner, 1);
     for (const l of this.podListeners) l('upsert', pod);
   }
 
   private removePod(pod: SlimPod, notify: boolean): void {
     this.podsByKey.delete(nsKey(pod.namespace, pod.name));
     this.podsByUid.delete(pod.uid);
-    if (pod.owner) removeFrom(this.podsByOwner, ownerKey(pod.owner.kind, pod.namespace, pod.owner.name), pod.uid);
+    const owner = pod.owner && ownerKey(pod.owner.kind, pod.namespace, pod.owner.name);
+    if (owner !== undefined) removeFrom(this.podsByOwner, owner, pod.uid);
     if (pod.nodeName) removeFrom(this.podsByNode, pod.nodeName, pod.uid);
     this.addUsage(pod, -1);
-    this.countSeated(pod, -1);
+    this.countSeated(pod, owner, -1);
     if (notify) for (const l of this.podListeners) l('delete', pod);
   }
 

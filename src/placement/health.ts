@@ -128,7 +128,9 @@ export function workloadHealth(model: WorkloadModel, w: SlimWorkload, snapshot: 
       const pinned = index >= 0 ? pinOf(index).zone : undefined;
       if (pinned !== undefined && zoneAt[i] !== pinned) offPin(bound[i]!, zoneAt[i], pinned);
     }
-    kept = bound.map((_, i) => i).sort((a, b) => seat[a]! - seat[b]! || bound[a]!.name.localeCompare(bound[b]!.name));
+    kept = bound.map((_, i) => i);
+    // The store holds a StatefulSet's pods in the order they were created: mostly sorted already.
+    if (!seat.every((s, i) => i === 0 || seat[i - 1]! < s)) kept.sort((a, b) => seat[a]! - seat[b]! || bound[a]!.name.localeCompare(bound[b]!.name));
   } else {
     const position = new Map(bound.map((p, i) => [p, i]));
     const removal = removalOrder(model, snapshot).map((p) => position.get(p)!);
@@ -166,5 +168,6 @@ export function fleetHealth(snapshot: Snapshot, state: DecisionState, opts: Heal
     const h = workloadHealth(model, w, snapshot, state, opts);
     if (h) out.push(h);
   }
-  return out.sort(byRisk);
+  // managedModels lists by namespace, kind, name already: a stable sort by risk gives byRisk's order.
+  return out.sort((a, b) => Number(b.atRisk) - Number(a.atRisk));
 }

@@ -41,6 +41,8 @@ export function withinKey(pod: SlimPod, model: Pick<WorkloadFacts, 'seat'>): Key
   return [-model.seat(pod).index, pod.ready ? 1 : 0, -pod.createdAt];
 }
 
+interface Candidate { pod: SlimPod; zone: string | undefined; within: Key }
+
 /**
  * Zone targets: the pod of the zone furthest over its target for the new size goes first.
  * Kept incrementally (candidates sorted once per zone, counts and targets updated per
@@ -48,34 +50,38 @@ export function withinKey(pod: SlimPod, model: Pick<WorkloadFacts, 'seat'>): Key
  */
 export function zoneShrinking(model: WorkloadFacts, snapshot: Snapshot, remaining: Map<string, SlimPod>): Shrinking {
   const list = model.zones();
-  const zoneOfPod = new Map<SlimPod, string | undefined>();
-  const zoneOfCached = (p: SlimPod) => {
-    if (!zoneOfPod.has(p)) {
-      const node = snapshot.node(p.nodeName);
-      zoneOfPod.set(p, node ? zoneOf(node, list.topologyKey) : undefined);
-    }
-    return zoneOfPod.get(p);
+  // Zones by node name: a workload's pods share nodes, and each is asked for again in start().
+  const zoneOfNode = new Map<string, string | undefined>();
+  const zoneOfPod = (p: SlimPod) => {
+    if (zoneOfNode.has(p.nodeName)) return zoneOfNode.get(p.nodeName);
+    const node = snapshot.node(p.nodeName);
+    const z = node ? zoneOf(node, list.topologyKey) : undefined;
+    zoneOfNode.set(p.nodeName, z);
+    return z;
   };
-  const perZone = new Map<string | undefined, { pods: SlimPod[]; head: number }>();
-  const within = new Map<SlimPod, Key>();
+  const perZone = new Map<string | undefined, { members: Candidate[]; head: number }>();
+  const candidateOf = new Map<SlimPod, Candidate>();
   const counts = new Map<string | undefined, number>();
   const target = new Map<string, number>();
   let sequence: string[] = [];
   let size = 0;
   // A pod outside the zone list (or on an unknown node) is as far over as it gets.
   const excess = (z: string | undefined) => (z !== undefined && target.has(z) ? counts.get(z)! - target.get(z)! : Number.MAX_SAFE_INTEGER);
-  const keyOf = (pod: SlimPod): Key => [-excess(zoneOfCached(pod)), ...within.get(pod)!];
+  const keyOf = (c: Candidate, over = excess(c.zone)): Key => [-over, ...c.within];
   return {
     remaining,
     addCandidate(pod) {
-      const z = zoneOfCached(pod);
-      const q = perZone.get(z) ?? perZone.set(z, { pods: [], head: 0 }).get(z)!;
-      q.pods.push(pod);
-      within.set(pod, withinKey(pod, model));
+      const c: Candidate = { pod, zone: zoneOfPod(pod), within: withinKey(pod, model) };
+      const q = perZone.get(c.zone) ?? perZone.set(c.zone, { members: [], head: 0 }).get(c.zone)!;
+      q.members.push(c);
+      candidateOf.set(pod, c);
     },
     start() {
-      for (const q of perZone.values()) q.pods.sort((a, b) => compare(within.get(a)!, within.get(b)!) || a.name.localeCompare(b.name));
-      for (const p of remaining.values()) counts.set(zoneOfCached(p), (counts.get(zoneOfCached(p)) ?? 0) + 1);
+      for (const q of perZone.values()) q.members.sort((a, b) => compare(a.within, b.within) || a.pod.name.localeCompare(b.pod.name));
+      for (const p of remaining.values()) {
+        const z = zoneOfPod(p);
+        counts.set(z, (counts.get(z) ?? 0) + 1);
+      }
       size = remaining.size;
       // Targets from the prefix-stable sequence, for every kind: the planner's rounding up would
       // leave a zone empty at small sizes (4 over 3 zones plans 2/2/0), the sequence gives 2/1/1.
@@ -84,28 +90,34 @@ export function zoneShrinking(model: WorkloadFacts, snapshot: Snapshot, remainin
       for (const z of sequence.slice(0, Math.max(0, size - 1))) target.set(z, target.get(z)! + 1);
     },
     best() {
-      let best: { pod: SlimPod; key: Key } | undefined;
+      // As `better` over each zone's head, without a key per head: only the pick gets one.
+      let best: Candidate | undefined;
+      let bestOver = 0;
       for (const q of perZone.values()) {
-        const pod = q.pods[q.head];
-        if (!pod) continue;
-        const c = { pod, key: keyOf(pod) };
-        if (better(c, best)) best = c;
+        const c = q.members[q.head];
+        if (!c) continue;
+        const over = excess(c.zone);
+        const order = !best ? -1 : over !== bestOver ? bestOver - over : compare(c.within, best.within);
+        if (order < 0 || (order === 0 && c.pod.name.localeCompare(best!.pod.name) < 0)) {
+          best = c;
+          bestOver = over;
+        }
       }
-      return best;
+      return best && { pod: best.pod, key: keyOf(best, bestOver) };
     },
     tiedWith(key) {
       const out: SlimPod[] = [];
-      for (const q of perZone.values()) for (let i = q.head; i < q.pods.length; i++) if (compare(keyOf(q.pods[i]!), key) === 0) out.push(q.pods[i]!);
+      for (const q of perZone.values()) for (let i = q.head; i < q.members.length; i++) if (compare(keyOf(q.members[i]!), key) === 0) out.push(q.members[i]!.pod);
       return out;
     },
     remove(pod) {
-      const z = zoneOfCached(pod);
-      const q = perZone.get(z)!;
-      const i = q.pods.indexOf(pod, q.head);
+      const c = candidateOf.get(pod)!;
+      const q = perZone.get(c.zone)!;
+      const i = q.members.indexOf(c, q.head);
       // Removals take the head (best()'s pick): move past it rather than shift the array.
       if (i === q.head) q.head++;
-      else q.pods.splice(i, 1);
-      counts.set(z, counts.get(z)! - 1);
+      else q.members.splice(i, 1);
+      counts.set(c.zone, counts.get(c.zone)! - 1);
       remaining.delete(pod.name);
       size--;
       // The target for the next removal is the sequence's first size−1 seats: one seat fewer.
@@ -114,4 +126,3 @@ export function zoneShrinking(model: WorkloadFacts, snapshot: Snapshot, remainin
     },
   };
 }
-

@@ -7,7 +7,8 @@ export interface ZonePreference {
 
 export type ZonePreferences = (zone: string) => ZonePreference;
 
-export const EQUAL_WEIGHTS: ZonePreferences = () => ({ minReplicas: 0, maxReplicas: undefined, weight: 1 });
+const EQUAL: ZonePreference = Object.freeze({ minReplicas: 0, maxReplicas: undefined, weight: 1 });
+export const EQUAL_WEIGHTS: ZonePreferences = () => EQUAL;
 
 /**
  * The zone of every seat, built one seat at a time so that every prefix is the best
@@ -17,19 +18,31 @@ export const EQUAL_WEIGHTS: ZonePreferences = () => ({ minReplicas: 0, maxReplic
  * Shorter than `length` when every zone is at its maximum.
  */
 export function zoneSequence(zones: readonly string[], length: number, prefs: ZonePreferences = EQUAL_WEIGHTS): string[] {
-  const p = zones.map(prefs);
-  const counts = zones.map(() => 0);
+  // Plain loops over columns: health and scale-down ask for a sequence per workload.
+  const n = zones.length;
+  const min = new Array<number>(n);
+  const max = new Array<number>(n);
+  const weight = new Array<number>(n);
+  const counts = new Array<number>(n).fill(0);
+  for (let i = 0; i < n; i++) {
+    const p = prefs(zones[i]!);
+    min[i] = p.minReplicas;
+    max[i] = p.maxReplicas ?? Infinity;
+    weight[i] = p.weight;
+  }
   const seq: string[] = [];
   while (seq.length < length) {
-    let pick = counts.findIndex((c, i) => c < p[i]!.minReplicas && c < (p[i]!.maxReplicas ?? Infinity));
+    let pick = -1;
+    for (let i = 0; i < n; i++) {
+      if (counts[i]! < min[i]! && counts[i]! < max[i]!) { pick = i; break; }
+    }
     if (pick < 0) {
       let best = -1;
-      counts.forEach((c, i) => {
-        const pref = p[i]!;
-        if (pref.weight <= 0 || c >= (pref.maxReplicas ?? Infinity)) return;
-        const priority = pref.weight / (2 * c + 1);
+      for (let i = 0; i < n; i++) {
+        if (weight[i]! <= 0 || counts[i]! >= max[i]!) continue;
+        const priority = weight[i]! / (2 * counts[i]! + 1);
         if (priority > best) { best = priority; pick = i; }
-      });
+      }
     }
     if (pick < 0) break;
     counts[pick]!++;
@@ -76,10 +89,12 @@ export function seatZones(zones: readonly string[], prefs: ZonePreferences = EQU
   const equal = uniform(p);
   const period = equal ? undefined : periodOf(p);
   let known: readonly string[] = [];
+  // Equal weights: one answer per zone, shared by every seat asked (health asks one per pod).
+  let pins: SeatZone[] | undefined;
   return (index) => {
     if (!Number.isSafeInteger(index) || index < 0) return { reason: `seat ${index} is not a valid index` };
     if (zones.length === 0) return { reason: 'no zone to seat it in' };
-    if (equal) return { zone: zones[index % zones.length]! };
+    if (equal) return (pins ??= zones.map((zone) => ({ zone })))[index % zones.length]!;
     let at = index;
     if (period === 0) return { reason: 'every zone has weight 0' };
     if (period !== undefined) at = index % period;

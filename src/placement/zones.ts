@@ -30,9 +30,8 @@ export function zoneListOf(
 ): ZoneList {
   const topologyKey = topologyKeyOf(workload, defaultKey);
   const annotated = workload?.annotations[ANNOTATION.zones];
-  if (annotated !== undefined && parseZoneList(annotated).length > 0) {
-    return { zones: parseZoneList(annotated), source: 'annotation', topologyKey };
-  }
+  const zones = annotated === undefined ? [] : parseZoneList(annotated);
+  if (zones.length > 0) return { zones, source: 'annotation', topologyKey };
   if (pendingFreeze && pendingFreeze.length > 0) return { zones: pendingFreeze, source: 'pending-freeze', topologyKey };
   return { zones: snapshot.zones(topologyKey), source: 'nodes', topologyKey };
 }
