@@ -206,6 +206,18 @@ export function slimPod(o: Raw, share = intern): SlimPod {
 const NO_TOLERATIONS: readonly Toleration[] = Object.freeze([]);
 const tolerationLists = new Map<string, readonly Toleration[]>();
 
+// One key for a list of tolerations, read from raw JSON or from slim ones alike.
+const tolerationKey = (t: Raw) => `${str(t.key)}\u0000${str(t.operator, 'Equal')}\u0000${str(t.value)}\u0000${str(t.effect)}\u0001`;
+
+function sharedList(key: string, make: () => Toleration[]): readonly Toleration[] {
+  let shared = tolerationLists.get(key);
+  if (!shared) {
+    if (tolerationLists.size > 10_000) tolerationLists.clear();
+    tolerationLists.set(key, (shared = Object.freeze(make())));
+  }
+  return shared;
+}
+
 /** A cached pod's tolerations: capped, and one frozen list per distinct value. */
 function sharedTolerations(v: unknown): readonly Toleration[] {
   if (!Array.isArray(v) || v.length === 0) return NO_TOLERATIONS;
@@ -215,15 +227,25 @@ function sharedTolerations(v: unknown): readonly Toleration[] {
   for (const t of v) {
     if (!t || typeof t !== 'object') continue;
     if (kept++ === CACHED_TOLERATIONS) break;
-    key += `${str(t.key)}\u0000${str(t.operator, 'Equal')}\u0000${str(t.value)}\u0000${str(t.effect)}\u0001`;
+    key += tolerationKey(t);
   }
-  if (kept === 0) return NO_TOLERATIONS;
-  let shared = tolerationLists.get(key);
-  if (!shared) {
-    if (tolerationLists.size > 10_000) tolerationLists.clear();
-    tolerationLists.set(key, (shared = Object.freeze(tolerations(v).slice(0, CACHED_TOLERATIONS))));
+  return kept === 0 ? NO_TOLERATIONS : sharedList(key, () => tolerations(v).slice(0, CACHED_TOLERATIONS));
+}
+
+/** A cached pod slimmed on another thread (podPages.ts): its strings and lists shared as slimPod shares them. */
+export function sharedPod(p: SlimPod): SlimPod {
+  p.namespace = intern(p.namespace);
+  p.nodeName = intern(p.nodeName);
+  if (p.owner) {
+    p.owner.kind = intern(p.owner.kind);
+    p.owner.name = intern(p.owner.name);
   }
-  return shared;
+  if (p.deletionCost !== undefined) p.deletionCost = intern(p.deletionCost);
+  if (p.instanceCount !== undefined) p.instanceCount = intern(p.instanceCount);
+  if (p.claims.length === 0) p.claims = EMPTY;
+  const list = p.tolerations;
+  p.tolerations = list.length === 0 ? NO_TOLERATIONS : sharedList(list.map(tolerationKey).join(''), () => [...list]);
+  return p;
 }
 
 /** The pod of a scheduling request: validated, kept out of the shared tables, every toleration. */

@@ -6,6 +6,7 @@ import { collectionPath, type KindName, type KindSpec } from './kinds.js';
 import { backoff as backoffOf, sleep, systemClock, type Clock } from '../common/clock.js';
 import { ZonekeeperError } from '../common/errors.js';
 import { releaseAfterLargeBody } from '../common/memory.js';
+import { inlinePages, type DecodedPage, type PageDecoder } from './podPages.js';
 
 /** What a reflector lists and watches one kind through (client-go's ListerWatcher). */
 export interface ListerWatcher {
@@ -112,6 +113,7 @@ export class Reflector {
   private loop: Promise<void> | undefined;
   private state: ReflectorStatus;
   private readonly slim: (raw: any) => unknown;
+  private readonly decode: PageDecoder;
 
   constructor(
     private readonly lw: ListerWatcher,
@@ -121,8 +123,10 @@ export class Reflector {
     private readonly log: Logger,
     private readonly onRestart: (kind: string, reason: RestartReason) => void = () => {},
     private readonly clock: Clock = systemClock,
+    decode?: PageDecoder,
   ) {
     this.slim = slimOf(resource);
+    this.decode = decode ?? inlinePages(this.slim);
     this.state = {
       kind: resource.plural,
       apiVersion: resource.group ? `${resource.group}/${resource.version}` : resource.version,
@@ -211,39 +215,67 @@ export class Reflector {
   }
 
   private async list(): Promise<void> {
+    const kind = this.resource.plural;
+    // The first list (nothing of the kind held): each page goes to the store as it is decoded.
+    const held = [...this.store.keys(kind)];
     const items: unknown[] = [];
     let rv = '';
     let bytes = 0;
+    let listed = 0;
+    const take = (page: DecodedPage) => {
+      listed += page.items.length;
+      if (held.length === 0) for (const obj of page.items) this.store.upsert(kind, obj);
+      else for (const obj of page.items) items.push(obj);
+      rv = page.resourceVersion;
+    };
     let page = this.page('');
-    let next: ReturnType<Reflector['page']> | undefined;
+    // The page before, still decoding: the page in flight was asked for by the token read from its head.
+    let ahead: { decoding: Promise<DecodedPage>; guess: string } | undefined;
     try {
       for (;;) {
+        let before: DecodedPage | undefined;
+        if (ahead) {
+          before = await ahead.decoding;
+          // The decoded token decides: a page asked for by a wrong guess is dropped unread.
+          if (before.continue !== ahead.guess) {
+            ahead = undefined;
+            take(before);
+            page.cancel();
+            if (!before.continue) break;
+            page = this.page(before.continue);
+            continue;
+          }
+          ahead = undefined;
+        }
         const res = await page.answer;
         // An expired continue token: start the list over (the loop relists).
         if (res.status === 410) throw new Gone('continue token expired');
-        if (res.status !== 200) throw new ApiError(res.status, `list ${this.resource.plural}: ${res.status} ${statusMessage(res.body)}`);
+        if (res.status !== 200) throw new ApiError(res.status, `list ${kind}: ${res.status} ${statusMessage(res.body)}`);
         bytes += res.body.length;
-        // Ask for the next page before parsing this one: the API server prepares it meanwhile.
+        // This page decodes (off the event loop for pods) while the one before goes to the store.
+        const decoding = this.decode(res.body);
+        decoding.catch(() => {});
+        if (before) take(before);
+        // Ask for the next page while this one decodes: the API server prepares it meanwhile.
         const guess = continueAhead(res.body);
-        if (guess) next = this.page(guess);
-        const list = JSON.parse(res.body);
-        for (const raw of Array.isArray(list.items) ? list.items : []) items.push(this.slim(raw));
-        const cont: string = typeof list.metadata?.continue === 'string' ? list.metadata.continue : '';
-        rv = list.metadata?.resourceVersion ?? '';
-        // The parsed token decides; a guess that differs is dropped.
-        if (next && guess !== cont) { next.cancel(); next = undefined; }
-        if (!cont) break;
-        page = next ?? this.page(cont);
-        next = undefined;
+        if (guess) {
+          page = this.page(guess);
+          ahead = { decoding, guess };
+          continue;
+        }
+        const decoded = await decoding;
+        take(decoded);
+        if (!decoded.continue) break;
+        page = this.page(decoded.continue);
       }
     } finally {
-      next?.cancel();
+      page.cancel();
     }
-    this.replace(items);
+    if (held.length > 0) this.replace(items, held);
     this.state.resourceVersion = rv;
     this.state.synced = true;
     this.state.lastContactAt = this.clock.now();
-    this.log.debug({ kind: this.resource.plural, count: items.length, resourceVersion: rv }, 'listed');
+    this.log.debug({ kind, count: listed, resourceVersion: rv }, 'listed');
     // Pages were parsed and slimmed: their text and the raw objects are garbage now.
     releaseAfterLargeBody(bytes);
   }
@@ -257,15 +289,9 @@ export class Reflector {
     return { answer, cancel: () => own.abort() };
   }
 
-  /** Makes the store hold exactly `items`: objects deleted while the watch was down go. */
-  private replace(items: unknown[]): void {
+  /** Makes the store hold exactly `items` (it held `held`): objects deleted while the watch was down go. */
+  private replace(items: unknown[], held: readonly string[]): void {
     const kind = this.resource.plural;
-    const held = [...this.store.keys(kind)];
-    // The first list (nothing of the kind held): nothing to delete, no keys to remember.
-    if (held.length === 0) {
-      for (const obj of items) this.store.upsert(kind, obj);
-      return;
-    }
     const seen = new Set<string>();
     for (const obj of items) {
       seen.add(this.store.keyOf(kind, obj));

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { ApiClient } from './apiClient.js';
-import { backoff } from '../common/clock.js';
+import { backoff, systemClock } from '../common/clock.js';
+import { offThreadAvailable, offThreadPodPages } from './podPages.js';
 import { apiListerWatcher, Reflector, type ReflectorOptions, type ReflectorStatus, type RestartReason } from './reflector.js';
 import { collectionPath, CORE_KINDS, OPTIONAL_KINDS, type KindName } from './kinds.js';
 import { ClusterStore } from './store.js';
@@ -50,7 +51,9 @@ export function watchCache(
   onRestart?: (kind: string, reason: RestartReason) => void,
 ): SnapshotSource {
   const store = new ClusterStore();
-  const reflectors = CORE_KINDS.map((r) => new Reflector(apiListerWatcher(api, r), r, store, opts, log, onRestart));
+  // Pods are most of a cold sync's bytes: their pages are decoded off the event loop.
+  const podPages = offThreadAvailable() ? offThreadPodPages() : undefined;
+  const reflectors = CORE_KINDS.map((r) => new Reflector(apiListerWatcher(api, r), r, store, opts, log, onRestart, systemClock, r.plural === 'pods' ? podPages : undefined));
   const optional = new Map<KindName, Reflector>();
   let discovered = false;
   let crdTimer: NodeJS.Timeout | undefined;
@@ -151,6 +154,7 @@ export function watchCache(
       stopped = true;
       clearTimeout(crdTimer);
       await Promise.all(all().map((r) => r.stop()));
+      await podPages?.close();
     },
     synced: () => discovered && everyCounted(synced),
     ready: (now = Date.now()) => discovered && everyCounted((r) => r.healthy(now)),
