@@ -11,12 +11,16 @@ import { ZonekeeperError } from '../common/errors.js';
  */
 export interface ApiClient {
   readonly server: string;
-  request(method: string, path: string, opts?: { body?: string; contentType?: string; signal?: AbortSignal; timeoutMs?: number }): Promise<ApiResponse>;
+  request(method: string, path: string, opts?: RequestOptions): Promise<ApiResponse>;
+  /** As `request`, the body left as the bytes received (list pages, decoded on another thread). */
+  requestBytes(method: string, path: string, opts?: RequestOptions): Promise<{ status: number; body: Buffer }>;
   /** Opens a streaming GET (a watch); the caller reads and destroys the response. */
   stream(path: string, signal: AbortSignal): Promise<http.IncomingMessage>;
 }
 
 export interface ApiResponse { status: number; body: string }
+
+export interface RequestOptions { body?: string; contentType?: string; signal?: AbortSignal; timeoutMs?: number }
 
 export class ApiError extends ZonekeeperError {
   constructor(readonly status: number, message: string) {
@@ -67,16 +71,22 @@ export function kubeApiClient(kc: KubeConfig): ApiClient {
     });
   }
 
+  async function requestBytes(method: string, path: string, o: RequestOptions = {}) {
+    const opts = await options(method, path);
+    if (o.contentType) (opts.headers as Record<string, string>)['content-type'] = o.contentType;
+    const signal = o.timeoutMs ? AbortSignal.any([AbortSignal.timeout(o.timeoutMs), ...(o.signal ? [o.signal] : [])]) : o.signal;
+    const res = await open(opts, o.body, signal);
+    const chunks: Buffer[] = [];
+    for await (const c of res) chunks.push(c as Buffer);
+    return { status: res.statusCode ?? 0, body: Buffer.concat(chunks) };
+  }
+
   return {
     server: cluster.server,
-    async request(method, path, o = {}) {
-      const opts = await options(method, path);
-      if (o.contentType) (opts.headers as Record<string, string>)['content-type'] = o.contentType;
-      const signal = o.timeoutMs ? AbortSignal.any([AbortSignal.timeout(o.timeoutMs), ...(o.signal ? [o.signal] : [])]) : o.signal;
-      const res = await open(opts, o.body, signal);
-      const chunks: Buffer[] = [];
-      for await (const c of res) chunks.push(c as Buffer);
-      return { status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') };
+    requestBytes,
+    async request(method, path, o) {
+      const res = await requestBytes(method, path, o);
+      return { status: res.status, body: res.body.toString('utf8') };
     },
     async stream(path, signal) {
       return open(await options('GET', path), undefined, signal);

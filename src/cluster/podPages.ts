@@ -7,12 +7,16 @@ import type { SlimPod } from './objects.js';
 
 export interface DecodedPage { items: unknown[]; continue: string; resourceVersion: string }
 
-export type PageDecoder = (body: string) => Promise<DecodedPage>;
+export type PageDecoder = (body: string | Uint8Array) => Promise<DecodedPage>;
+
+/** A page's text: as received, or its UTF-8 bytes decoded. */
+export const pageText = (body: string | Uint8Array): string =>
+  typeof body === 'string' ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8');
 
 /** Parses and slims on the calling thread. */
 export function inlinePages(slim: (raw: any) => unknown): PageDecoder {
   return async (body) => {
-    const list = JSON.parse(body);
+    const list = JSON.parse(pageText(body));
     const meta = list?.metadata;
     return {
       items: Array.isArray(list?.items) ? list.items.map((raw: unknown) => slim(raw)) : [],
@@ -53,10 +57,13 @@ export function offThreadPodPages(): PageDecoder & { close(): Promise<void> } {
     w.on('exit', (code) => fail(w, new Error(`the page decoder thread exited (${code})`)));
     return w;
   };
-  const decode = (body: string) => new Promise<DecodedPage>((resolve, reject) => {
+  const decode = (body: string | Uint8Array) => new Promise<DecodedPage>((resolve, reject) => {
     const id = ++seq;
     pending.set(id, { resolve, reject });
-    (worker ??= start()).postMessage({ id, body });
+    // Bytes that own their whole buffer move to the worker (the caller is done with them);
+    // anything else (a slice of Node's pool, text) is copied.
+    const owned = typeof body !== 'string' && body.buffer instanceof ArrayBuffer && body.byteOffset === 0 && body.byteLength === body.buffer.byteLength;
+    (worker ??= start()).postMessage({ id, body }, owned ? [body.buffer as ArrayBuffer] : []);
   });
   return Object.assign(decode, {
     async close() {

@@ -6,15 +6,18 @@ import { collectionPath, type KindName, type KindSpec } from './kinds.js';
 import { backoff as backoffOf, sleep, systemClock, type Clock } from '../common/clock.js';
 import { ZonekeeperError } from '../common/errors.js';
 import { releaseAfterLargeBody } from '../common/memory.js';
-import { inlinePages, type DecodedPage, type PageDecoder } from './podPages.js';
+import { inlinePages, pageText, type DecodedPage, type PageDecoder } from './podPages.js';
 
 /** What a reflector lists and watches one kind through (client-go's ListerWatcher). */
 export interface ListerWatcher {
   /** One page of the list: `continueToken` from the previous page, '' for the first. */
-  list(limit: number, continueToken: string, signal: AbortSignal): Promise<{ status: number; body: string }>;
+  list(limit: number, continueToken: string, signal: AbortSignal): Promise<ListPage>;
   /** A watch stream from `resourceVersion`; the caller reads and destroys it. */
   watch(resourceVersion: string, timeoutSeconds: number, signal: AbortSignal): Promise<http.IncomingMessage>;
 }
+
+/** A list page as received: text, or the bytes (decoded where the page is parsed). */
+export interface ListPage { status: number; body: string | Uint8Array }
 
 /** A kind's collection on the API server. */
 export function apiListerWatcher(api: ApiClient, kind: KindSpec): ListerWatcher {
@@ -23,7 +26,7 @@ export function apiListerWatcher(api: ApiClient, kind: KindSpec): ListerWatcher 
     list(limit, continueToken, signal) {
       const q = new URLSearchParams({ limit: String(limit) });
       if (continueToken) q.set('continue', continueToken);
-      return api.request('GET', `${base}?${q}`, { signal, timeoutMs: 60_000 });
+      return api.requestBytes('GET', `${base}?${q}`, { signal, timeoutMs: 60_000 });
     },
     watch(resourceVersion, timeoutSeconds, signal) {
       const q = new URLSearchParams({ watch: '1', allowWatchBookmarks: 'true', resourceVersion, timeoutSeconds: String(timeoutSeconds) });
@@ -92,16 +95,21 @@ function decode(line: string, kind: string): WatchEvent {
   return event as WatchEvent;
 }
 
+/** How far into a page its ListMeta is looked for. */
+const HEAD = 4096;
+
 /**
  * The continue token of a list page, read from the text before its items (the API server
  * writes ListMeta first), so the next page can be asked for while this one is parsed.
  * Undefined when the head does not say; the parsed page always decides.
  */
-export function continueAhead(body: string): string | undefined {
-  const items = body.indexOf('"items"');
-  if (items < 0 || items > 4096) return undefined;
-  return /"continue":"([^"\\]+)"/.exec(body.slice(0, items))?.[1];
+export function continueAhead(body: string | Uint8Array): string | undefined {
+  const length = Math.min(body.length, HEAD);
+  const head = typeof body === 'string' ? body.slice(0, length) : Buffer.from(body.buffer, body.byteOffset, length).toString('latin1');
+  const items = head.indexOf('"items"');
+  return items < 0 ? undefined : /"continue":"([^"\\]+)"/.exec(head.slice(0, items))?.[1];
 }
+
 
 /**
  * List, then watch from the list's resourceVersion; relist on 410 Gone and when the
@@ -250,14 +258,14 @@ export class Reflector {
         const res = await page.answer;
         // An expired continue token: start the list over (the loop relists).
         if (res.status === 410) throw new Gone('continue token expired');
-        if (res.status !== 200) throw new ApiError(res.status, `list ${kind}: ${res.status} ${statusMessage(res.body)}`);
+        if (res.status !== 200) throw new ApiError(res.status, `list ${kind}: ${res.status} ${statusMessage(pageText(res.body))}`);
         bytes += res.body.length;
-        // This page decodes (off the event loop for pods) while the one before goes to the store.
+        const guess = continueAhead(res.body);
+        // This page decodes (off the event loop for pods; its bytes move there) while the one before goes to the store.
         const decoding = this.decode(res.body);
         decoding.catch(() => {});
         if (before) take(before);
         // Ask for the next page while this one decodes: the API server prepares it meanwhile.
-        const guess = continueAhead(res.body);
         if (guess) {
           page = this.page(guess);
           ahead = { decoding, guess };
@@ -281,7 +289,7 @@ export class Reflector {
   }
 
   /** One page's request, cancellable on its own (a prefetched page that is not wanted). */
-  private page(continueToken: string): { answer: Promise<{ status: number; body: string }>; cancel(): void } {
+  private page(continueToken: string): { answer: Promise<ListPage>; cancel(): void } {
     const own = new AbortController();
     const answer = this.lw.list(this.opts.pageSize, continueToken, AbortSignal.any([this.abort.signal, own.signal]));
     // A cancelled page's rejection is expected: never unhandled.

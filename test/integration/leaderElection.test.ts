@@ -19,6 +19,7 @@ function severable(api: ApiClient): ApiClient & { cut: boolean } {
     cut: false,
     server: api.server,
     request: (...args: Parameters<ApiClient['request']>) => (s.cut ? Promise.reject(new Error('severed')) : api.request(...args)),
+    requestBytes: (...args: Parameters<ApiClient['requestBytes']>) => (s.cut ? Promise.reject(new Error('severed')) : api.requestBytes(...args)),
     stream: (...args: Parameters<ApiClient['stream']>) => (s.cut ? Promise.reject(new Error('severed')) : api.stream(...args)),
   };
   return s;

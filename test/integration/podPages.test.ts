@@ -43,6 +43,23 @@ describe('pod pages decoded off the event loop', () => {
     }
   });
 
+  it('takes a page as bytes: bytes that own their buffer move to the thread, a slice is copied', async () => {
+    const decode = compiled.offThreadPodPages();
+    try {
+      const body = page(['db-0', 'db-1'], '');
+      const inline = await inlinePages((raw) => slimPod(raw))(body);
+      const owned = new Uint8Array(Buffer.from(body));
+      assert.deepEqual(await decode(owned), inline);
+      assert.equal(owned.byteLength, 0, 'moved, not copied');
+      const whole = Buffer.from(`xx${body}`);
+      const slice = whole.subarray(2);
+      assert.deepEqual(await decode(slice), inline);
+      assert.equal(slice.byteLength, Buffer.byteLength(body), 'a slice stays with its owner');
+    } finally {
+      await decode.close();
+    }
+  });
+
   it('a malformed page is an error, and the decoder keeps working', async () => {
     const decode = compiled.offThreadPodPages();
     try {

@@ -34,6 +34,7 @@ describe('list paging', () => {
     assert.equal(continueAhead('{"kind":"PodList","metadata":{"resourceVersion":"5"},"items":[{"continue":"x"}]}'), undefined, 'last page');
     assert.equal(continueAhead('{"items":[],"metadata":{"continue":"later"}}'), undefined, 'metadata after the items: wait for the parse');
     assert.equal(continueAhead(`{"pad":"${'x'.repeat(5000)}","items":[]}`), undefined, 'no metadata near the head');
+    assert.equal(continueAhead(Buffer.from('{"metadata":{"continue":"b2s"},"items":[]}')), 'b2s', 'from bytes too');
   });
 
   it('asks for the next page before parsing this one, and drops a guess the parsed page contradicts', async () => {
