@@ -13,17 +13,20 @@ export type PageDecoder = (body: string | Uint8Array) => Promise<DecodedPage>;
 export const pageText = (body: string | Uint8Array): string =>
   typeof body === 'string' ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8');
 
+/** A page parsed and its items slimmed: what both decoders do, in line or in the worker. */
+export function decodePage(body: string | Uint8Array, slim: (raw: any) => unknown): DecodedPage {
+  const list = JSON.parse(pageText(body));
+  const meta = list?.metadata;
+  return {
+    items: Array.isArray(list?.items) ? list.items.map((raw: unknown) => slim(raw)) : [],
+    continue: typeof meta?.continue === 'string' ? meta.continue : '',
+    resourceVersion: typeof meta?.resourceVersion === 'string' ? meta.resourceVersion : '',
+  };
+}
+
 /** Parses and slims on the calling thread. */
 export function inlinePages(slim: (raw: any) => unknown): PageDecoder {
-  return async (body) => {
-    const list = JSON.parse(pageText(body));
-    const meta = list?.metadata;
-    return {
-      items: Array.isArray(list?.items) ? list.items.map((raw: unknown) => slim(raw)) : [],
-      continue: typeof meta?.continue === 'string' ? meta.continue : '',
-      resourceVersion: typeof meta?.resourceVersion === 'string' ? meta.resourceVersion : '',
-    };
-  };
+  return async (body) => decodePage(body, slim);
 }
 
 /** Worker modules load from compiled JavaScript only (under tsx a worker cannot load .ts). */

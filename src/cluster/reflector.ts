@@ -121,7 +121,7 @@ export class Reflector {
   private loop: Promise<void> | undefined;
   private state: ReflectorStatus;
   private readonly slim: (raw: any) => unknown;
-  private readonly decode: PageDecoder;
+  private readonly decodePage: PageDecoder;
 
   constructor(
     private readonly lw: ListerWatcher,
@@ -131,10 +131,10 @@ export class Reflector {
     private readonly log: Logger,
     private readonly onRestart: (kind: string, reason: RestartReason) => void = () => {},
     private readonly clock: Clock = systemClock,
-    decode?: PageDecoder,
+    decodePage?: PageDecoder,
   ) {
     this.slim = slimOf(resource);
-    this.decode = decode ?? inlinePages(this.slim);
+    this.decodePage = decodePage ?? inlinePages(this.slim);
     this.state = {
       kind: resource.plural,
       apiVersion: resource.group ? `${resource.group}/${resource.version}` : resource.version,
@@ -262,7 +262,7 @@ export class Reflector {
         bytes += res.body.length;
         const guess = continueAhead(res.body);
         // This page decodes (off the event loop for pods; its bytes move there) while the one before goes to the store.
-        const decoding = this.decode(res.body);
+        const decoding = this.decodePage(res.body);
         decoding.catch(() => {});
         if (before) take(before);
         // Ask for the next page while this one decodes: the API server prepares it meanwhile.
