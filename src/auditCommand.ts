@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
-import { kubeApiClient, loadKubeConfig } from './cluster/apiClient.js';
+import { kubeApiClient } from './cluster/apiClient.js';
+import { loadClusterAccess } from './cluster/kubeconfig.js';
 import { isDnsLabel } from './cluster/names.js';
 import { fileSource, type SnapshotSource } from './cluster/source.js';
 import { ConfigError, loadConfig } from './config.js';
@@ -90,7 +91,7 @@ export async function runAudit(argv: string[]): Promise<{ output: string; code: 
   try {
     if (choice.kind === 'snapshot') source = fileSource(choice.path);
     else {
-      const api = kubeApiClient(loadKubeConfig(choice.kind === 'kubeconfig' ? { kind: 'kubeconfig', path: choice.path } : { kind: 'in-cluster' }));
+      const api = kubeApiClient(loadClusterAccess(choice.kind === 'kubeconfig' ? { kind: 'kubeconfig', path: choice.path } : { kind: 'in-cluster' }));
       // Lists once; nothing is written, and nothing is logged unless it fails.
       source = clusterWatch(api, config.cluster, createLogger('silent'), () => {});
     }

@@ -7,7 +7,8 @@ import { workloadSpreadStatusController } from './actuator/workloadSpreadStatus.
 import { healthTracker } from './actuator/layoutHealth.js';
 import { repairController } from './actuator/repair.js';
 import { leaseElector } from './actuator/leaderElection.js';
-import { kubeApiClient, loadKubeConfig, type ApiClient } from './cluster/apiClient.js';
+import { kubeApiClient, type ApiClient } from './cluster/apiClient.js';
+import { loadClusterAccess } from './cluster/kubeconfig.js';
 import { fileSource, type SnapshotSource } from './cluster/source.js';
 import type { Config } from './config.js';
 import { clusterWatch, type SourceChoice } from './sourceChoice.js';
@@ -48,8 +49,7 @@ function openSource(choice: SourceChoice, config: Config, log: Logger, metrics: 
     log.info({ source: label, objects: source.loaded.loaded, skipped: source.loaded.skipped }, 'loaded objects from file');
     return { source, actuator: memoryActuator(source.store, log, metrics) };
   }
-  const kc = loadKubeConfig(choice.kind === 'kubeconfig' ? { kind: 'kubeconfig', path: choice.path } : { kind: 'in-cluster' });
-  const api = kubeApiClient(kc);
+  const api = kubeApiClient(loadClusterAccess(choice.kind === 'kubeconfig' ? { kind: 'kubeconfig', path: choice.path } : { kind: 'in-cluster' }));
   log.info({ server: api.server, from: choice.kind === 'kubeconfig' ? choice.from : 'in-cluster' }, 'watching the cluster');
   const source = clusterWatch(api, config.cluster, log, (kind, reason) => metrics.watchRestarts.inc({ kind, reason }));
   return { source, api, actuator: kubeActuator(api, log, metrics, config.instanceIds.assignDeadlineMs) };

@@ -1,13 +1,12 @@
 import http from 'node:http';
 import https from 'node:https';
-import { KubeConfig } from '@kubernetes/client-node';
 import { ZonekeeperError } from '../common/errors.js';
+import type { ClusterAccess } from './kubeconfig.js';
 
 /**
- * A small HTTP client for the Kubernetes API. `@kubernetes/client-node` loads the
- * kubeconfig and applies credentials (tokens, exec plugins, client certs); requests are
- * plain node:http so that list pages and watch streams are under our control
- * (timeouts, aborts, the staleness watchdog).
+ * A small HTTP client for the Kubernetes API, with the credentials of `ClusterAccess`
+ * (kubeconfig.ts); requests are plain node:http so that list pages and watch streams are
+ * under our control (timeouts, aborts, the staleness watchdog).
  */
 export interface ApiClient {
   readonly server: string;
@@ -28,27 +27,14 @@ export class ApiError extends ZonekeeperError {
   }
 }
 
-export type ClusterSource =
-  | { kind: 'kubeconfig'; path: string }
-  | { kind: 'in-cluster' };
-
-export function loadKubeConfig(source: ClusterSource): KubeConfig {
-  const kc = new KubeConfig();
-  if (source.kind === 'kubeconfig') kc.loadFromFile(source.path);
-  else kc.loadFromCluster();
-  if (!kc.getCurrentCluster()) throw new Error(`no current cluster in ${source.kind === 'kubeconfig' ? source.path : 'in-cluster config'}`);
-  return kc;
-}
-
-export function kubeApiClient(kc: KubeConfig): ApiClient {
-  const cluster = kc.getCurrentCluster()!;
+export function kubeApiClient(cluster: ClusterAccess): ApiClient {
   const base = new URL(cluster.server);
   const secure = base.protocol === 'https:';
   let agent: http.Agent | undefined;
 
   async function options(method: string, path: string): Promise<https.RequestOptions> {
     const opts: https.RequestOptions = { method, headers: {} };
-    await kc.applyToHTTPSOptions(opts);
+    await cluster.apply(opts);
     // One keep-alive agent for every request, built from the first set of TLS options.
     if (!agent) {
       agent = secure

@@ -6,12 +6,12 @@ import http from 'node:http';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { startEchoExtender } from '../support/echoExtender.js';
 import { interleavedChunks } from '../support/nodeOrder.js';
-import { processMemory } from '../support/proc.js';
+import { processCpuSeconds, processMemory } from '../support/proc.js';
 import { startServe } from '../support/serve.js';
 import { kubeletNode, nodeName, rawPod, ZONES } from './cluster.js';
 import { fmt, measureCalls, podBody, post, procCpu, type Measured } from './measure.js';
@@ -109,20 +109,29 @@ async function readyAfter(admin: string, started: number, logs: string[]): Promi
   }
 }
 
-/** Seconds from spawn to exit of listFloor.ts paging `paths` from `base`: the cold sync's floor. */
-async function listFloorSeconds(base: string, paths: string[], expected: number): Promise<number> {
+/** CPU seconds (user + system) this process has used: the list server's share of a sync. */
+const ownCpuSeconds = () => { const c = process.cpuUsage(); return (c.user + c.system) / 1e6; };
+
+interface Floor { seconds: number; cpu: number; serverCpu: number }
+
+/** listFloor.ts paging `paths` from `base`, spawn to exit: the cold sync's floor, its CPU and the list server's meanwhile. */
+async function listFloor(base: string, paths: string[], expected: number): Promise<Floor> {
   const started = performance.now();
+  const serverCpu = ownCpuSeconds();
   const child = spawn(process.execPath, ['--import', 'tsx', new URL('./listFloor.ts', import.meta.url).pathname, base, ...paths], { stdio: ['ignore', 'pipe', 'inherit'] });
   const [out] = (await once(child.stdout!, 'data')) as [Buffer];
   await once(child, 'exit');
-  if (Number(String(out).trim()) !== expected) throw new Error(`list floor read ${String(out).trim()} objects, not ${expected}`);
-  return (performance.now() - started) / 1000;
+  const [objects, cpu] = String(out).trim().split(' ').map(Number);
+  if (objects !== expected) throw new Error(`list floor read ${String(out).trim()} objects, not ${expected}`);
+  return { seconds: (performance.now() - started) / 1000, cpu: cpu!, serverCpu: ownCpuSeconds() - serverCpu };
 }
 
 export interface LargeClusterResult {
   syncSeconds: number; rss: number; listedMiB: number;
   /** The list floor (median of 3 runs, before zonekeeper starts). */
   floorSeconds: number;
+  /** CPU seconds: zonekeeper's from spawn to ready, the list server's meanwhile, and the same for the median floor run. */
+  cpu: { sync: number; syncServer: number; floor: number; floorServer: number };
   filter: Measured; prioritize: Measured; echo: Measured; responseKB: number;
   /** Filter, then prioritize with the names it passed; the echo answering the same two bodies. */
   schedulingCycle: Measured; echoPair: Measured; passed: number;
@@ -132,15 +141,18 @@ export async function largeClusterCase(): Promise<LargeClusterResult> {
   const pages = listPages();
   const api = await listWatchServer(pages);
   const objects = NODES + PODS + 1;
-  const floors: number[] = [];
-  for (let round = 0; round < 3; round++) floors.push(await listFloorSeconds(api.base, [...pages.keys()], objects));
-  const floorSeconds = floors.sort((a, b) => a - b)[1]!;
+  const floors: Floor[] = [];
+  for (let round = 0; round < 3; round++) floors.push(await listFloor(api.base, [...pages.keys()], objects));
+  const floor = floors.sort((a, b) => a.seconds - b.seconds)[1]!;
+  const floorSeconds = floor.seconds;
   const floorBytes = api.bytes();
   const { url: echoBase, child: echoChild } = await startEchoExtender();
   const started = Date.now();
+  const serverCpu = ownCpuSeconds();
   const zk = await startServe(['--kubeconfig', api.kubeconfig], SERVE_FLAGS.split(' ').filter(Boolean));
   try {
     const syncSeconds = await readyAfter(zk.admin, started, zk.logs);
+    const cpu = { sync: processCpuSeconds(zk.child.pid!), syncServer: ownCpuSeconds() - serverCpu, floor: floor.cpu, floorServer: floor.serverCpu };
     await new Promise((r) => setTimeout(r, 2000));
     const rss = rssMiB(zk.child.pid!);
     const ext = new URL(zk.extender);
@@ -182,7 +194,7 @@ export async function largeClusterCase(): Promise<LargeClusterResult> {
     // One caller: kube-scheduler runs one scheduling cycle at a time.
     const schedulingCycle = await measureCalls(cycle, procCpu(zk.child.pid!), 1);
     const echoPair = await measureCalls(echoCycle, procCpu(echoChild.pid!), 1);
-    return { syncSeconds, floorSeconds, rss, listedMiB: (api.bytes() - floorBytes) / 2 ** 20, filter, prioritize, echo, schedulingCycle, echoPair, passed: passedBodies[0]!.length, responseKB: Buffer.byteLength(answer) / 1000 };
+    return { syncSeconds, floorSeconds, cpu, rss, listedMiB: (api.bytes() - floorBytes) / 2 ** 20, filter, prioritize, echo, schedulingCycle, echoPair, passed: passedBodies[0]!.length, responseKB: Buffer.byteLength(answer) / 1000 };
   } finally {
     zk.child.kill('SIGTERM');
     await once(zk.child, 'exit');
@@ -206,6 +218,7 @@ export function printLargeCluster(r: LargeClusterResult): void {
   row('echo cycle', r.echoPair);
   console.log(`names in chunks of ${Math.floor(Math.sqrt(NODES))} interleaved two at a time, ${ORDERS} orders in turn (as kube-scheduler's filter workers return them on 2 cores); cycle: filter with ${NODES} names, then prioritize with the names it passed (${fmt(r.passed / 1000, 0)} KB body), as kube-scheduler calls them, one cycle at a time; prioritize above: all ${NODES} names, no filter before it`);
   console.log(`list floor (a process paging the same lists at limit ${PAGE}, JSON.parse, keeping nothing; median of 3): ${fmt(r.floorSeconds, 2)} s; zonekeeper's sync / floor ${fmt(r.syncSeconds / r.floorSeconds, 2)}`);
+  console.log(`CPU seconds (this machine has ${availableParallelism()} CPUs): zonekeeper's sync ${fmt(r.cpu.sync, 2)} (main and decoder threads), the list server meanwhile ${fmt(r.cpu.syncServer, 2)}; the floor ${fmt(r.cpu.floor, 2)}, the list server meanwhile ${fmt(r.cpu.floorServer, 2)}; sync / floor in CPU ${fmt(r.cpu.sync / r.cpu.floor, 2)}`);
   const at = '5,000 nodes, 150,000 pods:';
   target(`${at} filter req/s / echo process`, r.filter.rps / r.echo.rps, 0.9, false);
   target(`${at} prioritize req/s / echo process`, r.prioritize.rps / r.echo.rps, 0.8, false);

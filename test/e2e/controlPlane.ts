@@ -8,7 +8,8 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
-import { kubeApiClient, loadKubeConfig, type ApiClient } from '../../src/cluster/apiClient.js';
+import { kubeApiClient, type ApiClient } from '../../src/cluster/apiClient.js';
+import { loadClusterAccess } from '../../src/cluster/kubeconfig.js';
 import { processCpuSeconds } from '../support/proc.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
@@ -233,7 +234,7 @@ export class ControlPlane {
       users: [{ name: 'admin', user: { token } }],
       contexts: [{ name: 'e2e', context: { cluster: 'e2e', user: 'admin' } }],
     }));
-    this.api = kubeApiClient(loadKubeConfig({ kind: 'kubeconfig', path: this.kubeconfig }));
+    this.api = kubeApiClient(loadClusterAccess({ kind: 'kubeconfig', path: this.kubeconfig }));
     await until('kube-apiserver /readyz', async () => (await this.api.request('GET', '/readyz', { timeoutMs: 2000 })).status === 200, 90_000, apiServer);
 
     this.start('kube-controller-manager', join(this.bin, 'kube-controller-manager'), [
