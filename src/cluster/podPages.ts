@@ -32,35 +32,63 @@ export function inlinePages(slim: (raw: any) => unknown): PageDecoder {
 /** Worker modules load from compiled JavaScript only (under tsx a worker cannot load .ts). */
 export const offThreadAvailable = (): boolean => import.meta.url.endsWith('.js');
 
+/** How long a decoder thread may sit idle before it stops (its heap holds the last pages' garbage). */
+const IDLE_MS = 1000;
+
+export interface OffThreadPages extends PageDecoder {
+  /** Whether the thread is running now. */
+  running(): boolean;
+  close(): Promise<void>;
+}
+
 /**
- * Pod pages parsed and slimmed in one worker thread (started on first use, restarted after a
- * crash); the main thread only shares their repeated strings, as slimPod does.
+ * Pod pages parsed and slimmed in one worker thread: started on first use, again after a
+ * crash, and stopped after `idleMs` without a page (a list is a burst; an idle isolate would
+ * keep its heap, the last pages' garbage, resident). The main thread only shares the pages'
+ * repeated strings, as slimPod does. (Two threads were slower on two cores: docs/performance.md.)
  */
-export function offThreadPodPages(): PageDecoder & { close(): Promise<void> } {
+export function offThreadPodPages(idleMs = IDLE_MS): OffThreadPages {
   let worker: Worker | undefined;
   let seq = 0;
+  let idle: NodeJS.Timeout | undefined;
   const pending = new Map<number, { resolve: (p: DecodedPage) => void; reject: (e: Error) => void }>();
-  const fail = (w: Worker, err: Error) => {
-    if (worker !== w) return;
-    worker = undefined;
+  const rejectPending = (err: Error) => {
     for (const p of pending.values()) p.reject(err);
     pending.clear();
+  };
+  const stop = async () => {
+    const w = worker;
+    worker = undefined;
+    if (w) await w.terminate();
+  };
+  const settle = () => {
+    if (pending.size > 0) return;
+    clearTimeout(idle);
+    idle = setTimeout(() => { if (pending.size === 0) void stop(); }, idleMs);
+    idle.unref();
   };
   const start = () => {
     const w = new Worker(new URL('./pageWorker.js', import.meta.url));
     w.unref();
+    const fail = (err: Error) => {
+      if (worker !== w) return;
+      worker = undefined;
+      rejectPending(err);
+    };
     w.on('message', (m: { id: number; error?: string } & DecodedPage) => {
       const p = pending.get(m.id);
       if (!p) return;
       pending.delete(m.id);
       if (m.error !== undefined) p.reject(new Error(m.error));
       else p.resolve({ items: m.items.map((pod) => sharedPod(pod as SlimPod)), continue: m.continue, resourceVersion: m.resourceVersion });
+      settle();
     });
-    w.on('error', (err) => fail(w, err));
-    w.on('exit', (code) => fail(w, new Error(`the page decoder thread exited (${code})`)));
+    w.on('error', fail);
+    w.on('exit', (code) => fail(new Error(`the page decoder thread exited (${code})`)));
     return w;
   };
   const decode = (body: string | Uint8Array) => new Promise<DecodedPage>((resolve, reject) => {
+    clearTimeout(idle);
     const id = ++seq;
     pending.set(id, { resolve, reject });
     // Bytes that own their whole buffer move to the worker (the caller is done with them);
@@ -69,12 +97,11 @@ export function offThreadPodPages(): PageDecoder & { close(): Promise<void> } {
     (worker ??= start()).postMessage({ id, body }, owned ? [body.buffer as ArrayBuffer] : []);
   });
   return Object.assign(decode, {
+    running: () => worker !== undefined,
     async close() {
-      const w = worker;
-      worker = undefined;
-      for (const p of pending.values()) p.reject(new Error('the page decoder is closed'));
-      pending.clear();
-      if (w) await w.terminate();
+      clearTimeout(idle);
+      rejectPending(new Error('the page decoder is closed'));
+      await stop();
     },
   });
 }

@@ -19,6 +19,9 @@ export interface ListerWatcher {
 /** A list page as received: text, or the bytes (decoded where the page is parsed). */
 export interface ListPage { status: number; body: string | Uint8Array }
 
+/** A list page asked for: its answer, and a way to stop waiting for it. */
+interface PageRequest { answer: Promise<ListPage>; cancel(): void }
+
 /** A kind's collection on the API server. */
 export function apiListerWatcher(api: ApiClient, kind: KindSpec): ListerWatcher {
   const base = collectionPath(kind);
@@ -93,6 +96,15 @@ function decode(line: string, kind: string): WatchEvent {
   }
   if (!event || typeof event !== 'object' || Array.isArray(event)) throw new Corrupt(`watch ${kind}: an event line that is not an object`);
   return event as WatchEvent;
+}
+
+/** At most this many pages of one list are decoding at once (the decoder thread never waits for the next). */
+const PAGES_DECODING = 3;
+
+/** A list page's failure: 410 Gone starts the list over (an expired continue token). */
+function listError(kind: string, res: ListPage): Error {
+  if (res.status === 410) return new Gone('continue token expired');
+  return new ApiError(res.status, `list ${kind}: ${res.status} ${statusMessage(pageText(res.body))}`);
 }
 
 /** How far into a page its ListMeta is looked for. */
@@ -236,48 +248,37 @@ export class Reflector {
       else for (const obj of page.items) items.push(obj);
       rv = page.resourceVersion;
     };
-    let page = this.page('');
-    // The page before, still decoding: the page in flight was asked for by the token read from its head.
-    let ahead: { decoding: Promise<DecodedPage>; guess: string } | undefined;
+    let page: PageRequest | undefined = this.page('');
+    // Pages received and decoding, oldest first, each with the token read from its head by
+    // which the page after it was asked for. The oldest's parse decides: pages asked for by a
+    // wrong guess are dropped unread, and a page's error only counts once the guess is proven.
+    const decoding: { page: Promise<DecodedPage>; guess: string }[] = [];
     try {
       for (;;) {
-        let before: DecodedPage | undefined;
-        if (ahead) {
-          before = await ahead.decoding;
-          // The decoded token decides: a page asked for by a wrong guess is dropped unread.
-          if (before.continue !== ahead.guess) {
-            ahead = undefined;
-            take(before);
-            page.cancel();
-            if (!before.continue) break;
-            page = this.page(before.continue);
-            continue;
-          }
-          ahead = undefined;
-        }
-        const res = await page.answer;
-        // An expired continue token: start the list over (the loop relists).
-        if (res.status === 410) throw new Gone('continue token expired');
-        if (res.status !== 200) throw new ApiError(res.status, `list ${kind}: ${res.status} ${statusMessage(pageText(res.body))}`);
-        bytes += res.body.length;
-        const guess = continueAhead(res.body);
-        // This page decodes (off the event loop for pods; its bytes move there) while the one before goes to the store.
-        const decoding = this.decodePage(res.body);
-        decoding.catch(() => {});
-        if (before) take(before);
-        // Ask for the next page while this one decodes: the API server prepares it meanwhile.
-        if (guess) {
-          page = this.page(guess);
-          ahead = { decoding, guess };
+        if (page && decoding.length < PAGES_DECODING) {
+          const res: ListPage = await page.answer;
+          bytes += res.body.length;
+          const guess: string = res.status === 200 ? continueAhead(res.body) ?? '' : '';
+          // This page decodes (off the event loop for pods; its bytes move there) while older ones go to the store.
+          const decoded = res.status === 200 ? this.decodePage(res.body) : Promise.reject(listError(kind, res));
+          decoded.catch(() => {});
+          decoding.push({ page: decoded, guess });
+          // Ask for the next page while this one decodes: the API server prepares it meanwhile.
+          page = guess ? this.page(guess) : undefined;
           continue;
         }
-        const decoded = await decoding;
+        const oldest = decoding.shift();
+        if (!oldest) break;
+        const decoded = await oldest.page;
         take(decoded);
-        if (!decoded.continue) break;
-        page = this.page(decoded.continue);
+        if (decoded.continue !== oldest.guess) {
+          decoding.length = 0;
+          page?.cancel();
+          page = decoded.continue ? this.page(decoded.continue) : undefined;
+        }
       }
     } finally {
-      page.cancel();
+      page?.cancel();
     }
     if (held.length > 0) this.replace(items, held);
     this.state.resourceVersion = rv;
@@ -289,7 +290,7 @@ export class Reflector {
   }
 
   /** One page's request, cancellable on its own (a prefetched page that is not wanted). */
-  private page(continueToken: string): { answer: Promise<ListPage>; cancel(): void } {
+  private page(continueToken: string): PageRequest {
     const own = new AbortController();
     const answer = this.lw.list(this.opts.pageSize, continueToken, AbortSignal.any([this.abort.signal, own.signal]));
     // A cancelled page's rejection is expected: never unhandled.

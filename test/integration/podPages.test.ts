@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import { inlinePages } from '../../src/cluster/podPages.js';
 import { slimPod } from '../../src/cluster/convert.js';
 import { pod } from '../support/builders.js';
+import { waitFor } from '../support/wait.js';
 
 // The worker thread loads compiled modules only (npm test builds dist/ first): the test drives
 // the decoder the served process uses.
@@ -82,5 +83,20 @@ describe('pod pages decoded off the event loop', () => {
     const again = await decode(page(['db-0'], ''));
     assert.equal(again.items.length, 1);
     await decode.close();
+  });
+
+  it('stops its thread once idle, and a later page starts it again', async () => {
+    const decode = compiled.offThreadPodPages(50);
+    try {
+      const pages = await Promise.all([0, 1, 2].map((i) => decode(page([`db-${i}`], ''))));
+      assert.deepEqual(pages.map((p) => (p.items[0] as ReturnType<typeof slimPod>).name), ['db-0', 'db-1', 'db-2']);
+      assert.equal(decode.running(), true);
+      await waitFor(() => !decode.running(), 'the idle thread to stop');
+      const again = await decode(page(['db-9'], ''));
+      assert.equal(again.items.length, 1);
+      assert.equal(decode.running(), true);
+    } finally {
+      await decode.close();
+    }
   });
 });
