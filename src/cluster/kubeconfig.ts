@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type https from 'node:https';
 import { isIPv6 } from 'node:net';
-import { dirname, isAbsolute, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { parse } from 'yaml';
 
@@ -74,7 +74,7 @@ function fromKubeconfig(path: string, now: () => number): ClusterAccess {
   if (user.exec !== undefined || user['auth-provider'] !== undefined) return clientNodeAccess(cluster, path);
   const tokenFile = str(user['token-file']);
   return staticAccess(cluster, {
-    token: str(user.token), tokenFile: tokenFile && (isAbsolute(tokenFile) ? tokenFile : join(root, tokenFile)),
+    token: str(user.token), tokenFile: tokenFile && resolve(root, tokenFile),
     username: str(user.username), password: str(user.password), impersonate: str(user.as),
     cert: fileOrData(root, user['client-certificate'], user['client-certificate-data']),
     key: fileOrData(root, user['client-key'], user['client-key-data']),
@@ -142,7 +142,7 @@ function named(list: unknown, name: string, kind: string, path: string): Entry |
 /** A file's bytes (relative to the kubeconfig's directory) or base64 data. */
 function fileOrData(root: string, file: unknown, data: unknown): Buffer | undefined {
   const f = str(file);
-  if (f) return readFileSync(isAbsolute(f) ? f : join(root, f));
+  if (f) return readFileSync(resolve(root, f));
   const d = str(data);
   return d ? Buffer.from(d, 'base64') : undefined;
 }

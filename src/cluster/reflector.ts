@@ -122,7 +122,6 @@ export function continueAhead(body: string | Uint8Array): string | undefined {
   return items < 0 ? undefined : /"continue":"([^"\\]+)"/.exec(head.slice(0, items))?.[1];
 }
 
-
 /**
  * List, then watch from the list's resourceVersion; relist on 410 Gone and when the
  * watch goes silent; back off after errors. A small, typed client-go reflector.
