@@ -3,6 +3,7 @@ import { parseAllDocuments } from 'yaml';
 import type { ReflectorStatus } from './reflector.js';
 import { slimOf } from './convert.js';
 import { ALL_KIND_NAMES, kindOfObject, OPTIONAL_KINDS } from './kinds.js';
+import { forEachListSlice } from './listSlices.js';
 import { ClusterStore, type Snapshot } from './store.js';
 
 export interface KindStatus extends ReflectorStatus { objects: number }
@@ -43,16 +44,17 @@ export function addObject(store: ClusterStore, raw: any): boolean {
   return true;
 }
 
-/** Parses a `List` or a multi-document YAML/JSON of objects into the store. */
-export function loadObjects(store: ClusterStore, text: string, origin: string): LoadedObjects {
-  const result: LoadedObjects = { loaded: 0, skipped: {} };
+const isListKind = (kind: unknown) => kind === 'List' || String(kind ?? '').endsWith('List');
+
+/** Visits a parsed value: a List's items, an array's elements, or one object. */
+function objectVisitor(store: ClusterStore, result: LoadedObjects): (o: any) => void {
   const visit = (o: any): void => {
     if (!o || typeof o !== 'object') return;
     if (Array.isArray(o)) {
       for (const item of o) visit(item);
       return;
     }
-    if (Array.isArray(o.items) && (o.kind === 'List' || String(o.kind ?? '').endsWith('List'))) {
+    if (Array.isArray(o.items) && isListKind(o.kind)) {
       for (const item of o.items) visit(item);
       return;
     }
@@ -63,24 +65,51 @@ export function loadObjects(store: ClusterStore, text: string, origin: string): 
     const kind = typeof o.kind === 'string' && o.kind ? o.kind : '(no kind)';
     result.skipped[kind] = (result.skipped[kind] ?? 0) + 1;
   };
+  return visit;
+}
+
+export interface LoadedStore { store: ClusterStore; loaded: LoadedObjects }
+
+/** A JSON List's items a slice at a time, or undefined when it is not one (see listSlices.ts). */
+function loadListSlices(bytes: Uint8Array): LoadedStore | undefined {
+  let first = 0;
+  while (first < bytes.length && (bytes[first] === 0x20 || bytes[first] === 0x0a || bytes[first] === 0x0d || bytes[first] === 0x09)) first++;
+  if (bytes[first] !== 0x7b) return undefined;
+  const store = new ClusterStore();
+  const loaded: LoadedObjects = { loaded: 0, skipped: {} };
+  const visit = objectVisitor(store, loaded);
+  const frame = forEachListSlice(bytes, (items) => { for (const item of items) visit(item); });
+  return frame && isListKind(frame.kind) ? { store, loaded } : undefined;
+}
+
+/** Parses a `List` or a multi-document YAML/JSON of objects into a new store. */
+export function loadObjects(content: string | Uint8Array, origin: string): LoadedStore {
+  if (typeof content !== 'string') {
+    const sliced = loadListSlices(content);
+    if (sliced) return sliced;
+    content = Buffer.from(content.buffer, content.byteOffset, content.byteLength).toString('utf8');
+  }
+  const store = new ClusterStore();
+  const loaded: LoadedObjects = { loaded: 0, skipped: {} };
+  const visit = objectVisitor(store, loaded);
   // `kubectl get -o json` prints one JSON document: JSON.parse reads it many times faster than YAML.
-  if (/^\s*[{[]/.test(text)) {
+  if (/^\s*[{[]/.test(content)) {
     let value: unknown;
     try {
-      value = JSON.parse(text);
+      value = JSON.parse(content);
     } catch {
       value = undefined;
     }
     if (value !== undefined) {
       visit(value);
-      return result;
+      return { store, loaded };
     }
   }
-  for (const doc of parseAllDocuments(text)) {
+  for (const doc of parseAllDocuments(content)) {
     if (doc.errors.length > 0) throw new Error(`${origin}: ${doc.errors[0]!.message}`);
     visit(doc.toJS());
   }
-  return result;
+  return { store, loaded };
 }
 
 /** A fixed set of objects held in memory: behind file sources and tests. */
@@ -109,7 +138,6 @@ export function memorySource(store: ClusterStore, label: string): SnapshotSource
 
 /** The demo cluster and offline replay: the objects of a file. */
 export function fileSource(path: string, label = path): SnapshotSource & { loaded: LoadedObjects } {
-  const store = new ClusterStore();
-  const loaded = loadObjects(store, readFileSync(path, 'utf8'), path);
+  const { store, loaded } = loadObjects(readFileSync(path), path);
   return { ...memorySource(store, label), loaded };
 }
