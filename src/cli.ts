@@ -1,10 +1,7 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig, parseConfig } from './config.js';
-import { createLogger } from './logger.js';
-import { chooseSource, startServer } from './main.js';
-import { AUDIT_USAGE, AuditError, runAudit } from './auditCommand.js';
-import { PLAN_USAGE, runPlan, UsageError } from './planCommand.js';
+
+// Each command loads its own modules: `plan` and `audit` need none of the server's.
 
 export const USAGE = `zonekeeper: a kube-scheduler extender that keeps replicated workloads spread across zones
 
@@ -52,6 +49,9 @@ function fail(message: string, code = 2): never {
 }
 
 async function serve(argv: string[]): Promise<void> {
+  const { ConfigError, loadConfig, parseConfig } = await import('./config.js');
+  const { createLogger } = await import('./logger.js');
+  const { chooseSource, startServer } = await import('./main.js');
   let values;
   try {
     ({ values } = parseArgs({
@@ -125,7 +125,8 @@ async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
   switch (command) {
     case 'serve': return serve(rest);
-    case 'plan':
+    case 'plan': {
+      const { PLAN_USAGE, runPlan, UsageError } = await import('./planCommand.js');
       if (rest.includes('--help') || rest.includes('-h')) {
         process.stdout.write(PLAN_USAGE);
         return;
@@ -137,7 +138,9 @@ async function main(argv: string[]): Promise<void> {
         throw err;
       }
       return;
+    }
     case 'audit': {
+      const { AUDIT_USAGE, AuditError, runAudit } = await import('./auditCommand.js');
       if (rest.includes('--help') || rest.includes('-h')) {
         process.stdout.write(AUDIT_USAGE);
         return;
