@@ -1,4 +1,4 @@
-// `zonekeeper audit` as a user runs it: the compiled CLI on a `kubectl get -o yaml` file. Its
+// `zonekeeper audit` as a user runs it: the compiled CLI on `kubectl get -o yaml` and `-o json` files. Its
 // run against a real API server is in test/e2e/health.test.ts.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -28,7 +28,7 @@ const cluster = [
   statefulSet('other', 2, { namespace: 'team' }), ...[0, 1].map((i) => stsPod('other', i, { namespace: 'team', nodeName: `node-${'ab'[i]}-1` })),
 ];
 
-describe('zonekeeper audit on a kubectl get -o yaml file', () => {
+describe('zonekeeper audit on a kubectl get -o yaml or -o json file', () => {
   it('names the StatefulSet placed in one zone, first, and exits 1', () => {
     const out = audit('--snapshot', snapshotFile(cluster));
     assert.equal(out.status, 1, out.stderr);
@@ -51,6 +51,24 @@ describe('zonekeeper audit on a kubectl get -o yaml file', () => {
     assert.equal(body.atRisk, 1);
     assert.deepEqual(body.health[0]!.key, 'shop/StatefulSet/piled');
     assert.equal(body.health[0]!.causes['placed-before'], 2);
+  });
+
+  it('reads kubectl get -o json output the same, at any size: a file of several slices, cut short, exits 2', () => {
+    // 6,000 more pods in a namespace of their own, owned by nothing, 400 before each object of
+    // the cluster: the file spans several slices, each holding some of the cluster.
+    const filler = Array.from({ length: 6000 }, (_, i) => ({ ...stsPod('filler', i, { namespace: 'filler', nodeName: 'node-a-1' }), metadata: { name: `filler-${i}`, namespace: 'filler', uid: `f-${i}`, labels: { note: '},{"apiVersion":"v1"' } } }));
+    const dir = mkdtempSync(join(tmpdir(), 'zk-audit-'));
+    const text = JSON.stringify({ apiVersion: 'v1', items: cluster.flatMap((o, i) => [...filler.slice(i * 400, i * 400 + 400), o]), kind: 'List', metadata: { resourceVersion: '' } }, null, 4);
+    assert.ok(text.length > 2 * 2 ** 20, `${text.length} bytes`);
+    writeFileSync(join(dir, 'cluster.json'), text);
+    const json = audit('--snapshot', join(dir, 'cluster.json'), '-o', 'json');
+    assert.equal(json.status, 1, json.stderr);
+    const fromYaml = JSON.parse(audit('--snapshot', snapshotFile(cluster), '-o', 'json').stdout) as { health: unknown[] };
+    assert.deepEqual(JSON.parse(json.stdout).health, fromYaml.health);
+    writeFileSync(join(dir, 'short.json'), text.slice(0, text.length - 200));
+    const short = audit('--snapshot', join(dir, 'short.json'));
+    assert.equal(short.status, 2, short.stdout);
+    assert.match(short.stderr, /short\.json/);
   });
 
   it('exits 2 with a clear message on a file that is not there, bad YAML, a bad flag, or no cluster at all', () => {
