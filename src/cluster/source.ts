@@ -72,9 +72,6 @@ export interface LoadedStore { store: ClusterStore; loaded: LoadedObjects }
 
 /** A JSON List's items a slice at a time, or undefined when it is not one (see listSlices.ts). */
 function loadListSlices(bytes: Uint8Array): LoadedStore | undefined {
-  let first = 0;
-  while (first < bytes.length && (bytes[first] === 0x20 || bytes[first] === 0x0a || bytes[first] === 0x0d || bytes[first] === 0x09)) first++;
-  if (bytes[first] !== 0x7b) return undefined;
   const store = new ClusterStore();
   const loaded: LoadedObjects = { loaded: 0, skipped: {} };
   const visit = objectVisitor(store, loaded);

@@ -4,19 +4,23 @@ import { ALL_KIND_NAMES } from '../../src/cluster/kinds.js';
 import { forEachListSlice, nextCut, SLICE_BYTES } from '../../src/cluster/listSlices.js';
 import { loadObjects } from '../../src/cluster/source.js';
 
-/** A pod as the API serves it, with the nested `},{"apiVersion"` runs that look like item boundaries. */
-function rawPod(i: number): Record<string, unknown> {
+/** Objects embedded in an item that begin as items do (a StatefulSet's claim templates): `n` of them. */
+const embedded = (n: number) => Array.from({ length: n }, (_, k) => ({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: `data-${k}` } }));
+
+/** A pod as the API serves it, with nested `},{"apiVersion"` runs that look like item boundaries. */
+function rawPod(i: number, templates = i % 20 === 5 ? 2 : 0): Record<string, unknown> {
   return {
     apiVersion: 'v1', kind: 'Pod',
     metadata: {
       name: `web-${i}`, namespace: `team-${i % 3}`, uid: `uid-${i}`,
       labels: { app: 'web', 'topology.kubernetes.io/zone': `zone-${i % 3}` },
-      // Two owner references with apiVersion first and no controller field: a cut candidate one level down.
+      // apiVersion first, then kind, but no metadata: never a cut.
       ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web-1', uid: 'rs-1' }, { apiVersion: 'v1', kind: 'Node', name: 'n', uid: 'n-1' }],
+      managedFields: [{ apiVersion: 'v1', fieldsType: 'FieldsV1', manager: 'kubelet' }, { apiVersion: 'v1', fieldsType: 'FieldsV1', manager: 'kubectl' }],
       // Strings holding the boundary's text, escaped as JSON must: never a cut.
       annotations: { note: '},{"apiVersion":"v1","kind":"Pod"}', spaced: `}, \n {  "apiVersion" é ${'ü'.repeat(i % 5)}` },
     },
-    spec: { nodeName: `node-${i % 7}`, containers: [{ name: 'a', resources: { requests: { cpu: '100m' } } }, { name: 'b' }] },
+    spec: { nodeName: `node-${i % 7}`, containers: [{ name: 'a', resources: { requests: { cpu: '100m' } } }, { name: 'b' }], templates: embedded(templates) },
     status: { phase: 'Running' },
   };
 }
@@ -58,15 +62,20 @@ describe('a JSON List read a slice at a time', () => {
     }
   }
 
-  it('a cut inside an item (the owner references) is widened to the next one, not taken', () => {
+  it('a cut inside an item (embedded objects) is widened to the next one, not taken', () => {
     const text = JSON.stringify(list(items));
     const bytes = Buffer.from(text);
-    // Every candidate, in order: one between two items, one between owner references, one level down.
+    // Every candidate, in order: between two items, or between two embedded objects (items 5, 25, 45).
     const cuts: number[] = [];
     for (let at = nextCut(bytes, 0); at >= 0; at = nextCut(bytes, at + 1)) cuts.push(at);
     const between = cuts.filter((c) => bytes.toString('utf8', c, c + 32) === ',{"apiVersion":"v1","kind":"Pod"');
     assert.equal(between.length, items.length - 1);
-    assert.ok(cuts.length > between.length, 'candidates one level down exist');
+    assert.equal(cuts.length - between.length, 3, 'one candidate per item with two embedded objects; none in owner references or managed fields');
+    // A first slice reaching just short of the cut inside item 5 must take item 5 whole.
+    const inside = cuts.find((c) => !between.includes(c))!;
+    const got = slices(text, inside - 3);
+    assert.deepEqual(got.taken[0], items.slice(0, 6));
+    assert.deepEqual(got.items, items);
     for (const size of [1, 50, 700, 5000]) assert.deepEqual(slices(text, size).items, items, `slices of ${size}`);
   });
 
@@ -81,6 +90,14 @@ describe('a JSON List read a slice at a time', () => {
       'no boundary at all': JSON.stringify(list([{ kind: 'Pod' }])),
     };
     for (const [name, text] of Object.entries(cases)) assert.equal(slices(text, 100).frame, undefined, name);
+  });
+
+  it('gives up after eight cuts inside items in the whole file, each of which parsed a slice again', () => {
+    const text = JSON.stringify(list(Array.from({ length: 40 }, (_, i) => rawPod(i, 6))));
+    assert.equal(slices(text, 200).frame, undefined);
+    // One cut (at most five misses before it) is within the budget.
+    assert.ok(text.length < 80_000, `${text.length}`);
+    assert.deepEqual(slices(text, 40_000).frame, { kind: 'List' });
   });
 
   it('returns the frame for a caller to judge: not a List kind when the object is not one', () => {
