@@ -18,7 +18,7 @@ const skipBlanks = (buf: Buffer, i: number) => {
   while (isSpace(buf[i])) i++;
   return i;
 };
-const startsWith = (buf: Buffer, i: number, word: Buffer) => buf.compare(word, 0, word.length, i, i + word.length) === 0;
+const startsWith = (buf: Buffer, i: number, word: Buffer) => i + word.length <= buf.length && buf.compare(word, 0, word.length, i, i + word.length) === 0;
 
 /** After a `"key"` at `i` whose value is a string without escapes: the index past the value, else -1. */
 function stringField(buf: Buffer, i: number, key: Buffer): number {

@@ -92,6 +92,14 @@ describe('a JSON List read a slice at a time', () => {
     for (const [name, text] of Object.entries(cases)) assert.equal(slices(text, 100).frame, undefined, name);
   });
 
+  it('a file ending inside an item\'s first fields has no cut there, and loads as one parse would fail', () => {
+    for (const end of ['{"apiVersion":"v1",', '{"apiVersion":"v1","kind":"Pod",  ', '{"apiVersion":"v1","ki', '{"apiVersion":"v']) {
+      const text = `{"kind":"List","items":[{"a":1},${end}`;
+      assert.equal(nextCut(Buffer.from(text), 0), -1, end);
+      assert.equal(slices(text, 1).frame, undefined, end);
+    }
+  });
+
   it('gives up after eight cuts inside items in the whole file, each of which parsed a slice again', () => {
     const text = JSON.stringify(list(Array.from({ length: 40 }, (_, i) => rawPod(i, 6))));
     assert.equal(slices(text, 200).frame, undefined);
