@@ -92,7 +92,7 @@ export async function runAudit(argv: string[]): Promise<{ output: string; code: 
   try {
     if (choice.kind === 'snapshot') source = fileSource(choice.path);
     else {
-      const api = kubeApiClient(loadClusterAccess(choice.kind === 'kubeconfig' ? { kind: 'kubeconfig', path: choice.path } : { kind: 'in-cluster' }));
+      const api = kubeApiClient(loadClusterAccess(choice));
       // Lists once; nothing is written, and nothing is logged unless it fails.
       source = clusterWatch(api, config.cluster, createLogger('silent'), () => {});
     }

@@ -49,7 +49,7 @@ function openSource(choice: SourceChoice, config: Config, log: Logger, metrics: 
     log.info({ source: label, objects: source.loaded.loaded, skipped: source.loaded.skipped }, 'loaded objects from file');
     return { source, actuator: memoryActuator(source.store, log, metrics) };
   }
-  const api = kubeApiClient(loadClusterAccess(choice.kind === 'kubeconfig' ? { kind: 'kubeconfig', path: choice.path } : { kind: 'in-cluster' }));
+  const api = kubeApiClient(loadClusterAccess(choice));
   log.info({ server: api.server, from: choice.kind === 'kubeconfig' ? choice.from : 'in-cluster' }, 'watching the cluster');
   const source = clusterWatch(api, config.cluster, log, (kind, reason) => metrics.watchRestarts.inc({ kind, reason }));
   return { source, api, actuator: kubeActuator(api, log, metrics, config.instanceIds.assignDeadlineMs) };

@@ -1,8 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { deletionCostController } from '../../src/actuator/deletionCosts.js';
-import { kubeApiClient } from '../../src/cluster/apiClient.js';
-import { loadClusterAccess } from '../../src/cluster/kubeconfig.js';
 import { watchCache } from '../../src/cluster/watchCache.js';
 import { createMetrics } from '../../src/metrics.js';
 import { deployment, nodes, rsPod } from '../support/builders.js';
@@ -17,7 +15,7 @@ const SPOTS = ['node-a-1', 'node-a-2', 'node-b-1', 'node-b-2', 'node-c-1', 'node
 describe('deletion-cost controller against a list/watch server', () => {
   let api: FakeApiServer;
   const start = (patchesPerSecond = 1000) => {
-    const client = kubeApiClient(loadClusterAccess({ kind: 'kubeconfig', path: api.kubeconfig() }));
+    const client = api.client();
     const cache = watchCache(client, { pageSize: 100, watchTimeoutSeconds: 300, silenceSeconds: 30, backoffInitialMs: 20, backoffMaxMs: 100, crdRecheckSeconds: 60, maxStalenessSeconds: 60 }, silent);
     const controller = deletionCostController(client, cache, defaultSettings(), { intervalSeconds: 60, patchesPerSecond }, silent, createMetrics());
     return { cache, controller };

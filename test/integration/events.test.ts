@@ -1,8 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { eventRecorder } from '../../src/actuator/events.js';
-import { kubeApiClient } from '../../src/cluster/apiClient.js';
-import { loadClusterAccess } from '../../src/cluster/kubeconfig.js';
 import { slimWorkload } from '../../src/cluster/convert.js';
 import { createMetrics } from '../../src/metrics.js';
 import { silent } from '../support/app.js';
@@ -14,7 +12,7 @@ describe('Kubernetes Events on workloads, as client-go records them', () => {
   let api: FakeApiServer;
   before(async () => { api = await new FakeApiServer().start(); });
   after(() => api.stop());
-  const recorder = (clock: FakeClock) => eventRecorder(kubeApiClient(loadClusterAccess({ kind: 'kubeconfig', path: api.kubeconfig() })), silent, createMetrics(), { burst: 25, refillMs: 300_000, aggregateMs: 600_000, clock });
+  const recorder = (clock: FakeClock) => eventRecorder(api.client(), silent, createMetrics(), { burst: 25, refillMs: 300_000, aggregateMs: 600_000, clock });
 
   it('an identical event is counted on the existing one; it names the workload as its object', async () => {
     const clock = new FakeClock();

@@ -3,8 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { memoryActuator } from '../../src/actuator/actuator.js';
-import { kubeApiClient, type ApiClient } from '../../src/cluster/apiClient.js';
-import { loadClusterAccess } from '../../src/cluster/kubeconfig.js';
+import type { ApiClient } from '../../src/cluster/apiClient.js';
 import type { SnapshotSource } from '../../src/cluster/source.js';
 import { watchCache, type WatchCacheOptions } from '../../src/cluster/watchCache.js';
 import { parseConfig } from '../../src/config.js';
@@ -29,7 +28,7 @@ async function cluster(): Promise<{ api: FakeApiServer; client: ApiClient }> {
   for (const n of nodes(['zone-a', 'zone-b', 'zone-c'], 1)) api.put(n);
   api.put(statefulSet('db', 3));
   api.put(stsPod('db', 0, { nodeName: 'node-a-1' }));
-  return { api, client: kubeApiClient(loadClusterAccess({ kind: 'kubeconfig', path: api.kubeconfig() })) };
+  return { api, client: api.client() };
 }
 
 describe('D7: a failed WorkloadSpread discovery is retried with the backoff, not at the 60 s recheck', () => {

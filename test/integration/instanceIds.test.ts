@@ -1,8 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { AssignmentError, instanceIdWriter } from '../../src/actuator/instanceIdWriter.js';
-import { kubeApiClient } from '../../src/cluster/apiClient.js';
-import { loadClusterAccess } from '../../src/cluster/kubeconfig.js';
 import { createMetrics } from '../../src/metrics.js';
 import { deployment, rsPod } from '../support/builders.js';
 import { silent } from '../support/app.js';
@@ -10,7 +8,7 @@ import { FakeApiServer } from '../support/fakeApiServer.js';
 
 describe('instance ID writes against a list/watch server with optimistic concurrency', () => {
   let api: FakeApiServer;
-  const writer = () => instanceIdWriter(kubeApiClient(loadClusterAccess({ kind: 'kubeconfig', path: api.kubeconfig() })), silent, createMetrics(), 5000);
+  const writer = () => instanceIdWriter(api.client(), silent, createMetrics(), 5000);
   const owner = { kind: 'ReplicaSet' as const, namespace: 'default', name: 'web-rs' };
   const rsAnnotation = async () => JSON.parse((await (await fetch(`http://127.0.0.1:${api.port}/apis/apps/v1/namespaces/default/replicasets/web-rs`, { headers: { authorization: 'Bearer test-token' } })).json() as any).metadata.annotations['zonekeeper.io/instance-assignment']);
   const podId = async (name: string) => (await (await fetch(`http://127.0.0.1:${api.port}/api/v1/namespaces/default/pods/${name}`, { headers: { authorization: 'Bearer test-token' } })).json() as any).metadata.annotations?.['zonekeeper.io/instance-id'];

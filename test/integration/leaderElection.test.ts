@@ -4,8 +4,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { kubeActuator } from '../../src/actuator/actuator.js';
 import { leaseElector, type LeaderElector } from '../../src/actuator/leaderElection.js';
-import { kubeApiClient, type ApiClient } from '../../src/cluster/apiClient.js';
-import { loadClusterAccess } from '../../src/cluster/kubeconfig.js';
+import type { ApiClient } from '../../src/cluster/apiClient.js';
 import { slimWorkload } from '../../src/cluster/convert.js';
 import { leaseNamespace } from '../../src/main.js';
 import { createMetrics } from '../../src/metrics.js';
@@ -34,7 +33,7 @@ describe('the writers\' Lease', () => {
   after(() => api.stop());
 
   function replica(name: string) {
-    const client = severable(kubeApiClient(loadClusterAccess({ kind: 'kubeconfig', path: api.kubeconfig() })));
+    const client = severable(api.client());
     const events: { what: 'start' | 'stop'; at: number }[] = [];
     const elector = leaseElector(client, { ...OPTS, identity: name }, silent, {
       onStartedLeading: () => { events.push({ what: 'start', at: Date.now() }); },
@@ -96,7 +95,7 @@ describe('the zone-list freeze is conditional on the workload\'s resourceVersion
     api.put(statefulSet('db', 3));
     api.patchDelayMs = 50;
     const sts = slimWorkload('StatefulSet', api.get('StatefulSet', 'default', 'db')!);
-    const actuator = () => kubeActuator(kubeApiClient(loadClusterAccess({ kind: 'kubeconfig', path: api.kubeconfig() })), silent, createMetrics());
+    const actuator = () => kubeActuator(api.client(), silent, createMetrics());
     const [one, two] = [actuator(), actuator()];
     one.freezeZones(sts, ['zone-a', 'zone-b', 'zone-c']);
     two.freezeZones(sts, ['zone-b', 'zone-c', 'zone-a']);

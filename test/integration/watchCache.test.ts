@@ -23,7 +23,7 @@ describe('watch cache against a list/watch server on 127.0.0.1', () => {
     api.put(statefulSet('db', 3));
     api.put(stsPod('db', 0, { nodeName: 'node-a-1' }));
     api.put(stsPod('db', 1));
-    cache = watchCache(kubeApiClient(loadClusterAccess({ kind: 'kubeconfig', path: api.kubeconfig() })), {
+    cache = watchCache(api.client(), {
       pageSize: 2, watchTimeoutSeconds: 300, silenceSeconds: 1.5, backoffInitialMs: 20, backoffMaxMs: 200, crdRecheckSeconds: 0.3, maxStalenessSeconds: 60,
     }, silent, (kind, reason) => restarts.push(`${kind}:${reason}`));
     cache.start();
@@ -107,7 +107,7 @@ describe('watch cache against a list/watch server on 127.0.0.1', () => {
   });
 
   it('the actuator freezes an Advanced StatefulSet\'s list at Kruise\'s path and version', async () => {
-    const actuator = kubeActuator(kubeApiClient(loadClusterAccess({ kind: 'kubeconfig', path: api.kubeconfig() })), silent, createMetrics());
+    const actuator = kubeActuator(api.client(), silent, createMetrics());
     actuator.freezeZones(cache.snapshot.workload('AdvancedStatefulSet', 'default', 'db')!, ['zone-b', 'zone-c', 'zone-a']);
     await actuator.settle();
     assert.equal(api.patches.at(-1)!.path, '/apis/apps.kruise.io/v1beta1/namespaces/default/statefulsets/db');
@@ -125,7 +125,7 @@ describe('watch cache against a list/watch server on 127.0.0.1', () => {
   });
 
   it('the actuator writes the zone list with a merge patch, and the watch brings it back', async () => {
-    const actuator = kubeActuator(kubeApiClient(loadClusterAccess({ kind: 'kubeconfig', path: api.kubeconfig() })), silent, createMetrics());
+    const actuator = kubeActuator(api.client(), silent, createMetrics());
     const sts = cache.snapshot.workload('StatefulSet', 'default', 'db')!;
     actuator.freezeZones(sts, ['zone-a', 'zone-b', 'zone-c']);
     actuator.freezeZones(sts, ['zone-a', 'zone-b', 'zone-c']);
@@ -173,7 +173,7 @@ describe('watch cache when an OpenKruise kind is served but RBAC forbids it', ()
     api.put(advancedStatefulSet('db', 1));
     const denied = { match: (_m: string, path: string) => path.endsWith('/clonesets'), status: 403, remaining: Infinity };
     api.faults.push(denied);
-    const cache = watchCache(kubeApiClient(loadClusterAccess({ kind: 'kubeconfig', path: api.kubeconfig() })), {
+    const cache = watchCache(api.client(), {
       pageSize: 100, watchTimeoutSeconds: 300, silenceSeconds: 5, backoffInitialMs: 20, backoffMaxMs: 100, crdRecheckSeconds: 0.2, maxStalenessSeconds: 60,
     }, silent);
     cache.start();
@@ -196,7 +196,7 @@ describe('watch cache when an OpenKruise kind is served but RBAC forbids it', ()
     api.crdServed = true;
     for (const n of nodes(['zone-a'], 1)) api.put(n);
     api.put(cloneSet('web', 2));
-    const cache = watchCache(kubeApiClient(loadClusterAccess({ kind: 'kubeconfig', path: api.kubeconfig() })), {
+    const cache = watchCache(api.client(), {
       // Discovery looks again only every 2 s: readiness must not wait for it.
       pageSize: 100, watchTimeoutSeconds: 300, silenceSeconds: 5, backoffInitialMs: 20, backoffMaxMs: 100, crdRecheckSeconds: 2, maxStalenessSeconds: 0.3,
     }, silent);

@@ -4,8 +4,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { kubeActuator } from '../../src/actuator/actuator.js';
-import { kubeApiClient } from '../../src/cluster/apiClient.js';
-import { loadClusterAccess } from '../../src/cluster/kubeconfig.js';
 import { watchCache } from '../../src/cluster/watchCache.js';
 import { parseConfig } from '../../src/config.js';
 import { createExtender } from '../../src/extender/extender.js';
@@ -26,7 +24,7 @@ describe('failed writes back off per workload', () => {
     for (const n of nodes(ZONES, 1)) api.put(n);
     api.put(statefulSet('db', 3));
     for (const o of deployment('web', 3, { 'zonekeeper.io/instance-ids': 'true' })) api.put(o);
-    const client = kubeApiClient(loadClusterAccess({ kind: 'kubeconfig', path: api.kubeconfig() }));
+    const client = api.client();
     const cache = watchCache(client, { pageSize: 100, watchTimeoutSeconds: 300, silenceSeconds: 30, backoffInitialMs: 20, backoffMaxMs: 200, crdRecheckSeconds: 60, maxStalenessSeconds: 5 }, silent);
     cache.start();
     await waitFor(() => cache.ready(), 'sync');

@@ -5,6 +5,8 @@ import type { AddressInfo } from 'node:net';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { kubeApiClient, type ApiClient } from '../../src/cluster/apiClient.js';
+import { loadClusterAccess } from '../../src/cluster/kubeconfig.js';
 
 type Raw = Record<string, any>;
 interface Event { rv: number; type: string; object: Raw }
@@ -76,6 +78,11 @@ contexts: [{name: c, context: {cluster: fake, user: u}}]
 current-context: c
 `);
     return path;
+  }
+
+  /** zonekeeper's API client for this server, through a kubeconfig file as users give it. */
+  client(): ApiClient {
+    return kubeApiClient(loadClusterAccess({ kind: 'kubeconfig', path: this.kubeconfig() }));
   }
 
   openWatches(path?: string): number {
