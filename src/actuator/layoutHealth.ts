@@ -23,7 +23,7 @@ export interface HealthTracker {
   /** At risk first, then by namespace, kind, name. */
   all(): readonly WorkloadHealth[];
   get(key: string): WorkloadHealth | undefined;
-  /** Record LayoutAtRisk / LayoutRestored Events from now on (the Lease's holder). */
+  /** Record LayoutAtRisk / LayoutRestored / NoEligibleNode Events from now on (the Lease's holder). */
   startEvents(): void;
   stopEvents(): Promise<void>;
   start(): void;
@@ -35,7 +35,8 @@ export interface HealthTracker {
 /**
  * Keeps health per workload: a pod or workload change marks its workload, recomputed at the
  * next tick (only it); every `intervalSeconds` all are recomputed in slices, which covers node,
- * volume and settle-time changes. Transitions of `atRisk` become Events while `startEvents` holds.
+ * volume and settle-time changes. Transitions of `atRisk`, and of the listed zones no node fits,
+ * become Events while `startEvents` holds.
  */
 export function healthTracker(
   source: SnapshotSource, state: DecisionState, record: (w: SlimWorkload, type: EventType, reason: string, message: string) => void,
@@ -51,9 +52,17 @@ export function healthTracker(
   const healthOptions = () => ({ now: Date.now(), settleSeconds: opts.settleSeconds });
 
   function transition(before: WorkloadHealth | undefined, after: WorkloadHealth | undefined): void {
-    if (!events || !after || (before?.atRisk ?? false) === after.atRisk) return;
+    if (!events || !after) return;
+    const unusable = after.unusableZones.join(', ');
+    const risk = (before?.atRisk ?? false) !== after.atRisk;
+    if (!risk && unusable === (before?.unusableZones.join(', ') ?? '')) return;
     const w = source.snapshot.workload(workloadKindNamed(after.ref.kind)!, after.ref.namespace, after.ref.name);
     if (!w) return;
+    // Once per change of the set: a listed zone whose node group is scaled to zero looks so.
+    if (unusable !== (before?.unusableZones.join(', ') ?? '') && unusable !== '') {
+      record(w, 'Warning', 'NoEligibleNode', `no node in ${unusable} fits the pods' node selector, affinity and tolerations: pods pinned there wait (zonekeeper.io/zones lists it)`);
+    }
+    if (!risk) return;
     if (after.atRisk) record(w, 'Warning', 'LayoutAtRisk', `layout at risk: ${after.reason}`);
     else record(w, 'Normal', 'LayoutRestored', `layout restored: ${after.zones} of ${after.wanted} ${after.domain}s hold pods${after.offPin > 0 ? `, ${after.offPin} off pin` : ''}`);
   }

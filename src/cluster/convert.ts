@@ -7,7 +7,7 @@ import { isWorkloadKindName, workloadKindOf, WORKLOAD_KINDS, type KindSpec, type
 import {
   statusDigest,
   CACHED_TOLERATIONS, MAX_INDEX, type NodeSelectorRequirement, type NodeSelectorTerm, type OwnerRef, type PendingPod,
-  type ReservedOrdinals, type SlimNode, type SlimPod, type SlimPV, type SlimPVC, type SlimStorageClass,
+  type NodeNeeds, type NodeSelection, type ReservedOrdinals, type SlimNode, type SlimPod, type SlimPV, type SlimPVC, type SlimStorageClass,
   type SlimWorkload, type SlimWorkloadSpread, type Taint, type Toleration,
 } from './objects.js';
 
@@ -88,6 +88,36 @@ export function tolerations(v: unknown): Toleration[] {
   return v.filter((t) => t && typeof t === 'object').map((t) => ({
     key: str(t.key), operator: str(t.operator, 'Equal'), value: str(t.value), effect: str(t.effect),
   }));
+}
+
+const selections = new Map<string, NodeSelection>();
+
+/**
+ * A pod spec's `nodeSelector` and required node affinity; undefined when it sets neither.
+ * Equal selections share one object (a workload's pods all carry their template's).
+ */
+export function nodeSelection(spec: Raw | undefined, share = true): NodeSelection | undefined {
+  const raw = spec?.nodeSelector;
+  const terms = spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms;
+  const nodeSelector = stringMap(raw);
+  if (Object.keys(nodeSelector).length === 0 && !Array.isArray(terms)) return undefined;
+  const affinity = Array.isArray(terms) ? terms.map(nodeSelectorTerm).filter((t): t is NodeSelectorTerm => !!t) : undefined;
+  const key = JSON.stringify([nodeSelector, affinity ?? null]);
+  return share ? sharedSelection({ nodeSelector, affinity, key }) : { nodeSelector, affinity, key };
+}
+
+/** One object per distinct selection among cached pods and workloads. */
+function sharedSelection(s: NodeSelection): NodeSelection {
+  const hit = selections.get(s.key);
+  if (hit) return hit;
+  if (selections.size > 10_000) selections.clear();
+  selections.set(s.key, Object.freeze(s));
+  return s;
+}
+
+/** What a workload's pod template asks of a node. */
+function templateNeeds(spec: Raw | undefined): NodeNeeds {
+  return { selection: nodeSelection(spec), tolerations: tolerations(spec?.tolerations) };
 }
 
 const SUFFIX: Record<string, number> = {
@@ -200,6 +230,7 @@ export function slimPod(o: Raw, share = intern): SlimPod {
     memory,
     kruiseMatch: kruiseMatch(meta.annotations),
     tolerations: share === unshared ? tolerations(o.spec?.tolerations) : sharedTolerations(o.spec?.tolerations),
+    selection: nodeSelection(o.spec, share !== unshared),
   };
 }
 
@@ -243,6 +274,7 @@ export function sharedPod(p: SlimPod): SlimPod {
   if (p.deletionCost !== undefined) p.deletionCost = intern(p.deletionCost);
   if (p.instanceCount !== undefined) p.instanceCount = intern(p.instanceCount);
   if (p.claims.length === 0) p.claims = EMPTY;
+  if (p.selection) p.selection = sharedSelection(p.selection);
   const list = p.tolerations;
   p.tolerations = list.length === 0 ? NO_TOLERATIONS : sharedList(list.map(tolerationKey).join(''), () => [...list]);
   return p;
@@ -292,6 +324,7 @@ export function slimWorkload(kind: WorkloadKind, o: Raw, apiVersion = 'apps/v1')
     ordinalsStart: isIndex(start) ? start : 0,
     reservedOrdinals: reservedOrdinals(o.spec?.reserveOrdinals),
     claimTemplates: claimTemplates(o.spec?.volumeClaimTemplates),
+    template: templateNeeds(o.spec?.template?.spec),
   };
 }
 

@@ -41,6 +41,8 @@ export class NodeSlots {
   private positions = new Int32Array(0);
 
   get size(): number { return this.slotByName.size; }
+  /** Nodes by slot, read only (undefined: a free slot). */
+  get bySlotView(): readonly (SlimNode | undefined)[] { return this.bySlot; }
   names(): IterableIterator<string> { return this.slotByName.keys(); }
   *nodes(): IterableIterator<SlimNode> {
     for (const node of this.bySlot) if (node) yield node;

@@ -14,6 +14,25 @@ export interface TopologySelectorTerm { matchLabelExpressions: { key: string; va
 export interface Taint { key: string; value: string; effect: string }
 export interface Toleration { key: string; operator: string; value: string; effect: string }
 
+/**
+ * What a pod (or a workload's pod template) asks of a node's labels: its `nodeSelector` and its
+ * required node affinity, as kube-scheduler's NodeAffinity plugin reads them. Undefined where a
+ * pod sets neither (most pods): nothing is kept for them.
+ */
+export interface NodeSelection {
+  nodeSelector: Readonly<Record<string, string>>;
+  /** Required node affinity terms (ORed); undefined when the pod sets none. */
+  affinity: readonly NodeSelectorTerm[] | undefined;
+  /** Both as one text: equal selections have equal keys (what node fit is cached by). */
+  key: string;
+}
+
+/** All a pod template or pod asks of a node: its selection and its tolerations. */
+export interface NodeNeeds {
+  selection: NodeSelection | undefined;
+  tolerations: readonly Toleration[];
+}
+
 export interface SlimNode {
   name: string;
   labels: Record<string, string>;
@@ -60,6 +79,8 @@ export interface SlimPod {
    * (most carry the same two defaults) and keep at most CACHED_TOLERATIONS of them.
    */
   tolerations: readonly Toleration[];
+  /** Its node selector and required node affinity; undefined when it sets neither. Shared between equal pods. */
+  selection: NodeSelection | undefined;
 }
 
 /** The pod in a scheduling request: all of its tolerations, nothing shared. */
@@ -87,6 +108,8 @@ export interface SlimWorkload {
   reservedOrdinals: ReservedOrdinals;
   /** A StatefulSet's volumeClaimTemplates names: its claims are `<template>-<name>-<ordinal>`. */
   claimTemplates: readonly string[];
+  /** What its pod template asks of a node: which zones its pods can use (placement/nodeFit.ts). */
+  template: NodeNeeds;
 }
 
 /** Single ordinals and inclusive ranges ("3-5" in Kruise ≥ 1.8), kept as written: never expanded. */

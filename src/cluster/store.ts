@@ -18,6 +18,13 @@ export interface Snapshot {
   nodeCount(): number;
   /** Distinct values of a node label, sorted. */
   zones(topologyKey: string): string[];
+  /** Every node by its slot (undefined: a free slot); what `resolveNodes` answers index. */
+  nodesBySlot(): readonly (SlimNode | undefined)[];
+  /**
+   * A value computed from the nodes' names, labels and taints, kept until one of those changes
+   * (a node's readiness or capacity does not drop it). At most NODE_DERIVED_KEPT are kept.
+   */
+  nodeDerived<T>(key: string, compute: () => T): T;
   pod(namespace: string, name: string): SlimPod | undefined;
   podByUid(uid: string): SlimPod | undefined;
   /** Pods whose controller owner is kind/namespace/name. */
@@ -58,6 +65,21 @@ const ownerKey = (kind: string, namespace: string, name: string) => `${kind}/${n
 const NONE: readonly SlimPod[] = [];
 const NO_USAGE: NodeUsage = { cpuMilli: 0, memory: 0, pods: 0 };
 const NO_COUNTS: ReadonlyMap<string, number> = new Map();
+/** Values `nodeDerived` keeps: one per distinct pod template's needs, bounded by the cluster. */
+const NODE_DERIVED_KEPT = 4096;
+
+/** Whether a node's change can change what matches it: its labels or its taints (or it came or went). */
+function reshaped(before: SlimNode | undefined, after: SlimNode | undefined): boolean {
+  if (!before || !after) return true;
+  if (before.taints.length !== after.taints.length) return true;
+  for (let i = 0; i < before.taints.length; i++) {
+    const a = before.taints[i]!, b = after.taints[i]!;
+    if (a.key !== b.key || a.value !== b.value || a.effect !== b.effect) return true;
+  }
+  const keys = Object.keys(before.labels);
+  if (keys.length !== Object.keys(after.labels).length) return true;
+  return keys.some((k) => before.labels[k] !== after.labels[k]);
+}
 
 /** Index maintenance: a bucket of values per index key, dropped when empty. */
 function addTo<V>(index: Map<string, Map<string, V>>, key: string, id: string, value: V): void {
@@ -96,6 +118,8 @@ export class ClusterStore implements Snapshot {
   private readonly zoneNodes = new Map<string, Map<string, SlimNode[]>>();
   /** Requests of the pods on each node, kept as pods come and go (zone balance's capacity). */
   private readonly usage = new Map<string, NodeUsage>();
+  /** `nodeDerived`'s values, dropped when a node is reshaped. */
+  private readonly derived = new Map<string, unknown>();
   private readonly podListeners: PodListener[] = [];
   private readonly workloadListeners: ((w: SlimWorkload) => void)[] = [];
   private readonly nodeListeners: ((before: SlimNode | undefined, after: SlimNode | undefined) => void)[] = [];
@@ -133,7 +157,7 @@ export class ClusterStore implements Snapshot {
         if (!isDnsSubdomain(n.name)) return;
         const old = this.nodeSlots.node(n.name);
         this.nodeSlots.set(n);
-        this.nodesChanged();
+        this.nodesChanged(reshaped(old, n));
         for (const l of this.nodeListeners) l(old, n);
         return;
       }
@@ -175,7 +199,7 @@ export class ClusterStore implements Snapshot {
       case 'nodes': {
         const old = this.nodeSlots.node(key);
         this.nodeSlots.delete(key);
-        this.nodesChanged();
+        this.nodesChanged(old !== undefined);
         if (old) for (const l of this.nodeListeners) l(old, undefined);
         return;
       }
@@ -243,9 +267,10 @@ export class ClusterStore implements Snapshot {
     return byZone;
   }
 
-  private nodesChanged(): void {
+  private nodesChanged(reshaped: boolean): void {
     this.zoneCache.clear();
     this.zoneNodes.clear();
+    if (reshaped) this.derived.clear();
   }
 
   private addUsage(pod: SlimPod, sign: 1 | -1): void {
@@ -315,6 +340,15 @@ export class ClusterStore implements Snapshot {
   resolveNodes(names: readonly string[]) { return this.nodeSlots.resolve(names); }
   nodeAt(slot: number) { return this.nodeSlots.nodeAt(slot); }
   zoneCodes(topologyKey: string) { return this.nodeSlots.zoneCodes(topologyKey); }
+  nodesBySlot() { return this.nodeSlots.bySlotView; }
+
+  nodeDerived<T>(key: string, compute: () => T): T {
+    if (this.derived.has(key)) return this.derived.get(key) as T;
+    const value = compute();
+    if (this.derived.size >= NODE_DERIVED_KEPT) this.derived.delete(this.derived.keys().next().value!);
+    this.derived.set(key, value);
+    return value;
+  }
 
   zones(topologyKey: string): string[] {
     let zones = this.zoneCache.get(topologyKey);

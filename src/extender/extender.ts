@@ -16,6 +16,7 @@ import { candidatesNamed, clipReason, type Candidates, type PlacementInput } fro
 import { passedInOrder, scoreAllowed, scoreNodes } from '../placement/scoring.js';
 import { rejectedCount, type FilterVerdict } from '../placement/verdict.js';
 import { workloadKey } from '../placement/workload.js';
+import { excludedZones, unusableZones } from '../placement/zones.js';
 import { PlacementState, type PinConflict } from './placementState.js';
 import { DecisionLog, summarizeRejections, type Decision } from './decisions.js';
 import { instanceIdStep } from './instanceIdStep.js';
@@ -53,7 +54,7 @@ export interface ExtenderService {
   /** KEP-3189 pod picker over the cache; undefined until the cache has synced. */
   pickPodsToRemove(namespace: string, n: number, candidates: readonly string[]): PickResult | undefined;
   /** A dry-run filter of a cached pod against every cached node; undefined for a pod not cached. */
-  explain(namespace: string, name: string): (Decision & { failed: Record<string, string> }) | undefined;
+  explain(namespace: string, name: string): Explained | undefined;
   /** The last decisions about a pod (`namespace/name`). */
   decisionsFor(pod: string): Decision[];
   /** /debug/workloads: one cached workload's layout, or undefined. */
@@ -65,6 +66,13 @@ export interface ExtenderService {
 }
 
 export type Extender = ReturnType<typeof createExtender>;
+
+/** A dry-run filter: the decision, why each node failed, and the zones the workload can use. */
+export type Explained = Decision & {
+  failed: Record<string, string>;
+  /** The zone list; `unusable`: listed zones no node fits the pods in; `excluded`: the cluster's other zones the pods cannot use. */
+  zones?: { list: string[]; unusable: string[]; excluded: string[] };
+};
 
 /**
  * The extender verbs over the cache: each request builds the pod's workload model once, asks
@@ -250,7 +258,7 @@ export function createExtender(deps: ExtenderDeps) {
     },
 
     /** A dry-run filter of a cached pod against every cached node: nothing is reserved or written. */
-    explain(namespace: string, name: string): (Decision & { failed: Record<string, string> }) | undefined {
+    explain(namespace: string, name: string): Explained | undefined {
       const raw = source.snapshot.pod(namespace, name);
       if (!raw) return undefined;
       const all = [...source.snapshot.nodes()];
@@ -259,7 +267,12 @@ export function createExtender(deps: ExtenderDeps) {
       const args: ExtenderArgs = { Pod: { metadata: { name, namespace, uid: raw.uid } }, NodeNames: [] };
       const failed: Record<string, string> = {};
       for (const [r, names] of v.rejected) for (const n of names) failed[n] = `${r.rule}: ${r.reason}`;
-      return { ...decision('explain', args, v), nodes: all.length, passed: { count: v.passed.length, sample: [...v.passed] }, failed };
+      const list = v.model && v.model.policy !== 'none' && v.model.policy !== 'wait' ? v.model.zones() : undefined;
+      const zones = list && {
+        list: list.zones, unusable: unusableZones(list),
+        excluded: excludedZones(list, source.snapshot),
+      };
+      return { ...decision('explain', args, v), nodes: all.length, passed: { count: v.passed.length, sample: [...v.passed] }, failed, zones };
     },
   };
 }

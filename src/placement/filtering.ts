@@ -1,5 +1,6 @@
 import type { NodeSelectorTerm, SlimNode } from '../cluster/objects.js';
 import { matchesTerm } from './nodeMatching.js';
+import { misfitOf, nodeFit, NO_AFFINITY, UNTOLERATED, type NodeMisfit } from './nodeFit.js';
 import { podModel, type WorkloadModel } from './model.js';
 import { policyNamed, type PolicyName } from './policies/index.js';
 import { clipReason, type Candidates, type Effects, type PlacementInput, type PolicyContext, type PolicyOutcome, type Rejection } from './policy.js';
@@ -57,6 +58,7 @@ export function filterNodes(input: PlacementInput, model: WorkloadModel | undefi
     const i = volumes.constraints.findIndex((v) => !v.allows(node));
     return i < 0 ? undefined : volumeRejections[i];
   };
+  const misfit = podMisfit(input);
   let feasible: SlimNode[] | undefined;
   const ctx: PolicyContext = {
     input, snapshot, boundVolume: volumes.constraints.some((v) => v.bound), volumes: volumes.constraints,
@@ -65,7 +67,10 @@ export function filterNodes(input: PlacementInput, model: WorkloadModel | undefi
     feasible: () => {
       if (!feasible) {
         feasible = [];
-        for (const node of candidates.nodes) if (node && !volumeRejection(node)) feasible.push(node);
+        for (let i = 0; i < candidates.nodes.length; i++) {
+          const node = candidates.nodes[i];
+          if (node && !misfit?.(i, node) && !volumeRejection(node)) feasible.push(node);
+        }
       }
       return feasible;
     },
@@ -90,8 +95,8 @@ export function filterNodes(input: PlacementInput, model: WorkloadModel | undefi
   for (let i = 0; i < candidateNames.length; i++) {
     const node = nodes[i];
     const r = !node ? NOT_CACHED
-      : byZone?.nodes[slots![i]!] === node ? byZone.of(byZone.codes[slots![i]!]!)
-      : (checkVolumes ? volumeRejection(node) : undefined) ?? waitAll ?? admits?.(node);
+      : misfit?.(i, node) ?? (byZone?.nodes[slots![i]!] === node ? byZone.of(byZone.codes[slots![i]!]!)
+      : (checkVolumes ? volumeRejection(node) : undefined) ?? waitAll ?? admits?.(node));
     if (!r) {
       passed.push(candidateNames[i]!);
       continue;
@@ -111,6 +116,34 @@ export function filterNodes(input: PlacementInput, model: WorkloadModel | undefi
   return {
     managed: true, policy: model.policy, summary: outcome.summary, workload: model.ref, model,
     passed: spread, rejected, effects, subset: outcome.subset, zone: outcome.zone, retryAfterMs: outcome.retryAfterMs,
+  };
+}
+
+// One object per reason: answers group rejected nodes by identity.
+const AFFINITY_MISFIT: Rejection = { rule: 'node-affinity', reason: "node didn't match the pod's node selector or affinity", unresolvable: true };
+const TAINT_MISFIT: Rejection = { rule: 'taint', reason: 'node has a taint the pod does not tolerate', unresolvable: true };
+
+/** The rejection for a node that does not fit, by its code (nodeFit's bySlot) or misfit. */
+function misfitRejection(m: NodeMisfit | number): Rejection | undefined {
+  return m === 'affinity' || m === NO_AFFINITY ? AFFINITY_MISFIT : m === 'taint' || m === UNTOLERATED ? TAINT_MISFIT : undefined;
+}
+
+/**
+ * The pod's own node selector, affinity and tolerations, as kube-scheduler's filters judge
+ * them: a candidate the pod cannot use is never passed (docs/design.md#the-zones-a-workload-can-use).
+ * Undefined when every cached node fits, the common case: nothing to check per node.
+ */
+function podMisfit(input: PlacementInput): ((i: number, node: SlimNode) => Rejection | undefined) | undefined {
+  const { pod, snapshot, candidates } = input;
+  const fit = nodeFit({ selection: pod.selection, tolerations: pod.tolerations }, snapshot);
+  // Nodes without slots are the request's own objects (or explain's): each is judged as it is.
+  if (fit.all && candidates.slots !== undefined) return undefined;
+  const bySlot = snapshot.nodesBySlot();
+  let misfit: ReturnType<typeof misfitOf> | undefined;
+  return (i, node) => {
+    const slot = candidates.slots?.[i] ?? -1;
+    if (slot >= 0 && bySlot[slot] === node) return misfitRejection(fit.bySlot[slot]!);
+    return misfitRejection((misfit ??= misfitOf({ selection: pod.selection, tolerations: pod.tolerations }))(node));
   };
 }
 

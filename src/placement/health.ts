@@ -9,7 +9,7 @@ import { podVolumes, volumeZones } from './volumes.js';
 import { judged, type HealthBase, type OffPinCause, type OffPinPod, type WorkloadHealth } from './healthRecord.js';
 import { workloadKey } from './workload.js';
 import { seatZones, SEQUENCE_WORK_LIMIT, sequenceCounts, zoneSequence } from './zoneSequence.js';
-import type { ZoneList } from './zones.js';
+import { unusableZones, type ZoneList } from './zones.js';
 
 // A managed workload's layout judged against where its seats should be (docs/design.md#health):
 // one computation behind the metrics, the Events, the layout page, `zonekeeper audit` and repair.
@@ -62,12 +62,13 @@ function scaleDownRisk(kept: readonly (string | undefined)[], wantedAt: (m: numb
   return worst;
 }
 
-/** Zones among the sequence's first m seats, for m up to `length`: min(m, |L|) for equal weights. */
-function prefixZones(model: WorkloadModel, zones: readonly string[], length: number): (m: number) => number {
-  if (model.preferences.parsed === undefined) return (m) => Math.min(m, zones.length);
+/** Usable zones among the sequence's first m seats, for m up to `length`: min(m, |L|) for equal weights, every zone usable. */
+function prefixZones(model: WorkloadModel, list: ZoneList, length: number): (m: number) => number {
+  const { zones, usable } = list;
+  if (model.preferences.parsed === undefined && zones.every((z) => usable.has(z))) return (m) => Math.min(m, zones.length);
   const seen = new Set<string>();
   const out = [0];
-  for (const z of zoneSequence(zones, length, model.preferences.sequence)) out.push(seen.add(z).size);
+  for (const z of zoneSequence(zones, length, model.preferences.sequence)) out.push(usable.has(z) ? seen.add(z).size : seen.size);
   return (m) => out[Math.min(m, out.length - 1)]!;
 }
 
@@ -152,8 +153,8 @@ export function workloadHealth(model: WorkloadModel, w: SlimWorkload, snapshot: 
     const z = zoneAt[kept[k]!];
     keptZones[k] = z !== undefined && inList.has(z) ? z : undefined;
   }
-  const scaleDown = scaleDownRisk(keptZones, prefixZones(model, zones, sizes));
-  return judged(base, 'zone', scaleDown, want, have, off);
+  const scaleDown = scaleDownRisk(keptZones, prefixZones(model, list, sizes));
+  return judged(base, 'zone', scaleDown, want, have, off, unusableZones(list));
 }
 
 /** Orders records as every view lists them: at risk first, then by namespace, kind, name. */

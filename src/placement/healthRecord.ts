@@ -7,6 +7,12 @@ import type { WorkloadRef } from './workload.js';
 export type OffPinCause = 'volume' | 'fallback' | 'placed-before' | 'unknown';
 export const OFF_PIN_CAUSES: readonly OffPinCause[] = ['volume', 'fallback', 'placed-before', 'unknown'];
 
+/**
+ * What a record counts: pods off their seat by cause, and `no-eligible-node`, the seats of
+ * listed zones where no node fits the workload's pods (they wait; docs/design.md#health).
+ */
+export type HealthCause = OffPinCause | 'no-eligible-node';
+
 /** Off-pin pods a record lists; the rest are counted. */
 export const OFF_PIN_LISTED = 100;
 
@@ -35,7 +41,9 @@ export interface WorkloadHealth {
   /** Per zone (subset): bound pods and the layout's count. */
   perZone: Record<string, { pods: number; want: number }>;
   offPin: number;
-  causes: Record<OffPinCause, number>;
+  causes: Record<HealthCause, number>;
+  /** Zones of the list where no node fits the workload's pods: never "empty", never a repair target. */
+  unusableZones: string[];
   /** The first OFF_PIN_LISTED of them. */
   offPinPods: OffPinPod[];
   /** Largest minus smallest count over the wanted zones. */
@@ -66,6 +74,10 @@ function describe(h: WorkloadHealth, shortfall: boolean, empty: string[]): strin
     const why = OFF_PIN_CAUSES.filter((c) => h.causes[c] > 0).map((c) => `${c} ${h.causes[c]}`).join(', ');
     parts.push(`${h.offPin} pod${h.offPin === 1 ? '' : 's'} off pin (${why})`);
   }
+  if (h.unusableZones.length > 0) {
+    const seats = h.causes['no-eligible-node'];
+    parts.push(`no node fits the pods in ${h.unusableZones.slice(0, 5).join(', ')}${h.unusableZones.length > 5 ? ', …' : ''} (no-eligible-node${seats > 0 ? `: ${seats} seat${seats === 1 ? '' : 's'} wait` : ''})`);
+  }
   if (h.pending > 0) parts.push(`${h.pending} pending`);
   if (h.missing > 0) parts.push(`${h.missing} not created yet`);
   return parts.length > 0 ? parts.join('; ') : 'ok';
@@ -74,29 +86,35 @@ function describe(h: WorkloadHealth, shortfall: boolean, empty: string[]): strin
 /** Counts per domain turned into the health record: shared by every policy. */
 export function judged(
   base: HealthBase, domain: WorkloadHealth['domain'], scaleDown: WorkloadHealth['scaleDown'],
-  want: Record<string, number>, have: Map<string, number>, off: OffPinPod[],
+  want: Record<string, number>, have: Map<string, number>, off: OffPinPod[], unusable: readonly string[] = [],
 ): WorkloadHealth {
   const perZone: WorkloadHealth['perZone'] = {};
   const empty: string[] = [];
   let wanted = 0;
   let most = -Infinity;
   let least = Infinity;
+  let waiting = 0;
   for (const z in want) {
     const pods = have.get(z) ?? 0;
     perZone[z] = { pods, want: want[z]! };
     if (want[z]! <= 0) continue;
+    // A zone no node of which fits the pods is not one they could fill: its seats wait.
+    if (unusable.includes(z)) {
+      waiting += Math.max(0, want[z]! - pods);
+      continue;
+    }
     wanted++;
     if (pods === 0) empty.push(z);
     most = Math.max(most, pods);
     least = Math.min(least, pods);
   }
-  const causes: Record<OffPinCause, number> = { volume: 0, fallback: 0, 'placed-before': 0, unknown: 0 };
+  const causes: Record<HealthCause, number> = { volume: 0, fallback: 0, 'placed-before': 0, unknown: 0, 'no-eligible-node': waiting };
   for (const o of off) causes[o.cause]++;
   // Built field by field: object spread here cost more than the rest of the judgement.
   const h: WorkloadHealth = {
     key: base.key, ref: base.ref, policy: base.policy, replicas: base.replicas, domain,
     zones: wanted - empty.length, wanted, perZone,
-    offPin: off.length, causes, offPinPods: off.length > OFF_PIN_LISTED ? off.slice(0, OFF_PIN_LISTED) : off,
+    offPin: off.length, causes, unusableZones: [...unusable], offPinPods: off.length > OFF_PIN_LISTED ? off.slice(0, OFF_PIN_LISTED) : off,
     skew: wanted > 0 ? most - least : 0,
     pending: base.pending, missing: base.missing, settling: base.settling, scaleDown,
     // Pods still being placed may fill an empty zone: not a risk until they are older.

@@ -16,7 +16,7 @@ import type { Reservation } from './reservations.js';
 import { podVolumes, volumeZones } from './volumes.js';
 import { expectedOrdinals, type WorkloadRef } from './workload.js';
 import { seatZone, SEQUENCE_WORK_LIMIT, sequenceCounts, zoneSequence } from './zoneSequence.js';
-import type { ZoneListSource } from './zones.js';
+import { excludedZones, unusableZones, type ZoneListSource } from './zones.js';
 
 /** Seats of the sequence /debug/workloads lists, and pods: the ones beyond are counted, not listed. */
 const LAYOUT_SEATS = 10_000;
@@ -64,7 +64,11 @@ export interface WorkloadLayout {
   /** Deployments and ReplicaSets: the order scale-down removes pods in, first first (as many as `pods` may list). */
   removalOrder?: string[];
   topologyKey: string;
-  zones: { list: string[]; source: ZoneListSource };
+  /**
+   * `unusable`: zones of the list where no node fits the pods; `excluded`: zones of other nodes
+   * the pod template cannot use (node selector, affinity, taints), left out of a derived list.
+   */
+  zones: { list: string[]; source: ZoneListSource; unusable: string[]; excluded: string[] };
   sequence: string[];
   countsPerZone: Record<string, { bound: number; reserved: number }>;
   /** The first pods by seat (then name), as many as the answer's budget allows. */
@@ -160,7 +164,10 @@ function layoutOf(
     workload: { ...ref, replicas: w.replicas, annotations: w.annotations },
     ...(ordinals ? { ordinals } : {}),
     policy: model.policy,
-    topologyKey: list.topologyKey, zones: { list: list.zones, source: list.source },
+    topologyKey: list.topologyKey, zones: {
+      list: list.zones, source: list.source, unusable: unusableZones(list),
+      excluded: excludedZones(list, snapshot),
+    },
     preferences: {
       spec: preferences.spec, source: preferences.parsed ? 'annotation' : 'default',
       ...(preferences.parsed && !preferences.parsed.ok ? { error: preferences.parsed.error } : {}),

@@ -2,6 +2,8 @@ import type { NodeSelectorRequirement, NodeSelectorTerm, SlimNode, Taint, Tolera
 
 // Node selector semantics as in k8s.io/component-helpers/scheduling/corev1/nodeaffinity.
 
+const INTEGER = /^[+-]?\d{1,19}$/;
+
 function matchRequirement(r: NodeSelectorRequirement, value: string | undefined): boolean {
   switch (r.operator) {
     case 'In': return value !== undefined && r.values.includes(value);
@@ -9,9 +11,9 @@ function matchRequirement(r: NodeSelectorRequirement, value: string | undefined)
     case 'Exists': return value !== undefined;
     case 'DoesNotExist': return value === undefined;
     case 'Gt': case 'Lt': {
-      if (value === undefined || r.values.length !== 1) return false;
-      const have = Number.parseInt(value, 10), want = Number.parseInt(r.values[0]!, 10);
-      if (!Number.isFinite(have) || !Number.isFinite(want)) return false;
+      // Both sides must be whole numbers, as Go's strconv.ParseInt reads them ("1.5" matches nothing).
+      if (value === undefined || r.values.length !== 1 || !INTEGER.test(value) || !INTEGER.test(r.values[0]!)) return false;
+      const have = BigInt(value), want = BigInt(r.values[0]!);
       return r.operator === 'Gt' ? have > want : have < want;
     }
     default: return false;
@@ -26,7 +28,7 @@ export function matchesTerm(term: NodeSelectorTerm, node: SlimNode): boolean {
 }
 
 /** Terms are ORed. */
-export function matchesAnyTerm(terms: NodeSelectorTerm[], node: SlimNode): boolean {
+export function matchesAnyTerm(terms: readonly NodeSelectorTerm[], node: SlimNode): boolean {
   return terms.some((t) => matchesTerm(t, node));
 }
 

@@ -45,7 +45,8 @@ export function repairStep(model: WorkloadModel, w: SlimWorkload, health: Worklo
   const movable = health.offPinPods.filter((x) => !x.heldByVolume && x.cause !== 'volume');
   if (movable.length === 0) return { kind: 'wait', reason: `every pod off its pin is held there by its bound volume: reported, never moved` };
   const { topologyKey } = model.zones();
-  const wanted = Object.keys(health.perZone).filter((z) => health.perZone[z]!.want > 0);
+  // A zone no node of which fits the pods is never waited for, nor moved towards.
+  const wanted = Object.keys(health.perZone).filter((z) => health.perZone[z]!.want > 0 && !health.unusableZones.includes(z));
   for (const z of wanted) {
     if (o.zones.schedulableNodes(topologyKey, z) === 0) return { kind: 'wait', reason: `zone ${z} has no schedulable node` };
     const stable = (o.now - o.zones.stableSince(topologyKey, z)) / 1000;

@@ -1,6 +1,7 @@
 import { ANNOTATION } from '../cluster/annotations.js';
 import { type SlimWorkload } from '../cluster/objects.js';
 import type { Snapshot } from '../cluster/store.js';
+import { NO_NEEDS, usableZones } from './nodeFit.js';
 
 export type ZoneListSource = 'annotation' | 'pending-freeze' | 'nodes';
 
@@ -10,6 +11,16 @@ export interface ZoneList {
   topologyKey: string;
   /** A derived list ordered to keep seats where they already are (adoption.ts): how many agree, of how many placed. */
   adopted?: { agree: number; seats: number };
+  /**
+   * Zones where some node fits the workload's pod template (node selector, required node
+   * affinity, tolerations), whatever the node's state: a derived list holds only these.
+   */
+  usable: ReadonlySet<string>;
+}
+
+/** Zones of the list where no node can take the workload's pods (a listed node group scaled to zero looks so). */
+export function unusableZones(list: ZoneList): string[] {
+  return list.zones.filter((z) => !list.usable.has(z));
 }
 
 export function parseZoneList(value: string): string[] {
@@ -21,9 +32,14 @@ export function topologyKeyOf(workload: SlimWorkload | undefined, defaultKey: st
   return key || defaultKey;
 }
 
+/** The cluster's other zones, which the workload's pods cannot use (node selector, affinity, taints). */
+export function excludedZones(list: ZoneList, snapshot: Snapshot): string[] {
+  return snapshot.zones(list.topologyKey).filter((z) => !list.usable.has(z) && !list.zones.includes(z));
+}
+
 /**
  * The zone list L of a workload: its `zonekeeper.io/zones` annotation, else a list being
- * frozen onto it right now, else the distinct zone values of all nodes, sorted.
+ * frozen onto it right now, else the zones its pods can use, sorted.
  */
 export function zoneListOf(
   workload: SlimWorkload | undefined, snapshot: Snapshot, defaultKey: string, pendingFreeze?: string[],
@@ -31,8 +47,9 @@ export function zoneListOf(
   const topologyKey = topologyKeyOf(workload, defaultKey);
   const annotated = workload?.annotations[ANNOTATION.zones];
   const zones = annotated === undefined ? [] : parseZoneList(annotated);
-  if (zones.length > 0) return { zones, source: 'annotation', topologyKey };
-  if (pendingFreeze && pendingFreeze.length > 0) return { zones: pendingFreeze, source: 'pending-freeze', topologyKey };
-  return { zones: snapshot.zones(topologyKey), source: 'nodes', topologyKey };
+  const usable = usableZones(workload?.template ?? NO_NEEDS, snapshot, topologyKey);
+  if (zones.length > 0) return { zones, source: 'annotation', topologyKey, usable: usable.set };
+  if (pendingFreeze && pendingFreeze.length > 0) return { zones: pendingFreeze, source: 'pending-freeze', topologyKey, usable: usable.set };
+  return { zones: [...usable.sorted], source: 'nodes', topologyKey, usable: usable.set };
 }
 

@@ -76,8 +76,8 @@ export class Kube {
     return this.patch('apps/v1', kind, namespace, name, { spec: { replicas } });
   }
 
-  /** A Node with zone labels, Ready, and without the not-ready taint admission adds. */
-  async addNode(name: string, zone: string, extraLabels: Record<string, string> = {}): Promise<void> {
+  /** A Node with zone labels, Ready, with `taints` and without the not-ready taint admission adds. */
+  async addNode(name: string, zone: string, extraLabels: Record<string, string> = {}, taints: Obj[] | null = null): Promise<void> {
     await this.create({ apiVersion: 'v1', kind: 'Node', metadata: { name, labels: { 'kubernetes.io/hostname': name, 'topology.kubernetes.io/zone': zone, ...extraLabels } } });
     const now = new Date().toISOString();
     await this.patch('v1', 'Node', undefined, name, {
@@ -86,7 +86,8 @@ export class Kube {
         conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'e2e', lastHeartbeatTime: now, lastTransitionTime: now }],
       },
     }, '/status');
-    await this.patch('v1', 'Node', undefined, name, { spec: { taints: null } });
+    // Admission's not-ready taint off; the node's own taints (a dedicated pool's) on.
+    await this.patch('v1', 'Node', undefined, name, { spec: { taints } });
   }
 
   /** Takes a node offline as a lost zone looks (NotReady, the unreachable taints) or brings it back. */

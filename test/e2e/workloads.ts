@@ -40,6 +40,36 @@ export async function threeZoneCluster(cp: ControlPlane, zonekeeperConfig: Recor
   return { kube, zones: await kube.nodeZones() };
 }
 
+/** A node pool as production clusters have them: nodes per zone, labels, taints. */
+export interface NodePool {
+  name: string;
+  perZone: Record<string, number>;
+  labels?: Record<string, string>;
+  taints?: Obj[];
+}
+
+const CONTROL_PLANE = 'node-role.kubernetes.io/control-plane';
+
+/**
+ * A production-shaped cluster: general nodes in zones a, b, c; a dedicated, tainted database pool
+ * in a and b only; a control-plane node labelled with zone-d and tainted NoSchedule.
+ */
+export const PRODUCTION_POOLS: NodePool[] = [
+  { name: 'general', perZone: { 'zone-a': 2, 'zone-b': 2, 'zone-c': 2 } },
+  { name: 'db', perZone: { 'zone-a': 1, 'zone-b': 1 }, labels: { pool: 'db' }, taints: [{ key: 'dedicated', value: 'db', effect: 'NoSchedule' }] },
+  { name: 'control-plane', perZone: { 'zone-d': 1 }, labels: { [CONTROL_PLANE]: '' }, taints: [{ key: CONTROL_PLANE, effect: 'NoSchedule' }] },
+];
+
+/** Adds every pool's nodes, named `<pool>-<zone suffix>-<i>`; returns node name → zone. */
+export async function addPools(kube: Kube, pools: readonly NodePool[]): Promise<Map<string, string>> {
+  for (const pool of pools) {
+    for (const [zone, count] of Object.entries(pool.perZone)) {
+      for (let i = 1; i <= count; i++) await kube.addNode(`${pool.name}-${zone.replace(/^zone-/, '')}-${i}`, zone, pool.labels, pool.taints ?? null);
+    }
+  }
+  return kube.nodeZones();
+}
+
 /** Stops every process; ZK_E2E_KEEP=1 keeps the logs and says where. */
 export async function tearDown(cp: ControlPlane): Promise<void> {
   if (process.env.ZK_E2E_KEEP) console.log(`e2e logs kept in ${cp.dir}`);

@@ -22,20 +22,24 @@ export function nodes(zones: string[], perZone: number): Raw[] {
   return zones.flatMap((z) => Array.from({ length: perZone }, (_, i) => node(`node-${z.replace(/^zone-/, '')}-${i + 1}`, z)));
 }
 
-export function statefulSet(name: string, replicas: number, extra: { annotations?: Record<string, string>; ordinalsStart?: number; namespace?: string; claimTemplates?: string[] } = {}): Raw {
+/** What a pod spec (or a template's) may ask of a node: nodeSelector, affinity, tolerations. */
+export type NodeAsks = { nodeSelector?: Record<string, string>; affinity?: Raw; tolerations?: Raw[] };
+
+export function statefulSet(name: string, replicas: number, extra: { annotations?: Record<string, string>; ordinalsStart?: number; namespace?: string; claimTemplates?: string[]; template?: NodeAsks } = {}): Raw {
   return {
     apiVersion: 'apps/v1', kind: 'StatefulSet',
     metadata: { name, namespace: extra.namespace ?? 'default', uid: `sts-${name}`, annotations: extra.annotations },
     spec: {
       replicas, ...(extra.ordinalsStart !== undefined ? { ordinals: { start: extra.ordinalsStart } } : {}),
       ...(extra.claimTemplates ? { volumeClaimTemplates: extra.claimTemplates.map((t) => ({ metadata: { name: t } })) } : {}),
+      ...(extra.template ? { template: { spec: extra.template } } : {}),
     },
   };
 }
 
-export function deployment(name: string, replicas: number, annotations?: Record<string, string>): Raw[] {
+export function deployment(name: string, replicas: number, annotations?: Record<string, string>, template?: NodeAsks): Raw[] {
   return [
-    { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name, namespace: 'default', uid: `deploy-${name}`, annotations }, spec: { replicas } },
+    { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name, namespace: 'default', uid: `deploy-${name}`, annotations }, spec: { replicas, ...(template ? { template: { spec: template } } : {}) } },
     {
       apiVersion: 'apps/v1', kind: 'ReplicaSet',
       metadata: { name: `${name}-rs`, namespace: 'default', uid: `rs-${name}`, ownerReferences: [{ apiVersion: 'apps/v1', kind: 'Deployment', name, uid: `deploy-${name}`, controller: true }] },
@@ -50,6 +54,8 @@ export interface PodOpts {
   labels?: Record<string, string>;
   annotations?: Record<string, string>;
   tolerations?: Raw[];
+  nodeSelector?: Record<string, string>;
+  affinity?: Raw;
   uid?: string;
   terminating?: boolean;
   namespace?: string;
@@ -73,7 +79,7 @@ export function pod(name: string, owner: OwnerOpts | undefined, o: PodOpts = {})
       creationTimestamp: o.createdAt,
     },
     spec: {
-      nodeName: o.nodeName, tolerations: o.tolerations,
+      nodeName: o.nodeName, tolerations: o.tolerations, nodeSelector: o.nodeSelector, affinity: o.affinity,
       volumes: (o.claims ?? []).map((c) => ({ name: c, persistentVolumeClaim: { claimName: c } })),
     },
     status: { phase: o.nodeName ? 'Running' : 'Pending', ...(o.ready ? { conditions: [{ type: 'Ready', status: 'True' }] } : {}) },

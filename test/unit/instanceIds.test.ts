@@ -54,7 +54,7 @@ describe('instance IDs pin zones through the sequence', () => {
     assert.deepEqual(zones, [['zone-a'], ['zone-b'], ['zone-c'], ['zone-a'], ['zone-b'], ['zone-c']]);
     const v = filterFor(store, rsPod('web', 'p4', { annotations: { 'zonekeeper.io/instance-id': '4' } }));
     assert.equal(rejectionOf(v, 'node-a-1')!.reason, 'pinned to zone-b');
-    assert.match(v.summary, /pinned to zone-b: instance ID 4 of 3 zones/);
+    assert.match(v.summary, /^pinned: instance ID 4 → zone-b \(3 zones\)$/);
   });
 
   it('a pod without an ID waits (resolvable), it is not placed blind', () => {

@@ -112,6 +112,8 @@ function section(w) {
   if (w.ordinals && w.ordinals.reserved.length) notes.push(`reserved ordinals: ${w.ordinals.reserved.join(', ')}`);
   if (w.ordinals && w.ordinals.missing.length) notes.push(`ordinals without a pod yet: ${w.ordinals.missing.join(', ')}`);
   if (w.podsOmitted) notes.push(`${w.podsOmitted} more pods not drawn: the page draws ${page.podsPerAnswer} pods in all, the first seats of each workload; the zone counts include every pod, and /debug/workloads/${ref.namespace}/${ref.kind.toLowerCase()}/${ref.name} lists more`);
+  if (w.zones.unusable && w.zones.unusable.length) notes.push(`no node fits the pods in ${w.zones.unusable.join(', ')}: pods pinned there wait`);
+  if (w.zones.excluded && w.zones.excluded.length) notes.push(`not in the list: ${w.zones.excluded.join(', ')} (no node there fits the pods' node selector, affinity and tolerations)`);
   if (w.reservations.length) notes.push(`${w.reservations.length} reservation(s) waiting for their binding`);
   if (w.preferences.error) notes.push(`zone preferences ignored: ${w.preferences.error}`);
   for (const c of w.conflicts || []) notes.push(`conflict: ${c.reason}`);

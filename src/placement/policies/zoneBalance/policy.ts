@@ -3,21 +3,22 @@ import { zoneOf, type PendingPod, type SlimWorkload } from '../../../cluster/obj
 import type { Snapshot } from '../../../cluster/store.js';
 import { zoneOccupancy } from '../../occupancy.js';
 import type { PlacementPolicy, PolicyContext, PolicyModelOf, PolicyOutcome } from '../../policy.js';
-import { tolerator } from '../../nodeMatching.js';
+import { misfitOf } from '../../nodeFit.js';
 import { cappedBy, describeLimit, keptCounts, SEQUENCE_WORK_LIMIT, zoneLimit } from '../../zoneSequence.js';
 
 export type BalanceModel = PolicyModelOf<'zone-balance', { workload: SlimWorkload }>;
 
 /**
  * How many more pods like this one fit on the zone's nodes, by the cache's arithmetic (per-node
- * sums kept by the store). A node that is not Ready, is cordoned, or has a taint the pod does
- * not tolerate holds none: a zone in an outage looks like that (NotReady, unreachable taints).
+ * sums kept by the store). A node that is not Ready, is cordoned, or that the pod's node
+ * selector, affinity or tolerations exclude holds none: a zone in an outage looks like that
+ * (NotReady, unreachable taints).
  */
 export function fitInZone(zone: string, topologyKey: string, pod: PendingPod, snapshot: Snapshot): number {
   let fit = 0;
-  const tolerates = tolerator(pod.tolerations);
+  const misfit = misfitOf({ selection: pod.selection, tolerations: pod.tolerations });
   for (const node of snapshot.nodesInZone(topologyKey, zone)) {
-    if (!node.ready || node.unschedulable || !tolerates(node)) continue;
+    if (!node.ready || node.unschedulable || misfit(node) !== undefined) continue;
     const used = snapshot.nodeUsage(node.name);
     const by = (free: number, need: number) => (need > 0 ? Math.floor(free / need) : Infinity);
     const n = Math.min(by(node.allocatable.cpuMilli - used.cpuMilli, pod.cpuMilli), by(node.allocatable.memory - used.memory, pod.memory), node.allocatable.pods - used.pods);

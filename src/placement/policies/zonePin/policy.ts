@@ -29,8 +29,10 @@ function zonePin(ctx: PolicyContext, model: PinModel): PolicyOutcome {
   }
   let zone = pinnedSeat.zone;
   // Short: the scheduler sends this once per rejected node, thousands of times per answer.
-  const of = `${seat.label} of ${list.zones.length} zones`;
-  let summary = `pinned to ${zone}: ${of}`;
+  const of = `${seat.label} → ${zone} (${list.zones.length} zones)`;
+  // A listed zone no node of which fits the pods (a node group scaled to zero): say so.
+  const noNode = list.usable.has(zone) ? '' : `: no node in ${zone} fits the pod's node selector, affinity and tolerations`;
+  let summary = `pinned: ${of}${noNode}`;
 
   if (volumes.length > 0) {
     const vz = volumeZones(volumes, snapshot, list.topologyKey);
@@ -69,7 +71,7 @@ function zonePin(ctx: PolicyContext, model: PinModel): PolicyOutcome {
   // One object for every rejected node: callers group and encode by identity. Short: it goes
   // out once per rejected node, and the scheduler's event counts identical reasons; the
   // decision log keeps the summary.
-  const rejection = { rule: 'zone-pin' as const, reason: `pinned to ${pinned}`, unresolvable: true };
+  const rejection = { rule: 'zone-pin' as const, reason: `pinned to ${pinned}${pinned === pinnedSeat.zone ? noNode : ''}`, unresolvable: true };
   const admitsZone = { topologyKey: list.topologyKey, admits: (z: string | undefined) => (z === pinned ? undefined : rejection) };
   return {
     summary, zone: pinned, retryAfterMs,

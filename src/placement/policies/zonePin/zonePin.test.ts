@@ -37,7 +37,7 @@ describe('zone pin (StatefulSet ordinals)', () => {
     assert.equal(r.rule, 'zone-pin');
     assert.equal(r.unresolvable, true);
     assert.equal(r.reason, 'pinned to zone-b');
-    assert.match(v.summary, /pinned to zone-b: ordinal 4 of 3 zones/);
+    assert.match(v.summary, /^pinned: ordinal 4 → zone-b \(3 zones\)$/);
     assert.deepEqual(v.effects.reserve, { zone: 'zone-b' });
   });
 

@@ -1,0 +1,118 @@
+// End-to-end on a production-shaped cluster (docs/design.md#the-zones-a-workload-can-use):
+// general nodes in zones a, b, c; a tainted database pool in a and b only; a tainted
+// control-plane node in zone-d. Every workload must bind fully, in the zones it can use.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { after, before, describe, it } from 'node:test';
+import { ControlPlane, kubeVersions } from './controlPlane.js';
+import { eventually, Kube, type Obj } from './kube.js';
+import { addPools, deployment, PRODUCTION_POOLS, SCHEDULER, tearDown, zoneTerm } from './workloads.js';
+
+const cli = new URL('../../dist/cli.js', import.meta.url).pathname;
+const DB_POOL = { nodeSelector: { pool: 'db' }, tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'db', effect: 'NoSchedule' }] };
+
+function statefulSet(namespace: string, name: string, replicas: number, podSpec: Obj = {}): Obj {
+  return {
+    apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name, namespace },
+    spec: {
+      replicas, serviceName: name, podManagementPolicy: 'Parallel', selector: { matchLabels: { app: name } },
+      template: {
+        metadata: { labels: { app: name } },
+        spec: { schedulerName: SCHEDULER, terminationGracePeriodSeconds: 0, containers: [{ name: 'c', image: 'busybox', resources: { requests: { cpu: '10m' } } }], ...podSpec },
+      },
+    },
+  };
+}
+
+/** Pods per zone, as "zone=n" sorted. */
+const perZone = (placed: Map<string, string>) => {
+  const counts = new Map<string, number>();
+  for (const z of placed.values()) counts.set(z, (counts.get(z) ?? 0) + 1);
+  return [...counts].sort(([a], [b]) => a.localeCompare(b)).map(([z, n]) => `${z}=${n}`).join(' ');
+};
+
+for (const k of kubeVersions()) describe(`[${k.version}] a cluster shaped like production: pools in some zones, tainted zones, affinity`, () => {
+  const cp = new ControlPlane(k.bin);
+  let kube: Kube;
+  let zones: Map<string, string>;
+
+  before(async () => {
+    await cp.up([{ name: SCHEDULER, extender: true }]);
+    kube = new Kube(cp.api);
+    zones = await addPools(kube, PRODUCTION_POOLS);
+    await kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'prod' } });
+  });
+  after(() => tearDown(cp));
+
+  const bound = (app: string, count: number) => kube.bound('prod', `app=${app}`, count, zones, 90_000);
+  const explain = async (pod: string) => (await fetch(`${cp.zonekeeper!.admin}/debug/explain?pod=prod/${pod}`)).json() as Promise<Obj>;
+
+  it('a StatefulSet without constraints: 6 bound 2/2/2 in a, b, c; the control plane\'s zone-d is not in its list', async () => {
+    await kube.create(statefulSet('prod', 'plain', 6));
+    assert.equal(perZone(await bound('plain', 6)), 'zone-a=2 zone-b=2 zone-c=2');
+    assert.deepEqual((await kube.frozenZones('apps/v1', 'StatefulSet', 'prod', 'plain')).sort(), ['zone-a', 'zone-b', 'zone-c']);
+    const e = await explain('plain-0');
+    assert.deepEqual(e.zones.excluded, ['zone-d']);
+    assert.equal(e.failed['control-plane-d-1'], 'taint: node has a taint the pod does not tolerate');
+  });
+
+  it('a StatefulSet on the tainted db pool (node selector + toleration): 4 bound 2/2 in a and b', async () => {
+    await kube.create(statefulSet('prod', 'pooled', 4, DB_POOL));
+    const placed = await bound('pooled', 4);
+    assert.equal(perZone(placed), 'zone-a=2 zone-b=2');
+    assert.deepEqual((await kube.frozenZones('apps/v1', 'StatefulSet', 'prod', 'pooled')).sort(), ['zone-a', 'zone-b']);
+    const nodes = new Set((await kube.podsOf('prod', 'app=pooled')).map((p) => p.spec.nodeName));
+    assert.deepEqual([...nodes].sort(), ['db-a-1', 'db-b-1']);
+  });
+
+  it('a StatefulSet restricted by required node affinity to zones a and b: 4 bound 2/2', async () => {
+    const affinity = { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ ...zoneTerm('zone-a').matchExpressions[0], values: ['zone-a', 'zone-b'] }] }] } } };
+    await kube.create(statefulSet('prod', 'affine', 4, { affinity }));
+    assert.equal(perZone(await bound('affine', 4)), 'zone-a=2 zone-b=2');
+  });
+
+  it('a StatefulSet with its own zone spread constraint (nodeTaintsPolicy Honor): 6 bound 2/2/2, then 6 → 4 → 7 all bound', async () => {
+    const topologySpreadConstraints = [{
+      maxSkew: 1, topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'DoNotSchedule',
+      nodeTaintsPolicy: 'Honor', labelSelector: { matchLabels: { app: 'spread' } },
+    }];
+    await kube.create(statefulSet('prod', 'spread', 6, { topologySpreadConstraints }));
+    assert.equal(perZone(await bound('spread', 6)), 'zone-a=2 zone-b=2 zone-c=2');
+    await kube.scale('StatefulSet', 'prod', 'spread', 4);
+    await bound('spread', 4);
+    await kube.scale('StatefulSet', 'prod', 'spread', 7);
+    const placed = await bound('spread', 7);
+    // Every ordinal on its pin: ordinal i in L[i mod 3], so the list's first zone holds the seventh.
+    const list = await kube.frozenZones('apps/v1', 'StatefulSet', 'prod', 'spread');
+    assert.equal(list.length, 3);
+    for (const [pod, zone] of placed) assert.equal(zone, list[Number(pod.split('-').pop()) % 3], pod);
+  });
+
+  it('a Deployment with preferences {"*": weight 1}: 2/2/2, and `zonekeeper audit` finds nothing at risk', async () => {
+    const web = deployment('prod', 'web', 6);
+    web.metadata.annotations = { 'zonekeeper.io/zone-preferences': JSON.stringify({ zones: { '*': { weight: 1 } } }) };
+    await kube.create(web);
+    assert.equal(perZone(await bound('web', 6)), 'zone-a=2 zone-b=2 zone-c=2');
+    const audit = spawnSync(process.execPath, [cli, 'audit', '--kubeconfig', cp.kubeconfig, '-n', 'prod', '-o', 'json'], { encoding: 'utf8', timeout: 120_000 });
+    assert.equal(audit.status, 0, audit.stdout + audit.stderr);
+    const health = JSON.parse(audit.stdout).health as Obj[];
+    assert.equal(health.length, 5);
+    for (const h of health) assert.equal(h.atRisk, false, `${h.key}: ${h.reason}`);
+    const webHealth = health.find((h) => h.key === 'prod/Deployment/web')!;
+    assert.deepEqual([webHealth.zones, webHealth.wanted], [3, 3]);
+  });
+
+  it('a listed zone no node fits (zone-e, a node group scaled to zero): the pinned pod waits with a reason that says so, and an Event names the zone', async () => {
+    await kube.create({ ...statefulSet('prod', 'listed', 4), metadata: { name: 'listed', namespace: 'prod', annotations: { 'zonekeeper.io/zones': 'zone-a,zone-b,zone-c,zone-e' } } });
+    await bound('listed', 3).catch(() => undefined);
+    const placed = new Map((await kube.podsOf('prod', 'app=listed')).map((p) => [p.metadata.name as string, p.spec.nodeName as string | undefined]));
+    assert.equal(placed.get('listed-3'), undefined, 'listed-3 is pinned to zone-e');
+    assert.equal([...placed.values()].filter(Boolean).length, 3);
+    const e = await explain('listed-3');
+    assert.match(e.summary, /^pinned: ordinal 3 → zone-e \(4 zones\): no node in zone-e fits/);
+    assert.deepEqual(e.zones.unusable, ['zone-e']);
+    const warned = await eventually('a NoEligibleNode Event on listed', async () =>
+      (await kube.list('v1', 'Event', 'prod')).find((ev) => ev.reason === 'NoEligibleNode' && ev.involvedObject.name === 'listed'));
+    assert.match(warned.message, /no node in zone-e fits/);
+  });
+});
