@@ -126,6 +126,11 @@ export const configSchema = z.strictObject({
     zoneStableSeconds: z.number().min(0).default(300),
     intervalSeconds: positive.default(5),
   }).prefault({}),
+  gate: z.strictObject({
+    enabled: z.boolean().default(true),
+    intervalSeconds: positive.default(5),
+    patchesPerSecond: positive.default(50),
+  }).prefault({}),
   metrics: z.strictObject({
     maxWorkloadSeries: z.number().int().min(0).default(1000),
   }).prefault({}),

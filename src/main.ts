@@ -15,6 +15,7 @@ import { clusterWatch, type SourceChoice } from './sourceChoice.js';
 
 export { chooseSource, DEMO_CLUSTER, type SourceChoice } from './sourceChoice.js';
 import { createExtender } from './extender/extender.js';
+import { zoneGateKeeper } from './extender/zoneGateKeeper.js';
 import type { Logger } from './logger.js';
 import { createMetrics, registerHealthGauges, registerStateGauges, type Metrics } from './metrics.js';
 import { kubernetesAuthorizer } from './server/adminAuth.js';
@@ -133,6 +134,9 @@ export async function startServer(config: Config, choice: SourceChoice, log: Log
   const repair = config.rebalance.enabled && api
     ? repairController(api, source, layoutHealth, extender.state, { record: actuator.recordEvent }, config.rebalance, log, metrics) : undefined;
   if (repair) controllers.push(repair);
+  const gate = config.gate.enabled && api
+    ? zoneGateKeeper(api, source, (pod) => extender.decideGate(pod), { record: actuator.recordEvent }, config.gate, log, metrics) : undefined;
+  if (gate) controllers.push(gate);
   if (config.rebalance.enabled && !api) log.warn('rebalance needs a cluster to evict in; off for a file source');
   const writers = controllers.length > 0 && api ? startWriters(api, config, log, metrics, controllers) : undefined;
   registerStateGauges(metrics, source, () => extender.state.reservations.size());

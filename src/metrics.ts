@@ -13,6 +13,7 @@ export interface Metrics {
   pinVolumeConflicts: Counter<'namespace' | 'workload'>;
   invalidPreferences: Counter<'namespace' | 'workload'>;
   actuatorWrites: Counter<'action' | 'result'>;
+  gateDecisions: Counter<'outcome'>;
   leader: Gauge;
   rebalanceEvictions: Counter<'result'>;
 }
@@ -81,6 +82,12 @@ export function createMetrics(opts: { defaults?: boolean } = {}): Metrics {
       name: 'zonekeeper_actuator_writes_total',
       help: 'Writes to the API server by action and result.',
       labelNames: ['action', 'result'],
+      registers: [registry],
+    }),
+    gateDecisions: new Counter({
+      name: 'zonekeeper_gate_decisions_total',
+      help: 'Gated pods decided, by outcome: zone, subset, as-is (lifted unchanged), waiting (kept gated).',
+      labelNames: ['outcome'],
       registers: [registry],
     }),
   };

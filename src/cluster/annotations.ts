@@ -17,6 +17,9 @@ export const ANNOTATION = {
   kruiseMatched: 'apps.kruise.io/matched-workloadspread',
 } as const;
 
+/** The scheduling gate that holds a pod until zonekeeper has written its zone into its spec (docs/design.md#the-zone-gate). */
+export const ZONE_GATE = 'zonekeeper.io/zone';
+
 export const POD_INDEX_LABEL = 'apps.kubernetes.io/pod-index';
 export const ZONE_LABEL = 'topology.kubernetes.io/zone';
 /** The zone labels a node or PV may carry, current first: a PV's legacy labels name its zones. */

@@ -1,7 +1,7 @@
 // Raw JSON from the API server (or a file, or a request) to the slim objects of objects.ts:
 // everything a policy does not read is dropped on arrival, repeated strings are shared.
 
-import { ANNOTATION, POD_INDEX_LABEL, ZONE_LABEL, ZONE_LABELS } from './annotations.js';
+import { ANNOTATION, POD_INDEX_LABEL, ZONE_GATE, ZONE_LABEL, ZONE_LABELS } from './annotations.js';
 import { parsePreferences, type ParsedPreferences } from './zonePreferences.js';
 import { isWorkloadKindName, workloadKindOf, WORKLOAD_KINDS, type KindSpec, type WorkloadKind } from './kinds.js';
 import {
@@ -231,6 +231,7 @@ export function slimPod(o: Raw, share = intern): SlimPod {
     kruiseMatch: kruiseMatch(meta.annotations),
     tolerations: share === unshared ? tolerations(o.spec?.tolerations) : sharedTolerations(o.spec?.tolerations),
     selection: nodeSelection(o.spec, share !== unshared),
+    gated: Array.isArray(o.spec?.schedulingGates) && o.spec.schedulingGates.some((g: Raw) => g?.name === ZONE_GATE),
   };
 }
 

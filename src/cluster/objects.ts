@@ -79,6 +79,8 @@ export interface SlimPod {
    * (most carry the same two defaults) and keep at most CACHED_TOLERATIONS of them.
    */
   tolerations: readonly Toleration[];
+  /** It carries the scheduling gate zonekeeper.io/zone: held until zonekeeper writes its zone. */
+  gated: boolean;
   /** Its node selector and required node affinity; undefined when it sets neither. Shared between equal pods. */
   selection: NodeSelection | undefined;
 }

@@ -1,7 +1,8 @@
 import type { Logger } from 'pino';
 import type { Actuator } from '../actuator/actuator.js';
 import { pendingPod, slimNode, unshared } from '../cluster/convert.js';
-import { type PendingPod } from '../cluster/objects.js';
+import { type PendingPod, type SlimPod } from '../cluster/objects.js';
+import { gateDecision, schedulableNodes, volumeStillMoving, type GateDecision } from '../placement/zoneGate.js';
 import type { SnapshotSource } from '../cluster/source.js';
 import type { Config } from '../config.js';
 import type { Metrics } from '../metrics.js';
@@ -255,6 +256,34 @@ export function createExtender(deps: ExtenderDeps) {
         more, podsPerAnswer: LAYOUT_PODS_PER_ANSWER,
         layouts: layouts.map((l) => ({ ...l, conflicts: conflicts.filter((x) => x.workload === workloadKey(l.workload)) })),
       };
+    },
+
+    /**
+     * A gated pod's decision (docs/design.md#the-zone-gate): the filter's policy code over the
+     * schedulable cached nodes; an instance ID is assigned first, as the filter does. A decided
+     * verdict's effects (reservation, list freeze) are carried out; nothing is decided blind.
+     */
+    async decideGate(cached: SlimPod): Promise<GateDecision> {
+      const args: ExtenderArgs = { Pod: { metadata: { name: cached.name, namespace: cached.namespace, uid: cached.uid } }, NodeNames: [] };
+      if (!source.ready()) return { kind: 'wait', why: source.synced() ? STALE : NOT_SYNCED };
+      const moving = volumeStillMoving(cached, source.snapshot);
+      if (moving) return { kind: 'wait', why: moving };
+      const decide = (pod: PendingPod) => {
+        const input = state.inputOf(pod, schedulableNodes(source.snapshot));
+        return { input, model: podModel(pod, source.snapshot, settings, { pendingFreezes: input.pendingFreezes, forPlacement: true }) };
+      };
+      const request = ids.known(cached);
+      let { input, model } = decide(request);
+      if (ids.needsId(request, model)) {
+        const ensured = await ids.ensure(request, model);
+        if (ensured.error !== undefined) return { kind: 'wait', why: ensured.error };
+        ({ input, model } = decide(ensured.pod));
+      }
+      const v = filterNodes(input, model);
+      const d = gateDecision(v);
+      if (d.kind !== 'wait') state.apply(input, v);
+      record(decision('gate', args, v, { outcome: d.kind === 'wait' ? 'waiting' : 'ungated' }));
+      return d;
     },
 
     /** A dry-run filter of a cached pod against every cached node: nothing is reserved or written. */

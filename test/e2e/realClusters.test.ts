@@ -104,7 +104,7 @@ for (const k of kubeVersions()) describe(`[${k.version}] a cluster shaped like p
 
   it('a listed zone no node fits (zone-e, a node group scaled to zero): the pinned pod waits with a reason that says so, and an Event names the zone', async () => {
     await kube.create({ ...statefulSet('prod', 'listed', 4), metadata: { name: 'listed', namespace: 'prod', annotations: { 'zonekeeper.io/zones': 'zone-a,zone-b,zone-c,zone-e' } } });
-    await bound('listed', 3).catch(() => undefined);
+    await eventually('three of listed bound', async () => (await kube.podsOf('prod', 'app=listed')).filter((p) => p.spec.nodeName).length === 3);
     const placed = new Map((await kube.podsOf('prod', 'app=listed')).map((p) => [p.metadata.name as string, p.spec.nodeName as string | undefined]));
     assert.equal(placed.get('listed-3'), undefined, 'listed-3 is pinned to zone-e');
     assert.equal([...placed.values()].filter(Boolean).length, 3);

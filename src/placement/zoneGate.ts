@@ -1,0 +1,111 @@
+import { ANNOTATION, ZONE_GATE } from '../cluster/annotations.js';
+import type { NodeSelectorTerm, SlimNode, SlimPod, Toleration } from '../cluster/objects.js';
+import type { Snapshot } from '../cluster/store.js';
+import type { Candidates } from './policy.js';
+import type { FilterVerdict } from './verdict.js';
+
+// The zone gate (docs/design.md#the-zone-gate): a gated pod's zone is decided by the filter's own
+// policy code, then written into its spec, where every other component (the default scheduler,
+// Cluster Autoscaler, Karpenter, preemption) reads it. This file is the pure part: what to write.
+
+/** What the gate does with a gated pod. */
+export type GateDecision =
+  /** Write the zone as a nodeSelector entry on the workload's topology key. */
+  | { kind: 'zone'; topologyKey: string; zone: string; why: string }
+  /** Merge a WorkloadSpread subset's required term into every required term, as Kruise's webhook does. */
+  | { kind: 'subset'; workloadSpread: string; subset: string; term: NodeSelectorTerm | undefined; tolerations: readonly Toleration[]; why: string }
+  /** Lift the gate, spec unchanged: no policy covers the pod, or its volumes decide alone. */
+  | { kind: 'as-is'; why: string }
+  /** Keep the gate: the decision waits (a volume not bound yet, every zone at its limit, a cache behind). */
+  | { kind: 'wait'; why: string };
+
+/** The gate's decision from the filter's verdict over the cluster's schedulable nodes. */
+export function gateDecision(v: FilterVerdict): GateDecision {
+  if (!v.managed) return { kind: 'as-is', why: v.summary };
+  if (v.subset) {
+    const { ws, subset } = v.subset;
+    return { kind: 'subset', workloadSpread: ws.name, subset: subset.name, term: subset.requiredNodeSelectorTerm, tolerations: subset.tolerations, why: v.summary };
+  }
+  const topologyKey = v.model?.zones().topologyKey;
+  if (v.zone !== undefined && topologyKey) return { kind: 'zone', topologyKey, zone: v.zone, why: v.summary };
+  // Nodes pass but no single zone decides (a volume spanning zones): the spec's own terms do.
+  if (v.passed.length > 0) return { kind: 'as-is', why: v.summary };
+  return { kind: 'wait', why: v.summary };
+}
+
+/**
+ * A claim whose volume may still move: an Immediate-binding claim not bound yet (its PV is
+ * chosen without the pod). A zone written into the spec cannot be taken back, so the gate waits.
+ */
+export function volumeStillMoving(pod: SlimPod, snapshot: Snapshot): string | undefined {
+  for (const claim of pod.claims) {
+    const pvc = snapshot.pvc(pod.namespace, claim);
+    if (!pvc || pvc.volumeName || snapshot.pvForClaim(pod.namespace, claim)) continue;
+    const sc = pvc.storageClassName ? snapshot.storageClass(pvc.storageClassName) : undefined;
+    if (!sc?.waitForFirstConsumer) return `claim ${claim} is not bound yet (Immediate binding): the zone waits for its volume`;
+  }
+  return undefined;
+}
+
+/** The nodes a gated pod's zone is decided over: every cached node that is Ready and not cordoned, whatever its free room. */
+export function schedulableNodes(snapshot: Snapshot): Candidates {
+  const all = snapshot.nodesBySlot();
+  const names: string[] = [], nodes: SlimNode[] = [], slots: number[] = [];
+  for (let slot = 0; slot < all.length; slot++) {
+    const n = all[slot];
+    if (!n || !n.ready || n.unschedulable) continue;
+    names.push(n.name);
+    nodes.push(n);
+    slots.push(slot);
+  }
+  return { names, nodes, slots: Int32Array.from(slots) };
+}
+
+type Raw = Record<string, any>;
+
+/** `term`'s requirements added to each of `terms` (they are ORed, so each must narrow), or `term` alone. */
+export function mergedTerms(terms: readonly Raw[] | undefined, term: NodeSelectorTerm): Raw[] {
+  if (!terms || terms.length === 0) return [{ ...(term.matchExpressions.length ? { matchExpressions: term.matchExpressions } : {}), ...(term.matchFields.length ? { matchFields: term.matchFields } : {}) }];
+  return terms.map((t) => ({
+    ...t,
+    ...(term.matchExpressions.length ? { matchExpressions: [...(t.matchExpressions ?? []), ...term.matchExpressions] } : {}),
+    ...(term.matchFields.length ? { matchFields: [...(t.matchFields ?? []), ...term.matchFields] } : {}),
+  }));
+}
+
+/** Why a decision cannot be written into this pod's spec as it is, or undefined. */
+export function unwritable(pod: Raw, d: GateDecision): string | undefined {
+  if (d.kind !== 'zone') return undefined;
+  const have = pod.spec?.nodeSelector?.[d.topologyKey];
+  return have !== undefined && have !== d.zone ? `its nodeSelector already says ${d.topologyKey}=${have}, not ${d.zone}` : undefined;
+}
+
+/**
+ * The merge patch that writes a decision into the pod and lifts the gate, conditional on the
+ * resourceVersion read (Kubernetes lets a gated pod's nodeSelector gain keys and its required
+ * node affinity narrow: KEP-3521, KEP-3838). Other gates stay.
+ */
+export function gatePatch(pod: Raw, d: Exclude<GateDecision, { kind: 'wait' }>): Raw {
+  const gates = (Array.isArray(pod.spec?.schedulingGates) ? pod.spec.schedulingGates : []).filter((g: Raw) => g?.name !== ZONE_GATE);
+  const spec: Raw = { schedulingGates: gates.length > 0 ? gates : null };
+  const metadata: Raw = { resourceVersion: pod.metadata?.resourceVersion };
+  if (d.kind === 'zone' && unwritable(pod, d) === undefined) spec.nodeSelector = { [d.topologyKey]: d.zone };
+  if (d.kind === 'subset') {
+    const required = pod.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms;
+    if (d.term) spec.affinity = { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: mergedTerms(required, d.term) } } };
+    if (d.tolerations.length > 0) spec.tolerations = [...(Array.isArray(pod.spec?.tolerations) ? pod.spec.tolerations : []), ...d.tolerations.map(asWritten)];
+    // As OpenKruise's webhook marks the pod: the subset counts it from now on, bound or not.
+    metadata.annotations = { [ANNOTATION.kruiseMatched]: JSON.stringify({ name: d.workloadSpread, subset: d.subset }) };
+  }
+  return { metadata, spec };
+}
+
+/** A toleration as the API takes it: empty fields left out. */
+function asWritten(t: Toleration): Raw {
+  const out: Raw = {};
+  if (t.key) out.key = t.key;
+  if (t.operator) out.operator = t.operator;
+  if (t.value) out.value = t.value;
+  if (t.effect) out.effect = t.effect;
+  return out;
+}

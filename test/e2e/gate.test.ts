@@ -1,0 +1,116 @@
+// End-to-end: the zone gate with the cluster's default kube-scheduler alone, no extender
+// configured (docs/design.md#the-zone-gate). zonekeeper decides each gated pod's zone and writes
+// it into the pod's spec; the default scheduler, reading only the spec, must honour every pin.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { ControlPlane, kubeVersions } from './controlPlane.js';
+import { eventually, Kube, type Obj } from './kube.js';
+import { addPools, PRODUCTION_POOLS, preBoundVolume, tearDown } from './workloads.js';
+
+const GATE = { schedulingGates: [{ name: 'zonekeeper.io/zone' }] };
+const ZONE = 'topology.kubernetes.io/zone';
+const container = { name: 'c', image: 'busybox', resources: { requests: { cpu: '10m' } } };
+
+/** A gated StatefulSet for the default scheduler (no schedulerName). */
+function statefulSet(namespace: string, name: string, replicas: number, extra: Obj = {}): Obj {
+  return {
+    apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name, namespace },
+    spec: {
+      replicas, serviceName: name, podManagementPolicy: 'Parallel', selector: { matchLabels: { app: name } },
+      template: { metadata: { labels: { app: name } }, spec: { ...GATE, terminationGracePeriodSeconds: 0, containers: [container], ...extra.podSpec } },
+      ...extra.spec,
+    },
+  };
+}
+
+function deployment(namespace: string, name: string, replicas: number, annotations: Record<string, string> = {}, gated = true): Obj {
+  return {
+    apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name, namespace, annotations },
+    spec: {
+      replicas, selector: { matchLabels: { app: name } },
+      template: { metadata: { labels: { app: name } }, spec: { ...(gated ? GATE : {}), terminationGracePeriodSeconds: 0, containers: [container] } },
+    },
+  };
+}
+
+const perZone = (placed: Map<string, string>) => {
+  const counts = new Map<string, number>();
+  for (const z of placed.values()) counts.set(z, (counts.get(z) ?? 0) + 1);
+  return [...counts].sort(([a], [b]) => a.localeCompare(b)).map(([z, n]) => `${z}=${n}`).join(' ');
+};
+
+for (const k of kubeVersions()) describe(`[${k.version}] the zone gate with the default scheduler and no extender`, () => {
+  const cp = new ControlPlane(k.bin);
+  let kube: Kube;
+  let zones: Map<string, string>;
+  const NS = 'gated';
+
+  before(async () => {
+    await cp.up([{ name: 'default-scheduler', extender: false }]);
+    kube = new Kube(cp.api);
+    zones = await addPools(kube, PRODUCTION_POOLS);
+    await kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
+  });
+  after(() => tearDown(cp));
+
+  const bound = (app: string, count: number) => kube.bound(NS, `app=${app}`, count, zones, 90_000);
+  const pods = (app: string) => kube.podsOf(NS, `app=${app}`);
+
+  it('a gated StatefulSet: every ordinal on its pin (ordinal i in L[i mod 3]), the zone written into its nodeSelector and the gate gone', async () => {
+    await kube.create(statefulSet(NS, 'db', 6));
+    const placed = await bound('db', 6);
+    const list = await kube.frozenZones('apps/v1', 'StatefulSet', NS, 'db');
+    assert.deepEqual([...list].sort(), ['zone-a', 'zone-b', 'zone-c']);
+    for (const [pod, zone] of placed) assert.equal(zone, list[Number(pod.split('-').pop()) % 3], pod);
+    for (const p of await pods('db')) {
+      assert.equal(p.spec.nodeSelector?.[ZONE], placed.get(p.metadata.name), `${p.metadata.name}'s nodeSelector`);
+      assert.equal(p.spec.schedulingGates, undefined);
+    }
+  });
+
+  it('a bound volume decides before the pin: every pod with its PV in zone-c lands in zone-c', async () => {
+    for (const i of [0, 1, 2]) await kube.create(preBoundVolume(NS, `data-vol-${i}`, 'zone-c'));
+    await kube.create(statefulSet(NS, 'vol', 3, {
+      podSpec: { containers: [{ ...container, volumeMounts: [{ name: 'data', mountPath: '/data' }] }] },
+      spec: { volumeClaimTemplates: [{ metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], storageClassName: '', resources: { requests: { storage: '1Gi' } } } }] },
+    }));
+    assert.equal(perZone(await bound('vol', 3)), 'zone-c=3');
+    for (const p of await pods('vol')) assert.equal(p.spec.nodeSelector?.[ZONE], 'zone-c');
+  });
+
+  it('a Deployment with zone preferences: 2/2/2; with instance IDs: each ID in its zone of the list', async () => {
+    await kube.create(deployment(NS, 'web', 6, { 'zonekeeper.io/zone-preferences': JSON.stringify({ zones: { '*': { weight: 1 } } }) }));
+    assert.equal(perZone(await bound('web', 6)), 'zone-a=2 zone-b=2 zone-c=2');
+    await kube.create(deployment(NS, 'ids', 6, { 'zonekeeper.io/instance-ids': 'true' }));
+    const placed = await bound('ids', 6);
+    const list = await kube.frozenZones('apps/v1', 'Deployment', NS, 'ids');
+    const ids = new Set<number>();
+    for (const p of await pods('ids')) {
+      const id = Number(p.metadata.annotations?.['zonekeeper.io/instance-id']);
+      ids.add(id);
+      assert.equal(placed.get(p.metadata.name), list[id % list.length], `${p.metadata.name} (instance ID ${id})`);
+    }
+    assert.deepEqual([...ids].sort(), [0, 1, 2, 3, 4, 5]);
+  });
+
+  it('a gated pod no policy covers is lifted unchanged and says so; one no zone may take stays gated with its reason', async () => {
+    await kube.create(deployment(NS, 'plain', 1));
+    await bound('plain', 1);
+    const [plain] = await pods('plain');
+    assert.equal(plain!.spec.nodeSelector, undefined);
+    const lifted = await eventually('a ZoneGateLifted Event', async () => (await kube.list('v1', 'Event', NS)).find((e) => e.reason === 'ZoneGateLifted' && e.involvedObject.name === plain!.metadata.name));
+    assert.match(lifted.message, /without a zone: not managed/);
+    // zone-a takes one pod, every other zone none: the second pod waits, gated.
+    await kube.create(deployment(NS, 'capped', 2, { 'zonekeeper.io/zone-preferences': JSON.stringify({ zones: { 'zone-a': { weight: 1, maxReplicas: 1 } } }) }));
+    await eventually('one capped pod bound, one gated', async () => {
+      const now = await pods('capped');
+      return now.length === 2 && now.filter((p) => p.spec.nodeName).length === 1;
+    });
+    const capped = await pods('capped');
+    const gated = capped.filter((p) => p.spec.schedulingGates?.length);
+    assert.equal(gated.length, 1, 'one pod still gated');
+    assert.equal(capped.filter((p) => p.spec.nodeName).map((p) => zones.get(p.spec.nodeName)).join(), 'zone-a');
+    const waiting = await eventually('a ZoneGateWaiting Event', async () => (await kube.list('v1', 'Event', NS)).find((e) => e.reason === 'ZoneGateWaiting' && e.involvedObject.name === gated[0]!.metadata.name));
+    assert.match(waiting.message, /every zone is at its limit/);
+  });
+});
