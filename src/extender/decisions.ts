@@ -7,7 +7,7 @@ const SAMPLE = 20;
 /** One filter or prioritize answer, kept for /debug/decisions. */
 export interface Decision {
   at: string;
-  verb: 'filter' | 'prioritize' | 'explain' | 'gate';
+  verb: 'filter' | 'prioritize' | 'preempt' | 'explain' | 'gate';
   mode: 'NodeNames' | 'Nodes';
   pod: string;
   uid: string;

@@ -25,6 +25,7 @@ import { maxCandidates, namesMode, type ExtenderArgs } from './wire/args.js';
 import { encodeError, encodeFilterResult, encodePriorities, quotedNames } from './wire/encoding.js';
 import type { AnsweredNames } from './wire/namesSection.js';
 import { pickResult, type PickResult } from './wire/picker.js';
+import { encodePreemptionResult, type MetaVictims, type PreemptionArgs } from './wire/preemption.js';
 import type { RawObject } from './wire/validation.js';
 
 export const NOT_SYNCED = 'zonekeeper: cluster cache not synced yet; the pod will be retried';
@@ -52,6 +53,8 @@ export interface ExtenderService {
   filter(args: ExtenderArgs): Promise<string>;
   /** The HostPriorityList as JSON text. */
   prioritize(args: ExtenderArgs): string;
+  /** The ExtenderPreemptionResult as JSON text: the candidate nodes the pod may use. */
+  preempt(args: PreemptionArgs): string;
   /** KEP-3189 pod picker over the cache; undefined until the cache has synced. */
   pickPodsToRemove(namespace: string, n: number, candidates: readonly string[]): PickResult | undefined;
   /** A dry-run filter of a cached pod against every cached node; undefined for a pod not cached. */
@@ -225,6 +228,29 @@ export function createExtender(deps: ExtenderDeps) {
       record(decision('prioritize', args, v, { scores: firstScores(names, scores) }));
       const { nodes } = input.candidates;
       return encodePriorities(names, scores, (i) => nodes[i] !== undefined);
+    },
+
+    /**
+     * Preemption (docs/design.md#preemption): of kube-scheduler's candidate nodes, those the
+     * pod may use; a node only an unresolvable rule rejects (a pin, a volume, the pod's own
+     * affinity) is dropped, whatever victims it offers. Nothing is reserved; on a cache that is
+     * not ready no candidate is kept.
+     */
+    preempt(args: PreemptionArgs): string {
+      const names = [...args.candidates.keys()];
+      const call: ExtenderArgs = { Pod: args.Pod, NodeNames: names };
+      if (!source.ready()) {
+        record(decision('preempt', call, undefined, { error: source.synced() ? STALE : NOT_SYNCED }));
+        return encodePreemptionResult(new Map());
+      }
+      const pod = ids.known(pendingPod(args.Pod));
+      const v = filterNodes(state.inputOf(pod, candidatesNamed(names, source.snapshot)));
+      const allowed = new Set(v.passed);
+      for (const [r, rejected] of v.rejected) if (!r.unresolvable && r.rule !== 'cache') for (const n of rejected) allowed.add(n);
+      const kept = new Map<string, MetaVictims>();
+      for (const [node, victims] of args.candidates) if (allowed.has(node)) kept.set(node, victims);
+      record(decision('preempt', call, v, { passed: { count: kept.size, sample: [...kept.keys()].slice(0, 20) } }));
+      return encodePreemptionResult(kept);
     },
 
     /** KEP-3189 pod picker over the cache; undefined until the cache has synced. */

@@ -10,7 +10,10 @@ export function unboundReservations(model: Pick<WorkloadFacts, 'key'>, reservati
 
 export interface ZoneOccupancy { bound: number; reserved: number }
 
-/** Seats taken per zone: bound pods and unbound reservations (zones outside the list too); `exclude` is the pod being placed. */
+/**
+ * Seats taken per zone: bound pods, unbound reservations and unbound pods whose spec names their
+ * zone (zones outside the list too); `exclude` is the pod being placed.
+ */
 export function zoneOccupancy(model: WorkloadFacts, topologyKey: string, snapshot: Snapshot, reservations: ReservationView, exclude = ''): Map<string, ZoneOccupancy> {
   const out = new Map<string, ZoneOccupancy>();
   const at = (zone: string) => out.get(zone) ?? out.set(zone, { bound: 0, reserved: 0 }).get(zone)!;
@@ -19,6 +22,15 @@ export function zoneOccupancy(model: WorkloadFacts, topologyKey: string, snapsho
     const zone = node && zoneOf(node, topologyKey);
     if (zone !== undefined) at(zone).bound += n;
   }
-  for (const r of unboundReservations(model, reservations, snapshot, exclude)) if (r.zone) at(r.zone).reserved++;
+  const reserved = new Set<string>();
+  for (const r of unboundReservations(model, reservations, snapshot, exclude)) {
+    reserved.add(r.uid);
+    if (r.zone) at(r.zone).reserved++;
+  }
+  // An unbound pod whose spec names its zone (the zone gate wrote it) holds that seat until it binds.
+  for (const p of model.pods()) {
+    const zone = p.nodeName || p.uid === exclude || reserved.has(p.uid) ? undefined : p.selection?.nodeSelector[topologyKey];
+    if (zone !== undefined) at(zone).reserved++;
+  }
   return out;
 }

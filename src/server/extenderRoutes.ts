@@ -6,12 +6,13 @@ import { releaseAfterLargeBody } from '../common/memory.js';
 import type { ExtenderService } from '../extender/extender.js';
 import { parseArgs, parseJson, type ExtenderArgs } from '../extender/wire/args.js';
 import { parsePickRequest } from '../extender/wire/picker.js';
+import { parsePreemptionArgs } from '../extender/wire/preemption.js';
 import type { Metrics } from '../metrics.js';
 import { requireAuthorization, type AdminAuthorizer } from './adminAuth.js';
 import { errorResponse, failWith } from './httpErrors.js';
 import { readBody } from './requestBody.js';
 
-export type Verb = 'filter' | 'prioritize' | 'downscale-pod-picker';
+export type Verb = 'filter' | 'prioritize' | 'preempt' | 'downscale-pod-picker';
 
 export interface BodyLimits { bodyLimitBytes: number; pickerBodyLimitBytes: number }
 
@@ -20,7 +21,7 @@ const JSON_TYPE = { 'content-type': 'application/json' };
 /** The verbs' answers are ASCII (encoding.ts): as Latin-1 they are bytes by a plain copy, no UTF-8 pass. */
 const asciiBytes = (text: string) => Buffer.from(text, 'latin1');
 
-const ROUTES = 'the routes are POST /filter, POST /prioritize and POST /v1/downscale-pod-picker/{namespace}';
+const ROUTES = 'the routes are POST /filter, POST /prioritize, POST /preempt and POST /v1/downscale-pod-picker/{namespace}';
 
 type Answer<T> = (input: T, c: Context) => Response | Promise<Response>;
 
@@ -77,8 +78,10 @@ export function extenderRoutes(ext: ExtenderService, metrics: Metrics, log: Logg
     (text) => parseArgs(text, ext.maxCandidates(), name === 'prioritize' ? ext.answeredNames() : undefined), answer);
   app.post('/filter', verb('filter', async (args, c) => c.body(asciiBytes(await ext.filter(args)), 200, JSON_TYPE)));
   app.post('/prioritize', verb('prioritize', (args, c) => c.body(asciiBytes(ext.prioritize(args)), 200, JSON_TYPE)));
+  app.post('/preempt', verbRoute(metrics, 'preempt', limits.bodyLimitBytes, (text) => parsePreemptionArgs(text, ext.maxCandidates()),
+    (args, c) => c.body(asciiBytes(ext.preempt(args)), 200, JSON_TYPE)));
   app.post(PICKER_PATH, pickerRoute(ext, metrics, limits.pickerBodyLimitBytes));
-  return finish(app, ['/filter', '/prioritize', PICKER_PATH], ROUTES, log);
+  return finish(app, ['/filter', '/prioritize', '/preempt', PICKER_PATH], ROUTES, log);
 }
 
 /**

@@ -163,7 +163,8 @@ export class ControlPlane {
     return Number(/v1\.(\d+)\./.exec(out)?.[1] ?? 0);
   }
 
-  private start(name: string, cmd: string, args: string[], env: NodeJS.ProcessEnv = process.env): ChildProcess {
+  /** Starts a process beside the control plane (its log in `dir`), stopped with it. */
+  start(name: string, cmd: string, args: string[], env: NodeJS.ProcessEnv = process.env): ChildProcess {
     const log = openSync(join(this.dir, `${name}.log`), 'a');
     const child = spawn(cmd, args, { stdio: ['ignore', log, log], env });
     closeSync(log);

@@ -8,9 +8,9 @@ const PLURALS: Record<string, string> = {
   StatefulSet: 'statefulsets', Deployment: 'deployments', ReplicaSet: 'replicasets', StorageClass: 'storageclasses',
   Namespace: 'namespaces', WorkloadSpread: 'workloadspreads', CustomResourceDefinition: 'customresourcedefinitions', Event: 'events',
   CloneSet: 'clonesets', ServiceAccount: 'serviceaccounts', ClusterRole: 'clusterroles', ClusterRoleBinding: 'clusterrolebindings',
-  PodDisruptionBudget: 'poddisruptionbudgets',
+  PodDisruptionBudget: 'poddisruptionbudgets', PriorityClass: 'priorityclasses',
 };
-const CLUSTER_SCOPED = new Set(['Node', 'PersistentVolume', 'StorageClass', 'Namespace', 'CustomResourceDefinition', 'ClusterRole', 'ClusterRoleBinding']);
+const CLUSTER_SCOPED = new Set(['Node', 'PersistentVolume', 'StorageClass', 'Namespace', 'CustomResourceDefinition', 'ClusterRole', 'ClusterRoleBinding', 'PriorityClass']);
 
 export function pathOf(apiVersion: string, kind: string, namespace?: string, name?: string): string {
   const base = apiVersion.includes('/') ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
@@ -77,12 +77,12 @@ export class Kube {
   }
 
   /** A Node with zone labels, Ready, with `taints` and without the not-ready taint admission adds. */
-  async addNode(name: string, zone: string, extraLabels: Record<string, string> = {}, taints: Obj[] | null = null): Promise<void> {
+  async addNode(name: string, zone: string, extraLabels: Record<string, string> = {}, taints: Obj[] | null = null, cpu = '64'): Promise<void> {
     await this.create({ apiVersion: 'v1', kind: 'Node', metadata: { name, labels: { 'kubernetes.io/hostname': name, 'topology.kubernetes.io/zone': zone, ...extraLabels } } });
     const now = new Date().toISOString();
     await this.patch('v1', 'Node', undefined, name, {
       status: {
-        capacity: { cpu: '64', memory: '256Gi', pods: '500' }, allocatable: { cpu: '64', memory: '256Gi', pods: '500' },
+        capacity: { cpu, memory: '256Gi', pods: '500' }, allocatable: { cpu, memory: '256Gi', pods: '500' },
         conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'e2e', lastHeartbeatTime: now, lastTransitionTime: now }],
       },
     }, '/status');

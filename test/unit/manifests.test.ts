@@ -49,6 +49,13 @@ describe('manifests', () => {
     // The patch appends to the zonekeeper container's args: container 1 must be zonekeeper.
     assert.match(costs.patches[0].patch, /containers\/1\/args\/-[\s\S]*--manage-deletion-cost/);
     assert.equal(containers[1]!.name, 'zonekeeper');
+    // Gate-only: zonekeeper without the second kube-scheduler (container 0, volume 0, its ConfigMap).
+    const gateOnly = overlay('gate-only');
+    assert.deepEqual(gateOnly.resources, ['../../base']);
+    assert.match(gateOnly.patches[0].patch, /remove\s+path: \/spec\/template\/spec\/containers\/0[\s\S]*remove\s+path: \/spec\/template\/spec\/volumes\/0/);
+    assert.equal(containers[0]!.name, 'kube-scheduler');
+    assert.equal(deploy.spec.template.spec.volumes[0].configMap.name, 'zonekeeper-scheduler-config');
+    assert.match(gateOnly.patches[1].patch, /\$patch: delete[\s\S]*name: zonekeeper-scheduler-config/);
     const picker = overlay('picker');
     assert.deepEqual(picker.resources, ['../standalone', 'picker.yaml']);
     assert.match(picker.patches[0].patch, /containers\/1\/args\/-[\s\S]*--picker-listen=0\.0\.0\.0:8443/);

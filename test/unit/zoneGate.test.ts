@@ -1,0 +1,92 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { gatePatch, mergedTerms, unwritable, volumeStillMoving, type GateDecision } from '../../src/placement/zoneGate.js';
+import { slimPod } from '../../src/cluster/convert.js';
+import { deployment, nodes, pv, pvc, rsPod, statefulSet, storeOf, stsPod, workloadSpread, zoneSubset, type Raw } from '../support/builders.js';
+import { testApp } from '../support/app.js';
+
+// The zone gate's pure part (docs/design.md#the-zone-gate): the decision from the filter, the
+// patch that writes it, and when a volume keeps the pod gated.
+
+const ZONES = ['zone-a', 'zone-b', 'zone-c'];
+const ZONE = 'topology.kubernetes.io/zone';
+const GATES = [{ name: 'other.example/gate' }, { name: 'zonekeeper.io/zone' }];
+const gated = (raw: Raw, spec: Raw = {}) => ({ ...raw, metadata: { ...raw.metadata, resourceVersion: '42' }, spec: { ...raw.spec, schedulingGates: GATES, ...spec } });
+
+describe('the gate decides with the filter\'s own policy code', () => {
+  it('a StatefulSet pod: its seat\'s zone; a bound volume elsewhere: the volume\'s zone', async () => {
+    const store = storeOf([...nodes(ZONES, 1), statefulSet('db', 3, { annotations: { 'zonekeeper.io/zones': ZONES.join(',') } }),
+      pvc('data-db-1', { volumeName: 'pv-1' }), pv('pv-1', 'zone-c', { claim: 'data-db-1' })]);
+    const app = testApp(store);
+    const d0 = await app.extender.decideGate(slimPod(gated(stsPod('db', 0))));
+    assert.deepEqual([d0.kind, d0.kind === 'zone' && d0.zone, d0.kind === 'zone' && d0.topologyKey], ['zone', 'zone-a', ZONE]);
+    const d1 = await app.extender.decideGate(slimPod(gated(stsPod('db', 1, { claims: ['data-db-1'] }))));
+    assert.equal(d1.kind === 'zone' && d1.zone, 'zone-c', 'the volume wins over the pin to zone-b');
+  });
+
+  it('pinned even where no node is schedulable now (an autoscaler adds one)', async () => {
+    const offline = nodes(ZONES, 1).map((n) => (n.metadata.labels[ZONE] === 'zone-b' ? { ...n, spec: { unschedulable: true } } : n));
+    const app = testApp(storeOf([...offline, statefulSet('db', 3, { annotations: { 'zonekeeper.io/zones': ZONES.join(',') } })]));
+    const d = await app.extender.decideGate(slimPod(gated(stsPod('db', 1))));
+    assert.equal(d.kind === 'zone' && d.zone, 'zone-b');
+  });
+
+  it('waits: on a cache not synced, for an Immediate-binding claim not bound, when every zone is at its limit', async () => {
+    const notSynced = testApp(storeOf([...nodes(ZONES, 1), statefulSet('db', 3)]), { synced: () => false });
+    assert.equal((await notSynced.extender.decideGate(slimPod(gated(stsPod('db', 0))))).kind, 'wait');
+    const store = storeOf([...nodes(ZONES, 1), statefulSet('db', 3), pvc('data-db-0', { storageClassName: 'fast' })]);
+    const pod = slimPod(gated(stsPod('db', 0, { claims: ['data-db-0'] })));
+    assert.match(volumeStillMoving(pod, store)!, /claim data-db-0 is not bound yet \(Immediate binding\)/);
+    const d = await testApp(store).extender.decideGate(pod);
+    assert.equal(d.kind, 'wait');
+    const capped = { 'zonekeeper.io/zone-preferences': JSON.stringify({ zones: { 'zone-a': { weight: 1, maxReplicas: 1 } } }) };
+    const full = testApp(storeOf([...nodes(ZONES, 1), ...deployment('web', 2, capped), rsPod('web', 'bound', { nodeName: 'node-a-1' })]));
+    const w = await full.extender.decideGate(slimPod(gated(rsPod('web', 'x'))));
+    assert.equal(w.kind, 'wait');
+    assert.match(w.why, /every zone is at its limit/);
+  });
+
+  it('a pod no policy covers is lifted as it is; a WorkloadSpread pod gets its subset', async () => {
+    const store = storeOf([...nodes(ZONES, 1), ...deployment('web', 3), workloadSpread('ws', { kind: 'Deployment', name: 'web' }, [zoneSubset('a', 'zone-a', 1), zoneSubset('b', 'zone-b')]),
+      ...deployment('plain', 1)]);
+    const app = testApp(store);
+    assert.equal((await app.extender.decideGate(slimPod(gated(rsPod('plain', 'x'))))).kind, 'as-is');
+    const d = await app.extender.decideGate(slimPod(gated(rsPod('web', 'x'))));
+    assert.deepEqual([d.kind, d.kind === 'subset' && d.subset], ['subset', 'a']);
+  });
+});
+
+describe('the patch: the decision written into the spec, the gate lifted, in one conditional write', () => {
+  const zone: GateDecision & { kind: 'zone' } = { kind: 'zone', topologyKey: ZONE, zone: 'zone-b', why: '' };
+
+  it('a zone: a nodeSelector entry, other gates kept, the resourceVersion read', () => {
+    const patch = gatePatch(gated(stsPod('db', 1), { nodeSelector: { disk: 'ssd' } }), zone);
+    assert.deepEqual(patch, { metadata: { resourceVersion: '42' }, spec: { schedulingGates: [{ name: 'other.example/gate' }], nodeSelector: { [ZONE]: 'zone-b' } } });
+    const only = gatePatch({ metadata: { resourceVersion: '7' }, spec: { schedulingGates: [{ name: 'zonekeeper.io/zone' }] } }, zone);
+    assert.equal(only.spec.schedulingGates, null, 'the last gate: the field is removed');
+  });
+
+  it('a nodeSelector that already names another zone is left (it may only gain keys), and said', () => {
+    const pod = gated(stsPod('db', 1), { nodeSelector: { [ZONE]: 'zone-a' } });
+    assert.equal(gatePatch(pod, zone).spec.nodeSelector, undefined);
+    assert.match(unwritable(pod, zone)!, /already says topology.kubernetes.io\/zone=zone-a, not zone-b/);
+  });
+
+  it('a subset: its term merged into every existing term (they are ORed), its tolerations added, Kruise\'s annotation', () => {
+    const term = { matchExpressions: [{ key: ZONE, operator: 'In', values: ['zone-a'] }], matchFields: [] };
+    const existing = [{ matchExpressions: [{ key: 'disk', operator: 'In', values: ['ssd'] }] }, { matchExpressions: [{ key: 'gen', operator: 'Gt', values: ['4'] }] }];
+    const merged = mergedTerms(existing, term);
+    assert.deepEqual(merged.map((t) => t.matchExpressions.map((e: Raw) => e.key)), [['disk', ZONE], ['gen', ZONE]]);
+    assert.deepEqual(mergedTerms(undefined, term), [{ matchExpressions: term.matchExpressions }]);
+    const patch = gatePatch(gated(rsPod('web', 'x'), { tolerations: [{ key: 'a', operator: 'Exists' }] }), {
+      kind: 'subset', workloadSpread: 'ws', subset: 'a', term, tolerations: [{ key: 'spot', operator: 'Exists', value: '', effect: 'NoSchedule' }], why: '',
+    });
+    assert.deepEqual(patch.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms, [{ matchExpressions: term.matchExpressions }]);
+    assert.deepEqual(patch.spec.tolerations, [{ key: 'a', operator: 'Exists' }, { key: 'spot', operator: 'Exists', effect: 'NoSchedule' }]);
+    assert.deepEqual(JSON.parse(patch.metadata.annotations['apps.kruise.io/matched-workloadspread']), { name: 'ws', subset: 'a' });
+  });
+
+  it('as-is: only the gate', () => {
+    assert.deepEqual(gatePatch(gated(rsPod('web', 'x')), { kind: 'as-is', why: '' }).spec, { schedulingGates: [{ name: 'other.example/gate' }] });
+  });
+});
