@@ -129,7 +129,9 @@ export const configSchema = z.strictObject({
   gate: z.strictObject({
     enabled: z.boolean().default(true),
     intervalSeconds: positive.default(5),
-    patchesPerSecond: positive.default(50),
+    patchesPerSecond: positive.default(200),
+    fallbackEvictionsPerMinute: positive.default(6),
+    fallbackDryRun: z.boolean().default(false),
   }).prefault({}),
   metrics: z.strictObject({
     maxWorkloadSeries: z.number().int().min(0).default(1000),

@@ -135,7 +135,10 @@ export async function startServer(config: Config, choice: SourceChoice, log: Log
     ? repairController(api, source, layoutHealth, extender.state, { record: actuator.recordEvent }, config.rebalance, log, metrics) : undefined;
   if (repair) controllers.push(repair);
   const gate = config.gate.enabled && api
-    ? zoneGateKeeper(api, source, (pod) => extender.decideGate(pod), { record: actuator.recordEvent }, config.gate, log, metrics) : undefined;
+    ? zoneGateKeeper({
+      api, source, decide: (pod) => extender.decideGate(pod), fellBack: (fb) => extender.state.gateFallback(fb),
+      events: { record: actuator.recordEvent }, opts: config.gate, log, metrics,
+    }) : undefined;
   if (gate) controllers.push(gate);
   if (config.rebalance.enabled && !api) log.warn('rebalance needs a cluster to evict in; off for a file source');
   const writers = controllers.length > 0 && api ? startWriters(api, config, log, metrics, controllers) : undefined;
@@ -147,7 +150,7 @@ export async function startServer(config: Config, choice: SourceChoice, log: Log
   const limits = config.http;
   const ext = await listen(extenderRoutes(extender, metrics, log, config.extender), config.extender.listen, { tls: config.extender.tls, limits, onConnection: () => metrics.connections.inc({ listener: 'extender' }) });
   const auth = config.admin.authorization === 'kubernetes' && api ? kubernetesAuthorizer(api) : undefined;
-  const admin = await listen(adminRoutes({ source, extender, metrics, serving: () => serving, auth, layoutHealth, repair }), config.admin.listen, { limits });
+  const admin = await listen(adminRoutes({ source, extender, metrics, serving: () => serving, auth, layoutHealth, repair, gate }), config.admin.listen, { limits });
   const probes = config.admin.probeListen ? await listen(probeRoutes({ source, serving: () => serving }), config.admin.probeListen, { limits }) : undefined;
   const pickerAuth = config.picker.authorization === 'kubernetes' && api ? (auth ?? kubernetesAuthorizer(api)) : undefined;
   const picker = config.picker.listen

@@ -14,6 +14,7 @@ export interface Metrics {
   invalidPreferences: Counter<'namespace' | 'workload'>;
   actuatorWrites: Counter<'action' | 'result'>;
   gateDecisions: Counter<'outcome'>;
+  gateFallbacks: Counter<'result'>;
   leader: Gauge;
   rebalanceEvictions: Counter<'result'>;
 }
@@ -82,6 +83,12 @@ export function createMetrics(opts: { defaults?: boolean } = {}): Metrics {
       name: 'zonekeeper_actuator_writes_total',
       help: 'Writes to the API server by action and result.',
       labelNames: ['action', 'result'],
+      registers: [registry],
+    }),
+    gateFallbacks: new Counter({
+      name: 'zonekeeper_gate_fallbacks_total',
+      help: 'Gated pods not scheduled in time under an adaptive fallback, by result: deleted (evicted), gone, refused (a PodDisruptionBudget), error, would-delete (dry run).',
+      labelNames: ['result'],
       registers: [registry],
     }),
     gateDecisions: new Counter({

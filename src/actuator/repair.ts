@@ -1,8 +1,7 @@
 import type { Logger } from 'pino';
 import { keyedBackoff } from '../common/clock.js';
-import { statusMessage, type ApiClient } from '../cluster/apiClient.js';
+import type { ApiClient } from '../cluster/apiClient.js';
 import { workloadKindNamed } from '../cluster/kinds.js';
-import type { SlimPod } from '../cluster/objects.js';
 import type { SnapshotSource } from '../cluster/source.js';
 import type { Metrics } from '../metrics.js';
 import { workloadModel } from '../placement/model.js';
@@ -10,6 +9,7 @@ import type { DecisionState } from '../placement/policy.js';
 import { rebalanceRequested, repairStep } from '../placement/repair.js';
 import type { EventRecorder } from './events.js';
 import type { HealthTracker } from './layoutHealth.js';
+import { evictPod, perMinuteBudget } from './eviction.js';
 import { zoneStability } from './zoneStability.js';
 
 export interface RepairOptions {
@@ -46,35 +46,12 @@ export function repairController(
   const backoff = keyedBackoff(BACKOFF_MS.first, BACKOFF_MS.max);
   const announced = new Set<string>();
   const status = new Map<string, RepairStatus>();
-  // A token bucket: `evictionsPerMinute` at most, spread over the minute.
-  let tokens = opts.evictionsPerMinute;
-  let refilledAt = Date.now();
+  const budget = perMinuteBudget(opts.evictionsPerMinute);
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
   let stopped = true;
 
   const note = (s: Omit<RepairStatus, 'at'>) => status.set(s.workload, { ...s, at: new Date().toISOString() });
-
-  function takeToken(): boolean {
-    const now = Date.now();
-    tokens = Math.min(opts.evictionsPerMinute, tokens + ((now - refilledAt) / 60_000) * opts.evictionsPerMinute);
-    refilledAt = now;
-    if (tokens < 1) return false;
-    tokens--;
-    return true;
-  }
-
-  async function evict(key: string, pod: SlimPod): Promise<{ status: number; message: string }> {
-    const path = `/api/v1/namespaces/${encodeURIComponent(pod.namespace)}/pods/${encodeURIComponent(pod.name)}/eviction`;
-    const body = JSON.stringify({ apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name: pod.name, namespace: pod.namespace } });
-    try {
-      const res = await api.request('POST', path, { body, contentType: 'application/json', timeoutMs: 10_000 });
-      return { status: res.status, message: res.status < 300 ? '' : statusMessage(res.body) };
-    } catch (err) {
-      log.warn({ workload: key, pod: pod.name, err: (err as Error).message }, 'eviction not sent');
-      return { status: 0, message: (err as Error).message };
-    }
-  }
 
   async function reconcile(): Promise<void> {
     if (!source.ready()) return;
@@ -109,11 +86,11 @@ export function repairController(
         events.record(step.pod, 'Normal', 'WouldEvict', `rebalance.dryRun: would evict this pod for ${h.key}: ${step.why}`);
         continue;
       }
-      if (!takeToken()) {
+      if (!budget.take()) {
         note({ workload: h.key, decision: 'wait', message: `rebalance.evictionsPerMinute (${opts.evictionsPerMinute}) spent: next round` });
         continue;
       }
-      const res = await evict(h.key, step.pod);
+      const res = await evictPod(api, step.pod, log);
       if (res.status === 201 || res.status === 200) {
         backoff.succeeded(h.key);
         evicted.set(h.key, { uid: step.pod.uid, name: step.pod.name });

@@ -306,7 +306,7 @@ export function createExtender(deps: ExtenderDeps) {
         ({ input, model } = decide(ensured.pod));
       }
       const v = filterNodes(input, model);
-      const d = gateDecision(v);
+      const d = gateDecision(v, input);
       if (d.kind !== 'wait') state.apply(input, v);
       record(decision('gate', args, v, { outcome: d.kind === 'wait' ? 'waiting' : 'ungated' }));
       return d;

@@ -11,6 +11,7 @@ import type { PendingFreezes } from '../placement/fleet.js';
 import { clipReason, type Candidates, type DecisionState, type PlacementInput } from '../placement/policy.js';
 import type { PlacementSettings } from '../placement/settings.js';
 import type { FilterVerdict } from '../placement/verdict.js';
+import type { GateFallback } from '../placement/zoneGate.js';
 import { Reservations } from './reservations.js';
 
 export interface PinConflict {
@@ -32,6 +33,8 @@ export class PlacementState implements DecisionState {
   readonly reservations: Reservations;
   private readonly waitingSince: ExpiringMap<string, number>;
   private readonly unschedulable: LRUCache<string, number>;
+  /** Zones a gated pod of a seat was not scheduled in (adaptive fallback with the gate), by failedPinKey. */
+  private readonly failedPinZones: ExpiringMap<string, Set<string>>;
   private readonly conflictsSeen = new LRUCache<string, PinConflict>({ max: 10_000 });
   private readonly reportedPreferences = new LRUCache<string, true>({ max: 10_000 });
 
@@ -43,6 +46,7 @@ export class PlacementState implements DecisionState {
     this.reservations = new Reservations(config.placement.reservationTtlSeconds, clock);
     this.waitingSince = new ExpiringMap({ max: 100_000, ttlMs: 3_600_000, clock });
     this.unschedulable = new LRUCache({ max: 10_000, ttl: config.placement.adaptiveUnschedulableSeconds * 1000, perf: clock });
+    this.failedPinZones = new ExpiringMap({ max: 10_000, ttlMs: config.placement.adaptiveUnschedulableSeconds * 1000, clock });
     // A reservation ends when the watch shows the pod bound or gone (docs/design.md#reservations).
     source.store.onPod((type, pod) => {
       if (type === 'delete' || pod.nodeName) this.reservations.release(pod.uid);
@@ -58,6 +62,26 @@ export class PlacementState implements DecisionState {
     return this.unschedulable;
   }
 
+  get failedPins(): { get(key: string): ReadonlySet<string> | undefined } {
+    return this.failedPinZones;
+  }
+
+  /**
+   * A gated pod was deleted for not being scheduled in time (docs/design.md#the-zone-gate): the
+   * seat's next pod skips its zone, or the workload's next pods its subset, for
+   * adaptiveUnschedulableSeconds.
+   */
+  gateFallback(fb: GateFallback): void {
+    if (fb.kind === 'subset') {
+      const until = this.clock.now() + this.settings.adaptiveUnschedulableSeconds * 1000;
+      this.unschedulable.set(fb.key, until);
+      return;
+    }
+    const zones = new Set(this.failedPinZones.get(fb.key));
+    zones.add(fb.given);
+    this.failedPinZones.set(fb.key, zones);
+  }
+
   conflicts(): PinConflict[] {
     return [...this.conflictsSeen.values()];
   }
@@ -69,6 +93,7 @@ export class PlacementState implements DecisionState {
       waitingSince: this.waitingSince.get(pod.uid),
       pendingFreezes: this.actuator.pendingFreezes,
       unschedulableSubsets: this.unschedulable,
+      failedPins: this.failedPinZones,
     };
   }
 

@@ -7,13 +7,34 @@ import type { SnapshotSource } from '../cluster/source.js';
 import { sleep } from '../common/clock.js';
 import { ExpiringMap } from '../common/expiringMap.js';
 import type { Metrics } from '../metrics.js';
-import type { GateDecision } from '../placement/zoneGate.js';
+import { resolveWorkload } from '../placement/workload.js';
+import type { GateDecision, GateFallback } from '../placement/zoneGate.js';
+import { evictPod, perMinuteBudget } from '../actuator/eviction.js';
 
 export interface GateOptions {
   /** How often pods whose decision waits are decided again. */
   intervalSeconds: number;
   patchesPerSecond: number;
+  /** Adaptive fallback: at most this many pods deleted per minute; with dryRun none, an Event says which. */
+  fallbackEvictionsPerMinute: number;
+  fallbackDryRun: boolean;
 }
+
+export interface GateKeeperDeps {
+  api: ApiClient;
+  source: SnapshotSource;
+  /** The filter's decision for a gated pod (ExtenderService.decideGate). */
+  decide(pod: SlimPod): Promise<GateDecision>;
+  /** A pod given `fb` was deleted for not being scheduled in time: its successor skips what it was given. */
+  fellBack(fb: GateFallback): void;
+  events: Pick<EventRecorder, 'record'>;
+  opts: GateOptions;
+  log: Logger;
+  metrics: Metrics;
+}
+
+/** Gate writes under way at once: each is a GET and a PATCH, mostly waiting on the API server. */
+const GATE_WRITES_IN_FLIGHT = 8;
 
 /** What the keeper remembers of a gated pod the cache shows. */
 interface Gated { namespace: string; name: string; uid: string }
@@ -25,15 +46,16 @@ interface Gated { namespace: string; name: string; uid: string }
  * remembered until the watch shows it ungated), patches are paced, and a conflict or a
  * hand-over means deciding again from the cache, never writing twice.
  */
-export function zoneGateKeeper(
-  api: ApiClient, source: SnapshotSource, decide: (pod: SlimPod) => Promise<GateDecision>,
-  events: Pick<EventRecorder, 'record'>, opts: GateOptions, log: Logger, metrics: Metrics,
-) {
+export function zoneGateKeeper(deps: GateKeeperDeps) {
+  const { api, source, decide, events, opts, log, metrics } = deps;
   const gated = new Map<string, Gated>();
   /** Lifted, the watch not showing it yet: not decided again meanwhile. */
   const lifted = new ExpiringMap<string, true>({ max: 100_000, ttlMs: 60_000 });
   /** Why a pod still waits (its last reason), and when it is decided next. */
   const waiting = new Map<string, { why: string; next: number }>();
+  /** Pods lifted under an adaptive fallback, until they bind: deleted if they do not in time. */
+  const placed = new Map<string, { pod: Gated; fallback: GateFallback; at: number }>();
+  const budget = perMinuteBudget(opts.fallbackEvictionsPerMinute);
   let stopped = true;
   let running: Promise<void> | undefined;
   let timer: NodeJS.Timeout | undefined;
@@ -47,10 +69,18 @@ export function zoneGateKeeper(
     gated.delete(pod.uid);
     lifted.delete(pod.uid);
     waiting.delete(pod.uid);
+    if (type === 'delete' || pod.nodeName) placed.delete(pod.uid);
   });
 
+  /** Pods arrived during a pass: the next one starts right after it, not an interval later. */
+  let again = false;
+
   function soon(): void {
-    if (stopped || running) return;
+    if (stopped) return;
+    if (running) {
+      again = true;
+      return;
+    }
     clearTimeout(timer);
     timer = setTimeout(round, 50);
     timer.unref();
@@ -62,17 +92,46 @@ export function zoneGateKeeper(
     running = pass().catch((err) => log.error({ err: (err as Error).message }, 'zone gate pass failed')).finally(() => {
       running = undefined;
       if (stopped) return;
-      timer = setTimeout(round, opts.intervalSeconds * 1000);
+      timer = setTimeout(round, again ? 50 : opts.intervalSeconds * 1000);
+      again = false;
       timer.unref();
     });
   }
 
+  /** Writes one decision; a pod lifted is not decided again until the watch shows it. */
+  async function lift(pod: Gated, cached: SlimPod, d: Exclude<GateDecision, { kind: 'wait' }>): Promise<void> {
+    let r: LiftResult;
+    try {
+      r = await liftGate(api, pod, d);
+    } catch (err) {
+      lifted.delete(pod.uid);
+      metrics.actuatorWrites.inc({ action: 'lift-zone-gate', result: 'error' });
+      log.warn({ pod: `${pod.namespace}/${pod.name}`, err: (err as Error).message }, 'zone gate not lifted');
+      waiting.set(pod.uid, { why: (err as Error).message, next: Date.now() + opts.intervalSeconds * 1000 });
+      return;
+    }
+    metrics.actuatorWrites.inc({ action: 'lift-zone-gate', result: r.result === 'lifted' ? 'ok' : r.result });
+    if (r.result === 'conflict') lifted.delete(pod.uid); // changed since read: decided again from the cache
+    if (r.result !== 'lifted') return;
+    waiting.delete(pod.uid);
+    if (d.kind !== 'as-is' && d.fallback) placed.set(pod.uid, { pod, fallback: d.fallback, at: Date.now() });
+    metrics.gateDecisions.inc({ outcome: d.kind });
+    log.info({ pod: `${pod.namespace}/${pod.name}`, decision: d.kind, zone: d.kind === 'zone' ? d.zone : undefined, subset: d.kind === 'subset' ? d.subset : undefined }, 'zone gate lifted');
+    if (d.kind === 'as-is') events.record(cached, 'Normal', 'ZoneGateLifted', `zonekeeper lifted the gate without a zone: ${d.why}`);
+    if (r.unwritable) events.record(cached, 'Warning', 'ZoneGateLifted', `zonekeeper lifted the gate but could not write ${d.kind === 'zone' ? d.zone : 'the zone'}: ${r.unwritable}`);
+  }
+
+  /**
+   * The gated pods due now: decided one after another (each decision sees the reservations of
+   * the ones before), written GATE_WRITES_IN_FLIGHT at a time, started at most patchesPerSecond.
+   */
   async function pass(): Promise<void> {
     const spacing = 1000 / opts.patchesPerSecond;
+    const inflight = new Set<Promise<void>>();
+    let lastStart = 0;
     if (gated.size > 0) log.debug({ gated: gated.size, waiting: waiting.size, ready: source.ready() }, 'zone gate pass');
     for (const pod of [...gated.values()]) {
-      if (stopped) return;
-      if (!source.ready()) return; // never decided blind: the next pass tries again
+      if (stopped || !source.ready()) break; // never decided blind: the next pass tries again
       if (lifted.has(pod.uid) || !gated.has(pod.uid) || (waiting.get(pod.uid)?.next ?? 0) > Date.now()) continue;
       const cached = source.snapshot.podByUid(pod.uid);
       if (!cached?.gated) continue;
@@ -84,28 +143,60 @@ export function zoneGateKeeper(
         if (before !== d.why) events.record(cached, 'Warning', 'ZoneGateWaiting', `zonekeeper keeps the pod gated: ${d.why}`);
         continue;
       }
-      const started = Date.now();
-      let r: LiftResult;
-      try {
-        r = await liftGate(api, pod, d);
-      } catch (err) {
-        metrics.actuatorWrites.inc({ action: 'lift-zone-gate', result: 'error' });
-        log.warn({ pod: `${pod.namespace}/${pod.name}`, err: (err as Error).message }, 'zone gate not lifted');
-        waiting.set(pod.uid, { why: (err as Error).message, next: Date.now() + opts.intervalSeconds * 1000 });
+      while (inflight.size >= GATE_WRITES_IN_FLIGHT) await Promise.race(inflight);
+      const wait = spacing - (Date.now() - lastStart);
+      if (wait > 0) await sleep(wait);
+      lastStart = Date.now();
+      lifted.set(pod.uid, true);
+      const write: Promise<void> = lift(pod, cached, d).finally(() => inflight.delete(write));
+      inflight.add(write);
+    }
+    await Promise.all(inflight);
+    await fallBack();
+  }
+
+  /**
+   * Adaptive fallback (docs/design.md#the-zone-gate): a pod lifted with a zone or subset that is
+   * still not scheduled after its time is evicted (PodDisruptionBudgets decide; within the
+   * budget), and what it was given is skipped by its successor. In a dry run, an Event only.
+   */
+  async function fallBack(): Promise<void> {
+    const now = Date.now();
+    for (const [uid, p] of [...placed]) {
+      if (stopped) return;
+      const cached = source.snapshot.podByUid(uid);
+      if (!cached || cached.nodeName || cached.terminating) {
+        placed.delete(uid);
         continue;
       }
-      metrics.actuatorWrites.inc({ action: 'lift-zone-gate', result: r.result === 'lifted' ? 'ok' : r.result });
-      if (r.result === 'lifted') {
-        lifted.set(pod.uid, true);
-        waiting.delete(pod.uid);
-        metrics.gateDecisions.inc({ outcome: d.kind });
-        log.info({ pod: `${pod.namespace}/${pod.name}`, decision: d.kind, zone: d.kind === 'zone' ? d.zone : undefined, subset: d.kind === 'subset' ? d.subset : undefined }, 'zone gate lifted');
-        if (d.kind === 'as-is') events.record(cached, 'Normal', 'ZoneGateLifted', `zonekeeper lifted the gate without a zone: ${d.why}`);
-        if (r.unwritable) events.record(cached, 'Warning', 'ZoneGateLifted', `zonekeeper lifted the gate but could not write ${d.kind === 'zone' ? d.zone : 'the zone'}: ${r.unwritable}`);
+      if (now - p.at < p.fallback.afterMs) continue;
+      const what = `pod ${p.pod.name} was not scheduled in ${p.fallback.given} within ${Math.round(p.fallback.afterMs / 1000)}s`;
+      const owner = ownerOf(cached);
+      if (opts.fallbackDryRun) {
+        placed.delete(uid);
+        metrics.gateFallbacks.inc({ result: 'would-delete' });
+        events.record(cached, 'Normal', 'ZoneFallbackWouldDelete', `gate.fallbackDryRun: ${what}; would delete it so that its successor goes elsewhere`);
+        continue;
       }
-      const wait = spacing - (Date.now() - started);
-      if (wait > 0) await sleep(wait);
+      if (!budget.take()) return;
+      const res = await evictPod(api, p.pod, log);
+      if (res.status === 200 || res.status === 201 || res.status === 404) {
+        placed.delete(uid);
+        deps.fellBack(p.fallback);
+        metrics.gateFallbacks.inc({ result: res.status === 404 ? 'gone' : 'deleted' });
+        log.info({ pod: `${p.pod.namespace}/${p.pod.name}`, given: p.fallback.given, workload: p.fallback.workload }, 'adaptive fallback: evicted a pod not scheduled in time');
+        if (owner) events.record(owner, 'Normal', 'ZoneFallback', `${what}: evicted; its successor skips ${p.fallback.given}`);
+      } else {
+        // A PodDisruptionBudget refused (429) or the call failed: tried again at the next pass.
+        metrics.gateFallbacks.inc({ result: res.status === 429 ? 'refused' : 'error' });
+      }
     }
+  }
+
+  /** The workload a pod's Events about its fallback go on. */
+  function ownerOf(pod: SlimPod) {
+    const ref = resolveWorkload(pod, source.snapshot);
+    return ref?.object;
   }
 
   return {

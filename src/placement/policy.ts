@@ -50,7 +50,15 @@ export interface DecisionState {
   pendingFreezes: PendingFreezes;
   /** Adaptive WorkloadSpread subsets marked unschedulable: until when (ms), by subsetKey. */
   unschedulableSubsets: { get(subsetKey: string): number | undefined };
+  /**
+   * Zones where a gated pod of a seat was not scheduled in time under zoneFallback: adaptive,
+   * by `failedPinKey` (docs/design.md#the-zone-gate): the seat's next pod goes to the next zone.
+   */
+  failedPins?: { get(key: string): ReadonlySet<string> | undefined };
 }
+
+/** A seat of a workload, as failedPins knows it. */
+export const failedPinKey = (workloadKey: string, seat: number) => `${workloadKey}#${seat}`;
 
 /** One pod's placement, as plain data built after any awaited I/O: the policies read only this. */
 export interface PlacementInput extends DecisionState {

@@ -1,33 +1,51 @@
 import { ANNOTATION, ZONE_GATE } from '../cluster/annotations.js';
 import type { NodeSelectorTerm, SlimNode, SlimPod, Toleration } from '../cluster/objects.js';
 import type { Snapshot } from '../cluster/store.js';
-import type { Candidates } from './policy.js';
+import { failedPinKey, type Candidates, type PlacementInput } from './policy.js';
+import { subsetKey } from './policies/workloadSpread/subsets.js';
+import { podVolumes } from './volumes.js';
 import type { FilterVerdict } from './verdict.js';
 
 // The zone gate (docs/design.md#the-zone-gate): a gated pod's zone is decided by the filter's own
 // policy code, then written into its spec, where every other component (the default scheduler,
 // Cluster Autoscaler, Karpenter, preemption) reads it. This file is the pure part: what to write.
 
+/**
+ * Adaptive fallback with the gate: a pod not scheduled within `afterMs` of its gate being lifted
+ * is deleted (its controller recreates it), and the next pod of the seat or workload skips what
+ * it was given: the seat's zone (`pin`, zoneFallback: adaptive) or the subset (`subset`, an
+ * Adaptive WorkloadSpread). Never for a pod whose volume holds it.
+ */
+export interface GateFallback { kind: 'pin' | 'subset'; key: string; workload: string; given: string; afterMs: number }
+
 /** What the gate does with a gated pod. */
 export type GateDecision =
   /** Write the zone as a nodeSelector entry on the workload's topology key. */
-  | { kind: 'zone'; topologyKey: string; zone: string; why: string }
+  | { kind: 'zone'; topologyKey: string; zone: string; why: string; fallback?: GateFallback }
   /** Merge a WorkloadSpread subset's required term into every required term, as Kruise's webhook does. */
-  | { kind: 'subset'; workloadSpread: string; subset: string; term: NodeSelectorTerm | undefined; tolerations: readonly Toleration[]; why: string }
+  | { kind: 'subset'; workloadSpread: string; subset: string; term: NodeSelectorTerm | undefined; tolerations: readonly Toleration[]; why: string; fallback?: GateFallback }
   /** Lift the gate, spec unchanged: no policy covers the pod, or its volumes decide alone. */
   | { kind: 'as-is'; why: string }
   /** Keep the gate: the decision waits (a volume not bound yet, every zone at its limit, a cache behind). */
   | { kind: 'wait'; why: string };
 
 /** The gate's decision from the filter's verdict over the cluster's schedulable nodes. */
-export function gateDecision(v: FilterVerdict): GateDecision {
+export function gateDecision(v: FilterVerdict, input: PlacementInput): GateDecision {
   if (!v.managed) return { kind: 'as-is', why: v.summary };
+  const model = v.model;
   if (v.subset) {
     const { ws, subset } = v.subset;
-    return { kind: 'subset', workloadSpread: ws.name, subset: subset.name, term: subset.requiredNodeSelectorTerm, tolerations: subset.tolerations, why: v.summary };
+    const fallback: GateFallback | undefined = ws.strategy === 'Adaptive' && model && !holdsVolume(input)
+      ? { kind: 'subset', key: subsetKey(ws, subset.name), workload: model.key, given: subset.name, afterMs: ws.rescheduleCriticalSeconds * 1000 } : undefined;
+    return { kind: 'subset', workloadSpread: ws.name, subset: subset.name, term: subset.requiredNodeSelectorTerm, tolerations: subset.tolerations, why: v.summary, fallback };
   }
-  const topologyKey = v.model?.zones().topologyKey;
-  if (v.zone !== undefined && topologyKey) return { kind: 'zone', topologyKey, zone: v.zone, why: v.summary };
+  const topologyKey = model?.zones().topologyKey;
+  if (v.zone !== undefined && topologyKey) {
+    const seat = v.policy === 'zone-pin' ? model!.seat(input.pod).index : -1;
+    const fallback: GateFallback | undefined = seat >= 0 && input.settings.zoneFallback === 'adaptive' && !holdsVolume(input)
+      ? { kind: 'pin', key: failedPinKey(model!.key, seat), workload: model!.key, given: v.zone, afterMs: input.settings.fallbackAfterSeconds * 1000 } : undefined;
+    return { kind: 'zone', topologyKey, zone: v.zone, why: v.summary, fallback };
+  }
   // Nodes pass but no single zone decides (a volume spanning zones): the spec's own terms do.
   if (v.passed.length > 0) return { kind: 'as-is', why: v.summary };
   return { kind: 'wait', why: v.summary };
@@ -59,6 +77,11 @@ export function schedulableNodes(snapshot: Snapshot): Candidates {
     slots.push(slot);
   }
   return { names, nodes, slots: Int32Array.from(slots) };
+}
+
+/** A bound volume holds the pod in its zone: data does not move, so no fallback. */
+function holdsVolume(input: PlacementInput): boolean {
+  return input.pod.claims.length > 0 && podVolumes(input.pod, input.snapshot).constraints.some((c) => c.bound);
 }
 
 type Raw = Record<string, any>;

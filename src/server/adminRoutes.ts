@@ -23,6 +23,8 @@ export interface AdminDeps {
   layoutHealth?: Pick<HealthTracker, 'all' | 'get'>;
   /** Repair's last decision per opted-in workload, when rebalance is enabled (/debug/repair). */
   repair?: { status(): RepairStatus[] };
+  /** The zone gate's keeper, when gate.enabled and a cluster is watched (/debug/gate). */
+  gate?: { view(): { gated: number; waiting: { pod: string; why: string }[] } };
 }
 
 /** Workloads /debug/health lists; the rest are counted. */
@@ -122,6 +124,8 @@ export function adminRoutes(deps: AdminDeps): Hono {
 
   // What repair last decided for each opted-in workload, and why it waits.
   app.get('/debug/repair', (c) => c.json({ enabled: deps.repair !== undefined, workloads: deps.repair?.status() ?? [] }));
+  // Gated pods the cache shows, and why each still waits (the first 100).
+  app.get('/debug/gate', (c) => c.json({ enabled: deps.gate !== undefined, ...(deps.gate?.view() ?? { gated: 0, waiting: [] }) }));
 
   addLayoutPage(app);
   app.notFound((c) => failWith(c, 404, 'not found', `no route ${c.req.path}`));

@@ -14,6 +14,7 @@ import { bodyLimitCases } from './limits.js';
 import { coldCycleCase, printColdCycle } from './coldCycle.js';
 import { layoutsCase } from './layouts.js';
 import { healthCase } from './health.js';
+import { gateCase } from './gate.js';
 
 const MAX_NODES = 5000;
 
@@ -98,14 +99,15 @@ async function extenderCases() {
   target('memory per cached slim pod', perPod, 1024, true, ' B');
 }
 
-// BENCH_CASES=extender,limits,large,costs,layouts,health,cold picks cases (all by default).
-const CASES = new Set((process.env.BENCH_CASES ?? 'extender,limits,large,costs,layouts,health,cold').split(','));
+// BENCH_CASES=extender,limits,large,costs,layouts,health,gate,cold picks cases (all by default).
+const CASES = new Set((process.env.BENCH_CASES ?? 'extender,limits,large,costs,layouts,health,gate,cold').split(','));
 
 async function main() {
   if (CASES.has('extender')) await extenderCases();
   if (CASES.has('costs')) deletionCostCase();
   if (CASES.has('layouts')) await layoutsCase();
   if (CASES.has('health')) await healthCase();
+  if (CASES.has('gate')) await gateCase();
   if (CASES.has('large')) printLargeCluster(await largeClusterCase());
   if (CASES.has('cold')) printColdCycle(await coldCycleCase());
   agent.destroy();

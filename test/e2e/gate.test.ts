@@ -46,7 +46,8 @@ for (const k of kubeVersions()) describe(`[${k.version}] the zone gate with the 
   const NS = 'gated';
 
   before(async () => {
-    await cp.up([{ name: 'default-scheduler', extender: false }]);
+    // zoneFallback adaptive, short: a pod lifted into a zone where it is not scheduled is evicted after 3 s.
+    await cp.up([{ name: 'default-scheduler', extender: false }], { placement: { zoneFallback: 'adaptive', fallbackAfterSeconds: 3 }, gate: { intervalSeconds: 1 } });
     kube = new Kube(cp.api);
     zones = await addPools(kube, PRODUCTION_POOLS);
     await kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
@@ -112,5 +113,20 @@ for (const k of kubeVersions()) describe(`[${k.version}] the zone gate with the 
     assert.equal(capped.filter((p) => p.spec.nodeName).map((p) => zones.get(p.spec.nodeName)).join(), 'zone-a');
     const waiting = await eventually('a ZoneGateWaiting Event', async () => (await kube.list('v1', 'Event', NS)).find((e) => e.reason === 'ZoneGateWaiting' && e.involvedObject.name === gated[0]!.metadata.name));
     assert.match(waiting.message, /every zone is at its limit/);
+  });
+
+  it('zoneFallback adaptive: a pod pinned to a listed zone where nothing schedules it is evicted after its time, and its successor goes to the next zone', async () => {
+    await kube.create({ ...statefulSet(NS, 'fb', 1), metadata: { name: 'fb', namespace: NS, annotations: { 'zonekeeper.io/zones': 'zone-e,zone-b,zone-a' } } });
+    const first = await eventually('fb-0 lifted into zone-e', async () => {
+      const [p] = await pods('fb');
+      return p?.spec.nodeSelector?.[ZONE] === 'zone-e' && p;
+    });
+    const placed = await bound('fb', 1);
+    assert.equal(placed.get('fb-0'), 'zone-b');
+    const [now] = await pods('fb');
+    assert.notEqual(now!.metadata.uid, first.metadata.uid, 'a new pod');
+    assert.equal(now!.spec.nodeSelector?.[ZONE], 'zone-b');
+    const fell = await eventually('a ZoneFallback Event', async () => (await kube.list('v1', 'Event', NS)).find((e) => e.reason === 'ZoneFallback' && e.involvedObject.name === 'fb'));
+    assert.match(fell.message, /fb-0 was not scheduled in zone-e within 3s: evicted; its successor skips zone-e/);
   });
 });

@@ -1,8 +1,8 @@
 // Measurement, printed and not asserted as a time: the pods of one StatefulSet over nodes in 3
 // zones, through the zonekeeper scheduler, through one that uses only the in-tree
-// PodTopologySpread (zone, maxSkew 1), and through zonekeeper's configuration calling a bare
-// echo extender instead (the floor of any extender); then the zones left
-// after scaling each down to 3.
+// PodTopologySpread (zone, maxSkew 1), through zonekeeper's configuration calling a bare
+// echo extender instead (the floor of any extender), and through the default scheduler with
+// the zone gate; then the zones left after scaling each down to 3.
 // 300 pods over 100 nodes on every version; 1,000 pods over 5,000 Node objects (no kubelets)
 // on the newest one.
 import assert from 'node:assert/strict';
@@ -14,7 +14,7 @@ import { eventually, Kube, type Obj } from './kube.js';
 
 const ZONES = ['zone-a', 'zone-b', 'zone-c'];
 
-function statefulSet(name: string, schedulerName: string, spread: boolean, PODS: number): Obj {
+function statefulSet(name: string, schedulerName: string, spread: boolean, PODS: number, gated = false): Obj {
   return {
     apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name, namespace: 'bench' },
     spec: {
@@ -22,7 +22,7 @@ function statefulSet(name: string, schedulerName: string, spread: boolean, PODS:
       template: {
         metadata: { labels: { app: name } },
         spec: {
-          schedulerName, terminationGracePeriodSeconds: 0,
+          schedulerName, terminationGracePeriodSeconds: 0, ...(gated ? { schedulingGates: [{ name: 'zonekeeper.io/zone' }] } : {}),
           containers: [{ name: 'c', image: 'busybox', resources: { requests: { cpu: '10m' } } }],
           ...(spread ? { topologySpreadConstraints: [{ maxSkew: 1, topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'DoNotSchedule', labelSelector: { matchLabels: { app: name } } }] } : {}),
         },
@@ -48,10 +48,11 @@ const VARIANTS: Record<string, (config: Record<string, any>) => void> = {
   /** kube-scheduler's adaptive sample of nodes instead of all of them. */
   sampled: (c) => { delete c.percentageOfNodesToScore; },
 };
-interface Variant { name: string; scheduler: string; spread: boolean; configure?: (config: Record<string, any>) => void }
+interface Variant { name: string; scheduler: string; spread: boolean; gated?: boolean; configure?: (config: Record<string, any>) => void }
 const variants: Variant[] = (process.env.ZK_E2E_VARIANTS ?? '').split(',').filter(Boolean).map((v) => {
   if (v === 'pts') return { name: 'pts', scheduler: 'spread', spread: true };
   if (v === 'echo') return { name: 'echo', scheduler: 'echo', spread: false };
+  if (v === 'gate') return { name: 'gate', scheduler: 'spread', spread: false, gated: true };
   const configure = v.split('+').map((part) => VARIANTS[part] ?? (() => { throw new Error(`ZK_E2E_VARIANTS: no variant ${part} (${Object.keys(VARIANTS).join(', ')})`); })());
   const name = `zk-${v.replace(/\+/g, '-')}`;
   return { name, scheduler: name, spread: false, configure: (c: Record<string, any>) => { for (const f of configure) f(c); } };
@@ -139,8 +140,8 @@ for (const { k, NODES, PODS } of cases) describe(`throughput at ${NODES} nodes: 
     return (a.podsPerSecond / b.podsPerSecond).toFixed(2);
   }
 
-  function run(name: string, scheduler: string, spread: boolean): Promise<void> {
-    return cp.diagnosed(`[${k.version}, ${NODES} nodes] ${name}`, () => measure(name, scheduler, spread));
+  function run(name: string, scheduler: string, spread: boolean, gated = false): Promise<void> {
+    return cp.diagnosed(`[${k.version}, ${NODES} nodes] ${name}`, () => measure(name, scheduler, spread, gated));
   }
 
   /** zonekeeper_request_duration_seconds per verb: sum (s) and count so far. */
@@ -150,13 +151,13 @@ for (const { k, NODES, PODS } of cases) describe(`throughput at ${NODES} nodes: 
     return Object.fromEntries(['filter', 'prioritize'].map((verb) => [verb, { sum: read('sum', verb), count: read('count', verb) }]));
   }
 
-  async function measure(name: string, scheduler: string, spread: boolean): Promise<void> {
+  async function measure(name: string, scheduler: string, spread: boolean, gated: boolean): Promise<void> {
     const throughZonekeeper = name === 'zonekeeper' || name.startsWith('zk-');
     const timeBefore = throughZonekeeper ? await zonekeeperTime() : undefined;
     const started = Date.now();
     const cpuBefore = cpuSeconds();
     const algorithmBefore = await algorithmSeconds(scheduler);
-    await kube.create(statefulSet(name, scheduler, spread, PODS));
+    await kube.create(statefulSet(name, scheduler, spread, PODS, gated));
     await eventually(`${PODS} pods of ${name} bound`, async () => {
       const pods = await kube.podsOf('bench', `app=${name}`);
       return pods.length === PODS && pods.every((p) => p.spec.nodeName);
@@ -210,11 +211,19 @@ for (const { k, NODES, PODS } of cases) describe(`throughput at ${NODES} nodes: 
     console.log(`# [${k.version}, ${NODES} nodes] throughput ratio echo extender / PodTopologySpread: ${ratio('echo', 'spread')}; zonekeeper / echo extender: ${ratio('zonekeeper', 'echo')}`);
   });
 
+  // Gate-only mode: the default scheduler (no extender, no constraint) with every pod gated;
+  // zonekeeper decides each zone and writes it into the pod's spec (docs/autoscalers.md).
+  it(`[${k.version}, ${NODES} nodes] schedules ${PODS} gated pods over ${NODES} nodes through the default scheduler and the zone gate, and keeps 3 zones at 3 replicas`, async () => {
+    await run('gate', 'spread', false, true);
+    assert.equal(results.gate!.zonesAt3, 3);
+    console.log(`# [${k.version}, ${NODES} nodes] throughput ratio gate-only / PodTopologySpread: ${ratio('gate', 'spread')}; gate-only / zonekeeper's scheduler: ${ratio('gate', 'zonekeeper')}`);
+  });
+
   for (let round = 1; round <= rounds; round++) {
     for (const v of variants) {
       it(`[${k.version}, ${NODES} nodes] round ${round}: ${PODS} pods through ${v.name}`, async () => {
         const name = `${v.name}-${round}`;
-        await run(name, v.scheduler, v.spread);
+        await run(name, v.scheduler, v.spread, v.gated);
         assert.equal(results[name]!.zonesAt3 >= (v.name === 'echo' ? 1 : 3), true);
       });
     }

@@ -56,6 +56,52 @@ describe('the gate decides with the filter\'s own policy code', () => {
   });
 });
 
+describe('adaptive fallback with the gate: what a pod not scheduled in time was given, skipped by its successor', () => {
+  const list = { 'zonekeeper.io/zones': ZONES.join(',') };
+
+  it('strict (the default): no fallback is ever armed', async () => {
+    const app = testApp(storeOf([...nodes(ZONES, 1), statefulSet('db', 3, { annotations: list })]));
+    const d = await app.extender.decideGate(slimPod(gated(stsPod('db', 1))));
+    assert.equal(d.kind === 'zone' && d.fallback, undefined);
+  });
+
+  it('zoneFallback adaptive: armed for the seat; once it fell back, the seat\'s next pod goes to the next zone, and again', async () => {
+    const app = testApp(storeOf([...nodes(ZONES, 1), statefulSet('db', 3, { annotations: list })]), { config: { placement: { zoneFallback: 'adaptive', fallbackAfterSeconds: 30 } } });
+    const d = await app.extender.decideGate(slimPod(gated(stsPod('db', 1))));
+    assert.ok(d.kind === 'zone' && d.fallback);
+    assert.deepEqual(d.fallback, { kind: 'pin', key: 'default/StatefulSet/db#1', workload: 'default/StatefulSet/db', given: 'zone-b', afterMs: 30_000 });
+    app.extender.state.gateFallback(d.fallback);
+    const next = await app.extender.decideGate(slimPod(gated(stsPod('db', 1, { uid: 'successor' }))));
+    assert.equal(next.kind === 'zone' && next.zone, 'zone-c');
+    assert.match(next.why, /fell through from zone-b to zone-c: a pod of this seat was not scheduled there in time/);
+    app.extender.state.gateFallback(next.kind === 'zone' ? next.fallback! : d.fallback);
+    const third = await app.extender.decideGate(slimPod(gated(stsPod('db', 1, { uid: 'third' }))));
+    assert.equal(third.kind === 'zone' && third.zone, 'zone-a');
+    // Other seats keep their pins.
+    const other = await app.extender.decideGate(slimPod(gated(stsPod('db', 2))));
+    assert.equal(other.kind === 'zone' && other.zone, 'zone-c');
+  });
+
+  it('never for a pod its bound volume holds', async () => {
+    const store = storeOf([...nodes(ZONES, 1), statefulSet('db', 3, { annotations: list }), pvc('data-db-1', { volumeName: 'pv-1' }), pv('pv-1', 'zone-b', { claim: 'data-db-1' })]);
+    const app = testApp(store, { config: { placement: { zoneFallback: 'adaptive' } } });
+    const d = await app.extender.decideGate(slimPod(gated(stsPod('db', 1, { claims: ['data-db-1'] }))));
+    assert.deepEqual([d.kind === 'zone' && d.zone, d.kind === 'zone' && d.fallback], ['zone-b', undefined]);
+  });
+
+  it('an Adaptive WorkloadSpread: the subset is skipped after its pod fell back', async () => {
+    const adaptive = { type: 'Adaptive', adaptive: { rescheduleCriticalSeconds: 10 } };
+    const store = storeOf([...nodes(ZONES, 1), ...deployment('web', 4), workloadSpread('ws', { kind: 'Deployment', name: 'web' }, [zoneSubset('a', 'zone-a', 2), zoneSubset('b', 'zone-b')], adaptive)]);
+    const app = testApp(store);
+    const d = await app.extender.decideGate(slimPod(gated(rsPod('web', 'x'))));
+    assert.ok(d.kind === 'subset' && d.fallback);
+    assert.deepEqual([d.subset, d.fallback.kind, d.fallback.afterMs], ['a', 'subset', 10_000]);
+    app.extender.state.gateFallback(d.fallback);
+    const next = await app.extender.decideGate(slimPod(gated(rsPod('web', 'y'))));
+    assert.equal(next.kind === 'subset' && next.subset, 'b');
+  });
+});
+
 describe('the patch: the decision written into the spec, the gate lifted, in one conditional write', () => {
   const zone: GateDecision & { kind: 'zone' } = { kind: 'zone', topologyKey: ZONE, zone: 'zone-b', why: '' };
 

@@ -1,5 +1,5 @@
 import { zoneOf, type SlimWorkload } from '../../../cluster/objects.js';
-import type { PlacementPolicy, PolicyContext, PolicyModelOf, PolicyOutcome } from '../../policy.js';
+import { failedPinKey, type PlacementPolicy, type PolicyContext, type PolicyModelOf, type PolicyOutcome } from '../../policy.js';
 import { volumeZones } from '../../volumes.js';
 import { seatZone } from '../../zoneSequence.js';
 
@@ -49,6 +49,16 @@ function zonePin(ctx: PolicyContext, model: PinModel): PolicyOutcome {
     }
   }
 
+  // A gated pod of this seat was deleted for not being scheduled in time: the next zone not tried.
+  const failed = settings.zoneFallback === 'adaptive' && !ctx.boundVolume ? input.failedPins?.get(failedPinKey(model.key, index)) : undefined;
+  if (failed?.has(zone)) {
+    const start = list.zones.indexOf(zone);
+    const next = list.zones.map((_, step) => list.zones[(start + step) % list.zones.length]!).find((z) => !failed.has(z));
+    if (next !== undefined) {
+      summary = `fell through from ${zone} to ${next}: a pod of this seat was not scheduled there in time (${of})`;
+      zone = next;
+    }
+  }
   // zoneFallback: adaptive lets a pin fall through to the next zone of the list once the
   // pod has waited long enough, never for pods with bound volumes (docs/design.md#which-policy-places-a-pod).
   const feasibleIn = (z: string) => ctx.feasible().some((n) => zoneOf(n, list.topologyKey) === z);

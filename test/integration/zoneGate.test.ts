@@ -1,0 +1,62 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { liftGate } from '../../src/actuator/podGate.js';
+import type { ApiClient } from '../../src/cluster/apiClient.js';
+import { FakeApiServer } from '../support/fakeApiServer.js';
+import { stsPod } from '../support/builders.js';
+
+// The gate's one write over HTTP (docs/design.md#the-zone-gate): conditional on what was read,
+// so two holders (a Lease hand-over) can never both lift a pod's gate, nor with two zones.
+
+const zone = (z: string) => ({ kind: 'zone' as const, topologyKey: 'topology.kubernetes.io/zone', zone: z, why: '' });
+const gatedPod = (ordinal: number) => {
+  const p = stsPod('db', ordinal);
+  return { ...p, spec: { ...p.spec, schedulingGates: [{ name: 'zonekeeper.io/zone' }] } };
+};
+
+describe('lifting the zone gate against an API server', () => {
+  let api: FakeApiServer;
+  let client: ApiClient;
+  before(async () => {
+    api = await new FakeApiServer().start();
+    client = api.client();
+  });
+  after(() => api.stop());
+
+  it('one patch: the zone and the gate, carrying the resourceVersion read', async () => {
+    api.put(gatedPod(0));
+    const r = await liftGate(client, { namespace: 'default', name: 'db-0', uid: 'pod-db-0' }, zone('zone-b'));
+    assert.deepEqual(r, { result: 'lifted', unwritable: undefined });
+    const sent = api.patches.at(-1)!;
+    assert.equal(sent.path, '/api/v1/namespaces/default/pods/db-0');
+    assert.deepEqual(sent.body.spec, { schedulingGates: null, nodeSelector: { 'topology.kubernetes.io/zone': 'zone-b' } });
+    assert.match(sent.body.metadata.resourceVersion, /^\d+$/);
+  });
+
+  it('two writers that read the same version: one lifts, the other is told it conflicts and writes nothing', async () => {
+    api.put(gatedPod(1));
+    api.patchDelayMs = 50;
+    const before = api.patches.length;
+    const pod = { namespace: 'default', name: 'db-1', uid: 'pod-db-1' };
+    const results = await Promise.all([liftGate(client, pod, zone('zone-a')), liftGate(client, pod, zone('zone-c'))]);
+    api.patchDelayMs = 0;
+    assert.deepEqual(results.map((r) => r.result).sort(), ['conflict', 'lifted']);
+    assert.equal(api.patches.length - before, 1, 'one write reached the object');
+  });
+
+  it('a pod gone, replaced under the same name, or no longer gated: nothing written', async () => {
+    const before = api.patches.length;
+    assert.deepEqual(await liftGate(client, { namespace: 'default', name: 'db-9', uid: 'pod-db-9' }, zone('zone-a')), { result: 'gone' });
+    api.put(gatedPod(2));
+    assert.deepEqual(await liftGate(client, { namespace: 'default', name: 'db-2', uid: 'an-older-uid' }, zone('zone-a')), { result: 'gone' });
+    api.put(stsPod('db', 3));
+    assert.deepEqual(await liftGate(client, { namespace: 'default', name: 'db-3', uid: 'pod-db-3' }, zone('zone-a')), { result: 'not-gated' });
+    assert.equal(api.patches.length, before);
+  });
+
+  it('a refused write is an error naming the path', async () => {
+    api.put(gatedPod(4));
+    api.faults.push({ match: (m, p) => m === 'PATCH' && p.endsWith('/db-4'), status: 422, remaining: 1 });
+    await assert.rejects(liftGate(client, { namespace: 'default', name: 'db-4', uid: 'pod-db-4' }, zone('zone-a')), /PATCH \/api\/v1\/namespaces\/default\/pods\/db-4: 422/);
+  });
+});
