@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 
 // Each command loads its own modules: `plan` and `audit` need none of the server's.
@@ -9,6 +10,7 @@ Usage:
   zonekeeper serve [flags]
   zonekeeper plan --replicas N --zones A,B,C [...]   (zonekeeper plan --help)
   zonekeeper audit [--kubeconfig FILE | --snapshot FILE] [-n NS] [-o json]   (zonekeeper audit --help)
+  zonekeeper --version
   zonekeeper --help
 
 serve flags:
@@ -48,6 +50,17 @@ function fail(message: string, code = 2): never {
   process.exit(code);
 }
 
+/** A usage error: one line, and where the help is. */
+function usage(message: string, help = 'zonekeeper --help'): never {
+  fail(`${message} (see '${help}')`);
+}
+
+/** The version of the package this program was installed from. */
+function version(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+  return pkg.version;
+}
+
 async function serve(argv: string[]): Promise<void> {
   const { ConfigError, loadConfig, parseConfig } = await import('./config.js');
   const { createLogger } = await import('./logger.js');
@@ -66,7 +79,7 @@ async function serve(argv: string[]): Promise<void> {
       strict: true, allowPositionals: false,
     }));
   } catch (err) {
-    fail(`${(err as Error).message}\n\n${USAGE}`);
+    usage((err as Error).message, 'zonekeeper serve --help');
   }
   if (values.help) {
     process.stdout.write(USAGE);
@@ -101,6 +114,8 @@ async function serve(argv: string[]): Promise<void> {
   try {
     running = await startServer(config, chooseSource(values), log);
   } catch (err) {
+    const { SnapshotFileError } = await import('./cluster/source.js');
+    if (err instanceof SnapshotFileError) fail(err.message);
     log.fatal({ err: (err as Error).message }, 'could not start');
     process.exit(1);
   }
@@ -134,7 +149,7 @@ async function main(argv: string[]): Promise<void> {
       try {
         process.stdout.write(`${runPlan(rest).output}\n`);
       } catch (err) {
-        if (err instanceof UsageError) fail(`plan: ${err.message}`);
+        if (err instanceof UsageError) usage(`plan: ${err.message}`, 'zonekeeper plan --help');
         throw err;
       }
       return;
@@ -158,8 +173,11 @@ async function main(argv: string[]): Promise<void> {
     case undefined: case '-h': case '--help': case 'help':
       process.stdout.write(USAGE);
       return;
+    case '--version': case '-v': case 'version':
+      process.stdout.write(`zonekeeper ${version()}\n`);
+      return;
     default:
-      fail(`unknown command ${command}\n\n${USAGE}`);
+      usage(`unknown command ${command}`);
   }
 }
 

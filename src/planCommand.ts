@@ -70,6 +70,8 @@ export function runPlan(argv: string[]): { output: string; plan: PlanOutput } {
   if (values.replicas === undefined || !Number.isInteger(replicas) || replicas < 0) throw new UsageError('--replicas: expected a whole number ≥ 0');
   const zones = (values.zones ?? '').split(',').map((s) => s.trim()).filter(Boolean);
   if (zones.length === 0) throw new UsageError('--zones: expected a comma-separated list of zones');
+  const repeated = zones.find((z, i) => zones.indexOf(z) !== i);
+  if (repeated !== undefined) throw new UsageError(`--zones: zone ${repeated} is named twice`);
   let preferences: ZonePreferencesSpec = DEFAULT_PREFERENCES;
   if (values.preferences !== undefined) {
     const p = parsePreferences(values.preferences);
@@ -88,17 +90,20 @@ export function runPlan(argv: string[]): { output: string; plan: PlanOutput } {
   const order = values.key ? fleetOrder(zones, values.key, undefined) : zones;
   const layout = keptCounts(order, replicas, cappedBy(sequencePreferences(preferences), totalCap), existing ?? {});
   if (!layout) throw new UsageError(`--replicas: ${replicas} is too many to lay out with these preferences`);
+  if (replicas > 0 && Object.values(layout).every((n) => n === 0) && Object.values(federated.plan).every((n) => n === 0)) {
+    throw new UsageError('--preferences: no zone can take a replica (every zone has weight 0 and no minReplicas, or no entry)');
+  }
   const plan: PlanOutput = { ...federated, zonekeeper: layout };
   return { plan, output: values.table ? planTable(zones, plan) : JSON.stringify(plan) };
 }
 
 function planTable(zones: string[], p: PlanOutput): string {
-  const width = Math.max(4, ...zones.map((z) => z.length));
+  const width = Math.max('total'.length, ...zones.map((z) => z.length));
   const cell = (n: number | undefined, w: number) => String(n ?? 0).padStart(w);
   const rows = zones.map((z) => `${z.padEnd(width)}  ${cell(p.plan[z], 8)}  ${cell(p.overflow[z], 8)}  ${cell(p.zonekeeper[z], 10)}`);
   const sum = (m: Record<string, number>) => Object.values(m).reduce((a, b) => a + b, 0);
   return [
     `${'zone'.padEnd(width)}  ${'replicas'.padStart(8)}  ${'overflow'.padStart(8)}  ${'zonekeeper'.padStart(10)}`, ...rows,
-    `${'total'.padEnd(width)}  ${cell(sum(p.plan), 8)}  ${''.padStart(8)}  ${cell(sum(p.zonekeeper), 10)}`,
+    `${'total'.padEnd(width)}  ${cell(sum(p.plan), 8)}  ${cell(sum(p.overflow), 8)}  ${cell(sum(p.zonekeeper), 10)}`,
   ].join('\n');
 }

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { parseAllDocuments } from 'yaml';
+import { ZonekeeperError } from '../common/errors.js';
 import type { ReflectorStatus } from './reflector.js';
 import { slimOf } from './convert.js';
 import { ALL_KIND_NAMES, kindOfObject, OPTIONAL_KINDS } from './kinds.js';
@@ -83,30 +84,42 @@ function loadListSlices(bytes: Uint8Array): LoadedStore | undefined {
 export function loadObjects(content: string | Uint8Array, origin: string): LoadedStore {
   if (typeof content !== 'string') {
     const sliced = loadListSlices(content);
-    if (sliced) return sliced;
+    if (sliced) return nonEmpty(sliced, origin);
     content = Buffer.from(content.buffer, content.byteOffset, content.byteLength).toString('utf8');
   }
   const store = new ClusterStore();
   const loaded: LoadedObjects = { loaded: 0, skipped: {} };
   const visit = objectVisitor(store, loaded);
-  // `kubectl get -o json` prints one JSON document: JSON.parse reads it many times faster than YAML.
+  // `kubectl get -o json` prints one JSON document: JSON.parse reads it many times faster than
+  // YAML. A file that opens like JSON is read as JSON, and its errors are JSON's.
   if (/^\s*[{[]/.test(content)) {
     let value: unknown;
     try {
       value = JSON.parse(content);
-    } catch {
-      value = undefined;
+    } catch (err) {
+      throw new SnapshotFileError(`${origin}: not valid JSON (${(err as Error).message})`);
     }
-    if (value !== undefined) {
-      visit(value);
-      return { store, loaded };
-    }
+    visit(value);
+    return nonEmpty({ store, loaded }, origin);
   }
   for (const doc of parseAllDocuments(content)) {
-    if (doc.errors.length > 0) throw new Error(`${origin}: ${doc.errors[0]!.message}`);
+    if (doc.errors.length > 0) throw new SnapshotFileError(`${origin}: not valid YAML (${doc.errors[0]!.message.split('\n')[0]})`);
     visit(doc.toJS());
   }
-  return { store, loaded };
+  return nonEmpty({ store, loaded }, origin);
+}
+
+/** A snapshot file that is not what it claims: unreadable, not JSON or YAML, or no Kubernetes objects. */
+export class SnapshotFileError extends ZonekeeperError {}
+
+const EXPECTED = "expected a List of Kubernetes objects, as 'kubectl get nodes,pods,pv,pvc,sc,sts,rs,deploy -A -o json' prints it, or YAML documents of such objects";
+
+/** A file that holds none of the objects zonekeeper reads is refused, not served as an empty cluster. */
+function nonEmpty(l: LoadedStore, origin: string): LoadedStore {
+  if (l.loaded.loaded > 0) return l;
+  const skipped = Object.keys(l.loaded.skipped).filter((k) => k !== '(no kind)');
+  const held = skipped.length > 0 ? `only kinds zonekeeper does not read (${skipped.slice(0, 5).join(', ')})` : 'no Kubernetes objects';
+  throw new SnapshotFileError(`${origin}: ${held}; ${EXPECTED}`);
 }
 
 /** A fixed set of objects held in memory: behind file sources and tests. */
@@ -135,6 +148,14 @@ export function memorySource(store: ClusterStore, label: string): SnapshotSource
 
 /** The demo cluster and offline replay: the objects of a file. */
 export function fileSource(path: string, label = path): SnapshotSource & { loaded: LoadedObjects } {
-  const { store, loaded } = loadObjects(readFileSync(path), path);
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(path);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    const why = code === 'EISDIR' ? 'is a directory' : code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'not readable (permission denied)' : (err as Error).message;
+    throw new SnapshotFileError(`${path}: ${why}; ${EXPECTED}`);
+  }
+  const { store, loaded } = loadObjects(bytes, path);
   return { ...memorySource(store, label), loaded };
 }

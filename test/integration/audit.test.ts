@@ -68,15 +68,43 @@ describe('zonekeeper audit on a kubectl get -o yaml or -o json file', () => {
     writeFileSync(join(dir, 'short.json'), text.slice(0, text.length - 200));
     const short = audit('--snapshot', join(dir, 'short.json'));
     assert.equal(short.status, 2, short.stdout);
-    assert.match(short.stderr, /short\.json/);
+    assert.match(short.stderr, /short\.json: not valid JSON/);
+  });
+
+  it('a file that is not what it claims is an error, never "nothing at risk": empty, not a List, what a failed kubectl left, a directory', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'zk-audit-'));
+    const files: Record<string, string> = {
+      'empty.json': '',
+      'foo.json': '{"foo":1}',
+      'unauthorized.json': 'error: You must be logged in to the server (Unauthorized)\n',
+      'services.json': JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [{ apiVersion: 'v1', kind: 'Service', metadata: { name: 's' } }] }),
+    };
+    for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
+    for (const [file, message] of [
+      ['empty.json', /empty\.json: no Kubernetes objects; expected a List of Kubernetes objects/],
+      ['foo.json', /foo\.json: no Kubernetes objects/],
+      ['unauthorized.json', /unauthorized\.json: no Kubernetes objects/],
+      ['services.json', /services\.json: only kinds zonekeeper does not read \(Service\)/],
+      ['.', /: is a directory/],
+    ] as const) {
+      const path = join(dir, file);
+      const out = audit('--snapshot', path);
+      assert.equal(out.status, 2, `${file}: ${out.stdout}`);
+      assert.match(out.stderr, message);
+      assert.ok(out.stderr.includes(path.replace(/\/\.$/, '')), `${file}: the path is named`);
+      // serve refuses the same file, rather than serving an empty cluster.
+      const served = spawnSync(process.execPath, [cli, 'serve', '--snapshot', path, '--listen', '127.0.0.1:0', '--admin-listen', '127.0.0.1:0'], { encoding: 'utf8', timeout: 20_000 });
+      assert.equal(served.status, 2, `serve ${file}: ${served.stdout}`);
+      assert.match(served.stderr, message);
+    }
   });
 
   it('exits 2 with a clear message on a file that is not there, bad YAML, a bad flag, or no cluster at all', () => {
     const dir = mkdtempSync(join(tmpdir(), 'zk-audit-'));
     writeFileSync(join(dir, 'bad.yaml'), 'items: [unclosed');
     for (const [args, message] of [
-      [['--snapshot', join(dir, 'missing.yaml')], /ENOENT|no such file/],
-      [['--snapshot', join(dir, 'bad.yaml')], /bad\.yaml/],
+      [['--snapshot', join(dir, 'missing.yaml')], /missing\.yaml: no such file/],
+      [['--snapshot', join(dir, 'bad.yaml')], /bad\.yaml: not valid YAML/],
       [['--output', 'wide', '--snapshot', join(dir, 'bad.yaml')], /--output: expected table or json/],
       [['-n', 'Not_A_Namespace'], /not a namespace name/],
       [[], /no cluster: pass --kubeconfig or --snapshot/],

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import net from 'node:net';
 import { join } from 'node:path';
@@ -100,8 +100,38 @@ describe('zonekeeper serve lifecycle', () => {
     for (const f of ['--config', '--kubeconfig', '--snapshot', '--demo', '--listen', '--admin-listen']) assert.ok(r.stdout.includes(f), f);
   });
 
-  it('rejects unknown flags and commands', () => {
-    assert.equal(spawnSync(process.execPath, [CLI, 'serve', '--bogus'], { encoding: 'utf8' }).status, 2);
-    assert.equal(spawnSync(process.execPath, [CLI, 'dance'], { encoding: 'utf8' }).status, 2);
+  it('rejects unknown flags and commands in one line that points to the help', () => {
+    const flag = spawnSync(process.execPath, [CLI, 'serve', '--bogus'], { encoding: 'utf8' });
+    assert.equal(flag.status, 2);
+    assert.match(flag.stderr, /^zonekeeper: Unknown option '--bogus'.* \(see 'zonekeeper serve --help'\)\n$/);
+    const command = spawnSync(process.execPath, [CLI, 'dance'], { encoding: 'utf8' });
+    assert.equal(command.status, 2);
+    assert.equal(command.stderr, "zonekeeper: unknown command dance (see 'zonekeeper --help')\n");
+  });
+
+  it('--version and version print the package\'s version', () => {
+    const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
+    for (const arg of ['--version', 'version']) {
+      const r = spawnSync(process.execPath, [CLI, arg], { encoding: 'utf8' });
+      assert.deepEqual([r.status, r.stdout], [0, `zonekeeper ${version}\n`]);
+    }
+  });
+
+  it('npm start is the demo, even with a kubeconfig that names a cluster', async () => {
+    const script: string = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).scripts.start;
+    const [node, ...rest] = script.split(' ');
+    const at = rest.indexOf('dist/cli.js');
+    assert.equal(node, 'node');
+    assert.equal(rest[at + 1], 'serve');
+    const dir = mkdtempSync(join(tmpdir(), 'zk-start-'));
+    const kubeconfig = join(dir, 'config');
+    writeFileSync(kubeconfig, 'apiVersion: v1\nkind: Config\ncurrent-context: prod\nclusters: [{name: prod, cluster: {server: "https://127.0.0.1:1"}}]\nusers: [{name: me, user: {token: t}}]\ncontexts: [{name: prod, context: {cluster: prod, user: me}}]\n');
+    const s = await start(rest.slice(at + 2), rest.slice(0, at), CLI, { KUBECONFIG: kubeconfig });
+    try {
+      assert.ok(s.logs.some((l) => l.includes('serving the bundled demo cluster')));
+      assert.equal((await fetch(`${s.admin}/debug/workloads/default/statefulset/db`)).status, 200);
+    } finally {
+      s.child.kill('SIGKILL');
+    }
   });
 });

@@ -19,7 +19,11 @@ describe('zonekeeper plan', () => {
     const table = runPlan(['--replicas', '8', '--zones', 'a,b,c', '--preferences', '{"zones":{"a":{"weight":2},"b":{"weight":1},"c":{"weight":1}}}', '--table']).output;
     assert.match(table, /^zone\s+replicas\s+overflow\s+zonekeeper$/m);
     assert.match(table, /^a\s+4\s+0\s+4$/m);
-    assert.match(table, /^total\s+8\s+8$/m);
+    assert.match(table, /^total\s+8\s+0\s+8$/m);
+    // Every column of the total row under its header.
+    const lines = table.split('\n');
+    const ends = (line: string) => [...line.matchAll(/\S+/g)].map((m) => m.index! + m[0].length);
+    assert.deepEqual(ends(lines.at(-1)!).slice(1), ends(lines[0]!).slice(1));
   });
 
   it('prints the layout zonekeeper itself uses beside the plan: 4 over 3 equal zones is 2/2/0 planned, 2/1/1 laid out', () => {
@@ -37,6 +41,8 @@ describe('zonekeeper plan', () => {
     ['a zone not listed', ['--replicas', '5', '--zones', 'a', '--capacity', '{"b":1}'], /zone b is not in --zones/],
     ['no replicas', ['--zones', 'a'], /--replicas/],
     ['an unknown flag', ['--replicas', '5', '--zones', 'a', '--bogus'], /bogus/],
+    ['a zone named twice', ['--replicas', '3', '--zones', 'A,A'], /--zones: zone A is named twice/],
+    ['preferences that place nothing', ['--replicas', '3', '--zones', 'A,B', '--preferences', '{"zones":{"*":{"weight":0}}}'], /no zone can take a replica/],
   ] as const) {
     it(`refuses ${what}`, () => {
       assert.throws(() => runPlan([...args]), (e: Error) => e instanceof UsageError && message.test(e.message));
