@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { kubeApiClient } from './cluster/apiClient.js';
+import { kubeApiClient, type ApiClient } from './cluster/apiClient.js';
 import { loadClusterAccess } from './cluster/kubeconfig.js';
 import { isDnsLabel } from './cluster/names.js';
 import { fileSource, type SnapshotSource } from './cluster/source.js';
@@ -42,6 +42,19 @@ export function auditTable(rows: readonly WorkloadHealth[]): string {
   const widths = COLUMNS.map((c, i) => Math.max(c.length, ...cells.map((r) => r[i]!.length)));
   const line = (r: readonly string[]) => r.map((v, i) => (i === r.length - 1 ? v : v.padEnd(widths[i]!))).join('   ');
   return [line(COLUMNS), ...cells.map(line)].join('\n');
+}
+
+/** How long the first request to the API server may take before the audit gives up. */
+const REACH_SECONDS = 10;
+
+/** One GET /version: refused, unresolvable or timed out is an AuditError naming the server. */
+async function reachable(api: ApiClient, timeoutMs: number): Promise<void> {
+  try {
+    await api.request('GET', '/version', { timeoutMs });
+  } catch (err) {
+    const cause = (err as { cause?: { code?: string } }).cause?.code ?? (err as { code?: string }).code;
+    throw new AuditError(`cannot reach the API server ${api.server}: ${cause ?? (err as Error).message}`);
+  }
 }
 
 async function synced(source: SnapshotSource, timeoutMs: number): Promise<void> {
@@ -89,16 +102,20 @@ export async function runAudit(argv: string[]): Promise<{ output: string; code: 
   if (choice.kind === 'demo') throw new AuditError('no cluster: pass --kubeconfig or --snapshot (no $KUBECONFIG, no ~/.kube/config, not in a cluster)');
 
   let source: SnapshotSource;
+  let api: ApiClient | undefined;
   try {
     if (choice.kind === 'snapshot') source = fileSource(choice.path);
     else {
-      const api = kubeApiClient(loadClusterAccess(choice));
+      api = kubeApiClient(loadClusterAccess(choice));
       // Lists once; nothing is written, and nothing is logged unless it fails.
       source = clusterWatch(api, config.cluster, createLogger('silent'), () => {});
     }
   } catch (err) {
     throw new AuditError((err as Error).message);
   }
+  // An API server that cannot be reached fails at once, in one message, as kubectl does; one
+  // that answers but lists slowly gets the whole --timeout.
+  if (api) await reachable(api, Math.min(timeout, REACH_SECONDS) * 1000);
   source.start();
   try {
     await synced(source, timeout * 1000);

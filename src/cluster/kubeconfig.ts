@@ -53,7 +53,15 @@ export function inCluster(env: NodeJS.ProcessEnv, dir: string, now: () => number
 }
 
 function fromKubeconfig(path: string, now: () => number): ClusterAccess {
-  const doc: unknown = parse(readFileSync(path, 'utf8'));
+  let doc: unknown;
+  try {
+    doc = parse(readFileSync(path, 'utf8'));
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    // A file system error has an errno; YAML's errors have codes of their own.
+    const why = e.errno === undefined ? `not valid YAML (${e.message.split('\n')[0]})` : e.code === 'ENOENT' ? 'no such file' : e.code === 'EISDIR' ? 'is a directory' : e.message;
+    throw new Error(`kubeconfig ${path}: ${why}`);
+  }
   const config = isRecord(doc) ? doc : {};
   const contextName = config['current-context'];
   if (typeof contextName !== 'string' || !contextName) throw new Error(`no current context in ${path}`);

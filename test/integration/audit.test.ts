@@ -102,7 +102,10 @@ describe('zonekeeper audit on a kubectl get -o yaml or -o json file', () => {
   it('exits 2 with a clear message on a file that is not there, bad YAML, a bad flag, or no cluster at all', () => {
     const dir = mkdtempSync(join(tmpdir(), 'zk-audit-'));
     writeFileSync(join(dir, 'bad.yaml'), 'items: [unclosed');
+    writeFileSync(join(dir, 'refusing'), 'apiVersion: v1\nkind: Config\ncurrent-context: c\nclusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]\nusers: [{name: u, user: {token: t}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\n');
     for (const [args, message] of [
+      [['--kubeconfig', join(dir, 'refusing')], /^zonekeeper: audit: cannot reach the API server https:\/\/127\.0\.0\.1:1: ECONNREFUSED\n$/],
+      [['--kubeconfig', join(dir, 'bad.yaml')], /kubeconfig .*bad\.yaml: not valid YAML/],
       [['--snapshot', join(dir, 'missing.yaml')], /missing\.yaml: no such file/],
       [['--snapshot', join(dir, 'bad.yaml')], /bad\.yaml: not valid YAML/],
       [['--output', 'wide', '--snapshot', join(dir, 'bad.yaml')], /--output: expected table or json/],
