@@ -103,6 +103,16 @@ export function createMetrics(opts: { defaults?: boolean } = {}): Metrics {
 /** Gauges read at scrape time from the cache and the reservations. */
 export function registerStateGauges(m: Metrics, source: SnapshotSource, liveReservations: () => number): void {
   new Gauge({
+    name: 'zonekeeper_features_off',
+    help: 'Kinds only a feature needs (Jobs: WorkloadSpreads that target Jobs) that the API server refuses or does not serve: 1 while that feature is off (the reason is in /debug/cache and the log).',
+    labelNames: ['kind'],
+    registers: [m.registry],
+    collect() {
+      this.reset();
+      for (const k of source.status().kinds) if (k.off !== undefined) this.set({ kind: k.kind }, 1);
+    },
+  });
+  new Gauge({
     name: 'zonekeeper_cache_objects',
     help: 'Objects held in the cache, by kind.',
     labelNames: ['kind'],

@@ -31,6 +31,11 @@ export interface KindSpec {
   required: boolean;
   /** Names a user may type for it (lower case), beside the kind and plural. */
   shortNames: readonly string[];
+  /**
+   * Only this feature needs the kind: readiness does not wait for it while the API server
+   * refuses it (403) or does not serve it (404); the feature is off meanwhile.
+   */
+  feature?: string;
 }
 
 /** The workload kinds: pods' owners that policies read (and that zonekeeper annotates). */
@@ -50,11 +55,12 @@ type Traits = Pick<WorkloadKindSpec, 'ordinals' | 'podsOwnedVia' | 'deletionCost
 
 function workloadKind(
   kind: WorkloadKind, plural: KindName, shortNames: string[], traits: Traits,
-  api: { group: string; version: string; resource?: string; wireKind?: string; required?: boolean; replicasField?: 'parallelism' } = { group: 'apps', version: 'v1' },
+  api: { group: string; version: string; resource?: string; wireKind?: string; required?: boolean; replicasField?: 'parallelism'; feature?: string } = { group: 'apps', version: 'v1' },
 ): WorkloadKindSpec {
   return {
     plural, resource: api.resource ?? plural, kind, wireKind: api.wireKind ?? kind, group: api.group, version: api.version,
     required: api.required ?? true, shortNames, replicasField: api.replicasField ?? 'replicas', ...traits,
+    ...(api.feature ? { feature: api.feature } : {}),
   };
 }
 
@@ -72,7 +78,7 @@ export const WORKLOAD_KINDS: Readonly<Record<WorkloadKind, WorkloadKindSpec>> = 
   ReplicaSet: workloadKind('ReplicaSet', 'replicasets', ['rs'], { ordinals: false, podsOwnedVia: undefined, deletionCost: true }),
   Deployment: workloadKind('Deployment', 'deployments', ['deploy'], { ordinals: false, podsOwnedVia: 'ReplicaSet', deletionCost: true }),
   // A WorkloadSpread may target a Job: its parallelism is what percent quotas resolve against.
-  Job: workloadKind('Job', 'jobs', ['job'], { ordinals: false, podsOwnedVia: undefined, deletionCost: false }, { group: 'batch', version: 'v1', replicasField: 'parallelism' }),
+  Job: workloadKind('Job', 'jobs', ['job'], { ordinals: false, podsOwnedVia: undefined, deletionCost: false }, { group: 'batch', version: 'v1', replicasField: 'parallelism', feature: 'WorkloadSpreads that target Jobs' }),
   CloneSet: cloneSet('v1alpha1'),
   AdvancedStatefulSet: advancedStatefulSet('v1beta1'),
 };

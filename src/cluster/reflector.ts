@@ -44,6 +44,8 @@ export interface ReflectorStore {
   upsert(kind: KindName, obj: unknown): void;
   delete(kind: KindName, key: string): void;
   keys(kind: KindName): Iterable<string>;
+  /** A kind only a feature needs is refused or not served (`why`), or works again (undefined). */
+  setKindOff?(kind: KindName, why: string | undefined): void;
 }
 
 export interface ReflectorOptions {
@@ -78,6 +80,8 @@ export interface ReflectorStatus {
   lastErrorStatus: number;
   /** Since when every attempt has failed (ms); 0 while the watch works. */
   failingSince: number;
+  /** A kind only a feature needs, refused or not served: the feature that is off, and why. */
+  off?: string;
 }
 
 class Gone extends ZonekeeperError {}
@@ -131,6 +135,8 @@ export class Reflector {
   private abort = new AbortController();
   private loop: Promise<void> | undefined;
   private state: ReflectorStatus;
+  /** The feature this kind serves was said to be off (logged once until it works again). */
+  private announcedOff = false;
   private readonly slim: (raw: any) => unknown;
   private readonly decodePage: PageDecoder;
 
@@ -156,7 +162,8 @@ export class Reflector {
   }
 
   status(): ReflectorStatus {
-    return { ...this.state, restarts: { ...this.state.restarts } };
+    const off = this.off();
+    return { ...this.state, restarts: { ...this.state.restarts }, ...(off ? { off } : {}) };
   }
 
   /**
@@ -176,12 +183,29 @@ export class Reflector {
     return this.state.failingSince !== 0 && this.state.lastErrorStatus === 403;
   }
 
+  /**
+   * For a kind only a feature needs: why that feature is off (the kind is refused or not
+   * served), else undefined. Readiness does not wait for such a kind.
+   */
+  off(): string | undefined {
+    const { failingSince, lastErrorStatus } = this.state;
+    if (!this.resource.feature || failingSince === 0 || (lastErrorStatus !== 403 && lastErrorStatus !== 404)) return undefined;
+    const group = this.resource.group ? `${this.resource.group}/` : '';
+    const why = lastErrorStatus === 403 ? `zonekeeper may not list ${group}${this.resource.resource} (grant list and watch: manifests/base/10-rbac.yaml)` : `the API server does not serve ${group}${this.resource.resource}`;
+    return `${this.resource.feature} are off: ${why}`;
+  }
+
   private failed(now = this.clock.now()): void {
     if (!this.state.failingSince) this.state.failingSince = now;
   }
 
   /** The watch works again: valid events arrive, or it has streamed for a while. */
   private working(): void {
+    if (this.announcedOff) {
+      this.log.info({ kind: this.resource.plural }, `${this.resource.feature} are on again`);
+      this.store.setKindOff?.(this.resource.plural, undefined);
+    }
+    this.announcedOff = false;
     this.state.failingSince = 0;
   }
 
@@ -226,7 +250,13 @@ export class Reflector {
         }
         // A corrupt stream lost an event: relist, but after the backoff, not in a hot loop.
         if (reason === 'decode') needList = true;
-        this.log.warn({ kind: this.resource.plural, err: (err as Error).message, backoffMs: wait.peek(), relist: needList }, 'watch failed, retrying');
+        const off = this.off();
+        // A feature switched off is said once, not at every retry; it is retried all the same.
+        if (off && this.announcedOff) this.log.debug({ kind: this.resource.plural, err: (err as Error).message }, 'still refused, retrying');
+        else if (off) this.log.warn({ kind: this.resource.plural, err: (err as Error).message }, `${off}; ready without it, retrying`);
+        else this.log.warn({ kind: this.resource.plural, err: (err as Error).message, backoffMs: wait.peek(), relist: needList }, 'watch failed, retrying');
+        if (off !== undefined && !this.announcedOff) this.store.setKindOff?.(this.resource.plural, off);
+        this.announcedOff = off !== undefined;
         await sleep(wait.next(), this.abort.signal);
       }
     }

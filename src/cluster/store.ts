@@ -25,6 +25,8 @@ export interface Snapshot {
    * (a node's readiness or capacity does not drop it). At most NODE_DERIVED_KEPT are kept.
    */
   nodeDerived<T>(key: string, compute: () => T): T;
+  /** Why a kind only a feature needs is not in the cache (refused, not served), or undefined. */
+  kindOff(kind: KindName): string | undefined;
   pod(namespace: string, name: string): SlimPod | undefined;
   podByUid(uid: string): SlimPod | undefined;
   /** Pods whose controller owner is kind/namespace/name. */
@@ -118,6 +120,8 @@ export class ClusterStore implements Snapshot {
   private readonly zoneNodes = new Map<string, Map<string, SlimNode[]>>();
   /** Requests of the pods on each node, kept as pods come and go (zone balance's capacity). */
   private readonly usage = new Map<string, NodeUsage>();
+  /** Kinds only a feature needs that the API server refuses or does not serve, and why. */
+  private readonly off = new Map<KindName, string>();
   /** `nodeDerived`'s values, dropped when a node is reshaped. */
   private readonly derived = new Map<string, unknown>();
   private readonly podListeners: PodListener[] = [];
@@ -341,6 +345,14 @@ export class ClusterStore implements Snapshot {
   nodeAt(slot: number) { return this.nodeSlots.nodeAt(slot); }
   zoneCodes(topologyKey: string) { return this.nodeSlots.zoneCodes(topologyKey); }
   nodesBySlot() { return this.nodeSlots.bySlotView; }
+
+  kindOff(kind: KindName): string | undefined { return this.off.get(kind); }
+
+  /** Set by the kind's reflector. */
+  setKindOff(kind: KindName, why: string | undefined): void {
+    if (why === undefined) this.off.delete(kind);
+    else this.off.set(kind, why);
+  }
 
   nodeDerived<T>(key: string, compute: () => T): T {
     if (this.derived.has(key)) return this.derived.get(key) as T;

@@ -129,7 +129,8 @@ export function watchCache(
   // tidies it away on its next look): one revoked ClusterRole rule must not fail every filter.
   // ready() runs on every extender request: a walk, no arrays.
   const everyCounted = (check: (r: Reflector) => boolean): boolean => {
-    for (const r of reflectors) if (!check(r)) return false;
+    // A kind only a feature needs (Jobs) is left out while refused or not served: the feature is off.
+    for (const r of reflectors) if (!check(r) && r.off() === undefined) return false;
     for (const r of optional.values()) if (!r.forbidden() && !check(r)) return false;
     return true;
   };

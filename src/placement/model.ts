@@ -1,4 +1,5 @@
-import { ownedThrough } from '../cluster/kinds.js';
+import { ownedThrough, workloadKindSpec } from '../cluster/kinds.js';
+import { findWorkloadSpread } from './policies/workloadSpread/subsets.js';
 import type { SlimPod, SlimWorkload } from '../cluster/objects.js';
 import type { Snapshot } from '../cluster/store.js';
 import { firstSeatCounts, NO_PENDING_FREEZES, placementList, type PendingFreezes } from './fleet.js';
@@ -92,6 +93,14 @@ export function podModel(pod: SlimPod, snapshot: Snapshot, settings: PlacementSe
   const replicaSet = pod.owner?.kind === 'ReplicaSet' ? pod.owner.name : undefined;
   const model = workloadModel(resolved.ref, resolved.object, snapshot, settings, lists, replicaSet);
   if (optedOut(pod, resolved.object)) return { ...model, policy: 'none', why: 'not managed: zonekeeper.io/ignore is "true"' };
+  // A kind only a feature needs, refused or not served (Jobs): its pods are placed only when that
+  // feature would place them, and then wait with the reason (the permission to grant).
+  const off = resolved.missing ? snapshot.kindOff(workloadKindSpec(resolved.ref.kind)?.plural ?? 'pods') : undefined;
+  if (off !== undefined) {
+    return findWorkloadSpread(snapshot, resolved.ref, undefined)
+      ? { ...model, policy: 'wait', governs: 'workloadspread', why: `${resolved.missing}: ${off}` }
+      : { ...model, policy: 'none', why: `not managed: ${off}` };
+  }
   if (resolved.missing) {
     // The policy the workload would have, were it cached (a StatefulSet's pin, say).
     const governs = coveringPolicy({

@@ -6,6 +6,10 @@ import { loadClusterAccess } from '../../src/cluster/kubeconfig.js';
 import type { SnapshotSource } from '../../src/cluster/source.js';
 import { watchCache } from '../../src/cluster/watchCache.js';
 import { createMetrics } from '../../src/metrics.js';
+import { pino } from 'pino';
+import { slimPod, slimWorkloadSpread } from '../../src/cluster/convert.js';
+import { parseConfig } from '../../src/config.js';
+import { podModel } from '../../src/placement/model.js';
 import { advancedStatefulSet, astsPod, cloneSet, nodes, pod, statefulSet, stsPod, workloadSpread, zoneSubset } from '../support/builders.js';
 import { silent } from '../support/app.js';
 import { FakeApiServer } from '../support/fakeApiServer.js';
@@ -218,6 +222,44 @@ describe('watch cache when an OpenKruise kind is served but RBAC forbids it', ()
       await waitFor(() => !!cache.snapshot.workload('CloneSet', 'default', 'web'), 'CloneSets watched again once granted');
       assert.equal(cache.status().openKruise.clonesets, 'apps.kruise.io/v1alpha1');
       assert.equal(cache.ready(), true);
+    } finally {
+      await cache.stop();
+      await api.stop();
+    }
+  });
+});
+
+describe('watch cache when Jobs may not be listed (an upgrade without its RBAC)', () => {
+  it('is ready without them, says once that WorkloadSpreads on Jobs are off and why; a Job pod under a WorkloadSpread waits naming the permission, others are not managed; on again once granted', async () => {
+    const api = await new FakeApiServer().start();
+    for (const n of nodes(['zone-a'], 1)) api.put(n);
+    api.put({ apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'batch', namespace: 'default', uid: 'job-batch' }, spec: { parallelism: 2 } });
+    const denied = { match: (_m: string, path: string) => path.startsWith('/apis/batch/v1/jobs'), status: 403, remaining: Infinity };
+    api.faults.push(denied);
+    const lines: string[] = [];
+    const log = pino({ level: 'debug' }, { write: (l: string) => { lines.push(l); } });
+    const cache = watchCache(api.client(), {
+      pageSize: 100, watchTimeoutSeconds: 300, silenceSeconds: 5, backoffInitialMs: 20, backoffMaxMs: 40, crdRecheckSeconds: 0.2, maxStalenessSeconds: 60,
+    }, log);
+    cache.start();
+    try {
+      await waitFor(() => cache.ready(), 'ready without Jobs');
+      const jobs = cache.status().kinds.find((k) => k.kind === 'jobs')!;
+      assert.match(jobs.off!, /^WorkloadSpreads that target Jobs are off: zonekeeper may not list batch\/jobs \(grant list and watch/);
+      await new Promise((r) => setTimeout(r, 300)); // several retries at the 40 ms backoff
+      const warned = lines.filter((l) => l.includes('"level":40') && l.includes('WorkloadSpreads that target Jobs are off'));
+      assert.equal(warned.length, 1, 'said once, not at every retry');
+      const settings = parseConfig({}).placement;
+      const jobPod = slimPod(pod('batch-x', { kind: 'Job', name: 'batch', apiVersion: 'batch/v1' }));
+      assert.equal(podModel(jobPod, cache.snapshot, settings)!.policy, 'none');
+      cache.store.upsert('workloadspreads', slimWorkloadSpread(workloadSpread('ws', { kind: 'Job', name: 'batch', apiVersion: 'batch/v1' }, [zoneSubset('a', 'zone-a', 1)])));
+      const waiting = podModel(jobPod, cache.snapshot, settings)!;
+      assert.equal(waiting.policy, 'wait');
+      assert.match((waiting as { why: string }).why, /Job default\/batch is not in the cache yet: WorkloadSpreads that target Jobs are off: zonekeeper may not list batch\/jobs/);
+      denied.remaining = 0;
+      await waitFor(() => !!cache.snapshot.workload('Job', 'default', 'batch'), 'Jobs listed once allowed');
+      assert.equal(cache.status().kinds.find((k) => k.kind === 'jobs')!.off, undefined);
+      assert.equal(cache.snapshot.kindOff('jobs'), undefined);
     } finally {
       await cache.stop();
       await api.stop();
