@@ -129,7 +129,7 @@ export const configSchema = z.strictObject({
   gate: z.strictObject({
     enabled: z.boolean().default(true),
     intervalSeconds: positive.default(5),
-    patchesPerSecond: positive.default(200),
+    patchesPerSecond: positive.default(500),
     fallbackEvictionsPerMinute: positive.default(6),
     fallbackDryRun: z.boolean().default(false),
   }).prefault({}),

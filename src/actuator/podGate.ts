@@ -1,10 +1,11 @@
 import { statusMessage, type ApiClient } from '../cluster/apiClient.js';
 import { ZONE_GATE } from '../cluster/annotations.js';
 import { objectPath, POD_KIND } from '../cluster/kinds.js';
+import type { SlimPod } from '../cluster/objects.js';
 import { gatePatch, unwritable, type GateDecision } from '../placement/zoneGate.js';
 
-// The one write of the zone gate (docs/design.md#the-zone-gate): read the pod, write the decision
-// into its spec and lift the gate in one merge patch carrying the resourceVersion read.
+// The one write of the zone gate (docs/design.md#the-zone-gate): the decision written into the
+// pod's spec and the gate lifted in one merge patch carrying the resourceVersion it was made from.
 
 export type LiftResult =
   | { result: 'lifted'; unwritable?: string }
@@ -15,16 +16,35 @@ export type LiftResult =
 
 export class GateWriteError extends Error {}
 
+/**
+ * Writes the decision: from the cached pod when it is a zone or nothing (the cache holds what
+ * that patch needs: the resourceVersion, the other gates, the nodeSelector), else from a GET.
+ */
 export async function liftGate(
-  api: ApiClient, pod: { namespace: string; name: string; uid: string }, decision: Exclude<GateDecision, { kind: 'wait' }>, timeoutMs = 10_000,
+  api: ApiClient, pod: Pick<SlimPod, 'namespace' | 'name' | 'uid'> & Partial<Pick<SlimPod, 'gate' | 'selection'>>,
+  decision: Exclude<GateDecision, { kind: 'wait' }>, timeoutMs = 10_000,
 ): Promise<LiftResult> {
   const path = objectPath(POD_KIND, pod.namespace, pod.name);
+  if (pod.gate?.resourceVersion && decision.kind !== 'subset') {
+    const cached = {
+      metadata: { uid: pod.uid, resourceVersion: pod.gate.resourceVersion },
+      spec: { schedulingGates: [...pod.gate.otherGates.map((name) => ({ name })), { name: ZONE_GATE }], nodeSelector: pod.selection?.nodeSelector },
+    };
+    const r = await write(api, path, cached, decision, timeoutMs);
+    // The scheduler marks a new gated pod's status at once: the cache may be a version behind.
+    if (r.result !== 'conflict') return r;
+  }
   const got = await api.request('GET', path, { timeoutMs });
   if (got.status === 404) return { result: 'gone' };
   if (got.status !== 200) throw new GateWriteError(`GET ${path}: ${got.status} ${statusMessage(got.body)}`);
   const raw = JSON.parse(got.body);
   if (raw.metadata?.uid !== pod.uid) return { result: 'gone' };
   if (!(raw.spec?.schedulingGates ?? []).some((g: { name?: string }) => g?.name === ZONE_GATE)) return { result: 'not-gated' };
+  return write(api, path, raw, decision, timeoutMs);
+}
+
+/** One PATCH of `decision` into `raw` (as read), conditional on its resourceVersion. */
+async function write(api: ApiClient, path: string, raw: any, decision: Exclude<GateDecision, { kind: 'wait' }>, timeoutMs: number): Promise<LiftResult> {
   const body = JSON.stringify(gatePatch(raw, decision));
   const res = await api.request('PATCH', path, { body, contentType: 'application/merge-patch+json', timeoutMs });
   if (res.status === 409) return { result: 'conflict' };

@@ -231,8 +231,16 @@ export function slimPod(o: Raw, share = intern): SlimPod {
     kruiseMatch: kruiseMatch(meta.annotations),
     tolerations: share === unshared ? tolerations(o.spec?.tolerations) : sharedTolerations(o.spec?.tolerations),
     selection: nodeSelection(o.spec, share !== unshared),
-    gated: Array.isArray(o.spec?.schedulingGates) && o.spec.schedulingGates.some((g: Raw) => g?.name === ZONE_GATE),
+    ...gateOf(meta, o.spec),
   };
+}
+
+/** Whether the pod is gated by zonekeeper.io/zone, and for such a pod what its patch needs. */
+function gateOf(meta: Raw, spec: Raw | undefined): Pick<SlimPod, 'gated' | 'gate'> {
+  const gates: Raw[] = Array.isArray(spec?.schedulingGates) ? spec.schedulingGates : [];
+  if (!gates.some((g) => g?.name === ZONE_GATE)) return { gated: false };
+  const otherGates = gates.map((g) => str(g?.name)).filter((n) => n && n !== ZONE_GATE);
+  return { gated: true, gate: { resourceVersion: str(meta.resourceVersion), otherGates } };
 }
 
 const NO_TOLERATIONS: readonly Toleration[] = Object.freeze([]);

@@ -81,6 +81,8 @@ export interface SlimPod {
   tolerations: readonly Toleration[];
   /** It carries the scheduling gate zonekeeper.io/zone: held until zonekeeper writes its zone. */
   gated: boolean;
+  /** For a gated pod only: what the gate's patch is conditional on, and the other gates it keeps. */
+  gate?: { resourceVersion: string; otherGates: readonly string[] };
   /** Its node selector and required node affinity; undefined when it sets neither. Shared between equal pods. */
   selection: NodeSelection | undefined;
 }

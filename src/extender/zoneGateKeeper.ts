@@ -34,7 +34,7 @@ export interface GateKeeperDeps {
 }
 
 /** Gate writes under way at once: each is a GET and a PATCH, mostly waiting on the API server. */
-const GATE_WRITES_IN_FLIGHT = 8;
+const GATE_WRITES_IN_FLIGHT = 16;
 
 /** What the keeper remembers of a gated pod the cache shows. */
 interface Gated { namespace: string; name: string; uid: string }
@@ -102,7 +102,7 @@ export function zoneGateKeeper(deps: GateKeeperDeps) {
   async function lift(pod: Gated, cached: SlimPod, d: Exclude<GateDecision, { kind: 'wait' }>): Promise<void> {
     let r: LiftResult;
     try {
-      r = await liftGate(api, pod, d);
+      r = await liftGate(api, cached, d);
     } catch (err) {
       lifted.delete(pod.uid);
       metrics.actuatorWrites.inc({ action: 'lift-zone-gate', result: 'error' });
@@ -111,7 +111,11 @@ export function zoneGateKeeper(deps: GateKeeperDeps) {
       return;
     }
     metrics.actuatorWrites.inc({ action: 'lift-zone-gate', result: r.result === 'lifted' ? 'ok' : r.result });
-    if (r.result === 'conflict') lifted.delete(pod.uid); // changed since read: decided again from the cache
+    if (r.result === 'conflict') {
+      // Changed since read (another writer, a hand-over): decided again from the cache, soon.
+      lifted.delete(pod.uid);
+      again = true;
+    }
     if (r.result !== 'lifted') return;
     waiting.delete(pod.uid);
     if (d.kind !== 'as-is' && d.fallback) placed.set(pod.uid, { pod, fallback: d.fallback, at: Date.now() });

@@ -44,6 +44,25 @@ describe('lifting the zone gate against an API server', () => {
     assert.equal(api.patches.length - before, 1, 'one write reached the object');
   });
 
+  it('a zone is written from the cached pod (no GET), conditional on the cached resourceVersion; a stale one is read again once', async () => {
+    api.put(gatedPod(5));
+    const rv = api.get('Pod', 'default', 'db-5')!.metadata.resourceVersion as string;
+    const cached = { namespace: 'default', name: 'db-5', uid: 'pod-db-5', selection: undefined };
+    let requests = api.requests.length;
+    assert.deepEqual(await liftGate(client, { ...cached, gate: { resourceVersion: rv, otherGates: ['other.example/gate'] } }, zone('zone-a')), { result: 'lifted', unwritable: undefined });
+    assert.deepEqual(api.requests.slice(requests).map((r) => r.split(' ')[0]), ['PATCH'], 'no GET');
+    assert.deepEqual(api.patches.at(-1)!.body.spec, { schedulingGates: [{ name: 'other.example/gate' }], nodeSelector: { 'topology.kubernetes.io/zone': 'zone-a' } });
+    // The scheduler wrote the pod's status after the cache saw it: 409, then one GET and the write.
+    api.put(gatedPod(6));
+    const old = api.get('Pod', 'default', 'db-6')!.metadata.resourceVersion as string;
+    api.put(gatedPod(6));
+    requests = api.requests.length;
+    const conflicts = api.conflicts;
+    assert.deepEqual(await liftGate(client, { namespace: 'default', name: 'db-6', uid: 'pod-db-6', gate: { resourceVersion: old, otherGates: [] } }, zone('zone-b')), { result: 'lifted', unwritable: undefined });
+    assert.deepEqual(api.requests.slice(requests).map((r) => r.split(' ')[0]), ['PATCH', 'GET', 'PATCH']);
+    assert.equal(api.conflicts, conflicts + 1);
+  });
+
   it('a pod gone, replaced under the same name, or no longer gated: nothing written', async () => {
     const before = api.patches.length;
     assert.deepEqual(await liftGate(client, { namespace: 'default', name: 'db-9', uid: 'pod-db-9' }, zone('zone-a')), { result: 'gone' });
