@@ -5,23 +5,15 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ControlPlane, kubeVersions } from './controlPlane.js';
 import { eventually, Kube, type Obj } from './kube.js';
-import { addPools, PRODUCTION_POOLS, preBoundVolume, tearDown } from './workloads.js';
+import { addPools, PRODUCTION_POOLS, preBoundVolume, statefulSet as sharedStatefulSet, tearDown } from './workloads.js';
 
 const GATE = { schedulingGates: [{ name: 'zonekeeper.io/zone' }] };
 const ZONE = 'topology.kubernetes.io/zone';
 const container = { name: 'c', image: 'busybox', resources: { requests: { cpu: '10m' } } };
 
 /** A gated StatefulSet for the default scheduler (no schedulerName). */
-function statefulSet(namespace: string, name: string, replicas: number, extra: Obj = {}): Obj {
-  return {
-    apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name, namespace },
-    spec: {
-      replicas, serviceName: name, podManagementPolicy: 'Parallel', selector: { matchLabels: { app: name } },
-      template: { metadata: { labels: { app: name } }, spec: { ...GATE, terminationGracePeriodSeconds: 0, containers: [container], ...extra.podSpec } },
-      ...extra.spec,
-    },
-  };
-}
+const statefulSet = (namespace: string, name: string, replicas: number, extra: Obj = {}) =>
+  sharedStatefulSet(namespace, name, replicas, { ...GATE, ...extra.podSpec }, extra.spec);
 
 function deployment(namespace: string, name: string, replicas: number, annotations: Record<string, string> = {}, gated = true): Obj {
   return {

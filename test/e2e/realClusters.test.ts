@@ -6,23 +6,13 @@ import { spawnSync } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import { ControlPlane, kubeVersions } from './controlPlane.js';
 import { eventually, Kube, type Obj } from './kube.js';
-import { addPools, deployment, PRODUCTION_POOLS, SCHEDULER, tearDown, zoneTerm } from './workloads.js';
+import { addPools, deployment, PRODUCTION_POOLS, SCHEDULER, statefulSet as sharedStatefulSet, tearDown, zoneTerm } from './workloads.js';
 
 const cli = new URL('../../dist/cli.js', import.meta.url).pathname;
 const DB_POOL = { nodeSelector: { pool: 'db' }, tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'db', effect: 'NoSchedule' }] };
 
-function statefulSet(namespace: string, name: string, replicas: number, podSpec: Obj = {}): Obj {
-  return {
-    apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name, namespace },
-    spec: {
-      replicas, serviceName: name, podManagementPolicy: 'Parallel', selector: { matchLabels: { app: name } },
-      template: {
-        metadata: { labels: { app: name } },
-        spec: { schedulerName: SCHEDULER, terminationGracePeriodSeconds: 0, containers: [{ name: 'c', image: 'busybox', resources: { requests: { cpu: '10m' } } }], ...podSpec },
-      },
-    },
-  };
-}
+/** A StatefulSet of zonekeeper's scheduler, its pod template asking `podSpec` of a node. */
+const statefulSet = (namespace: string, name: string, replicas: number, podSpec: Obj = {}) => sharedStatefulSet(namespace, name, replicas, { schedulerName: SCHEDULER, ...podSpec });
 
 /** Pods per zone, as "zone=n" sorted. */
 const perZone = (placed: Map<string, string>) => {

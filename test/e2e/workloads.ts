@@ -20,6 +20,24 @@ export function deployment(namespace: string, name: string, replicas: number): O
 
 export const ZONES = ['zone-a', 'zone-b', 'zone-c'];
 
+/**
+ * A StatefulSet of busybox pods (10m CPU each), Parallel: `podSpec` is merged into its pod
+ * template's spec (schedulerName, gates, affinity), `spec` into its own (volumeClaimTemplates).
+ */
+export function statefulSet(namespace: string, name: string, replicas: number, podSpec: Obj = {}, spec: Obj = {}): Obj {
+  return {
+    apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name, namespace },
+    spec: {
+      replicas, serviceName: name, podManagementPolicy: 'Parallel', selector: { matchLabels: { app: name } },
+      template: {
+        metadata: { labels: { app: name } },
+        spec: { terminationGracePeriodSeconds: 0, containers: [{ name: 'c', image: 'busybox', resources: { requests: { cpu: '10m' } } }], ...podSpec },
+      },
+      ...spec,
+    },
+  };
+}
+
 export const zoneTerm = (zone: string) => ({ matchExpressions: [{ key: 'topology.kubernetes.io/zone', operator: 'In', values: [zone] }] });
 
 /** A local PersistentVolume in `zone`, pre-bound to the claim (a StatefulSet's `<template>-<name>-<ordinal>`). */
