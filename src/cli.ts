@@ -17,7 +17,7 @@ serve flags:
   --config FILE          zonekeeper.yaml with the options (see config/zonekeeper.yaml); defaults apply without it
   --kubeconfig FILE      watch the cluster of this kubeconfig's current context
   --snapshot FILE        serve decisions from a file of Kubernetes objects (a List, as
-                         'kubectl get nodes,pods,pv,pvc,sc,sts,rs,deploy,workloadspreads -A -o json' prints it,
+                         'kubectl get nodes,pods,pv,pvc,sc,sts,rs,deploy -A -o json' prints it (add workloadspreads where served),
                          or multi-document YAML, ~20x slower to read): offline replay of a real cluster
   --demo                 serve the bundled demo cluster (config/demo-cluster.yaml)
   --listen HOST:PORT     extender listener (default 127.0.0.1:8888; overrides extender.listen)

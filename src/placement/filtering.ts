@@ -94,9 +94,11 @@ export function filterNodes(input: PlacementInput, model: WorkloadModel | undefi
   let lastNames: string[] = [];
   for (let i = 0; i < candidateNames.length; i++) {
     const node = nodes[i];
+    // Each node under the rule that decides it: the pod's own spec, then the policy (which
+    // already places a pod where its bound volume is, when they disagree), then the volumes.
     const r = !node ? NOT_CACHED
       : misfit?.(i, node) ?? (byZone?.nodes[slots![i]!] === node ? byZone.of(byZone.codes[slots![i]!]!)
-      : (checkVolumes ? volumeRejection(node) : undefined) ?? waitAll ?? admits?.(node));
+      : waitAll ?? admits?.(node) ?? (checkVolumes ? volumeRejection(node) : undefined));
     if (!r) {
       passed.push(candidateNames[i]!);
       continue;

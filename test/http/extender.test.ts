@@ -42,7 +42,8 @@ describe('POST /filter with the captured kube-scheduler v1.20 requests', () => {
     req.NodeNames = ['node-a-1', 'node-b-1', 'node-c-1'];
     const body = await (await app.post('/filter', req)).json();
     assert.deepEqual(body.NodeNames, ['node-a-1']);
-    assert.match(body.FailedAndUnresolvableNodes['node-b-1'], /volume data-db-0/);
+    // Filed under the pin, which decided: the volume only agrees with it.
+    assert.equal(body.FailedAndUnresolvableNodes['node-b-1'], 'pinned to zone-a');
     assert.equal(body.FailedNodes['node-b-1'], undefined, 'hard rejections are unresolvable only, by default');
   });
 
@@ -57,13 +58,13 @@ describe('POST /filter with the captured kube-scheduler v1.20 requests', () => {
     assert.deepEqual([placed.FailedNodes, placed.FailedAndUnresolvableNodes], [{}, {}]);
     const [logged] = app.extender.decisions.forPod('default/db-0').slice(-1);
     assert.deepEqual(logged!.rejected.map((r) => [r.count, r.sample]), [[2, ['node-b-1', 'node-c-1']]]);
-    assert.match(logged!.rejected[0]!.reason, /volume data-db-0/);
+    assert.equal(logged!.rejected[0]!.reason, 'pinned to zone-a');
     // Nothing passes: every node with its reason, for kube-scheduler's "0/N nodes are available".
     req.NodeNames = ['node-b-1', 'node-c-1'];
     const none = await (await app.post('/filter', req)).json();
     assert.deepEqual(none.NodeNames, []);
     assert.deepEqual(Object.keys(none.FailedAndUnresolvableNodes), ['node-b-1', 'node-c-1']);
-    assert.match(none.FailedAndUnresolvableNodes['node-c-1'], /volume data-db-0/);
+    assert.equal(none.FailedAndUnresolvableNodes['node-c-1'], 'pinned to zone-a');
   });
 
   it('legacyFailedNodes also lists hard rejections in FailedNodes, which is all kube-scheduler < 1.21 reads', async () => {
@@ -73,7 +74,7 @@ describe('POST /filter with the captured kube-scheduler v1.20 requests', () => {
     const req = fixture('filter-nodenames-statefulset-pod.json').body;
     req.NodeNames = ['node-b-1'];
     const body = await (await app.post('/filter', req)).json();
-    assert.match(body.FailedNodes['node-b-1'], /volume data-db-0/);
+    assert.equal(body.FailedNodes['node-b-1'], 'pinned to zone-a');
     assert.equal(body.FailedNodes['node-b-1'], body.FailedAndUnresolvableNodes['node-b-1']);
   });
 

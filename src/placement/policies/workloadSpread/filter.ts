@@ -52,10 +52,14 @@ export function subsetPolicy(ctx: PolicyContext, model: SpreadModel): PolicyOutc
       && !(adaptive && quota.unschedulableUntil !== undefined && quota.unschedulableUntil > now));
   const first = open[0];
   if (!first) return wait(`every subset is full or unschedulable (${quotas.map(describeQuota).join(', ')})`);
-  if (!adaptive) return outcome(first.subset, describeQuota(first.quota));
+  // The subsets passed over before it, and why: "subset-a is full: 2/2".
+  const skipped = quotas.slice(0, ws.subsets.indexOf(first.subset))
+    .map((q) => (q.bound + q.reserved >= q.max ? `${q.name} is full: ${q.bound + q.reserved}/${q.max}` : `${q.name} is unschedulable for now`));
+  const after = (why: string) => (skipped.length > 0 ? `${skipped.join('; ')}; ${why}` : why);
+  if (!adaptive) return outcome(first.subset, after(describeQuota(first.quota)));
 
   const feasible = (s: WorkloadSpreadSubset) => ctx.feasible().some(inSubset(s));
-  if (feasible(first.subset)) return outcome(first.subset, describeQuota(first.quota));
+  if (feasible(first.subset)) return outcome(first.subset, after(describeQuota(first.quota)));
   // Kruise's webhook simulates first: a subset none of whose nodes the scheduler sent (all
   // cordoned, full or tainted) cannot take the pod now, so the next one with a feasible node does.
   if (ws.simulationSchedule && !input.candidates.nodes.some((n) => n !== undefined && inSubset(first.subset)(n))) {
