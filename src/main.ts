@@ -156,7 +156,7 @@ export async function startServer(config: Config, choice: SourceChoice, log: Log
   const picker = config.picker.listen
     ? await listen(pickerRoutes(extender, metrics, log, config.extender.pickerBodyLimitBytes, pickerAuth), config.picker.listen, { tls: config.picker.tls, limits, onConnection: () => metrics.connections.inc({ listener: 'picker' }) })
     : undefined;
-  log.info({ extender: ext.url, admin: admin.url, probes: probes?.url, picker: picker?.url, adminAuthorization: config.admin.authorization, source: source.describe() }, 'zonekeeper serving');
+  log.info({ extender: ext.url, admin: admin.url, page: new URL('/ui', admin.url).href, probes: probes?.url, picker: picker?.url, adminAuthorization: config.admin.authorization, source: source.describe() }, 'zonekeeper serving');
   return {
     extender: ext, admin, probes, picker, source, metrics,
     async stop() {

@@ -24,4 +24,6 @@ export function addLayoutPage(app: Hono): void {
     }));
   }
   app.get('/ui/', (c) => c.redirect('/ui'));
+  // The admin port's root leads to the page: what a browser opened on it expects.
+  app.get('/', (c) => c.redirect('/ui'));
 }

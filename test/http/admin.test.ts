@@ -16,6 +16,12 @@ const get = async (app: ReturnType<typeof testApp>, path: string): Promise<{ sta
 };
 
 describe('admin listener', () => {
+  it('GET / leads to the layout page', async () => {
+    const res = await testApp(cluster()).adminApp.request('/');
+    assert.equal(res.status, 302);
+    assert.equal(res.headers.get('location'), '/ui');
+  });
+
   it('healthz is ok; readyz is 200 when synced and 503 when not', async () => {
     assert.equal((await get(testApp(cluster()), '/healthz')).body, 'ok');
     const ready = await get(testApp(cluster()), '/readyz');

@@ -16,8 +16,10 @@ describe('zonekeeper serve on real ports', () => {
   before(async () => { server = await start([]); });
   after(() => { server.child.kill('SIGKILL'); });
 
-  it('serves the demo cluster when no kubeconfig is found, and says so', () => {
+  it('serves the demo cluster when no kubeconfig is found, and says so; the serving line names the page', () => {
     assert.ok(server.logs.some((l) => l.includes('serving the bundled demo cluster')));
+    const serving = JSON.parse(server.logs.find((l) => l.includes('"msg":"zonekeeper serving"'))!);
+    assert.equal(serving.page, `${server.admin}/ui`);
   });
 
   it('answers the captured kube-scheduler requests over HTTP', async () => {
@@ -26,9 +28,9 @@ describe('zonekeeper serve on real ports', () => {
     assert.equal(res.status, 200);
     const body: any = await res.json();
     assert.equal(body.Error, '');
-    // The demo's data-db-0 volume is in zone-a, but the fixture offers only zone-c nodes.
+    // db-0 is pinned to zone-a, where its data-db-0 volume is too; the fixture offers only zone-c nodes.
     assert.deepEqual(body.NodeNames, []);
-    assert.match(body.FailedAndUnresolvableNodes['node-c-1'], /volume data-db-0/);
+    assert.equal(body.FailedAndUnresolvableNodes['node-c-1'], 'pinned to zone-a');
     const p = await fetch(`${server.extender}/prioritize`, { method: 'POST', headers: JSON_TYPE, body: JSON.stringify(fixture('prioritize-fullnodes-deployment-pod.json').body) });
     // Of the 6 nodes sent, the demo's WorkloadSpread prefers node-b-1; a 0 is not sent.
     assert.deepEqual(await p.json(), [{ Host: 'node-b-1', Score: 10 }]);
