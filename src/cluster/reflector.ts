@@ -58,6 +58,11 @@ export interface ReflectorOptions {
   backoffMaxMs: number;
   /** Failing for this long without a working watch: the kind is stale, decisions wait. */
   maxStalenessSeconds: number;
+  /**
+   * Shared by the reflectors of one API server: an API server that cannot be reached is said
+   * once for all of them, not by each kind at each retry; `reached` says it is back.
+   */
+  outage?: { unreachable(err: Error): boolean; reached(): void };
 }
 
 /** error: the API answered wrongly or not at all; decode: the stream was corrupt (an event lost, so relist). */
@@ -201,6 +206,7 @@ export class Reflector {
 
   /** The watch works again: valid events arrive, or it has streamed for a while. */
   private working(): void {
+    this.opts.outage?.reached();
     if (this.announcedOff) {
       this.log.info({ kind: this.resource.plural }, `${this.resource.feature} are on again`);
       this.store.setKindOff?.(this.resource.plural, undefined);
@@ -251,8 +257,11 @@ export class Reflector {
         // A corrupt stream lost an event: relist, but after the backoff, not in a hot loop.
         if (reason === 'decode') needList = true;
         const off = this.off();
-        // A feature switched off is said once, not at every retry; it is retried all the same.
-        if (off && this.announcedOff) this.log.debug({ kind: this.resource.plural, err: (err as Error).message }, 'still refused, retrying');
+        const unanswered = !(err instanceof ApiError) && this.opts.outage !== undefined;
+        // A feature switched off, or an API server away, is said once, not at every retry; it is retried all the same.
+        if (unanswered && !this.opts.outage!.unreachable(err as Error)) this.log.debug({ kind: this.resource.plural, err: (err as Error).message }, 'API server still not reached, retrying');
+        else if (unanswered) this.log.warn({ err: (err as Error).message, backoffMaxMs: this.opts.backoffMaxMs }, 'cannot reach the API server; retrying every kind with backoff (said once until it answers)');
+        else if (off && this.announcedOff) this.log.debug({ kind: this.resource.plural, err: (err as Error).message }, 'still refused, retrying');
         else if (off) this.log.warn({ kind: this.resource.plural, err: (err as Error).message }, `${off}; ready without it, retrying`);
         else this.log.warn({ kind: this.resource.plural, err: (err as Error).message, backoffMs: wait.peek(), relist: needList }, 'watch failed, retrying');
         if (off !== undefined && !this.announcedOff) this.store.setKindOff?.(this.resource.plural, off);

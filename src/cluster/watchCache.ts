@@ -51,6 +51,18 @@ export function watchCache(
   onRestart?: (kind: string, reason: RestartReason) => void,
 ): SnapshotSource {
   const store = new ClusterStore();
+  // An API server away is said once for every kind, and once more when it answers again.
+  let away = false;
+  opts = {
+    ...opts,
+    outage: {
+      unreachable: () => !away && (away = true),
+      reached: () => {
+        if (away) log.info({ server: api.server }, 'the API server answers again');
+        away = false;
+      },
+    },
+  };
   // Pods are most of a cold sync's bytes: their pages are decoded off the event loop.
   const podPages = offThreadAvailable() ? offThreadPodPages() : undefined;
   const reflectors = CORE_KINDS.map((r) => new Reflector(apiListerWatcher(api, r), r, store, opts, log, onRestart, systemClock, r.plural === 'pods' ? podPages : undefined));
@@ -116,7 +128,9 @@ export function watchCache(
       discoveryBackoff.reset();
     } catch (err) {
       next = discoveryBackoff.next();
-      log.warn({ err: (err as Error).message, retryMs: next }, 'OpenKruise discovery failed; retrying');
+      // While the API server is known to be away (said once by the reflectors), quietly.
+      if (away) log.debug({ err: (err as Error).message, retryMs: next }, 'OpenKruise discovery failed; retrying');
+      else log.warn({ err: (err as Error).message, retryMs: next }, 'OpenKruise discovery failed; retrying');
     }
     if (!stopped) {
       crdTimer = setTimeout(discover, next);

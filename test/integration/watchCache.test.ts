@@ -266,3 +266,24 @@ describe('watch cache when Jobs may not be listed (an upgrade without its RBAC)'
     }
   });
 });
+
+describe('watch cache when the API server cannot be reached', () => {
+  it('says so once for every kind, not once per kind per retry, and keeps retrying', async () => {
+    const api = await new FakeApiServer().start();
+    const client = api.client();
+    await api.stop();
+    const lines: string[] = [];
+    const log = pino({ level: 'debug' }, { write: (l: string) => { lines.push(l); } });
+    const cache = watchCache(client, {
+      pageSize: 100, watchTimeoutSeconds: 300, silenceSeconds: 5, backoffInitialMs: 10, backoffMaxMs: 20, crdRecheckSeconds: 0.2, maxStalenessSeconds: 60,
+    }, log);
+    cache.start();
+    await new Promise((r) => setTimeout(r, 400));
+    await cache.stop();
+    const warned = lines.filter((l) => l.includes('"level":40'));
+    assert.equal(warned.filter((l) => l.includes('cannot reach the API server')).length, 1, warned.join('\n'));
+    assert.equal(warned.filter((l) => l.includes('watch failed')).length, 0);
+    assert.ok(lines.filter((l) => l.includes('API server still not reached')).length >= 8, 'every kind retried');
+    assert.equal(cache.ready(), false);
+  });
+});
