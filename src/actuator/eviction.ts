@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { statusMessage, type ApiClient } from '../cluster/apiClient.js';
 import type { SlimPod } from '../cluster/objects.js';
+import { tokenBucket } from '../common/tokenBucket.js';
 
 // Every pod zonekeeper moves goes through the Eviction API, so PodDisruptionBudgets decide
 // (a 429 is their refusal), within a budget per minute.
@@ -18,18 +19,7 @@ export async function evictPod(api: ApiClient, pod: Pick<SlimPod, 'namespace' | 
   }
 }
 
-/** A token bucket: `perMinute` at most, spread over the minute; `take` says whether one is left. */
+/** At most `perMinute` a minute, spread over it: `take` says whether one is left now. */
 export function perMinuteBudget(perMinute: number, now: () => number = Date.now): { take(): boolean } {
-  let tokens = perMinute;
-  let refilledAt = now();
-  return {
-    take() {
-      const t = now();
-      tokens = Math.min(perMinute, tokens + ((t - refilledAt) / 60_000) * perMinute);
-      refilledAt = t;
-      if (tokens < 1) return false;
-      tokens--;
-      return true;
-    },
-  };
+  return tokenBucket(perMinute / 60, perMinute, now);
 }

@@ -10,6 +10,7 @@ import type { Metrics } from '../metrics.js';
 import { resolveWorkload } from '../placement/workload.js';
 import type { GateDecision, GateFallback } from '../placement/zoneGate.js';
 import { evictPod, perMinuteBudget } from '../actuator/eviction.js';
+import { tokenBucket } from '../common/tokenBucket.js';
 
 export interface GateOptions {
   /** How often pods whose decision waits are decided again. */
@@ -56,6 +57,8 @@ export function zoneGateKeeper(deps: GateKeeperDeps) {
   /** Pods lifted under an adaptive fallback, until they bind: deleted if they do not in time. */
   const placed = new Map<string, { pod: Gated; fallback: GateFallback; at: number }>();
   const budget = perMinuteBudget(opts.fallbackEvictionsPerMinute);
+  // Writes in bursts of up to a tenth of a second's: a sleep per write would cap the rate at the timer's granularity.
+  const pace = tokenBucket(opts.patchesPerSecond, Math.max(1, opts.patchesPerSecond / 10));
   let stopped = true;
   let running: Promise<void> | undefined;
   let timer: NodeJS.Timeout | undefined;
@@ -130,9 +133,7 @@ export function zoneGateKeeper(deps: GateKeeperDeps) {
    * the ones before), written GATE_WRITES_IN_FLIGHT at a time, started at most patchesPerSecond.
    */
   async function pass(): Promise<void> {
-    const spacing = 1000 / opts.patchesPerSecond;
     const inflight = new Set<Promise<void>>();
-    let lastStart = 0;
     if (gated.size > 0) log.debug({ gated: gated.size, waiting: waiting.size, ready: source.ready() }, 'zone gate pass');
     for (const pod of [...gated.values()]) {
       if (stopped || !source.ready()) break; // never decided blind: the next pass tries again
@@ -148,9 +149,8 @@ export function zoneGateKeeper(deps: GateKeeperDeps) {
         continue;
       }
       while (inflight.size >= GATE_WRITES_IN_FLIGHT) await Promise.race(inflight);
-      const wait = spacing - (Date.now() - lastStart);
+      const wait = pace.wait();
       if (wait > 0) await sleep(wait);
-      lastStart = Date.now();
       lifted.set(pod.uid, true);
       const write: Promise<void> = lift(pod, cached, d).finally(() => inflight.delete(write));
       inflight.add(write);
@@ -231,3 +231,4 @@ export function zoneGateKeeper(deps: GateKeeperDeps) {
 }
 
 export type ZoneGateKeeper = ReturnType<typeof zoneGateKeeper>;
+

@@ -1,0 +1,27 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { tokenBucket } from '../../src/common/tokenBucket.js';
+
+describe('token bucket', () => {
+  it('take: a burst, then one per 1/rate seconds', () => {
+    let t = 0;
+    const b = tokenBucket(2, 3, () => t);
+    assert.deepEqual([b.take(), b.take(), b.take(), b.take()], [true, true, true, false]);
+    t = 400;
+    assert.equal(b.take(), false, '0.8 of a token');
+    t = 500;
+    assert.deepEqual([b.take(), b.take()], [true, false]);
+    t = 100_000;
+    assert.deepEqual([b.take(), b.take(), b.take(), b.take()], [true, true, true, false], 'never more than the burst saved');
+  });
+
+  it('wait: nothing within the burst, then how long until the token taken is due', () => {
+    let t = 0;
+    const b = tokenBucket(100, 2, () => t);
+    assert.deepEqual([b.wait(), b.wait()], [0, 0]);
+    assert.equal(b.wait(), 10);
+    assert.equal(b.wait(), 20, 'tokens taken in advance queue up');
+    t = 30; // 3 tokens more: the 2 owed, and 1 now
+    assert.deepEqual([b.wait(), b.wait()], [0, 10]);
+  });
+});
