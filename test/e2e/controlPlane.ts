@@ -276,8 +276,8 @@ export class ControlPlane {
   }
 
   /** Starts (or restarts) zonekeeper on the extender port the schedulers call. */
-  async startZonekeeper(config: Record<string, unknown> = {}): Promise<Zonekeeper> {
-    this.zonekeeper = await this.launchZonekeeper('zonekeeper', this.extenderPort, config);
+  async startZonekeeper(config: Record<string, unknown> = {}, kubeconfig = this.kubeconfig): Promise<Zonekeeper> {
+    this.zonekeeper = await this.launchZonekeeper('zonekeeper', this.extenderPort, config, kubeconfig);
     return this.zonekeeper;
   }
 

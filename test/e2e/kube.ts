@@ -8,7 +8,7 @@ const PLURALS: Record<string, string> = {
   StatefulSet: 'statefulsets', Deployment: 'deployments', ReplicaSet: 'replicasets', StorageClass: 'storageclasses',
   Namespace: 'namespaces', WorkloadSpread: 'workloadspreads', CustomResourceDefinition: 'customresourcedefinitions', Event: 'events',
   CloneSet: 'clonesets', ServiceAccount: 'serviceaccounts', ClusterRole: 'clusterroles', ClusterRoleBinding: 'clusterrolebindings',
-  PodDisruptionBudget: 'poddisruptionbudgets', PriorityClass: 'priorityclasses', ConfigMap: 'configmaps',
+  PodDisruptionBudget: 'poddisruptionbudgets', PriorityClass: 'priorityclasses', ConfigMap: 'configmaps', Job: 'jobs',
 };
 const CLUSTER_SCOPED = new Set(['Node', 'PersistentVolume', 'StorageClass', 'Namespace', 'CustomResourceDefinition', 'ClusterRole', 'ClusterRoleBinding', 'PriorityClass']);
 

@@ -3,6 +3,10 @@
 // control-plane node in zone-d. Every workload must bind fully, in the zones it can use.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseAllDocuments, stringify } from 'yaml';
 import { after, before, describe, it } from 'node:test';
 import { ControlPlane, kubeVersions } from './controlPlane.js';
 import { eventually, Kube, type Obj } from './kube.js';
@@ -104,5 +108,46 @@ for (const k of kubeVersions()) describe(`[${k.version}] a cluster shaped like p
     const warned = await eventually('a NoEligibleNode Event on listed', async () =>
       (await kube.list('v1', 'Event', 'prod')).find((ev) => ev.reason === 'NoEligibleNode' && ev.involvedObject.name === 'listed'));
     assert.match(warned.message, /no node in zone-e fits/);
+  });
+
+  // Last: it replaces the zonekeeper the scheduler calls. An upgrade applied without its RBAC:
+  // the shipped ClusterRole less its jobs rule.
+  it('as the shipped ServiceAccount without the jobs rule: ready, pins work, a pod of a Job a WorkloadSpread targets waits naming the permission', async () => {
+    const crd = parseAllDocuments(readFileSync(new URL('../../manifests/workloadspread-crd/50-workloadspread-crd.yaml', import.meta.url), 'utf8'))[0]!.toJS();
+    await kube.create(crd);
+    const rbac = parseAllDocuments(readFileSync(new URL('../../manifests/base/10-rbac.yaml', import.meta.url), 'utf8')).map((d) => d.toJS());
+    const role = rbac.find((o) => o.kind === 'ClusterRole' && o.metadata.name === 'zonekeeper');
+    role.rules = role.rules.filter((r: Obj) => !r.resources.includes('jobs'));
+    const dir = mkdtempSync(join(tmpdir(), 'zk-rbac-'));
+    writeFileSync(join(dir, 'rbac.yaml'), rbac.map((o) => stringify(o)).join('---\n'));
+    await kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'zonekeeper-system' } });
+    cp.kubectl(['apply', '-f', join(dir, 'rbac.yaml')]);
+    await cp.zonekeeper!.stop();
+    const zk = await cp.startZonekeeper({ leaderElection: { namespace: 'zonekeeper-system' } }, await cp.serviceAccountKubeconfig('zonekeeper-system', 'zonekeeper'));
+    const cache = await (await fetch(`${zk.admin}/debug/cache`)).json() as Obj;
+    assert.match(cache.kinds.find((k: Obj) => k.kind === 'jobs').off, /^WorkloadSpreads that target Jobs are off: zonekeeper may not list batch\/jobs/);
+    assert.match(await (await fetch(`${zk.admin}/metrics`)).text(), /zonekeeper_features_off\{kind="jobs"\} 1/);
+    await kube.create(statefulSet('prod', 'after', 3));
+    assert.equal(perZone(await bound('after', 3)), 'zone-a=1 zone-b=1 zone-c=1');
+    await kube.create({
+      apiVersion: 'apps.kruise.io/v1alpha1', kind: 'WorkloadSpread', metadata: { name: 'batch', namespace: 'prod' },
+      spec: { targetRef: { apiVersion: 'batch/v1', kind: 'Job', name: 'batch' }, subsets: [{ name: 'a', requiredNodeSelectorTerm: zoneTerm('zone-a'), maxReplicas: 1 }] },
+    });
+    const job = await kube.create({
+      apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'batch', namespace: 'prod' },
+      spec: { parallelism: 1, template: { metadata: { labels: { app: 'batch' } }, spec: { schedulerName: SCHEDULER, restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox' }] } } },
+    });
+    // No Job controller runs here: its pod, as that controller would create it.
+    const pod = await kube.create({
+      apiVersion: 'v1', kind: 'Pod',
+      metadata: { name: 'batch-x', namespace: 'prod', labels: { app: 'batch' }, ownerReferences: [{ apiVersion: 'batch/v1', kind: 'Job', name: 'batch', uid: job.metadata.uid, controller: true }] },
+      spec: { schedulerName: SCHEDULER, restartPolicy: 'Never', terminationGracePeriodSeconds: 0, containers: [{ name: 'c', image: 'busybox' }] },
+    });
+    const explained = await eventually('explain names the permission', async () => {
+      const e = await (await fetch(`${zk.admin}/debug/explain?pod=prod/${pod.metadata.name}`)).json() as Obj;
+      return /may not list batch\/jobs/.test(e.summary ?? '') && e;
+    });
+    assert.match(explained.summary, /Job prod\/batch is not in the cache yet: WorkloadSpreads that target Jobs are off: zonekeeper may not list batch\/jobs \(grant list and watch/);
+    assert.equal((await kube.podsOf('prod', 'app=batch'))[0]!.spec.nodeName, undefined, 'it waits');
   });
 });
