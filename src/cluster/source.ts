@@ -91,19 +91,21 @@ export function loadObjects(content: string | Uint8Array, origin: string): Loade
   const loaded: LoadedObjects = { loaded: 0, skipped: {} };
   const visit = objectVisitor(store, loaded);
   // `kubectl get -o json` prints one JSON document: JSON.parse reads it many times faster than
-  // YAML. A file that opens like JSON is read as JSON, and its errors are JSON's.
+  // YAML. A file that opens like JSON and is no YAML either (JSON documents between `---` are)
+  // gets JSON's error: that is what its content calls for.
+  let jsonError: Error | undefined;
   if (/^\s*[{[]/.test(content)) {
-    let value: unknown;
     try {
-      value = JSON.parse(content);
+      visit(JSON.parse(content));
+      return nonEmpty({ store, loaded }, origin);
     } catch (err) {
-      throw new SnapshotFileError(`${origin}: not valid JSON (${(err as Error).message})`);
+      jsonError = err as Error;
     }
-    visit(value);
-    return nonEmpty({ store, loaded }, origin);
   }
   for (const doc of parseAllDocuments(content)) {
-    if (doc.errors.length > 0) throw new SnapshotFileError(`${origin}: not valid YAML (${doc.errors[0]!.message.split('\n')[0]})`);
+    if (doc.errors.length > 0) {
+      throw new SnapshotFileError(jsonError ? `${origin}: not valid JSON (${jsonError.message})` : `${origin}: not valid YAML (${doc.errors[0]!.message.split('\n')[0]})`);
+    }
     visit(doc.toJS());
   }
   return nonEmpty({ store, loaded }, origin);

@@ -149,8 +149,8 @@ function podMisfit(input: PlacementInput): ((i: number, node: SlimNode) => Rejec
   };
 }
 
-const MORE_OF_WORKLOAD: Rejection = { rule: 'node-spread', reason: 'holds more pods of the workload than other nodes allowed', unresolvable: false };
-const LESS_PREFERRED: Rejection = { rule: 'node-spread', reason: "matches less of its subset's preferred terms than other nodes allowed", unresolvable: false };
+const MORE_OF_WORKLOAD: Rejection = { rule: 'node-spread', reason: "holds more of this workload's pods than other nodes the pod may use", unresolvable: false };
+const LESS_PREFERRED: Rejection = { rule: 'node-spread', reason: "matches less of its subset's preferred terms than other nodes the pod may use", unresolvable: false };
 
 /**
  * The passed nodes holding the fewest pods of the workload; the others are added to

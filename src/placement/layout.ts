@@ -54,10 +54,16 @@ export interface WorkloadLayout {
   workload: WorkloadRef & { replicas: number; annotations: Record<string, string> };
   policy: PolicyName | 'none';
   preferences: { spec: ZonePreferencesSpec; source: 'annotation' | 'default'; error?: string };
-  /** The planner's replicas per zone for the workload's replicas (no capacity limits). */
-  plan: Record<string, number>;
-  /** zonekeeper's own layout for the replicas: the sequence's first `replicas` seats per zone (zone balance aims at it); undefined past the work limit. */
-  targets: Record<string, number> | undefined;
+  /**
+   * For comparison only: the Federated ReplicaSet planner's replicas per zone (`zonekeeper plan`'s
+   * `plan` column, no capacity limits). Absent for a WorkloadSpread, whose subsets decide.
+   */
+  federatedPlan?: Record<string, number>;
+  /**
+   * What zonekeeper places by: the sequence's first `replicas` seats per zone (pins fill them,
+   * zone balance aims at them); undefined past the work limit. Absent for a WorkloadSpread.
+   */
+  targets?: Record<string, number> | undefined;
   instanceIds?: { assignment: Record<string, string>; error?: string };
   /** Ordinal workloads: ordinals reserved (Advanced StatefulSet), and the ones kept but without a live pod yet. */
   ordinals?: { start: number; reserved: string[]; missing: number[] };
@@ -75,7 +81,8 @@ export interface WorkloadLayout {
   pods: LayoutPod[];
   /** Pods of the workload past that budget: counted in countsPerZone, not listed. */
   podsOmitted: number;
-  workloadSpread?: { name: string; strategy: string; subsets: SubsetQuota[] };
+  /** `pending`: the subset each pending pod without one would go to, in order; `subsetZones`: a subset's one zone. */
+  workloadSpread?: { name: string; strategy: string; subsets: SubsetQuota[]; pending: Record<string, string>; subsetZones: Record<string, string> };
   reservations: Reservation[];
   /** Its health as last computed (docs/design.md#health), when health is kept. */
   health?: WorkloadHealth;
@@ -172,8 +179,10 @@ function layoutOf(
       spec: preferences.spec, source: preferences.parsed ? 'annotation' : 'default',
       ...(preferences.parsed && !preferences.parsed.ok ? { error: preferences.parsed.error } : {}),
     },
-    plan: planReplicas({ replicas: w.replicas, zones: list.zones, preferences: preferences.spec, key: `${ref.namespace}/${ref.name}` }).plan,
-    targets: sequenceCounts(list.zones, w.replicas, prefs),
+    ...(model.policy === 'workloadspread' ? {} : {
+      federatedPlan: planReplicas({ replicas: w.replicas, zones: list.zones, preferences: preferences.spec, key: `${ref.namespace}/${ref.name}` }).plan,
+      targets: sequenceCounts(list.zones, w.replicas, prefs),
+    }),
     ...(model.seats === 'instance-id' ? { instanceIds: instanceAssignments(snapshot, ref) } : {}),
     ...(costs ? { removalOrder: [...costs].sort((a, b) => a[1] - b[1] || a[0].localeCompare(b[0])).slice(0, Math.max(0, podBudget)).map(([pod]) => pod) } : {}),
     sequence, countsPerZone, pods: layoutPods, podsOmitted: seated.length - listed.length,

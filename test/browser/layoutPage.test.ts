@@ -90,6 +90,10 @@ describe('the layout page in headless Chromium', { skip }, () => {
     assert.ok(web.filter((c) => c.column === 'zone-a').every((c) => /subset-a/.test(c.text!)));
     const subsets = await page.$$eval('section[data-workload="default/Deployment/web"] tr[data-subset]', (rows) => rows.map((r) => (r as unknown as { innerText: string }).innerText.split('\t')));
     assert.deepEqual(subsets.map((r) => r.slice(0, 3)), [['subset-a', '2', '2'], ['subset-b', 'unlimited', '1']]);
+    // The pending pod is drawn where it is going: subset-a is full, so subset-b's zone.
+    const pendingWeb = web.find((c) => c.pod === 'web-6c7d8bd9bc-t5v9w')!;
+    assert.deepEqual([pendingWeb.column, pendingWeb.state], ['zone-b', 'pending']);
+    assert.match(pendingWeb.text!, /→ subset-b/);
     assert.deepEqual(errors, []);
 
     mkdirSync(ARTIFACTS, { recursive: true });
@@ -97,6 +101,23 @@ describe('the layout page in headless Chromium', { skip }, () => {
     await page.screenshot({ path: shot, fullPage: true });
     assert.ok(statSync(shot).size > 10_000, 'a screenshot with something in it');
     console.log(`# screenshot: ${shot}`);
+  });
+
+  it('at 700 px every zone column is in view, none behind a scrollbar; the legend explains skew and cost', async () => {
+    const narrow = await browser.newPage({ viewport: { width: 700, height: 900 } });
+    try {
+      await narrow.goto(`${serve.admin}/ui`);
+      await narrow.waitForSelector('section[data-workload="default/StatefulSet/db"] .pod');
+      const rights = await narrow.$$eval('[data-zone-column]', (cols) => cols.map((c) => c.getBoundingClientRect().right));
+      assert.ok(rights.length >= 3 && rights.every((r) => r <= 700), `column right edges: ${rights.join(', ')}`);
+      assert.equal(await narrow.evaluate(() => document.documentElement.scrollWidth <= 700), true, 'no horizontal scroll');
+      const legend = await narrow.innerText('footer');
+      for (const word of ['skew', 'cost', 'reserved', 'pending', 'pin']) assert.match(legend, new RegExp(word));
+      mkdirSync(ARTIFACTS, { recursive: true });
+      await narrow.screenshot({ path: join(ARTIFACTS, 'layout-page-700.png'), fullPage: true });
+    } finally {
+      await narrow.close();
+    }
   });
 
   it('updates live: a filter that reserves db-4 in zone-b shows on the page without a reload', async () => {

@@ -16,6 +16,16 @@ const get = async (app: ReturnType<typeof testApp>, path: string): Promise<{ sta
 };
 
 describe('admin listener', () => {
+  it('a WorkloadSpread workload: its pending pods\' subsets and each subset\'s zone, and no zone plan or targets (its subsets decide)', async () => {
+    const app = testApp(storeOf([...nodes(ZONES, 1), ...deployment('web', 3),
+      workloadSpread('ws', { kind: 'Deployment', name: 'web' }, [zoneSubset('a', 'zone-a', 1), zoneSubset('b', 'zone-b')]),
+      rsPod('web', 'bound', { nodeName: 'node-a-1' }), rsPod('web', 'p1'), rsPod('web', 'p2')]));
+    const { body } = await get(app, '/debug/workloads/default/deployment/web');
+    assert.deepEqual(body.workloadSpread.pending, { 'web-rs-p1': 'b', 'web-rs-p2': 'b' });
+    assert.deepEqual(body.workloadSpread.subsetZones, { a: 'zone-a', b: 'zone-b' });
+    assert.deepEqual([body.federatedPlan, body.targets], [undefined, undefined]);
+  });
+
   it('GET / leads to the layout page', async () => {
     const res = await testApp(cluster()).adminApp.request('/');
     assert.equal(res.status, 302);
@@ -168,7 +178,7 @@ describe('admin listener', () => {
     assert.equal(status, 200);
     // db-2 runs on node-a-1: the pod is spread to the zone's other node.
     assert.deepEqual(body.passed.sample, ['node-a-2']);
-    assert.equal(body.failed['node-a-1'], 'node-spread: holds more pods of the workload than other nodes allowed');
+    assert.equal(body.failed['node-a-1'], "node-spread: holds more of this workload's pods than other nodes the pod may use");
     assert.equal(body.failed['node-b-1'], 'zone-pin: pinned to zone-a');
     assert.match(body.summary, /^pinned: ordinal 3 → zone-a \(3 zones\)/);
     assert.equal(app.extender.state.reservations.size(), 0);

@@ -44,7 +44,7 @@ describe('zone preferences through the protocol', () => {
     const good = storeOf([...nodes(ZONES, 1), ...deployment('web', 8, { 'zonekeeper.io/zone-preferences': '{"zones":{"zone-a":{"weight":2},"zone-b":{"weight":1},"zone-c":{"weight":1}}}' })]);
     const layout = await (await testApp(good).adminApp.request('/debug/workloads/default/deployment/web')).json() as any;
     assert.equal(layout.policy, 'zone-balance');
-    assert.deepEqual(layout.plan, { 'zone-a': 4, 'zone-b': 2, 'zone-c': 2 });
+    assert.deepEqual(layout.federatedPlan, { 'zone-a': 4, 'zone-b': 2, 'zone-c': 2 });
     assert.equal(layout.preferences.source, 'annotation');
 
     const bad = storeOf([...nodes(ZONES, 1), ...deployment('web', 3, { 'zonekeeper.io/zone-preferences': '{"zones": 7}' })]);
@@ -53,6 +53,6 @@ describe('zone preferences through the protocol', () => {
     assert.match(await app.metrics.registry.metrics(), /zonekeeper_invalid_zone_preferences_total\{namespace="default",workload="Deployment\/web"\} 1/);
     const badLayout = await (await app.adminApp.request('/debug/workloads/default/deployment/web')).json() as any;
     assert.match(badLayout.preferences.error, /zones/);
-    assert.deepEqual(badLayout.plan, { 'zone-a': 1, 'zone-b': 1, 'zone-c': 1 });
+    assert.deepEqual(badLayout.federatedPlan, { 'zone-a': 1, 'zone-b': 1, 'zone-c': 1 });
   });
 });

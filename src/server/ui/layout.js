@@ -28,12 +28,18 @@ function el(tag, attrs, ...children) {
 
 const badge = (kind, text, title) => el('span', { class: `badge ${kind}`, title }, text);
 
-/** The column a pod is drawn in: where it is, else where it is going (reservation, volume, pin). */
-function columnOf(p) {
+/** The subset a pending pod of a WorkloadSpread is going to, when it has none yet. */
+const expectedSubset = (p, w) => (!p.node && !p.subset && w.workloadSpread && w.workloadSpread.pending ? w.workloadSpread.pending[p.name] : undefined);
+
+/** The column a pod is drawn in: where it is, else where it is going (reservation, volume, pin, subset). */
+function columnOf(p, w) {
   if (p.zone !== undefined) return p.zone;
   if (p.reservedZone) return p.reservedZone;
   if (p.volumeWins && p.volumeZones && p.volumeZones.length === 1) return p.volumeZones[0];
   if (p.pinnedZone !== undefined) return p.pinnedZone;
+  const subset = p.subset || expectedSubset(p, w);
+  const zone = subset && w && w.workloadSpread && w.workloadSpread.subsetZones ? w.workloadSpread.subsetZones[subset] : undefined;
+  if (zone !== undefined) return zone;
   return UNPLACED;
 }
 
@@ -50,6 +56,8 @@ function cell(p, w, conflicted) {
     badges.push(badge('volume', 'volume', `its volume is in ${(p.volumeZones || []).join(', ')}: it overrides the pin to ${p.pinnedZone}`));
   }
   if (p.subset) badges.push(badge('subset', /subset/i.test(p.subset) ? p.subset : `subset ${p.subset}`, 'the WorkloadSpread subset that holds it'));
+  const next = expectedSubset(p, w);
+  if (next) badges.push(badge('subset', `→ ${/subset/i.test(next) ? next : `subset ${next}`}`, 'the subset it goes to: the first in order with room'));
   if (conflicted) badges.push(badge('conflict', 'conflict', 'a filter found its pin and its volume disagree'));
   if (p.reservedZone) badges.push(badge('reserved', `reserved ${p.reservedZone}`, 'filtered into this zone; the binding is not in the cache yet'));
   if (pending) badges.push(badge('pending', 'pending'));
@@ -59,7 +67,7 @@ function cell(p, w, conflicted) {
   if (p.deletionCost && p.deletionCost.desired !== undefined) details.push(`cost ${p.deletionCost.desired}`);
   const classes = ['pod', pending ? 'pending' : 'bound', p.inPinnedZone === false ? 'off-pin' : ''].filter(Boolean).join(' ');
   return el('div', {
-    class: classes, 'data-pod': p.name, 'data-zone': columnOf(p), 'data-state': pending ? 'pending' : 'bound', 'data-decided': p.decidedBy,
+    class: classes, 'data-pod': p.name, 'data-zone': columnOf(p, w), 'data-state': pending ? 'pending' : 'bound', 'data-decided': p.decidedBy,
   },
   el('div', {}, el('span', { class: 'name' }, p.name), el('span', { class: 'seat' }, seatOf(p, w))),
   el('div', { class: 'detail' }, details.join(' · ')),
@@ -94,7 +102,7 @@ function section(w) {
   const conflicts = new Set((w.conflicts || []).map((c) => c.pod.split('/').pop()));
   const byZone = new Map(w.zones.list.map((z) => [z, []]));
   for (const p of w.pods) {
-    const z = columnOf(p);
+    const z = columnOf(p, w);
     if (!byZone.has(z)) byZone.set(z, []);
     byZone.get(z).push(p);
   }

@@ -3,7 +3,7 @@ import type { PlacementPolicy } from '../../policy.js';
 import { spreadShrinking, workloadSpreadCosts } from './costs.js';
 import { subsetPolicy } from './filter.js';
 import { workloadSpreadHealth } from './health.js';
-import { findWorkloadSpread, subsetOfPod, subsetQuotas } from './subsets.js';
+import { findWorkloadSpread, pendingSubsets, subsetOfPod, subsetQuotas, subsetZones } from './subsets.js';
 
 /** A WorkloadSpread targets the workload (or the pod's ReplicaSet): its subsets decide. */
 export const workloadSpreadPolicy: PlacementPolicy<'workloadspread', { ws: SlimWorkloadSpread }> = {
@@ -22,10 +22,14 @@ export const workloadSpreadPolicy: PlacementPolicy<'workloadspread', { ws: SlimW
   decidedBy: (model) => (model.seats !== 'none' ? 'pin' : 'subset'),
   health: workloadSpreadHealth,
   podLayout: (model, pod, snapshot) => ({ subset: subsetOfPod(pod, model.ws, snapshot) }),
-  layout: (model, snapshot, state) => ({
-    workloadSpread: {
-      name: model.ws.name, strategy: model.ws.strategy,
-      subsets: subsetQuotas(model, model.workload?.replicas ?? 0, snapshot, state.reservations, '', (key) => state.unschedulableSubsets.get(key)),
-    },
-  }),
+  layout: (model, snapshot, state) => {
+    const subsets = subsetQuotas(model, model.workload?.replicas ?? 0, snapshot, state.reservations, '', (key) => state.unschedulableSubsets.get(key));
+    return {
+      workloadSpread: {
+        name: model.ws.name, strategy: model.ws.strategy, subsets,
+        pending: pendingSubsets(model, subsets, snapshot, state.reservations.forWorkload(model.key).map((r) => r.uid)),
+        subsetZones: subsetZones(model.ws, model.zones().topologyKey),
+      },
+    };
+  },
 };

@@ -99,3 +99,32 @@ export function describeQuota(q: SubsetQuota): string {
   const max = q.max === Infinity ? 'unlimited' : String(q.max);
   return `${q.name} ${q.bound + q.reserved}/${max}${q.reserved ? ` (${q.reserved} reserved)` : ''}`;
 }
+
+/**
+ * Where the workload's pending pods go, as the filter would send them one after another: each
+ * pod without a subset yet (no Kruise choice, no reservation) to the first subset in order with
+ * room left (for the layout page; /debug/explain decides one pod for real).
+ */
+export function pendingSubsets(model: SpreadModel, quotas: readonly SubsetQuota[], snapshot: Snapshot, reserved: readonly string[]): Record<string, string> {
+  const room = quotas.map((q) => (q.unschedulableUntil !== undefined ? 0 : q.max - q.bound - q.reserved));
+  const held = new Set(reserved);
+  const out: Record<string, string> = {};
+  for (const pod of model.pods()) {
+    if (pod.nodeName || held.has(pod.uid) || subsetOfPod(pod, model.ws, snapshot) !== undefined) continue;
+    const i = room.findIndex((r) => r > 0);
+    if (i < 0) break;
+    room[i]!--;
+    out[pod.name] = quotas[i]!.name;
+  }
+  return out;
+}
+
+/** The zone of each subset whose required term names exactly one value of the topology key. */
+export function subsetZones(ws: SlimWorkloadSpread, topologyKey: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const s of ws.subsets) {
+    const zones = (s.requiredNodeSelectorTerm?.matchExpressions ?? []).filter((e) => e.key === topologyKey && e.operator === 'In').map((e) => e.values);
+    if (zones.length === 1 && zones[0]!.length === 1) out[s.name] = zones[0]![0]!;
+  }
+  return out;
+}
