@@ -110,7 +110,7 @@ describe('the layout page in headless Chromium', { skip }, () => {
       await narrow.waitForSelector('section[data-workload="default/StatefulSet/db"] .pod');
       const rights = await narrow.$$eval('[data-zone-column]', (cols) => cols.map((c) => c.getBoundingClientRect().right));
       assert.ok(rights.length >= 3 && rights.every((r) => r <= 700), `column right edges: ${rights.join(', ')}`);
-      assert.equal(await narrow.evaluate(() => document.documentElement.scrollWidth <= 700), true, 'no horizontal scroll');
+      assert.equal(await narrow.$eval('html', (html) => html.scrollWidth <= 700), true, 'no horizontal scroll');
       const legend = await narrow.innerText('footer');
       for (const word of ['skew', 'cost', 'reserved', 'pending', 'pin']) assert.match(legend, new RegExp(word));
       mkdirSync(ARTIFACTS, { recursive: true });
