@@ -21,6 +21,8 @@ export interface AssignRequest {
   live: (pod: string) => boolean;
   /** How the choice is made besides the map (chooseInstanceId). */
   choice?: ChoiceOptions;
+  /** False: the caller writes zonekeeper.io/instance-id onto the pod itself (the zone gate, in its one patch). */
+  annotatePod?: boolean;
 }
 
 export class AssignmentError extends ZonekeeperError {}
@@ -103,7 +105,7 @@ export function instanceIdWriter(api: ApiClient, log: Logger, metrics: Metrics, 
   }
 
   return {
-    /** The pod's instance ID, assigned and written if it had none; the pod is annotated with it. */
+    /** The pod's instance ID, assigned and written if it had none; the pod is annotated with it (unless annotatePod is false). */
     async assign(req: AssignRequest): Promise<number> {
       const key = `${req.owner.kind}/${req.owner.namespace}/${req.owner.name}`;
       // Writes that the API server refuses are not tried at every filter: the pod waits, answered at once.
@@ -112,7 +114,7 @@ export function instanceIdWriter(api: ApiClient, log: Logger, metrics: Metrics, 
       const previous = queues.get(key) ?? Promise.resolve();
       const mine = previous.catch(() => {}).then(async () => {
         const id = await assignOnce(req);
-        await annotatePod(req.owner.namespace, req.pod, id);
+        if (req.annotatePod !== false) await annotatePod(req.owner.namespace, req.pod, id);
         return id;
       });
       queues.set(key, mine);

@@ -300,13 +300,18 @@ export function createExtender(deps: ExtenderDeps) {
       };
       const request = ids.known(cached);
       let { input, model } = decide(request);
+      // An ID this process gave the pod (now, or before a write that did not land) goes onto the
+      // pod in the gate's own patch, with the zone it pins; a rollout's successor holds none yet.
+      let givenId = cached.instanceId < 0 && request.instanceId >= 0 ? request.instanceId : undefined;
       if (ids.needsId(request, model)) {
-        const ensured = await ids.ensure(request, model);
+        const ensured = await ids.ensure(request, model, false);
         if (ensured.error !== undefined) return { kind: 'wait', why: ensured.error };
+        if (ensured.assigned) givenId = ensured.pod.instanceId;
         ({ input, model } = decide(ensured.pod));
       }
       const v = filterNodes(input, model);
-      const d = gateDecision(v, input);
+      const decided = gateDecision(v, input);
+      const d = decided.kind === 'zone' && givenId !== undefined ? { ...decided, instanceId: givenId } : decided;
       if (d.kind !== 'wait') state.apply(input, v);
       record(decision('gate', args, v, { outcome: d.kind === 'wait' ? 'waiting' : 'ungated' }));
       return d;

@@ -7,8 +7,11 @@ import type { Snapshot } from '../cluster/store.js';
 import { instanceSeats, livePodIn, rolloutSeat } from '../placement/instanceSeats.js';
 import { policyOf, type WorkloadModel } from '../placement/model.js';
 
-/** `successor`: placed for the ID of the pod it replaces in a rollout, without holding it yet. */
-export type Ensured = { pod: PendingPod; error?: undefined; successor?: boolean } | { pod: PendingPod; error: string };
+/**
+ * `successor`: placed for the ID of the pod it replaces in a rollout, without holding it yet;
+ * `assigned`: an ID was given now (and, unless asked not to, written onto the pod).
+ */
+export type Ensured = { pod: PendingPod; error?: undefined; successor?: boolean; assigned?: boolean } | { pod: PendingPod; error: string };
 
 /**
  * The first filter of a pod of an instance-ID workload assigns its ID before placement
@@ -37,7 +40,7 @@ export function instanceIdStep(snapshot: Snapshot, actuator: Actuator, log: Logg
    * to a placed pod (a rollout's surge), nothing is written: the pod is placed for the ID of
    * the pod it replaces (rolloutSeat) and the leader hands it that ID once it is free.
    */
-  async function ensure(pod: PendingPod, model: WorkloadModel | undefined): Promise<Ensured> {
+  async function ensure(pod: PendingPod, model: WorkloadModel | undefined, annotatePod = true): Promise<Ensured> {
     if (!needsId(pod, model) || !model?.workload) return { pod };
     const ns = pod.namespace;
     const seats = instanceSeats(model, snapshot, pod.name);
@@ -53,10 +56,11 @@ export function instanceIdStep(snapshot: Snapshot, actuator: Actuator, log: Logg
         replicas: seats.replicas,
         live: livePodIn(snapshot, ns),
         choice: { held: seats.held, reserved },
+        annotatePod,
       });
       assigned.set(pod.uid, id);
       log.info({ pod: `${ns}/${pod.name}`, instanceId: id }, 'instance ID assigned');
-      return { pod: { ...pod, instanceId: id } };
+      return { pod: { ...pod, instanceId: id }, assigned: true };
     } catch (err) {
       const error = `instance ID for ${ns}/${pod.name}: ${(err as Error).message}`;
       log.warn({ pod: `${ns}/${pod.name}` }, error);

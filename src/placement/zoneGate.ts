@@ -21,7 +21,7 @@ export interface GateFallback { kind: 'pin' | 'subset'; key: string; workload: s
 /** What the gate does with a gated pod. */
 export type GateDecision =
   /** Write the zone as a nodeSelector entry on the workload's topology key. */
-  | { kind: 'zone'; topologyKey: string; zone: string; why: string; fallback?: GateFallback }
+  | { kind: 'zone'; topologyKey: string; zone: string; why: string; fallback?: GateFallback; instanceId?: number }
   /** Merge a WorkloadSpread subset's required term into every required term, as Kruise's webhook does. */
   | { kind: 'subset'; workloadSpread: string; subset: string; term: NodeSelectorTerm | undefined; tolerations: readonly Toleration[]; why: string; fallback?: GateFallback }
   /** Lift the gate, spec unchanged: no policy covers the pod, or its volumes decide alone. */
@@ -113,6 +113,8 @@ export function gatePatch(pod: Raw, d: Exclude<GateDecision, { kind: 'wait' }>):
   const spec: Raw = { schedulingGates: gates.length > 0 ? gates : null };
   const metadata: Raw = { resourceVersion: pod.metadata?.resourceVersion };
   if (d.kind === 'zone' && unwritable(pod, d) === undefined) spec.nodeSelector = { [d.topologyKey]: d.zone };
+  // An instance ID given just now goes in the same write as the zone it pins.
+  if (d.kind === 'zone' && d.instanceId !== undefined) metadata.annotations = { [ANNOTATION.instanceId]: String(d.instanceId) };
   if (d.kind === 'subset') {
     const required = pod.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms;
     if (d.term) spec.affinity = { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: mergedTerms(required, d.term) } } };

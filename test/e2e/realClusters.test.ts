@@ -108,6 +108,11 @@ for (const k of kubeVersions()) describe(`[${k.version}] a cluster shaped like p
     const warned = await eventually('a NoEligibleNode Event on listed', async () =>
       (await kube.list('v1', 'Event', 'prod')).find((ev) => ev.reason === 'NoEligibleNode' && ev.involvedObject.name === 'listed'));
     assert.match(warned.message, /no node in zone-e fits/);
+    // What `kubectl describe pod` shows: kube-scheduler's FailedScheduling, zonekeeper's reason counted in it.
+    const failed = await eventually('a FailedScheduling Event on listed-3', async () =>
+      (await kube.list('v1', 'Event', 'prod')).find((ev) => ev.reason === 'FailedScheduling' && ev.involvedObject.name === 'listed-3'));
+    assert.match(failed.message, /6 pinned to zone-e: no node in zone-e fits the pod's node selector, affinity and tolerations/);
+    console.log(`# FailedScheduling of listed-3: ${failed.message}`);
   });
 
   // Last: it replaces the zonekeeper the scheduler calls. An upgrade applied without its RBAC:

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { gatePatch, mergedTerms, unwritable, volumeStillMoving, type GateDecision } from '../../src/placement/zoneGate.js';
 import { slimPod } from '../../src/cluster/convert.js';
+import { addObject } from '../../src/cluster/source.js';
 import { deployment, nodes, pv, pvc, rsPod, statefulSet, storeOf, stsPod, workloadSpread, zoneSubset, type Raw } from '../support/builders.js';
 import { testApp } from '../support/app.js';
 
@@ -44,6 +45,18 @@ describe('the gate decides with the filter\'s own policy code', () => {
     const w = await full.extender.decideGate(slimPod(gated(rsPod('web', 'x'))));
     assert.equal(w.kind, 'wait');
     assert.match(w.why, /every zone is at its limit/);
+  });
+
+  it('an instance-ID pod: its new ID goes into the same patch as the zone it pins, not a write of its own', async () => {
+    const store = storeOf([...nodes(ZONES, 1), ...deployment('ids', 3, { 'zonekeeper.io/instance-ids': 'true', 'zonekeeper.io/zones': ZONES.join(',') })]);
+    const app = testApp(store);
+    const raw = gated(rsPod('ids', 'x'));
+    addObject(store, raw);
+    const d = await app.extender.decideGate(slimPod(raw));
+    assert.ok(d.kind === 'zone');
+    assert.equal(d.instanceId, 0);
+    assert.equal(d.zone, ZONES[0]);
+    assert.equal(gatePatch(raw, d).metadata.annotations['zonekeeper.io/instance-id'], '0');
   });
 
   it('a pod no policy covers is lifted as it is; a WorkloadSpread pod gets its subset', async () => {
