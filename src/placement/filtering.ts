@@ -95,10 +95,11 @@ export function filterNodes(input: PlacementInput, model: WorkloadModel | undefi
   for (let i = 0; i < candidateNames.length; i++) {
     const node = nodes[i];
     // Each node under the rule that decides it: the pod's own spec, then the policy (which
-    // already places a pod where its bound volume is, when they disagree), then the volumes.
-    const r = !node ? NOT_CACHED
-      : misfit?.(i, node) ?? (byZone?.nodes[slots![i]!] === node ? byZone.of(byZone.codes[slots![i]!]!)
-      : waitAll ?? admits?.(node) ?? (checkVolumes ? volumeRejection(node) : undefined));
+    // already places a pod where its bound volume is, when they disagree), then the volumes; a
+    // volume's hard rejection goes before a policy's soft one (a quota), so preemption is not tried in vain.
+    let r = !node ? NOT_CACHED
+      : misfit?.(i, node) ?? (byZone?.nodes[slots![i]!] === node ? byZone.of(byZone.codes[slots![i]!]!) : waitAll ?? admits?.(node));
+    if (checkVolumes && node && (r === undefined || !r.unresolvable)) r = volumeRejection(node) ?? r;
     if (!r) {
       passed.push(candidateNames[i]!);
       continue;

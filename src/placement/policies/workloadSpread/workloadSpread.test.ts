@@ -168,6 +168,16 @@ describe('WorkloadSpread subsets', () => {
     assert.deepEqual(filterFor(tolerated, rsPod('web', 'x', { tolerations: [{ key: 'elastic', operator: 'Exists' }] })).passed, ['e1']);
   });
 
+  it('a node a bound volume excludes is rejected as hard (the volume), even where a subset rejects it too', () => {
+    const store = storeOf([...nodes(ZONES, 1), ...deployment('web', 3), web([zoneSubset('a', 'zone-a', 3)]),
+      pvc('data', { volumeName: 'pv-c' }), pv('pv-c', 'zone-c', { claim: 'data' })]);
+    const v = filterFor(store, rsPod('web', 'x', { claims: ['data'] }));
+    const ruleOf = (n: string) => [...v.rejected].find(([, names]) => names.includes(n))![0];
+    assert.deepEqual([ruleOf('node-b-1').rule, ruleOf('node-b-1').unresolvable], ['volume', true]);
+    assert.deepEqual([ruleOf('node-a-1').rule, ruleOf('node-a-1').unresolvable], ['volume', true]);
+    assert.deepEqual([ruleOf('node-c-1').rule, ruleOf('node-c-1').unresolvable], ['workloadspread', false]);
+  });
+
   it('reads v1beta1 field names', () => {
     const ws = slimWorkloadSpread({
       metadata: { name: 'b', namespace: 'default' },
