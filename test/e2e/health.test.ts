@@ -8,23 +8,13 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { ControlPlane, kubeVersions } from './controlPlane.js';
 import { eventually, type Kube, type Obj } from './kube.js';
-import { SCHEDULER, tearDown, threeZoneCluster } from './workloads.js';
+import { SCHEDULER, statefulSet as sharedStatefulSet, tearDown, threeZoneCluster } from './workloads.js';
 
 const cli = new URL('../../dist/cli.js', import.meta.url).pathname;
 
-/** A StatefulSet of busybox pods; `nodeName` puts every pod on that node without any scheduler. */
-function statefulSet(namespace: string, name: string, replicas: number, nodeName?: string): Obj {
-  return {
-    apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name, namespace },
-    spec: {
-      replicas, serviceName: name, podManagementPolicy: 'Parallel', selector: { matchLabels: { app: name } },
-      template: {
-        metadata: { labels: { app: name } },
-        spec: { schedulerName: SCHEDULER, nodeName, terminationGracePeriodSeconds: 0, containers: [{ name: 'c', image: 'busybox' }] },
-      },
-    },
-  };
-}
+/** A StatefulSet of zonekeeper's scheduler; `nodeName` puts every pod on that node without any scheduler. */
+const statefulSet = (namespace: string, name: string, replicas: number, nodeName?: string): Obj =>
+  sharedStatefulSet(namespace, name, replicas, { schedulerName: SCHEDULER, nodeName });
 
 /** `kubectl get nodes,pods,pv,pvc,sts,rs,deploy -A -o yaml`, with Debian's kubectl. */
 function kubectlGetYaml(kubeconfig: string): string {
