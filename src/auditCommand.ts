@@ -33,6 +33,9 @@ judged, whether or not zonekeeper is installed. Exit status: 0 none at risk, 1 s
 
 export class AuditError extends Error {}
 
+/** A usage error of the audit's flags: said with where its help is. */
+export class AuditUsageError extends AuditError {}
+
 const COLUMNS = ['NAMESPACE', 'NAME', 'KIND', 'REPLICAS', 'ZONES', 'WANTED', 'OFF-PIN', 'AT-RISK', 'REASON'] as const;
 
 /** kubectl's table: columns padded to their widest cell, three spaces apart. */
@@ -80,12 +83,12 @@ export async function runAudit(argv: string[]): Promise<{ output: string; code: 
       },
     }));
   } catch (err) {
-    throw new AuditError((err as Error).message);
+    throw new AuditUsageError((err as Error).message);
   }
-  if (values.output !== 'table' && values.output !== 'json') throw new AuditError(`--output: expected table or json, not ${values.output}`);
-  if (values.namespace !== undefined && !isDnsLabel(values.namespace)) throw new AuditError(`--namespace: ${values.namespace} is not a namespace name`);
+  if (values.output !== 'table' && values.output !== 'json') throw new AuditUsageError(`--output: expected table or json, not ${values.output}`);
+  if (values.namespace !== undefined && !isDnsLabel(values.namespace)) throw new AuditUsageError(`--namespace: ${values.namespace} is not a namespace name`);
   const timeout = Number(values.timeout);
-  if (!Number.isFinite(timeout) || timeout <= 0) throw new AuditError('--timeout: expected seconds > 0');
+  if (!Number.isFinite(timeout) || timeout <= 0) throw new AuditUsageError('--timeout: expected seconds > 0');
   let config;
   try {
     config = loadConfig(values.config);
@@ -99,7 +102,7 @@ export async function runAudit(argv: string[]): Promise<{ output: string; code: 
   } catch (err) {
     throw new AuditError((err as Error).message);
   }
-  if (choice.kind === 'demo') throw new AuditError('no cluster: pass --kubeconfig or --snapshot (no $KUBECONFIG, no ~/.kube/config, not in a cluster)');
+  if (choice.kind === 'demo') throw new AuditUsageError('no cluster: pass --kubeconfig or --snapshot (no $KUBECONFIG, no ~/.kube/config, not in a cluster)');
 
   let source: SnapshotSource;
   let api: ApiClient | undefined;

@@ -155,7 +155,7 @@ async function main(argv: string[]): Promise<void> {
       return;
     }
     case 'audit': {
-      const { AUDIT_USAGE, AuditError, runAudit } = await import('./auditCommand.js');
+      const { AUDIT_USAGE, AuditError, AuditUsageError, runAudit } = await import('./auditCommand.js');
       if (rest.includes('--help') || rest.includes('-h')) {
         process.stdout.write(AUDIT_USAGE);
         return;
@@ -165,6 +165,7 @@ async function main(argv: string[]): Promise<void> {
         process.stdout.write(`${output}\n`);
         process.exitCode = code;
       } catch (err) {
+        if (err instanceof AuditUsageError) usage(`audit: ${err.message}`, 'zonekeeper audit --help');
         if (err instanceof AuditError) fail(`audit: ${err.message}`);
         throw err;
       }

@@ -104,12 +104,14 @@ export function createMetrics(opts: { defaults?: boolean } = {}): Metrics {
 export function registerStateGauges(m: Metrics, source: SnapshotSource, liveReservations: () => number): void {
   new Gauge({
     name: 'zonekeeper_features_off',
-    help: 'Kinds only a feature needs (Jobs: WorkloadSpreads that target Jobs) that the API server refuses or does not serve: 1 while that feature is off (the reason is in /debug/cache and the log).',
+    help: 'Kinds only a feature needs that the API server refuses (Jobs, OpenKruise kinds) or does not serve (Jobs): 1 while that feature is off (the reason is in /debug/cache and the log).',
     labelNames: ['kind'],
     registers: [m.registry],
     collect() {
       this.reset();
-      for (const k of source.status().kinds) if (k.off !== undefined) this.set({ kind: k.kind }, 1);
+      const status = source.status();
+      for (const k of status.kinds) if (k.off !== undefined) this.set({ kind: k.kind }, 1);
+      for (const [kind, state] of Object.entries(status.openKruise)) if (state === 'forbidden') this.set({ kind }, 1);
     },
   });
   new Gauge({

@@ -87,6 +87,8 @@ export function watchCache(
         const refused = () => {
           if (!forbidden.has(k.plural)) log.warn({ kind: k.plural, version: `${k.group}/${version}` }, `forbidden to list ${k.group} ${k.resource}: grant list and watch (manifests/base/10-rbac.yaml); its pods wait meanwhile`);
           forbidden.add(k.plural);
+          // Its pods' reason names the permission (placement/model.ts).
+          store.setKindOff(k.plural, `${k.kind}s are off: zonekeeper may not list ${k.group}/${k.resource} (grant list and watch: manifests/base/10-rbac.yaml)`);
         };
         if (version && running?.forbidden()) {
           // Its RBAC was revoked while it was watched: as if forbidden from the start, so its
@@ -108,6 +110,7 @@ export function watchCache(
             continue;
           }
           forbidden.delete(k.plural);
+          store.setKindOff(k.plural, undefined);
           await running?.stop();
           const r = new Reflector(apiListerWatcher(api, spec), spec, store, opts, log, onRestart);
           optional.set(k.plural, r);

@@ -93,12 +93,14 @@ export function podModel(pod: SlimPod, snapshot: Snapshot, settings: PlacementSe
   const replicaSet = pod.owner?.kind === 'ReplicaSet' ? pod.owner.name : undefined;
   const model = workloadModel(resolved.ref, resolved.object, snapshot, settings, lists, replicaSet);
   if (optedOut(pod, resolved.object)) return { ...model, policy: 'none', why: 'not managed: zonekeeper.io/ignore is "true"' };
-  // A kind only a feature needs, refused or not served (Jobs): its pods are placed only when that
-  // feature would place them, and then wait with the reason (the permission to grant).
-  const off = resolved.missing ? snapshot.kindOff(workloadKindSpec(resolved.ref.kind)?.plural ?? 'pods') : undefined;
+  // A kind the API server refuses or does not serve: its pods wait with the reason (the
+  // permission to grant); those of a kind only a feature needs (Jobs) only when that feature
+  // would place them.
+  const spec = resolved.missing ? workloadKindSpec(resolved.ref.kind) : undefined;
+  const off = spec && snapshot.kindOff(spec.plural);
   if (off !== undefined) {
-    return findWorkloadSpread(snapshot, resolved.ref, undefined)
-      ? { ...model, policy: 'wait', governs: 'workloadspread', why: `${resolved.missing}: ${off}` }
+    return spec!.feature === undefined || findWorkloadSpread(snapshot, resolved.ref, undefined)
+      ? { ...model, policy: 'wait', governs: spec!.feature ? 'workloadspread' : model.policy, why: `${resolved.missing}: ${off}` }
       : { ...model, policy: 'none', why: `not managed: ${off}` };
   }
   if (resolved.missing) {

@@ -108,7 +108,7 @@ describe('zonekeeper audit on a kubectl get -o yaml or -o json file', () => {
       [['--kubeconfig', join(dir, 'bad.yaml')], /kubeconfig .*bad\.yaml: not valid YAML/],
       [['--snapshot', join(dir, 'missing.yaml')], /missing\.yaml: no such file/],
       [['--snapshot', join(dir, 'bad.yaml')], /bad\.yaml: not valid YAML/],
-      [['--output', 'wide', '--snapshot', join(dir, 'bad.yaml')], /--output: expected table or json/],
+      [['--output', 'wide', '--snapshot', join(dir, 'bad.yaml')], /^zonekeeper: audit: --output: expected table or json, not wide \(see 'zonekeeper audit --help'\)\n$/],
       [['-n', 'Not_A_Namespace'], /not a namespace name/],
       [[], /no cluster: pass --kubeconfig or --snapshot/],
     ] as const) {

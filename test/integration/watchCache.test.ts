@@ -10,7 +10,7 @@ import { pino } from 'pino';
 import { slimPod, slimWorkloadSpread } from '../../src/cluster/convert.js';
 import { parseConfig } from '../../src/config.js';
 import { podModel } from '../../src/placement/model.js';
-import { advancedStatefulSet, astsPod, cloneSet, nodes, pod, statefulSet, stsPod, workloadSpread, zoneSubset } from '../support/builders.js';
+import { advancedStatefulSet, astsPod, clonePod, cloneSet, nodes, pod, statefulSet, stsPod, workloadSpread, zoneSubset } from '../support/builders.js';
 import { silent } from '../support/app.js';
 import { FakeApiServer } from '../support/fakeApiServer.js';
 import { waitFor } from '../support/wait.js';
@@ -186,9 +186,14 @@ describe('watch cache when an OpenKruise kind is served but RBAC forbids it', ()
       assert.equal(cache.status().openKruise.clonesets, 'forbidden');
       assert.equal(cache.status().openKruise.advancedstatefulsets, 'apps.kruise.io/v1beta1');
       assert.ok(cache.snapshot.workload('AdvancedStatefulSet', 'default', 'db'));
+      // A CloneSet's pod waits, and says which permission to grant.
+      const waiting = podModel(slimPod(clonePod('web', 'x')), cache.snapshot, parseConfig({}).placement)!;
+      assert.equal(waiting.policy, 'wait');
+      assert.match((waiting as { why: string }).why, /CloneSet default\/web is not in the cache yet: CloneSets are off: zonekeeper may not list apps\.kruise\.io\/clonesets \(grant list and watch/);
       denied.remaining = 0;
       await waitFor(() => !!cache.snapshot.workload('CloneSet', 'default', 'web'), 'CloneSets watched once allowed');
       assert.equal(cache.status().openKruise.clonesets, 'apps.kruise.io/v1alpha1');
+      assert.equal(cache.snapshot.kindOff('clonesets'), undefined);
     } finally {
       await cache.stop();
       await api.stop();
