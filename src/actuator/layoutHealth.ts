@@ -54,12 +54,13 @@ export function healthTracker(
   function transition(before: WorkloadHealth | undefined, after: WorkloadHealth | undefined): void {
     if (!events || !after) return;
     const unusable = after.unusableZones.join(', ');
+    const unusableChanged = unusable !== (before?.unusableZones.join(', ') ?? '');
     const risk = (before?.atRisk ?? false) !== after.atRisk;
-    if (!risk && unusable === (before?.unusableZones.join(', ') ?? '')) return;
+    if (!risk && !unusableChanged) return;
     const w = source.snapshot.workload(workloadKindNamed(after.ref.kind)!, after.ref.namespace, after.ref.name);
     if (!w) return;
     // Once per change of the set: a listed zone whose node group is scaled to zero looks so.
-    if (unusable !== (before?.unusableZones.join(', ') ?? '') && unusable !== '') {
+    if (unusableChanged && unusable !== '') {
       record(w, 'Warning', 'NoEligibleNode', `no node in ${unusable} fits the pods' node selector, affinity and tolerations: pods pinned there wait (zonekeeper.io/zones lists it)`);
     }
     if (!risk) return;

@@ -4,6 +4,7 @@ import { isIPv6 } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { parse } from 'yaml';
+import { unreadableFile } from '../common/errors.js';
 
 // Where the API server is and the credentials for it, from a kubeconfig or the pod's service
 // account. Static credentials (tokens, token files, client certificates, basic auth) are read
@@ -59,7 +60,7 @@ function fromKubeconfig(path: string, now: () => number): ClusterAccess {
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
     // A file system error has an errno; YAML's errors have codes of their own.
-    const why = e.errno === undefined ? `not valid YAML (${e.message.split('\n')[0]})` : e.code === 'ENOENT' ? 'no such file' : e.code === 'EISDIR' ? 'is a directory' : e.message;
+    const why = e.errno === undefined ? `not valid YAML (${e.message.split('\n')[0]})` : unreadableFile(e);
     throw new Error(`kubeconfig ${path}: ${why}`);
   }
   const config = isRecord(doc) ? doc : {};

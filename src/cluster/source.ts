@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { parseAllDocuments } from 'yaml';
-import { ZonekeeperError } from '../common/errors.js';
+import { unreadableFile, ZonekeeperError } from '../common/errors.js';
 import type { ReflectorStatus } from './reflector.js';
 import { slimOf } from './convert.js';
 import { ALL_KIND_NAMES, kindOfObject, OPTIONAL_KINDS } from './kinds.js';
@@ -95,11 +95,15 @@ export function loadObjects(content: string | Uint8Array, origin: string): Loade
   // gets JSON's error: that is what its content calls for.
   let jsonError: Error | undefined;
   if (/^\s*[{[]/.test(content)) {
+    let value: unknown;
     try {
-      visit(JSON.parse(content));
-      return nonEmpty({ store, loaded }, origin);
+      value = JSON.parse(content);
     } catch (err) {
       jsonError = err as Error;
+    }
+    if (!jsonError) {
+      visit(value);
+      return nonEmpty({ store, loaded }, origin);
     }
   }
   for (const doc of parseAllDocuments(content)) {
@@ -154,9 +158,7 @@ export function fileSource(path: string, label = path): SnapshotSource & { loade
   try {
     bytes = readFileSync(path);
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    const why = code === 'EISDIR' ? 'is a directory' : code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'not readable (permission denied)' : (err as Error).message;
-    throw new SnapshotFileError(`${path}: ${why}; ${EXPECTED}`);
+    throw new SnapshotFileError(`${path}: ${unreadableFile(err as NodeJS.ErrnoException)}; ${EXPECTED}`);
   }
   const { store, loaded } = loadObjects(bytes, path);
   return { ...memorySource(store, label), loaded };

@@ -8,6 +8,16 @@ export class ZonekeeperError extends Error {
   }
 }
 
+/** A file that could not be read, in a user's words ("no such file", "is a directory"). */
+export function unreadableFile(err: NodeJS.ErrnoException): string {
+  switch (err.code) {
+    case 'ENOENT': return 'no such file';
+    case 'EISDIR': return 'is a directory';
+    case 'EACCES': return 'not readable (permission denied)';
+    default: return err.message;
+  }
+}
+
 /**
  * An error an HTTP answer reports: its status, a short `error` word, and the field at fault.
  * One type for every 4xx/5xx a route returns (server/httpErrors.ts maps it to a response).

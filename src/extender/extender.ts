@@ -17,7 +17,7 @@ import { candidatesNamed, clipReason, type Candidates, type PlacementInput } fro
 import { passedInOrder, scoreAllowed, scoreNodes } from '../placement/scoring.js';
 import { rejectedCount, type FilterVerdict } from '../placement/verdict.js';
 import { workloadKey } from '../placement/workload.js';
-import { excludedZones, unusableZones } from '../placement/zones.js';
+import { zonesShown } from '../placement/zones.js';
 import { PlacementState, type PinConflict } from './placementState.js';
 import { DecisionLog, summarizeRejections, type Decision } from './decisions.js';
 import { instanceIdStep } from './instanceIdStep.js';
@@ -327,11 +327,7 @@ export function createExtender(deps: ExtenderDeps) {
       const args: ExtenderArgs = { Pod: { metadata: { name, namespace, uid: raw.uid } }, NodeNames: [] };
       const failed: Record<string, string> = {};
       for (const [r, names] of v.rejected) for (const n of names) failed[n] = `${r.rule}: ${r.reason}`;
-      const list = v.model && v.model.policy !== 'none' && v.model.policy !== 'wait' ? v.model.zones() : undefined;
-      const zones = list && {
-        list: list.zones, unusable: unusableZones(list),
-        excluded: excludedZones(list, source.snapshot),
-      };
+      const zones = v.model && v.model.policy !== 'none' && v.model.policy !== 'wait' ? zonesShown(v.model.zones(), source.snapshot) : undefined;
       return { ...decision('explain', args, v), nodes: all.length, passed: { count: v.passed.length, sample: [...v.passed] }, failed, zones };
     },
   };

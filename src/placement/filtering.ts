@@ -118,7 +118,7 @@ export function filterNodes(input: PlacementInput, model: WorkloadModel | undefi
   }
   return {
     managed: true, policy: model.policy, summary: outcome.summary, workload: model.ref, model,
-    passed: spread, rejected, effects, subset: outcome.subset, zone: outcome.zone, retryAfterMs: outcome.retryAfterMs,
+    passed: spread, rejected, effects, subset: outcome.subset, zone: outcome.zone, retryAfterMs: outcome.retryAfterMs, boundVolume: ctx.boundVolume,
   };
 }
 
@@ -138,7 +138,8 @@ function misfitRejection(m: NodeMisfit | number): Rejection | undefined {
  */
 function podMisfit(input: PlacementInput): ((i: number, node: SlimNode) => Rejection | undefined) | undefined {
   const { pod, snapshot, candidates } = input;
-  const fit = nodeFit({ selection: pod.selection, tolerations: pod.tolerations }, snapshot);
+  const needs = { selection: pod.selection, tolerations: pod.tolerations };
+  const fit = nodeFit(needs, snapshot);
   // Nodes without slots are the request's own objects (or explain's): each is judged as it is.
   if (fit.all && candidates.slots !== undefined) return undefined;
   const bySlot = snapshot.nodesBySlot();
@@ -146,7 +147,7 @@ function podMisfit(input: PlacementInput): ((i: number, node: SlimNode) => Rejec
   return (i, node) => {
     const slot = candidates.slots?.[i] ?? -1;
     if (slot >= 0 && bySlot[slot] === node) return misfitRejection(fit.bySlot[slot]!);
-    return misfitRejection((misfit ??= misfitOf({ selection: pod.selection, tolerations: pod.tolerations }))(node));
+    return misfitRejection((misfit ??= misfitOf(needs))(node));
   };
 }
 

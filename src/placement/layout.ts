@@ -16,7 +16,7 @@ import type { Reservation } from './reservations.js';
 import { podVolumes, volumeZones } from './volumes.js';
 import { expectedOrdinals, type WorkloadRef } from './workload.js';
 import { seatZone, SEQUENCE_WORK_LIMIT, sequenceCounts, zoneSequence } from './zoneSequence.js';
-import { excludedZones, unusableZones, type ZoneListSource } from './zones.js';
+import { zonesShown, type ZoneListSource } from './zones.js';
 
 /** Seats of the sequence /debug/workloads lists, and pods: the ones beyond are counted, not listed. */
 const LAYOUT_SEATS = 10_000;
@@ -171,10 +171,7 @@ function layoutOf(
     workload: { ...ref, replicas: w.replicas, annotations: w.annotations },
     ...(ordinals ? { ordinals } : {}),
     policy: model.policy,
-    topologyKey: list.topologyKey, zones: {
-      list: list.zones, source: list.source, unusable: unusableZones(list),
-      excluded: excludedZones(list, snapshot),
-    },
+    topologyKey: list.topologyKey, zones: { ...zonesShown(list, snapshot), source: list.source },
     preferences: {
       spec: preferences.spec, source: preferences.parsed ? 'annotation' : 'default',
       ...(preferences.parsed && !preferences.parsed.ok ? { error: preferences.parsed.error } : {}),

@@ -23,6 +23,8 @@ export interface FilterVerdict {
   subset?: { ws: SlimWorkloadSpread; subset: WorkloadSpreadSubset };
   zone?: string;
   retryAfterMs?: number;
+  /** A bound volume holds the pod in its zone (data does not move: no fallback). */
+  boundVolume?: boolean;
 }
 
 export function rejectedCount(v: FilterVerdict): number {

@@ -3,7 +3,6 @@ import type { NodeSelectorTerm, SlimNode, SlimPod, Toleration } from '../cluster
 import type { Snapshot } from '../cluster/store.js';
 import { failedPinKey, type Candidates, type PlacementInput } from './policy.js';
 import { subsetKey } from './policies/workloadSpread/subsets.js';
-import { podVolumes } from './volumes.js';
 import type { FilterVerdict } from './verdict.js';
 
 // The zone gate (docs/design.md#the-zone-gate): a gated pod's zone is decided by the filter's own
@@ -35,14 +34,14 @@ export function gateDecision(v: FilterVerdict, input: PlacementInput): GateDecis
   const model = v.model;
   if (v.subset) {
     const { ws, subset } = v.subset;
-    const fallback: GateFallback | undefined = ws.strategy === 'Adaptive' && model && !holdsVolume(input)
+    const fallback: GateFallback | undefined = ws.strategy === 'Adaptive' && model && !v.boundVolume
       ? { kind: 'subset', key: subsetKey(ws, subset.name), workload: model.key, given: subset.name, afterMs: ws.rescheduleCriticalSeconds * 1000 } : undefined;
     return { kind: 'subset', workloadSpread: ws.name, subset: subset.name, term: subset.requiredNodeSelectorTerm, tolerations: subset.tolerations, why: v.summary, fallback };
   }
   const topologyKey = model?.zones().topologyKey;
   if (v.zone !== undefined && topologyKey) {
     const seat = v.policy === 'zone-pin' ? model!.seat(input.pod).index : -1;
-    const fallback: GateFallback | undefined = seat >= 0 && input.settings.zoneFallback === 'adaptive' && !holdsVolume(input)
+    const fallback: GateFallback | undefined = seat >= 0 && input.settings.zoneFallback === 'adaptive' && !v.boundVolume
       ? { kind: 'pin', key: failedPinKey(model!.key, seat), workload: model!.key, given: v.zone, afterMs: input.settings.fallbackAfterSeconds * 1000 } : undefined;
     return { kind: 'zone', topologyKey, zone: v.zone, why: v.summary, fallback };
   }
@@ -77,11 +76,6 @@ export function schedulableNodes(snapshot: Snapshot): Candidates {
     slots.push(slot);
   }
   return { names, nodes, slots: Int32Array.from(slots) };
-}
-
-/** A bound volume holds the pod in its zone: data does not move, so no fallback. */
-function holdsVolume(input: PlacementInput): boolean {
-  return input.pod.claims.length > 0 && podVolumes(input.pod, input.snapshot).constraints.some((c) => c.bound);
 }
 
 type Raw = Record<string, any>;

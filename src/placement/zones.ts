@@ -32,9 +32,15 @@ export function topologyKeyOf(workload: SlimWorkload | undefined, defaultKey: st
   return key || defaultKey;
 }
 
-/** The cluster's other zones, which the workload's pods cannot use (node selector, affinity, taints). */
-export function excludedZones(list: ZoneList, snapshot: Snapshot): string[] {
-  return snapshot.zones(list.topologyKey).filter((z) => !list.usable.has(z) && !list.zones.includes(z));
+/**
+ * What the debug views show of a list: its zones, the listed ones no node fits (`unusable`), and
+ * the cluster's other zones the workload's pods cannot use (`excluded`: node selector, affinity, taints).
+ */
+export function zonesShown(list: ZoneList, snapshot: Snapshot): { list: string[]; unusable: string[]; excluded: string[] } {
+  return {
+    list: list.zones, unusable: unusableZones(list),
+    excluded: snapshot.zones(list.topologyKey).filter((z) => !list.usable.has(z) && !list.zones.includes(z)),
+  };
 }
 
 /**
