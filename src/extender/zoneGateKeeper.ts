@@ -35,7 +35,7 @@ export interface GateKeeperDeps {
 }
 
 /** Gate writes under way at once: each is a GET and a PATCH, mostly waiting on the API server. */
-const GATE_WRITES_IN_FLIGHT = 16;
+const GATE_WRITES_IN_FLIGHT = 32;
 
 /** What the keeper remembers of a gated pod the cache shows. */
 interface Gated { namespace: string; name: string; uid: string }
@@ -75,17 +75,22 @@ export function zoneGateKeeper(deps: GateKeeperDeps) {
     if (type === 'delete' || pod.nodeName) placed.delete(pod.uid);
   });
 
-  /** Pods arrived during a pass: the next one starts right after it, not an interval later. */
+  /** Pods arrived during a pass: taken in it, or by the next one right after it. */
   let again = false;
+  /** Wakes a pass waiting on its writes: a pod arrived. */
+  let arrived: (() => void) | undefined;
+  /** Gates lifted in the running pass: one line of log per pass, each pod at debug. */
+  let liftedInPass = 0;
 
   function soon(): void {
     if (stopped) return;
     if (running) {
       again = true;
+      arrived?.();
       return;
     }
     clearTimeout(timer);
-    timer = setTimeout(round, 50);
+    timer = setTimeout(round, 0);
     timer.unref();
   }
 
@@ -123,7 +128,8 @@ export function zoneGateKeeper(deps: GateKeeperDeps) {
     waiting.delete(pod.uid);
     if (d.kind !== 'as-is' && d.fallback) placed.set(pod.uid, { pod, fallback: d.fallback, at: Date.now() });
     metrics.gateDecisions.inc({ outcome: d.kind });
-    log.info({ pod: `${pod.namespace}/${pod.name}`, decision: d.kind, zone: d.kind === 'zone' ? d.zone : undefined, subset: d.kind === 'subset' ? d.subset : undefined }, 'zone gate lifted');
+    liftedInPass++;
+    log.debug({ pod: `${pod.namespace}/${pod.name}`, decision: d.kind, zone: d.kind === 'zone' ? d.zone : undefined, subset: d.kind === 'subset' ? d.subset : undefined }, 'zone gate lifted');
     if (d.kind === 'as-is') events.record(cached, 'Normal', 'ZoneGateLifted', `zonekeeper lifted the gate without a zone: ${d.why}`);
     if (r.unwritable) events.record(cached, 'Warning', 'ZoneGateLifted', `zonekeeper lifted the gate but could not write ${d.kind === 'zone' ? d.zone : 'the zone'}: ${r.unwritable}`);
   }
@@ -131,12 +137,30 @@ export function zoneGateKeeper(deps: GateKeeperDeps) {
   /**
    * The gated pods due now: decided one after another (each decision sees the reservations of
    * the ones before), written GATE_WRITES_IN_FLIGHT at a time, started at most patchesPerSecond.
+   * Pods that arrive while writes are in flight are taken at once, in the same pass.
    */
   async function pass(): Promise<void> {
     const inflight = new Set<Promise<void>>();
+    const started = Date.now();
+    liftedInPass = 0;
     if (gated.size > 0) log.debug({ gated: gated.size, waiting: waiting.size, ready: source.ready() }, 'zone gate pass');
+    while (!stopped) {
+      again = false;
+      await visitDue(inflight);
+      if (again) continue;
+      if (inflight.size === 0) break;
+      // A write done or a pod arrived: whichever is first.
+      await Promise.race([...inflight, new Promise<void>((resolve) => { arrived = resolve; })]);
+      arrived = undefined;
+    }
+    await Promise.all(inflight);
+    if (liftedInPass > 0) log.info({ lifted: liftedInPass, ms: Date.now() - started, gated: gated.size, waiting: waiting.size }, 'zone gates lifted');
+    await fallBack();
+  }
+
+  async function visitDue(inflight: Set<Promise<void>>): Promise<void> {
     for (const pod of [...gated.values()]) {
-      if (stopped || !source.ready()) break; // never decided blind: the next pass tries again
+      if (stopped || !source.ready()) return; // never decided blind: the next pass tries again
       if (lifted.has(pod.uid) || !gated.has(pod.uid) || (waiting.get(pod.uid)?.next ?? 0) > Date.now()) continue;
       const cached = source.snapshot.podByUid(pod.uid);
       if (!cached?.gated) continue;
@@ -155,8 +179,6 @@ export function zoneGateKeeper(deps: GateKeeperDeps) {
       const write: Promise<void> = lift(pod, cached, d).finally(() => inflight.delete(write));
       inflight.add(write);
     }
-    await Promise.all(inflight);
-    await fallBack();
   }
 
   /**

@@ -370,11 +370,14 @@ export class ControlPlane {
   /** Stops every process this harness started, by pid, pass or fail. */
   async down(keepDir = false): Promise<void> {
     const alive = this.procs.filter(({ child }) => child.exitCode === null && child.signalCode === null);
-    await Promise.all(alive.map(({ child }) => new Promise<void>((resolve) => {
-      const t = setTimeout(() => child.kill('SIGKILL'), 5000);
+    const stop = (procs: typeof alive) => Promise.all(procs.map(({ child }) => new Promise<void>((resolve) => {
+      const t = setTimeout(() => child.kill('SIGKILL'), 10_000);
       child.once('exit', () => { clearTimeout(t); resolve(); });
       child.kill('SIGTERM');
     })));
+    // zonekeeper first, while the API server still answers: its shutdown (the Lease's release) ends cleanly.
+    await stop(alive.filter(({ name }) => name.startsWith('zonekeeper')));
+    await stop(alive.filter(({ name }) => !name.startsWith('zonekeeper')));
     this.procs = [];
     if (!keepDir) rmSync(this.dir, { recursive: true, force: true });
   }

@@ -120,6 +120,56 @@ export class Kube {
     }, timeoutMs);
   }
 
+  /**
+   * Watches the selected pods until `count` of them are bound (resolves with when each bound):
+   * a measurement's own polling LIST of every pod loaded the API server it measured. A watch
+   * the server closes is opened again where it left off.
+   */
+  watchBound(namespace: string, selector: string, count: number, timeoutMs: number): { done: Promise<void>; stop(): void; seen: PodTimes } {
+    const abort = new AbortController();
+    const bound = new Set<string>();
+    const seen: PodTimes = { created: new Map(), ungated: new Map(), bound: new Map() };
+    const first = (m: Map<string, number>, name: string) => { if (!m.has(name)) m.set(name, Date.now()); };
+    const done = (async () => {
+      const deadline = setTimeout(() => abort.abort(), timeoutMs);
+      let rv = (await this.call('GET', `/api/v1/namespaces/${namespace}/pods?labelSelector=${encodeURIComponent(selector)}&limit=1`)).metadata.resourceVersion;
+      try {
+        while (bound.size < count) {
+          const res = await this.api.stream(`/api/v1/namespaces/${namespace}/pods?watch=1&allowWatchBookmarks=true&resourceVersion=${rv}&labelSelector=${encodeURIComponent(selector)}`, abort.signal);
+          if (res.statusCode !== 200) throw new Error(`watch pods: ${res.statusCode}`);
+          res.setEncoding('utf8');
+          let buffered = '';
+          for await (const chunk of res as AsyncIterable<string>) {
+            buffered += chunk;
+            for (let nl = buffered.indexOf('\n'); nl >= 0; nl = buffered.indexOf('\n')) {
+              const event = JSON.parse(buffered.slice(0, nl));
+              buffered = buffered.slice(nl + 1);
+              if (event.type === 'ERROR') throw new Error(`watch pods: ${event.object?.message}`);
+              rv = event.object?.metadata?.resourceVersion ?? rv;
+              if (event.type === 'BOOKMARK' || event.type === 'DELETED') continue;
+              const name = event.object.metadata.name as string;
+              first(seen.created, name);
+              if (!event.object.spec?.schedulingGates?.length) first(seen.ungated, name);
+              if (event.object.spec?.nodeName) {
+                first(seen.bound, name);
+                bound.add(name);
+              }
+            }
+            if (bound.size >= count) break;
+          }
+        }
+      } catch (err) {
+        if (abort.signal.aborted && bound.size < count) throw new Error(`timed out after ${timeoutMs} ms: ${count} pods of ${namespace} (${selector}) bound (${bound.size} were)`);
+        throw err;
+      } finally {
+        clearTimeout(deadline);
+        abort.abort();
+      }
+    })();
+    done.catch(() => {});
+    return { done, stop: () => abort.abort(), seen };
+  }
+
   /** The zone list frozen on a workload; waits for it: the write follows the first placement, it may land after the binding. */
   async frozenZones(apiVersion: string, kind: string, namespace: string, name: string): Promise<string[]> {
     const value = await eventually(`zonekeeper.io/zones on ${kind} ${namespace}/${name}`, async () =>
@@ -162,6 +212,9 @@ export class Kube {
     return pods.length;
   }
 }
+
+/** When a watch first showed each pod, showed it without scheduling gates, and bound (ms since the epoch). */
+export interface PodTimes { created: Map<string, number>; ungated: Map<string, number>; bound: Map<string, number> }
 
 export async function eventually<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 60_000, everyMs = 250): Promise<T> {
   const deadline = Date.now() + timeoutMs;

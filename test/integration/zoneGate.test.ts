@@ -4,6 +4,12 @@ import { liftGate } from '../../src/actuator/podGate.js';
 import type { ApiClient } from '../../src/cluster/apiClient.js';
 import { FakeApiServer } from '../support/fakeApiServer.js';
 import { stsPod } from '../support/builders.js';
+import { silent } from '../support/app.js';
+import { waitFor } from '../support/wait.js';
+import { ClusterStore } from '../../src/cluster/store.js';
+import { addObject, memorySource } from '../../src/cluster/source.js';
+import { zoneGateKeeper } from '../../src/extender/zoneGateKeeper.js';
+import { createMetrics } from '../../src/metrics.js';
 
 // The gate's one write over HTTP (docs/design.md#the-zone-gate): conditional on what was read,
 // so two holders (a Lease hand-over) can never both lift a pod's gate, nor with two zones.
@@ -77,5 +83,40 @@ describe('lifting the zone gate against an API server', () => {
     api.put(gatedPod(4));
     api.faults.push({ match: (m, p) => m === 'PATCH' && p.endsWith('/db-4'), status: 422, remaining: 1 });
     await assert.rejects(liftGate(client, { namespace: 'default', name: 'db-4', uid: 'pod-db-4' }, zone('zone-a')), /PATCH \/api\/v1\/namespaces\/default\/pods\/db-4: 422/);
+  });
+});
+
+describe('the zone gate keeper against an API server', () => {
+  let api: FakeApiServer;
+  before(async () => {
+    api = await new FakeApiServer().start();
+  });
+  after(() => api.stop());
+
+  it('a pod that arrives while the pass has writes in flight is written then, not after they end', async () => {
+    api.patchDelayMs = 300;
+    const store = new ClusterStore();
+    const keeper = zoneGateKeeper({
+      api: api.client(), source: memorySource(store, 'test'), decide: async () => zone('zone-a'), fellBack() {}, events: { record() {} },
+      opts: { intervalSeconds: 5, patchesPerSecond: 1000, fallbackEvictionsPerMinute: 0, fallbackDryRun: true }, log: silent, metrics: createMetrics(),
+    });
+    const arrive = (ordinal: number) => {
+      api.put(gatedPod(ordinal));
+      addObject(store, gatedPod(ordinal));
+    };
+    const patchesSent = () => api.requests.filter((r) => r.startsWith('PATCH ')).length;
+    keeper.start();
+    try {
+      for (const o of [10, 11, 12]) arrive(o);
+      await waitFor(() => patchesSent() === 3, 'the first three patches sent');
+      arrive(13);
+      await waitFor(() => patchesSent() === 4, 'the fourth patch sent');
+      assert.equal(api.patches.length, 0, 'sent while the first three were still being answered');
+      await waitFor(() => api.patches.length === 4, 'all four applied');
+      assert.deepEqual(api.patches.map((p) => p.body.spec.nodeSelector['topology.kubernetes.io/zone']), ['zone-a', 'zone-a', 'zone-a', 'zone-a']);
+    } finally {
+      await keeper.stop();
+      api.patchDelayMs = 0;
+    }
   });
 });
