@@ -105,6 +105,24 @@ for (const k of kubeVersions()) describe(`zonekeeper with kube-scheduler ${k.ver
     assertRoundRobin(seven, list);
   });
 
+  it(`[${k.version}] 22. a gated StatefulSet through zonekeeper's scheduler (both transports at once): the gate writes each pin, the filter passes that zone, every ordinal lands on it`, async () => {
+    await namespace('s22');
+    const filters = async () => Number(/zonekeeper_request_duration_seconds_count\{verb="filter"\} (\S+)/.exec(await metrics())?.[1] ?? 0);
+    const filtersBefore = await filters();
+    const sts = statefulSet('s22', 'db', 6);
+    sts.spec.template.spec.schedulingGates = [{ name: 'zonekeeper.io/zone' }];
+    await kube.create(sts);
+    // A gate's zone the filter disagreed with would leave the pod unschedulable: no node passes both.
+    const placed = await bound('s22', 'db', 6);
+    const list = await frozenZones('s22', 'db');
+    assertRoundRobin(placed, list);
+    for (const p of await kube.podsOf('s22', 'app=db')) {
+      assert.equal(p.spec.nodeSelector?.['topology.kubernetes.io/zone'], placed.get(p.metadata.name), `${p.metadata.name}'s nodeSelector`);
+      assert.equal(p.spec.schedulingGates, undefined);
+    }
+    assert.ok(await filters() - filtersBefore >= 6, 'every pod went through zonekeeper\'s filter too');
+  });
+
   it(`[${k.version}] 16. fleet balance: 12 single-replica StatefulSets put their replica in every zone, 4/4/4`, async () => {
     await namespace('s16');
     for (let i = 0; i < 12; i++) await kube.create(statefulSet('s16', `db${i}`, 1));
