@@ -320,7 +320,7 @@ export class ControlPlane {
     const nodeFlags = ['--max-semi-space-size=32', ...(process.env.ZK_E2E_NODE_FLAGS ?? '').split(' ').filter(Boolean)];
     const child = this.start(name, process.execPath, [...nodeFlags, join(ROOT, 'dist/cli.js'), 'serve', '--config', path, '--kubeconfig', kubeconfig]);
     const admin = `http://127.0.0.1:${adminPort}`;
-    await until(`${name} /readyz`, async () => (await fetch(`${admin}/readyz`)).ok, 30_000, child);
+    await until(`${name} /readyz`, async () => (await fetch(`${admin}/readyz`)).ok, 60_000, child);
     return {
       extender: `http://127.0.0.1:${extenderPort}`,
       admin,
