@@ -6,14 +6,13 @@ import { parsePreferences, type ParsedPreferences } from './zonePreferences.js';
 import { isWorkloadKindName, workloadKindOf, WORKLOAD_KINDS, type KindSpec, type WorkloadKind } from './kinds.js';
 import {
   statusDigest,
-  CACHED_TOLERATIONS, MAX_INDEX, type NodeSelectorRequirement, type NodeSelectorTerm, type OwnerRef, type PendingPod,
-  type NodeNeeds, type NodeSelection, type ReservedOrdinals, type SlimNode, type SlimPod, type SlimPV, type SlimPVC, type SlimStorageClass,
-  type SlimWorkload, type SlimWorkloadSpread, type Taint, type Toleration,
+  MAX_INDEX, type NodeSelectorTerm, type OwnerRef, type PendingPod,
+  type ReservedOrdinals, type SlimNode, type SlimPod, type SlimPV, type SlimPVC, type SlimStorageClass,
+  type SlimWorkload, type SlimWorkloadSpread, type Taint,
 } from './objects.js';
+import { nodeSelection, nodeSelectorTerm, NO_TOLERATIONS, sharedList, sharedSelection, sharedTolerations, templateNeeds, tolerationKey, tolerations } from './nodeNeeds.js';
+import { str, stringMap, type Raw } from './rawFields.js';
 
-// ---- conversion from raw JSON -------------------------------------------------------
-
-type Raw = Record<string, any>;
 const EMPTY: readonly string[] = Object.freeze([]);
 
 // Repeated strings (namespaces, node names, owner names) are shared, not copied per pod.
@@ -28,16 +27,6 @@ export function intern(s: string): string {
 
 /** For objects of a request: nothing of theirs outlives it in the shared table. */
 export const unshared = (s: string) => s;
-
-function str(v: unknown, fallback = ''): string {
-  return typeof v === 'string' ? v : fallback;
-}
-
-function stringMap(v: unknown): Record<string, string> {
-  const out: Record<string, string> = {};
-  if (v && typeof v === 'object') for (const [k, x] of Object.entries(v)) if (typeof x === 'string') out[k] = x;
-  return out;
-}
 
 function controllerOf(meta: Raw | undefined, share = intern): OwnerRef | undefined {
   const refs = Array.isArray(meta?.ownerReferences) ? meta.ownerReferences : [];
@@ -66,58 +55,6 @@ export function ordinalOf(name: string, labels: Record<string, string> | undefin
   const fromLabel = labels?.[POD_INDEX_LABEL];
   if (fromLabel !== undefined && /^\d+$/.test(fromLabel)) return parseIndex(fromLabel);
   return parseIndex(/-(\d+)$/.exec(name)?.[1]);
-}
-
-function requirements(v: unknown): NodeSelectorRequirement[] {
-  if (!Array.isArray(v)) return [];
-  return v.filter((r) => r && typeof r.key === 'string').map((r) => ({
-    key: r.key,
-    operator: str(r.operator, 'In'),
-    values: Array.isArray(r.values) ? r.values.map(String) : [],
-  }));
-}
-
-export function nodeSelectorTerm(v: unknown): NodeSelectorTerm | undefined {
-  if (!v || typeof v !== 'object') return undefined;
-  const t = v as Raw;
-  return { matchExpressions: requirements(t.matchExpressions), matchFields: requirements(t.matchFields) };
-}
-
-export function tolerations(v: unknown): Toleration[] {
-  if (!Array.isArray(v)) return [];
-  return v.filter((t) => t && typeof t === 'object').map((t) => ({
-    key: str(t.key), operator: str(t.operator, 'Equal'), value: str(t.value), effect: str(t.effect),
-  }));
-}
-
-const selections = new Map<string, NodeSelection>();
-
-/**
- * A pod spec's `nodeSelector` and required node affinity; undefined when it sets neither.
- * Equal selections share one object (a workload's pods all carry their template's).
- */
-export function nodeSelection(spec: Raw | undefined, share = true): NodeSelection | undefined {
-  const raw = spec?.nodeSelector;
-  const terms = spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms;
-  const nodeSelector = stringMap(raw);
-  if (Object.keys(nodeSelector).length === 0 && !Array.isArray(terms)) return undefined;
-  const affinity = Array.isArray(terms) ? terms.map(nodeSelectorTerm).filter((t): t is NodeSelectorTerm => !!t) : undefined;
-  const key = JSON.stringify([nodeSelector, affinity ?? null]);
-  return share ? sharedSelection({ nodeSelector, affinity, key }) : { nodeSelector, affinity, key };
-}
-
-/** One object per distinct selection among cached pods and workloads. */
-function sharedSelection(s: NodeSelection): NodeSelection {
-  const hit = selections.get(s.key);
-  if (hit) return hit;
-  if (selections.size > 10_000) selections.clear();
-  selections.set(s.key, Object.freeze(s));
-  return s;
-}
-
-/** What a workload's pod template asks of a node. */
-function templateNeeds(spec: Raw | undefined): NodeNeeds {
-  return { selection: nodeSelection(spec), tolerations: tolerations(spec?.tolerations) };
 }
 
 const SUFFIX: Record<string, number> = {
@@ -241,35 +178,6 @@ function gateOf(meta: Raw, spec: Raw | undefined): Pick<SlimPod, 'gated' | 'gate
   if (!gates.some((g) => g?.name === ZONE_GATE)) return { gated: false };
   const otherGates = gates.map((g) => str(g?.name)).filter((n) => n && n !== ZONE_GATE);
   return { gated: true, gate: { resourceVersion: str(meta.resourceVersion), otherGates } };
-}
-
-const NO_TOLERATIONS: readonly Toleration[] = Object.freeze([]);
-const tolerationLists = new Map<string, readonly Toleration[]>();
-
-// One key for a list of tolerations, read from raw JSON or from slim ones alike.
-const tolerationKey = (t: Raw) => `${str(t.key)}\u0000${str(t.operator, 'Equal')}\u0000${str(t.value)}\u0000${str(t.effect)}\u0001`;
-
-function sharedList(key: string, make: () => Toleration[]): readonly Toleration[] {
-  let shared = tolerationLists.get(key);
-  if (!shared) {
-    if (tolerationLists.size > 10_000) tolerationLists.clear();
-    tolerationLists.set(key, (shared = Object.freeze(make())));
-  }
-  return shared;
-}
-
-/** A cached pod's tolerations: capped, and one frozen list per distinct value. */
-function sharedTolerations(v: unknown): readonly Toleration[] {
-  if (!Array.isArray(v) || v.length === 0) return NO_TOLERATIONS;
-  // Keyed by the raw fields: most pods repeat a few lists, and a hit builds no objects.
-  let key = '';
-  let kept = 0;
-  for (const t of v) {
-    if (!t || typeof t !== 'object') continue;
-    if (kept++ === CACHED_TOLERATIONS) break;
-    key += tolerationKey(t);
-  }
-  return kept === 0 ? NO_TOLERATIONS : sharedList(key, () => tolerations(v).slice(0, CACHED_TOLERATIONS));
 }
 
 /** A cached pod slimmed on another thread (podPages.ts): its strings and lists shared as slimPod shares them. */

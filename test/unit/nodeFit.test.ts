@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { slimNode, nodeSelection } from '../../src/cluster/convert.js';
+import { slimNode } from '../../src/cluster/convert.js';
+import { nodeSelection, tolerations } from '../../src/cluster/nodeNeeds.js';
 import { addObject } from '../../src/cluster/source.js';
 import { Reservations } from '../../src/extender/reservations.js';
 import { NO_PENDING_FREEZES } from '../../src/placement/fleet.js';
@@ -9,7 +10,6 @@ import { workloadModel } from '../../src/placement/model.js';
 import { misfitOf, nodeFit, selects } from '../../src/placement/nodeFit.js';
 import type { DecisionState } from '../../src/placement/policy.js';
 import { repairStep } from '../../src/placement/repair.js';
-import { tolerations } from '../../src/cluster/convert.js';
 import { deployment, node, rsPod, statefulSet, stsPod, storeOf, type NodeAsks, type Raw } from '../support/builders.js';
 import { defaultSettings, filterFor, passedZones } from '../support/placement.js';
 

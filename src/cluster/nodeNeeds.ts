@@ -1,0 +1,87 @@
+// What a pod or pod template asks of a node, read from raw JSON: its node selector, required
+// node affinity and tolerations (docs/design.md#the-zones-a-workload-can-use). Equal values
+// among cached pods share one frozen object.
+
+import { CACHED_TOLERATIONS, type NodeNeeds, type NodeSelection, type NodeSelectorRequirement, type NodeSelectorTerm, type Toleration } from './objects.js';
+import { str, stringMap, type Raw } from './rawFields.js';
+
+function requirements(v: unknown): NodeSelectorRequirement[] {
+  if (!Array.isArray(v)) return [];
+  return v.filter((r) => r && typeof r.key === 'string').map((r) => ({
+    key: r.key,
+    operator: str(r.operator, 'In'),
+    values: Array.isArray(r.values) ? r.values.map(String) : [],
+  }));
+}
+
+export function nodeSelectorTerm(v: unknown): NodeSelectorTerm | undefined {
+  if (!v || typeof v !== 'object') return undefined;
+  const t = v as Raw;
+  return { matchExpressions: requirements(t.matchExpressions), matchFields: requirements(t.matchFields) };
+}
+
+export function tolerations(v: unknown): Toleration[] {
+  if (!Array.isArray(v)) return [];
+  return v.filter((t) => t && typeof t === 'object').map((t) => ({
+    key: str(t.key), operator: str(t.operator, 'Equal'), value: str(t.value), effect: str(t.effect),
+  }));
+}
+
+const selections = new Map<string, NodeSelection>();
+
+/**
+ * A pod spec's `nodeSelector` and required node affinity; undefined when it sets neither.
+ * Equal selections share one object (a workload's pods all carry their template's).
+ */
+export function nodeSelection(spec: Raw | undefined, share = true): NodeSelection | undefined {
+  const raw = spec?.nodeSelector;
+  const terms = spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms;
+  const nodeSelector = stringMap(raw);
+  if (Object.keys(nodeSelector).length === 0 && !Array.isArray(terms)) return undefined;
+  const affinity = Array.isArray(terms) ? terms.map(nodeSelectorTerm).filter((t): t is NodeSelectorTerm => !!t) : undefined;
+  const key = JSON.stringify([nodeSelector, affinity ?? null]);
+  return share ? sharedSelection({ nodeSelector, affinity, key }) : { nodeSelector, affinity, key };
+}
+
+/** One object per distinct selection among cached pods and workloads. */
+export function sharedSelection(s: NodeSelection): NodeSelection {
+  const hit = selections.get(s.key);
+  if (hit) return hit;
+  if (selections.size > 10_000) selections.clear();
+  selections.set(s.key, Object.freeze(s));
+  return s;
+}
+
+/** What a workload's pod template asks of a node. */
+export function templateNeeds(spec: Raw | undefined): NodeNeeds {
+  return { selection: nodeSelection(spec), tolerations: tolerations(spec?.tolerations) };
+}
+
+export const NO_TOLERATIONS: readonly Toleration[] = Object.freeze([]);
+const tolerationLists = new Map<string, readonly Toleration[]>();
+
+// One key for a list of tolerations, read from raw JSON or from slim ones alike.
+export const tolerationKey = (t: Raw) => `${str(t.key)}\u0000${str(t.operator, 'Equal')}\u0000${str(t.value)}\u0000${str(t.effect)}\u0001`;
+
+export function sharedList(key: string, make: () => Toleration[]): readonly Toleration[] {
+  let shared = tolerationLists.get(key);
+  if (!shared) {
+    if (tolerationLists.size > 10_000) tolerationLists.clear();
+    tolerationLists.set(key, (shared = Object.freeze(make())));
+  }
+  return shared;
+}
+
+/** A cached pod's tolerations: capped, and one frozen list per distinct value. */
+export function sharedTolerations(v: unknown): readonly Toleration[] {
+  if (!Array.isArray(v) || v.length === 0) return NO_TOLERATIONS;
+  // Keyed by the raw fields: most pods repeat a few lists, and a hit builds no objects.
+  let key = '';
+  let kept = 0;
+  for (const t of v) {
+    if (!t || typeof t !== 'object') continue;
+    if (kept++ === CACHED_TOLERATIONS) break;
+    key += tolerationKey(t);
+  }
+  return kept === 0 ? NO_TOLERATIONS : sharedList(key, () => tolerations(v).slice(0, CACHED_TOLERATIONS));
+}
