@@ -50,6 +50,12 @@ interface Gated { namespace: string; name: string; uid: string }
 export function zoneGateKeeper(deps: GateKeeperDeps) {
   const { api, source, decide, events, opts, log, metrics } = deps;
   const gated = new Map<string, Gated>();
+  /**
+   * Gated pods to decide, in arrival order: a pass visits these, not every gated pod, so pods
+   * arriving during a pass cost it their own work, not a scan of the rest. Each pass starts by
+   * taking in every gated pod that is due (its wait over, a lift the watch never showed).
+   */
+  const due = new Set<string>();
   /** Lifted, the watch not showing it yet: not decided again meanwhile. */
   const lifted = new ExpiringMap<string, true>({ max: 100_000, ttlMs: 60_000 });
   /** Why a pod still waits (its last reason), and when it is decided next. */
@@ -66,10 +72,12 @@ export function zoneGateKeeper(deps: GateKeeperDeps) {
   source.store.onPod((type, pod) => {
     if (type === 'upsert' && pod.gated) {
       gated.set(pod.uid, { namespace: pod.namespace, name: pod.name, uid: pod.uid });
+      due.add(pod.uid);
       soon();
       return;
     }
     gated.delete(pod.uid);
+    due.delete(pod.uid);
     lifted.delete(pod.uid);
     waiting.delete(pod.uid);
     if (type === 'delete' || pod.nodeName) placed.delete(pod.uid);
@@ -122,6 +130,7 @@ export function zoneGateKeeper(deps: GateKeeperDeps) {
     if (r.result === 'conflict') {
       // Changed since read (another writer, a hand-over): decided again from the cache, soon.
       lifted.delete(pod.uid);
+      due.add(pod.uid);
       again = true;
     }
     if (r.result !== 'lifted') return;
@@ -144,6 +153,8 @@ export function zoneGateKeeper(deps: GateKeeperDeps) {
     const started = Date.now();
     liftedInPass = 0;
     if (gated.size > 0) log.debug({ gated: gated.size, waiting: waiting.size, ready: source.ready() }, 'zone gate pass');
+    const now = Date.now();
+    for (const [uid] of gated) if (!lifted.has(uid) && (waiting.get(uid)?.next ?? 0) <= now) due.add(uid);
     while (!stopped) {
       again = false;
       await visitDue(inflight);
@@ -159,9 +170,12 @@ export function zoneGateKeeper(deps: GateKeeperDeps) {
   }
 
   async function visitDue(inflight: Set<Promise<void>>): Promise<void> {
-    for (const pod of [...gated.values()]) {
+    // A Set's iteration also visits what is added to it meanwhile: pods arriving during the pass.
+    for (const uid of due) {
       if (stopped || !source.ready()) return; // never decided blind: the next pass tries again
-      if (lifted.has(pod.uid) || !gated.has(pod.uid) || (waiting.get(pod.uid)?.next ?? 0) > Date.now()) continue;
+      due.delete(uid);
+      const pod = gated.get(uid);
+      if (!pod || lifted.has(uid) || (waiting.get(uid)?.next ?? 0) > Date.now()) continue;
       const cached = source.snapshot.podByUid(pod.uid);
       if (!cached?.gated) continue;
       const d = await decide(cached);

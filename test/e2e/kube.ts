@@ -125,7 +125,7 @@ export class Kube {
    * a measurement's own polling LIST of every pod loaded the API server it measured. A watch
    * the server closes is opened again where it left off.
    */
-  watchBound(namespace: string, selector: string, count: number, timeoutMs: number): { done: Promise<void>; stop(): void; seen: PodTimes } {
+  watchBound(namespace: string, selector: string, count: number, timeoutMs: number, onCreated?: (pod: Obj) => void): { done: Promise<void>; stop(): void; seen: PodTimes } {
     const abort = new AbortController();
     const bound = new Set<string>();
     const seen: PodTimes = { created: new Map(), ungated: new Map(), bound: new Map() };
@@ -148,6 +148,7 @@ export class Kube {
               rv = event.object?.metadata?.resourceVersion ?? rv;
               if (event.type === 'BOOKMARK' || event.type === 'DELETED') continue;
               const name = event.object.metadata.name as string;
+              if (event.type === 'ADDED') onCreated?.(event.object);
               first(seen.created, name);
               if (!event.object.spec?.schedulingGates?.length) first(seen.ungated, name);
               if (event.object.spec?.nodeName) {

@@ -119,4 +119,35 @@ describe('the zone gate keeper against an API server', () => {
       api.patchDelayMs = 0;
     }
   });
+
+  it('a new holder takes the pods gated before it started; a pod whose decision waits is decided again after the interval, once', async () => {
+    const store = new ClusterStore();
+    let waits = 1;
+    const decided: string[] = [];
+    const keeper = zoneGateKeeper({
+      api: api.client(), source: memorySource(store, 'test'), fellBack() {}, events: { record() {} },
+      decide: async (pod) => {
+        decided.push(pod.name);
+        if (pod.name === 'db-21' && waits-- > 0) return { kind: 'wait', why: 'every zone at its limit' };
+        return zone('zone-b');
+      },
+      opts: { intervalSeconds: 0.3, patchesPerSecond: 1000, fallbackEvictionsPerMinute: 0, fallbackDryRun: true }, log: silent, metrics: createMetrics(),
+    });
+    const applied = () => api.patches.filter((p) => /db-2[01]$/.test(p.path)).map((p) => p.path.split('/').pop()).sort();
+    // Gated while no keeper ran (the Lease held elsewhere).
+    for (const o of [20, 21]) {
+      api.put(gatedPod(o));
+      addObject(store, gatedPod(o));
+    }
+    keeper.start();
+    try {
+      await waitFor(() => applied().includes('db-20'), 'db-20 lifted on start');
+      assert.equal(keeper.reason(stsPod('db', 21).metadata.uid), 'every zone at its limit');
+      await waitFor(() => applied().includes('db-21'), 'db-21 lifted at a later pass');
+      assert.deepEqual(decided.filter((n) => n === 'db-21').length, 2, 'decided twice: it waited once');
+      assert.deepEqual(decided.filter((n) => n === 'db-20').length, 1, 'a lifted pod is not decided again');
+    } finally {
+      await keeper.stop();
+    }
+  });
 });
