@@ -1,13 +1,22 @@
 // End-to-end: the zone gate with the cluster's default kube-scheduler alone, no extender
 // configured (docs/design.md#the-zone-gate). zonekeeper decides each gated pod's zone and writes
 // it into the pod's spec; the default scheduler, reading only the spec, must honour every pin.
+// zonekeeper runs as the gate-only overlay's ServiceAccount, with that overlay's RBAC.
 import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { parseAllDocuments, stringify } from 'yaml';
 import { ControlPlane, kubeVersions } from './controlPlane.js';
 import { eventually, Kube, type Obj } from './kube.js';
 import { addPools, PRODUCTION_POOLS, preBoundVolume, statefulSet as sharedStatefulSet, tearDown } from './workloads.js';
 
 const GATE = { schedulingGates: [{ name: 'zonekeeper.io/zone' }] };
+const OVERLAY = new URL('../../manifests/overlays/gate-only', import.meta.url).pathname;
+const RBAC_KINDS = new Set(['Namespace', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding']);
+// zoneFallback adaptive, short: a pod lifted into a zone where it is not scheduled is evicted after 3 s.
+const CONFIG = { placement: { zoneFallback: 'adaptive', fallbackAfterSeconds: 3 }, gate: { intervalSeconds: 1 } };
 const ZONE = 'topology.kubernetes.io/zone';
 const container = { name: 'c', image: 'busybox', resources: { requests: { cpu: '10m' } } };
 
@@ -38,9 +47,15 @@ for (const k of kubeVersions()) describe(`[${k.version}] the zone gate with the 
   const NS = 'gated';
 
   before(async () => {
-    // zoneFallback adaptive, short: a pod lifted into a zone where it is not scheduled is evicted after 3 s.
-    await cp.up([{ name: 'default-scheduler', extender: false }], { placement: { zoneFallback: 'adaptive', fallbackAfterSeconds: 3 }, gate: { intervalSeconds: 1 } });
+    await cp.up([{ name: 'default-scheduler', extender: false }], CONFIG);
     kube = new Kube(cp.api);
+    // zonekeeper as the gate-only overlay's ServiceAccount, with that overlay's RBAC and no more.
+    const rbac = parseAllDocuments(cp.kubectl(['kustomize', OVERLAY])).map((d) => d.toJS()).filter((o) => RBAC_KINDS.has(o.kind));
+    const file = join(mkdtempSync(join(tmpdir(), 'zk-gate-rbac-')), 'rbac.yaml');
+    writeFileSync(file, rbac.map((o) => stringify(o)).join('---\n'));
+    cp.kubectl(['apply', '-f', file]);
+    await cp.zonekeeper!.stop();
+    await cp.startZonekeeper({ ...CONFIG, leaderElection: { namespace: 'zonekeeper-system' } }, await cp.serviceAccountKubeconfig('zonekeeper-system', 'zonekeeper'));
     zones = await addPools(kube, PRODUCTION_POOLS);
     await kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
   });

@@ -277,13 +277,15 @@ for (const { k, NODES, PODS } of cases) describe(`throughput at ${NODES} nodes: 
   }
   if (variants.length > 0) {
     it(`[${k.version}, ${NODES} nodes] the variants' medians over ${rounds} rounds`, () => {
+      const roundsOf = (v: Variant) => Array.from({ length: rounds }, (_, i) => results[`${v.name}-${i + 1}`]?.podsPerSecond).filter((x): x is number => x !== undefined).sort((a, b) => a - b);
+      // Of an even count, the mean of the middle two.
       const median = (v: Variant) => {
-        const xs = Array.from({ length: rounds }, (_, i) => results[`${v.name}-${i + 1}`]?.podsPerSecond).filter((x): x is number => x !== undefined).sort((a, b) => a - b);
-        return xs[Math.floor(xs.length / 2)] ?? NaN;
+        const xs = roundsOf(v), mid = xs.length / 2;
+        return xs.length === 0 ? NaN : xs.length % 2 ? xs[Math.floor(mid)]! : (xs[mid - 1]! + xs[mid]!) / 2;
       };
       const pts = variants.find((v) => v.name === 'pts');
       const base = pts ? median(pts) : results.spread?.podsPerSecond ?? NaN;
-      for (const v of variants) console.log(`# [${k.version}, ${NODES} nodes] ${v.name}: median ${median(v).toFixed(1)} pods/s over ${rounds} rounds; / PodTopologySpread ${(median(v) / base).toFixed(2)}`);
+      for (const v of variants) console.log(`# [${k.version}, ${NODES} nodes] ${v.name}: median ${median(v).toFixed(1)} pods/s over ${rounds} rounds (${roundsOf(v).map((x) => x.toFixed(1)).join(', ')}); / PodTopologySpread ${(median(v) / base).toFixed(2)}`);
     });
   }
 });

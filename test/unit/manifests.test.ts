@@ -56,6 +56,10 @@ describe('manifests', () => {
     assert.equal(containers[0]!.name, 'kube-scheduler');
     assert.equal(deploy.spec.template.spec.volumes[0].configMap.name, 'zonekeeper-scheduler-config');
     assert.match(gateOnly.patches[1].patch, /\$patch: delete[\s\S]*name: zonekeeper-scheduler-config/);
+    // Least privilege without a scheduler: the bindings to kube-scheduler's roles go.
+    const bindings = objects.filter((o) => o.kind === 'ClusterRoleBinding' && ['system:kube-scheduler', 'system:volume-scheduler'].includes(o.roleRef.name)).map((o) => o.metadata.name);
+    assert.equal(bindings.length, 2);
+    assert.deepEqual(gateOnly.patches.slice(2).map((p: { target: { kind: string; name: string } }) => `${p.target.kind}/${p.target.name}`), bindings.map((n) => `ClusterRoleBinding/${n}`));
     const picker = overlay('picker');
     assert.deepEqual(picker.resources, ['../standalone', 'picker.yaml']);
     assert.match(picker.patches[0].patch, /containers\/1\/args\/-[\s\S]*--picker-listen=0\.0\.0\.0:8443/);
