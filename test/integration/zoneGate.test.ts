@@ -131,7 +131,7 @@ describe('the zone gate keeper against an API server', () => {
         if (pod.name === 'db-21' && waits-- > 0) return { kind: 'wait', why: 'every zone at its limit' };
         return zone('zone-b');
       },
-      opts: { intervalSeconds: 0.3, patchesPerSecond: 1000, fallbackEvictionsPerMinute: 0, fallbackDryRun: true }, log: silent, metrics: createMetrics(),
+      opts: { intervalSeconds: 1, patchesPerSecond: 1000, fallbackEvictionsPerMinute: 0, fallbackDryRun: true }, log: silent, metrics: createMetrics(),
     });
     const applied = () => api.patches.filter((p) => /db-2[01]$/.test(p.path)).map((p) => p.path.split('/').pop()).sort();
     // Gated while no keeper ran (the Lease held elsewhere).
