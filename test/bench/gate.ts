@@ -66,12 +66,13 @@ export async function gateCase(): Promise<void> {
     return record(...sent);
   };
   const shipped = parseConfig({}).gate.patchesPerSecond;
+  const keeperAt = (patchesPerSecond: number) => zoneGateKeeper({
+    api: api.client(), source: memorySource(store, 'bench'), decide: (pod: unknown) => extender.decideGate(pod), fellBack() {}, events: { record() {} },
+    opts: { intervalSeconds: 5, patchesPerSecond, fallbackEvictionsPerMinute: 0, fallbackDryRun: true }, log, metrics,
+  });
   let ordinal = 31;
   for (const [label, patchesPerSecond] of [[`paced as shipped (gate.patchesPerSecond ${shipped})`, shipped], ['unpaced', 1e9]] as const) {
-    const keeper = zoneGateKeeper({
-      api: api.client(), source: memorySource(store, 'bench'), decide: (pod: unknown) => extender.decideGate(pod), fellBack() {}, events: { record() {} },
-      opts: { intervalSeconds: 5, patchesPerSecond, fallbackEvictionsPerMinute: 0, fallbackDryRun: true }, log, metrics,
-    });
+    const keeper = keeperAt(patchesPerSecond);
     keeper.start();
     const pods = burst(ordinal++);
     const created = performance.now();
@@ -88,10 +89,7 @@ export async function gateCase(): Promise<void> {
 
   // A rollout's shape: pods arrive a few at a time while writes are in flight (a pass takes them
   // as they come), 8 bursts' worth at ~1,000 pods/s; the keeper's CPU is what grows with the wait.
-  const keeper = zoneGateKeeper({
-    api: api.client(), source: memorySource(store, 'bench'), decide: (pod: unknown) => extender.decideGate(pod), fellBack() {}, events: { record() {} },
-    opts: { intervalSeconds: 5, patchesPerSecond: 1e9, fallbackEvictionsPerMinute: 0, fallbackDryRun: true }, log, metrics,
-  });
+  const keeper = keeperAt(1e9);
   keeper.start();
   const trickle = Array.from({ length: 8 }, () => burst(ordinal++)).flat();
   const cpu0 = process.cpuUsage(), started = performance.now();

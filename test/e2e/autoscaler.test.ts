@@ -10,7 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import { stringify } from 'yaml';
 import { ControlPlane, freePort, kubeVersions } from './controlPlane.js';
 import { eventually, Kube, type Obj } from './kube.js';
-import { tearDown, ZONES } from './workloads.js';
+import { tearDown, zoneCounts, ZONES } from './workloads.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 const SHARED = process.env.KUBE_SHARED ?? join(ROOT, '../shared');
@@ -46,12 +46,6 @@ const statefulSet = (replicas: number): Obj => ({
     },
   },
 });
-
-const counts = (zones: Iterable<string>) => {
-  const c = new Map<string, number>();
-  for (const z of zones) c.set(z, (c.get(z) ?? 0) + 1);
-  return [...c].sort(([a], [b]) => a.localeCompare(b)).map(([z, n]) => `${z}=${n}`).join(' ');
-};
 
 // This autoscaler watches resource.k8s.io/v1, served from Kubernetes 1.34 on.
 const versions = kubeVersions().filter((k) => k.minor >= 34);
@@ -91,7 +85,7 @@ for (const k of versions) describe(`[${k.version}] a real Cluster Autoscaler add
       const zones = await zoneOf();
       return new Map(list.map((p) => [p.metadata.name as string, zones.get(p.spec.nodeName)!]));
     }, 240_000, 1000);
-    return { pods, nodes: counts((await zoneOf()).values()) };
+    return { pods, nodes: zoneCounts((await zoneOf()).values()) };
   }
 
   it('3 gated pods pinned to 3 zones: one new node in each zone, each pod bound on its pin', async () => {
@@ -104,7 +98,7 @@ for (const k of versions) describe(`[${k.version}] a real Cluster Autoscaler add
   it('scaled to 6: 2/2/2 nodes and pods, no node where no pod needed one', async () => {
     await kube.scale('StatefulSet', NS, 'db', 6);
     const { pods, nodes } = await boundAndNodes(6);
-    assert.equal(counts(pods.values()), 'zone-a=2 zone-b=2 zone-c=2');
+    assert.equal(zoneCounts(pods.values()), 'zone-a=2 zone-b=2 zone-c=2');
     assert.equal(nodes, 'zone-a=2 zone-b=2 zone-c=2');
   });
 });

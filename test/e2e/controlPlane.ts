@@ -295,6 +295,18 @@ export class ControlPlane {
     return JSON.parse(res.body).status.token;
   }
 
+  /**
+   * Applies `rbac` (a manifest's ServiceAccount and roles) and restarts zonekeeper as the
+   * ServiceAccount zonekeeper-system/zonekeeper, its Lease in that namespace: only what it is granted.
+   */
+  async restartZonekeeperAs(rbac: Record<string, unknown>[], config: Record<string, unknown> = {}): Promise<Zonekeeper> {
+    const file = join(this.dir, 'rbac.yaml');
+    writeFileSync(file, rbac.map((o) => stringify(o)).join('---\n'));
+    this.kubectl(['apply', '-f', file]);
+    await this.zonekeeper?.stop();
+    return this.startZonekeeper({ ...config, leaderElection: { namespace: 'zonekeeper-system' } }, await this.serviceAccountKubeconfig('zonekeeper-system', 'zonekeeper'));
+  }
+
   /** A kubeconfig for a ServiceAccount, with a token from the TokenRequest API: zonekeeper with only the RBAC it is granted. */
   async serviceAccountKubeconfig(namespace: string, name: string): Promise<string> {
     const config = parse(readFileSync(this.kubeconfig, 'utf8'));

@@ -3,14 +3,11 @@
 // it into the pod's spec; the default scheduler, reading only the spec, must honour every pin.
 // zonekeeper runs as the gate-only overlay's ServiceAccount, with that overlay's RBAC.
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { parseAllDocuments, stringify } from 'yaml';
+import { parseAllDocuments } from 'yaml';
 import { ControlPlane, kubeVersions } from './controlPlane.js';
 import { eventually, Kube, type Obj } from './kube.js';
-import { addPools, PRODUCTION_POOLS, preBoundVolume, statefulSet as sharedStatefulSet, tearDown } from './workloads.js';
+import { addPools, PRODUCTION_POOLS, preBoundVolume, statefulSet as sharedStatefulSet, tearDown, zoneCounts } from './workloads.js';
 
 const GATE = { schedulingGates: [{ name: 'zonekeeper.io/zone' }] };
 const OVERLAY = new URL('../../manifests/overlays/gate-only', import.meta.url).pathname;
@@ -34,11 +31,6 @@ function deployment(namespace: string, name: string, replicas: number, annotatio
   };
 }
 
-const perZone = (placed: Map<string, string>) => {
-  const counts = new Map<string, number>();
-  for (const z of placed.values()) counts.set(z, (counts.get(z) ?? 0) + 1);
-  return [...counts].sort(([a], [b]) => a.localeCompare(b)).map(([z, n]) => `${z}=${n}`).join(' ');
-};
 
 for (const k of kubeVersions()) describe(`[${k.version}] the zone gate with the default scheduler and no extender`, () => {
   const cp = new ControlPlane(k.bin);
@@ -51,11 +43,7 @@ for (const k of kubeVersions()) describe(`[${k.version}] the zone gate with the 
     kube = new Kube(cp.api);
     // zonekeeper as the gate-only overlay's ServiceAccount, with that overlay's RBAC and no more.
     const rbac = parseAllDocuments(cp.kubectl(['kustomize', OVERLAY])).map((d) => d.toJS()).filter((o) => RBAC_KINDS.has(o.kind));
-    const file = join(mkdtempSync(join(tmpdir(), 'zk-gate-rbac-')), 'rbac.yaml');
-    writeFileSync(file, rbac.map((o) => stringify(o)).join('---\n'));
-    cp.kubectl(['apply', '-f', file]);
-    await cp.zonekeeper!.stop();
-    await cp.startZonekeeper({ ...CONFIG, leaderElection: { namespace: 'zonekeeper-system' } }, await cp.serviceAccountKubeconfig('zonekeeper-system', 'zonekeeper'));
+    await cp.restartZonekeeperAs(rbac, CONFIG);
     zones = await addPools(kube, PRODUCTION_POOLS);
     await kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
   });
@@ -82,13 +70,13 @@ for (const k of kubeVersions()) describe(`[${k.version}] the zone gate with the 
       podSpec: { containers: [{ ...container, volumeMounts: [{ name: 'data', mountPath: '/data' }] }] },
       spec: { volumeClaimTemplates: [{ metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], storageClassName: '', resources: { requests: { storage: '1Gi' } } } }] },
     }));
-    assert.equal(perZone(await bound('vol', 3)), 'zone-c=3');
+    assert.equal(zoneCounts((await bound('vol', 3)).values()), 'zone-c=3');
     for (const p of await pods('vol')) assert.equal(p.spec.nodeSelector?.[ZONE], 'zone-c');
   });
 
   it('a Deployment with zone preferences: 2/2/2; with instance IDs: each ID in its zone of the list', async () => {
     await kube.create(deployment(NS, 'web', 6, { 'zonekeeper.io/zone-preferences': JSON.stringify({ zones: { '*': { weight: 1 } } }) }));
-    assert.equal(perZone(await bound('web', 6)), 'zone-a=2 zone-b=2 zone-c=2');
+    assert.equal(zoneCounts((await bound('web', 6)).values()), 'zone-a=2 zone-b=2 zone-c=2');
     await kube.create(deployment(NS, 'ids', 6, { 'zonekeeper.io/instance-ids': 'true' }));
     const placed = await bound('ids', 6);
     const list = await kube.frozenZones('apps/v1', 'Deployment', NS, 'ids');

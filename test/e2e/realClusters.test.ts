@@ -3,27 +3,18 @@
 // control-plane node in zone-d. Every workload must bind fully, in the zones it can use.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { parseAllDocuments, stringify } from 'yaml';
+import { readFileSync } from 'node:fs';
+import { parseAllDocuments } from 'yaml';
 import { after, before, describe, it } from 'node:test';
 import { ControlPlane, kubeVersions } from './controlPlane.js';
 import { eventually, Kube, type Obj } from './kube.js';
-import { addPools, deployment, PRODUCTION_POOLS, SCHEDULER, statefulSet as sharedStatefulSet, tearDown, zoneTerm } from './workloads.js';
+import { addPools, deployment, PRODUCTION_POOLS, SCHEDULER, statefulSet as sharedStatefulSet, tearDown, zoneCounts, zoneTerm } from './workloads.js';
 
 const cli = new URL('../../dist/cli.js', import.meta.url).pathname;
 const DB_POOL = { nodeSelector: { pool: 'db' }, tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'db', effect: 'NoSchedule' }] };
 
 /** A StatefulSet of zonekeeper's scheduler, its pod template asking `podSpec` of a node. */
 const statefulSet = (namespace: string, name: string, replicas: number, podSpec: Obj = {}) => sharedStatefulSet(namespace, name, replicas, { schedulerName: SCHEDULER, ...podSpec });
-
-/** Pods per zone, as "zone=n" sorted. */
-const perZone = (placed: Map<string, string>) => {
-  const counts = new Map<string, number>();
-  for (const z of placed.values()) counts.set(z, (counts.get(z) ?? 0) + 1);
-  return [...counts].sort(([a], [b]) => a.localeCompare(b)).map(([z, n]) => `${z}=${n}`).join(' ');
-};
 
 for (const k of kubeVersions()) describe(`[${k.version}] a cluster shaped like production: pools in some zones, tainted zones, affinity`, () => {
   const cp = new ControlPlane(k.bin);
@@ -43,7 +34,7 @@ for (const k of kubeVersions()) describe(`[${k.version}] a cluster shaped like p
 
   it('a StatefulSet without constraints: 6 bound 2/2/2 in a, b, c; the control plane\'s zone-d is not in its list', async () => {
     await kube.create(statefulSet('prod', 'plain', 6));
-    assert.equal(perZone(await bound('plain', 6)), 'zone-a=2 zone-b=2 zone-c=2');
+    assert.equal(zoneCounts((await bound('plain', 6)).values()), 'zone-a=2 zone-b=2 zone-c=2');
     assert.deepEqual((await kube.frozenZones('apps/v1', 'StatefulSet', 'prod', 'plain')).sort(), ['zone-a', 'zone-b', 'zone-c']);
     const e = await explain('plain-0');
     assert.deepEqual(e.zones.excluded, ['zone-d']);
@@ -53,7 +44,7 @@ for (const k of kubeVersions()) describe(`[${k.version}] a cluster shaped like p
   it('a StatefulSet on the tainted db pool (node selector + toleration): 4 bound 2/2 in a and b', async () => {
     await kube.create(statefulSet('prod', 'pooled', 4, DB_POOL));
     const placed = await bound('pooled', 4);
-    assert.equal(perZone(placed), 'zone-a=2 zone-b=2');
+    assert.equal(zoneCounts(placed.values()), 'zone-a=2 zone-b=2');
     assert.deepEqual((await kube.frozenZones('apps/v1', 'StatefulSet', 'prod', 'pooled')).sort(), ['zone-a', 'zone-b']);
     const nodes = new Set((await kube.podsOf('prod', 'app=pooled')).map((p) => p.spec.nodeName));
     assert.deepEqual([...nodes].sort(), ['db-a-1', 'db-b-1']);
@@ -62,7 +53,7 @@ for (const k of kubeVersions()) describe(`[${k.version}] a cluster shaped like p
   it('a StatefulSet restricted by required node affinity to zones a and b: 4 bound 2/2', async () => {
     const affinity = { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ ...zoneTerm('zone-a').matchExpressions[0], values: ['zone-a', 'zone-b'] }] }] } } };
     await kube.create(statefulSet('prod', 'affine', 4, { affinity }));
-    assert.equal(perZone(await bound('affine', 4)), 'zone-a=2 zone-b=2');
+    assert.equal(zoneCounts((await bound('affine', 4)).values()), 'zone-a=2 zone-b=2');
   });
 
   // The StatefulSet's default OrderedReady creation (the test stands in for the kubelets): with
@@ -78,7 +69,7 @@ for (const k of kubeVersions()) describe(`[${k.version}] a cluster shaped like p
     const stopKubelet = kube.kubelet('prod');
     try {
       await kube.create(sts);
-      assert.equal(perZone(await bound('spread', 6)), 'zone-a=2 zone-b=2 zone-c=2');
+      assert.equal(zoneCounts((await bound('spread', 6)).values()), 'zone-a=2 zone-b=2 zone-c=2');
       await kube.scale('StatefulSet', 'prod', 'spread', 4);
       await bound('spread', 4);
       await kube.scale('StatefulSet', 'prod', 'spread', 7);
@@ -97,7 +88,7 @@ for (const k of kubeVersions()) describe(`[${k.version}] a cluster shaped like p
     const web = deployment('prod', 'web', 6);
     web.metadata.annotations = { 'zonekeeper.io/zone-preferences': JSON.stringify({ zones: { '*': { weight: 1 } } }) };
     await kube.create(web);
-    assert.equal(perZone(await bound('web', 6)), 'zone-a=2 zone-b=2 zone-c=2');
+    assert.equal(zoneCounts((await bound('web', 6)).values()), 'zone-a=2 zone-b=2 zone-c=2');
     const audit = spawnSync(process.execPath, [cli, 'audit', '--kubeconfig', cp.kubeconfig, '-n', 'prod', '-o', 'json'], { encoding: 'utf8', timeout: 120_000 });
     assert.equal(audit.status, 0, audit.stdout + audit.stderr);
     const health = JSON.parse(audit.stdout).health as Obj[];
@@ -134,17 +125,13 @@ for (const k of kubeVersions()) describe(`[${k.version}] a cluster shaped like p
     const rbac = parseAllDocuments(readFileSync(new URL('../../manifests/base/10-rbac.yaml', import.meta.url), 'utf8')).map((d) => d.toJS());
     const role = rbac.find((o) => o.kind === 'ClusterRole' && o.metadata.name === 'zonekeeper');
     role.rules = role.rules.filter((r: Obj) => !r.resources.includes('jobs'));
-    const dir = mkdtempSync(join(tmpdir(), 'zk-rbac-'));
-    writeFileSync(join(dir, 'rbac.yaml'), rbac.map((o) => stringify(o)).join('---\n'));
     await kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'zonekeeper-system' } });
-    cp.kubectl(['apply', '-f', join(dir, 'rbac.yaml')]);
-    await cp.zonekeeper!.stop();
-    const zk = await cp.startZonekeeper({ leaderElection: { namespace: 'zonekeeper-system' } }, await cp.serviceAccountKubeconfig('zonekeeper-system', 'zonekeeper'));
+    const zk = await cp.restartZonekeeperAs(rbac);
     const cache = await (await fetch(`${zk.admin}/debug/cache`)).json() as Obj;
     assert.match(cache.kinds.find((k: Obj) => k.kind === 'jobs').off, /^WorkloadSpreads that target Jobs are off: zonekeeper may not list batch\/jobs/);
     assert.match(await (await fetch(`${zk.admin}/metrics`)).text(), /zonekeeper_features_off\{kind="jobs"\} 1/);
     await kube.create(statefulSet('prod', 'after', 3));
-    assert.equal(perZone(await bound('after', 3)), 'zone-a=1 zone-b=1 zone-c=1');
+    assert.equal(zoneCounts((await bound('after', 3)).values()), 'zone-a=1 zone-b=1 zone-c=1');
     await kube.create({
       apiVersion: 'apps.kruise.io/v1alpha1', kind: 'WorkloadSpread', metadata: { name: 'batch', namespace: 'prod' },
       spec: { targetRef: { apiVersion: 'batch/v1', kind: 'Job', name: 'batch' }, subsets: [{ name: 'a', requiredNodeSelectorTerm: zoneTerm('zone-a'), maxReplicas: 1 }] },

@@ -93,3 +93,10 @@ export async function tearDown(cp: ControlPlane): Promise<void> {
   if (process.env.ZK_E2E_KEEP) console.log(`e2e logs kept in ${cp.dir}`);
   await cp.down(!!process.env.ZK_E2E_KEEP);
 }
+
+/** How many of `zones` are each zone, as "zone=n" sorted by zone: one line to assert a layout by. */
+export function zoneCounts(zones: Iterable<string>): string {
+  const counts = new Map<string, number>();
+  for (const z of zones) counts.set(z, (counts.get(z) ?? 0) + 1);
+  return [...counts].sort(([a], [b]) => a.localeCompare(b)).map(([z, n]) => `${z}=${n}`).join(' ');
+}
