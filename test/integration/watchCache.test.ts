@@ -268,8 +268,12 @@ describe('watch cache when Jobs may not be listed (an upgrade without its RBAC)'
       assert.match((waiting as { why: string }).why, /Job default\/batch is not in the cache yet: WorkloadSpreads that target Jobs are off: zonekeeper may not list batch\/jobs/);
       denied.remaining = 0;
       await waitFor(() => !!cache.snapshot.workload('Job', 'default', 'batch'), 'Jobs listed once allowed');
-      assert.equal(cache.status().kinds.find((k) => k.kind === 'jobs')!.off, undefined);
+      // On again once the watch after that list is proven (an event, or a second of streaming):
+      // asserted at once, this passed only when the list had been answered a second earlier.
+      await waitFor(() => cache.status().kinds.find((k) => k.kind === 'jobs')!.off === undefined, 'the feature said on again');
       assert.equal(cache.snapshot.kindOff('jobs'), undefined);
+      const on = lines.filter((l) => l.includes('WorkloadSpreads that target Jobs are on again'));
+      assert.equal(on.length, 1, 'said once');
     } finally {
       await cache.stop();
       await api.stop();
