@@ -85,6 +85,8 @@ export const configSchema = z.strictObject({
     adaptiveUnschedulableSeconds: positive.default(300),
     adoptExisting: z.boolean().default(true),
     spreadNodes: z.boolean().default(true),
+    growInto: z.enum(['cluster', 'nodePools']).default('cluster'),
+    clusterZones: z.array(z.string().min(1).max(63)).max(256).default([]),
   }).prefault({}),
   deletionCost: z.strictObject({
     enabled: z.boolean().default(false),

@@ -6,7 +6,7 @@ import { parsePreferences, type ParsedPreferences } from './zonePreferences.js';
 import { isWorkloadKindName, workloadKindOf, WORKLOAD_KINDS, type KindSpec, type WorkloadKind } from './kinds.js';
 import {
   statusDigest,
-  MAX_INDEX, type NodeSelectorTerm, type OwnerRef, type PendingPod,
+  MAX_INDEX, SCALE_REPORT_MESSAGE, type NodeSelectorTerm, type SlimNodePool, type SlimScaleReport, type OwnerRef, type PendingPod,
   type ReservedOrdinals, type SlimNode, type SlimPod, type SlimPV, type SlimPVC, type SlimStorageClass,
   type SlimWorkload, type SlimWorkloadSpread, type Taint,
 } from './objects.js';
@@ -359,9 +359,33 @@ function digestOf(status: Raw): string {
 }
 
 
+export function slimNodePool(o: Raw): SlimNodePool {
+  const name = str(o.metadata?.name);
+  const spec: Raw = o.spec?.template?.spec ?? {};
+  return {
+    name,
+    labels: { ...stringMap(o.spec?.template?.metadata?.labels), 'karpenter.sh/nodepool': name },
+    requirements: nodeSelectorTerm({ matchExpressions: spec.requirements })?.matchExpressions ?? [],
+    taints: slimNode({ spec: { taints: spec.taints } }).taints,
+  };
+}
+
+/** An autoscaler's Event about a pod; its source from the Event's reason. */
+export function slimScaleReport(o: Raw): SlimScaleReport {
+  const time = Date.parse(str(o.lastTimestamp) || str(o.eventTime) || str(o.metadata?.creationTimestamp));
+  return {
+    namespace: str(o.metadata?.namespace), name: str(o.metadata?.name),
+    pod: { name: str(o.involvedObject?.name), uid: str(o.involvedObject?.uid) },
+    source: o.reason === 'NotTriggerScaleUp' ? 'cluster-autoscaler' : 'karpenter',
+    message: str(o.message).slice(0, SCALE_REPORT_MESSAGE),
+    at: Number.isFinite(time) ? time : 0,
+  };
+}
+
 const CORE_CONVERTERS: Readonly<Record<string, (raw: Raw) => unknown>> = {
   nodes: slimNode, pods: slimPod, persistentvolumes: slimPV, persistentvolumeclaims: slimPVC,
-  storageclasses: slimStorageClass, workloadspreads: slimWorkloadSpread,
+  storageclasses: slimStorageClass, workloadspreads: slimWorkloadSpread, nodepools: slimNodePool,
+  scaleupreports: slimScaleReport, karpenterreports: slimScaleReport,
 };
 
 /** The converter for a kind's raw objects: a workload kind's records the version it was read at. */

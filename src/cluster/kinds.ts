@@ -14,7 +14,7 @@ export const KRUISE_GROUP = 'apps.kruise.io';
 export type KindName =
   | 'nodes' | 'pods' | 'persistentvolumes' | 'persistentvolumeclaims' | 'storageclasses'
   | 'statefulsets' | 'replicasets' | 'deployments' | 'jobs' | 'workloadspreads'
-  | 'clonesets' | 'advancedstatefulsets';
+  | 'clonesets' | 'advancedstatefulsets' | 'nodepools' | 'scaleupreports' | 'karpenterreports';
 
 export interface KindSpec {
   /** The store's name for it: the resource name, but `advancedstatefulsets` for Kruise's. */
@@ -36,6 +36,8 @@ export interface KindSpec {
    * refuses it (403) or does not serve it (404); the feature is off meanwhile.
    */
   feature?: string;
+  /** A field selector on the list and the watch: only these objects of the kind are cached. */
+  fieldSelector?: string;
 }
 
 /** The workload kinds: pods' owners that policies read (and that zonekeeper annotates). */
@@ -132,17 +134,39 @@ function optionalKind(versions: readonly string[], at: (version: string) => Kind
   return { plural, kind, group, resource, versions, at };
 }
 
-/** OpenKruise's kinds: looked for by discovery; absent is not an error. */
+export const KARPENTER_GROUP = 'karpenter.sh';
+
+/** Karpenter's NodePools: the zones a pool scaled to zero can still grow into (placement/zoneReach.ts). */
+const nodePoolKind = (version: string): KindSpec => ({
+  plural: 'nodepools', resource: 'nodepools', kind: 'NodePool', wireKind: 'NodePool', group: KARPENTER_GROUP, version,
+  required: false, shortNames: [],
+});
+
+/** OpenKruise's and Karpenter's kinds: looked for by discovery; absent is not an error. */
 export const OPTIONAL_KINDS: readonly OptionalKind[] = [
   optionalKind(['v1beta1', 'v1alpha1'], workloadSpreadKind),
   optionalKind(['v1alpha1'], cloneSet),
   optionalKind(['v1beta1', 'v1alpha1'], advancedStatefulSet),
+  optionalKind(['v1'], nodePoolKind),
 ];
 
 const core = (plural: KindName, kind: string, group: string, shortNames: string[]): KindSpec =>
   ({ plural, resource: plural, kind, wireKind: kind, group, version: 'v1', required: true, shortNames });
 
 export const POD_KIND: KindSpec = core('pods', 'Pod', '', ['po']);
+
+/**
+ * An autoscaler's word that it will not add a node for a pod: Cluster Autoscaler's
+ * `NotTriggerScaleUp` and Karpenter's `FailedScheduling` Events (docs/autoscalers.md), each
+ * watched through a field selector so that no other Event is cached.
+ */
+const autoscalerEvents = (plural: KindName, fieldSelector: string): KindSpec => ({
+  ...core(plural, 'Event', '', []), resource: 'events', fieldSelector, feature: 'Autoscaler reports',
+});
+export const AUTOSCALER_REPORT_KINDS: readonly KindSpec[] = [
+  autoscalerEvents('scaleupreports', 'reason=NotTriggerScaleUp'),
+  autoscalerEvents('karpenterreports', 'reason=FailedScheduling,source=karpenter'),
+];
 
 /** Kinds watched on every cluster. */
 export const CORE_KINDS: readonly KindSpec[] = [
@@ -152,6 +176,7 @@ export const CORE_KINDS: readonly KindSpec[] = [
   core('persistentvolumeclaims', 'PersistentVolumeClaim', '', ['pvc']),
   core('storageclasses', 'StorageClass', 'storage.k8s.io', ['sc']),
   ...Object.values(WORKLOAD_KINDS).filter((k) => k.required),
+  ...AUTOSCALER_REPORT_KINDS,
 ];
 
 /** Every kind the store holds, by plural. */
@@ -190,7 +215,7 @@ export function kindOfObject(kind: string, apiVersion = ''): KindSpec | undefine
   const named = workloadKindOf(apiVersion, kind);
   const optional = OPTIONAL_KINDS.find((k) => k.kind === named);
   if (optional) return optional.at(optional.versions.includes(version) ? version : optional.versions[0]!);
-  return CORE_KINDS.find((k) => k.kind === named);
+  return CORE_KINDS.find((k) => k.kind === named && k.fieldSelector === undefined);
 }
 
 /** A workload kind as a user types it: kind, plural or short name, any case (`statefulsets` is apps/v1's). */

@@ -116,6 +116,33 @@ export interface SlimWorkload {
   template: NodeNeeds;
 }
 
+/** A Karpenter NodePool as matched against a pod (placement/zoneReach.ts): what its nodes would carry. */
+export interface SlimNodePool {
+  name: string;
+  /** spec.template.metadata.labels, and karpenter.sh/nodepool: its name. */
+  labels: Record<string, string>;
+  /** spec.template.spec.requirements (minValues dropped). */
+  requirements: NodeSelectorRequirement[];
+  /** spec.template.spec.taints with NoSchedule or NoExecute (startup taints are removed once a node is up). */
+  taints: Taint[];
+}
+
+/** An autoscaler's Event saying it will not add a node for a pod (Cluster Autoscaler, Karpenter). */
+export interface SlimScaleReport {
+  /** The Event's own namespace and name: its store key. */
+  namespace: string;
+  name: string;
+  /** The pod it is about. */
+  pod: { name: string; uid: string };
+  source: 'cluster-autoscaler' | 'karpenter';
+  /** Its message, at most SCALE_REPORT_MESSAGE characters. */
+  message: string;
+  /** When it was last said (ms since the epoch). */
+  at: number;
+}
+
+export const SCALE_REPORT_MESSAGE = 512;
+
 /** Single ordinals and inclusive ranges ("3-5" in Kruise ≥ 1.8), kept as written: never expanded. */
 export interface ReservedOrdinals { singles: ReadonlySet<number>; ranges: readonly (readonly [number, number])[] }
 

@@ -28,11 +28,13 @@ export function apiListerWatcher(api: ApiClient, kind: KindSpec): ListerWatcher 
   return {
     list(limit, continueToken, signal) {
       const q = new URLSearchParams({ limit: String(limit) });
+      if (kind.fieldSelector) q.set('fieldSelector', kind.fieldSelector);
       if (continueToken) q.set('continue', continueToken);
       return api.requestBytes('GET', `${base}?${q}`, { signal, timeoutMs: 60_000 });
     },
     watch(resourceVersion, timeoutSeconds, signal) {
       const q = new URLSearchParams({ watch: '1', allowWatchBookmarks: 'true', resourceVersion, timeoutSeconds: String(timeoutSeconds) });
+      if (kind.fieldSelector) q.set('fieldSelector', kind.fieldSelector);
       return api.stream(`${base}?${q}`, signal);
     },
   };

@@ -1,6 +1,7 @@
-import { holdsSeat, type SlimNode, type SlimPod, type SlimPV, type SlimPVC, type SlimStorageClass, type SlimWorkload, type SlimWorkloadSpread } from './objects.js';
+import { holdsSeat, type SlimNode, type SlimNodePool, type SlimPod, type SlimPV, type SlimPVC, type SlimScaleReport, type SlimStorageClass, type SlimWorkload, type SlimWorkloadSpread } from './objects.js';
 import { type WorkloadKind } from './kinds.js';
 import { isDnsSubdomain } from './names.js';
+import { ZONE_LABEL } from './annotations.js';
 import { NodeSlots, type ZoneCodes } from './nodeSlots.js';
 import { isWorkloadKindName, WORKLOAD_KINDS, type KindName } from './kinds.js';
 
@@ -18,6 +19,15 @@ export interface Snapshot {
   nodeCount(): number;
   /** Distinct values of a node label, sorted. */
   zones(topologyKey: string): string[];
+  /**
+   * The cluster's zones on a label: those of its nodes that are not control-plane nodes, and
+   * those remembered since their last node went away (at most REMEMBERED_ZONES), sorted.
+   */
+  clusterZones(topologyKey: string): string[];
+  /** Karpenter's NodePools; none where Karpenter is not installed. */
+  nodePools(): Iterable<SlimNodePool>;
+  /** The autoscalers' latest word that they will not add a node for this pod, newest first. */
+  scaleReports(podUid: string): readonly SlimScaleReport[];
   /** Every node by its slot (undefined: a free slot); what `resolveNodes` answers index. */
   nodesBySlot(): readonly (SlimNode | undefined)[];
   /**
@@ -69,6 +79,20 @@ const NO_USAGE: NodeUsage = { cpuMilli: 0, memory: 0, pods: 0 };
 const NO_COUNTS: ReadonlyMap<string, number> = new Map();
 /** Values `nodeDerived` keeps: one per distinct pod template's needs, bounded by the cluster. */
 const NODE_DERIVED_KEPT = 4096;
+/** Zones remembered per label after their last node went away: a bound whatever the churn. */
+export const REMEMBERED_ZONES = 64;
+const NO_REPORTS: readonly SlimScaleReport[] = [];
+
+/** A control-plane node's zone is no zone that workloads grow into (its nodes are not theirs). */
+function controlPlane(n: SlimNode): boolean {
+  return 'node-role.kubernetes.io/control-plane' in n.labels || 'node-role.kubernetes.io/master' in n.labels;
+}
+
+/** Kinds kept by key with no index of their own. */
+type PlainKind = 'persistentvolumeclaims' | 'storageclasses' | 'workloadspreads' | 'nodepools' | 'scaleupreports' | 'karpenterreports';
+const PLAIN_KINDS: ReadonlySet<KindName> = new Set<PlainKind>(['persistentvolumeclaims', 'storageclasses', 'workloadspreads', 'nodepools', 'scaleupreports', 'karpenterreports']);
+const CLUSTER_SCOPED: ReadonlySet<KindName> = new Set<KindName>(['nodes', 'persistentvolumes', 'storageclasses', 'nodepools']);
+const REPORT_KINDS: ReadonlySet<KindName> = new Set<KindName>(['scaleupreports', 'karpenterreports']);
 
 /** Whether a node's change can change what matches it: its labels or its taints (or it came or went). */
 function reshaped(before: SlimNode | undefined, after: SlimNode | undefined): boolean {
@@ -107,13 +131,20 @@ export class ClusterStore implements Snapshot {
   private readonly podsByOwner = new Map<string, Map<string, SlimPod>>();
   private readonly seatedByOwner = new Map<string, Map<string, number>>();
   private readonly podsByNode = new Map<string, Map<string, SlimPod>>();
-  private readonly pvcs = new Map<string, SlimPVC>();
   private readonly pvs = new Map<string, SlimPV>();
   private readonly pvByClaim = new Map<string, string>();
-  private readonly classes = new Map<string, SlimStorageClass>();
   private readonly workloads = new Map<string, SlimWorkload>();
   private readonly workloadsByOwner = new Map<string, Map<string, SlimWorkload>>();
-  private readonly spreads = new Map<string, SlimWorkloadSpread>();
+  /** The kinds kept by key alone. */
+  private readonly plain = new Map<PlainKind, Map<string, unknown>>([...PLAIN_KINDS].map((k) => [k as PlainKind, new Map()]));
+  private readonly pvcs = this.plain.get('persistentvolumeclaims') as Map<string, SlimPVC>;
+  private readonly classes = this.plain.get('storageclasses') as Map<string, SlimStorageClass>;
+  private readonly spreads = this.plain.get('workloadspreads') as Map<string, SlimWorkloadSpread>;
+  private readonly pools = this.plain.get('nodepools') as Map<string, SlimNodePool>;
+  /** Autoscaler reports by the pod they are about, then by their store key. */
+  private readonly reportsByPod = new Map<string, Map<string, SlimScaleReport>>();
+  /** Zones remembered by label after their last (non-control-plane) node went away, for the labels asked about. */
+  private readonly remembered = new Map<string, Set<string>>([[ZONE_LABEL, new Set()]]);
   /** Sorted zone values by topology key, from `zoneNodes`. */
   private readonly zoneCache = new Map<string, string[]>();
   /** Nodes by topology key, then zone: built on first use, dropped on any node change. */
@@ -154,6 +185,14 @@ export class ClusterStore implements Snapshot {
       for (const l of this.workloadListeners) l(w);
       return;
     }
+    if (PLAIN_KINDS.has(kind)) {
+      const key = this.keyOf(kind, obj);
+      if (REPORT_KINDS.has(kind)) this.dropReport(kind, key);
+      this.plain.get(kind as PlainKind)!.set(key, obj);
+      if (REPORT_KINDS.has(kind)) addTo(this.reportsByPod, (obj as SlimScaleReport).pod.uid, `${kind}/${key}`, obj as SlimScaleReport);
+      if (kind === 'nodepools') this.derived.clear();
+      return;
+    }
     switch (kind) {
       case 'nodes': {
         const n = obj as SlimNode;
@@ -166,11 +205,6 @@ export class ClusterStore implements Snapshot {
         return;
       }
       case 'pods': return this.upsertPod(obj as SlimPod);
-      case 'persistentvolumeclaims': {
-        const c = obj as SlimPVC;
-        this.pvcs.set(nsKey(c.namespace, c.name), c);
-        return;
-      }
       case 'persistentvolumes': {
         const v = obj as SlimPV;
         this.deletePVClaim(v.name);
@@ -178,17 +212,12 @@ export class ClusterStore implements Snapshot {
         if (v.claim) this.pvByClaim.set(nsKey(v.claim.namespace, v.claim.name), v.name);
         return;
       }
-      case 'storageclasses': {
-        const s = obj as SlimStorageClass;
-        this.classes.set(s.name, s);
-        return;
-      }
-      case 'workloadspreads': {
-        const s = obj as SlimWorkloadSpread;
-        this.spreads.set(nsKey(s.namespace, s.name), s);
-        return;
-      }
     }
+  }
+
+  private dropReport(kind: KindName, key: string): void {
+    const old = this.plain.get(kind as PlainKind)!.get(key) as SlimScaleReport | undefined;
+    if (old) removeFrom(this.reportsByPod, old.pod.uid, `${kind}/${key}`);
   }
 
   /** Removes by the key `keyOf` returns for the same kind. */
@@ -199,9 +228,15 @@ export class ClusterStore implements Snapshot {
       if (old) for (const l of this.workloadListeners) l(old);
       return;
     }
+    if (PLAIN_KINDS.has(kind)) {
+      if (REPORT_KINDS.has(kind)) this.dropReport(kind, key);
+      if (this.plain.get(kind as PlainKind)!.delete(key) && kind === 'nodepools') this.derived.clear();
+      return;
+    }
     switch (kind) {
       case 'nodes': {
         const old = this.nodeSlots.node(key);
+        if (old) this.remember(old);
         this.nodeSlots.delete(key);
         this.nodesChanged(old !== undefined);
         if (old) for (const l of this.nodeListeners) l(old, undefined);
@@ -212,10 +247,18 @@ export class ClusterStore implements Snapshot {
         if (pod) this.removePod(pod, true);
         return;
       }
-      case 'persistentvolumeclaims': this.pvcs.delete(key); return;
       case 'persistentvolumes': this.deletePVClaim(key); this.pvs.delete(key); return;
-      case 'storageclasses': this.classes.delete(key); return;
-      case 'workloadspreads': this.spreads.delete(key); return;
+    }
+  }
+
+  /** A node going away leaves its zones remembered, on the labels asked about so far. */
+  private remember(node: SlimNode): void {
+    if (controlPlane(node)) return;
+    for (const [key, zones] of this.remembered) {
+      const z = node.labels[key];
+      if (!z || zones.has(z)) continue;
+      if (zones.size >= REMEMBERED_ZONES) zones.delete(zones.values().next().value!);
+      zones.add(z);
     }
   }
 
@@ -223,21 +266,17 @@ export class ClusterStore implements Snapshot {
   keyOf(kind: KindName, obj: unknown): string {
     const o = obj as { name: string; namespace?: string; kind?: string };
     if (isWorkloadKindName(kind)) return ownerKey(o.kind!, o.namespace!, o.name);
-    switch (kind) {
-      case 'nodes': case 'persistentvolumes': case 'storageclasses': return o.name;
-      default: return nsKey(o.namespace!, o.name);
-    }
+    return CLUSTER_SCOPED.has(kind) ? o.name : nsKey(o.namespace!, o.name);
   }
 
   /** Keys currently held for a kind: a relist deletes the ones it no longer sees. */
   keys(kind: KindName): string[] {
+    const plain = this.plain.get(kind as PlainKind);
+    if (plain) return [...plain.keys()];
     switch (kind) {
       case 'nodes': return [...this.nodeSlots.names()];
       case 'pods': return [...this.podsByKey.keys()];
-      case 'persistentvolumeclaims': return [...this.pvcs.keys()];
       case 'persistentvolumes': return [...this.pvs.keys()];
-      case 'storageclasses': return [...this.classes.keys()];
-      case 'workloadspreads': return [...this.spreads.keys()];
       default: {
         const spec = Object.values(WORKLOAD_KINDS).find((k) => k.plural === kind)!;
         return [...this.workloads.keys()].filter((k) => k.startsWith(`${spec.kind}/`));
@@ -246,13 +285,12 @@ export class ClusterStore implements Snapshot {
   }
 
   count(kind: KindName): number {
+    const plain = this.plain.get(kind as PlainKind);
+    if (plain) return plain.size;
     switch (kind) {
       case 'nodes': return this.nodeSlots.size;
       case 'pods': return this.podsByKey.size;
-      case 'persistentvolumeclaims': return this.pvcs.size;
       case 'persistentvolumes': return this.pvs.size;
-      case 'storageclasses': return this.classes.size;
-      case 'workloadspreads': return this.spreads.size;
       default: return this.keys(kind).length;
     }
   }
@@ -369,6 +407,23 @@ export class ClusterStore implements Snapshot {
       this.zoneCache.set(topologyKey, zones);
     }
     return zones;
+  }
+
+  clusterZones(topologyKey: string): string[] {
+    return this.nodeDerived(`clusterZones\u0002${topologyKey}`, () => {
+      let remembered = this.remembered.get(topologyKey);
+      if (!remembered) this.remembered.set(topologyKey, (remembered = new Set()));
+      const zones = new Set(remembered);
+      for (const [z, nodes] of this.zoneIndex(topologyKey)) if (z && nodes.some((n) => !controlPlane(n))) zones.add(z);
+      return [...zones].sort();
+    });
+  }
+
+  nodePools(): Iterable<SlimNodePool> { return this.pools.values(); }
+
+  scaleReports(podUid: string): readonly SlimScaleReport[] {
+    const bucket = this.reportsByPod.get(podUid);
+    return bucket ? [...bucket.values()].sort((a, b) => b.at - a.at) : NO_REPORTS;
   }
 
   pod(namespace: string, name: string) { return this.podsByKey.get(nsKey(namespace, name)); }

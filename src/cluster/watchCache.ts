@@ -116,7 +116,7 @@ export function watchCache(
           optional.set(k.plural, r);
           r.start();
           loggedAbsent.delete(k.plural);
-          log.info({ kind: k.plural, version: `${k.group}/${version}` }, 'watching an OpenKruise kind');
+          log.info({ kind: k.plural, version: `${k.group}/${version}` }, 'watching an optional kind (OpenKruise, Karpenter)');
         } else if (!version) {
           if (running) {
             await running.stop();
@@ -132,8 +132,8 @@ export function watchCache(
     } catch (err) {
       next = discoveryBackoff.next();
       // While the API server is known to be away (said once by the reflectors), quietly.
-      if (away) log.debug({ err: (err as Error).message, retryMs: next }, 'OpenKruise discovery failed; retrying');
-      else log.warn({ err: (err as Error).message, retryMs: next }, 'OpenKruise discovery failed; retrying');
+      if (away) log.debug({ err: (err as Error).message, retryMs: next }, 'discovery of optional kinds failed; retrying');
+      else log.warn({ err: (err as Error).message, retryMs: next }, 'discovery of optional kinds failed; retrying');
     }
     if (!stopped) {
       crdTimer = setTimeout(discover, next);

@@ -62,13 +62,14 @@ function scaleDownRisk(kept: readonly (string | undefined)[], wantedAt: (m: numb
   return worst;
 }
 
-/** Usable zones among the sequence's first m seats, for m up to `length`: min(m, |L|) for equal weights, every zone usable. */
+/** Zones usable or growable among the sequence's first m seats, for m up to `length`: min(m, |L|) for equal weights, every zone usable. */
 function prefixZones(model: WorkloadModel, list: ZoneList, length: number): (m: number) => number {
-  const { zones, usable } = list;
-  if (model.preferences.parsed === undefined && zones.every((z) => usable.has(z))) return (m) => Math.min(m, zones.length);
+  const { zones, reach } = list;
+  const usable = (z: string) => reach.of(z) !== 'never';
+  if (model.preferences.parsed === undefined && zones.every(usable)) return (m) => Math.min(m, zones.length);
   const seen = new Set<string>();
   const out = [0];
-  for (const z of zoneSequence(zones, length, model.preferences.sequence)) out.push(usable.has(z) ? seen.add(z).size : seen.size);
+  for (const z of zoneSequence(zones, length, model.preferences.sequence)) out.push(usable(z) ? seen.add(z).size : seen.size);
   return (m) => out[Math.min(m, out.length - 1)]!;
 }
 

@@ -70,7 +70,7 @@ export function workloadModel(
     // the placement about to freeze it; every other reader sees the derived list in the fleet's
     // stable (hash) order, so the filter, the picker and the debug view agree.
     zones: () => (list ??= adopting(placementList(
-      zoneListOf(workload, snapshot, settings.topologyKey, pending.get(key)?.zones), key,
+      zoneListOf(workload, snapshot, settings, pending.get(key)?.zones), key,
       freezes ? settings : { ...settings, freezeZones: false },
       freezes && lists.forPlacement ? () => firstSeatCounts(snapshot, pending.values()) : undefined,
     ))),

@@ -82,8 +82,3 @@ export function nodeFit(needs: NodeNeeds, snapshot: Snapshot): NodeFit {
     return { bySlot, all, zones };
   });
 }
-
-/** The zones a workload's pods can use: those with a node its pod template fits. */
-export function usableZones(needs: NodeNeeds, snapshot: Snapshot, topologyKey: string): UsableZones {
-  return nodeFit(needs, snapshot).zones(topologyKey);
-}

@@ -15,4 +15,8 @@ export interface PlacementSettings {
   adoptExisting: boolean;
   /** A managed pod is passed only the allowed nodes holding the fewest pods of its workload (then its subset's most preferred). */
   spreadNodes: boolean;
+  /** Zones without a node a pod fits: `cluster` counts the cluster's zones, `nodePools` only Karpenter's (placement/zoneReach.ts). */
+  growInto?: 'cluster' | 'nodePools';
+  /** Zones the cluster has beside those of its nodes. */
+  clusterZones?: readonly string[];
 }

@@ -34,10 +34,10 @@ function productionNodes(): Raw[] {
 
 const state: DecisionState = { settings: defaultSettings(), reservations: new Reservations(30), pendingFreezes: NO_PENDING_FREEZES, unschedulableSubsets: new Map() };
 
-function listOf(objects: Raw[], kind: 'StatefulSet' | 'Deployment' = 'StatefulSet', name = 'db') {
+function listOf(objects: Raw[], kind: 'StatefulSet' | 'Deployment' = 'StatefulSet', name = 'db', settings: Partial<DecisionState['settings']> = {}) {
   const store = storeOf([...productionNodes(), ...objects]);
   const w = store.workload(kind, 'default', name)!;
-  return workloadModel({ kind, namespace: 'default', name }, w, store, state.settings, state).zones();
+  return workloadModel({ kind, namespace: 'default', name }, w, store, { ...state.settings, ...settings }, state).zones();
 }
 
 const labelled = (labels: Record<string, string>, name = 'n1') => slimNode(node(name, undefined, { labels }));
@@ -116,10 +116,14 @@ describe('the zones a workload can use', () => {
     assert.equal(list.usable.has('zone-d'), false);
   });
 
-  it('a tainted pool in two zones, selected and tolerated: those two zones', () => {
-    assert.deepEqual([...listOf([statefulSet('db', 4, { template: DB_POOL })]).zones].sort(), ['zone-a', 'zone-b']);
-    // Selected but not tolerated: no zone at all, so nothing to pin to.
-    assert.deepEqual(listOf([statefulSet('db', 4, { template: { nodeSelector: { pool: 'db' } } })]).zones, []);
+  it('a tainted pool in two zones, selected and tolerated: those two now, the cluster\'s third to grow into (not the control plane\'s zone-d)', () => {
+    const list = listOf([statefulSet('db', 4, { template: DB_POOL })]);
+    assert.deepEqual([...list.zones].sort(), ['zone-a', 'zone-b', 'zone-c']);
+    assert.deepEqual(['zone-a', 'zone-c', 'zone-d'].map((z) => list.reach.of(z)), ['now', 'grow', 'never']);
+    // With growInto: nodePools (no Karpenter here), only the zones of its nodes.
+    assert.deepEqual([...listOf([statefulSet('db', 4, { template: DB_POOL })], 'StatefulSet', 'db', { growInto: 'nodePools' }).zones].sort(), ['zone-a', 'zone-b']);
+    // Selected but not tolerated: no node fits it anywhere, and with growInto: nodePools nothing to pin to.
+    assert.deepEqual(listOf([statefulSet('db', 4, { template: { nodeSelector: { pool: 'db' } } })], 'StatefulSet', 'db', { growInto: 'nodePools' }).zones, []);
   });
 
   it('required node affinity on the zone key: its zones', () => {
@@ -177,9 +181,10 @@ describe('an explicit list naming a zone no node fits (a node group scaled to ze
 
   it('health: the zone is not "empty", its seats wait with the cause no-eligible-node, not at risk for it', () => {
     const pods = [0, 1, 2].map((i) => stsPod('db', i, { nodeName: `general-${'abc'[i]}-1` }));
+    // A tainted node in zone-e: a zone of the cluster, but with growInto: nodePools none the pods can grow into.
     const store = storeOf([...productionNodes(), node('gpu-e-1', 'zone-e', { taints: [{ key: 'gpu', value: 'true', effect: 'NoSchedule' }] }), statefulSet('db', 4, { annotations: listed }), ...pods, stsPod('db', 3)]);
     const w = store.workload('StatefulSet', 'default', 'db')!;
-    const model = workloadModel({ kind: 'StatefulSet', namespace: 'default', name: 'db' }, w, store, state.settings, state);
+    const model = workloadModel({ kind: 'StatefulSet', namespace: 'default', name: 'db' }, w, store, { ...state.settings, growInto: 'nodePools' }, state);
     const h = workloadHealth(model, w, store, state, { now: Date.now(), settleSeconds: 0 })!;
     assert.deepEqual([h.zones, h.wanted, h.unusableZones, h.causes['no-eligible-node'], h.atRisk], [3, 3, ['zone-e'], 1, false]);
     assert.match(h.reason, /no node fits the pods in zone-e \(no-eligible-node: 1 seat wait\)/);

@@ -1,3 +1,4 @@
+import { growthText } from '../../zoneReach.js';
 import { zoneOf, type SlimWorkload } from '../../../cluster/objects.js';
 import { failedPinKey, type PlacementPolicy, type PolicyContext, type PolicyModelOf, type PolicyOutcome } from '../../policy.js';
 import { volumeZones } from '../../volumes.js';
@@ -30,8 +31,11 @@ function zonePin(ctx: PolicyContext, model: PinModel): PolicyOutcome {
   let zone = pinnedSeat.zone;
   // Short: the scheduler sends this once per rejected node, thousands of times per answer.
   const of = `${seat.label} → ${zone} (${list.zones.length} zones)`;
-  // A listed zone no node of which fits the pods (a node group scaled to zero): say so.
-  const noNode = list.usable.has(zone) ? '' : `: no node in ${zone} fits the pod's node selector, affinity and tolerations`;
+  // A listed zone no node of which fits the pods yet (a node group scaled to zero): say so, and whether one can come.
+  const reach = list.reach.of(zone);
+  const noNode = reach === 'now' ? '' : reach === 'grow'
+    ? `: no node in ${zone} fits yet; ${growthText(list.reach.grow.get(zone))}`
+    : `: no node in ${zone} fits the pod's node selector, affinity and tolerations`;
   let summary = `pinned: ${of}${noNode}`;
 
   if (volumes.length > 0) {
