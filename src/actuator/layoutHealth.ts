@@ -55,13 +55,24 @@ export function healthTracker(
     if (!events || !after) return;
     const unusable = after.unusableZones.join(', ');
     const unusableChanged = unusable !== (before?.unusableZones.join(', ') ?? '');
+    const leftOut = after.leftOutZones.join(', ');
+    const leftOutChanged = leftOut !== (before?.leftOutZones.join(', ') ?? '');
+    const refused = after.cannotGrow.map((c) => `${c.pod}@${c.zone ?? ''}`).join(',');
+    const refusedChanged = refused !== (before?.cannotGrow.map((c) => `${c.pod}@${c.zone ?? ''}`).join(',') ?? '');
     const risk = (before?.atRisk ?? false) !== after.atRisk;
-    if (!risk && !unusableChanged) return;
+    if (!risk && !unusableChanged && !leftOutChanged && !refusedChanged) return;
     const w = source.snapshot.workload(workloadKindNamed(after.ref.kind)!, after.ref.namespace, after.ref.name);
     if (!w) return;
     // Once per change of the set: a listed zone whose node group is scaled to zero looks so.
     if (unusableChanged && unusable !== '') {
-      record(w, 'Warning', 'NoEligibleNode', `no node in ${unusable} fits the pods' node selector, affinity and tolerations: pods pinned there wait (zonekeeper.io/zones lists it)`);
+      record(w, 'Warning', 'NoEligibleNode', `no node in ${unusable} fits the pods' node selector, affinity and tolerations, and none can be added: pods pinned there wait (zonekeeper.io/zones lists it)`);
+    }
+    if (leftOutChanged && leftOut !== '') {
+      record(w, 'Warning', 'ZoneListLeavesOut', `zonekeeper.io/zones was frozen without ${leftOut}, which the pods can use or grow into; zonekeeper never rewrites it: add them, or remove the annotation to derive the list again`);
+    }
+    if (refusedChanged && refused !== '') {
+      const c = after.cannotGrow[0]!;
+      record(w, 'Warning', 'CannotGrow', `${after.causes['cannot-grow']} pending pod${after.causes['cannot-grow'] === 1 ? '' : 's'}: the autoscaler will not add a node (${c.pod}${c.zone ? ` in ${c.zone}` : ''}, ${c.source}: ${c.message})`);
     }
     if (!risk) return;
     if (after.atRisk) record(w, 'Warning', 'LayoutAtRisk', `layout at risk: ${after.reason}`);
@@ -123,6 +134,12 @@ export function healthTracker(
   const mark = (key: string) => { changed.add(key); };
   source.store.onPod((_type, pod) => {
     const ref = resolveWorkload(pod, source.snapshot)?.ref;
+    if (ref) mark(workloadKey(ref));
+  });
+  // An autoscaler's word on a pod changes its workload's health (cannot-grow).
+  source.store.onScaleReport((r) => {
+    const pod = source.snapshot.podByUid(r.pod.uid);
+    const ref = pod && resolveWorkload(pod, source.snapshot)?.ref;
     if (ref) mark(workloadKey(ref));
   });
   source.store.onWorkload((w) => {

@@ -158,6 +158,12 @@ export class ClusterStore implements Snapshot {
   private readonly podListeners: PodListener[] = [];
   private readonly workloadListeners: ((w: SlimWorkload) => void)[] = [];
   private readonly nodeListeners: ((before: SlimNode | undefined, after: SlimNode | undefined) => void)[] = [];
+  private readonly reportListeners: ((r: SlimScaleReport) => void)[] = [];
+
+  /** Called with each autoscaler report written (a new or repeated refusal for a pod). */
+  onScaleReport(listener: (r: SlimScaleReport) => void): void {
+    this.reportListeners.push(listener);
+  }
 
   onPod(listener: PodListener): void {
     this.podListeners.push(listener);
@@ -189,7 +195,10 @@ export class ClusterStore implements Snapshot {
       const key = this.keyOf(kind, obj);
       if (REPORT_KINDS.has(kind)) this.dropReport(kind, key);
       this.plain.get(kind as PlainKind)!.set(key, obj);
-      if (REPORT_KINDS.has(kind)) addTo(this.reportsByPod, (obj as SlimScaleReport).pod.uid, `${kind}/${key}`, obj as SlimScaleReport);
+      if (REPORT_KINDS.has(kind)) {
+        addTo(this.reportsByPod, (obj as SlimScaleReport).pod.uid, `${kind}/${key}`, obj as SlimScaleReport);
+        for (const l of this.reportListeners) l(obj as SlimScaleReport);
+      }
       if (kind === 'nodepools') this.derived.clear();
       return;
     }

@@ -83,6 +83,11 @@ export function zoneGateKeeper(deps: GateKeeperDeps) {
     if (type === 'delete' || pod.nodeName) placed.delete(pod.uid);
   });
 
+  // An autoscaler's refusal for a pod lifted under an adaptive fallback: the seat moves on now.
+  source.store.onScaleReport((r) => {
+    if (placed.has(r.pod.uid)) soon();
+  });
+
   /** Pods arrived during a pass: taken in it, or by the next one right after it. */
   let again = false;
   /** Wakes a pass waiting on its writes: a pod arrived. */
@@ -209,8 +214,12 @@ export function zoneGateKeeper(deps: GateKeeperDeps) {
         placed.delete(uid);
         continue;
       }
-      if (now - p.at < p.fallback.afterMs) continue;
-      const what = `pod ${p.pod.name} was not scheduled in ${p.fallback.given} within ${Math.round(p.fallback.afterMs / 1000)}s`;
+      // An autoscaler said, since the lift, that it will not add a node for it: no need to wait out the time.
+      const refused = source.snapshot.scaleReports(uid).find((r) => r.at >= p.at - 1000);
+      if (!refused && now - p.at < p.fallback.afterMs) continue;
+      const what = refused
+        ? `pod ${p.pod.name} was given ${p.fallback.given} and ${refused.source} will not add a node for it (${refused.message})`
+        : `pod ${p.pod.name} was not scheduled in ${p.fallback.given} within ${Math.round(p.fallback.afterMs / 1000)}s`;
       const owner = ownerOf(cached);
       if (opts.fallbackDryRun) {
         placed.delete(uid);

@@ -9,7 +9,8 @@ import { podVolumes, volumeZones } from './volumes.js';
 import { judged, type HealthBase, type OffPinCause, type OffPinPod, type WorkloadHealth } from './healthRecord.js';
 import { workloadKey } from './workload.js';
 import { seatZones, SEQUENCE_WORK_LIMIT, sequenceCounts, zoneSequence } from './zoneSequence.js';
-import { unusableZones, type ZoneList } from './zones.js';
+import { leftOutZones, unusableZones, type ZoneList } from './zones.js';
+import { CANNOT_GROW_LISTED, type CannotGrow } from './healthRecord.js';
 
 // A managed workload's layout judged against where its seats should be (docs/design.md#health):
 // one computation behind the metrics, the Events, the layout page, `zonekeeper audit` and repair.
@@ -73,6 +74,24 @@ function prefixZones(model: WorkloadModel, list: ZoneList, length: number): (m: 
   return (m) => out[Math.min(m, out.length - 1)]!;
 }
 
+/** An autoscaler's word older than this no longer counts: it repeats it while it still holds. */
+const SCALE_REPORT_FRESH_MS = 15 * 60_000;
+
+/** Pending pods an autoscaler said it will not add a node for, lately: the first few, and how many. */
+function cannotGrowOf(pending: readonly SlimPod[], snapshot: Snapshot, topologyKey: string, now: number): { cannotGrow: CannotGrow[]; cannotGrowCount: number } {
+  const cannotGrow: CannotGrow[] = [];
+  let cannotGrowCount = 0;
+  for (const p of pending) {
+    const report = snapshot.scaleReports(p.uid)[0];
+    if (!report || now - report.at > SCALE_REPORT_FRESH_MS) continue;
+    cannotGrowCount++;
+    if (cannotGrow.length < CANNOT_GROW_LISTED) {
+      cannotGrow.push({ pod: p.name, zone: p.selection?.nodeSelector[topologyKey], source: report.source, message: report.message });
+    }
+  }
+  return { cannotGrow, cannotGrowCount };
+}
+
 /** The health of a managed workload (a model some policy covers). */
 export function workloadHealth(model: WorkloadModel, w: SlimWorkload, snapshot: Snapshot, state: DecisionState, opts: HealthOptions): WorkloadHealth | undefined {
   const policy = policyOf(model);
@@ -80,14 +99,16 @@ export function workloadHealth(model: WorkloadModel, w: SlimWorkload, snapshot: 
   const pods = model.pods();
   let pending = 0;
   let young = 0;
+  const unbound: SlimPod[] = [];
   for (const p of pods) {
     if (p.nodeName) continue;
     pending++;
+    unbound.push(p);
     if (opts.now - p.createdAt < opts.settleSeconds * 1000) young++;
   }
   const missing = Math.max(0, w.replicas - pods.length);
   const base: HealthBase = { key: workloadKey(model.ref), ref: model.ref, policy: policy.name, replicas: w.replicas, pending, missing, settling: missing + young };
-  if (policy.health) return policy.health(model, pods, snapshot, base);
+  if (policy.health) return policy.health(model, pods, snapshot, base, cannotGrowOf(unbound, snapshot, model.zones().topologyKey, opts.now));
 
   const list = judgedList(model, pods, snapshot, state.settings);
   const { zones, topologyKey } = list;
@@ -155,7 +176,8 @@ export function workloadHealth(model: WorkloadModel, w: SlimWorkload, snapshot: 
     keptZones[k] = z !== undefined && inList.has(z) ? z : undefined;
   }
   const scaleDown = scaleDownRisk(keptZones, prefixZones(model, list, sizes));
-  return judged(base, 'zone', scaleDown, want, have, off, unusableZones(list));
+  const growth = { leftOut: leftOutZones(list, ANNOTATION.zonesFrozenAt in w.annotations), ...cannotGrowOf(unbound, snapshot, topologyKey, opts.now) };
+  return judged(base, 'zone', scaleDown, want, have, off, unusableZones(list), growth);
 }
 
 /** Orders records as every view lists them: at risk first, then by namespace, kind, name. */

@@ -11,7 +11,13 @@ export const OFF_PIN_CAUSES: readonly OffPinCause[] = ['volume', 'fallback', 'pl
  * What a record counts: pods off their seat by cause, and `no-eligible-node`, the seats of
  * listed zones where no node fits the workload's pods (they wait; docs/design.md#health).
  */
-export type HealthCause = OffPinCause | 'no-eligible-node';
+export type HealthCause = OffPinCause | 'no-eligible-node' | 'cannot-grow';
+
+/** A pending pod an autoscaler said it will not add a node for (docs/autoscalers.md). */
+export interface CannotGrow { pod: string; zone: string | undefined; source: string; message: string }
+
+/** Pods with an autoscaler's refusal a record lists; the rest are counted. */
+export const CANNOT_GROW_LISTED = 10;
 
 /** Off-pin pods a record lists; the rest are counted. */
 export const OFF_PIN_LISTED = 100;
@@ -42,8 +48,12 @@ export interface WorkloadHealth {
   perZone: Record<string, { pods: number; want: number }>;
   offPin: number;
   causes: Record<HealthCause, number>;
-  /** Zones of the list where no node fits the workload's pods: never "empty", never a repair target. */
+  /** Zones of the list where no node fits the workload's pods and none can be added: never "empty", never a repair target. */
   unusableZones: string[];
+  /** Zones a list zonekeeper froze leaves out that the pods could use or grow into (never rewritten by itself). */
+  leftOutZones: string[];
+  /** The first CANNOT_GROW_LISTED pending pods an autoscaler will not add a node for (`causes['cannot-grow']` counts all). */
+  cannotGrow: CannotGrow[];
   /** The first OFF_PIN_LISTED of them. */
   offPinPods: OffPinPod[];
   /** Largest minus smallest count over the wanted zones. */
@@ -78,15 +88,26 @@ function describe(h: WorkloadHealth, shortfall: boolean, empty: string[]): strin
     const seats = h.causes['no-eligible-node'];
     parts.push(`no node fits the pods in ${h.unusableZones.slice(0, 5).join(', ')}${h.unusableZones.length > 5 ? ', …' : ''} (no-eligible-node${seats > 0 ? `: ${seats} seat${seats === 1 ? '' : 's'} wait` : ''})`);
   }
+  if (h.leftOutZones.length > 0) {
+    parts.push(`zonekeeper.io/zones was frozen without ${h.leftOutZones.slice(0, 5).join(', ')}${h.leftOutZones.length > 5 ? ', …' : ''}, which the pods can use or grow into (left-out: never rewritten by itself; add them, or remove the annotation to derive it again)`);
+  }
+  if (h.cannotGrow.length > 0) {
+    const first = h.cannotGrow[0]!;
+    const n = h.causes['cannot-grow'];
+    parts.push(`no node can be added for ${n} pending pod${n === 1 ? '' : 's'} (cannot-grow: ${first.pod}${first.zone ? ` in ${first.zone}` : ''}, ${first.source}: ${first.message})`);
+  }
   if (h.pending > 0) parts.push(`${h.pending} pending`);
   if (h.missing > 0) parts.push(`${h.missing} not created yet`);
   return parts.length > 0 ? parts.join('; ') : 'ok';
 }
 
+const NO_GROWTH_FACTS = { leftOut: [], cannotGrow: [], cannotGrowCount: 0 };
+
 /** Counts per domain turned into the health record: shared by every policy. */
 export function judged(
   base: HealthBase, domain: WorkloadHealth['domain'], scaleDown: WorkloadHealth['scaleDown'],
   want: Record<string, number>, have: Map<string, number>, off: OffPinPod[], unusable: readonly string[] = [],
+  growth: { leftOut: readonly string[]; cannotGrow: readonly CannotGrow[]; cannotGrowCount: number } = NO_GROWTH_FACTS,
 ): WorkloadHealth {
   const perZone: WorkloadHealth['perZone'] = {};
   const empty: string[] = [];
@@ -108,17 +129,18 @@ export function judged(
     most = Math.max(most, pods);
     least = Math.min(least, pods);
   }
-  const causes: Record<HealthCause, number> = { volume: 0, fallback: 0, 'placed-before': 0, unknown: 0, 'no-eligible-node': waiting };
+  const causes: Record<HealthCause, number> = { volume: 0, fallback: 0, 'placed-before': 0, unknown: 0, 'no-eligible-node': waiting, 'cannot-grow': growth.cannotGrowCount };
   for (const o of off) causes[o.cause]++;
   // Built field by field: object spread here cost more than the rest of the judgement.
   const h: WorkloadHealth = {
     key: base.key, ref: base.ref, policy: base.policy, replicas: base.replicas, domain,
     zones: wanted - empty.length, wanted, perZone,
-    offPin: off.length, causes, unusableZones: [...unusable], offPinPods: off.length > OFF_PIN_LISTED ? off.slice(0, OFF_PIN_LISTED) : off,
+    offPin: off.length, causes, unusableZones: [...unusable], leftOutZones: [...growth.leftOut], cannotGrow: [...growth.cannotGrow], offPinPods: off.length > OFF_PIN_LISTED ? off.slice(0, OFF_PIN_LISTED) : off,
     skew: wanted > 0 ? most - least : 0,
     pending: base.pending, missing: base.missing, settling: base.settling, scaleDown,
-    // Pods still being placed may fill an empty zone: not a risk until they are older.
-    atRisk: empty.length > base.settling || scaleDown !== undefined,
+    // Pods still being placed may fill an empty zone: not a risk until they are older. A list
+    // frozen short holds fewer zones than the replicas could: a risk whatever its counts say.
+    atRisk: empty.length > base.settling || scaleDown !== undefined || (growth.leftOut.length > 0 && base.replicas > Object.keys(want).length),
     reason: '',
   };
   h.reason = describe(h, empty.length > 0, empty);

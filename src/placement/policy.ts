@@ -1,7 +1,7 @@
 import type { PendingPod, SlimNode, SlimPod, SlimWorkload, SlimWorkloadSpread, WorkloadSpreadSubset } from '../cluster/objects.js';
 import type { Snapshot } from '../cluster/store.js';
 import type { PendingFreezes } from './fleet.js';
-import type { HealthBase, WorkloadHealth } from './healthRecord.js';
+import type { CannotGrow, HealthBase, WorkloadHealth } from './healthRecord.js';
 import type { ReservationView } from './reservations.js';
 import type { PlacementSettings } from './settings.js';
 import type { Shrinking } from './shrinking.js';
@@ -151,7 +151,7 @@ export interface PlacementPolicy<Name extends string = string, Own extends objec
   /** Its own part of /debug/workloads. */
   layout?(model: PolicyModelOf<Name, Own>, snapshot: Snapshot, state: DecisionState): Record<string, unknown>;
   /** Its own health judgement (docs/design.md#health); absent: zones and seats of the sequence. */
-  health?(model: PolicyModelOf<Name, Own>, pods: readonly SlimPod[], snapshot: Snapshot, base: HealthBase): WorkloadHealth;
+  health?(model: PolicyModelOf<Name, Own>, pods: readonly SlimPod[], snapshot: Snapshot, base: HealthBase, growth: { cannotGrow: CannotGrow[]; cannotGrowCount: number }): WorkloadHealth;
   /** Its own part of each pod on /debug/workloads (the subset a pod is in). */
   podLayout?(model: PolicyModelOf<Name, Own>, pod: SlimPod, snapshot: Snapshot): Record<string, unknown>;
 }

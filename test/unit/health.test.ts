@@ -163,3 +163,44 @@ describe('the health tracker: kept from cache events, Events on transitions only
     assert.deepEqual(tracker.all(), []);
   });
 });
+
+describe('health: the zones a workload can grow into (a node group scaled to zero)', () => {
+  // The cluster's zones a, b, c from tainted system nodes; the workload's pool has one node, in zone-b.
+  const system = ['a', 'b', 'c'].map((z) => ({ ...nodes([`zone-${z}`], 1)[0]!, spec: { taints: [{ key: 'CriticalAddonsOnly', value: 'true', effect: 'NoSchedule' }] } }));
+  const dbNode = { ...nodes(['zone-b'], 1)[0]!, metadata: { name: 'db-b-1', labels: { 'topology.kubernetes.io/zone': 'zone-b', pool: 'db' } } };
+  const pooled = (annotations?: Record<string, string>) => statefulSet('db', 3, { annotations, template: { nodeSelector: { pool: 'db' } } });
+  const healthOn = (objects: Raw[], now = NOW) => fleetHealth(storeOf([...system, dbNode, ...objects]), {
+    settings: defaultSettings(), reservations: new Reservations(30), pendingFreezes: NO_PENDING_FREEZES, unschedulableSubsets: new Map(),
+  }, { now, settleSeconds: 60 });
+  const placed = [0, 1, 2].map((i) => stsPod('db', i, { nodeName: 'db-b-1', nodeSelector: { pool: 'db' } }));
+
+  it('a list zonekeeper froze with zone-b alone: the zones it leaves out are named, at risk, never rewritten', () => {
+    const [h] = healthOn([pooled(frozen(['zone-b'], '2026-11-20T00:00:00Z')), ...placed]);
+    assert.deepEqual(h!.leftOutZones, ['zone-a', 'zone-c']);
+    assert.equal(h!.atRisk, true);
+    assert.match(h!.reason, /frozen without zone-a, zone-c, which the pods can use or grow into \(left-out/);
+  });
+
+  it('a list the user wrote (no frozen-at) is the user\'s: nothing is left out', () => {
+    const [h] = healthOn([pooled(frozen(['zone-b'])), ...placed]);
+    assert.deepEqual([h!.leftOutZones, h!.atRisk], [[], false]);
+  });
+
+  it('an autoscaler\'s refusal for a pending pod: cause cannot-grow, its pod, zone and words', () => {
+    const pending = stsPod('db', 2, { nodeSelector: { pool: 'db', 'topology.kubernetes.io/zone': 'zone-c' } });
+    const store = storeOf([...system, dbNode, pooled(frozen(['zone-a', 'zone-b', 'zone-c'], '2026-11-20T00:00:00Z')), ...placed.slice(0, 2), pending]);
+    const state: DecisionState = { settings: defaultSettings(), reservations: new Reservations(30), pendingFreezes: NO_PENDING_FREEZES, unschedulableSubsets: new Map() };
+    const before = fleetHealth(store, state, { now: NOW, settleSeconds: 60 })[0]!;
+    assert.equal(before.causes['cannot-grow'], 0);
+    store.upsert('scaleupreports', {
+      namespace: 'default', name: 'db-2.1', pod: { name: 'db-2', uid: 'pod-db-2' }, source: 'cluster-autoscaler',
+      message: 'pod didn\'t trigger scale-up: 3 node(s) didn\'t match Pod\'s node affinity/selector', at: NOW - 10_000,
+    });
+    const [h] = fleetHealth(store, state, { now: NOW, settleSeconds: 60 });
+    assert.equal(h!.causes['cannot-grow'], 1);
+    assert.deepEqual(h!.cannotGrow.map((c) => [c.pod, c.zone, c.source]), [['db-2', 'zone-c', 'cluster-autoscaler']]);
+    assert.match(h!.reason, /no node can be added for 1 pending pod \(cannot-grow: db-2 in zone-c, cluster-autoscaler: pod didn't trigger scale-up/);
+    // A refusal older than a quarter of an hour no longer counts: the autoscaler repeats it while it holds.
+    assert.equal(fleetHealth(store, state, { now: NOW + 20 * 60_000, settleSeconds: 60 })[0]!.causes['cannot-grow'], 0);
+  });
+});

@@ -1,6 +1,6 @@
 import type { SlimPod } from '../../../cluster/objects.js';
 import type { Snapshot } from '../../../cluster/store.js';
-import { judged, type HealthBase, type OffPinPod, type WorkloadHealth } from '../../healthRecord.js';
+import { judged, type CannotGrow, type HealthBase, type OffPinPod, type WorkloadHealth } from '../../healthRecord.js';
 import { podVolumes } from '../../volumes.js';
 import { resolveMax, subsetOfPod, type SpreadModel } from './subsets.js';
 
@@ -10,7 +10,10 @@ import { resolveMax, subsetOfPod, type SpreadModel } from './subsets.js';
  * subset's quota (the newest first), is off its seat. No scale-down risk: Kruise's own
  * deletion costs decide that order.
  */
-export function workloadSpreadHealth(model: SpreadModel, pods: readonly SlimPod[], snapshot: Snapshot, base: HealthBase): WorkloadHealth {
+export function workloadSpreadHealth(
+  model: SpreadModel, pods: readonly SlimPod[], snapshot: Snapshot, base: HealthBase,
+  growth: { cannotGrow: CannotGrow[]; cannotGrowCount: number } = { cannotGrow: [], cannotGrowCount: 0 },
+): WorkloadHealth {
   const { ws } = model;
   const want: Record<string, number> = {};
   let left = base.replicas;
@@ -41,5 +44,5 @@ export function workloadSpreadHealth(model: SpreadModel, pods: readonly SlimPod[
     if (inIt.length <= max) continue;
     for (const p of [...inIt].sort((a, b) => b.createdAt - a.createdAt).slice(0, inIt.length - max)) offPin(p, s.name);
   }
-  return judged(base, 'subset', undefined, want, have, off);
+  return judged(base, 'subset', undefined, want, have, off, [], { leftOut: [], ...growth });
 }
