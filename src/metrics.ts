@@ -111,7 +111,7 @@ export function registerStateGauges(m: Metrics, source: SnapshotSource, liveRese
       this.reset();
       const status = source.status();
       for (const k of status.kinds) if (k.off !== undefined) this.set({ kind: k.kind }, 1);
-      for (const [kind, state] of Object.entries(status.openKruise)) if (state === 'forbidden') this.set({ kind }, 1);
+      for (const [kind, state] of Object.entries({ ...status.openKruise, ...status.karpenter })) if (state === 'forbidden') this.set({ kind }, 1);
     },
   });
   new Gauge({

@@ -3,7 +3,7 @@ import { parseAllDocuments } from 'yaml';
 import { unreadableFile, ZonekeeperError } from '../common/errors.js';
 import type { ReflectorStatus } from './reflector.js';
 import { slimOf } from './convert.js';
-import { ALL_KIND_NAMES, kindOfObject, OPTIONAL_KINDS } from './kinds.js';
+import { ALL_KIND_NAMES, kindOfObject, KRUISE_GROUP, OPTIONAL_KINDS } from './kinds.js';
 import { forEachListSlice } from './listSlices.js';
 import { ClusterStore, type Snapshot } from './store.js';
 
@@ -16,6 +16,8 @@ export interface ClusterSourceStatus {
   workloadSpreadCRD: 'present' | 'absent' | 'forbidden' | 'unknown' | 'static';
   /** Each OpenKruise kind: the apiVersion watched, or absent/forbidden/unknown/static. */
   openKruise: Record<string, string>;
+  /** Karpenter's NodePools: the API version watched, or absent / forbidden. */
+  karpenter: Record<string, string>;
   kinds: KindStatus[];
 }
 
@@ -142,7 +144,8 @@ export function memorySource(store: ClusterStore, label: string): SnapshotSource
     ready: () => true,
     status: () => ({
       source: label, synced: true, healthy: true, workloadSpreadCRD: 'static',
-      openKruise: Object.fromEntries(OPTIONAL_KINDS.map((k) => [k.plural, 'static'])),
+      openKruise: Object.fromEntries(OPTIONAL_KINDS.filter((k) => k.group === KRUISE_GROUP).map((k) => [k.plural, 'static'])),
+      karpenter: { nodepools: 'static' },
       kinds: ALL_KIND_NAMES.map((kind) => ({
         kind, apiVersion: 'file', required: !OPTIONAL_KINDS.some((k) => k.plural === kind), synced: true, watching: false,
         resourceVersion: '', lastContactAt: at, restarts: { error: 0, gone: 0, stale: 0, decode: 0 }, lastError: '', lastErrorStatus: 0, failingSince: 0,

@@ -3,7 +3,7 @@ import type { ApiClient } from './apiClient.js';
 import { backoff, systemClock } from '../common/clock.js';
 import { offThreadAvailable, offThreadPodPages } from './podPages.js';
 import { apiListerWatcher, Reflector, type ReflectorOptions, type ReflectorStatus, type RestartReason } from './reflector.js';
-import { collectionPath, CORE_KINDS, OPTIONAL_KINDS, type KindName } from './kinds.js';
+import { collectionPath, CORE_KINDS, KRUISE_GROUP, OPTIONAL_KINDS, type KindName } from './kinds.js';
 import { ClusterStore } from './store.js';
 import type { ClusterSourceStatus, SnapshotSource } from './source.js';
 
@@ -184,7 +184,8 @@ export function watchCache(
         synced: discovered && everyCounted(synced),
         healthy: discovered && everyCounted((r) => r.healthy(now)),
         workloadSpreadCRD: crdState('workloadspreads'),
-        openKruise: Object.fromEntries(OPTIONAL_KINDS.map((k) => [k.plural, watched(k.plural)])),
+        openKruise: Object.fromEntries(OPTIONAL_KINDS.filter((k) => k.group === KRUISE_GROUP).map((k) => [k.plural, watched(k.plural)])),
+        karpenter: { nodepools: watched('nodepools') },
         kinds: kinds.map((k) => ({ ...k, objects: store.count(k.kind as KindName) })),
       };
     },

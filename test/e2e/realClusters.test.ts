@@ -1,6 +1,7 @@
 // End-to-end on a production-shaped cluster (docs/design.md#the-zones-a-workload-can-use):
 // general nodes in zones a, b, c; a tainted database pool in a and b only; a tainted
-// control-plane node in zone-d. Every workload must bind fully, in the zones it can use.
+// control-plane node in zone-d; no autoscaler (placement.growInto: nodePools). Every workload
+// must bind fully, in the zones it can use.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -22,7 +23,8 @@ for (const k of kubeVersions()) describe(`[${k.version}] a cluster shaped like p
   let zones: Map<string, string>;
 
   before(async () => {
-    await cp.up([{ name: SCHEDULER, extender: true }]);
+    // Static pools and no autoscaler: the zones a pod can use are those of its nodes (docs/autoscalers.md).
+    await cp.up([{ name: SCHEDULER, extender: true }], { placement: { growInto: 'nodePools' } });
     kube = new Kube(cp.api);
     zones = await addPools(kube, PRODUCTION_POOLS);
     await kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'prod' } });

@@ -125,7 +125,7 @@ describe('admin listener', () => {
     await app.post('/filter', fixture('filter-nodenames-statefulset-pod.json').body);
     const { status, body } = await get(app, '/debug/workloads/default/statefulset/db');
     assert.equal(status, 200);
-    assert.deepEqual(body.zones, { list: ZONES, source: 'annotation', unusable: [], excluded: [] }, 'frozen on first placement');
+    assert.deepEqual(body.zones, { list: ZONES, source: 'annotation', unusable: [], growing: [], excluded: [] }, 'frozen on first placement');
     assert.equal(body.workload.annotations['zonekeeper.io/zones'], ZONES.join(','));
     assert.deepEqual(body.sequence, ['zone-a', 'zone-b', 'zone-c', 'zone-a', 'zone-b', 'zone-c']);
     assert.deepEqual(body.targets, { 'zone-a': 2, 'zone-b': 2, 'zone-c': 2 }, 'the layout for its 6 replicas');
@@ -191,6 +191,6 @@ describe('admin listener', () => {
     const pods = body.kinds.find((k: { kind: string }) => k.kind === 'pods');
     assert.equal(pods.objects, 3);
     assert.equal(pods.synced, true);
-    assert.equal(body.kinds.length, 12, "9 core kinds (jobs too) and 3 of OpenKruise");
+    assert.equal(body.kinds.length, 15, '9 core kinds (jobs too), 2 of autoscaler Events, 3 of OpenKruise and Karpenter\'s NodePools');
   });
 });

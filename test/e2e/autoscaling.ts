@@ -1,0 +1,84 @@
+// What the e2e suites with a real autoscaler share: the kubelets of the nodes it adds, the
+// cluster's tainted system nodes, and a gated StatefulSet whose pods each need a whole node.
+import { eventually, type Kube, type Obj } from './kube.js';
+import { zoneCounts, ZONES } from './workloads.js';
+
+export const ZONE = 'topology.kubernetes.io/zone';
+const NOT_READY = new Set(['node.kubernetes.io/not-ready', 'node.kubernetes.io/unreachable']);
+
+/** Nodes of 4 CPUs: a pod asking 3 needs one of its own. */
+export const NODE_RESOURCES = { cpu: '4', memory: '16Gi', pods: '110' };
+
+/**
+ * Stands in for the kubelets of the nodes an autoscaler adds: Ready with their resources, the
+ * API server's not-ready (and the node controller's unreachable) taints removed, every other
+ * taint kept (Karpenter removes its own), the hostname label set to the node's name.
+ */
+export function kubeletOfNewNodes(kube: Kube): () => Promise<void> {
+  let stopped = false;
+  const loop = (async () => {
+    while (!stopped) {
+      try {
+        for (const n of await kube.list('v1', 'Node')) {
+          const ready = (n.status?.conditions ?? []).some((c: Obj) => c.type === 'Ready' && c.status === 'True');
+          const taints: Obj[] = n.spec?.taints ?? [];
+          if (ready && !taints.some((t) => NOT_READY.has(t.key))) continue;
+          const name = n.metadata.name as string;
+          const now = new Date().toISOString();
+          await kube.patch('v1', 'Node', undefined, name, {
+            status: {
+              capacity: NODE_RESOURCES, allocatable: NODE_RESOURCES,
+              conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'e2e', lastHeartbeatTime: now, lastTransitionTime: now }],
+            },
+          }, '/status');
+          const kept = taints.filter((t) => !NOT_READY.has(t.key));
+          await kube.patch('v1', 'Node', undefined, name, { metadata: { labels: { 'kubernetes.io/hostname': name } }, spec: { taints: kept.length > 0 ? kept : null } });
+        }
+      } catch { /* the next round tries again */ }
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  })();
+  return async () => {
+    stopped = true;
+    await loop;
+  };
+}
+
+/** The cluster's only nodes at first: one tainted system node per zone (no workload pod fits them). */
+export async function systemNodes(kube: Kube): Promise<void> {
+  for (const z of ZONES) await kube.addNode(`system-${z.slice(5)}`, z, { 'node-role': 'system' }, [{ key: 'CriticalAddonsOnly', value: 'true', effect: 'NoSchedule' }], '4');
+}
+
+/**
+ * A gated StatefulSet on pool `pool` (nodeSelector) whose pods each need a whole node; no
+ * `zonekeeper.io/zones`: zonekeeper finds the zones the pool can grow into.
+ */
+export function pooledStatefulSet(namespace: string, name: string, pool: string, replicas: number, podSpec: Obj = {}): Obj {
+  return {
+    apiVersion: 'apps/v1', kind: 'StatefulSet',
+    metadata: { name, namespace },
+    spec: {
+      replicas, serviceName: name, podManagementPolicy: 'Parallel', selector: { matchLabels: { app: name } },
+      template: {
+        metadata: { labels: { app: name } },
+        spec: {
+          schedulingGates: [{ name: 'zonekeeper.io/zone' }], nodeSelector: { pool }, terminationGracePeriodSeconds: 0,
+          containers: [{ name: 'c', image: 'busybox', resources: { requests: { cpu: '3' } } }], ...podSpec,
+        },
+      },
+    },
+  };
+}
+
+/** Pod name → zone of its node once `count` pods of `app` are bound; and the pool's nodes per zone. */
+export async function boundAndNodes(kube: Kube, namespace: string, app: string, pool: string, count: number, timeoutMs = 240_000): Promise<{ pods: Map<string, string>; nodes: string }> {
+  const zoneOf = async () => new Map((await kube.list('v1', 'Node')).map((n) => [n.metadata.name as string, n.metadata.labels[ZONE] as string]));
+  const pods = await eventually(`${count} pods of ${app} bound on added nodes`, async () => {
+    const list = await kube.podsOf(namespace, `app=${app}`);
+    if (list.length !== count || list.some((p) => !p.spec.nodeName)) return undefined;
+    const zones = await zoneOf();
+    return new Map(list.map((p) => [p.metadata.name as string, zones.get(p.spec.nodeName)!]));
+  }, timeoutMs, 1000);
+  const nodes = (await kube.list('v1', 'Node', undefined, `pool=${pool}`)).map((n) => n.metadata.labels[ZONE] as string);
+  return { pods, nodes: zoneCounts(nodes) };
+}

@@ -1,0 +1,119 @@
+// End-to-end with a real Karpenter (v1.13, kwok provider: a NodeClaim's Node is created by
+// Karpenter itself, no machine) beside the control plane and the default scheduler alone. The
+// cluster's zones are known from tainted system nodes; zonekeeper reads the NodePools the
+// workload's pods are compatible with to know the zones its pool can grow into, so one node of
+// the pool in zone-b does not put the whole StatefulSet there (docs/autoscalers.md).
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { boundAndNodes, kubeletOfNewNodes, pooledStatefulSet, systemNodes, ZONE } from './autoscaling.js';
+import { ControlPlane, freePort, kubeVersions } from './controlPlane.js';
+import { eventually, Kube, type Obj } from './kube.js';
+import { tearDown, zoneCounts, ZONES } from './workloads.js';
+
+const ROOT = new URL('../../', import.meta.url).pathname;
+const SHARED = process.env.KUBE_SHARED ?? join(ROOT, '../shared');
+const KARPENTER = join(SHARED, 'karpenter');
+const UNPACK = join(KARPENTER, 'unpack.sh');
+const NS = 'grown';
+
+/** A NodePool for pool `pool` (its nodes labelled so) offering `zones`, of 4-CPU on-demand nodes only. */
+function nodePool(pool: string, zones: string[]): Obj {
+  return {
+    apiVersion: 'karpenter.sh/v1', kind: 'NodePool', metadata: { name: pool },
+    spec: {
+      template: {
+        metadata: { labels: { pool } },
+        spec: {
+          requirements: [
+            { key: ZONE, operator: 'In', values: zones },
+            { key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['medium-4cpu'] },
+            { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] },
+          ],
+          nodeClassRef: { group: 'karpenter.kwok.sh', kind: 'KWOKNodeClass', name: 'default' },
+          expireAfter: 'Never',
+        },
+      },
+      disruption: { consolidationPolicy: 'WhenEmpty', consolidateAfter: 'Never' },
+    },
+  };
+}
+
+// One run on the newest Kubernetes: Karpenter v1.13's client is 1.35's.
+const versions = kubeVersions().filter((k) => k.minor >= 34);
+const unpacked = existsSync(UNPACK);
+if (!unpacked && process.env.CI) throw new Error(`CI runs the Karpenter e2e: no ${UNPACK}`);
+
+for (const k of versions) describe(`[${k.version}] a real Karpenter grows the zones its NodePools offer where zonekeeper pinned the pods`, { skip: unpacked ? false : `no ${UNPACK}` }, () => {
+  const cp = new ControlPlane(k.bin);
+  let kube: Kube;
+  let stopKubelet: () => Promise<void>;
+
+  before(async () => {
+    await cp.up([{ name: 'default-scheduler', extender: false }]);
+    kube = new Kube(cp.api);
+    await kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
+    await systemNodes(kube);
+    cp.kubectl(['apply', '-f', join(KARPENTER, 'crds')]);
+    cp.kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/nodepools.karpenter.sh', 'crd/nodeclaims.karpenter.sh', 'crd/kwoknodeclasses.karpenter.kwok.sh']);
+    await kube.create({ apiVersion: 'karpenter.kwok.sh/v1alpha1', kind: 'KWOKNodeClass', metadata: { name: 'default' }, spec: {} });
+    await kube.create(nodePool('db', ZONES));
+    await kube.create(nodePool('dbab', ['zone-a', 'zone-b']));
+    const bin = execFileSync('bash', [UNPACK], { encoding: 'utf8' }).trim();
+    cp.start('karpenter', join(bin, 'karpenter'), [], {
+      ...process.env, KUBECONFIG: cp.kubeconfig, DISABLE_LEADER_ELECTION: 'true', LOG_LEVEL: 'debug',
+      METRICS_PORT: String(await freePort()), HEALTH_PROBE_PORT: String(await freePort()),
+      INSTANCE_TYPES_FILE_PATH: join(KARPENTER, 'examples/instance-types.json'), BATCH_IDLE_DURATION: '1s', BATCH_MAX_DURATION: '3s',
+    });
+    stopKubelet = kubeletOfNewNodes(kube);
+    // zonekeeper sees both NodePools before any pod is decided.
+    await eventually('zonekeeper watches NodePools', async () => {
+      const cache = await (await fetch(`${cp.zonekeeper!.admin}/debug/cache`)).json() as Obj;
+      return cache.kinds.find((c: Obj) => c.kind === 'nodepools')?.objects === 2;
+    }, 120_000, 500);
+  });
+  after(async () => {
+    await stopKubelet?.();
+    await tearDown(cp);
+  });
+
+  it('a NodePool offering zones a, b, c and one node of it already in zone-b: the StatefulSet of 3 gets 1/1/1, each pod on its pin', async () => {
+    // The pool's first node, as an earlier pod left it: Karpenter adds it in zone-b for a bare pod.
+    await kube.create({
+      apiVersion: 'v1', kind: 'Pod', metadata: { name: 'seed', namespace: NS },
+      spec: { nodeSelector: { pool: 'db', [ZONE]: 'zone-b' }, terminationGracePeriodSeconds: 0, containers: [{ name: 'c', image: 'busybox', resources: { requests: { cpu: '3' } } }] },
+    });
+    await eventually('the seed pod bound in zone-b', async () => (await kube.get('v1', 'Pod', NS, 'seed')).spec.nodeName, 180_000, 1000);
+    await kube.delete('v1', 'Pod', NS, 'seed', 0);
+    await eventually('the seed pod gone', async () => (await kube.podsOf(NS, '')).every((p) => p.metadata.name !== 'seed'));
+    assert.equal(zoneCounts((await kube.list('v1', 'Node', undefined, 'pool=db')).map((n) => n.metadata.labels[ZONE])), 'zone-b=1');
+
+    await kube.create(pooledStatefulSet(NS, 'db', 'db', 3));
+    const { pods, nodes } = await boundAndNodes(kube, NS, 'db', 'db', 3);
+    const list = await kube.frozenZones('apps/v1', 'StatefulSet', NS, 'db');
+    assert.deepEqual([...list].sort(), ZONES, 'the frozen list holds the zones the NodePool offers, not the one zone with a node');
+    for (const [pod, zone] of pods) assert.equal(zone, list[Number(pod.split('-').pop()) % 3], pod);
+    assert.equal(zoneCounts(pods.values()), 'zone-a=1 zone-b=1 zone-c=1');
+    assert.equal(nodes, 'zone-a=1 zone-b=1 zone-c=1');
+  });
+
+  it('a NodePool offering zones a and b only: the StatefulSet of 3 gets 2/1 over those two, nothing pinned to zone-c', async () => {
+    await kube.create(pooledStatefulSet(NS, 'ab', 'dbab', 3));
+    const { pods } = await boundAndNodes(kube, NS, 'ab', 'dbab', 3);
+    const list = await kube.frozenZones('apps/v1', 'StatefulSet', NS, 'ab');
+    assert.deepEqual([...list].sort(), ['zone-a', 'zone-b']);
+    for (const [pod, zone] of pods) assert.equal(zone, list[Number(pod.split('-').pop()) % 2], pod);
+    assert.deepEqual(zoneCounts(pods.values()).split(' ').map((c) => c.split('=')[1]).sort(), ['1', '2']);
+  });
+
+  it('a zone listed by hand that the NodePool does not offer: the seat there waits, and Karpenter\'s refusal is reported on the workload', async () => {
+    await kube.create({ ...pooledStatefulSet(NS, 'abc', 'dbab', 3), metadata: { name: 'abc', namespace: NS, annotations: { 'zonekeeper.io/zones': 'zone-a,zone-b,zone-c' } } });
+    await eventually('the pods pinned to a and b bound', async () => (await kube.podsOf(NS, 'app=abc')).filter((p) => p.spec.nodeName).length === 2, 180_000, 1000);
+    const event = await eventually('a CannotGrow Event on abc', async () =>
+      (await kube.list('v1', 'Event', NS)).find((e) => e.reason === 'CannotGrow' && e.involvedObject.name === 'abc'), 120_000, 1000);
+    assert.match(event.message, /abc-2 in zone-c, karpenter: /);
+    console.log(`# CannotGrow: ${event.message}`);
+  });
+});
