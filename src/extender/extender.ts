@@ -295,7 +295,7 @@ export function createExtender(deps: ExtenderDeps) {
       const moving = volumeStillMoving(cached, source.snapshot);
       if (moving) return { kind: 'wait', why: moving };
       const decide = (pod: PendingPod) => {
-        const input = state.inputOf(pod, schedulableNodes(source.snapshot));
+        const input = state.inputOf(pod, schedulableNodes(source.snapshot), true);
         return { input, model: podModel(pod, source.snapshot, settings, { pendingFreezes: input.pendingFreezes, forPlacement: true }) };
       };
       const request = ids.known(cached);

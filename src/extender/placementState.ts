@@ -87,9 +87,10 @@ export class PlacementState implements DecisionState {
   }
 
   /** The data one filter or prioritize call is decided on, read now: build it after any await. */
-  inputOf(pod: PendingPod, candidates: Candidates): PlacementInput {
+  inputOf(pod: PendingPod, candidates: Candidates, writesSpec = false): PlacementInput {
     return {
       pod, candidates, snapshot: this.source.snapshot, reservations: this.reservations, settings: this.settings, now: this.clock.now(),
+      writesSpec,
       waitingSince: this.waitingSince.get(pod.uid),
       pendingFreezes: this.actuator.pendingFreezes,
       unschedulableSubsets: this.unschedulable,

@@ -68,6 +68,11 @@ export interface PlacementInput extends DecisionState {
   now: number;
   /** First time (ms) this pod's filter passed no node; fallbacks count from it. */
   waitingSince: number | undefined;
+  /**
+   * The decision is written into the pod's spec (the gate), where autoscalers read it: a zone the
+   * pod can grow into is as good a choice as one with room (zone balance offers it).
+   */
+  writesSpec?: boolean;
 }
 
 /** Side effects a verdict asks for; the extender carries them out. */

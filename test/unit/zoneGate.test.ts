@@ -32,6 +32,17 @@ describe('the gate decides with the filter\'s own policy code', () => {
     assert.equal(d.kind === 'zone' && d.zone, 'zone-b');
   });
 
+  it('a pool with no node (a node group scaled to zero): a StatefulSet seat and a balanced Deployment pod are both written into a zone the pool can grow into', async () => {
+    const system = nodes(ZONES, 1).map((n) => ({ ...n, spec: { taints: [{ key: 'CriticalAddonsOnly', value: 'true', effect: 'NoSchedule' }] } }));
+    const pool = { nodeSelector: { pool: 'db' } };
+    const balanced = { 'zonekeeper.io/zone-preferences': JSON.stringify({ zones: { '*': { weight: 1 } } }) };
+    const app = testApp(storeOf([...system, statefulSet('db', 3, { template: pool }), ...deployment('web', 3, balanced, pool)]));
+    const sts = await app.extender.decideGate(slimPod(gated(stsPod('db', 2, pool))));
+    assert.equal(sts.kind, 'zone', 'on main: "no node has label ...: nothing to pin to"');
+    const web = await app.extender.decideGate(slimPod(gated(rsPod('web', 'x', pool))));
+    assert.equal(web.kind === 'zone' && ZONES.includes(web.zone), true, `a zone to grow into, not a wait: ${web.kind === 'wait' ? web.why : ''}`);
+  });
+
   it('waits: on a cache not synced, for an Immediate-binding claim not bound, when every zone is at its limit', async () => {
     const notSynced = testApp(storeOf([...nodes(ZONES, 1), statefulSet('db', 3)]), { synced: () => false });
     assert.equal((await notSynced.extender.decideGate(slimPod(gated(stsPod('db', 0))))).kind, 'wait');

@@ -45,6 +45,8 @@ function zoneBalance(ctx: PolicyContext, model: BalanceModel): PolicyOutcome {
   const counts: Record<string, number> = {};
   for (const z of list.zones) counts[z] = (occupancy.get(z)?.bound ?? 0) + (occupancy.get(z)?.reserved ?? 0);
   const offered = new Set(ctx.feasible().map((n) => zoneOf(n, list.topologyKey)));
+  // Written into the spec, a zone the pods can grow into gets a node from the autoscaler: no cap on it.
+  if (input.writesSpec) for (const z of list.zones) if (list.reach.of(z) === 'grow') offered.add(z);
   const capacity: Record<string, number> = {};
   for (const z of list.zones) if (!offered.has(z)) capacity[z] = counts[z]! + fitInZone(z, list.topologyKey, input.pod, snapshot);
   const plan = keptCounts(list.zones, workload.replicas, cappedBy(model.preferences.sequence, capacity), counts);
