@@ -24,11 +24,12 @@ Usage:
                       weights, and it rotates zonekeeper's zone list as live placement does (default "")
   --table             a readable table instead of JSON
 
-Prints {"plan": {zone: n, ...}, "overflow": {zone: n, ...}, "zonekeeper": {zone: n, ...}}:
-the Federated ReplicaSet plan, what capacity could not hold, and the layout zonekeeper itself
+Prints {"plan": {zone: n, ...}, "overflow": {zone: n, ...}, "zonekeeper": {zone: n, ...}, "unplaced": n}:
+the Federated ReplicaSet plan, what capacity could not hold, the layout zonekeeper itself
 uses for these replicas (the first N seats of its zone sequence, each zone capped at
 existing + capacity; a zone already over its share keeps its pods): equal weights never leave a zone empty while N >= zones, where the
-plan's rounding can (4 over 3 zones plans 2/2/0; zonekeeper lays out 2/1/1). Bad input exits 2.
+plan's rounding can (4 over 3 zones plans 2/2/0; zonekeeper lays out 2/1/1), and how many
+replicas no zone may take (with a "reason"). Bad input exits 2.
 `;
 
 export class UsageError extends ZonekeeperError {}
@@ -51,6 +52,10 @@ function json<T>(flag: string, text: string | undefined, schema: z.ZodType<T>): 
 export interface PlanOutput extends Plan {
   /** The layout zonekeeper uses: the first `replicas` seats of its zone sequence, per zone. */
   zonekeeper: Record<string, number>;
+  /** Replicas zonekeeper's layout gives no zone: their pods wait (every zone at its limit). */
+  unplaced: number;
+  /** Why, when some are unplaced. */
+  reason?: string;
 }
 
 export function runPlan(argv: string[]): { output: string; plan: PlanOutput } {
@@ -90,10 +95,13 @@ export function runPlan(argv: string[]): { output: string; plan: PlanOutput } {
   const order = values.key ? fleetOrder(zones, values.key, undefined) : zones;
   const layout = keptCounts(order, replicas, cappedBy(sequencePreferences(preferences), totalCap), existing ?? {});
   if (!layout) throw new UsageError(`--replicas: ${replicas} is too many to lay out with these preferences`);
-  if (replicas > 0 && Object.values(layout).every((n) => n === 0) && Object.values(federated.plan).every((n) => n === 0)) {
-    throw new UsageError('--preferences: no zone can take a replica (every zone has weight 0 and no minReplicas, or no entry)');
-  }
-  const plan: PlanOutput = { ...federated, zonekeeper: layout };
+  // Preferences a workload may legally carry can leave replicas with no zone: the live path keeps
+  // their pods waiting with a reason, and so does the plan (the Federated planner answers zeros).
+  const unplaced = replicas - Object.values(layout).reduce((a, b) => a + b, 0);
+  const plan: PlanOutput = {
+    ...federated, zonekeeper: layout, unplaced,
+    ...(unplaced > 0 ? { reason: `${unplaced} of ${replicas} replicas have no zone: every zone is at its limit (weight 0 and no minReplicas, maxReplicas reached, no entry, or no capacity); their pods wait` } : {}),
+  };
   return { plan, output: values.table ? planTable(zones, plan) : JSON.stringify(plan) };
 }
 
@@ -105,5 +113,6 @@ function planTable(zones: string[], p: PlanOutput): string {
   return [
     `${'zone'.padEnd(width)}  ${'replicas'.padStart(8)}  ${'overflow'.padStart(8)}  ${'zonekeeper'.padStart(10)}`, ...rows,
     `${'total'.padEnd(width)}  ${cell(sum(p.plan), 8)}  ${cell(sum(p.overflow), 8)}  ${cell(sum(p.zonekeeper), 10)}`,
+    ...(p.reason ? [`unplaced: ${p.reason}`] : []),
   ].join('\n');
 }

@@ -22,7 +22,10 @@ export type GateDecision =
   /** Write the zone as a nodeSelector entry on the workload's topology key. */
   | { kind: 'zone'; topologyKey: string; zone: string; why: string; fallback?: GateFallback; instanceId?: number }
   /** Merge a WorkloadSpread subset's required term into every required term, as Kruise's webhook does. */
-  | { kind: 'subset'; workloadSpread: string; subset: string; term: NodeSelectorTerm | undefined; tolerations: readonly Toleration[]; why: string; fallback?: GateFallback }
+  | {
+    kind: 'subset'; workloadSpread: string; subset: string; term: NodeSelectorTerm | undefined;
+    preferred: readonly { weight: number; preference: NodeSelectorTerm }[]; tolerations: readonly Toleration[]; why: string; fallback?: GateFallback;
+  }
   /** Lift the gate, spec unchanged: no policy covers the pod, or its volumes decide alone. */
   | { kind: 'as-is'; why: string }
   /** Keep the gate: the decision waits (a volume not bound yet, every zone at its limit, a cache behind). */
@@ -36,7 +39,10 @@ export function gateDecision(v: FilterVerdict, input: PlacementInput): GateDecis
     const { ws, subset } = v.subset;
     const fallback: GateFallback | undefined = ws.strategy === 'Adaptive' && model && !v.boundVolume
       ? { kind: 'subset', key: subsetKey(ws, subset.name), workload: model.key, given: subset.name, afterMs: ws.rescheduleCriticalSeconds * 1000 } : undefined;
-    return { kind: 'subset', workloadSpread: ws.name, subset: subset.name, term: subset.requiredNodeSelectorTerm, tolerations: subset.tolerations, why: v.summary, fallback };
+    return {
+      kind: 'subset', workloadSpread: ws.name, subset: subset.name, term: subset.requiredNodeSelectorTerm,
+      preferred: subset.preferredNodeSelectorTerms, tolerations: subset.tolerations, why: v.summary, fallback,
+    };
   }
   const topologyKey = model?.zones().topologyKey;
   if (v.zone !== undefined && topologyKey) {
@@ -80,9 +86,14 @@ export function schedulableNodes(snapshot: Snapshot): Candidates {
 
 type Raw = Record<string, any>;
 
+/** A term as the API takes it: empty lists left out. */
+function termAsWritten(term: NodeSelectorTerm): Raw {
+  return { ...(term.matchExpressions.length ? { matchExpressions: term.matchExpressions } : {}), ...(term.matchFields.length ? { matchFields: term.matchFields } : {}) };
+}
+
 /** `term`'s requirements added to each of `terms` (they are ORed, so each must narrow), or `term` alone. */
 export function mergedTerms(terms: readonly Raw[] | undefined, term: NodeSelectorTerm): Raw[] {
-  if (!terms || terms.length === 0) return [{ ...(term.matchExpressions.length ? { matchExpressions: term.matchExpressions } : {}), ...(term.matchFields.length ? { matchFields: term.matchFields } : {}) }];
+  if (!terms || terms.length === 0) return [termAsWritten(term)];
   return terms.map((t) => ({
     ...t,
     ...(term.matchExpressions.length ? { matchExpressions: [...(t.matchExpressions ?? []), ...term.matchExpressions] } : {}),
@@ -110,8 +121,16 @@ export function gatePatch(pod: Raw, d: Exclude<GateDecision, { kind: 'wait' }>):
   // An instance ID given just now goes in the same write as the zone it pins.
   if (d.kind === 'zone' && d.instanceId !== undefined) metadata.annotations = { [ANNOTATION.instanceId]: String(d.instanceId) };
   if (d.kind === 'subset') {
-    const required = pod.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms;
-    if (d.term) spec.affinity = { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: mergedTerms(required, d.term) } } };
+    const nodeAffinity = pod.spec?.affinity?.nodeAffinity;
+    const required = nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms;
+    const written: Raw = {};
+    if (d.term) written.requiredDuringSchedulingIgnoredDuringExecution = { nodeSelectorTerms: mergedTerms(required, d.term) };
+    // The subset's preferred terms after the pod's own, as Kruise's webhook adds them (a gated pod's preferred terms may change freely).
+    if (d.preferred.length > 0) {
+      const own = Array.isArray(nodeAffinity?.preferredDuringSchedulingIgnoredDuringExecution) ? nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution : [];
+      written.preferredDuringSchedulingIgnoredDuringExecution = [...own, ...d.preferred.map((p) => ({ weight: p.weight, preference: termAsWritten(p.preference) }))];
+    }
+    if (Object.keys(written).length > 0) spec.affinity = { nodeAffinity: written };
     if (d.tolerations.length > 0) spec.tolerations = [...(Array.isArray(pod.spec?.tolerations) ? pod.spec.tolerations : []), ...d.tolerations.map(asWritten)];
     // As OpenKruise's webhook marks the pod: the subset counts it from now on, bound or not.
     metadata.annotations = { [ANNOTATION.kruiseMatched]: JSON.stringify({ name: d.workloadSpread, subset: d.subset }) };

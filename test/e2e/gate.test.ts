@@ -3,6 +3,7 @@
 // it into the pod's spec; the default scheduler, reading only the spec, must honour every pin.
 // zonekeeper runs as the gate-only overlay's ServiceAccount, with that overlay's RBAC.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { parseAllDocuments } from 'yaml';
 import { ControlPlane, kubeVersions } from './controlPlane.js';
@@ -13,7 +14,7 @@ const GATE = { schedulingGates: [{ name: 'zonekeeper.io/zone' }] };
 const OVERLAY = new URL('../../manifests/overlays/gate-only', import.meta.url).pathname;
 const RBAC_KINDS = new Set(['Namespace', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding']);
 // zoneFallback adaptive, short: a pod lifted into a zone where it is not scheduled is evicted after 3 s.
-const CONFIG = { placement: { zoneFallback: 'adaptive', fallbackAfterSeconds: 3 }, gate: { intervalSeconds: 1 } };
+const CONFIG = { placement: { zoneFallback: 'adaptive', fallbackAfterSeconds: 3 }, gate: { intervalSeconds: 1 }, cluster: { crdRecheckSeconds: 2 } };
 const ZONE = 'topology.kubernetes.io/zone';
 const container = { name: 'c', image: 'busybox', resources: { requests: { cpu: '10m' } } };
 
@@ -87,6 +88,34 @@ for (const k of kubeVersions()) describe(`[${k.version}] the zone gate with the 
       assert.equal(placed.get(p.metadata.name), list[id % list.length], `${p.metadata.name} (instance ID ${id})`);
     }
     assert.deepEqual([...ids].sort(), [0, 1, 2, 3, 4, 5]);
+  });
+
+  it('a gated Deployment under a WorkloadSpread (zonekeeper\'s CRD): each pod gets its subset\'s required term, its preferred terms and Kruise\'s annotation, and the API server takes them', async () => {
+    const crd = parseAllDocuments(readFileSync(new URL('../../manifests/workloadspread-crd/50-workloadspread-crd.yaml', import.meta.url), 'utf8'))[0]!.toJS();
+    await kube.create(crd);
+    cp.kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/workloadspreads.apps.kruise.io']);
+    const preferred = [{ weight: 10, preference: { matchExpressions: [{ key: 'pool', operator: 'DoesNotExist' }] } }];
+    await kube.create({
+      apiVersion: 'apps.kruise.io/v1alpha1', kind: 'WorkloadSpread', metadata: { name: 'spread', namespace: NS },
+      spec: {
+        targetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'spread' },
+        subsets: [
+          { name: 'a', requiredNodeSelectorTerm: { matchExpressions: [{ key: ZONE, operator: 'In', values: ['zone-a'] }] }, preferredNodeSelectorTerms: preferred, maxReplicas: 2 },
+          { name: 'b', requiredNodeSelectorTerm: { matchExpressions: [{ key: ZONE, operator: 'In', values: ['zone-b'] }] } },
+        ],
+      },
+    });
+    await eventually('zonekeeper watches the WorkloadSpread', async () => {
+      const cache = await (await fetch(`${cp.zonekeeper!.admin}/debug/cache`)).json() as Obj;
+      return cache.kinds.find((c: Obj) => c.kind === 'workloadspreads')?.objects === 1;
+    }, 60_000, 500);
+    await kube.create(deployment(NS, 'spread', 3));
+    assert.equal(zoneCounts((await bound('spread', 3)).values()), 'zone-a=2 zone-b=1');
+    for (const p of await pods('spread')) {
+      const subset = JSON.parse(p.metadata.annotations['apps.kruise.io/matched-workloadspread']).subset;
+      const prefs = p.spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution;
+      assert.deepEqual(prefs ?? [], subset === 'a' ? preferred : [], `${p.metadata.name} in subset ${subset}`);
+    }
   });
 
   it('a gated pod no policy covers is lifted unchanged and says so; one no zone may take stays gated with its reason', async () => {

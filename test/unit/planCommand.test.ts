@@ -42,12 +42,25 @@ describe('zonekeeper plan', () => {
     ['no replicas', ['--zones', 'a'], /--replicas/],
     ['an unknown flag', ['--replicas', '5', '--zones', 'a', '--bogus'], /bogus/],
     ['a zone named twice', ['--replicas', '3', '--zones', 'A,A'], /--zones: zone A is named twice/],
-    ['preferences that place nothing', ['--replicas', '3', '--zones', 'A,B', '--preferences', '{"zones":{"*":{"weight":0}}}'], /no zone can take a replica/],
   ] as const) {
     it(`refuses ${what}`, () => {
       assert.throws(() => runPlan([...args]), (e: Error) => e instanceof UsageError && message.test(e.message));
     });
   }
+
+  it('answers for every preference set the live path accepts: every zone at weight 0 plans zeros, every replica unplaced, and why', () => {
+    const { plan } = runPlan(['--replicas', '50', '--zones', 'A,B,C', '--preferences', '{"zones": {"*": {"weight": 0, "maxReplicas": 2}}}']);
+    assert.deepEqual(plan.zonekeeper, { A: 0, B: 0, C: 0 });
+    assert.deepEqual(plan.plan, { A: 0, B: 0, C: 0 }, 'the Federated ReplicaSet planner answers zeros too');
+    assert.equal(plan.unplaced, 50);
+    assert.match(plan.reason!, /50 of 50 replicas have no zone: every zone is at its limit/);
+    const capped = runPlan(['--replicas', '5', '--zones', 'A,B', '--preferences', '{"zones": {"*": {"weight": 1, "maxReplicas": 2}}}', '--table']);
+    assert.equal(capped.plan.unplaced, 1);
+    assert.match(capped.output, /unplaced: 1 of 5 replicas have no zone/);
+    const cli = spawnSync(process.execPath, [CLI, 'plan', '--replicas', '3', '--zones', 'A,B', '--preferences', '{"zones":{"*":{"weight":0}}}'], { encoding: 'utf8' });
+    assert.equal(cli.status, 0, cli.stderr);
+    assert.equal(JSON.parse(cli.stdout).unplaced, 3);
+  });
 
   it('exits 2 with the message on bad input, 0 with JSON on good input', () => {
     const bad = spawnSync(process.execPath, [CLI, 'plan', '--replicas', '5', '--zones', 'a', '--preferences', '{"zones":{"a":{"wieght":1}}}'], { encoding: 'utf8' });

@@ -149,11 +149,25 @@ describe('the patch: the decision written into the spec, the gate lifted, in one
     assert.deepEqual(merged.map((t) => t.matchExpressions.map((e: Raw) => e.key)), [['disk', ZONE], ['gen', ZONE]]);
     assert.deepEqual(mergedTerms(undefined, term), [{ matchExpressions: term.matchExpressions }]);
     const patch = gatePatch(gated(rsPod('web', 'x'), { tolerations: [{ key: 'a', operator: 'Exists' }] }), {
-      kind: 'subset', workloadSpread: 'ws', subset: 'a', term, tolerations: [{ key: 'spot', operator: 'Exists', value: '', effect: 'NoSchedule' }], why: '',
+      kind: 'subset', workloadSpread: 'ws', subset: 'a', term, preferred: [], tolerations: [{ key: 'spot', operator: 'Exists', value: '', effect: 'NoSchedule' }], why: '',
     });
     assert.deepEqual(patch.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms, [{ matchExpressions: term.matchExpressions }]);
     assert.deepEqual(patch.spec.tolerations, [{ key: 'a', operator: 'Exists' }, { key: 'spot', operator: 'Exists', effect: 'NoSchedule' }]);
     assert.deepEqual(JSON.parse(patch.metadata.annotations['apps.kruise.io/matched-workloadspread']), { name: 'ws', subset: 'a' });
+  });
+
+  it('a subset\'s preferred terms after the pod\'s own, as Kruise\'s webhook writes them; the gate\'s decision carries them from the WorkloadSpread', async () => {
+    const ssd = { weight: 10, preference: { matchExpressions: [{ key: 'disk', operator: 'In', values: ['ssd'] }], matchFields: [] } };
+    const own = [{ weight: 1, preference: { matchExpressions: [{ key: 'gen', operator: 'In', values: ['5'] }] } }];
+    const pod = gated(rsPod('web', 'x'), { affinity: { nodeAffinity: { preferredDuringSchedulingIgnoredDuringExecution: own } } });
+    const patch = gatePatch(pod, { kind: 'subset', workloadSpread: 'ws', subset: 'a', term: undefined, preferred: [ssd], tolerations: [], why: '' });
+    assert.deepEqual(patch.spec.affinity.nodeAffinity, { preferredDuringSchedulingIgnoredDuringExecution: [...own, { weight: 10, preference: { matchExpressions: ssd.preference.matchExpressions } }] });
+    // From a WorkloadSpread: the subset's preferred terms reach the decision (on main they were dropped).
+    const subset = { ...zoneSubset('a', 'zone-a', 3), preferredNodeSelectorTerms: [ssd] };
+    const app = testApp(storeOf([...nodes(ZONES, 1), ...deployment('web', 3), workloadSpread('ws', { kind: 'Deployment', name: 'web' }, [subset])]));
+    const d = await app.extender.decideGate(slimPod(gated(rsPod('web', 'y'))));
+    assert.equal(d.kind, 'subset');
+    assert.deepEqual(d.kind === 'subset' && d.preferred.map((p) => p.weight), [10]);
   });
 
   it('as-is: only the gate', () => {
