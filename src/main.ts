@@ -15,7 +15,7 @@ import { clusterWatch, type SourceChoice } from './sourceChoice.js';
 
 export { chooseSource, DEMO_CLUSTER, type SourceChoice } from './sourceChoice.js';
 import { createExtender } from './extender/extender.js';
-import { zoneGateKeeper } from './extender/zoneGateKeeper.js';
+import { zoneGateKeeper } from './controllers/zoneGateKeeper.js';
 import type { Logger } from './logger.js';
 import { createMetrics, registerHealthGauges, registerStateGauges, type Metrics } from './metrics.js';
 import { kubernetesAuthorizer } from './server/adminAuth.js';

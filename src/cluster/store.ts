@@ -159,6 +159,12 @@ export class ClusterStore implements Snapshot {
   private readonly workloadListeners: ((w: SlimWorkload) => void)[] = [];
   private readonly nodeListeners: ((before: SlimNode | undefined, after: SlimNode | undefined) => void)[] = [];
   private readonly reportListeners: ((r: SlimScaleReport) => void)[] = [];
+  private readonly claimListeners: ((namespace: string, claim: string) => void)[] = [];
+
+  /** Called with the claim a PVC or PV written is about (a claim created or bound, a PV reserved for it). */
+  onClaim(listener: (namespace: string, claim: string) => void): void {
+    this.claimListeners.push(listener);
+  }
 
   /** Called with each autoscaler report written (a new or repeated refusal for a pod). */
   onScaleReport(listener: (r: SlimScaleReport) => void): void {
@@ -200,6 +206,7 @@ export class ClusterStore implements Snapshot {
         for (const l of this.reportListeners) l(obj as SlimScaleReport);
       }
       if (kind === 'nodepools') this.derived.clear();
+      if (kind === 'persistentvolumeclaims') for (const l of this.claimListeners) l((obj as SlimPVC).namespace, (obj as SlimPVC).name);
       return;
     }
     switch (kind) {
@@ -218,7 +225,10 @@ export class ClusterStore implements Snapshot {
         const v = obj as SlimPV;
         this.deletePVClaim(v.name);
         this.pvs.set(v.name, v);
-        if (v.claim) this.pvByClaim.set(nsKey(v.claim.namespace, v.claim.name), v.name);
+        if (v.claim) {
+          this.pvByClaim.set(nsKey(v.claim.namespace, v.claim.name), v.name);
+          for (const l of this.claimListeners) l(v.claim.namespace, v.claim.name);
+        }
         return;
       }
     }

@@ -2,7 +2,57 @@
 
 export interface Clock { now(): number }
 
-export const systemClock: Clock = { now: () => Date.now() };
+/** A clock that also calls back later: what controllers wait with, so tests can move time themselves. */
+export interface Timers extends Clock {
+  /** Calls `fn` after `ms` (never holding the process open); returns a cancel. */
+  after(ms: number, fn: () => void): () => void;
+}
+
+export const systemClock: Timers = {
+  now: () => Date.now(),
+  after(ms, fn) {
+    const t = setTimeout(fn, ms);
+    t.unref();
+    return () => clearTimeout(t);
+  },
+};
+
+/** Sleeps on `clock` (the fake one in tests, which wakes when it is advanced). */
+export function sleepOn(clock: Timers, ms: number): Promise<void> {
+  return new Promise((resolve) => { clock.after(ms, resolve); });
+}
+
+/** Time that moves only when told to: `advance` runs every callback that falls due, in order. */
+export function fakeClock(start = 0): Timers & { advance(ms: number): Promise<void>; pending(): number } {
+  let now = start;
+  let seq = 0;
+  const timers = new Map<number, { at: number; fn: () => void }>();
+  const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
+  return {
+    now: () => now,
+    after(ms, fn) {
+      const id = seq++;
+      timers.set(id, { at: now + Math.max(0, ms), fn });
+      return () => { timers.delete(id); };
+    },
+    pending: () => timers.size,
+    /** Moves time forward by `ms`, firing each due callback at its own time and letting the work it starts run. */
+    async advance(ms: number) {
+      const until = now + ms;
+      for (;;) {
+        await settle();
+        let next: [number, { at: number; fn: () => void }] | undefined;
+        for (const e of timers) if (e[1].at <= until && (!next || e[1].at < next[1].at)) next = e;
+        if (!next) break;
+        timers.delete(next[0]);
+        now = Math.max(now, next[1].at);
+        next[1].fn();
+      }
+      now = until;
+      await settle();
+    },
+  };
+}
 
 /** Waits `ms`, or less when `signal` aborts; the listener goes with the wait, so a flapping loop adds none. */
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {

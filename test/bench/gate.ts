@@ -57,7 +57,7 @@ export async function gateCase(): Promise<void> {
   console.log(`\nzone gate: ${BURST} gated pods decided over ${store.nodeCount()} nodes and ${store.count('pods') - BURST} cached pods (${[...kinds].map(([k, n]) => `${k} ${n}`).join(', ')})`);
   console.log(`per pod, from the cache to its patch: median ${fmt(median, 3)} ms, p99 ${fmt(p99, 3)} ms; the burst at ${fmt(BURST / (total / 1000), 0)} pods/s before the writes`);
 
-  const { zoneGateKeeper } = await dist('extender/zoneGateKeeper.js');
+  const { zoneGateKeeper } = await dist('controllers/zoneGateKeeper.js');
   const api = await new FakeApiServer().start();
   const answered = new Map<string, number>();
   const record = api.patches.push.bind(api.patches);

@@ -3,20 +3,21 @@ import { after, before, describe, it } from 'node:test';
 import { liftGate } from '../../src/actuator/podGate.js';
 import type { ApiClient } from '../../src/cluster/apiClient.js';
 import { FakeApiServer } from '../support/fakeApiServer.js';
-import { stsPod } from '../support/builders.js';
+import { node, pv, statefulSet, stsPod } from '../support/builders.js';
+import { fakeClock } from '../../src/common/clock.js';
 import { silent } from '../support/app.js';
 import { waitFor } from '../support/wait.js';
 import { ClusterStore } from '../../src/cluster/store.js';
 import { addObject, memorySource } from '../../src/cluster/source.js';
-import { zoneGateKeeper } from '../../src/extender/zoneGateKeeper.js';
+import { zoneGateKeeper } from '../../src/controllers/zoneGateKeeper.js';
 import { createMetrics } from '../../src/metrics.js';
 
 // The gate's one write over HTTP (docs/design.md#the-zone-gate): conditional on what was read,
 // so two holders (a Lease hand-over) can never both lift a pod's gate, nor with two zones.
 
 const zone = (z: string) => ({ kind: 'zone' as const, topologyKey: 'topology.kubernetes.io/zone', zone: z, why: '' });
-const gatedPod = (ordinal: number) => {
-  const p = stsPod('db', ordinal);
+const gatedPod = (ordinal: number, claims: string[] = []) => {
+  const p = stsPod('db', ordinal, { claims });
   return { ...p, spec: { ...p.spec, schedulingGates: [{ name: 'zonekeeper.io/zone' }] } };
 };
 
@@ -120,18 +121,19 @@ describe('the zone gate keeper against an API server', () => {
     }
   });
 
-  it('a new holder takes the pods gated before it started; a pod whose decision waits is decided again after the interval, once', async () => {
+  it('a new holder takes the pods gated before it started; a pod whose decision waits is decided again after the interval, once (fake time)', async () => {
     const store = new ClusterStore();
+    const clock = fakeClock(Date.parse('2026-11-25T12:00:00Z'));
     let waits = 1;
     const decided: string[] = [];
     const keeper = zoneGateKeeper({
-      api: api.client(), source: memorySource(store, 'test'), fellBack() {}, events: { record() {} },
+      api: api.client(), source: memorySource(store, 'test'), fellBack() {}, events: { record() {} }, clock,
       decide: async (pod) => {
         decided.push(pod.name);
         if (pod.name === 'db-21' && waits-- > 0) return { kind: 'wait', why: 'every zone at its limit' };
         return zone('zone-b');
       },
-      opts: { intervalSeconds: 1, patchesPerSecond: 1000, fallbackEvictionsPerMinute: 0, fallbackDryRun: true }, log: silent, metrics: createMetrics(),
+      opts: { intervalSeconds: 5, patchesPerSecond: 1000, fallbackEvictionsPerMinute: 0, fallbackDryRun: true }, log: silent, metrics: createMetrics(),
     });
     const applied = () => api.patches.filter((p) => /db-2[01]$/.test(p.path)).map((p) => p.path.split('/').pop()).sort();
     // Gated while no keeper ran (the Lease held elsewhere).
@@ -143,9 +145,52 @@ describe('the zone gate keeper against an API server', () => {
     try {
       await waitFor(() => applied().includes('db-20'), 'db-20 lifted on start');
       assert.equal(keeper.reason(stsPod('db', 21).metadata.uid), 'every zone at its limit');
-      await waitFor(() => applied().includes('db-21'), 'db-21 lifted at a later pass');
+      await clock.advance(4900);
+      assert.deepEqual(applied(), ['db-20'], 'not before the interval');
+      await clock.advance(100);
+      await waitFor(() => applied().includes('db-21'), 'db-21 lifted once the interval is over');
       assert.deepEqual(decided.filter((n) => n === 'db-21').length, 2, 'decided twice: it waited once');
       assert.deepEqual(decided.filter((n) => n === 'db-20').length, 1, 'a lifted pod is not decided again');
+    } finally {
+      await keeper.stop();
+    }
+  });
+
+  it('a pod waiting on its claim, a zone\'s limit or a node is decided again when that changes, not on a timer (fake time never moves)', async () => {
+    const store = new ClusterStore();
+    const clock = fakeClock(Date.parse('2026-11-25T12:00:00Z'));
+    const decided: string[] = [];
+    // db-30 waits for its claim's volume; db-31 for a pod of its workload to go; db-32 for a Ready node.
+    const keeper = zoneGateKeeper({
+      api: api.client(), source: memorySource(store, 'test'), fellBack() {}, events: { record() {} }, clock,
+      decide: async (pod) => {
+        decided.push(pod.name);
+        if (pod.name === 'db-30' && !store.pvForClaim('default', 'data-db-30')) return { kind: 'wait', why: 'claim data-db-30 is not bound yet' };
+        if (pod.name === 'db-31' && store.pod('default', 'db-1')) return { kind: 'wait', why: 'every zone is at its limit' };
+        if (pod.name === 'db-32' && !store.node('node-new')) return { kind: 'wait', why: 'no node' };
+        return zone('zone-a');
+      },
+      opts: { intervalSeconds: 3600, patchesPerSecond: 1000, fallbackEvictionsPerMinute: 0, fallbackDryRun: true }, log: silent, metrics: createMetrics(),
+    });
+    const lifted = (name: string) => api.patches.some((p) => p.path.endsWith(`/${name}`));
+    addObject(store, statefulSet('db', 40));
+    addObject(store, stsPod('db', 1, { nodeName: 'node-a-1' }));
+    for (const o of [30, 31, 32]) {
+      const raw = gatedPod(o, o === 30 ? ['data-db-30'] : []);
+      api.put(raw);
+      addObject(store, raw);
+    }
+    keeper.start();
+    try {
+      await waitFor(() => ['db-30', 'db-31', 'db-32'].every((n) => keeper.reason(`pod-${n}`) !== undefined), 'all three wait');
+      addObject(store, pv('pv-30', 'zone-a', { claim: 'data-db-30' }));
+      await waitFor(() => lifted('db-30'), 'db-30 lifted when its volume appeared');
+      store.delete('pods', 'default/db-1');
+      await waitFor(() => lifted('db-31'), 'db-31 lifted when a pod of its workload went away');
+      assert.equal(lifted('db-32'), false);
+      addObject(store, node('node-new', 'zone-a'));
+      await waitFor(() => lifted('db-32'), 'db-32 lifted when a node joined Ready');
+      assert.equal(clock.now(), Date.parse('2026-11-25T12:00:00Z'), 'no time passed');
     } finally {
       await keeper.stop();
     }

@@ -1,0 +1,137 @@
+import { systemClock, type Timers } from './clock.js';
+
+// The one work queue every background writer runs on, with client-go's workqueue semantics
+// (util/workqueue): a key queued twice is queued once, one worker per key at a time (a key added
+// while it is being worked on runs again after), retries rate-limited per key, delayed adds, and
+// a shutdown that lets the work in hand finish. Time comes from the injected clock.
+
+/** What a worker says of a key: done (nothing), again after a while, or failed (retried with backoff). */
+export type WorkResult = void | { againAfterMs: number } | 'retry';
+
+export interface WorkQueueOptions {
+  /** Workers at once: distinct keys worked on together (writes waiting on the API server). */
+  workers?: number;
+  /** Per-key retry backoff after a 'retry' or a thrown error: doubles from base up to max. */
+  retryBaseMs?: number;
+  retryMaxMs?: number;
+  clock?: Timers;
+  /** A worker threw: said here, then retried. */
+  onError?: (key: string, err: Error) => void;
+}
+
+export interface WorkQueue<K extends string = string> {
+  /** Queues `key` unless it is queued already. */
+  add(key: K): void;
+  /** Queues `key` after `ms`; an earlier delayed add of the same key wins. */
+  addAfter(key: K, ms: number): void;
+  /** Forgets `key`'s failures (its next retry starts from the base delay) and any delayed add. */
+  forget(key: K): void;
+  /** Queued and in hand (not the delayed ones). */
+  length(): number;
+  /** Delayed adds waiting for their time. */
+  delayed(): number;
+  start(): void;
+  /** Stops taking keys; resolves once the keys in hand are done. Delayed adds are dropped. */
+  shutDown(): Promise<void>;
+}
+
+export function workQueue<K extends string>(work: (key: K) => Promise<WorkResult>, opts: WorkQueueOptions = {}): WorkQueue<K> {
+  const clock = opts.clock ?? systemClock;
+  const workers = Math.max(1, opts.workers ?? 1);
+  const base = opts.retryBaseMs ?? 5, max = opts.retryMaxMs ?? 60_000;
+  const queue = new Set<K>();
+  const processing = new Set<K>();
+  /** Added while in hand: queued again when its worker is done. */
+  const dirty = new Set<K>();
+  const waiting = new Map<K, { at: number; cancel: () => void }>();
+  const failures = new Map<K, number>();
+  const inFlight = new Set<Promise<void>>();
+  let running = false;
+  let shuttingDown = false;
+
+  function add(key: K): void {
+    if (shuttingDown) return;
+    if (processing.has(key)) {
+      dirty.add(key);
+      return;
+    }
+    queue.add(key);
+    pump();
+  }
+
+  function addAfter(key: K, ms: number): void {
+    if (shuttingDown) return;
+    if (ms <= 0) return add(key);
+    const at = clock.now() + ms;
+    const had = waiting.get(key);
+    if (had && had.at <= at) return;
+    had?.cancel();
+    const cancel = clock.after(ms, () => {
+      waiting.delete(key);
+      add(key);
+    });
+    waiting.set(key, { at, cancel });
+  }
+
+  function retryLater(key: K): void {
+    const n = failures.get(key) ?? 0;
+    failures.set(key, n + 1);
+    addAfter(key, Math.min(max, base * 2 ** Math.min(n, 30)));
+  }
+
+  async function run(key: K): Promise<void> {
+    let result: WorkResult;
+    try {
+      result = await work(key);
+    } catch (err) {
+      opts.onError?.(key, err as Error);
+      result = 'retry';
+    }
+    processing.delete(key);
+    if (result === 'retry') retryLater(key);
+    else {
+      failures.delete(key);
+      if (result) addAfter(key, result.againAfterMs);
+    }
+    if (dirty.delete(key)) add(key);
+  }
+
+  function pump(): void {
+    if (!running || shuttingDown) return;
+    for (const key of queue) {
+      if (processing.size >= workers) return;
+      queue.delete(key);
+      processing.add(key);
+      const p: Promise<void> = run(key).finally(() => {
+        inFlight.delete(p);
+        pump();
+      });
+      inFlight.add(p);
+    }
+  }
+
+  return {
+    add, addAfter,
+    forget(key) {
+      failures.delete(key);
+      waiting.get(key)?.cancel();
+      waiting.delete(key);
+    },
+    length: () => queue.size + processing.size,
+    delayed: () => waiting.size,
+    start() {
+      running = true;
+      shuttingDown = false;
+      pump();
+    },
+    async shutDown() {
+      shuttingDown = true;
+      for (const w of waiting.values()) w.cancel();
+      waiting.clear();
+      queue.clear();
+      dirty.clear();
+      while (inFlight.size > 0) await Promise.all([...inFlight]);
+      running = false;
+    },
+  };
+}

@@ -1,0 +1,246 @@
+import type { Logger } from 'pino';
+import { liftGate, type LiftResult } from '../actuator/podGate.js';
+import type { EventRecorder } from '../actuator/events.js';
+import { evictPod, perMinuteBudget } from '../actuator/eviction.js';
+import type { ApiClient } from '../cluster/apiClient.js';
+import type { SlimNode, SlimPod } from '../cluster/objects.js';
+import type { SnapshotSource } from '../cluster/source.js';
+import { sleepOn, systemClock, type Timers } from '../common/clock.js';
+import { ExpiringMap } from '../common/expiringMap.js';
+import { tokenBucket } from '../common/tokenBucket.js';
+import { workQueue, type WorkResult } from '../common/workQueue.js';
+import type { Metrics } from '../metrics.js';
+import { resolveWorkload, workloadKey } from '../placement/workload.js';
+import type { GateDecision, GateFallback } from '../placement/zoneGate.js';
+
+export interface GateOptions {
+  /** How often a pod whose decision waits is decided again when no event wakes it sooner. */
+  intervalSeconds: number;
+  patchesPerSecond: number;
+  /** Adaptive fallback: at most this many pods deleted per minute; with dryRun none, an Event says which. */
+  fallbackEvictionsPerMinute: number;
+  fallbackDryRun: boolean;
+}
+
+export interface GateKeeperDeps {
+  api: ApiClient;
+  source: SnapshotSource;
+  /** The filter's decision for a gated pod (ExtenderService.decideGate). */
+  decide(pod: SlimPod): Promise<GateDecision>;
+  /** A pod given `fb` was deleted for not being scheduled in time: its successor skips what it was given. */
+  fellBack(fb: GateFallback): void;
+  events: Pick<EventRecorder, 'record'>;
+  opts: GateOptions;
+  log: Logger;
+  metrics: Metrics;
+  clock?: Timers;
+}
+
+/** Gate writes under way at once: each is a PATCH, mostly waiting on the API server. */
+const GATE_WRITES_IN_FLIGHT = 32;
+
+/** A pod that waits, and what can end its wait (kube-scheduler's EventsToRegister). */
+interface Waiting { why: string; claims: readonly string[]; workload: string | undefined }
+
+/**
+ * Lifts the zone gate of gated pods (docs/design.md#the-zone-gate) on the work queue: each pod
+ * (by UID) is decided by the filter's policy code, then one conditional patch writes the zone
+ * and removes the gate. Runs only while started (the Lease's holder). A pod whose decision
+ * waits is decided again when something that can end its wait happens: a claim of its own
+ * bound or given a volume, a node turning Ready or joining, a pod of its workload going away,
+ * its workload changed; else after `intervalSeconds`. Pods lifted under an adaptive fallback
+ * go on a second queue, due when their time is up or an autoscaler refuses them a node.
+ */
+export function zoneGateKeeper(deps: GateKeeperDeps) {
+  const { api, source, decide, events, opts, log, metrics } = deps;
+  const clock = deps.clock ?? systemClock;
+  /** Lifted, the watch not showing it yet: not decided again meanwhile. */
+  const lifted = new ExpiringMap<string, true>({ max: 100_000, ttlMs: 60_000, clock });
+  /** Every gated pod the cache shows, kept while not the holder too: a new holder starts from it. */
+  const gated = new Set<string>();
+  const waiting = new Map<string, Waiting>();
+  /** Pods lifted under an adaptive fallback, until they bind: deleted if they do not in time. */
+  const placed = new Map<string, { pod: Pick<SlimPod, 'namespace' | 'name'>; fallback: GateFallback; at: number }>();
+  const budget = perMinuteBudget(opts.fallbackEvictionsPerMinute, clock.now);
+  // Writes in bursts of up to a tenth of a second's: a sleep per write would cap the rate at the timer's granularity.
+  const pace = tokenBucket(opts.patchesPerSecond, Math.max(1, opts.patchesPerSecond / 10), clock.now);
+  const queueOpts = { workers: GATE_WRITES_IN_FLIGHT, clock, retryBaseMs: 200, retryMaxMs: opts.intervalSeconds * 1000, onError: (key: string, err: Error) => log.error({ pod: key, err: err.message }, 'zone gate: deciding a pod failed') };
+  const gates = workQueue<string>(gate, queueOpts);
+  const fallbacks = workQueue<string>(fallBack, { ...queueOpts, workers: 1 });
+  let started = false;
+  let liftedSince = 0;
+
+  // Gated pods arrive on the queue; a pod no longer gated or gone leaves every record.
+  source.store.onPod((type, pod) => {
+    if (type === 'upsert' && pod.gated) {
+      gated.add(pod.uid);
+      if (started) gates.add(pod.uid);
+      return;
+    }
+    gated.delete(pod.uid);
+    waiting.delete(pod.uid);
+    lifted.delete(pod.uid);
+    gates.forget(pod.uid);
+    if (type === 'delete' || pod.nodeName) {
+      placed.delete(pod.uid);
+      fallbacks.forget(pod.uid);
+    }
+    // A pod of a workload going away (or placed) frees a zone's limit for the ones waiting on it.
+    if (type === 'delete' && waiting.size > 0) {
+      const key = workloadOf(pod);
+      if (key !== undefined) wake((w) => w.workload === key);
+    }
+  });
+  source.store.onClaim((namespace, claim) => {
+    const key = `${namespace}/${claim}`;
+    wake((w) => w.claims.includes(key));
+  });
+  source.store.onNode((before, after) => {
+    if (after && after.ready && !after.unschedulable && !(before && before.ready && !before.unschedulable && sameShape(before, after))) wake(() => true);
+  });
+  source.store.onWorkload((w) => {
+    const key = w.owner?.kind === 'Deployment' ? `${w.namespace}/Deployment/${w.owner.name}` : workloadKey(w);
+    wake((x) => x.workload === key);
+  });
+  // An autoscaler's refusal for a pod lifted under an adaptive fallback: the seat moves on now.
+  source.store.onScaleReport((r) => {
+    if (placed.has(r.pod.uid)) fallbacks.add(r.pod.uid);
+  });
+
+  function workloadOf(pod: SlimPod): string | undefined {
+    const ref = resolveWorkload(pod, source.snapshot)?.ref;
+    return ref && workloadKey(ref);
+  }
+
+  /** Queues the waiting pods `ends` says an event may have freed. */
+  function wake(ends: (w: Waiting) => boolean): void {
+    if (!started) return;
+    for (const [uid, w] of waiting) if (ends(w)) gates.add(uid);
+  }
+
+  /** Decides one gated pod and writes the decision. */
+  async function gate(uid: string): Promise<WorkResult> {
+    if (!source.ready()) return 'retry'; // never decided blind
+    const cached = source.snapshot.podByUid(uid);
+    if (!cached?.gated || lifted.get(uid)) return;
+    const d = await decide(cached);
+    if (d.kind === 'wait') {
+      const before = waiting.get(uid)?.why;
+      waiting.set(uid, { why: d.why, claims: cached.claims.map((c) => `${cached.namespace}/${c}`), workload: workloadOf(cached) });
+      metrics.gateDecisions.inc({ outcome: 'waiting' });
+      if (before !== d.why) events.record(cached, 'Warning', 'ZoneGateWaiting', `zonekeeper keeps the pod gated: ${d.why}`);
+      return { againAfterMs: opts.intervalSeconds * 1000 };
+    }
+    const wait = pace.wait();
+    if (wait > 0) await sleepOn(clock, wait);
+    lifted.set(uid, true);
+    let r: LiftResult;
+    try {
+      r = await liftGate(api, cached, d);
+    } catch (err) {
+      lifted.delete(uid);
+      metrics.actuatorWrites.inc({ action: 'lift-zone-gate', result: 'error' });
+      log.warn({ pod: `${cached.namespace}/${cached.name}`, err: (err as Error).message }, 'zone gate not lifted');
+      waiting.set(uid, { why: (err as Error).message, claims: [], workload: undefined });
+      return 'retry';
+    }
+    metrics.actuatorWrites.inc({ action: 'lift-zone-gate', result: r.result === 'lifted' ? 'ok' : r.result });
+    // Changed since read (another writer, a hand-over): decided again from the cache.
+    if (r.result === 'conflict') {
+      lifted.delete(uid);
+      return { againAfterMs: 50 };
+    }
+    if (r.result !== 'lifted') return;
+    waiting.delete(uid);
+    if (d.kind !== 'as-is' && d.fallback) {
+      placed.set(uid, { pod: { namespace: cached.namespace, name: cached.name }, fallback: d.fallback, at: clock.now() });
+      fallbacks.addAfter(uid, d.fallback.afterMs);
+    }
+    metrics.gateDecisions.inc({ outcome: d.kind });
+    if (liftedSince++ === 0) clock.after(1000, reportLifted);
+    log.debug({ pod: `${cached.namespace}/${cached.name}`, decision: d.kind, zone: d.kind === 'zone' ? d.zone : undefined, subset: d.kind === 'subset' ? d.subset : undefined }, 'zone gate lifted');
+    if (d.kind === 'as-is') events.record(cached, 'Normal', 'ZoneGateLifted', `zonekeeper lifted the gate without a zone: ${d.why}`);
+    if (r.unwritable) events.record(cached, 'Warning', 'ZoneGateLifted', `zonekeeper lifted the gate but could not write ${d.kind === 'zone' ? d.zone : 'the zone'}: ${r.unwritable}`);
+  }
+
+  /** One line of log a second while gates are lifted; each pod's lift is at debug. */
+  function reportLifted(): void {
+    log.info({ lifted: liftedSince, waiting: waiting.size, queued: gates.length() }, 'zone gates lifted');
+    liftedSince = 0;
+  }
+
+  /**
+   * Adaptive fallback (docs/design.md#the-zone-gate): a pod lifted with a zone or subset that is
+   * still not scheduled after its time, or that an autoscaler refused a node, is evicted
+   * (PodDisruptionBudgets decide; within the budget), and what it was given is skipped by its
+   * successor. In a dry run, an Event only.
+   */
+  async function fallBack(uid: string): Promise<WorkResult> {
+    const p = placed.get(uid);
+    const cached = source.snapshot.podByUid(uid);
+    if (!p || !cached || cached.nodeName || cached.terminating) {
+      placed.delete(uid);
+      return;
+    }
+    const refused = source.snapshot.scaleReports(uid).find((r) => r.at >= p.at - 1000);
+    const left = p.at + p.fallback.afterMs - clock.now();
+    if (!refused && left > 0) return { againAfterMs: left };
+    const what = refused
+      ? `pod ${p.pod.name} was given ${p.fallback.given} and ${refused.source} will not add a node for it (${refused.message})`
+      : `pod ${p.pod.name} was not scheduled in ${p.fallback.given} within ${Math.round(p.fallback.afterMs / 1000)}s`;
+    const owner = resolveWorkload(cached, source.snapshot)?.object;
+    if (opts.fallbackDryRun) {
+      placed.delete(uid);
+      metrics.gateFallbacks.inc({ result: 'would-delete' });
+      events.record(cached, 'Normal', 'ZoneFallbackWouldDelete', `gate.fallbackDryRun: ${what}; would delete it so that its successor goes elsewhere`);
+      return;
+    }
+    if (!budget.take()) return { againAfterMs: 60_000 / Math.max(1, opts.fallbackEvictionsPerMinute) };
+    const res = await evictPod(api, p.pod, log);
+    if (res.status === 200 || res.status === 201 || res.status === 404) {
+      placed.delete(uid);
+      deps.fellBack(p.fallback);
+      metrics.gateFallbacks.inc({ result: res.status === 404 ? 'gone' : 'deleted' });
+      log.info({ pod: `${p.pod.namespace}/${p.pod.name}`, given: p.fallback.given, workload: p.fallback.workload }, 'adaptive fallback: evicted a pod not scheduled in time');
+      if (owner) events.record(owner, 'Normal', 'ZoneFallback', `${what}: evicted; its successor skips ${p.fallback.given}`);
+      return;
+    }
+    // A PodDisruptionBudget refused (429) or the call failed: tried again with backoff.
+    metrics.gateFallbacks.inc({ result: res.status === 429 ? 'refused' : 'error' });
+    return 'retry';
+  }
+
+  return {
+    /** Gated pods the cache shows, and why each one waiting still waits. */
+    view(): { gated: number; waiting: { pod: string; why: string }[] } {
+      const out: { pod: string; why: string }[] = [];
+      for (const [uid, w] of waiting) {
+        const p = source.snapshot.podByUid(uid);
+        if (p && out.length < 100) out.push({ pod: `${p.namespace}/${p.name}`, why: w.why });
+      }
+      return { gated: gated.size, waiting: out };
+    },
+    /** Why this pod is still gated, if it is. */
+    reason: (uid: string) => waiting.get(uid)?.why,
+    /** Takes every gated pod the cache shows (a new holder takes those gated before it). */
+    start() {
+      started = true;
+      waiting.clear();
+      for (const uid of gated) gates.add(uid);
+      gates.start();
+      fallbacks.start();
+    },
+    async stop() {
+      started = false;
+      await Promise.all([gates.shutDown(), fallbacks.shutDown()]);
+    },
+  };
+}
+
+/** Labels and taints unchanged: a node whose shape is the same cannot end a wait by itself. */
+function sameShape(a: SlimNode, b: SlimNode): boolean {
+  return a.taints.length === b.taints.length && Object.keys(a.labels).length === Object.keys(b.labels).length
+    && Object.keys(a.labels).every((k) => a.labels[k] === b.labels[k]);
+}
+
+export type ZoneGateKeeper = ReturnType<typeof zoneGateKeeper>;

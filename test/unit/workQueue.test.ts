@@ -1,0 +1,121 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { fakeClock } from '../../src/common/clock.js';
+import { workQueue, type WorkResult } from '../../src/common/workQueue.js';
+
+// The work queue's client-go semantics, on fake time: nothing here waits on the wall clock.
+
+/** A worker whose calls the test finishes by hand. */
+function heldWorker() {
+  const calls: string[] = [];
+  const open = new Map<string, (r: WorkResult) => void>();
+  const work = (key: string) => {
+    calls.push(key);
+    return new Promise<WorkResult>((resolve) => open.set(key, resolve));
+  };
+  const finish = async (key: string, r: WorkResult = undefined) => {
+    const done = open.get(key);
+    assert.ok(done, `${key} is in hand`);
+    open.delete(key);
+    done(r);
+    await new Promise((resolve) => setImmediate(resolve));
+  };
+  return { calls, open, work, finish };
+}
+
+describe('work queue', () => {
+  it('a key queued twice is worked once; keys run in the order they came', async () => {
+    const clock = fakeClock();
+    const seen: string[] = [];
+    const q = workQueue(async (k) => { seen.push(k); }, { clock });
+    q.add('a'); q.add('b'); q.add('a');
+    q.start();
+    await clock.advance(0);
+    assert.deepEqual(seen, ['a', 'b']);
+    assert.equal(q.length(), 0);
+  });
+
+  it('never two workers on one key: a key added while in hand runs once more after, not beside it', async () => {
+    const clock = fakeClock();
+    const w = heldWorker();
+    const q = workQueue(w.work, { clock, workers: 4 });
+    q.start();
+    q.add('a');
+    await clock.advance(0);
+    q.add('a'); q.add('a');
+    await clock.advance(0);
+    assert.deepEqual(w.calls, ['a'], 'not started again while in hand');
+    await w.finish('a');
+    assert.deepEqual(w.calls, ['a', 'a'], 'once more after');
+    await w.finish('a');
+    assert.equal(q.length(), 0);
+  });
+
+  it('at most `workers` keys in hand; the next starts as one finishes', async () => {
+    const clock = fakeClock();
+    const w = heldWorker();
+    const q = workQueue(w.work, { clock, workers: 2 });
+    for (const k of ['a', 'b', 'c']) q.add(k);
+    q.start();
+    await clock.advance(0);
+    assert.deepEqual(w.calls, ['a', 'b']);
+    await w.finish('b');
+    assert.deepEqual(w.calls, ['a', 'b', 'c']);
+  });
+
+  it('retries are rate-limited per key, doubling, and reset by success or forget', async () => {
+    const clock = fakeClock();
+    const at: number[] = [];
+    let fail = 3;
+    const q = workQueue(async () => {
+      at.push(clock.now());
+      if (fail-- > 0) throw new Error('refused');
+    }, { clock, retryBaseMs: 100, retryMaxMs: 250 });
+    q.add('a');
+    q.start();
+    await clock.advance(1000);
+    assert.deepEqual(at, [0, 100, 300, 550], '100, then 200, then capped at 250');
+    assert.equal(q.delayed(), 0);
+  });
+
+  it('againAfterMs: the key comes back at its time; an earlier delayed add wins; forget drops it', async () => {
+    const clock = fakeClock();
+    const at: number[] = [];
+    let again = true;
+    const q = workQueue(async () => {
+      at.push(clock.now());
+      if (again) {
+        again = false;
+        return { againAfterMs: 5000 };
+      }
+    }, { clock });
+    q.start();
+    q.add('a');
+    await clock.advance(0);
+    q.addAfter('a', 1000);
+    await clock.advance(10_000);
+    assert.deepEqual(at, [0, 1000], 'the 1 s add replaced the 5 s one');
+    q.addAfter('a', 100);
+    q.forget('a');
+    await clock.advance(1000);
+    assert.deepEqual(at, [0, 1000]);
+  });
+
+  it('shutdown lets the keys in hand finish, drops the rest, and takes no more', async () => {
+    const clock = fakeClock();
+    const w = heldWorker();
+    const q = workQueue(w.work, { clock });
+    q.add('a'); q.add('b'); q.addAfter('c', 10);
+    q.start();
+    await clock.advance(0);
+    let down = false;
+    const stopping = q.shutDown().then(() => { down = true; });
+    q.add('d');
+    await clock.advance(100);
+    assert.equal(down, false, 'waits for a');
+    await w.finish('a');
+    await stopping;
+    assert.deepEqual(w.calls, ['a']);
+    assert.equal(clock.pending(), 0, 'no timer left behind');
+  });
+});
