@@ -1,5 +1,6 @@
 // The layering of docs/design.md ("Module map" and "Dependency rules"): data flows
-// cluster/ → placement/ → extender/ → server/, actuator/ holds the writes, cli/main on top.
+// cluster/ → placement/ → extender/ → server/, actuator/ holds the writes, controllers/ the
+// background writers, cli/main on top.
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [
@@ -9,6 +10,8 @@ module.exports = {
     { name: 'placement-is-pure', severity: 'error', comment: 'placement/ is pure: cluster/ and common/ below it, nothing above.', from: { path: '^src/placement/' }, to: { path: '^src/', pathNot: '^src/(cluster|common|placement)/' } },
     { name: 'placement-does-no-io', severity: 'error', comment: 'placement/ does no I/O and keeps no process-wide resources.', from: { path: '^src/placement/' }, to: { dependencyTypes: ['core', 'npm'], pathNot: 'node_modules/zod/' } },
     { name: 'actuator-below-extender', severity: 'error', comment: 'actuator/ (writes to the API) is used by the extender and main, never the other way.', from: { path: '^src/actuator/' }, to: { path: '^src/(extender|server|main|cli)' } },
+    { name: 'one-decision-core', severity: 'error', comment: 'decision/ (the core, its input builder, reservations, decision records) is below every transport: the extender, the gate, admission.', from: { path: '^src/decision/' }, to: { path: '^src/(extender|server|controllers|main|cli)' } },
+    { name: 'controllers-beside-the-writes', severity: 'error', comment: 'controllers/ (background writers on the work queue) use actuator/ and placement/; the decision reaches them injected, never an import of extender/ or server/.', from: { path: '^src/controllers/' }, to: { path: '^src/(extender|server|main|cli)' } },
     { name: 'extender-below-server', severity: 'error', comment: 'extender/ speaks the protocol; the listeners above it are server/.', from: { path: '^src/extender/' }, to: { path: '^src/(server|main|cli)' } },
     { name: 'only-main-reaches-server', severity: 'error', comment: 'server/ is reached only from main.ts and cli.ts.', from: { path: '^src/', pathNot: '^src/(server/|main\\.ts|cli\\.ts)' }, to: { path: '^src/server/' } },
     { name: 'nothing-reaches-main', severity: 'error', comment: 'main.ts and cli.ts are the top.', from: { path: '^src/', pathNot: '^src/(main|cli)\\.ts' }, to: { path: '^src/(main|cli)\\.ts' } },

@@ -4,7 +4,7 @@ import { loadClusterAccess } from './cluster/kubeconfig.js';
 import { isDnsLabel } from './cluster/names.js';
 import { fileSource, type SnapshotSource } from './cluster/source.js';
 import { ConfigError, loadConfig } from './config.js';
-import { Reservations } from './extender/reservations.js';
+import { Reservations } from './decision/reservations.js';
 import { createLogger } from './logger.js';
 import { NO_PENDING_FREEZES } from './placement/fleet.js';
 import { fleetHealth, type WorkloadHealth } from './placement/health.js';

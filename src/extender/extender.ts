@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { Actuator } from '../actuator/actuator.js';
 import { pendingPod, slimNode, unshared } from '../cluster/convert.js';
-import { type PendingPod, type SlimPod } from '../cluster/objects.js';
+import type { SlimPod } from '../cluster/objects.js';
 import { gateDecision, schedulableNodes, volumeStillMoving, type GateDecision } from '../placement/zoneGate.js';
 import type { SnapshotSource } from '../cluster/source.js';
 import type { Config } from '../config.js';
@@ -9,18 +9,17 @@ import type { Metrics } from '../metrics.js';
 import { systemClock, type Clock } from '../common/clock.js';
 import type { WorkloadKind } from '../cluster/kinds.js';
 import { pickPodsToRemove } from '../placement/downscale.js';
-import { filterNodes, rejectAll as waitVerdict } from '../placement/filtering.js';
 import { LAYOUT_PODS_PER_ANSWER, managedLayouts, workloadLayout, type WorkloadLayout } from '../placement/layout.js';
 import type { WorkloadHealth } from '../placement/healthRecord.js';
-import { podModel, type WorkloadModel } from '../placement/model.js';
-import { candidatesNamed, clipReason, type Candidates, type PlacementInput } from '../placement/policy.js';
+import { candidatesNamed, clipReason, type Candidates } from '../placement/policy.js';
 import { passedInOrder, scoreAllowed, scoreNodes } from '../placement/scoring.js';
 import { rejectedCount, type FilterVerdict } from '../placement/verdict.js';
 import { workloadKey } from '../placement/workload.js';
 import { zonesShown } from '../placement/zones.js';
-import { PlacementState, type PinConflict } from './placementState.js';
-import { DecisionLog, summarizeRejections, type Decision } from './decisions.js';
-import { instanceIdStep } from './instanceIdStep.js';
+import { withoutPods } from '../placement/withoutPods.js';
+import type { PinConflict } from '../decision/placementState.js';
+import { decisionCore, type CandidateNodes } from '../decision/core.js';
+import { DecisionLog, summarizeRejections, type Decision } from '../decision/decisions.js';
 import { maxCandidates, namesMode, type ExtenderArgs } from './wire/args.js';
 import { encodeError, encodeFilterResult, encodePriorities, quotedNames } from './wire/encoding.js';
 import type { AnsweredNames } from './wire/namesSection.js';
@@ -84,15 +83,11 @@ export type Explained = Decision & {
  * decision.
  */
 export function createExtender(deps: ExtenderDeps) {
-  const { source, actuator, metrics, log, config } = deps;
+  const { source, metrics, log, config } = deps;
   const clock = deps.clock ?? systemClock;
-  const state = new PlacementState(config, source, actuator, metrics, log, clock);
-  const { settings } = state;
+  const core = decisionCore({ ...deps, clock });
+  const { state, settings } = core;
   const decisions = new DecisionLog(config.debug.decisionsKeptPods, config.debug.decisionsPerPod, config.debug.decisionsMaxBytes);
-  const ids = instanceIdStep(source.snapshot, actuator, log);
-  source.store.onPod((type, pod) => {
-    if (type === 'delete') ids.forget(pod.uid);
-  });
 
   /** The names a request sends, as sent. */
   function namesOf(args: ExtenderArgs): readonly string[] {
@@ -105,17 +100,9 @@ export function createExtender(deps: ExtenderDeps) {
     return { names, nodes: (args.Nodes?.items ?? []).map((raw) => slimNode(raw, unshared)) };
   }
 
-  /**
-   * The input to place a pod by. Only a policy that places the pod reads nodes: an unmanaged
-   * pod (most pods kube-scheduler sends) or one waiting for its workload gets a verdict over
-   * the names alone, without a lookup per name.
-   */
-  function inputFor(pod: PendingPod, args: ExtenderArgs, names = namesOf(args)): { input: PlacementInput; model: WorkloadModel | undefined } {
-    const asked = state.inputOf(pod, { names, nodes: [] });
-    const model = podModel(pod, source.snapshot, settings, { pendingFreezes: asked.pendingFreezes, forPlacement: true });
-    const placing = model !== undefined && model.policy !== 'none' && model.policy !== 'wait';
-    return { input: placing ? { ...asked, candidates: candidatesOf(args, names) } : asked, model };
-  }
+  /** A request's nodes as the decision core takes them: looked up only if a policy places the pod. */
+  const nodesOf = (args: ExtenderArgs, names = namesOf(args)): CandidateNodes => ({ names, resolve: () => candidatesOf(args, names) });
+  const resolved = (candidates: Candidates): CandidateNodes => ({ names: candidates.names, resolve: () => candidates });
 
   /**
    * Filter verdicts kept for the prioritize call of the same scheduling cycle, by pod UID:
@@ -181,19 +168,10 @@ export function createExtender(deps: ExtenderDeps) {
         record(decision('filter', args, undefined, { error: why }));
         return encodeError(why);
       }
-      const request = ids.known(pendingPod(args.Pod));
-      let { input, model } = inputFor(request, args);
-      let idError: string | undefined;
-      if (ids.needsId(request, model)) {
-        const ensured = await ids.ensure(request, model);
-        idError = ensured.error;
-        // Everything is read again after the write: nothing decided before an await is used after it.
-        ({ input, model } = inputFor(ensured.pod, args));
-      }
-      const v = idError === undefined ? filterNodes(input, model)
-        : waitVerdict(input.candidates, { rule: 'zone-pin', reason: idError, unresolvable: false }, model);
-      state.apply(input, v);
-      const answered = namesMode(args) ? keepForPrioritize(request.uid, v) : undefined;
+      const decided = await core.decide(pendingPod(args.Pod), nodesOf(args), { claimId: { annotate: true } });
+      const v = decided.verdict;
+      core.apply(decided);
+      const answered = namesMode(args) ? keepForPrioritize(decided.input.pod.uid, v) : undefined;
       const d = decision('filter', args, v);
       record(d);
       if (log.isLevelEnabled('debug')) log.debug({ pod: d.pod, outcome: d.outcome, passed: d.passed.count, nodes: d.nodes }, v.summary);
@@ -211,7 +189,7 @@ export function createExtender(deps: ExtenderDeps) {
         metrics.decisions.inc({ verb: 'prioritize', outcome: 'not_ready' });
         return '[]';
       }
-      const pod = ids.known(pendingPod(args.Pod));
+      const pod = core.known(pendingPod(args.Pod));
       const names = namesOf(args);
       // After its filter: the cycle's verdict, and no lookup per name.
       const kept = namesMode(args) ? cycleVerdicts.get(pod.uid)?.verdict : undefined;
@@ -222,8 +200,7 @@ export function createExtender(deps: ExtenderDeps) {
         record(decision('prioritize', args, kept, { nodes: names.length, passed: { count: names.length, sample: names.slice(0, 20) }, scores: firstScores(names, scores) }));
         return encodePriorities(names, scores, () => !kept.passedUnknown);
       }
-      const { input, model } = inputFor(pod, args, names);
-      const v = filterNodes(input, model);
+      const { input, verdict: v } = core.decideNow(pod, nodesOf(args, names));
       const scores = scoreNodes(input, v);
       record(decision('prioritize', args, v, { scores: firstScores(names, scores) }));
       const { nodes } = input.candidates;
@@ -232,9 +209,11 @@ export function createExtender(deps: ExtenderDeps) {
 
     /**
      * Preemption (docs/design.md#preemption): of kube-scheduler's candidate nodes, those the
-     * pod may use; a node only an unresolvable rule rejects (a pin, a volume, the pod's own
-     * affinity) is dropped, whatever victims it offers. Nothing is reserved; on a cache that is
-     * not ready no candidate is kept.
+     * pod may use once their victims are gone. A node the decision passes is kept; one only an
+     * unresolvable rule rejects (a pin, a volume, the pod's own affinity) is dropped, whatever
+     * victims it offers; one a resolvable rule rejects (a quota, a limit, spreading) is decided
+     * again over the cluster without its victims, and kept only if the pod then fits there.
+     * Nothing is reserved; on a cache that is not ready no candidate is kept.
      */
     preempt(args: PreemptionArgs): string {
       const names = [...args.candidates.keys()];
@@ -243,12 +222,20 @@ export function createExtender(deps: ExtenderDeps) {
         record(decision('preempt', call, undefined, { error: source.synced() ? STALE : NOT_SYNCED }));
         return encodePreemptionResult(new Map());
       }
-      const pod = ids.known(pendingPod(args.Pod));
-      const v = filterNodes(state.inputOf(pod, candidatesNamed(names, source.snapshot)));
-      const allowed = new Set(v.passed);
-      for (const [r, rejected] of v.rejected) if (!r.unresolvable && r.rule !== 'cache') for (const n of rejected) allowed.add(n);
+      const pod = pendingPod(args.Pod);
+      const v = core.decideNow(pod, resolved(candidatesNamed(names, source.snapshot))).verdict;
+      const passed = new Set(v.passed);
+      const replay = new Set<string>();
+      for (const [r, rejected] of v.rejected) if (!r.unresolvable && r.rule !== 'cache') for (const n of rejected) replay.add(n);
       const kept = new Map<string, MetaVictims>();
-      for (const [node, victims] of args.candidates) if (allowed.has(node)) kept.set(node, victims);
+      for (const [node, victims] of args.candidates) {
+        if (passed.has(node)) kept.set(node, victims);
+        else if (replay.has(node) && victims.Pods.length > 0) {
+          const without = withoutPods(source.snapshot, new Set(victims.Pods.map((p) => p.UID)));
+          const again = core.decideNow(pod, resolved(candidatesNamed([node], without)), {}, without).verdict;
+          if (again.passed.includes(node)) kept.set(node, victims);
+        }
+      }
       record(decision('preempt', call, v, { passed: { count: kept.size, sample: [...kept.keys()].slice(0, 20) } }));
       return encodePreemptionResult(kept);
     },
@@ -294,25 +281,14 @@ export function createExtender(deps: ExtenderDeps) {
       if (!source.ready()) return { kind: 'wait', why: source.synced() ? STALE : NOT_SYNCED };
       const moving = volumeStillMoving(cached, source.snapshot);
       if (moving) return { kind: 'wait', why: moving };
-      const decide = (pod: PendingPod) => {
-        const input = state.inputOf(pod, schedulableNodes(source.snapshot), true);
-        return { input, model: podModel(pod, source.snapshot, settings, { pendingFreezes: input.pendingFreezes, forPlacement: true }) };
-      };
-      const request = ids.known(cached);
-      let { input, model } = decide(request);
-      // An ID this process gave the pod (now, or before a write that did not land) goes onto the
-      // pod in the gate's own patch, with the zone it pins; a rollout's successor holds none yet.
-      let givenId = cached.instanceId < 0 && request.instanceId >= 0 ? request.instanceId : undefined;
-      if (ids.needsId(request, model)) {
-        const ensured = await ids.ensure(request, model, false);
-        if (ensured.error !== undefined) return { kind: 'wait', why: ensured.error };
-        if (ensured.assigned) givenId = ensured.pod.instanceId;
-        ({ input, model } = decide(ensured.pod));
-      }
-      const v = filterNodes(input, model);
-      const decided = gateDecision(v, input);
-      const d = decided.kind === 'zone' && givenId !== undefined ? { ...decided, instanceId: givenId } : decided;
-      if (d.kind !== 'wait') state.apply(input, v);
+      // An ID this process gives the pod goes onto it in the gate's own patch, with the zone it
+      // pins; a rollout's successor holds none yet.
+      const decided = await core.decide(cached, resolved(schedulableNodes(source.snapshot)), { writesSpec: true, claimId: { annotate: false } });
+      if (decided.idError !== undefined) return { kind: 'wait', why: decided.idError };
+      const v = decided.verdict;
+      const gate = gateDecision(v, decided.input);
+      const d = gate.kind === 'zone' && decided.givenId !== undefined ? { ...gate, instanceId: decided.givenId } : gate;
+      if (d.kind !== 'wait') core.apply(decided);
       record(decision('gate', args, v, { outcome: d.kind === 'wait' ? 'waiting' : 'ungated' }));
       return d;
     },
@@ -323,7 +299,8 @@ export function createExtender(deps: ExtenderDeps) {
       if (!raw) return undefined;
       const all = [...source.snapshot.nodes()];
       const candidates: Candidates = { names: all.map((n) => n.name), nodes: all };
-      const v = filterNodes(state.inputOf(raw, candidates));
+      // The instance ID it holds or this process gave it, as the filter would see it; nothing claimed.
+      const v = core.decideNow(raw, resolved(candidates)).verdict;
       const args: ExtenderArgs = { Pod: { metadata: { name, namespace, uid: raw.uid } }, NodeNames: [] };
       const failed: Record<string, string> = {};
       for (const [r, names] of v.rejected) for (const n of names) failed[n] = `${r.rule}: ${r.reason}`;

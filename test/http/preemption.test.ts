@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { deployment, nodes, pv, pvc, rsPod, statefulSet, storeOf, stsPod, type Raw } from '../support/builders.js';
+import { deployment, nodes, pod, pv, pvc, rsPod, statefulSet, storeOf, stsPod, workloadSpread, zoneSubset, type Raw } from '../support/builders.js';
 import { testApp } from '../support/app.js';
 
 // POST /preempt (docs/design.md#preemption): of kube-scheduler's candidates, the nodes the pod may use.
@@ -30,6 +30,18 @@ describe('POST /preempt', () => {
     const app = testApp(storeOf([...nodes(ZONES, 1), ...deployment('web', 2)]));
     const body = await (await app.post('/preempt', { Pod: rsPod('web', 'x'), NodeNameToVictims: { 'node-a-1': { Pods: [{ metadata: { uid: 'v1' } }], NumPDBViolations: 1 } } })).json();
     assert.deepEqual(body, { NodeNameToMetaVictims: { 'node-a-1': { Pods: [{ UID: 'v1' }], NumPDBViolations: 1 } } });
+  });
+
+  it('a WorkloadSpread subset at its quota: a node there is kept only when its victims include a pod of that subset (the victims replayed against the decision)', async () => {
+    const ws = workloadSpread('ws', { kind: 'Deployment', name: 'web' }, [zoneSubset('a', 'zone-a', 1), zoneSubset('b', 'zone-b', 1)]);
+    const inA = rsPod('web', 'in-a', { nodeName: 'node-a-1', annotations: { 'apps.kruise.io/matched-workloadspread': JSON.stringify({ name: 'ws', subset: 'a' }) } });
+    const inB = rsPod('web', 'in-b', { nodeName: 'node-b-1', annotations: { 'apps.kruise.io/matched-workloadspread': JSON.stringify({ name: 'ws', subset: 'b' }) } });
+    const other = pod('other-a', undefined, { nodeName: 'node-a-2' });
+    const app = testApp(storeOf([...nodes(ZONES, 2), ...deployment('web', 3), ws, inA, inB, other]));
+    const pending = rsPod('web', 'x');
+    // Both subsets full: evicting a pod of another workload in zone-a frees nothing (on main it was kept).
+    const body = await (await app.post('/preempt', args(pending, { 'node-a-2': victims('pod-other-a'), 'node-a-1': victims('pod-web-rs-in-a') }))).json();
+    assert.deepEqual(body, { NodeNameToMetaVictims: { 'node-a-1': victims('pod-web-rs-in-a') } });
   });
 
   it('never blind: no candidate while the cache is not synced', async () => {

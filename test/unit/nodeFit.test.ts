@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { slimNode } from '../../src/cluster/convert.js';
 import { nodeSelection, tolerations } from '../../src/cluster/nodeNeeds.js';
 import { addObject } from '../../src/cluster/source.js';
-import { Reservations } from '../../src/extender/reservations.js';
+import { Reservations } from '../../src/decision/reservations.js';
 import { NO_PENDING_FREEZES } from '../../src/placement/fleet.js';
 import { fleetHealth, workloadHealth } from '../../src/placement/health.js';
 import { workloadModel } from '../../src/placement/model.js';

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { zoneStability } from '../../src/actuator/zoneStability.js';
 import { slimNode } from '../../src/cluster/convert.js';
 import type { ClusterStore } from '../../src/cluster/store.js';
-import { Reservations } from '../../src/extender/reservations.js';
+import { Reservations } from '../../src/decision/reservations.js';
 import { NO_PENDING_FREEZES } from '../../src/placement/fleet.js';
 import { workloadHealth } from '../../src/placement/health.js';
 import { workloadModel } from '../../src/placement/model.js';
