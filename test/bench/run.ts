@@ -15,6 +15,7 @@ import { coldCycleCase, printColdCycle } from './coldCycle.js';
 import { layoutsCase } from './layouts.js';
 import { healthCase } from './health.js';
 import { gateCase } from './gate.js';
+import { hostileCase } from './hostile.js';
 
 const MAX_NODES = 5000;
 
@@ -99,8 +100,8 @@ async function extenderCases() {
   target('memory per cached slim pod', perPod, 1024, true, ' B');
 }
 
-// BENCH_CASES=extender,limits,large,costs,layouts,health,gate,cold picks cases (all by default).
-const CASES = new Set((process.env.BENCH_CASES ?? 'extender,limits,large,costs,layouts,health,gate,cold').split(','));
+// BENCH_CASES=extender,limits,large,costs,layouts,health,gate,cold,hostile picks cases (all by default).
+const CASES = new Set((process.env.BENCH_CASES ?? 'extender,limits,large,costs,layouts,health,gate,cold,hostile').split(','));
 
 async function main() {
   if (CASES.has('extender')) await extenderCases();
@@ -108,6 +109,7 @@ async function main() {
   if (CASES.has('layouts')) await layoutsCase();
   if (CASES.has('health')) await healthCase();
   if (CASES.has('gate')) await gateCase();
+  if (CASES.has('hostile')) await hostileCase();
   if (CASES.has('large')) printLargeCluster(await largeClusterCase());
   if (CASES.has('cold')) printColdCycle(await coldCycleCase());
   agent.destroy();

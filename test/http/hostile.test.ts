@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { gzipSync } from 'node:zlib';
 import { describe, it } from 'node:test';
 import { parseConfig } from '../../src/config.js';
-import { decisionBytes } from '../../src/extender/decisions.js';
+import { decisionBytes } from '../../src/decision/decisions.js';
 import { seatZone, SEQUENCE_WORK_LIMIT, zoneSequence } from '../../src/placement/zoneSequence.js';
 import { deployment, node, nodes, pvc, statefulSet, storeOf, workloadSpread, zoneSubset, type Raw } from '../support/builders.js';
 import { fixture, testApp } from '../support/app.js';
@@ -18,12 +18,8 @@ const filterBody = () => {
   b.NodeNames = ['node-a-1', 'node-b-1', 'node-c-1'];
   return b;
 };
-const timed = async <T>(f: () => Promise<T>): Promise<[T, number]> => {
-  const t = performance.now();
-  const r = await f();
-  return [r, performance.now() - t];
-};
 
+// How long these take is measured by `npm run bench` (test/bench/hostile.ts), not here.
 describe('D1: the seat of a huge ordinal or instance ID costs O(zones), not a loop up to it', () => {
   for (const [what, mutate, ordinal] of [
     ['name suffix', (b: Raw) => { b.Pod.metadata.name = 'db-1000000000'; delete b.Pod.metadata.labels?.['apps.kubernetes.io/pod-index']; }, 1_000_000_000],
@@ -33,11 +29,10 @@ describe('D1: the seat of a huge ordinal or instance ID costs O(zones), not a lo
       const app = testApp(cluster());
       const b = filterBody();
       mutate(b);
-      const [res, ms] = await timed(() => app.post('/filter', b));
+      const res = await app.post('/filter', b);
       assert.equal(res.status, 200);
       const body = await res.json();
       assert.deepEqual(body.NodeNames, [`node-${'abc'[ordinal % 3]}-1`]);
-      assert.ok(ms < 500, `${ms} ms`);
     });
   }
 
@@ -66,11 +61,9 @@ describe('D1: the seat of a huge ordinal or instance ID costs O(zones), not a lo
     const b = filterBody();
     b.Pod.metadata.name = 'db-1000000001';
     delete b.Pod.metadata.labels?.['apps.kubernetes.io/pod-index'];
-    const [res, ms] = await timed(() => app.post('/filter', b));
-    const body = await res.json();
+    const body = await (await app.post('/filter', b)).json();
     const expected = zoneSequence(ZONES, 4, (z) => ({ minReplicas: 0, maxReplicas: undefined, weight: z === 'zone-a' ? 2 : 1 }))[1_000_000_001 % 4];
     assert.deepEqual(body.NodeNames, [`node-${expected!.slice(5)}-1`]);
-    assert.ok(ms < 500, `${ms} ms`);
   });
 
   it('minimums and maximums beyond the work limit: a decision with a reason, not a loop', async () => {
@@ -79,11 +72,9 @@ describe('D1: the seat of a huge ordinal or instance ID costs O(zones), not a lo
     const b = filterBody();
     b.Pod.metadata.name = 'db-2000000000';
     delete b.Pod.metadata.labels?.['apps.kubernetes.io/pod-index'];
-    const [res, ms] = await timed(() => app.post('/filter', b));
-    const body = await res.json();
+    const body = await (await app.post('/filter', b)).json();
     assert.deepEqual(body.NodeNames, []);
     assert.match(body.FailedAndUnresolvableNodes['node-a-1'], /too far into a weighted sequence/);
-    assert.ok(ms < 500, `${ms} ms`);
   });
 
   it('seatZone agrees with the simulated sequence for every seat of random weighted preferences', () => {
@@ -104,7 +95,7 @@ describe('D1: the seat of a huge ordinal or instance ID costs O(zones), not a lo
 });
 
 describe('work that follows a list in the pod is done once per pod, not once per node', () => {
-  it('60,000 tolerations against 5,000 tainted nodes of a WorkloadSpread: an answer in well under a second', async () => {
+  it('60,000 tolerations against 5,000 tainted nodes of a WorkloadSpread: every node judged right (its time: npm run bench)', async () => {
     const zoneNodes = ZONES.flatMap((z) => Array.from({ length: 1667 }, (_, i) => node(`node-${z.slice(5)}-${i}`, z, { taints: [{ key: 'dedicated', value: 'db', effect: 'NoSchedule' }] })));
     const [deploy, rs] = deployment('web', 5);
     rs!.metadata.name = 'web-6c7d8bd9bc';
@@ -116,11 +107,8 @@ describe('work that follows a list in the pod is done once per pod, not once per
       ...Array.from({ length: 60_000 }, (_, i) => ({ key: `other-${i}`, operator: 'Exists', effect: 'NoSchedule' })),
       { key: 'dedicated', operator: 'Equal', value: 'db', effect: 'NoSchedule' },
     ];
-    const [res, ms] = await timed(() => app.post('/filter', req));
-    const body = await res.json();
+    const body = await (await app.post('/filter', req)).json();
     assert.equal(body.NodeNames.length, 1667, 'every zone-a node tolerated and in subset a');
-    console.log(`# 60,000 tolerations × 5,000 nodes: ${ms.toFixed(0)} ms`);
-    assert.ok(ms < 1000, `${ms} ms`);
   });
 });
 

@@ -75,10 +75,9 @@ describe('Advanced StatefulSet', () => {
     const w = (reserveOrdinals: (number | string)[], replicas: number, start = 0) => slimWorkload('AdvancedStatefulSet', advancedStatefulSet('x', replicas, { reserveOrdinals, ordinalsStart: start }));
     assert.deepEqual(expectedOrdinals(w([1], 3), 100), [0, 2, 3]);
     assert.deepEqual(expectedOrdinals(w(['2-4', 6, 'junk', '9-7', -1], 4, 1), 100), [1, 5, 7, 8]);
-    const started = process.hrtime.bigint();
+    // Ranges are jumped, not walked: its time is measured by npm run bench (test/bench/hostile.ts).
     assert.deepEqual(expectedOrdinals(w(['0-2147483645'], 2), 100), [2147483646, 2147483647]);
     assert.deepEqual(expectedOrdinals(w(['0-2147483647'], 2), 100), [], 'nothing left below the int32 limit');
-    assert.ok(process.hrtime.bigint() - started < 50_000_000n, 'ranges are jumped, not walked');
     assert.equal(expectedOrdinals(w([], 1_000_000), 10).length, 10);
   });
 
