@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { LRUCache } from 'lru-cache';
-import { keyedBackoff } from '../common/clock.js';
+import { keyedBackoff, systemClock, type Clock } from '../common/clock.js';
 import type { ApiClient } from '../cluster/apiClient.js';
 import { retryOnConflict, StillConflicting, WRITE_BACKOFF_MS } from './conditionalPatch.js';
 import { ANNOTATION } from '../cluster/annotations.js';
@@ -41,11 +41,11 @@ interface Writer {
   assign(req: AssignRequest): Promise<number>;
 }
 
-function actuator(writer: Writer, events: EventRecorder, log: Logger, metrics: Metrics): Actuator {
+function actuator(writer: Writer, events: EventRecorder, log: Logger, metrics: Metrics, clock: Clock): Actuator {
   // Kept until the watch shows the annotation; the TTL bounds a write the watch never confirms.
   const pending = new LRUCache<string, PendingList>({ max: 10_000, ttl: 5 * 60_000 });
   const inflight = new Set<Promise<void>>();
-  const failing = keyedBackoff(WRITE_BACKOFF_MS.first, WRITE_BACKOFF_MS.max);
+  const failing = keyedBackoff(WRITE_BACKOFF_MS.first, WRITE_BACKOFF_MS.max, clock);
   return {
     freezeZones(w, zones, adopted) {
       const key = workloadKey(w);
@@ -86,8 +86,8 @@ function actuator(writer: Writer, events: EventRecorder, log: Logger, metrics: M
   };
 }
 
-export function kubeActuator(api: ApiClient, log: Logger, metrics: Metrics, assignDeadlineMs = 2000): Actuator {
-  const ids = instanceIdWriter(api, log, metrics, assignDeadlineMs);
+export function kubeActuator(api: ApiClient, log: Logger, metrics: Metrics, assignDeadlineMs = 2000, clock: Clock = systemClock): Actuator {
+  const ids = instanceIdWriter(api, log, metrics, assignDeadlineMs, clock);
   return actuator({
     assign: ids.assign,
     // Conditional on the workload's resourceVersion, so two replicas can never freeze two
@@ -100,14 +100,14 @@ export function kubeActuator(api: ApiClient, log: Logger, metrics: Metrics, assi
         afterConflict: (attempt) => (attempt < FREEZE_ATTEMPTS ? 0 : new StillConflicting(`${path}: still conflicting after ${FREEZE_ATTEMPTS} attempts`)),
       }, (obj) => {
         const existing = parseZoneList(obj.metadata?.annotations?.[ANNOTATION.zones] ?? '');
-        return existing.length > 0 ? { done: existing } : { annotations: { [ANNOTATION.zones]: zones.join(','), [ANNOTATION.zonesFrozenAt]: new Date().toISOString() }, result: zones };
+        return existing.length > 0 ? { done: existing } : { annotations: { [ANNOTATION.zones]: zones.join(','), [ANNOTATION.zonesFrozenAt]: new Date(clock.now()).toISOString() }, result: zones };
       });
     },
-  }, eventRecorder(api, log, metrics), log, metrics);
+  }, eventRecorder(api, log, metrics), log, metrics, clock);
 }
 
 /** For file sources: there is no API server, so the annotation lands in the in-memory store. */
-export function memoryActuator(store: ClusterStore, log: Logger, metrics: Metrics): Actuator {
+export function memoryActuator(store: ClusterStore, log: Logger, metrics: Metrics, clock: Clock = systemClock): Actuator {
   // A merge of one key into the stored object, as a merge patch would: a CloneSet holds both
   // its zone list and its instance IDs, and the caller's copy may predate the other write.
   const annotate = (w: SlimWorkload, key: string, value: string) => {
@@ -117,7 +117,7 @@ export function memoryActuator(store: ClusterStore, log: Logger, metrics: Metric
   return actuator({
     async write(w, zones) {
       annotate(w, ANNOTATION.zones, zones.join(','));
-      annotate(w, ANNOTATION.zonesFrozenAt, new Date().toISOString());
+      annotate(w, ANNOTATION.zonesFrozenAt, new Date(clock.now()).toISOString());
       return zones;
     },
     async assign(req) {
@@ -130,5 +130,5 @@ export function memoryActuator(store: ClusterStore, log: Logger, metrics: Metric
       if (pod) store.upsert('pods', { ...pod, instanceId: choice.id });
       return choice.id;
     },
-  }, logRecorder(log), log, metrics);
+  }, logRecorder(log), log, metrics, clock);
 }

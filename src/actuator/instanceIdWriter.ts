@@ -1,5 +1,5 @@
 import { LRUCache } from 'lru-cache';
-import { keyedBackoff } from '../common/clock.js';
+import { keyedBackoff, systemClock, type Clock } from '../common/clock.js';
 import { ZonekeeperError } from '../common/errors.js';
 import type { Logger } from 'pino';
 import { statusMessage, type ApiClient } from '../cluster/apiClient.js';
@@ -37,25 +37,25 @@ export class WriteFailed extends AssignmentError {}
  * retry with jitter until the deadline. Assignments for one owner are serialized in this
  * process, so our own writes do not conflict with each other.
  */
-export function instanceIdWriter(api: ApiClient, log: Logger, metrics: Metrics, deadlineMs: number) {
+export function instanceIdWriter(api: ApiClient, log: Logger, metrics: Metrics, deadlineMs: number, clock: Clock = systemClock) {
   const queues = new Map<string, Promise<unknown>>();
-  const failing = keyedBackoff(WRITE_BACKOFF_MS.first, WRITE_BACKOFF_MS.max);
+  const failing = keyedBackoff(WRITE_BACKOFF_MS.first, WRITE_BACKOFF_MS.max, clock);
   const lastFailure = new LRUCache<string, string>({ max: 10_000 });
 
   async function assignOnce(req: AssignRequest): Promise<number> {
     const { owner } = req;
     const path = objectPath(WORKLOAD_KINDS[owner.kind], owner.namespace, owner.name);
-    const deadline = Date.now() + deadlineMs;
+    const deadline = clock.now() + deadlineMs;
     const named = `${owner.kind} ${owner.namespace}/${owner.name}`;
     let pruned: string[] = [];
     const out = await retryOnConflict<{ id: number; written: boolean }>(api, path, {
       describe: named,
-      timeoutMs: () => Math.max(1, deadline - Date.now()),
+      timeoutMs: () => Math.max(1, deadline - clock.now()),
       fail: (m) => new WriteFailed(m),
       onConflict: () => metrics.actuatorWrites.inc({ action: 'instance-id', result: 'conflict' }),
       afterConflict: (attempt) => {
         const wait = 5 + Math.random() * 20 * Math.min(attempt, 5);
-        return Date.now() + wait >= deadline ? new AssignmentError(`${named}: still conflicting after ${attempt} attempts within ${deadlineMs} ms`) : wait;
+        return clock.now() + wait >= deadline ? new AssignmentError(`${named}: still conflicting after ${attempt} attempts within ${deadlineMs} ms`) : wait;
       },
     }, async (obj) => {
       const annotations: Record<string, string> = obj.metadata?.annotations ?? {};

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import { statusMessage, type ApiClient } from '../cluster/apiClient.js';
-import { sleep } from '../common/clock.js';
+import { systemClock, type Timers } from '../common/clock.js';
 
 // One writer among replicas: the holder of a coordination.k8s.io Lease, as client-go's
 // LeaderElector does it (client-node has none). Acquire or renew every retry period; a lease
@@ -48,7 +48,7 @@ interface Lease { metadata: { resourceVersion?: string; name?: string; namespace
 /** MicroTime, as the Lease API wants it: RFC 3339 with microseconds. */
 const microTime = (ms: number) => new Date(ms).toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
 
-export function leaseElector(api: ApiClient, o: LeaseOptions, log: Logger, cb: LeaderCallbacks): LeaderElector {
+export function leaseElector(api: ApiClient, o: LeaseOptions, log: Logger, cb: LeaderCallbacks, clock: Timers = systemClock): LeaderElector {
   const identity = o.identity ?? `${hostname()}_${randomUUID()}`;
   const path = `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(o.namespace)}/leases`;
   const one = `${path}/${encodeURIComponent(o.name)}`;
@@ -59,7 +59,7 @@ export function leaseElector(api: ApiClient, o: LeaseOptions, log: Logger, cb: L
   let observed: { spec: string; at: number } | undefined;
   let holderSeen = '';
   let loop: Promise<void> | undefined;
-  let wake: AbortController | undefined;
+  let wake: (() => void) | undefined;
 
   const spec = (now: number, prev: LeaseSpec | undefined): LeaseSpec => ({
     holderIdentity: identity,
@@ -70,7 +70,7 @@ export function leaseElector(api: ApiClient, o: LeaseOptions, log: Logger, cb: L
   });
 
   async function tryAcquireOrRenew(): Promise<boolean> {
-    const now = Date.now();
+    const now = clock.now();
     const got = await api.request('GET', one, { timeoutMs: o.renewDeadlineSeconds * 1000 });
     if (got.status === 404) {
       const res = await api.request('POST', path, {
@@ -111,8 +111,13 @@ export function leaseElector(api: ApiClient, o: LeaseOptions, log: Logger, cb: L
 
   /** Waits for the next retry, or less when stop() wakes it. */
   function nap(ms: number): Promise<void> {
-    wake = new AbortController();
-    return sleep(ms, wake.signal);
+    return new Promise((resolve) => {
+      const cancel = clock.after(ms, resolve);
+      wake = () => {
+        cancel();
+        resolve();
+      };
+    });
   }
 
   async function run(): Promise<void> {
@@ -124,7 +129,7 @@ export function leaseElector(api: ApiClient, o: LeaseOptions, log: Logger, cb: L
         log.warn({ lease: `${o.namespace}/${o.name}`, err: (err as Error).message }, 'lease request failed');
       }
       if (stopped) break;
-      const now = Date.now();
+      const now = clock.now();
       if (ok) {
         lastRenew = now;
         if (!leading) {
@@ -147,7 +152,7 @@ export function leaseElector(api: ApiClient, o: LeaseOptions, log: Logger, cb: L
     if (got.status !== 200) return;
     const lease = JSON.parse(got.body) as Lease;
     if (lease.spec?.holderIdentity !== identity) return;
-    const now = Date.now();
+    const now = clock.now();
     await api.request('PUT', one, {
       body: JSON.stringify({ ...lease, spec: { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: microTime(now) } }),
       contentType: 'application/json', timeoutMs: 2000,
@@ -162,7 +167,7 @@ export function leaseElector(api: ApiClient, o: LeaseOptions, log: Logger, cb: L
     },
     async stop() {
       stopped = true;
-      wake?.abort();
+      wake?.();
       await loop;
       const held = leading;
       await stopLeading('shutting down');

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { ApiError, statusMessage, type ApiClient } from './apiClient.js';
 import { slimOf } from './convert.js';
 import { collectionPath, type KindName, type KindSpec } from './kinds.js';
-import { backoff as backoffOf, sleep, systemClock, type Clock } from '../common/clock.js';
+import { backoff as backoffOf, sleepOn, systemClock, type Timers } from '../common/clock.js';
 import { ZonekeeperError } from '../common/errors.js';
 import { releaseAfterLargeBody } from '../common/memory.js';
 import { inlinePages, pageText, type DecodedPage, type PageDecoder } from './podPages.js';
@@ -154,7 +154,7 @@ export class Reflector {
     private readonly opts: ReflectorOptions,
     private readonly log: Logger,
     private readonly onRestart: (kind: string, reason: RestartReason) => void = () => {},
-    private readonly clock: Clock = systemClock,
+    private readonly clock: Timers = systemClock,
     decodePage?: PageDecoder,
   ) {
     this.slim = slimOf(resource);
@@ -239,7 +239,7 @@ export class Reflector {
         const began = this.clock.now();
         await this.watch();
         // A watch the server ends at once, again and again, must not spin.
-        if (this.clock.now() - began < 1000) await sleep(wait.next(), this.abort.signal);
+        if (this.clock.now() - began < 1000) await sleepOn(this.clock, wait.next(), this.abort.signal);
         else wait.reset();
       } catch (err) {
         this.state.watching = false;
@@ -268,7 +268,7 @@ export class Reflector {
         else this.log.warn({ kind: this.resource.plural, err: (err as Error).message, backoffMs: wait.peek(), relist: needList }, 'watch failed, retrying');
         if (off !== undefined && !this.announcedOff) this.store.setKindOff?.(this.resource.plural, off);
         this.announcedOff = off !== undefined;
-        await sleep(wait.next(), this.abort.signal);
+        await sleepOn(this.clock, wait.next(), this.abort.signal);
       }
     }
     this.state.watching = false;
@@ -354,12 +354,11 @@ export class Reflector {
     const onStop = () => attempt.abort();
     this.abort.signal.addEventListener('abort', onStop, { once: true });
     let stalled = false;
-    let watchdog: NodeJS.Timeout | undefined;
-    let proven: NodeJS.Timeout | undefined;
+    let watchdog: (() => void) | undefined;
+    let proven: (() => void) | undefined;
     const arm = () => {
-      clearTimeout(watchdog);
-      watchdog = setTimeout(() => { stalled = true; attempt.abort(); }, this.opts.silenceSeconds * 1000);
-      watchdog.unref();
+      watchdog?.();
+      watchdog = this.clock.after(this.opts.silenceSeconds * 1000, () => { stalled = true; attempt.abort(); });
     };
     try {
       arm();
@@ -372,8 +371,7 @@ export class Reflector {
       }
       this.state.watching = true;
       this.state.lastContactAt = this.clock.now();
-      proven = setTimeout(() => this.working(), PROVEN_AFTER_MS);
-      proven.unref();
+      proven = this.clock.after(PROVEN_AFTER_MS, () => this.working());
       res.setEncoding('utf8');
       let buffered = '';
       for await (const chunk of res as AsyncIterable<string>) {
@@ -392,8 +390,8 @@ export class Reflector {
       if (stalled) throw new Stalled(`no event for ${this.opts.silenceSeconds}s`);
       throw err;
     } finally {
-      clearTimeout(watchdog);
-      clearTimeout(proven);
+      watchdog?.();
+      proven?.();
       this.abort.signal.removeEventListener('abort', onStop);
       this.state.watching = false;
     }

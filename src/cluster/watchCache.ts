@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { ApiClient } from './apiClient.js';
-import { backoff, systemClock } from '../common/clock.js';
+import { backoff, systemClock, type Timers } from '../common/clock.js';
 import { offThreadAvailable, offThreadPodPages } from './podPages.js';
 import { apiListerWatcher, Reflector, type ReflectorOptions, type ReflectorStatus, type RestartReason } from './reflector.js';
 import { collectionPath, CORE_KINDS, KRUISE_GROUP, OPTIONAL_KINDS, type KindName } from './kinds.js';
@@ -10,6 +10,8 @@ import type { ClusterSourceStatus, SnapshotSource } from './source.js';
 export interface WatchCacheOptions extends ReflectorOptions {
   /** How often absent OpenKruise CRDs are looked for again. */
   crdRecheckSeconds: number;
+  /** Time for every wait, watchdog and staleness of the cache (a fake one in tests). */
+  clock?: Timers;
 }
 
 /** Per optional kind, the version served (discovery found it), or absent. */
@@ -51,6 +53,7 @@ export function watchCache(
   onRestart?: (kind: string, reason: RestartReason) => void,
 ): SnapshotSource {
   const store = new ClusterStore();
+  const clock = opts.clock ?? systemClock;
   // An API server away is said once for every kind, and once more when it answers again.
   let away = false;
   opts = {
@@ -65,10 +68,10 @@ export function watchCache(
   };
   // Pods are most of a cold sync's bytes: their pages are decoded off the event loop.
   const podPages = offThreadAvailable() ? offThreadPodPages() : undefined;
-  const reflectors = CORE_KINDS.map((r) => new Reflector(apiListerWatcher(api, r), r, store, opts, log, onRestart, systemClock, r.plural === 'pods' ? podPages : undefined));
+  const reflectors = CORE_KINDS.map((r) => new Reflector(apiListerWatcher(api, r), r, store, opts, log, onRestart, clock, r.plural === 'pods' ? podPages : undefined));
   const optional = new Map<KindName, Reflector>();
   let discovered = false;
-  let crdTimer: NodeJS.Timeout | undefined;
+  let crdTimer: (() => void) | undefined;
   let stopped = false;
   const loggedAbsent = new Set<KindName>();
   const forbidden = new Set<KindName>();
@@ -112,7 +115,7 @@ export function watchCache(
           forbidden.delete(k.plural);
           store.setKindOff(k.plural, undefined);
           await running?.stop();
-          const r = new Reflector(apiListerWatcher(api, spec), spec, store, opts, log, onRestart);
+          const r = new Reflector(apiListerWatcher(api, spec), spec, store, opts, log, onRestart, clock);
           optional.set(k.plural, r);
           r.start();
           loggedAbsent.delete(k.plural);
@@ -136,8 +139,7 @@ export function watchCache(
       else log.warn({ err: (err as Error).message, retryMs: next }, 'discovery of optional kinds failed; retrying');
     }
     if (!stopped) {
-      crdTimer = setTimeout(discover, next);
-      crdTimer.unref();
+      crdTimer = clock.after(next, () => void discover());
     }
   }
 
@@ -170,13 +172,13 @@ export function watchCache(
     },
     async stop() {
       stopped = true;
-      clearTimeout(crdTimer);
+      crdTimer?.();
       await Promise.all(all().map((r) => r.stop()));
       await podPages?.close();
     },
     synced: () => discovered && everyCounted(synced),
-    ready: (now = Date.now()) => discovered && everyCounted((r) => r.healthy(now)),
-    status(now = Date.now()): ClusterSourceStatus {
+    ready: (now = clock.now()) => discovered && everyCounted((r) => r.healthy(now)),
+    status(now = clock.now()): ClusterSourceStatus {
       const kinds: ReflectorStatus[] = all().map((r) => r.status());
       const watched = (plural: KindName) => (crdState(plural) === 'present' ? optional.get(plural)!.status().apiVersion : crdState(plural));
       return {

@@ -17,9 +17,18 @@ export const systemClock: Timers = {
   },
 };
 
-/** Sleeps on `clock` (the fake one in tests, which wakes when it is advanced). */
-export function sleepOn(clock: Timers, ms: number): Promise<void> {
-  return new Promise((resolve) => { clock.after(ms, resolve); });
+/** Sleeps on `clock` (the fake one in tests, which wakes when it is advanced), or less when `signal` aborts. */
+export function sleepOn(clock: Timers, ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    const done = () => {
+      cancel();
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const cancel = clock.after(ms, done);
+    signal?.addEventListener('abort', done, { once: true });
+  });
 }
 
 /** Time that moves only when told to: `advance` runs every callback that falls due, in order. */

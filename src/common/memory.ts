@@ -1,5 +1,6 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
+import { systemClock, type Timers } from './clock.js';
 
 // A request near the body limit leaves hundreds of MiB of parsed JSON behind. An idle
 // process runs no major GC, so that garbage would stay resident until the next busy spell;
@@ -12,7 +13,7 @@ export const LARGE_BODY_BYTES = 16 * 1024 * 1024;
 const QUIET_MS = 1000;
 
 let collect: (() => void) | undefined;
-let timer: NodeJS.Timeout | undefined;
+let cancel: (() => void) | undefined;
 
 function collector(): (() => void) | undefined {
   if (collect) return collect;
@@ -33,14 +34,13 @@ function collector(): (() => void) | undefined {
  * steady full-Nodes traffic V8 collects on its own and this never fires; it is for the idle
  * time after a burst (or after one hostile request), when nothing else would.
  */
-export function releaseAfterLargeBody(bytes: number): void {
+export function releaseAfterLargeBody(bytes: number, clock: Timers = systemClock): void {
   if (bytes < LARGE_BODY_BYTES) return;
   const gc = collector();
   if (!gc) return;
-  clearTimeout(timer);
-  timer = setTimeout(() => {
-    timer = undefined;
+  cancel?.();
+  cancel = clock.after(QUIET_MS, () => {
+    cancel = undefined;
     gc();
-  }, QUIET_MS);
-  timer.unref();
+  });
 }

@@ -16,7 +16,8 @@ import { listen, type Listener } from '../../src/server/listen.js';
 import { nodes, pod, statefulSet, stsPod } from '../support/builders.js';
 import { fixture, silent } from '../support/app.js';
 import { FakeApiServer } from '../support/fakeApiServer.js';
-import { waitFor } from '../support/wait.js';
+import { onFakeTime, waitFor } from '../support/wait.js';
+import { fakeClock } from '../../src/common/clock.js';
 
 const FAST: WatchCacheOptions = {
   pageSize: 100, watchTimeoutSeconds: 300, silenceSeconds: 30, backoffInitialMs: 20, backoffMaxMs: 200,
@@ -31,16 +32,17 @@ async function cluster(): Promise<{ api: FakeApiServer; client: ApiClient }> {
   return { api, client: api.client() };
 }
 
-describe('D7: a failed WorkloadSpread discovery is retried with the backoff, not at the 60 s recheck', () => {
-  it('one 500 from discovery: ready within a backoff step of the API answering again', async () => {
+describe('D7: a failed WorkloadSpread discovery is retried with the backoff, not at the 60 s recheck (fake time)', () => {
+  it('one 500 from discovery: synced a backoff step after it', async () => {
     const { api, client } = await cluster();
     api.faults.push({ match: (_m, p) => p === '/apis/apps.kruise.io', status: 500, remaining: 1 });
-    const cache = watchCache(client, FAST, silent);
-    const started = Date.now();
+    const clock = fakeClock(Date.parse('2026-11-25T12:00:00Z'));
+    const cache = watchCache(client, { ...FAST, clock }, silent);
     cache.start();
-    await waitFor(() => cache.synced(), 'synced after the failed discovery', 5_000);
-    const took = Date.now() - started;
-    assert.ok(took < 2_000, `ready after ${took} ms, with crdRecheckSeconds 60`);
+    await waitFor(() => api.faults[0]!.remaining === 0 && cache.status().kinds.every((k) => k.synced || k.off !== undefined), 'the discovery failed; every kind listed');
+    assert.equal(cache.synced(), false, 'not synced while discovery has not answered');
+    const took = await onFakeTime(clock, () => cache.synced(), 'synced after the failed discovery', 1_000, 10);
+    assert.ok(took <= 2 * FAST.backoffInitialMs, `synced ${took} ms of fake time after the failure, with crdRecheckSeconds 60`);
     assert.equal(api.faults[0]!.remaining, 0, 'the fault was hit');
     assert.equal(cache.status().workloadSpreadCRD, 'absent');
     await cache.stop();
@@ -48,13 +50,14 @@ describe('D7: a failed WorkloadSpread discovery is retried with the backoff, not
   });
 });
 
-describe('D9: a watch that keeps failing relists, then turns stale', () => {
+describe('D9: a watch that keeps failing relists, then turns stale (fake time)', () => {
   let api: FakeApiServer;
   let cache: SnapshotSource;
+  const clock = fakeClock(Date.parse('2026-11-25T12:00:00Z'));
   before(async () => {
     let client: ApiClient;
     ({ api, client } = await cluster());
-    cache = watchCache(client, FAST, silent);
+    cache = watchCache(client, { ...FAST, clock }, silent);
     cache.start();
     await waitFor(() => cache.ready(), 'initial sync');
   });
@@ -74,12 +77,13 @@ describe('D9: a watch that keeps failing relists, then turns stale', () => {
     api.corruptWatches = true;
     api.dropWatches();
     api.put(pod('added-while-corrupt', undefined));
-    await waitFor(() => !!cache.snapshot.pod('default', 'added-while-corrupt'), 'the relist brought the pod in');
+    await onFakeTime(clock, () => !!cache.snapshot.pod('default', 'added-while-corrupt'), 'the relist brought the pod in', 5_000);
     const pods = cache.status().kinds.find((k) => k.kind === 'pods')!;
     assert.ok(pods.restarts.decode > 0, 'counted as decode restarts');
     assert.match(pods.lastError, /malformed event/);
 
-    await waitFor(() => !cache.ready(), 'stale after maxStalenessSeconds', 5_000);
+    const stale = await onFakeTime(clock, () => !cache.ready(), 'stale after maxStalenessSeconds', 5_000);
+    assert.ok(stale >= 0, `stale ${stale} ms of fake time later`);
     const readyz = await admin.request('/readyz');
     assert.equal(readyz.status, 503);
     const res = await routes.request('/filter', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(fixture('filter-nodenames-statefulset-pod.json').body) });
@@ -88,7 +92,7 @@ describe('D9: a watch that keeps failing relists, then turns stale', () => {
 
     api.corruptWatches = false;
     api.dropWatches();
-    await waitFor(() => cache.ready(), 'ready again once the watch works', 5_000);
+    await onFakeTime(clock, () => cache.ready(), 'ready again once the watch works', 5_000);
     assert.equal((await admin.request('/readyz')).status, 200);
   });
 
@@ -96,12 +100,11 @@ describe('D9: a watch that keeps failing relists, then turns stale', () => {
     const outage = { match: () => true, status: 500, remaining: Number.MAX_SAFE_INTEGER };
     api.faults.push(outage);
     api.dropWatches();
-    await waitFor(() => !cache.ready(), 'stale during the outage', 5_000);
+    await onFakeTime(clock, () => !cache.ready(), 'stale during the outage', 5_000);
     outage.remaining = 0;
-    const back = Date.now();
-    await waitFor(() => cache.ready(), 'ready after the outage', 5_000);
     // Backoff is capped at 200 ms here; a working watch proves itself after 1 s of streaming.
-    assert.ok(Date.now() - back < 2_500, `ready ${Date.now() - back} ms after the API came back`);
+    const back = await onFakeTime(clock, () => cache.ready(), 'ready after the outage', 2_500);
+    assert.ok(back <= 2_500, `ready ${back} ms of fake time after the API came back`);
   });
 });
 

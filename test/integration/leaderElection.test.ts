@@ -12,6 +12,7 @@ import { statefulSet } from '../support/builders.js';
 import { silent } from '../support/app.js';
 import { FakeApiServer } from '../support/fakeApiServer.js';
 import { waitFor } from '../support/wait.js';
+import { fakeClock } from '../../src/common/clock.js';
 
 /** An API client that can be made to fail every request: a replica that has crashed or lost its network. */
 function severable(api: ApiClient): ApiClient & { cut: boolean } {
@@ -27,57 +28,71 @@ function severable(api: ApiClient): ApiClient & { cut: boolean } {
 
 const OPTS = { namespace: 'zonekeeper-system', name: 'zonekeeper-writers', leaseDurationSeconds: 1.5, renewDeadlineSeconds: 1, retryPeriodSeconds: 0.2 };
 
-describe('the writers\' Lease', () => {
+describe('the writers\' Lease (its times on fake time)', () => {
   let api: FakeApiServer;
   before(async () => { api = await new FakeApiServer().start(); });
   after(() => api.stop());
 
-  function replica(name: string) {
+  function replica(name: string, clock: ReturnType<typeof fakeClock>) {
     const client = severable(api.client());
     const events: { what: 'start' | 'stop'; at: number }[] = [];
     const elector = leaseElector(client, { ...OPTS, identity: name }, silent, {
-      onStartedLeading: () => { events.push({ what: 'start', at: Date.now() }); },
-      onStoppedLeading: () => { events.push({ what: 'stop', at: Date.now() }); },
-    });
+      onStartedLeading: () => { events.push({ what: 'start', at: clock.now() }); },
+      onStoppedLeading: () => { events.push({ what: 'stop', at: clock.now() }); },
+    }, clock);
     return { client, elector, events };
   }
   const leader = (...rs: { elector: LeaderElector }[]) => rs.filter((r) => r.elector.isLeader());
+  /** Once every running elector waits for its next try (its request answered), moves fake time by `ms`. */
+  const step = async (clock: ReturnType<typeof fakeClock>, running: number, ms = 50) => {
+    await waitFor(() => clock.pending() >= running, 'every elector waiting for its next try');
+    await clock.advance(ms);
+  };
+  /** Steps fake time until `done` holds; returns how much of it passed. */
+  const stepUntil = async (clock: ReturnType<typeof fakeClock>, running: number, done: () => boolean, limitMs: number) => {
+    const from = clock.now();
+    while (!done()) {
+      assert.ok(clock.now() - from <= limitMs, `not within ${limitMs} ms of fake time`);
+      await step(clock, running);
+    }
+    return clock.now() - from;
+  };
 
   it('two replicas: exactly one leads; a graceful stop releases, and the other leads within a retry period', async () => {
-    const a = replica('a');
-    const b = replica('b');
+    const clock = fakeClock(Date.parse('2026-11-25T12:00:00Z'));
+    const a = replica('a', clock);
+    const b = replica('b', clock);
     a.elector.start();
     await waitFor(() => a.elector.isLeader(), 'a leads');
     b.elector.start();
-    await new Promise((r) => setTimeout(r, 1000));
+    for (let t = 0; t < 1000; t += 50) await step(clock, 2);
     assert.deepEqual(leader(a, b).map((r) => r.elector.identity), ['a'], 'b waits while a renews');
-    const stopped = Date.now();
     await a.elector.stop();
     assert.equal(api.leases.get('zonekeeper-system/zonekeeper-writers')!.spec.holderIdentity, '', 'released');
-    await waitFor(() => b.elector.isLeader(), 'b takes over after the release');
-    assert.ok(Date.now() - stopped < 800, `b led ${Date.now() - stopped} ms after a released (lease duration 1.5 s)`);
+    const took = await stepUntil(clock, 1, () => b.elector.isLeader(), 800);
+    assert.ok(took < 800, `b led ${took} ms after a released (lease duration 1.5 s)`);
     assert.equal(api.leases.get('zonekeeper-system/zonekeeper-writers')!.spec.leaseTransitions, 1);
     await b.elector.stop();
   });
 
   it('a leader that crashes: the other takes over within the lease duration, and only after the first stopped writing', async () => {
     api.leases.clear();
-    const a = replica('crashing');
-    const b = replica('survivor');
+    const clock = fakeClock(Date.parse('2026-11-25T12:00:00Z'));
+    const a = replica('crashing', clock);
+    const b = replica('survivor', clock);
     a.elector.start();
     await waitFor(() => a.elector.isLeader(), 'a leads');
     b.elector.start();
-    const severed = Date.now();
+    const severed = clock.now();
     a.client.cut = true;
-    await waitFor(() => b.elector.isLeader(), 'b takes over', 5000);
-    const took = Date.now() - severed;
+    const took = await stepUntil(clock, 2, () => b.elector.isLeader(), 5000);
     assert.ok(took <= (OPTS.leaseDurationSeconds + 3 * OPTS.retryPeriodSeconds) * 1000, `took ${took} ms`);
     const aStopped = a.events.find((e) => e.what === 'stop')!;
     const bStarted = b.events.find((e) => e.what === 'start')!;
     assert.ok(aStopped, 'the cut-off leader stopped leading by itself (renew deadline)');
     assert.ok(aStopped.at < bStarted.at, `never two writers: a stopped at +${aStopped.at - severed} ms, b started at +${bStarted.at - severed} ms`);
     a.client.cut = false;
-    await new Promise((r) => setTimeout(r, 600));
+    for (let t = 0; t < 600; t += 50) await step(clock, 2);
     assert.deepEqual(leader(a, b).map((r) => r.elector.identity), ['survivor'], 'a comes back as a follower');
     await Promise.all([a.elector.stop(), b.elector.stop()]);
   });

@@ -48,7 +48,7 @@ export class FakeApiServer {
   /** While true, every watch opens with a line that is not JSON (a corrupt stream). */
   corruptWatches = false;
   /** Requests answered with an error instead, while `remaining` lasts. */
-  readonly faults: { match: (method: string, path: string) => boolean; status: number; remaining: number }[] = [];
+  readonly faults: { match: (method: string, path: string) => boolean; status: number; remaining: number; held?: Promise<void> }[] = [];
   /** Bearer tokens TokenReview accepts, and the nonResourceURL paths each user may get. */
   readonly tokens = new Map<string, { username: string; groups: string[] }>();
   readonly allowedPaths = new Map<string, string[]>();
@@ -148,6 +148,8 @@ current-context: c
     const fault = this.faults.find((f) => f.remaining > 0 && f.match(req.method!, url.pathname));
     if (fault) {
       fault.remaining--;
+      // A held fault answers once the test lets it: a write still in flight.
+      if (fault.held) return void fault.held.then(() => this.json(res, fault.status, { kind: 'Status', code: fault.status, message: 'injected fault' }));
       return this.json(res, fault.status, { kind: 'Status', code: fault.status, message: 'injected fault' });
     }
     if (req.method === 'POST' && url.pathname.endsWith('/tokenreviews')) return this.review(req, res, (spec) => {
