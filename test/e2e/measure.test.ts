@@ -16,6 +16,12 @@ const ZONES = ['zone-a', 'zone-b', 'zone-c'];
 
 /** The gate of the one-write floor: held by the test, not by zonekeeper. */
 const FLOOR_GATE = 'e2e.zonekeeper.io/hold';
+// Regression guards on one loaded two-core machine, far below what it measures (zonekeeper /
+// PodTopologySpread 0.8-1.2, gate-only 0.5-1.3, 2-7 ms inside zonekeeper per filter in a burst):
+// a halving fails; the goals are in docs/performance.md and npm run bench.
+const RATIO_FLOOR = 0.4;
+const GATE_RATIO_FLOOR = 0.25;
+const MEAN_MS_BOUND = 25;
 
 function statefulSet(name: string, schedulerName: string, spread: boolean, PODS: number, gated: false | string = false): Obj {
   return {
@@ -221,7 +227,9 @@ for (const { k, NODES, PODS } of cases) describe(`throughput at ${NODES} nodes: 
       for (const verb of ['filter', 'prioritize']) {
         const count = after[verb]!.count - timeBefore[verb]!.count;
         const mean = count > 0 ? (((after[verb]!.sum - timeBefore[verb]!.sum) / count) * 1000).toFixed(3) : '-';
-        console.log(`# [${k.version}, ${NODES} nodes] ${name}: zonekeeper ${verb}: ${count} requests, mean ${mean} ms inside zonekeeper${NODES <= 100 ? ' (target <= 0.5 ms)' : ''}`);
+        console.log(`# [${k.version}, ${NODES} nodes] ${name}: zonekeeper ${verb}: ${count} requests, mean ${mean} ms inside zonekeeper (asserted <= ${MEAN_MS_BOUND} ms; the bench's target is 0.5 ms at 100 names)`);
+        // A regression guard on a loaded two-core machine, not the target: npm run bench holds that.
+        if (count > 0) assert.ok(Number(mean) <= MEAN_MS_BOUND, `${verb}: mean ${mean} ms inside zonekeeper`);
       }
     }
     console.log(`# [${k.version}, ${NODES} nodes] ${name}: kube-scheduler's scheduling algorithm (filter and score, extender calls included): ${attempts} pods, mean ${(((algorithm.sum - algorithmBefore.sum) / attempts) * 1000).toFixed(2)} ms`);
@@ -243,7 +251,8 @@ for (const { k, NODES, PODS } of cases) describe(`throughput at ${NODES} nodes: 
   it(`[${k.version}, ${NODES} nodes] schedules ${PODS} pods over ${NODES} nodes with zonekeeper, and keeps 3 zones at 3 replicas`, async () => {
     await run('zonekeeper', 'zonekeeper', false);
     assert.equal(results.zonekeeper!.zonesAt3, 3);
-    console.log(`# [${k.version}, ${NODES} nodes] throughput ratio zonekeeper / PodTopologySpread: ${ratio('zonekeeper', 'spread')} (target >= ${NODES >= 5000 ? '1.0' : '0.9'})`);
+    console.log(`# [${k.version}, ${NODES} nodes] throughput ratio zonekeeper / PodTopologySpread: ${ratio('zonekeeper', 'spread')} (asserted >= ${RATIO_FLOOR}; the goal is 0.9 at 100 nodes, 1.0 at 5,000)`);
+    assert.ok(Number(ratio('zonekeeper', 'spread')) >= RATIO_FLOOR, `zonekeeper / PodTopologySpread ${ratio('zonekeeper', 'spread')}`);
     const metrics = await adminText('/metrics');
     const connections = /zonekeeper_http_connections_total\{listener="extender"\} (\S+)/.exec(metrics)?.[1];
     console.log(`# [${k.version}, ${NODES} nodes] kube-scheduler opened ${connections} connections to the extender`);
@@ -263,7 +272,8 @@ for (const { k, NODES, PODS } of cases) describe(`throughput at ${NODES} nodes: 
   it(`[${k.version}, ${NODES} nodes] schedules ${PODS} gated pods over ${NODES} nodes through the default scheduler and the zone gate, and keeps 3 zones at 3 replicas`, async () => {
     await run('gate', 'spread', false, 'zonekeeper.io/zone');
     assert.equal(results.gate!.zonesAt3, 3);
-    console.log(`# [${k.version}, ${NODES} nodes] throughput ratio gate-only / PodTopologySpread: ${ratio('gate', 'spread')}; gate-only / zonekeeper's scheduler: ${ratio('gate', 'zonekeeper')}`);
+    console.log(`# [${k.version}, ${NODES} nodes] throughput ratio gate-only / PodTopologySpread: ${ratio('gate', 'spread')} (asserted >= ${GATE_RATIO_FLOOR}); gate-only / zonekeeper's scheduler: ${ratio('gate', 'zonekeeper')}`);
+    assert.ok(Number(ratio('gate', 'spread')) >= GATE_RATIO_FLOOR, `gate-only / PodTopologySpread ${ratio('gate', 'spread')}`);
   });
 
   for (let round = 1; round <= rounds; round++) {
