@@ -1,12 +1,7 @@
-import type { Logger } from 'pino';
-import type { Actuator } from '../actuator/actuator.js';
 import { pendingPod, slimNode, unshared } from '../cluster/convert.js';
 import type { SlimPod } from '../cluster/objects.js';
 import { gateDecision, schedulableNodes, volumeStillMoving, type GateDecision } from '../placement/zoneGate.js';
-import type { SnapshotSource } from '../cluster/source.js';
-import type { Config } from '../config.js';
-import type { Metrics } from '../metrics.js';
-import { systemClock, type Clock } from '../common/clock.js';
+import { systemClock } from '../common/clock.js';
 import type { WorkloadKind } from '../cluster/kinds.js';
 import { pickPodsToRemove } from '../placement/downscale.js';
 import { LAYOUT_PODS_PER_ANSWER, managedLayouts, workloadLayout, type WorkloadLayout } from '../placement/layout.js';
@@ -18,7 +13,7 @@ import { workloadKey } from '../placement/workload.js';
 import { zonesShown } from '../placement/zones.js';
 import { withoutPods } from '../placement/withoutPods.js';
 import type { PinConflict } from '../decision/placementState.js';
-import { decisionCore, type CandidateNodes } from '../decision/core.js';
+import { decisionCore, type CandidateNodes, type DecisionCoreDeps } from '../decision/core.js';
 import { DecisionLog, summarizeRejections, type Decision } from '../decision/decisions.js';
 import { maxCandidates, namesMode, type ExtenderArgs } from './wire/args.js';
 import { encodeError, encodeFilterResult, encodePriorities, quotedNames } from './wire/encoding.js';
@@ -30,14 +25,8 @@ import type { RawObject } from './wire/validation.js';
 export const NOT_SYNCED = 'zonekeeper: cluster cache not synced yet; the pod will be retried';
 export const STALE = 'zonekeeper: cluster cache is stale (watches failing); the pod will be retried';
 
-export interface ExtenderDeps {
-  source: SnapshotSource;
-  actuator: Actuator;
-  metrics: Metrics;
-  log: Logger;
-  config: Config;
-  clock?: Clock;
-}
+/** What the extender is made of: what the decision core is. */
+export type ExtenderDeps = DecisionCoreDeps;
 
 /** A workload's layout with the pin conflicts seen for it. */
 export type LayoutWithConflicts = WorkloadLayout & { conflicts: PinConflict[] };

@@ -2,7 +2,8 @@
 // their speed here (a seat far into a sequence, reserved ordinal ranges, tolerations × nodes).
 import { slimWorkload } from '../../src/cluster/convert.js';
 import { expectedOrdinals } from '../../src/placement/workload.js';
-import { advancedStatefulSet, deployment, node, nodes, pvc, statefulSet, storeOf, workloadSpread, zoneSubset, type Raw } from '../support/builders.js';
+import { advancedStatefulSet, nodes, pvc, statefulSet, storeOf, type Raw } from '../support/builders.js';
+import { toleratedNodesCase } from '../support/hostile.js';
 import { fixture, testApp } from '../support/app.js';
 import { fmt } from './measure.js';
 import { target } from './targets.js';
@@ -43,17 +44,7 @@ export async function hostileCase(): Promise<void> {
     console.log(`${what.padEnd(64)} ${fmt(t).padStart(8)} ms`);
     target(`hostile: ${what}`, t, 50, true, ' ms');
   }
-  const zoneNodes = ZONES.flatMap((z) => Array.from({ length: 1667 }, (_, i) => node(`node-${z.slice(5)}-${i}`, z, { taints: [{ key: 'dedicated', value: 'db', effect: 'NoSchedule' }] })));
-  const [deploy, rs] = deployment('web', 5);
-  rs!.metadata.name = 'web-6c7d8bd9bc';
-  const app = testApp(storeOf([...zoneNodes, deploy!, rs!, workloadSpread('ws', { kind: 'Deployment', name: 'web' }, [zoneSubset('a', 'zone-a', 2), zoneSubset('b', 'zone-b')])]));
-  const req = fixture('filter-fullnodes-deployment-pod.json').body;
-  req.Nodes = null;
-  req.NodeNames = zoneNodes.map((n) => n.metadata.name);
-  req.Pod.spec.tolerations = [
-    ...Array.from({ length: 60_000 }, (_, i) => ({ key: `other-${i}`, operator: 'Exists', effect: 'NoSchedule' })),
-    { key: 'dedicated', operator: 'Equal', value: 'db', effect: 'NoSchedule' },
-  ];
+  const { app, req } = toleratedNodesCase();
   const t = await ms(() => app.post('/filter', req));
   console.log(`${'filter: 60,000 tolerations × 5,000 tainted nodes'.padEnd(64)} ${fmt(t, 0).padStart(8)} ms`);
   target('hostile: 60,000 tolerations × 5,000 tainted nodes', t, 1000, true, ' ms');

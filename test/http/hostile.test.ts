@@ -6,9 +6,10 @@ import { describe, it } from 'node:test';
 import { parseConfig } from '../../src/config.js';
 import { decisionBytes } from '../../src/decision/decisions.js';
 import { seatZone, SEQUENCE_WORK_LIMIT, zoneSequence } from '../../src/placement/zoneSequence.js';
-import { deployment, node, nodes, pvc, statefulSet, storeOf, workloadSpread, zoneSubset, type Raw } from '../support/builders.js';
+import { nodes, pvc, statefulSet, storeOf, type Raw } from '../support/builders.js';
 import { fixture, testApp } from '../support/app.js';
 import { seededRandom } from '../support/random.js';
+import { toleratedNodesCase } from '../support/hostile.js';
 
 const ZONES = ['zone-a', 'zone-b', 'zone-c'];
 const cluster = (extra: Raw[] = []) => storeOf([...nodes(ZONES, 2), statefulSet('db', 3), pvc('data-db-0', { volumeName: '' }), ...extra]);
@@ -96,17 +97,7 @@ describe('D1: the seat of a huge ordinal or instance ID costs O(zones), not a lo
 
 describe('work that follows a list in the pod is done once per pod, not once per node', () => {
   it('60,000 tolerations against 5,000 tainted nodes of a WorkloadSpread: every node judged right (its time: npm run bench)', async () => {
-    const zoneNodes = ZONES.flatMap((z) => Array.from({ length: 1667 }, (_, i) => node(`node-${z.slice(5)}-${i}`, z, { taints: [{ key: 'dedicated', value: 'db', effect: 'NoSchedule' }] })));
-    const [deploy, rs] = deployment('web', 5);
-    rs!.metadata.name = 'web-6c7d8bd9bc';
-    const app = testApp(storeOf([...zoneNodes, deploy!, rs!, workloadSpread('ws', { kind: 'Deployment', name: 'web' }, [zoneSubset('a', 'zone-a', 2), zoneSubset('b', 'zone-b')])]));
-    const req = fixture('filter-fullnodes-deployment-pod.json').body;
-    req.Nodes = null;
-    req.NodeNames = zoneNodes.map((n) => n.metadata.name);
-    req.Pod.spec.tolerations = [
-      ...Array.from({ length: 60_000 }, (_, i) => ({ key: `other-${i}`, operator: 'Exists', effect: 'NoSchedule' })),
-      { key: 'dedicated', operator: 'Equal', value: 'db', effect: 'NoSchedule' },
-    ];
+    const { app, req } = toleratedNodesCase();
     const body = await (await app.post('/filter', req)).json();
     assert.equal(body.NodeNames.length, 1667, 'every zone-a node tolerated and in subset a');
   });
