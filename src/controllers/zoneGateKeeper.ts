@@ -38,6 +38,8 @@ export interface GateKeeperDeps {
 
 /** Gate writes under way at once: each is a PATCH, mostly waiting on the API server. */
 const GATE_WRITES_IN_FLIGHT = 32;
+/** How long a lifted pod is not decided again while the watch does not show it ungated. */
+const LIFTED_KEPT_MS = 60_000;
 
 /** A pod that waits, and what can end its wait (kube-scheduler's EventsToRegister). */
 interface Waiting { why: string; claims: readonly string[]; workload: string | undefined }
@@ -55,7 +57,7 @@ export function zoneGateKeeper(deps: GateKeeperDeps) {
   const { api, source, decide, events, opts, log, metrics } = deps;
   const clock = deps.clock ?? systemClock;
   /** Lifted, the watch not showing it yet: not decided again meanwhile. */
-  const lifted = new ExpiringMap<string, true>({ max: 100_000, ttlMs: 60_000, clock });
+  const lifted = new ExpiringMap<string, true>({ max: 100_000, ttlMs: LIFTED_KEPT_MS, clock });
   /** Every gated pod the cache shows, kept while not the holder too: a new holder starts from it. */
   const gated = new Set<string>();
   const waiting = new Map<string, Waiting>();
@@ -152,6 +154,8 @@ export function zoneGateKeeper(deps: GateKeeperDeps) {
     }
     if (r.result !== 'lifted') return;
     waiting.delete(uid);
+    // Looked at again once `lifted` expires, should the watch never show the pod ungated.
+    gates.addAfter(uid, LIFTED_KEPT_MS);
     if (d.kind !== 'as-is' && d.fallback) {
       placed.set(uid, { pod: { namespace: cached.namespace, name: cached.name }, fallback: d.fallback, at: clock.now() });
       fallbacks.addAfter(uid, d.fallback.afterMs);
