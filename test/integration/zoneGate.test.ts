@@ -11,6 +11,7 @@ import { ClusterStore } from '../../src/cluster/store.js';
 import { addObject, memorySource } from '../../src/cluster/source.js';
 import { zoneGateKeeper } from '../../src/controllers/zoneGateKeeper.js';
 import { createMetrics } from '../../src/metrics.js';
+import type { GateFallback } from '../../src/placement/zoneGate.js';
 
 // The gate's one write over HTTP (docs/design.md#the-zone-gate): conditional on what was read,
 // so two holders (a Lease hand-over) can never both lift a pod's gate, nor with two zones.
@@ -191,6 +192,35 @@ describe('the zone gate keeper against an API server', () => {
       addObject(store, node('node-new', 'zone-a'));
       await waitFor(() => lifted('db-32'), 'db-32 lifted when a node joined Ready');
       assert.equal(clock.now(), Date.parse('2026-11-25T12:00:00Z'), 'no time passed');
+    } finally {
+      await keeper.stop();
+    }
+  });
+
+  it('adaptive fallback: a pod lifted into a zone an autoscaler refuses a node is evicted at once, not after its time (fake time never moves)', async () => {
+    const store = new ClusterStore();
+    const start = Date.parse('2026-11-25T12:00:00Z');
+    const clock = fakeClock(start);
+    let fell: GateFallback | undefined;
+    const fallback: GateFallback = { kind: 'pin', key: 'default/StatefulSet/db#40', workload: 'default/StatefulSet/db', given: 'zone-c', afterMs: 120_000 };
+    const keeper = zoneGateKeeper({
+      api: api.client(), source: memorySource(store, 'test'), events: { record() {} }, clock,
+      decide: async () => ({ ...zone('zone-c'), fallback }), fellBack: (fb) => { fell = fb; },
+      opts: { intervalSeconds: 5, patchesPerSecond: 1000, fallbackEvictionsPerMinute: 6, fallbackDryRun: false }, log: silent, metrics: createMetrics(),
+    });
+    api.put(gatedPod(40));
+    addObject(store, gatedPod(40));
+    api.faults.push({ match: (m, p) => m === 'POST' && p.endsWith('/pods/db-40/eviction'), status: 201, remaining: 1 });
+    keeper.start();
+    try {
+      await waitFor(() => api.patches.some((p) => p.path.endsWith('/db-40')), 'db-40 lifted into zone-c');
+      // As the watch shows it: ungated, pending, zone-c in its spec; then the autoscaler's word.
+      addObject(store, stsPod('db', 40, { nodeSelector: { 'topology.kubernetes.io/zone': 'zone-c' } }));
+      assert.equal(fell, undefined, 'not before the refusal');
+      store.upsert('scaleupreports', { namespace: 'default', name: 'db-40.1', pod: { name: 'db-40', uid: 'pod-db-40' }, source: 'cluster-autoscaler', message: 'pod didn\'t trigger scale-up', at: clock.now() });
+      await waitFor(() => fell !== undefined, 'the seat fell back on the refusal');
+      assert.equal(fell!.given, 'zone-c');
+      assert.equal(clock.now(), start, 'no time passed: the 120 s were not waited out');
     } finally {
       await keeper.stop();
     }
