@@ -34,6 +34,12 @@ export interface DecisionAsk {
    * transport writes it (the gate's patch). Without it, a dry run: the known ID only.
    */
   claimId?: { annotate: boolean };
+  /**
+   * Whether the verdict's effects are carried out, asked the moment it is reached: in the same
+   * turn of the event loop, so that the next decision sees its reservation (decisions that
+   * interleave would both take the same room).
+   */
+  commit?: (d: Decided) => boolean;
 }
 
 export interface Decided {
@@ -84,7 +90,11 @@ export function decisionCore(deps: DecisionCoreDeps) {
     return { input, model, verdict: filterNodes(input, model), givenId: undefined, idError: undefined };
   }
 
-  /** Decides, claiming the pod's instance ID first when its policy pins by one (the one write inside a decision). */
+  /**
+   * Decides, claiming the pod's instance ID first when its policy pins by one (the one write
+   * inside a decision); carries out the verdict's effects (reservations and waits in memory, list
+   * freezes queued to the actuator) when `ask.commit` says so.
+   */
   async function decide(pod: PendingPod, nodes: CandidateNodes, ask: DecisionAsk): Promise<Decided> {
     const request = ids.known(pod);
     let { input, model } = prepare(request, nodes, ask);
@@ -100,7 +110,9 @@ export function decisionCore(deps: DecisionCoreDeps) {
     }
     const verdict = idError === undefined ? filterNodes(input, model)
       : waitVerdict(input.candidates, { rule: 'zone-pin', reason: idError, unresolvable: false }, model);
-    return { input, model, verdict, givenId, idError };
+    const decided = { input, model, verdict, givenId, idError };
+    if (ask.commit?.(decided)) state.apply(input, verdict);
+    return decided;
   }
 
   return {
@@ -111,8 +123,6 @@ export function decisionCore(deps: DecisionCoreDeps) {
     known: ids.known,
     decide,
     decideNow,
-    /** Carries out a verdict's effects: reservations and waits in memory, list freezes queued to the actuator. */
-    apply: (d: Decided) => state.apply(d.input, d.verdict),
   };
 }
 

@@ -13,7 +13,7 @@ import { workloadKey } from '../placement/workload.js';
 import { zonesShown } from '../placement/zones.js';
 import { withoutPods } from '../placement/withoutPods.js';
 import type { PinConflict } from '../decision/placementState.js';
-import { decisionCore, type CandidateNodes, type DecisionCoreDeps } from '../decision/core.js';
+import { decisionCore, type CandidateNodes, type Decided, type DecisionCoreDeps } from '../decision/core.js';
 import { DecisionLog, summarizeRejections, type Decision } from '../decision/decisions.js';
 import { maxCandidates, namesMode, type ExtenderArgs } from './wire/args.js';
 import { encodeError, encodeFilterResult, encodePriorities, quotedNames } from './wire/encoding.js';
@@ -157,9 +157,8 @@ export function createExtender(deps: ExtenderDeps) {
         record(decision('filter', args, undefined, { error: why }));
         return encodeError(why);
       }
-      const decided = await core.decide(pendingPod(args.Pod), nodesOf(args), { claimId: { annotate: true } });
+      const decided = await core.decide(pendingPod(args.Pod), nodesOf(args), { claimId: { annotate: true }, commit: () => true });
       const v = decided.verdict;
-      core.apply(decided);
       const answered = namesMode(args) ? keepForPrioritize(decided.input.pod.uid, v) : undefined;
       const d = decision('filter', args, v);
       record(d);
@@ -272,12 +271,13 @@ export function createExtender(deps: ExtenderDeps) {
       if (moving) return { kind: 'wait', why: moving };
       // An ID this process gives the pod goes onto it in the gate's own patch, with the zone it
       // pins; a rollout's successor holds none yet.
-      const decided = await core.decide(cached, resolved(schedulableNodes(source.snapshot)), { writesSpec: true, claimId: { annotate: false } });
-      if (decided.idError !== undefined) return { kind: 'wait', why: decided.idError };
+      const gateOf = (x: Decided) => (x.idError !== undefined ? { kind: 'wait' as const, why: x.idError } : gateDecision(x.verdict, x.input));
+      const decided = await core.decide(cached, resolved(schedulableNodes(source.snapshot)), {
+        writesSpec: true, claimId: { annotate: false }, commit: (x) => gateOf(x).kind !== 'wait',
+      });
       const v = decided.verdict;
-      const gate = gateDecision(v, decided.input);
+      const gate = gateOf(decided);
       const d = gate.kind === 'zone' && decided.givenId !== undefined ? { ...gate, instanceId: decided.givenId } : gate;
-      if (d.kind !== 'wait') core.apply(decided);
       record(decision('gate', args, v, { outcome: d.kind === 'wait' ? 'waiting' : 'ungated' }));
       return d;
     },

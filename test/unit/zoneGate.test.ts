@@ -43,6 +43,16 @@ describe('the gate decides with the filter\'s own policy code', () => {
     assert.equal(web.kind === 'zone' && ZONES.includes(web.zone), true, `a zone to grow into, not a wait: ${web.kind === 'wait' ? web.why : ''}`);
   });
 
+  it('decisions made at once (the keeper has 32 workers) each see the reservations of those before: a balanced Deployment of 6 gets 2/2/2', async () => {
+    const balanced = { 'zonekeeper.io/zone-preferences': JSON.stringify({ zones: { '*': { weight: 1 } } }) };
+    const app = testApp(storeOf([...nodes(ZONES, 1), ...deployment('web', 6, balanced)]));
+    const pods = Array.from({ length: 6 }, (_, i) => slimPod(gated(rsPod('web', `p${i}`))));
+    const decided = await Promise.all(pods.map((p) => app.extender.decideGate(p)));
+    const counts = new Map<string, number>();
+    for (const d of decided) if (d.kind === 'zone') counts.set(d.zone, (counts.get(d.zone) ?? 0) + 1);
+    assert.deepEqual([...counts].sort(), [['zone-a', 2], ['zone-b', 2], ['zone-c', 2]]);
+  });
+
   it('waits: on a cache not synced, for an Immediate-binding claim not bound, when every zone is at its limit', async () => {
     const notSynced = testApp(storeOf([...nodes(ZONES, 1), statefulSet('db', 3)]), { synced: () => false });
     assert.equal((await notSynced.extender.decideGate(slimPod(gated(stsPod('db', 0))))).kind, 'wait');
