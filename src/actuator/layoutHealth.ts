@@ -5,7 +5,7 @@ import { ownedThrough, workloadKindNamed } from '../cluster/kinds.js';
 import { byRisk, workloadHealth, type WorkloadHealth } from '../placement/health.js';
 import { workloadModel } from '../placement/model.js';
 import type { DecisionState } from '../placement/policy.js';
-import { resolveWorkload, workloadKey } from '../placement/workload.js';
+import { changedWorkloadKey, resolveWorkload, workloadKey } from '../placement/workload.js';
 import type { EventType } from './events.js';
 
 /** How long one slice of a sweep may hold the event loop (ms). */
@@ -144,7 +144,7 @@ export function healthTracker(
   });
   source.store.onWorkload((w) => {
     // A ReplicaSet's change (a rollout) is its Deployment's.
-    mark(w.owner && w.owner.kind === 'Deployment' ? `${w.namespace}/Deployment/${w.owner.name}` : workloadKey(w));
+    mark(changedWorkloadKey(w));
   });
 
   return {

@@ -10,7 +10,7 @@ import { ExpiringMap } from '../common/expiringMap.js';
 import { tokenBucket } from '../common/tokenBucket.js';
 import { workQueue, type WorkResult } from '../common/workQueue.js';
 import type { Metrics } from '../metrics.js';
-import { resolveWorkload, workloadKey } from '../placement/workload.js';
+import { changedWorkloadKey, resolveWorkload, workloadKey } from '../placement/workload.js';
 import type { GateDecision, GateFallback } from '../placement/zoneGate.js';
 
 export interface GateOptions {
@@ -101,7 +101,7 @@ export function zoneGateKeeper(deps: GateKeeperDeps) {
     if (after && after.ready && !after.unschedulable && !(before && before.ready && !before.unschedulable && sameShape(before, after))) wake(() => true);
   });
   source.store.onWorkload((w) => {
-    const key = w.owner?.kind === 'Deployment' ? `${w.namespace}/Deployment/${w.owner.name}` : workloadKey(w);
+    const key = changedWorkloadKey(w);
     wake((x) => x.workload === key);
   });
   // An autoscaler's refusal for a pod lifted under an adaptive fallback: the seat moves on now.

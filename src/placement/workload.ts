@@ -20,6 +20,10 @@ export interface ResolvedWorkload {
 
 export const workloadKey = (r: WorkloadRef) => `${r.namespace}/${r.kind}/${r.name}`;
 
+/** The workload a cached workload's change belongs to: a Deployment's ReplicaSet (a rollout) is its Deployment's. */
+export const changedWorkloadKey = (w: WorkloadRef & { owner?: { kind: string; name: string } | undefined }) =>
+  (w.owner?.kind === 'Deployment' ? `${w.namespace}/Deployment/${w.owner.name}` : workloadKey(w));
+
 export function resolveWorkload(pod: SlimPod, snapshot: Snapshot): ResolvedWorkload | undefined {
   const owner = pod.owner;
   if (!owner) return undefined;
