@@ -9,6 +9,7 @@ import { createLogger } from './logger.js';
 import { NO_PENDING_FREEZES } from './placement/fleet.js';
 import { fleetHealth, type WorkloadHealth } from './placement/health.js';
 import { chooseSource, clusterWatch } from './sourceChoice.js';
+import { systemClock } from './common/clock.js';
 
 export const AUDIT_USAGE = `zonekeeper audit: which workloads fill fewer zones than they should (read-only)
 
@@ -61,9 +62,9 @@ async function reachable(api: ApiClient, timeoutMs: number): Promise<void> {
 }
 
 async function synced(source: SnapshotSource, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
+  const deadline = systemClock.now() + timeoutMs;
   while (!source.synced()) {
-    if (Date.now() > deadline) {
+    if (systemClock.now() > deadline) {
       const failing = source.status().kinds.filter((k) => k.required && !k.synced).map((k) => `${k.kind}${k.lastError ? ` (${k.lastError})` : ''}`);
       throw new AuditError(`the cluster was not listed within ${timeoutMs / 1000}s: ${failing.join('; ') || 'unknown'}`);
     }
@@ -126,7 +127,7 @@ export async function runAudit(argv: string[]): Promise<{ output: string; code: 
       settings: { ...config.placement }, reservations: new Reservations(config.placement.reservationTtlSeconds),
       pendingFreezes: NO_PENDING_FREEZES, unschedulableSubsets: new Map<string, number>(),
     };
-    const health = fleetHealth(source.snapshot, state, { now: Date.now(), settleSeconds: config.health.settleSeconds }, values.namespace);
+    const health = fleetHealth(source.snapshot, state, { now: systemClock.now(), settleSeconds: config.health.settleSeconds }, values.namespace);
     const atRisk = health.filter((h) => h.atRisk).length;
     const output = values.output === 'json'
       ? JSON.stringify({ source: source.describe(), workloads: health.length, atRisk, health }, null, 2)

@@ -1,11 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { kubeActuator, memoryActuator, type Actuator } from './actuator/actuator.js';
-import { deletionCostController } from './actuator/deletionCosts.js';
-import { instancePodAnnotator } from './actuator/instancePods.js';
-import { podAnnotationController } from './actuator/podAnnotations.js';
-import { workloadSpreadStatusController } from './actuator/workloadSpreadStatus.js';
-import { healthTracker } from './actuator/layoutHealth.js';
-import { repairController } from './actuator/repair.js';
+import { deletionCostController } from './controllers/deletionCosts.js';
+import { instancePodAnnotator } from './controllers/instancePods.js';
+import { podAnnotationController } from './controllers/podAnnotations.js';
+import { workloadSpreadStatusController } from './controllers/workloadSpreadStatus.js';
+import { healthTracker } from './controllers/layoutHealth.js';
+import { repairController } from './controllers/repair.js';
 import { leaseElector } from './actuator/leaderElection.js';
 import { kubeApiClient, type ApiClient } from './cluster/apiClient.js';
 import { loadClusterAccess } from './cluster/kubeconfig.js';
@@ -22,6 +22,7 @@ import { kubernetesAuthorizer } from './server/adminAuth.js';
 import { adminRoutes, probeRoutes } from './server/adminRoutes.js';
 import { extenderRoutes, pickerRoutes } from './server/extenderRoutes.js';
 import { listen, type Listener } from './server/listen.js';
+import { systemClock } from './common/clock.js';
 
 /** A writer that runs only in the Lease's holder. */
 interface LeaderController {
@@ -102,9 +103,8 @@ function startWriters(api: ApiClient, config: Config, log: Logger, metrics: Metr
 function byDeadline(work: Promise<unknown> | undefined, deadline: number): Promise<void> {
   if (!work) return Promise.resolve();
   return new Promise((resolve) => {
-    const t = setTimeout(resolve, Math.max(0, deadline - Date.now()));
-    t.unref();
-    work.then(() => { clearTimeout(t); resolve(); }, () => { clearTimeout(t); resolve(); });
+    const cancel = systemClock.after(Math.max(0, deadline - systemClock.now()), resolve);
+    work.then(() => { cancel(); resolve(); }, () => { cancel(); resolve(); });
   });
 }
 
@@ -161,9 +161,9 @@ export async function startServer(config: Config, choice: SourceChoice, log: Log
     extender: ext, admin, probes, picker, source, metrics,
     async stop() {
       // One deadline for everything: listeners close together, then the writers get what is left.
-      const deadline = Date.now() + config.shutdownGraceSeconds * 1000;
+      const deadline = systemClock.now() + config.shutdownGraceSeconds * 1000;
       serving = false;
-      layoutHealth.stop();
+      await layoutHealth.stop();
       await Promise.all([ext.close(deadline), admin.close(deadline), probes?.close(deadline), picker?.close(deadline)]);
       await byDeadline(writers?.stop(), deadline);
       await byDeadline(source.stop(), deadline);

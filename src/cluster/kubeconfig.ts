@@ -5,6 +5,7 @@ import { dirname, join, resolve } from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { parse } from 'yaml';
 import { unreadableFile } from '../common/errors.js';
+import { systemClock } from '../common/clock.js';
 
 // Where the API server is and the credentials for it, from a kubeconfig or the pod's service
 // account. Static credentials (tokens, token files, client certificates, basic auth) are read
@@ -39,12 +40,12 @@ const SERVICE_ACCOUNT = '/var/run/secrets/kubernetes.io/serviceaccount';
 const TOKEN_FILE_TTL_MS = 60_000;
 
 /** The cluster of `source`; throws a clear error when the kubeconfig names nothing usable. */
-export function loadClusterAccess(source: ClusterSource, env: NodeJS.ProcessEnv = process.env, now: () => number = Date.now): ClusterAccess {
+export function loadClusterAccess(source: ClusterSource, env: NodeJS.ProcessEnv = process.env, now: () => number = systemClock.now): ClusterAccess {
   return source.kind === 'kubeconfig' ? fromKubeconfig(source.path, now) : inCluster(env, SERVICE_ACCOUNT, now);
 }
 
 /** The pod's service account: the API server from the environment, its CA and a token file kubelet rotates. */
-export function inCluster(env: NodeJS.ProcessEnv, dir: string, now: () => number = Date.now): ClusterAccess {
+export function inCluster(env: NodeJS.ProcessEnv, dir: string, now: () => number = systemClock.now): ClusterAccess {
   const host = env.KUBERNETES_SERVICE_HOST;
   const port = env.KUBERNETES_SERVICE_PORT;
   if (!host || !port) throw new Error('in-cluster config: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT are not set');

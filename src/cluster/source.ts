@@ -6,6 +6,7 @@ import { slimOf } from './convert.js';
 import { ALL_KIND_NAMES, kindOfObject, KRUISE_GROUP, OPTIONAL_KINDS } from './kinds.js';
 import { forEachListSlice } from './listSlices.js';
 import { ClusterStore, type Snapshot } from './store.js';
+import { systemClock } from '../common/clock.js';
 
 export interface KindStatus extends ReflectorStatus { objects: number }
 
@@ -132,7 +133,7 @@ function nonEmpty(l: LoadedStore, origin: string): LoadedStore {
 
 /** A fixed set of objects held in memory: behind file sources and tests. */
 export function memorySource(store: ClusterStore, label: string): SnapshotSource {
-  const at = Date.now();
+  const at = systemClock.now();
   return {
     snapshot: store,
     store,

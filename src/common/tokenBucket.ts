@@ -1,8 +1,10 @@
+import { systemClock } from './clock.js';
+
 /**
  * A token bucket: `perSecond` tokens a second, at most `burst` saved. `take` takes one if there
  * is one; `wait` takes one in advance and says how long (ms) to wait until it is due.
  */
-export function tokenBucket(perSecond: number, burst: number, now: () => number = Date.now): { take(): boolean; wait(): number } {
+export function tokenBucket(perSecond: number, burst: number, now: () => number = systemClock.now): { take(): boolean; wait(): number } {
   let tokens = burst;
   let at = now();
   const refill = () => {

@@ -30,6 +30,8 @@ export interface WorkQueue<K extends string = string> {
   length(): number;
   /** Delayed adds waiting for their time. */
   delayed(): number;
+  /** Resolves once nothing is queued or in hand (delayed adds aside). */
+  idle(): Promise<void>;
   start(): void;
   /** Stops taking keys; resolves once the keys in hand are done. Delayed adds are dropped. */
   shutDown(): Promise<void>;
@@ -46,6 +48,7 @@ export function workQueue<K extends string>(work: (key: K) => Promise<WorkResult
   const waiting = new Map<K, { at: number; cancel: () => void }>();
   const failures = new Map<K, number>();
   const inFlight = new Set<Promise<void>>();
+  let idlers: (() => void)[] = [];
   let running = false;
   let shuttingDown = false;
 
@@ -105,6 +108,11 @@ export function workQueue<K extends string>(work: (key: K) => Promise<WorkResult
       const p: Promise<void> = run(key).finally(() => {
         inFlight.delete(p);
         pump();
+        if (queue.size + processing.size === 0 && idlers.length > 0) {
+          const wake = idlers;
+          idlers = [];
+          for (const w of wake) w();
+        }
       });
       inFlight.add(p);
     }
@@ -119,6 +127,7 @@ export function workQueue<K extends string>(work: (key: K) => Promise<WorkResult
     },
     length: () => queue.size + processing.size,
     delayed: () => waiting.size,
+    idle: () => (queue.size + processing.size === 0 ? Promise.resolve() : new Promise<void>((resolve) => { idlers.push(resolve); })),
     start() {
       running = true;
       shuttingDown = false;
@@ -132,6 +141,7 @@ export function workQueue<K extends string>(work: (key: K) => Promise<WorkResult
       dirty.clear();
       while (inFlight.size > 0) await Promise.all([...inFlight]);
       running = false;
+      for (const w of idlers.splice(0)) w();
     },
   };
 }

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
-import { liftGate, type LiftResult } from '../actuator/podGate.js';
+import { liftGate, type LiftResult } from './podGate.js';
 import type { EventRecorder } from '../actuator/events.js';
-import { evictPod, perMinuteBudget } from '../actuator/eviction.js';
+import { evictPod, perMinuteBudget } from './eviction.js';
 import type { ApiClient } from '../cluster/apiClient.js';
 import type { SlimNode, SlimPod } from '../cluster/objects.js';
 import type { SnapshotSource } from '../cluster/source.js';

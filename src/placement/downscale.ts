@@ -1,5 +1,5 @@
 import { ownedThrough, workloadKindSpec } from '../cluster/kinds.js';
-import type { SlimPod } from '../cluster/objects.js';
+import type { SlimPod, SlimWorkload } from '../cluster/objects.js';
 import type { Snapshot } from '../cluster/store.js';
 import { policyOf, workloadModel, type WorkloadModel, type ZoneListDeps } from './model.js';
 import type { PlacementSettings } from './settings.js';
@@ -116,17 +116,12 @@ export function removalOrder(model: WorkloadModel, snapshot: Snapshot): SlimPod[
 }
 
 /**
- * Workloads whose ReplicaSet pods get deletion costs: Deployments and standalone ReplicaSets
- * with instance IDs, zone preferences, or a WorkloadSpread. Nothing else is touched.
+ * The model of `w` if its ReplicaSet pods get deletion costs: Deployments and standalone
+ * ReplicaSets with instance IDs, zone preferences, or a WorkloadSpread. Nothing else is touched.
  */
-export function* costManagedWorkloads(
-  snapshot: Snapshot, settings: PlacementSettings, lists: ZoneListDeps = {}, only?: ReadonlySet<string>,
-): Iterable<WorkloadModel> {
-  for (const w of snapshot.allWorkloads()) {
-    if (only && !only.has(workloadKey(w))) continue;
-    // A Deployment's ReplicaSets are covered by the Deployment.
-    if (!workloadKindSpec(w.kind)?.deletionCost || ownedThrough(w)) continue;
-    const model = workloadModel({ kind: w.kind, namespace: w.namespace, name: w.name }, w, snapshot, settings, lists);
-    if (model.policy !== 'none') yield model;
-  }
+export function costManagedModel(w: SlimWorkload, snapshot: Snapshot, settings: PlacementSettings, lists: ZoneListDeps = {}): WorkloadModel | undefined {
+  // A Deployment's ReplicaSets are covered by the Deployment.
+  if (!workloadKindSpec(w.kind)?.deletionCost || ownedThrough(w)) return undefined;
+  const model = workloadModel({ kind: w.kind, namespace: w.namespace, name: w.name }, w, snapshot, settings, lists);
+  return model.policy !== 'none' ? model : undefined;
 }

@@ -1,12 +1,11 @@
 import { ANNOTATION } from '../cluster/annotations.js';
-import { holdsSeat, zoneOf, type SlimPod } from '../cluster/objects.js';
+import { holdsSeat, zoneOf, type SlimPod, type SlimWorkload } from '../cluster/objects.js';
 import type { Snapshot } from '../cluster/store.js';
 import { ownedThrough } from '../cluster/kinds.js';
 import { deletionCosts } from './downscale.js';
 import { idsForWaitingPods, type WaitingPod } from './instanceAssignment.js';
 import { policyOf, workloadModel, type WorkloadModel, type ZoneListDeps } from './model.js';
 import type { PlacementSettings } from './settings.js';
-import { workloadKey } from './workload.js';
 import { seatZone } from './zoneSequence.js';
 
 // Who holds which instance ID among a workload's live pods, across all its ReplicaSets, and
@@ -78,15 +77,11 @@ export function rolloutSeat(
   return old[Math.min(succeeded, old.length - 1)]![0];
 }
 
-/** Every workload whose pods are pinned by instance ID (a Deployment, not its ReplicaSets); `only`: by workload key. */
-export function* instanceIdWorkloads(
-  snapshot: Snapshot, settings: PlacementSettings, lists: ZoneListDeps = {}, only?: ReadonlySet<string>,
-): Iterable<WorkloadModel & { workload: NonNullable<WorkloadModel['workload']> }> {
-  for (const w of snapshot.allWorkloads()) {
-    if (ownedThrough(w) || w.annotations[ANNOTATION.instanceIds] !== 'true') continue;
-    const ref = { kind: w.kind, namespace: w.namespace, name: w.name };
-    if (only && !only.has(workloadKey(ref))) continue;
-    const model = workloadModel(ref, w, snapshot, settings, lists);
-    if (model.seats === 'instance-id' && policyOf(model)?.pinsSeats && model.workload) yield model as WorkloadModel & { workload: typeof w };
-  }
+/** The model of `w` if its pods are pinned by instance ID (a Deployment, not its ReplicaSets). */
+export function instanceIdModel(
+  w: SlimWorkload, snapshot: Snapshot, settings: PlacementSettings, lists: ZoneListDeps = {},
+): (WorkloadModel & { workload: SlimWorkload }) | undefined {
+  if (ownedThrough(w) || w.annotations[ANNOTATION.instanceIds] !== 'true') return undefined;
+  const model = workloadModel({ kind: w.kind, namespace: w.namespace, name: w.name }, w, snapshot, settings, lists);
+  return model.seats === 'instance-id' && policyOf(model)?.pinsSeats && model.workload ? model as WorkloadModel & { workload: SlimWorkload } : undefined;
 }

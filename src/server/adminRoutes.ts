@@ -3,13 +3,14 @@ import { workloadKindNamed } from '../cluster/kinds.js';
 import { isDnsLabel } from '../cluster/names.js';
 import { CACHED_TOLERATIONS } from '../cluster/objects.js';
 import type { SnapshotSource } from '../cluster/source.js';
-import type { HealthTracker } from '../actuator/layoutHealth.js';
-import type { RepairStatus } from '../actuator/repair.js';
+import type { HealthTracker } from '../controllers/layoutHealth.js';
+import type { RepairStatus } from '../controllers/repair.js';
 import type { ExtenderService } from '../extender/extender.js';
 import type { Metrics } from '../metrics.js';
 import { requireAuthorization, type AdminAuthorizer } from './adminAuth.js';
 import { failWith } from './httpErrors.js';
 import { addLayoutPage } from './uiRoutes.js';
+import { systemClock, type Clock } from '../common/clock.js';
 
 export interface AdminDeps {
   source: SnapshotSource;
@@ -25,6 +26,7 @@ export interface AdminDeps {
   repair?: { status(): RepairStatus[] };
   /** The zone gate's keeper, when gate.enabled and a cluster is watched (/debug/gate). */
   gate?: { view(): { gated: number; waiting: { pod: string; why: string }[] } };
+  clock?: Clock;
 }
 
 /** Workloads /debug/health lists; the rest are counted. */
@@ -96,7 +98,7 @@ export function adminRoutes(deps: AdminDeps): Hono {
     }
     const { layouts, more, podsPerAnswer } = extender.layouts(namespace, deps.layoutHealth?.get);
     return c.json({
-      source: source.describe(), synced: source.synced(), generatedAt: new Date().toISOString(), more, podsPerAnswer, workloads: layouts,
+      source: source.describe(), synced: source.synced(), generatedAt: new Date((deps.clock ?? systemClock).now()).toISOString(), more, podsPerAnswer, workloads: layouts,
     });
   });
 

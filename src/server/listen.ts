@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { createAdaptorServer } from '@hono/node-server';
 import type { Hono } from 'hono';
 import { splitHostPort } from '../config.js';
+import { systemClock } from '../common/clock.js';
 
 export interface TlsFiles { certFile: string; keyFile: string; clientCAFile: string }
 
@@ -63,10 +64,9 @@ export async function listen(app: Hono, hostPort: string, o: { tls?: TlsFiles; l
     port: actual,
     close(deadline) {
       return new Promise((resolve) => {
-        const force = setTimeout(() => server.closeAllConnections(), Math.max(0, deadline - Date.now()));
-        force.unref();
+        const force = systemClock.after(Math.max(0, deadline - systemClock.now()), () => server.closeAllConnections());
         server.close(() => {
-          clearTimeout(force);
+          force();
           resolve();
         });
         server.closeIdleConnections();

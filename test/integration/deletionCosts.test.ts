@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { deletionCostController } from '../../src/actuator/deletionCosts.js';
+import { fakeClock } from '../../src/common/clock.js';
+import { deletionCostController } from '../../src/controllers/deletionCosts.js';
 import { watchCache } from '../../src/cluster/watchCache.js';
 import { createMetrics } from '../../src/metrics.js';
 import { deployment, nodes, rsPod } from '../support/builders.js';
@@ -17,9 +18,12 @@ describe('deletion-cost controller against a list/watch server', () => {
   const start = (patchesPerSecond = 1000) => {
     const client = api.client();
     const cache = watchCache(client, { pageSize: 100, watchTimeoutSeconds: 300, silenceSeconds: 30, backoffInitialMs: 20, backoffMaxMs: 100, crdRecheckSeconds: 60, maxStalenessSeconds: 60 }, silent);
-    const controller = deletionCostController(client, cache, defaultSettings(), { intervalSeconds: 60, patchesPerSecond }, silent, createMetrics());
-    return { cache, controller };
+    // The controller's time is fake (pacing, the resync); the watch's is real.
+    const clock = fakeClock(Date.parse('2026-11-25T00:00:00Z'));
+    const controller = deletionCostController(client, cache, defaultSettings(), { intervalSeconds: 60, patchesPerSecond }, silent, createMetrics(), {}, clock);
+    return { cache, controller, clock };
   };
+  const costPatches = () => api.patches.filter((p) => p.path.includes('/pods/')).length;
   const costOf = (pod: string) => api.patches.filter((p) => p.path.endsWith(`/pods/${pod}`)).map((p) => p.body.metadata.annotations['controller.kubernetes.io/pod-deletion-cost']).pop();
 
   before(async () => {
@@ -37,23 +41,28 @@ describe('deletion-cost controller against a list/watch server', () => {
   after(() => api.stop());
 
   it('writes costs so that the cheapest three leave one pod per zone, paced, and never touches unmanaged pods', async () => {
-    const { cache, controller } = start(10);
+    const { cache, controller, clock } = start(10);
     cache.start();
     await waitFor(() => cache.synced(), 'sync');
-    const began = Date.now();
     controller.start();
-    assert.equal(controller.reconcile(new Set(['default/Deployment/plain'])), 0, 'a reconcile of one workload touches no other');
-    assert.equal(controller.reconcile(), 6);
-    assert.equal(controller.reconcile(), 0, 'queued once, whatever asks again before the watch shows the costs');
-    await controller.settle();
-    assert.ok(Date.now() - began >= 450, `6 patches at 10/s took ${Date.now() - began} ms`);
+    // 10 a second: one patch now, then one more for each 100 ms of (fake) time, never two.
+    for (let n = 1; n <= 6; n++) {
+      await waitFor(() => costPatches() >= n, `patch ${n}`);
+      assert.equal(costPatches(), n, `after ${(n - 1) * 100} ms at 10/s`);
+      await clock.advance(100);
+    }
+    await controller.idle();
+    assert.equal(costPatches(), 6, 'each managed pod written once');
     const costs = SPOTS.map((_, i) => Number(costOf(`web-rs-p${i}`)));
     assert.deepEqual([...costs].sort(), [0, 1, 2, 3, 4, 5]);
     const kept = SPOTS.filter((_, i) => costs[i]! >= 3).map((n) => n.slice(5, 6));
     assert.deepEqual(kept.sort(), ['a', 'b', 'c']);
     assert.equal(costOf('plain-rs-x'), undefined, 'unmanaged pods are never patched');
-    await waitFor(() => cache.snapshot.pod('default', 'web-rs-p0')?.deletionCost !== undefined, 'costs watched back');
-    assert.equal(controller.reconcile(), 0, 'nothing left to write');
+    await waitFor(() => SPOTS.every((_, i) => cache.snapshot.pod('default', `web-rs-p${i}`)?.deletionCost !== undefined), 'costs watched back');
+    // The pod events of the watch, and the next resync, find nothing left to write.
+    await clock.advance(60_000);
+    await controller.idle();
+    assert.equal(costPatches(), 6, 'nothing left to write');
     await controller.stop();
     await cache.stop();
   });
@@ -64,8 +73,7 @@ describe('deletion-cost controller against a list/watch server', () => {
     cache.start();
     await waitFor(() => cache.synced(), 'sync');
     controller.start();
-    assert.equal(controller.reconcile(), 0);
-    await controller.settle();
+    await controller.idle();
     assert.equal(api.patches.length, before);
     await controller.stop();
     await cache.stop();

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { liftGate } from '../../src/actuator/podGate.js';
+import { liftGate } from '../../src/controllers/podGate.js';
 import type { ApiClient } from '../../src/cluster/apiClient.js';
 import { FakeApiServer } from '../support/fakeApiServer.js';
 import { node, pv, statefulSet, stsPod } from '../support/builders.js';

@@ -6,7 +6,7 @@ import { memorySource, type SnapshotSource } from '../../src/cluster/source.js';
 import { parseConfig } from '../../src/config.js';
 import { createExtender } from '../../src/extender/extender.js';
 import { createMetrics, registerHealthGauges, registerStateGauges } from '../../src/metrics.js';
-import { healthTracker, type HealthTracker } from '../../src/actuator/layoutHealth.js';
+import { healthTracker, type HealthTracker } from '../../src/controllers/layoutHealth.js';
 import { adminRoutes } from '../../src/server/adminRoutes.js';
 import { extenderRoutes } from '../../src/server/extenderRoutes.js';
 import { FakeClock } from './placement.js';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { zoneStability } from '../../src/actuator/zoneStability.js';
+import { zoneStability } from '../../src/controllers/zoneStability.js';
 import { slimNode } from '../../src/cluster/convert.js';
 import type { ClusterStore } from '../../src/cluster/store.js';
 import { Reservations } from '../../src/decision/reservations.js';

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { fakeClock } from '../../src/common/clock.js';
 import { workQueue, type WorkResult } from '../../src/common/workQueue.js';
+import { reconciler } from '../../src/controllers/reconciler.js';
 
 // The work queue's client-go semantics, on fake time: nothing here waits on the wall clock.
 
@@ -116,6 +117,40 @@ describe('work queue', () => {
     await w.finish('a');
     await stopping;
     assert.deepEqual(w.calls, ['a']);
+    assert.equal(clock.pending(), 0, 'no timer left behind');
+  });
+});
+
+describe('reconciler (a work queue, a resync)', () => {
+  it('queues every key at start and each resync, waits while not ready, and takes nothing once stopped', async () => {
+    const clock = fakeClock();
+    let ready = false;
+    let keys = ['a', 'b'];
+    const seen: string[] = [];
+    const r = reconciler({ keys: () => keys, reconcile: async (k) => { seen.push(k); }, resyncMs: 60_000, ready: () => ready, notReadyMs: 1000, clock });
+    r.add('early');
+    r.start();
+    await r.idle();
+    assert.equal(seen.length, 0, 'not ready: no key, and an add before start is dropped');
+    ready = true;
+    await clock.advance(1000);
+    await r.idle();
+    assert.deepEqual(seen, ['a', 'b'], 'ready: the resync it waited for queues every key');
+    keys = ['b', 'c'];
+    await clock.advance(59_999);
+    assert.deepEqual(seen, ['a', 'b'], 'not before the resync period');
+    await clock.advance(1);
+    await r.idle();
+    assert.deepEqual(seen, ['a', 'b', 'b', 'c']);
+    r.addAfter('d', 500);
+    await clock.advance(500);
+    await r.idle();
+    assert.deepEqual(seen.at(-1), 'd', 'an event between resyncs');
+    await r.stop();
+    r.add('e');
+    await clock.advance(120_000);
+    assert.equal(seen.includes('e'), false);
+    assert.equal(seen.length, 5, 'no resync after stop');
     assert.equal(clock.pending(), 0, 'no timer left behind');
   });
 });

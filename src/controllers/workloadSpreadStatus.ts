@@ -1,4 +1,6 @@
 import type { Logger } from 'pino';
+import type { EventRecorder } from '../actuator/events.js';
+import { systemClock, type Timers } from '../common/clock.js';
 import { statusMessage, type ApiClient } from '../cluster/apiClient.js';
 import { statusDigest, type SlimWorkloadSpread } from '../cluster/objects.js';
 import type { SnapshotSource } from '../cluster/source.js';
@@ -7,29 +9,37 @@ import type { ZoneListDeps } from '../placement/model.js';
 import { workloadSpreadStatus } from '../placement/policies/workloadSpread/status.js';
 import type { ReservationView } from '../placement/reservations.js';
 import type { PlacementSettings } from '../placement/settings.js';
-import type { EventRecorder } from './events.js';
+import { reconciler } from './reconciler.js';
 
 export interface StatusOptions {
   intervalSeconds: number;
 }
 
+/** How long a WorkloadSpread waits after a pod change of its namespace, gathering a burst, before its status is reconciled. */
+const GATHER_MS = 500;
+
 /**
  * Standalone mode (no OpenKruise controller, workloadSpread.writeStatus): the leader keeps each
  * WorkloadSpread's status as Kruise's controller would, through the status subresource, and
  * warns once per generation that a subset's `patch` is not applied (docs/design.md#workloadspread).
- * Writes only what differs from the cached status.
+ * On the work queue by WorkloadSpread: a pod change queues those of its namespace, and all are
+ * queued every `intervalSeconds`. Writes only what differs from the cached status.
  */
 export function workloadSpreadStatusController(
   api: ApiClient, source: SnapshotSource, settings: PlacementSettings, reservations: ReservationView, events: Pick<EventRecorder, 'record'>,
-  opts: StatusOptions, log: Logger, metrics: Metrics, lists: ZoneListDeps = {},
+  opts: StatusOptions, log: Logger, metrics: Metrics, lists: ZoneListDeps = {}, clock: Timers = systemClock,
 ) {
-  let stopped = true;
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<void> | undefined;
-  let soon = false;
   /** Digests written that the watch may not show yet, by WorkloadSpread key. */
   const written = new Map<string, string>();
   const warned = new Set<string>();
+  const queue = reconciler({
+    keys: function* () { for (const ws of source.snapshot.allWorkloadSpreads()) yield `${ws.namespace}/${ws.name}`; },
+    reconcile,
+    resyncMs: opts.intervalSeconds * 1000,
+    ready: source.synced,
+    clock,
+    onError: (key, err) => log.warn({ workloadSpread: key, err: err.message }, 'WorkloadSpread status pass failed'),
+  });
 
   async function write(ws: SlimWorkloadSpread, status: object, digest: string, key: string): Promise<void> {
     const [group, version] = ws.apiVersion.split('/');
@@ -50,63 +60,45 @@ export function workloadSpreadStatusController(
     }
   }
 
-  async function reconcile(): Promise<void> {
-    if (!source.synced()) return;
+  async function reconcile(key: string): Promise<void> {
     const snapshot = source.snapshot;
-    for (const ws of [...snapshot.allWorkloadSpreads()]) {
-      if (stopped) return;
-      const key = `${ws.namespace}/${ws.name}`;
-      if (ws.patchedSubsets.length > 0 && !warned.has(`${ws.uid}/${ws.generation}`)) {
-        if (warned.size >= 10_000) warned.clear();
-        warned.add(`${ws.uid}/${ws.generation}`);
-        events.record(ws, 'Warning', 'SubsetPatchIgnored',
-          `subsets ${ws.patchedSubsets.join(', ')} have a patch: zonekeeper places pods in subsets but does not patch them (OpenKruise's webhook does)`);
-      }
-      const status = workloadSpreadStatus(ws, snapshot, settings, reservations, lists);
-      if (!status) continue;
-      const digest = statusDigest(status.observedGeneration, status.subsetStatuses);
-      if (digest === ws.statusDigest) {
-        written.delete(key);
-        continue;
-      }
-      if (written.get(key) === digest) continue;
-      await write(ws, status, digest, key);
+    const [namespace, name] = key.split('/');
+    let ws: SlimWorkloadSpread | undefined;
+    for (const x of snapshot.workloadSpreads(namespace!)) if (x.name === name) ws = x;
+    if (!ws) {
+      written.delete(key);
+      return;
     }
+    if (ws.patchedSubsets.length > 0 && !warned.has(`${ws.uid}/${ws.generation}`)) {
+      if (warned.size >= 10_000) warned.clear();
+      warned.add(`${ws.uid}/${ws.generation}`);
+      events.record(ws, 'Warning', 'SubsetPatchIgnored',
+        `subsets ${ws.patchedSubsets.join(', ')} have a patch: zonekeeper places pods in subsets but does not patch them (OpenKruise's webhook does)`);
+    }
+    const status = workloadSpreadStatus(ws, snapshot, settings, reservations, lists);
+    if (!status) return;
+    const digest = statusDigest(status.observedGeneration, status.subsetStatuses);
+    if (digest === ws.statusDigest) {
+      written.delete(key);
+      return;
+    }
+    if (written.get(key) === digest) return;
+    await write(ws, status, digest, key);
   }
 
-  function tick(): void {
-    if (stopped) return;
-    soon = false;
-    running ??= reconcile().catch((err: Error) => log.warn({ err: err.message }, 'WorkloadSpread status pass failed')).finally(() => {
-      running = undefined;
-      schedule(opts.intervalSeconds * 1000);
-    });
-  }
-
-  function schedule(ms: number): void {
-    if (stopped) return;
-    clearTimeout(timer);
-    timer = setTimeout(tick, ms);
-    timer.unref();
-  }
-
-  // A pod change shows in the status within half a second, not at the next interval.
-  source.store.onPod(() => {
-    if (stopped || soon || running) return;
-    soon = true;
-    schedule(500);
+  // A pod change shows in its namespace's statuses within half a second, not at the next interval.
+  source.store.onPod((_type, pod) => {
+    if (!queue.running()) return;
+    for (const ws of source.snapshot.workloadSpreads(pod.namespace)) queue.addAfter(`${ws.namespace}/${ws.name}`, GATHER_MS);
   });
 
   return {
-    start() {
-      stopped = false;
-      schedule(0);
-    },
+    start: () => queue.start(),
     async stop() {
-      stopped = true;
-      clearTimeout(timer);
-      await running;
+      await queue.stop();
       written.clear();
     },
+    /** Resolves once the WorkloadSpreads queued so far are reconciled. */
+    idle: () => queue.idle(),
   };
 }

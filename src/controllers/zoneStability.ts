@@ -1,5 +1,6 @@
 import { zoneOf, type SlimNode } from '../cluster/objects.js';
 import type { ClusterStore } from '../cluster/store.js';
+import { systemClock, type Clock } from '../common/clock.js';
 
 /** A node that could take a pod now, taints aside: Ready and not cordoned. */
 const schedulable = (n: SlimNode | undefined) => n !== undefined && n.ready && !n.unschedulable;
@@ -10,7 +11,7 @@ const schedulable = (n: SlimNode | undefined) => n !== undefined && n.ready && !
  * count crossing zero stamps the zone. A zone never seen to change counts from the start, so a
  * restart waits as long as a zone that just came back; other keys are followed from first use.
  */
-export function zoneStability(store: ClusterStore, clock: { now(): number } = Date, topologyKeys: readonly string[] = []) {
+export function zoneStability(store: ClusterStore, clock: Clock = systemClock, topologyKeys: readonly string[] = []) {
   const started = clock.now();
   const keys = new Map<string, { count: Map<string, number>; changedAt: Map<string, number> }>();
 

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { EventType } from '../actuator/events.js';
 import type { SlimWorkload } from '../cluster/objects.js';
 import type { SnapshotSource } from '../cluster/source.js';
 import { ownedThrough, workloadKindNamed } from '../cluster/kinds.js';
@@ -6,7 +7,8 @@ import { byRisk, workloadHealth, type WorkloadHealth } from '../placement/health
 import { workloadModel } from '../placement/model.js';
 import type { DecisionState } from '../placement/policy.js';
 import { changedWorkloadKey, resolveWorkload, workloadKey } from '../placement/workload.js';
-import type { EventType } from './events.js';
+import { systemClock, type Timers } from '../common/clock.js';
+import { reconciler } from './reconciler.js';
 
 /** How long one slice of a sweep may hold the event loop (ms). */
 const SLICE_MS = 20;
@@ -14,8 +16,9 @@ const SLICE_MS = 20;
 export interface HealthTrackerOptions {
   settleSeconds: number;
   intervalSeconds: number;
-  /** How often changed workloads are recomputed (ms). */
+  /** How long a changed workload waits, gathering more changes, before it is recomputed (ms). */
   tickMs?: number;
+  clock?: Timers;
 }
 
 /** Every managed workload's health, kept from cache events (docs/design.md#health). */
@@ -23,33 +26,55 @@ export interface HealthTracker {
   /** At risk first, then by namespace, kind, name. */
   all(): readonly WorkloadHealth[];
   get(key: string): WorkloadHealth | undefined;
+  /** Calls `listener` with a workload's key each time its health is recomputed (repair). */
+  onChange(listener: (key: string) => void): void;
   /** Record LayoutAtRisk / LayoutRestored / NoEligibleNode Events from now on (the Lease's holder). */
   startEvents(): void;
   stopEvents(): Promise<void>;
   start(): void;
-  stop(): void;
-  /** Recompute what changed, and finish any sweep, now (tests; the timer does it in slices). */
+  stop(): Promise<void>;
+  /** Resolves once the workloads queued so far are recomputed. */
+  idle(): Promise<void>;
+  /** Recomputes every workload now, in one go (tests; the work queue does it a slice at a time). */
   flush(): void;
 }
 
 /**
- * Keeps health per workload: a pod or workload change marks its workload, recomputed at the
- * next tick (only it); every `intervalSeconds` all are recomputed in slices, which covers node,
- * volume and settle-time changes. Transitions of `atRisk`, and of the listed zones no node fits,
- * become Events while `startEvents` holds.
+ * Keeps health per workload on the work queue: a pod, workload or autoscaler-report change
+ * queues its workload (after `tickMs`, gathering the changes of a burst); every
+ * `intervalSeconds` all are queued, which covers node, volume and settle-time changes. A
+ * recompute yields the event loop every SLICE_MS, so the extender sharing it never waits for a
+ * sweep of thousands. Transitions of `atRisk`, of the zones no node fits, of the zones left
+ * out and of autoscaler refusals become Events while `startEvents` holds.
  */
 export function healthTracker(
   source: SnapshotSource, state: DecisionState, record: (w: SlimWorkload, type: EventType, reason: string, message: string) => void,
   opts: HealthTrackerOptions, log: Logger,
 ): HealthTracker {
+  const clock = opts.clock ?? systemClock;
   const current = new Map<string, WorkloadHealth>();
-  const changed = new Set<string>();
+  const listeners: ((key: string) => void)[] = [];
   let sorted: WorkloadHealth[] | undefined;
-  let lastFull = 0;
-  let sweep: { keys: string[]; at: number; seen: Set<string>; started: number } | undefined;
   let events = false;
-  let timer: NodeJS.Timeout | undefined;
-  const healthOptions = () => ({ now: Date.now(), settleSeconds: opts.settleSeconds });
+  let sliceStarted = performance.now();
+  const healthOptions = () => ({ now: clock.now(), settleSeconds: opts.settleSeconds });
+  const queue = reconciler({
+    keys: allKeys,
+    async reconcile(key) {
+      if (performance.now() - sliceStarted >= SLICE_MS) {
+        await new Promise<void>((resolve) => { setImmediate(resolve); });
+        sliceStarted = performance.now();
+      }
+      set(key, one(key));
+    },
+    resyncMs: opts.intervalSeconds * 1000,
+    ready: source.synced,
+    clock,
+    onError: (key, err) => log.error({ workload: key, err: err.message }, 'health not recomputed'),
+    // A failure is a bug in the health code: the next resync tries again, not a retry loop.
+    retryBaseMs: opts.intervalSeconds * 1000,
+    retryMaxMs: opts.intervalSeconds * 1000,
+  });
 
   function transition(before: WorkloadHealth | undefined, after: WorkloadHealth | undefined): void {
     if (!events || !after) return;
@@ -85,6 +110,7 @@ export function healthTracker(
     else current.delete(key);
     transition(before, h);
     sorted = undefined;
+    for (const l of listeners) l(key);
   }
 
   function one(key: string): WorkloadHealth | undefined {
@@ -97,41 +123,14 @@ export function healthTracker(
     return model.policy === 'none' ? undefined : workloadHealth(model, w, snapshot, state, healthOptions());
   }
 
-  /** Every cached workload that could be managed (a Deployment's ReplicaSets are its own). */
-  function workloadKeys(): string[] {
-    const keys: string[] = [];
-    for (const w of source.snapshot.allWorkloads()) if (!ownedThrough(w)) keys.push(workloadKey(w));
+  /** Every cached workload that could be managed (a Deployment's ReplicaSets are its own), and every one kept (gone ones leave). */
+  function allKeys(): Set<string> {
+    const keys = new Set(current.keys());
+    for (const w of source.snapshot.allWorkloads()) if (!ownedThrough(w)) keys.add(workloadKey(w));
     return keys;
   }
 
-  /**
-   * The changed workloads, then as much of the running sweep over all of them as `budgetMs`
-   * allows: a sweep of thousands of workloads runs in slices, so the extender that shares
-   * the event loop never waits for all of it (docs/performance.md).
-   */
-  function step(budgetMs: number): void {
-    if (!source.synced()) return;
-    const started = performance.now();
-    for (const key of changed) set(key, one(key));
-    changed.clear();
-    if (!sweep && Date.now() - lastFull >= opts.intervalSeconds * 1000) {
-      lastFull = Date.now();
-      sweep = { keys: workloadKeys(), at: 0, seen: new Set(), started };
-    }
-    if (!sweep) return;
-    while (sweep.at < sweep.keys.length && performance.now() - started < budgetMs) {
-      const key = sweep.keys[sweep.at++]!;
-      const h = one(key);
-      if (h) sweep.seen.add(key);
-      set(key, h);
-    }
-    if (sweep.at < sweep.keys.length) return;
-    for (const key of [...current.keys()]) if (!sweep.seen.has(key)) set(key, undefined);
-    log.debug({ workloads: sweep.seen.size, ms: Math.round(performance.now() - sweep.started) }, 'health recomputed');
-    sweep = undefined;
-  }
-
-  const mark = (key: string) => { changed.add(key); };
+  const mark = (key: string) => queue.addAfter(key, opts.tickMs ?? 1000);
   source.store.onPod((_type, pod) => {
     const ref = resolveWorkload(pod, source.snapshot)?.ref;
     if (ref) mark(workloadKey(ref));
@@ -156,21 +155,12 @@ export function healthTracker(
       for (const h of current.values()) transition(undefined, h);
     },
     async stopEvents() { events = false; },
-    start() {
-      const tick = () => {
-        try {
-          step(SLICE_MS);
-        } catch (err) {
-          sweep = undefined;
-          log.error({ err: (err as Error).message }, 'health not recomputed');
-        }
-        // A sweep in progress goes on soon; otherwise changes are picked up every tick.
-        timer = setTimeout(tick, sweep ? 5 : (opts.tickMs ?? 1000));
-        timer.unref();
-      };
-      tick();
+    start: () => queue.start(),
+    stop: () => queue.stop(),
+    idle: () => queue.idle(),
+    onChange: (listener) => { listeners.push(listener); },
+    flush() {
+      if (source.synced()) for (const key of allKeys()) set(key, one(key));
     },
-    stop() { clearTimeout(timer); },
-    flush: () => step(Infinity),
   };
 }

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { statusMessage, type ApiClient } from '../cluster/apiClient.js';
 import type { SlimPod } from '../cluster/objects.js';
 import { tokenBucket } from '../common/tokenBucket.js';
+import { systemClock } from '../common/clock.js';
 
 // Every pod zonekeeper moves goes through the Eviction API, so PodDisruptionBudgets decide
 // (a 429 is their refusal), within a budget per minute.
@@ -20,6 +21,6 @@ export async function evictPod(api: ApiClient, pod: Pick<SlimPod, 'namespace' | 
 }
 
 /** At most `perMinute` a minute, spread over it: `take` says whether one is left now. */
-export function perMinuteBudget(perMinute: number, now: () => number = Date.now): { take(): boolean } {
+export function perMinuteBudget(perMinute: number, now: () => number = systemClock.now): { take(): boolean } {
   return tokenBucket(perMinute / 60, perMinute, now);
 }

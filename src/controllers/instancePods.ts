@@ -1,10 +1,10 @@
 import type { Logger } from 'pino';
 import { ANNOTATION } from '../cluster/annotations.js';
 import type { WorkloadKind } from '../cluster/kinds.js';
-import { instanceIdWorkloads, instanceSeats, livePodIn } from '../placement/instanceSeats.js';
+import { instanceIdModel, instanceSeats, livePodIn } from '../placement/instanceSeats.js';
 import type { ZoneListDeps } from '../placement/model.js';
 import type { PlacementSettings } from '../placement/settings.js';
-import type { Actuator } from './actuator.js';
+import type { Actuator } from '../actuator/actuator.js';
 import type { PodAnnotator } from './podAnnotations.js';
 
 /**
@@ -18,14 +18,15 @@ export function instancePodAnnotator(actuator: Actuator, settings: PlacementSett
     action: 'instance-count',
     annotation: ANNOTATION.instanceCount,
     current: (pod) => pod.instanceCount,
-    *desired(snapshot, only) {
-      for (const model of instanceIdWorkloads(snapshot, settings, lists, only)) {
-        const value = String(model.workload.replicas);
-        for (const pod of model.pods()) yield { pod, value };
-      }
+    *desired(snapshot, w) {
+      const model = instanceIdModel(w, snapshot, settings, lists);
+      if (!model) return;
+      const value = String(model.workload.replicas);
+      for (const pod of model.pods()) yield { pod, value };
     },
-    alsoReconcile(snapshot, only) {
-      for (const model of instanceIdWorkloads(snapshot, settings, lists, only)) {
+    alsoReconcile(snapshot, w) {
+      const model = instanceIdModel(w, snapshot, settings, lists);
+      if (model) {
         const seats = instanceSeats(model, snapshot);
         const ns = model.ref.namespace;
         for (const [pod, id] of seats.due) {

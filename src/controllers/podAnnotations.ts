@@ -1,0 +1,116 @@
+import type { Logger } from 'pino';
+import { statusMessage, type ApiClient } from '../cluster/apiClient.js';
+import { objectPath, ownedThrough, POD_KIND, workloadKindNamed } from '../cluster/kinds.js';
+import type { SlimPod, SlimWorkload } from '../cluster/objects.js';
+import type { Snapshot } from '../cluster/store.js';
+import type { SnapshotSource } from '../cluster/source.js';
+import { sleepOn, systemClock, type Timers } from '../common/clock.js';
+import { tokenBucket } from '../common/tokenBucket.js';
+import type { Metrics } from '../metrics.js';
+import { resolveWorkload, workloadKey } from '../placement/workload.js';
+import { reconciler } from './reconciler.js';
+
+export interface PacingOptions {
+  intervalSeconds: number;
+  patchesPerSecond: number;
+}
+
+/** One annotation the leader keeps on pods: what it should say, and what else to do per workload. */
+export interface PodAnnotator {
+  /** The metrics label of its writes. */
+  action: string;
+  annotation: string;
+  /** The cached value. */
+  current(pod: SlimPod): string | undefined;
+  /** The wanted value on each pod of `w`; nothing when the annotator does not manage `w`. */
+  desired(snapshot: Snapshot, w: SlimWorkload): Iterable<{ pod: SlimPod; value: string }>;
+  /** Leader-only work for the same workload, after its values are written. */
+  alsoReconcile?(snapshot: Snapshot, w: SlimWorkload): void;
+}
+
+/** How long a changed workload waits, gathering the pod changes of a burst, before it is reconciled. */
+const GATHER_MS = 200;
+
+/**
+ * Keeps an annotation on pods (docs/design.md#scale-down, #instance-ids) on the work queue, by
+ * workload: a pod change queues its workload, and every `intervalSeconds` all are queued.
+ * Patches only what differs from the cached value, so a restart writes nothing when the
+ * values are already right; patches are paced by a token bucket. Runs only while started
+ * (the Lease's holder).
+ */
+export function podAnnotationController(
+  api: ApiClient, source: SnapshotSource, annotator: PodAnnotator, opts: PacingOptions, log: Logger, metrics: Metrics, clock: Timers = systemClock,
+) {
+  // Values patched that the watch does not show yet: not written again meanwhile, so a pod is
+  // written once per change even when a reconcile comes before the watch catches up.
+  const written = new Map<string, string>();
+  const pace = tokenBucket(opts.patchesPerSecond, 1, clock.now);
+  const queue = reconciler({
+    keys: function* () { for (const w of source.snapshot.allWorkloads()) if (!ownedThrough(w)) yield workloadKey(w); },
+    reconcile,
+    resyncMs: opts.intervalSeconds * 1000,
+    ready: source.synced,
+    clock,
+    onError: (key, err) => log.error({ workload: key, err: err.message }, `${annotator.annotation}: reconcile failed`),
+  });
+
+  /** Writes the values of one workload's pods that differ from the cache. */
+  async function reconcile(key: string): Promise<void> {
+    const [namespace, kindText, name] = key.split('/');
+    const kind = workloadKindNamed(kindText ?? '');
+    const snapshot = source.snapshot;
+    const w = kind && snapshot.workload(kind, namespace!, name!);
+    if (!w) return;
+    for (const { pod, value } of [...annotator.desired(snapshot, w)]) {
+      if (!queue.running()) return;
+      const podKey = `${pod.namespace}/${pod.name}`;
+      if (annotator.current(pod) === value) {
+        written.delete(podKey);
+        continue;
+      }
+      if (written.get(podKey) === value) continue;
+      const wait = pace.wait();
+      if (wait > 0) await sleepOn(clock, wait);
+      await patch(pod, podKey, value);
+    }
+    if (queue.running()) annotator.alsoReconcile?.(source.snapshot, w);
+  }
+
+  async function patch(pod: SlimPod, key: string, value: string): Promise<void> {
+    // Counted as written from the moment it is sent; forgotten again if it fails.
+    written.set(key, value);
+    const body = JSON.stringify({ metadata: { annotations: { [annotator.annotation]: value } } });
+    try {
+      const res = await api.request('PATCH', objectPath(POD_KIND, pod.namespace, pod.name), { body, contentType: 'application/merge-patch+json', timeoutMs: 10_000 });
+      const ok = res.status === 200;
+      if (!ok) written.delete(key);
+      metrics.actuatorWrites.inc({ action: annotator.action, result: ok ? 'ok' : 'error' });
+      if (!ok && res.status !== 404) log.warn({ pod: key, status: res.status, err: statusMessage(res.body) }, `${annotator.annotation} not written`);
+    } catch (err) {
+      written.delete(key);
+      metrics.actuatorWrites.inc({ action: annotator.action, result: 'error' });
+      log.warn({ pod: key, err: (err as Error).message }, `${annotator.annotation} not written`);
+    }
+  }
+
+  // A pod change is reconciled soon, not at the next full interval, and only its workload.
+  source.store.onPod((_type, pod) => {
+    if (!queue.running()) return;
+    const ref = resolveWorkload(pod, source.snapshot)?.ref;
+    if (ref) queue.addAfter(workloadKey(ref), GATHER_MS);
+  });
+
+  return {
+    /** Starts (or, after stop, restarts: leadership comes and goes) with every workload queued. */
+    start: () => queue.start(),
+    /** No patch starts after this resolves. */
+    async stop() {
+      await queue.stop();
+      written.clear();
+    },
+    /** Resolves once the workloads queued so far are reconciled. */
+    idle: () => queue.idle(),
+  };
+}
+
+export type PodAnnotationController = ReturnType<typeof podAnnotationController>;

@@ -1,0 +1,68 @@
+import { systemClock, type Timers } from '../common/clock.js';
+import { workQueue, type WorkQueue, type WorkResult } from '../common/workQueue.js';
+
+// A controller as client-go builds one: a work queue of keys fed by the events that can change
+// a key's answer, and a resync that queues every key now and then (what no event reports:
+// time passing, a missed change). Runs only between start and stop (the Lease's holder).
+
+export interface ReconcilerSpec {
+  /** Every key a resync covers. */
+  keys(): Iterable<string>;
+  /** Brings one key to what it should be. */
+  reconcile(key: string): Promise<WorkResult>;
+  /** How often every key is queued. */
+  resyncMs: number;
+  /** False while the cache is not synced: the resync waits `notReadyMs` and tries again. */
+  ready(): boolean;
+  notReadyMs?: number;
+  workers?: number;
+  retryBaseMs?: number;
+  retryMaxMs?: number;
+  clock?: Timers;
+  onError?: (key: string, err: Error) => void;
+}
+
+export interface Reconciler extends Pick<WorkQueue, 'add' | 'addAfter' | 'forget' | 'idle' | 'length'> {
+  /** Queues every key now (and starts the resync timer over). */
+  resync(): void;
+  running(): boolean;
+  start(): void;
+  /** Stops taking keys; resolves once the keys in hand are done. */
+  stop(): Promise<void>;
+}
+
+export function reconciler(spec: ReconcilerSpec): Reconciler {
+  const clock = spec.clock ?? systemClock;
+  const queue = workQueue<string>(spec.reconcile, { workers: spec.workers, retryBaseMs: spec.retryBaseMs, retryMaxMs: spec.retryMaxMs, clock, onError: spec.onError });
+  let cancel: (() => void) | undefined;
+  let started = false;
+
+  function resync(): void {
+    cancel?.();
+    if (!started) return;
+    const ready = spec.ready();
+    if (ready) for (const key of spec.keys()) queue.add(key);
+    cancel = clock.after(ready ? spec.resyncMs : (spec.notReadyMs ?? 1000), resync);
+  }
+
+  return {
+    add: (key) => { if (started) queue.add(key); },
+    addAfter: (key, ms) => { if (started) queue.addAfter(key, ms); },
+    forget: queue.forget,
+    idle: queue.idle,
+    length: queue.length,
+    resync,
+    running: () => started,
+    start() {
+      started = true;
+      queue.start();
+      resync();
+    },
+    async stop() {
+      started = false;
+      cancel?.();
+      cancel = undefined;
+      await queue.shutDown();
+    },
+  };
+}

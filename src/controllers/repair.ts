@@ -1,0 +1,140 @@
+import type { Logger } from 'pino';
+import type { EventRecorder } from '../actuator/events.js';
+import { keyedBackoff, systemClock, type Timers } from '../common/clock.js';
+import type { ApiClient } from '../cluster/apiClient.js';
+import { workloadKindNamed } from '../cluster/kinds.js';
+import type { SnapshotSource } from '../cluster/source.js';
+import type { Metrics } from '../metrics.js';
+import type { WorkResult } from '../common/workQueue.js';
+import { workloadModel } from '../placement/model.js';
+import type { DecisionState } from '../placement/policy.js';
+import { rebalanceRequested, repairStep } from '../placement/repair.js';
+import { evictPod, perMinuteBudget } from './eviction.js';
+import type { HealthTracker } from './layoutHealth.js';
+import { reconciler } from './reconciler.js';
+import { zoneStability } from './zoneStability.js';
+
+export interface RepairOptions {
+  dryRun: boolean;
+  evictionsPerMinute: number;
+  zoneStableSeconds: number;
+  intervalSeconds: number;
+}
+
+/** What repair last decided for a workload (/debug/repair). */
+export interface RepairStatus {
+  workload: string;
+  at: string;
+  decision: 'evicted' | 'would-evict' | 'refused' | 'error' | 'wait';
+  pod?: string;
+  message: string;
+}
+
+/** Backoff after a refused or failed eviction, per workload: doubles from 5 s up to 5 min. */
+const BACKOFF_MS = { first: 5_000, max: 300_000 };
+
+/**
+ * Repair in the Lease's holder (docs/design.md#repair), on the work queue by workload: a
+ * workload is queued when its health is recomputed, and all every `intervalSeconds` (zones
+ * becoming stable is time passing). For each opted-in workload off its layout, at most one
+ * eviction at a time through the Eviction API (PodDisruptionBudgets decide; a 429 backs off),
+ * within a global budget per minute, or only `WouldEvict` Events in a dry run.
+ */
+export function repairController(
+  api: ApiClient, source: SnapshotSource, health: Pick<HealthTracker, 'all' | 'get' | 'onChange'>, state: DecisionState,
+  events: Pick<EventRecorder, 'record'>, opts: RepairOptions, log: Logger, metrics: Metrics, clock: Timers = systemClock,
+) {
+  const zones = zoneStability(source.store, clock, [state.settings.topologyKey]);
+  const evicted = new Map<string, { uid: string; name: string }>();
+  const backoff = keyedBackoff(BACKOFF_MS.first, BACKOFF_MS.max, clock);
+  const announced = new Set<string>();
+  const status = new Map<string, RepairStatus>();
+  const budget = perMinuteBudget(opts.evictionsPerMinute, clock.now);
+  const queue = reconciler({
+    keys: function* () { for (const h of health.all()) if (concerns(h.key)) yield h.key; },
+    reconcile: repair,
+    resyncMs: opts.intervalSeconds * 1000,
+    ready: source.ready,
+    clock,
+    onError: (key, err) => log.error({ workload: key, err: err.message }, 'repair failed'),
+  });
+  health.onChange((key) => { if (queue.running() && concerns(key)) queue.add(key); });
+
+  /** Opted in, or with a status or an eviction of its own to forget. */
+  function concerns(key: string): boolean {
+    if (status.has(key) || evicted.has(key)) return true;
+    const h = health.get(key);
+    const kind = h && workloadKindNamed(h.ref.kind);
+    const w = kind && source.snapshot.workload(kind, h.ref.namespace, h.ref.name);
+    return !!w && rebalanceRequested(w);
+  }
+
+  const note = (s: Omit<RepairStatus, 'at'>) => status.set(s.workload, { ...s, at: new Date(clock.now()).toISOString() });
+  const forget = (key: string) => {
+    evicted.delete(key);
+    status.delete(key);
+  };
+
+  /** One step towards `key`'s layout: nothing, a wait, or one eviction. */
+  async function repair(key: string): Promise<WorkResult> {
+    if (!source.ready()) return 'retry';
+    const snapshot = source.snapshot;
+    const h = health.get(key);
+    const kind = h && workloadKindNamed(h.ref.kind);
+    const w = kind && snapshot.workload(kind, h.ref.namespace, h.ref.name);
+    if (!h || !w || !rebalanceRequested(w)) return forget(key);
+    const backingOff = backoff.waitLeft(key);
+    if (backingOff > 0) return { againAfterMs: backingOff };
+    const model = workloadModel(h.ref, w, snapshot, state.settings, state);
+    const step = repairStep(model, w, h, snapshot, { now: clock.now(), zoneStableSeconds: opts.zoneStableSeconds, zones, evicted: evicted.get(key) });
+    if (step.kind === 'none') return forget(key);
+    if (step.kind === 'wait') {
+      note({ workload: key, decision: 'wait', message: step.reason });
+      return;
+    }
+    evicted.delete(key);
+    const what = `pod ${step.pod.name} from ${step.from ?? 'no zone'} towards ${step.to}: ${step.why}`;
+    if (opts.dryRun) {
+      note({ workload: key, decision: 'would-evict', pod: step.pod.name, message: what });
+      if (announced.has(step.pod.uid)) return;
+      if (announced.size >= 10_000) announced.clear();
+      announced.add(step.pod.uid);
+      metrics.rebalanceEvictions.inc({ result: 'would-evict' });
+      events.record(w, 'Normal', 'WouldEvict', `rebalance.dryRun: would evict ${what}`);
+      events.record(step.pod, 'Normal', 'WouldEvict', `rebalance.dryRun: would evict this pod for ${key}: ${step.why}`);
+      return;
+    }
+    if (!budget.take()) {
+      note({ workload: key, decision: 'wait', message: `rebalance.evictionsPerMinute (${opts.evictionsPerMinute}) spent: next round` });
+      return { againAfterMs: 60_000 / Math.max(1, opts.evictionsPerMinute) };
+    }
+    const res = await evictPod(api, step.pod, log);
+    if (res.status === 201 || res.status === 200) {
+      backoff.succeeded(key);
+      evicted.set(key, { uid: step.pod.uid, name: step.pod.name });
+      metrics.rebalanceEvictions.inc({ result: 'evicted' });
+      note({ workload: key, decision: 'evicted', pod: step.pod.name, message: what });
+      const topologyKey = model.zones().topologyKey;
+      const stableFor = Object.fromEntries(Object.keys(h.perZone).map((z) => [z, Math.round((clock.now() - zones.stableSince(topologyKey, z)) / 1000)]));
+      log.info({ workload: key, pod: step.pod.name, from: step.from, to: step.to, stableForSeconds: stableFor }, 'evicted a pod off its zone');
+      events.record(w, 'Normal', 'Rebalanced', `evicted ${what}`);
+      events.record(step.pod, 'Normal', 'Rebalanced', `evicted by zonekeeper for ${key}: ${step.why}`);
+    } else if (res.status === 404) {
+      note({ workload: key, decision: 'wait', message: `pod ${step.pod.name} is already gone` });
+    } else {
+      const refused = res.status === 429;
+      const ms = backoff.failed(key);
+      metrics.rebalanceEvictions.inc({ result: refused ? 'refused' : 'error' });
+      const message = `${refused ? 'refused (a PodDisruptionBudget allows no disruption now)' : `failed (${res.status || 'no answer'})`}: ${res.message}; next try in ${ms / 1000}s`;
+      note({ workload: key, decision: refused ? 'refused' : 'error', pod: step.pod.name, message });
+      if (!refused) log.warn({ workload: key, pod: step.pod.name, status: res.status, err: res.message }, 'eviction failed');
+      return { againAfterMs: ms };
+    }
+  }
+
+  return {
+    start: () => queue.start(),
+    stop: () => queue.stop(),
+    status: (): RepairStatus[] => [...status.values()].sort((a, b) => a.workload.localeCompare(b.workload)),
+  };
+}
