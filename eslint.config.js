@@ -18,4 +18,14 @@ export default tseslint.config(
       'no-control-regex': 'off',
     },
   },
+  {
+    // Time is the injected clock's (docs/design.md#dependency-rules): only common/clock.ts reads the system's.
+    files: ['src/**/*.ts'],
+    ignores: ['src/common/clock.ts'],
+    rules: {
+      'no-restricted-properties': ['error', { object: 'Date', property: 'now', message: 'read the injected Clock (common/clock.ts)' }],
+      'no-restricted-syntax': ['error', { selector: "NewExpression[callee.name='Date'][arguments.length=0]", message: 'new Date(clock.now()): read the injected Clock (common/clock.ts)' }],
+      'no-restricted-globals': ['error', { name: 'setTimeout', message: 'wait on the injected Timers (common/clock.ts)' }, { name: 'setInterval', message: 'wait on the injected Timers (common/clock.ts)' }],
+    },
+  },
 );

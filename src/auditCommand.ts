@@ -3,13 +3,13 @@ import { kubeApiClient, type ApiClient } from './cluster/apiClient.js';
 import { loadClusterAccess } from './cluster/kubeconfig.js';
 import { isDnsLabel } from './cluster/names.js';
 import { fileSource, type SnapshotSource } from './cluster/source.js';
-import { ConfigError, loadConfig } from './config.js';
+import { ConfigError, loadConfig } from './common/config.js';
 import { Reservations } from './decision/reservations.js';
-import { createLogger } from './logger.js';
+import { createLogger } from './common/logger.js';
 import { NO_PENDING_FREEZES } from './placement/fleet.js';
 import { fleetHealth, type WorkloadHealth } from './placement/health.js';
 import { chooseSource, clusterWatch } from './sourceChoice.js';
-import { systemClock } from './common/clock.js';
+import { sleepOn, systemClock } from './common/clock.js';
 
 export const AUDIT_USAGE = `zonekeeper audit: which workloads fill fewer zones than they should (read-only)
 
@@ -68,7 +68,7 @@ async function synced(source: SnapshotSource, timeoutMs: number): Promise<void> 
       const failing = source.status().kinds.filter((k) => k.required && !k.synced).map((k) => `${k.kind}${k.lastError ? ` (${k.lastError})` : ''}`);
       throw new AuditError(`the cluster was not listed within ${timeoutMs / 1000}s: ${failing.join('; ') || 'unknown'}`);
     }
-    await new Promise((r) => setTimeout(r, 50));
+    await sleepOn(systemClock, 50);
   }
 }
 

@@ -62,8 +62,8 @@ function version(): string {
 }
 
 async function serve(argv: string[]): Promise<void> {
-  const { ConfigError, loadConfig, parseConfig } = await import('./config.js');
-  const { createLogger } = await import('./logger.js');
+  const { ConfigError, loadConfig, parseConfig } = await import('./common/config.js');
+  const { createLogger } = await import('./common/logger.js');
   const { chooseSource, startServer } = await import('./main.js');
   let values;
   try {

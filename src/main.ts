@@ -10,14 +10,14 @@ import { leaseElector } from './actuator/leaderElection.js';
 import { kubeApiClient, type ApiClient } from './cluster/apiClient.js';
 import { loadClusterAccess } from './cluster/kubeconfig.js';
 import { fileSource, type SnapshotSource } from './cluster/source.js';
-import type { Config } from './config.js';
+import type { Config } from './common/config.js';
 import { clusterWatch, type SourceChoice } from './sourceChoice.js';
 
 export { chooseSource, DEMO_CLUSTER, type SourceChoice } from './sourceChoice.js';
 import { createExtender } from './extender/extender.js';
 import { zoneGateKeeper } from './controllers/zoneGateKeeper.js';
-import type { Logger } from './logger.js';
-import { createMetrics, registerHealthGauges, registerStateGauges, type Metrics } from './metrics.js';
+import type { Logger } from './common/logger.js';
+import { createMetrics, registerHealthGauges, registerStateGauges, type Metrics } from './metrics/metrics.js';
 import { kubernetesAuthorizer } from './server/adminAuth.js';
 import { adminRoutes, probeRoutes } from './server/adminRoutes.js';
 import { extenderRoutes, pickerRoutes } from './server/extenderRoutes.js';

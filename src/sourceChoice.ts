@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
 import type { ApiClient } from './cluster/apiClient.js';
 import { watchCache } from './cluster/watchCache.js';
-import type { Config } from './config.js';
+import type { Config } from './common/config.js';
 
 // Where `serve` and `audit` find the cluster, and the watch cache over an API server.
 

@@ -7,7 +7,7 @@ import { ANNOTATION } from '../cluster/annotations.js';
 import { type SlimWorkload } from '../cluster/objects.js';
 import { workloadPath, WORKLOAD_KINDS } from '../cluster/kinds.js';
 import type { ClusterStore } from '../cluster/store.js';
-import type { Metrics } from '../metrics.js';
+import type { Metrics } from '../metrics/metrics.js';
 import { chooseInstanceId, parseAssignment, serializeAssignment } from '../placement/instanceAssignment.js';
 import type { PendingFreezes, PendingList } from '../placement/fleet.js';
 import { workloadKey } from '../placement/workload.js';

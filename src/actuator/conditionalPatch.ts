@@ -1,5 +1,5 @@
 import { statusMessage, type ApiClient } from '../cluster/apiClient.js';
-import { sleep } from '../common/clock.js';
+import { sleepOn, systemClock, type Timers } from '../common/clock.js';
 
 // Written state is conditional: a merge patch of annotations that carries the resourceVersion
 // it was computed from; a 409 means another writer was first, so read again and recompute.
@@ -23,6 +23,8 @@ export interface RetryOptions {
   onConflict?(): void;
   /** The error a failed GET or PATCH becomes. */
   fail(message: string): Error;
+  /** What waits between attempts are measured on. */
+  clock?: Timers;
 }
 
 /** GET, decide, PATCH with the resourceVersion read; again on 409 as `afterConflict` says. */
@@ -40,6 +42,6 @@ export async function retryOnConflict<T>(api: ApiClient, path: string, o: RetryO
     o.onConflict?.();
     const wait = o.afterConflict(attempt);
     if (wait instanceof Error) throw wait;
-    if (wait > 0) await sleep(wait);
+    if (wait > 0) await sleepOn(o.clock ?? systemClock, wait);
   }
 }

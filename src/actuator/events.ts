@@ -3,7 +3,7 @@ import { LRUCache } from 'lru-cache';
 import { statusMessage, type ApiClient } from '../cluster/apiClient.js';
 import { WORKLOAD_KINDS } from '../cluster/kinds.js';
 import type { SlimPod, SlimWorkload, SlimWorkloadSpread } from '../cluster/objects.js';
-import type { Metrics } from '../metrics.js';
+import type { Metrics } from '../metrics/metrics.js';
 import { workloadKey } from '../placement/workload.js';
 
 // Kubernetes Events on workloads for what an operator must notice, recorded as client-go's

@@ -7,7 +7,7 @@ import { retryOnConflict, WRITE_BACKOFF_MS } from './conditionalPatch.js';
 import { objectPath, POD_KIND as POD, WORKLOAD_KINDS } from '../cluster/kinds.js';
 import { ANNOTATION } from '../cluster/annotations.js';
 import { type WorkloadKind } from '../cluster/kinds.js';
-import type { Metrics } from '../metrics.js';
+import type { Metrics } from '../metrics/metrics.js';
 import {
   annotationBytes, ANNOTATIONS_LIMIT, chooseInstanceId, parseAssignment, serializeAssignment, type ChoiceOptions,
 } from '../placement/instanceAssignment.js';

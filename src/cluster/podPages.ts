@@ -1,4 +1,5 @@
 import { Worker } from 'node:worker_threads';
+import { systemClock, type Timers } from '../common/clock.js';
 import { sharedPod } from './convert.js';
 import type { SlimPod } from './objects.js';
 
@@ -47,10 +48,10 @@ export interface OffThreadPages extends PageDecoder {
  * keep its heap, the last pages' garbage, resident). The main thread only shares the pages'
  * repeated strings, as slimPod does. (Two threads were slower on two cores: docs/performance.md.)
  */
-export function offThreadPodPages(idleMs = IDLE_MS): OffThreadPages {
+export function offThreadPodPages(idleMs = IDLE_MS, clock: Timers = systemClock): OffThreadPages {
   let worker: Worker | undefined;
   let seq = 0;
-  let idle: NodeJS.Timeout | undefined;
+  let idle: (() => void) | undefined;
   const pending = new Map<number, { resolve: (p: DecodedPage) => void; reject: (e: Error) => void }>();
   const rejectPending = (err: Error) => {
     for (const p of pending.values()) p.reject(err);
@@ -63,9 +64,8 @@ export function offThreadPodPages(idleMs = IDLE_MS): OffThreadPages {
   };
   const settle = () => {
     if (pending.size > 0) return;
-    clearTimeout(idle);
-    idle = setTimeout(() => { if (pending.size === 0) void stop(); }, idleMs);
-    idle.unref();
+    idle?.();
+    idle = clock.after(idleMs, () => { if (pending.size === 0) void stop(); });
   };
   const start = () => {
     const w = new Worker(new URL('./pageWorker.js', import.meta.url));
@@ -88,7 +88,7 @@ export function offThreadPodPages(idleMs = IDLE_MS): OffThreadPages {
     return w;
   };
   const decode = (body: string | Uint8Array) => new Promise<DecodedPage>((resolve, reject) => {
-    clearTimeout(idle);
+    idle?.();
     const id = ++seq;
     pending.set(id, { resolve, reject });
     // Bytes that own their whole buffer move to the worker (the caller is done with them);
@@ -99,7 +99,7 @@ export function offThreadPodPages(idleMs = IDLE_MS): OffThreadPages {
   return Object.assign(decode, {
     running: () => worker !== undefined,
     async close() {
-      clearTimeout(idle);
+      idle?.();
       rejectPending(new Error('the page decoder is closed'));
       await stop();
     },

@@ -63,20 +63,6 @@ export function fakeClock(start = 0): Timers & { advance(ms: number): Promise<vo
   };
 }
 
-/** Waits `ms`, or less when `signal` aborts; the listener goes with the wait, so a flapping loop adds none. */
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal?.aborted) return resolve();
-    const done = () => {
-      clearTimeout(t);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    };
-    const t = setTimeout(done, ms);
-    signal?.addEventListener('abort', done, { once: true });
-  });
-}
-
 /** Exponential backoff: doubles from `initialMs` up to `maxMs`; `reset()` after a success. */
 export function backoff(initialMs: number, maxMs: number): { next(): number; peek(): number; reset(): void } {
   let current = initialMs;

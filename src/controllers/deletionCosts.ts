@@ -3,7 +3,7 @@ import type { ApiClient } from '../cluster/apiClient.js';
 import { ANNOTATION } from '../cluster/annotations.js';
 import type { SnapshotSource } from '../cluster/source.js';
 import type { Timers } from '../common/clock.js';
-import type { Metrics } from '../metrics.js';
+import type { Metrics } from '../metrics/metrics.js';
 import { costManagedModel, deletionCosts } from '../placement/downscale.js';
 import type { PlacementSettings } from '../placement/settings.js';
 import type { ZoneListDeps } from '../placement/model.js';

@@ -6,7 +6,7 @@ import type { Snapshot } from '../cluster/store.js';
 import type { SnapshotSource } from '../cluster/source.js';
 import { sleepOn, systemClock, type Timers } from '../common/clock.js';
 import { tokenBucket } from '../common/tokenBucket.js';
-import type { Metrics } from '../metrics.js';
+import type { Metrics } from '../metrics/metrics.js';
 import { resolveWorkload, workloadKey } from '../placement/workload.js';
 import { reconciler } from './reconciler.js';
 

@@ -4,7 +4,7 @@ import { keyedBackoff, systemClock, type Timers } from '../common/clock.js';
 import type { ApiClient } from '../cluster/apiClient.js';
 import { workloadKindNamed } from '../cluster/kinds.js';
 import type { SnapshotSource } from '../cluster/source.js';
-import type { Metrics } from '../metrics.js';
+import type { Metrics } from '../metrics/metrics.js';
 import type { WorkResult } from '../common/workQueue.js';
 import { workloadModel } from '../placement/model.js';
 import type { DecisionState } from '../placement/policy.js';

@@ -4,7 +4,7 @@ import { systemClock, type Timers } from '../common/clock.js';
 import { statusMessage, type ApiClient } from '../cluster/apiClient.js';
 import { statusDigest, type SlimWorkloadSpread } from '../cluster/objects.js';
 import type { SnapshotSource } from '../cluster/source.js';
-import type { Metrics } from '../metrics.js';
+import type { Metrics } from '../metrics/metrics.js';
 import type { ZoneListDeps } from '../placement/model.js';
 import { workloadSpreadStatus } from '../placement/policies/workloadSpread/status.js';
 import type { ReservationView } from '../placement/reservations.js';

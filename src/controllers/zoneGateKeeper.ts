@@ -9,7 +9,7 @@ import { sleepOn, systemClock, type Timers } from '../common/clock.js';
 import { ExpiringMap } from '../common/expiringMap.js';
 import { tokenBucket } from '../common/tokenBucket.js';
 import { workQueue, type WorkResult } from '../common/workQueue.js';
-import type { Metrics } from '../metrics.js';
+import type { Metrics } from '../metrics/metrics.js';
 import { changedWorkloadKey, resolveWorkload, workloadKey } from '../placement/workload.js';
 import type { GateDecision, GateFallback } from '../placement/zoneGate.js';
 

@@ -6,7 +6,7 @@ import type { SnapshotSource } from '../cluster/source.js';
 import type { HealthTracker } from '../controllers/layoutHealth.js';
 import type { RepairStatus } from '../controllers/repair.js';
 import type { ExtenderService } from '../extender/extender.js';
-import type { Metrics } from '../metrics.js';
+import type { Metrics } from '../metrics/metrics.js';
 import { requireAuthorization, type AdminAuthorizer } from './adminAuth.js';
 import { failWith } from './httpErrors.js';
 import { addLayoutPage } from './uiRoutes.js';

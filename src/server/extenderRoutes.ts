@@ -7,7 +7,7 @@ import type { ExtenderService } from '../extender/extender.js';
 import { parseArgs, parseJson, type ExtenderArgs } from '../extender/wire/args.js';
 import { parsePickRequest } from '../extender/wire/picker.js';
 import { parsePreemptionArgs } from '../extender/wire/preemption.js';
-import type { Metrics } from '../metrics.js';
+import type { Metrics } from '../metrics/metrics.js';
 import { requireAuthorization, type AdminAuthorizer } from './adminAuth.js';
 import { errorResponse, failWith } from './httpErrors.js';
 import { readBody } from './requestBody.js';

@@ -4,7 +4,7 @@ import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { createAdaptorServer } from '@hono/node-server';
 import type { Hono } from 'hono';
-import { splitHostPort } from '../config.js';
+import { splitHostPort } from '../common/config.js';
 import { systemClock } from '../common/clock.js';
 
 export interface TlsFiles { certFile: string; keyFile: string; clientCAFile: string }

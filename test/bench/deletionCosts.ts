@@ -3,7 +3,7 @@ import { pickPods } from '../support/placement.js';
 // on every pod change of a managed Deployment.
 import { addObject } from '../../src/cluster/source.js';
 import { ClusterStore } from '../../src/cluster/store.js';
-import { parseConfig } from '../../src/config.js';
+import { parseConfig } from '../../src/common/config.js';
 import { costManagedModel, deletionCosts } from '../../src/placement/downscale.js';
 import { nodeName, rawNode, rawPod, ZONES } from './cluster.js';
 import { target } from './targets.js';

@@ -3,7 +3,7 @@
 // one after another as the keeper does, each from the cache to its patch; then the keeper's
 // whole path, bursts of 1,000 arriving in the cache until each PATCH is answered by an API
 // server on 127.0.0.1 (the test's fake: what a real one costs is in docs/performance.md).
-import { parseConfig } from '../../src/config.js';
+import { parseConfig } from '../../src/common/config.js';
 import { FakeApiServer } from '../support/fakeApiServer.js';
 import { healthObjects } from './health.js';
 import { fmt } from './measure.js';
@@ -17,8 +17,8 @@ export async function gateCase(): Promise<void> {
   const { ClusterStore } = await dist('cluster/store.js');
   const { memoryActuator } = await dist('actuator/actuator.js');
   const { createExtender } = await dist('extender/extender.js');
-  const { createMetrics } = await dist('metrics.js');
-  const { createLogger } = await dist('logger.js');
+  const { createMetrics } = await dist('metrics/metrics.js');
+  const { createLogger } = await dist('common/logger.js');
   const { gatePatch } = await dist('placement/zoneGate.js');
   const objects = healthObjects();
   const store = new ClusterStore();

@@ -63,7 +63,7 @@ export async function healthCase(): Promise<void> {
   const { addObject, memorySource } = await dist('cluster/source.js');
   const { ClusterStore } = await dist('cluster/store.js');
   const { Reservations } = await dist('decision/reservations.js');
-  const { createLogger } = await dist('logger.js');
+  const { createLogger } = await dist('common/logger.js');
   const { fakeClock } = await dist('common/clock.js');
   const { NO_PENDING_FREEZES } = await dist('placement/fleet.js');
   const { fleetHealth } = await dist('placement/health.js');

@@ -3,7 +3,7 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import http from 'node:http';
-import { parseConfig } from '../../src/config.js';
+import { parseConfig } from '../../src/common/config.js';
 import { processMemory } from '../support/proc.js';
 import { kubeletNode, nodeName, rawPod } from './cluster.js';
 

@@ -2,9 +2,9 @@
 import { pino } from 'pino';
 import { memoryActuator } from '../../src/actuator/actuator.js';
 import { memorySource } from '../../src/cluster/source.js';
-import { parseConfig } from '../../src/config.js';
+import { parseConfig } from '../../src/common/config.js';
 import { createExtender } from '../../src/extender/extender.js';
-import { createMetrics } from '../../src/metrics.js';
+import { createMetrics } from '../../src/metrics/metrics.js';
 import { parseArgs } from '../../src/extender/wire/args.js';
 import { candidatesNamed } from '../../src/placement/policy.js';
 import { benchCluster, nodeName, rawPod } from './cluster.js';

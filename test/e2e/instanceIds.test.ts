@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { instanceIdWriter } from '../../src/actuator/instanceIdWriter.js';
-import { createMetrics } from '../../src/metrics.js';
+import { createMetrics } from '../../src/metrics/metrics.js';
 import { silent } from '../support/app.js';
 import { ControlPlane, kubeVersions } from './controlPlane.js';
 import { eventually, type Kube, type Obj } from './kube.js';

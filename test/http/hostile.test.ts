@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { gzipSync } from 'node:zlib';
 import { describe, it } from 'node:test';
-import { parseConfig } from '../../src/config.js';
+import { parseConfig } from '../../src/common/config.js';
 import { decisionBytes } from '../../src/decision/decisions.js';
 import { seatZone, SEQUENCE_WORK_LIMIT, zoneSequence } from '../../src/placement/zoneSequence.js';
 import { nodes, pvc, statefulSet, storeOf, type Raw } from '../support/builders.js';

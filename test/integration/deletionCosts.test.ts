@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { fakeClock } from '../../src/common/clock.js';
 import { deletionCostController } from '../../src/controllers/deletionCosts.js';
 import { watchCache } from '../../src/cluster/watchCache.js';
-import { createMetrics } from '../../src/metrics.js';
+import { createMetrics } from '../../src/metrics/metrics.js';
 import { deployment, nodes, rsPod } from '../support/builders.js';
 import { silent } from '../support/app.js';
 import { FakeApiServer } from '../support/fakeApiServer.js';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { eventRecorder } from '../../src/actuator/events.js';
 import { slimWorkload } from '../../src/cluster/convert.js';
-import { createMetrics } from '../../src/metrics.js';
+import { createMetrics } from '../../src/metrics/metrics.js';
 import { silent } from '../support/app.js';
 import { statefulSet } from '../support/builders.js';
 import { FakeApiServer } from '../support/fakeApiServer.js';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { AssignmentError, instanceIdWriter } from '../../src/actuator/instanceIdWriter.js';
-import { createMetrics } from '../../src/metrics.js';
+import { createMetrics } from '../../src/metrics/metrics.js';
 import { deployment, rsPod } from '../support/builders.js';
 import { silent } from '../support/app.js';
 import { FakeApiServer } from '../support/fakeApiServer.js';

@@ -7,7 +7,7 @@ import { leaseElector, type LeaderElector } from '../../src/actuator/leaderElect
 import type { ApiClient } from '../../src/cluster/apiClient.js';
 import { slimWorkload } from '../../src/cluster/convert.js';
 import { leaseNamespace } from '../../src/main.js';
-import { createMetrics } from '../../src/metrics.js';
+import { createMetrics } from '../../src/metrics/metrics.js';
 import { statefulSet } from '../support/builders.js';
 import { silent } from '../support/app.js';
 import { FakeApiServer } from '../support/fakeApiServer.js';

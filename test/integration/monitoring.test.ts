@@ -12,7 +12,7 @@ import { describe, it } from 'node:test';
 import { parse, parseAllDocuments, stringify } from 'yaml';
 import { memorySource } from '../../src/cluster/source.js';
 import { ClusterStore } from '../../src/cluster/store.js';
-import { createMetrics, registerHealthGauges, registerStateGauges } from '../../src/metrics.js';
+import { createMetrics, registerHealthGauges, registerStateGauges } from '../../src/metrics/metrics.js';
 
 const component = new URL('../../manifests/components/monitoring/', import.meta.url).pathname;
 const tests = new URL('../monitoring/rules.test.yaml', import.meta.url).pathname;

@@ -10,7 +10,7 @@ import { waitFor } from '../support/wait.js';
 import { ClusterStore } from '../../src/cluster/store.js';
 import { addObject, memorySource } from '../../src/cluster/source.js';
 import { zoneGateKeeper } from '../../src/controllers/zoneGateKeeper.js';
-import { createMetrics } from '../../src/metrics.js';
+import { createMetrics } from '../../src/metrics/metrics.js';
 import type { GateFallback } from '../../src/placement/zoneGate.js';
 
 // The gate's one write over HTTP (docs/design.md#the-zone-gate): conditional on what was read,

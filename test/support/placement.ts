@@ -1,4 +1,4 @@
-import { parseConfig } from '../../src/config.js';
+import { parseConfig } from '../../src/common/config.js';
 import type { ClusterStore } from '../../src/cluster/store.js';
 import { filterNodes } from '../../src/placement/filtering.js';
 import { NO_PENDING_FREEZES } from '../../src/placement/fleet.js';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { parse } from 'yaml';
-import { ConfigError, parseConfig } from '../../src/config.js';
+import { ConfigError, parseConfig } from '../../src/common/config.js';
 import { chooseSource, DEMO_CLUSTER } from '../../src/main.js';
 
 const keys = (o: unknown, prefix = ''): string[] =>

@@ -7,7 +7,7 @@ import type { DecisionState } from '../../src/placement/policy.js';
 import type { PlacementSettings } from '../../src/placement/settings.js';
 import { memorySource } from '../../src/cluster/source.js';
 import { healthTracker } from '../../src/controllers/layoutHealth.js';
-import { createLogger } from '../../src/logger.js';
+import { createLogger } from '../../src/common/logger.js';
 import { slimPod } from '../../src/cluster/convert.js';
 import { deployment, nodes, pod, pv, pvc, rsPod, statefulSet, stsPod, storeOf, workloadSpread, zoneSubset, type Raw } from '../support/builders.js';
 import { defaultSettings } from '../support/placement.js';

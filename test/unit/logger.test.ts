@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { createLogger, prettyLine } from '../../src/logger.js';
+import { createLogger, prettyLine } from '../../src/common/logger.js';
 
 function sink(isTTY: boolean) {
   const lines: string[] = [];

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { parseAllDocuments, parse } from 'yaml';
-import { parseConfig, splitHostPort } from '../../src/config.js';
+import { parseConfig, splitHostPort } from '../../src/common/config.js';
 import { CORE_KINDS, OPTIONAL_KINDS, WORKLOAD_KINDS, WORKLOADSPREAD_GROUP } from '../../src/cluster/kinds.js';
 
 type Raw = Record<string, any>;

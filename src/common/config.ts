@@ -1,4 +1,4 @@
-import { describeIssues, ZonekeeperError } from './common/errors.js';
+import { describeIssues, ZonekeeperError } from './errors.js';
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
 import { z } from 'zod';

@@ -1,6 +1,6 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { SnapshotSource } from './cluster/source.js';
-import { OFF_PIN_CAUSES, type WorkloadHealth } from './placement/healthRecord.js';
+import type { SnapshotSource } from '../cluster/source.js';
+import { OFF_PIN_CAUSES, type WorkloadHealth } from '../placement/healthRecord.js';
 
 /** Every metric zonekeeper exports, on one registry per process (tests make their own). */
 export interface Metrics {
