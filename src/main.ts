@@ -70,27 +70,27 @@ export function leaseNamespace(configured: string, read: (p: string) => string =
 }
 
 /**
- * The writers off the filter path (deletion costs, instance-ID pods) run in one replica: the
- * holder of the Lease, or this process alone when leader election is off.
+ * The controllers (every background write: gates, repair, pod annotations, statuses, health's
+ * Events) run in one replica: the holder of the Lease, or this process alone when leader election is off.
  */
 function startWriters(api: ApiClient, config: Config, log: Logger, metrics: Metrics, controllers: LeaderController[]): { stop(): Promise<void> } {
-  const costs = {
+  const leading = {
     start: () => { for (const c of controllers) c.start(); },
     stop: async () => { await Promise.all(controllers.map((c) => c.stop())); },
   };
   const le = config.leaderElection;
   if (!le.enabled) {
-    costs.start();
+    leading.start();
     metrics.leader.set(1);
-    return { stop: () => costs.stop() };
+    return { stop: () => leading.stop() };
   }
   const elector = leaseElector(api, { ...le, name: le.leaseName, namespace: leaseNamespace(le.namespace) }, log, {
     onStartedLeading: () => {
       metrics.leader.set(1);
-      costs.start();
+      leading.start();
     },
     onStoppedLeading: async () => {
-      await costs.stop();
+      await leading.stop();
       metrics.leader.set(0);
     },
   });
@@ -136,7 +136,7 @@ export async function startServer(config: Config, choice: SourceChoice, log: Log
   if (repair) controllers.push(repair);
   const gate = config.gate.enabled && api
     ? zoneGateKeeper({
-      api, source, decide: (pod) => extender.decideGate(pod), fellBack: (fb) => extender.state.gateFallback(fb),
+      api, source, decide: (pod) => extender.decideGate(pod), skipForSuccessor: (fb) => extender.state.gateFallback(fb),
       events: { record: actuator.recordEvent }, opts: config.gate, log, metrics,
     }) : undefined;
   if (gate) controllers.push(gate);

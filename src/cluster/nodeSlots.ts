@@ -113,12 +113,9 @@ export class NodeSlots {
   }
 
   /**
-   * The slot of each name (-1: no such node). kube-scheduler's filter workers walk chunks of
-   * its node list and append the nodes that pass as they go, a chunk per CPU at once, so the
-   * names come as a few runs of its order interleaved, and were interleaved differently in the
-   * last request. Two cursors follow two such runs through the last request's names: a name is
-   * first looked for just after either (a string comparison, memory read in order), and only
-   * a miss is a lookup (a hash-table probe and a key comparison in memory long evicted). A
+   * The slot of each name (-1: no such node). The names come as a few interleaved runs of
+   * kube-scheduler's node order (docs/performance.md#why-the-code-is-shaped-this-way): two
+   * cursors follow two runs through the last request's names, and only a miss is a lookup. A
    * guess is only taken when the names are equal and no node gained or lost its slot since,
    * so the answer is always the lookup's. While more than half the names miss (an order this
    * does not fit), the rest are looked up without guessing. The last names stay alive until

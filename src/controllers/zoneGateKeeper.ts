@@ -28,7 +28,7 @@ export interface GateKeeperDeps {
   /** The filter's decision for a gated pod (ExtenderService.decideGate). */
   decide(pod: SlimPod): Promise<GateDecision>;
   /** A pod given `fb` was deleted for not being scheduled in time: its successor skips what it was given. */
-  fellBack(fb: GateFallback): void;
+  skipForSuccessor(fb: GateFallback): void;
   events: Pick<EventRecorder, 'record'>;
   opts: GateOptions;
   log: Logger;
@@ -68,7 +68,7 @@ export function zoneGateKeeper(deps: GateKeeperDeps) {
   const pace = tokenBucket(opts.patchesPerSecond, Math.max(1, opts.patchesPerSecond / 10), clock.now);
   const queueOpts = { workers: GATE_WRITES_IN_FLIGHT, clock, retryBaseMs: 200, retryMaxMs: opts.intervalSeconds * 1000, onError: (key: string, err: Error) => log.error({ pod: key, err: err.message }, 'zone gate: deciding a pod failed') };
   const gates = workQueue<string>(gate, queueOpts);
-  const fallbacks = workQueue<string>(fallBack, { ...queueOpts, workers: 1 });
+  const fallbacks = workQueue<string>(evictUnscheduled, { ...queueOpts, workers: 1 });
   let started = false;
   let liftedSince = 0;
 
@@ -179,7 +179,7 @@ export function zoneGateKeeper(deps: GateKeeperDeps) {
    * (PodDisruptionBudgets decide; within the budget), and what it was given is skipped by its
    * successor. In a dry run, an Event only.
    */
-  async function fallBack(uid: string): Promise<WorkResult> {
+  async function evictUnscheduled(uid: string): Promise<WorkResult> {
     const p = placed.get(uid);
     const cached = source.snapshot.podByUid(uid);
     if (!p || !cached || cached.nodeName || cached.terminating) {
@@ -203,7 +203,7 @@ export function zoneGateKeeper(deps: GateKeeperDeps) {
     const res = await evictPod(api, p.pod, log);
     if (res.status === 200 || res.status === 201 || res.status === 404) {
       placed.delete(uid);
-      deps.fellBack(p.fallback);
+      deps.skipForSuccessor(p.fallback);
       metrics.gateFallbacks.inc({ result: res.status === 404 ? 'gone' : 'deleted' });
       log.info({ pod: `${p.pod.namespace}/${p.pod.name}`, given: p.fallback.given, workload: p.fallback.workload }, 'adaptive fallback: evicted a pod not scheduled in time');
       if (owner) events.record(owner, 'Normal', 'ZoneFallback', `${what}: evicted; its successor skips ${p.fallback.given}`);

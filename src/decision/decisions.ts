@@ -5,7 +5,7 @@ import type { FilterVerdict } from '../placement/verdict.js';
 const SAMPLE = 20;
 
 /** One filter or prioritize answer, kept for /debug/decisions. */
-export interface Decision {
+export interface DecisionRecord {
   at: string;
   verb: 'filter' | 'prioritize' | 'preempt' | 'explain' | 'gate';
   mode: 'NodeNames' | 'Nodes';
@@ -24,14 +24,14 @@ export interface Decision {
   error?: string;
 }
 
-export function summarizeRejections(verdict: FilterVerdict, sample = SAMPLE): Decision['rejected'] {
+export function summarizeRejections(verdict: FilterVerdict, sample = SAMPLE): DecisionRecord['rejected'] {
   return [...verdict.rejected].map(([r, names]) => ({
     rule: r.rule, reason: clipReason(r.reason), unresolvable: r.unresolvable, count: names.length, sample: names.slice(0, sample),
   }));
 }
 
 /** About what a decision costs to keep: its strings plus a fixed overhead per object. */
-export function decisionBytes(d: Decision): number {
+export function decisionBytes(d: DecisionRecord): number {
   let n = 200 + d.pod.length + d.uid.length + d.summary.length + (d.workload?.length ?? 0) + (d.error?.length ?? 0);
   for (const s of d.passed.sample) n += s.length + 16;
   for (const r of d.rejected) {
@@ -44,7 +44,7 @@ export function decisionBytes(d: Decision): number {
 
 /** The last few decisions per pod, for the pods seen most recently; bounded in bytes too. */
 export class DecisionLog {
-  private readonly byPod: LRUCache<string, Decision[]>;
+  private readonly byPod: LRUCache<string, DecisionRecord[]>;
 
   constructor(pods: number, private readonly perPod: number, maxBytes = 32 * 1024 * 1024) {
     this.byPod = new LRUCache({
@@ -53,14 +53,14 @@ export class DecisionLog {
     });
   }
 
-  record(d: Decision): void {
+  record(d: DecisionRecord): void {
     const list = this.byPod.get(d.pod) ?? [];
     list.push(d);
     if (list.length > this.perPod) list.splice(0, list.length - this.perPod);
     this.byPod.set(d.pod, list);
   }
 
-  forPod(pod: string): Decision[] {
+  forPod(pod: string): DecisionRecord[] {
     return this.byPod.get(pod) ?? [];
   }
 }

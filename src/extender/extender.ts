@@ -14,7 +14,7 @@ import { zonesShown } from '../placement/zones.js';
 import { withoutPods } from '../placement/withoutPods.js';
 import type { PinConflict } from '../decision/placementState.js';
 import { decisionCore, type CandidateNodes, type Decided, type DecisionCoreDeps } from '../decision/core.js';
-import { DecisionLog, summarizeRejections, type Decision } from '../decision/decisions.js';
+import { DecisionLog, summarizeRejections, type DecisionRecord } from '../decision/decisions.js';
 import { maxCandidates, namesMode, type ExtenderArgs } from './wire/args.js';
 import { encodeError, encodeFilterResult, encodePriorities, quotedNames } from './wire/encoding.js';
 import type { AnsweredNames } from './wire/namesSection.js';
@@ -48,7 +48,7 @@ export interface ExtenderService {
   /** A dry-run filter of a cached pod against every cached node; undefined for a pod not cached. */
   explain(namespace: string, name: string): Explained | undefined;
   /** The last decisions about a pod (`namespace/name`). */
-  decisionsFor(pod: string): Decision[];
+  decisionsFor(pod: string): DecisionRecord[];
   /** /debug/workloads: one cached workload's layout, or undefined. */
   workloadLayout(kind: WorkloadKind, namespace: string, name: string): LayoutWithConflicts | undefined;
   /** /debug/layouts: every managed workload (of one namespace), within the answer's budget. */
@@ -60,7 +60,7 @@ export interface ExtenderService {
 export type Extender = ReturnType<typeof createExtender>;
 
 /** A dry-run filter: the decision, why each node failed, and the zones the workload can use. */
-export type Explained = Decision & {
+export type Explained = DecisionRecord & {
   failed: Record<string, string>;
   /** The zone list; `unusable`: listed zones no node fits the pods in; `excluded`: the cluster's other zones the pods cannot use. */
   zones?: { list: string[]; unusable: string[]; excluded: string[] };
@@ -111,11 +111,10 @@ export function createExtender(deps: ExtenderDeps) {
     return answered;
   }
 
-  // Pairs, not an object keyed by name: an object's keys are internalized, a probe into the
-  // process-wide string table per name (large with the cache) and 50 new entries per call.
+  // Pairs, not an object keyed by name (docs/performance.md#why-the-code-is-shaped-this-way).
   const firstScores = (names: readonly string[], scores: number[]) => scores.slice(0, 50).map((score, i) => ({ node: names[i]!, score }));
 
-  function record(d: Decision): void {
+  function record(d: DecisionRecord): void {
     decisions.record(d);
     metrics.decisions.inc({ verb: d.verb, outcome: d.outcome });
   }
@@ -124,7 +123,7 @@ export function createExtender(deps: ExtenderDeps) {
     return !v.managed ? 'unmanaged' : v.passed.length > 0 ? 'placed' : v.retryAfterMs !== undefined ? 'waiting' : 'no_fit';
   }
 
-  function decision(verb: Decision['verb'], args: ExtenderArgs, v: FilterVerdict | undefined, extra: Partial<Decision> = {}): Decision {
+  function decision(verb: DecisionRecord['verb'], args: ExtenderArgs, v: FilterVerdict | undefined, extra: Partial<DecisionRecord> = {}): DecisionRecord {
     const meta = args.Pod.metadata as RawObject;
     return {
       at: new Date(clock.now()).toISOString(), verb, mode: namesMode(args) ? 'NodeNames' : 'Nodes',

@@ -36,7 +36,7 @@ export interface Candidates {
 export function candidatesNamed(names: readonly string[], snapshot: Pick<Snapshot, 'resolveNodes' | 'nodeAt'>): Candidates {
   const slots = snapshot.resolveNodes(names);
   const nodes = new Array<SlimNode | undefined>(names.length);
-  // Built before the loop: a literal returned after it kept this function deoptimizing under load.
+  // Built before the loop (docs/performance.md#why-the-code-is-shaped-this-way).
   const out: Candidates = { names, nodes, slots };
   for (let i = 0; i < names.length; i++) nodes[i] = snapshot.nodeAt(slots[i]!);
   return out;

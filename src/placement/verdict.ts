@@ -33,7 +33,7 @@ export function rejectedCount(v: FilterVerdict): number {
   return n;
 }
 
-/** The rejection of one node, or undefined when it passed (a scan: for tests and explain). */
+/** The rejection of one node, or undefined when it passed (a scan: for tests). */
 export function rejectionOf(v: FilterVerdict, node: string): Rejection | undefined {
   for (const [r, names] of v.rejected) if (names.includes(node)) return r;
   return undefined;

@@ -12,7 +12,7 @@ export interface WorkloadRef {
 
 export interface ResolvedWorkload {
   ref: WorkloadRef;
-  /** Undefined for kinds zonekeeper does not cache (CloneSet, Job) or not cached yet. */
+  /** Undefined for kinds zonekeeper does not cache (a Job, a DaemonSet) or not cached yet. */
   object: SlimWorkload | undefined;
   /** Why the owner chain could not be followed, when it could not. */
   missing: string | undefined;

@@ -35,7 +35,7 @@ export interface Preferences {
 export interface WorkloadFacts {
   ref: WorkloadRef;
   key: string;
-  /** Undefined for kinds zonekeeper does not cache (Job) or not cached yet. */
+  /** Undefined for kinds zonekeeper does not cache (a Job, a DaemonSet) or not cached yet. */
   workload: SlimWorkload | undefined;
   preferences: Preferences;
   seats: SeatKind;

@@ -67,7 +67,7 @@ export async function gateCase(): Promise<void> {
   };
   const shipped = parseConfig({}).gate.patchesPerSecond;
   const keeperAt = (patchesPerSecond: number) => zoneGateKeeper({
-    api: api.client(), source: memorySource(store, 'bench'), decide: (pod: unknown) => extender.decideGate(pod), fellBack() {}, events: { record() {} },
+    api: api.client(), source: memorySource(store, 'bench'), decide: (pod: unknown) => extender.decideGate(pod), skipForSuccessor() {}, events: { record() {} },
     opts: { intervalSeconds: 5, patchesPerSecond, fallbackEvictionsPerMinute: 0, fallbackDryRun: true }, log, metrics,
   });
   let ordinal = 31;

@@ -99,7 +99,7 @@ describe('the zone gate keeper against an API server', () => {
     api.patchDelayMs = 300;
     const store = new ClusterStore();
     const keeper = zoneGateKeeper({
-      api: api.client(), source: memorySource(store, 'test'), decide: async () => zone('zone-a'), fellBack() {}, events: { record() {} },
+      api: api.client(), source: memorySource(store, 'test'), decide: async () => zone('zone-a'), skipForSuccessor() {}, events: { record() {} },
       opts: { intervalSeconds: 5, patchesPerSecond: 1000, fallbackEvictionsPerMinute: 0, fallbackDryRun: true }, log: silent, metrics: createMetrics(),
     });
     const arrive = (ordinal: number) => {
@@ -128,7 +128,7 @@ describe('the zone gate keeper against an API server', () => {
     let waits = 1;
     const decided: string[] = [];
     const keeper = zoneGateKeeper({
-      api: api.client(), source: memorySource(store, 'test'), fellBack() {}, events: { record() {} }, clock,
+      api: api.client(), source: memorySource(store, 'test'), skipForSuccessor() {}, events: { record() {} }, clock,
       decide: async (pod) => {
         decided.push(pod.name);
         if (pod.name === 'db-21' && waits-- > 0) return { kind: 'wait', why: 'every zone at its limit' };
@@ -163,7 +163,7 @@ describe('the zone gate keeper against an API server', () => {
     const decided: string[] = [];
     // db-30 waits for its claim's volume; db-31 for a pod of its workload to go; db-32 for a Ready node.
     const keeper = zoneGateKeeper({
-      api: api.client(), source: memorySource(store, 'test'), fellBack() {}, events: { record() {} }, clock,
+      api: api.client(), source: memorySource(store, 'test'), skipForSuccessor() {}, events: { record() {} }, clock,
       decide: async (pod) => {
         decided.push(pod.name);
         if (pod.name === 'db-30' && !store.pvForClaim('default', 'data-db-30')) return { kind: 'wait', why: 'claim data-db-30 is not bound yet' };
@@ -205,7 +205,7 @@ describe('the zone gate keeper against an API server', () => {
     const fallback: GateFallback = { kind: 'pin', key: 'default/StatefulSet/db#40', workload: 'default/StatefulSet/db', given: 'zone-c', afterMs: 120_000 };
     const keeper = zoneGateKeeper({
       api: api.client(), source: memorySource(store, 'test'), events: { record() {} }, clock,
-      decide: async () => ({ ...zone('zone-c'), fallback }), fellBack: (fb) => { fell = fb; },
+      decide: async () => ({ ...zone('zone-c'), fallback }), skipForSuccessor: (fb) => { fell = fb; },
       opts: { intervalSeconds: 5, patchesPerSecond: 1000, fallbackEvictionsPerMinute: 6, fallbackDryRun: false }, log: silent, metrics: createMetrics(),
     });
     api.put(gatedPod(40));

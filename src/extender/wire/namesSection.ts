@@ -1,16 +1,7 @@
-// A filter or prioritize body is a small Pod and thousands of names, and kube-scheduler writes
-// the names last: `...,"NodeNames":["a","b"]}`. Taking that array apart from the rest spares
-// the native parse where it is slow, and recognizes prioritize's names as the filter's answer.
-//
-// Prioritize is sent the names the filter answered, in the same order and as the same JSON
-// text (kube-scheduler maps the answer back to its nodes and sends them on): one comparison
-// spares parsing and hashing them a second time. kube-scheduler waits for both calls, and
-// between pods its own work evicts them from the CPU's caches, so what a request touches, not
-// what it computes, is what it costs.
-//
-// Any other names: V8's JSON.parse internalizes every string value of at most 10 characters
-// (a probe each into the process-wide string table), so short names are split natively and
-// longer ones left to JSON.parse (figures: docs/performance.md#why-the-code-is-shaped-this-way).
+// The NodeNames array of a filter or prioritize body (kube-scheduler writes it last), taken
+// apart from the rest: prioritize's names are recognized as the filter's answer by one
+// comparison, and short names are split natively, not by JSON.parse
+// (docs/performance.md#why-the-code-is-shaped-this-way).
 
 /** Names a filter answered with and their JSON text: `"a","b"`, as encoding.ts writes known names. */
 export interface AnsweredNames {
