@@ -40,7 +40,7 @@ export class AuditUsageError extends AuditError {}
 const COLUMNS = ['NAMESPACE', 'NAME', 'KIND', 'REPLICAS', 'ZONES', 'WANTED', 'OFF-PIN', 'AT-RISK', 'REASON'] as const;
 
 /** kubectl's table: columns padded to their widest cell, three spaces apart. */
-export function auditTable(rows: readonly WorkloadHealth[]): string {
+function auditTable(rows: readonly WorkloadHealth[]): string {
   const cells = rows.map((h) => [h.ref.namespace, h.ref.name, h.ref.kind, String(h.replicas), String(h.zones), String(h.wanted), String(h.offPin), h.atRisk ? 'yes' : 'no', h.reason]);
   if (cells.length === 0) return 'No managed workloads found.';
   const widths = COLUMNS.map((c, i) => Math.max(c.length, ...cells.map((r) => r[i]!.length)));

@@ -119,10 +119,12 @@ export async function startServer(config: Config, choice: SourceChoice, log: Log
   const extender = createExtender({ source, actuator, metrics, log, config });
   const lists = { pendingFreezes: actuator.pendingFreezes };
   const controllers: LeaderController[] = [];
-  if (config.deletionCost.enabled && api) controllers.push(deletionCostController(api, source, { ...config.placement }, config.deletionCost, log, metrics, lists));
+  if (config.deletionCost.enabled && api) controllers.push(deletionCostController(api, source, { ...config.placement }, config.deletionCost, log,
+    metrics, lists));
   if (config.deletionCost.enabled && !api) log.warn('deletion costs need a cluster to write to; not managed for a file source');
   if (config.instanceIds.keepPods && api) {
-    controllers.push(podAnnotationController(api, source, instancePodAnnotator(actuator, { ...config.placement }, lists, log), config.instanceIds, log, metrics));
+    controllers.push(podAnnotationController(api, source, instancePodAnnotator(actuator, { ...config.placement }, lists, log), config.instanceIds,
+      log, metrics));
   }
   if (config.workloadSpread.writeStatus && api) {
     controllers.push(workloadSpreadStatusController(api, source, { ...config.placement }, extender.state.reservations, { record: actuator.recordEvent },
@@ -136,9 +138,9 @@ export async function startServer(config: Config, choice: SourceChoice, log: Log
   if (repair) controllers.push(repair);
   const gate = config.gate.enabled && api
     ? zoneGateKeeper({
-      api, source, decide: (pod) => extender.decideGate(pod), skipForSuccessor: (fb) => extender.state.gateFallback(fb),
-      events: { record: actuator.recordEvent }, opts: config.gate, log, metrics,
-    }) : undefined;
+        api, source, decide: (pod) => extender.decideGate(pod), skipForSuccessor: (fb) => extender.state.gateFallback(fb),
+        events: { record: actuator.recordEvent }, opts: config.gate, log, metrics,
+      }) : undefined;
   if (gate) controllers.push(gate);
   if (config.rebalance.enabled && !api) log.warn('rebalance needs a cluster to evict in; off for a file source');
   const writers = controllers.length > 0 && api ? startWriters(api, config, log, metrics, controllers) : undefined;
@@ -150,7 +152,8 @@ export async function startServer(config: Config, choice: SourceChoice, log: Log
   const limits = config.http;
   const ext = await listen(extenderRoutes(extender, metrics, log, config.extender), config.extender.listen, { tls: config.extender.tls, limits, onConnection: () => metrics.connections.inc({ listener: 'extender' }) });
   const auth = config.admin.authorization === 'kubernetes' && api ? kubernetesAuthorizer(api) : undefined;
-  const admin = await listen(adminRoutes({ source, extender, metrics, serving: () => serving, auth, layoutHealth, repair, gate }), config.admin.listen, { limits });
+  const admin = await listen(adminRoutes({ source, extender, metrics, serving: () => serving, auth, layoutHealth, repair, gate }),
+    config.admin.listen, { limits });
   const probes = config.admin.probeListen ? await listen(probeRoutes({ source, serving: () => serving }), config.admin.probeListen, { limits }) : undefined;
   const pickerAuth = config.picker.authorization === 'kubernetes' && api ? (auth ?? kubernetesAuthorizer(api)) : undefined;
   const picker = config.picker.listen

@@ -31,7 +31,6 @@ export interface Actuator {
   settle(): Promise<void>;
 }
 
-
 /** A workload's status changes often while it scales: a few re-reads win the race. */
 const FREEZE_ATTEMPTS = 5;
 

@@ -14,7 +14,7 @@ import { workloadKey } from '../placement/workload.js';
 export type EventType = 'Normal' | 'Warning';
 
 /** What an Event may be about: a workload, a WorkloadSpread, or a pod. */
-export type EventSubject = SlimWorkload | SlimWorkloadSpread | SlimPod;
+type EventSubject = SlimWorkload | SlimWorkloadSpread | SlimPod;
 
 function involved(o: EventSubject): { key: string; apiVersion: string; kind: string } {
   if ('targetRef' in o) return { key: `${o.namespace}/WorkloadSpread/${o.name}`, apiVersion: o.apiVersion, kind: 'WorkloadSpread' };
@@ -37,7 +37,7 @@ export interface RecorderOptions {
   clock?: { now(): number };
 }
 
-export const CLIENT_GO_RECORDER: RecorderOptions = { burst: 25, refillMs: 300_000, aggregateMs: 600_000 };
+const CLIENT_GO_RECORDER: RecorderOptions = { burst: 25, refillMs: 300_000, aggregateMs: 600_000 };
 
 const MESSAGE_MAX = 1024;
 

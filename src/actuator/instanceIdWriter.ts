@@ -28,8 +28,7 @@ export interface AssignRequest {
 export class AssignmentError extends ZonekeeperError {}
 
 /** The API server refused or did not answer a read or write (not a choice that failed). */
-export class WriteFailed extends AssignmentError {}
-
+class WriteFailed extends AssignmentError {}
 
 /**
  * Writes instance IDs with an optimistic-concurrency check: the patch carries the

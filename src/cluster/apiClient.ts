@@ -17,9 +17,9 @@ export interface ApiClient {
   stream(path: string, signal: AbortSignal): Promise<http.IncomingMessage>;
 }
 
-export interface ApiResponse { status: number; body: string }
+interface ApiResponse { status: number; body: string }
 
-export interface RequestOptions { body?: string; contentType?: string; signal?: AbortSignal; timeoutMs?: number }
+interface RequestOptions { body?: string; contentType?: string; signal?: AbortSignal; timeoutMs?: number }
 
 export class ApiError extends ZonekeeperError {
   constructor(readonly status: number, message: string) {
@@ -38,7 +38,8 @@ export function kubeApiClient(cluster: ClusterAccess): ApiClient {
     // One keep-alive agent for every request, built from the first set of TLS options.
     if (!agent) {
       agent = secure
-        ? new https.Agent({ keepAlive: true, ca: opts.ca, cert: opts.cert, key: opts.key, rejectUnauthorized: !cluster.skipTLSVerify, servername: cluster.tlsServerName })
+        ? new https.Agent({ keepAlive: true, ca: opts.ca, cert: opts.cert, key: opts.key, rejectUnauthorized: !cluster.skipTLSVerify,
+            servername: cluster.tlsServerName })
         : new http.Agent({ keepAlive: true });
     }
     const url = new URL(base.pathname.replace(/\/$/, '') + path, base);

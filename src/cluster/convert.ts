@@ -17,7 +17,7 @@ const EMPTY: readonly string[] = Object.freeze([]);
 
 // Repeated strings (namespaces, node names, owner names) are shared, not copied per pod.
 const interned = new Map<string, string>();
-export function intern(s: string): string {
+function intern(s: string): string {
   const hit = interned.get(s);
   if (hit !== undefined) return hit;
   if (interned.size > 200_000) interned.clear();
@@ -41,9 +41,8 @@ function timestamp(v: unknown): number {
   return Number.isFinite(t) ? t : 0;
 }
 
-
 /** A decimal index as Kubernetes would write it, or -1. */
-export function parseIndex(text: string | undefined): number {
+function parseIndex(text: string | undefined): number {
   if (text === undefined || !/^\d{1,10}$/.test(text)) return -1;
   const n = Number(text);
   return n <= MAX_INDEX ? n : -1;
@@ -51,7 +50,7 @@ export function parseIndex(text: string | undefined): number {
 
 const isIndex = (v: unknown): v is number => Number.isInteger(v) && (v as number) >= 0 && (v as number) <= MAX_INDEX;
 
-export function ordinalOf(name: string, labels: Record<string, string> | undefined): number {
+function ordinalOf(name: string, labels: Record<string, string> | undefined): number {
   const fromLabel = labels?.[POD_INDEX_LABEL];
   if (fromLabel !== undefined && /^\d+$/.test(fromLabel)) return parseIndex(fromLabel);
   return parseIndex(/-(\d+)$/.exec(name)?.[1]);
@@ -273,7 +272,7 @@ function reservedOrdinals(v: unknown): ReservedOrdinals {
   return { singles, ranges };
 }
 
-export function slimPVC(o: Raw): SlimPVC {
+function slimPVC(o: Raw): SlimPVC {
   return {
     namespace: intern(str(o.metadata?.namespace, 'default')),
     name: str(o.metadata?.name),
@@ -282,7 +281,7 @@ export function slimPVC(o: Raw): SlimPVC {
   };
 }
 
-export function slimPV(o: Raw): SlimPV {
+function slimPV(o: Raw): SlimPV {
   const labels = stringMap(o.metadata?.labels);
   const labelZones = ZONE_LABELS.flatMap((k) => (labels[k] ? labels[k].split('__') : []));
   const terms = o.spec?.nodeAffinity?.required?.nodeSelectorTerms;
@@ -295,7 +294,7 @@ export function slimPV(o: Raw): SlimPV {
   };
 }
 
-export function slimStorageClass(o: Raw): SlimStorageClass {
+function slimStorageClass(o: Raw): SlimStorageClass {
   const topologies: Raw[] = Array.isArray(o.allowedTopologies) ? o.allowedTopologies : [];
   return {
     name: str(o.metadata?.name),
@@ -325,7 +324,8 @@ export function slimWorkloadSpread(o: Raw): SlimWorkloadSpread {
     name: str(o.metadata?.name),
     uid: str(o.metadata?.uid),
     // The kind as owners name it: an Advanced StatefulSet target is `AdvancedStatefulSet`.
-    targetRef: { apiVersion: str(spec.targetRef?.apiVersion), kind: workloadKindOf(str(spec.targetRef?.apiVersion), str(spec.targetRef?.kind)), name: str(spec.targetRef?.name) },
+    targetRef: { apiVersion: str(spec.targetRef?.apiVersion), kind: workloadKindOf(str(spec.targetRef?.apiVersion), str(spec.targetRef?.kind)),
+      name: str(spec.targetRef?.name) },
     subsets: subsets.map((s) => ({
       name: str(s?.name),
       requiredNodeSelectorTerm: nodeSelectorTerm(s?.requiredNodeSelectorTerm ?? s?.requiredNodeSelector),
@@ -358,8 +358,7 @@ function digestOf(status: Raw): string {
   return statusDigest(typeof status.observedGeneration === 'number' ? status.observedGeneration : 0, subsets);
 }
 
-
-export function slimNodePool(o: Raw): SlimNodePool {
+function slimNodePool(o: Raw): SlimNodePool {
   const name = str(o.metadata?.name);
   const spec: Raw = o.spec?.template?.spec ?? {};
   return {
@@ -371,7 +370,7 @@ export function slimNodePool(o: Raw): SlimNodePool {
 }
 
 /** An autoscaler's Event about a pod; its source from the Event's reason. */
-export function slimScaleReport(o: Raw): SlimScaleReport {
+function slimScaleReport(o: Raw): SlimScaleReport {
   const time = Date.parse(str(o.lastTimestamp) || str(o.eventTime) || str(o.metadata?.creationTimestamp));
   return {
     namespace: str(o.metadata?.namespace), name: str(o.metadata?.name),

@@ -113,12 +113,10 @@ export function ownedThrough(w: { kind: string; owner?: { kind: string } | undef
   return !!w.owner && workloadKindSpec(w.owner.kind)?.podsOwnedVia === w.kind;
 }
 
-export const WORKLOADSPREAD_GROUP = KRUISE_GROUP;
-
-export function workloadSpreadKind(version: string): KindSpec {
+function workloadSpreadKind(version: string): KindSpec {
   return {
     plural: 'workloadspreads', resource: 'workloadspreads', kind: 'WorkloadSpread', wireKind: 'WorkloadSpread',
-    group: WORKLOADSPREAD_GROUP, version, required: false, shortNames: ['ws'],
+    group: KRUISE_GROUP, version, required: false, shortNames: ['ws'],
   };
 }
 
@@ -134,7 +132,7 @@ function optionalKind(versions: readonly string[], at: (version: string) => Kind
   return { plural, kind, group, resource, versions, at };
 }
 
-export const KARPENTER_GROUP = 'karpenter.sh';
+const KARPENTER_GROUP = 'karpenter.sh';
 
 /** Karpenter's NodePools: the zones a pool scaled to zero can still grow into (placement/zoneReach.ts). */
 const nodePoolKind = (version: string): KindSpec => ({
@@ -163,7 +161,7 @@ export const POD_KIND: KindSpec = core('pods', 'Pod', '', ['po']);
 const autoscalerEvents = (plural: KindName, fieldSelector: string): KindSpec => ({
   ...core(plural, 'Event', '', []), resource: 'events', fieldSelector, feature: 'Autoscaler reports',
 });
-export const AUTOSCALER_REPORT_KINDS: readonly KindSpec[] = [
+const AUTOSCALER_REPORT_KINDS: readonly KindSpec[] = [
   autoscalerEvents('scaleupreports', 'reason=NotTriggerScaleUp'),
   autoscalerEvents('karpenterreports', 'reason=FailedScheduling,source=karpenter'),
 ];
@@ -189,7 +187,7 @@ export function isWorkloadKindName(plural: KindName): boolean {
 }
 
 const apiBase = (apiVersion: string) => (apiVersion.includes('/') ? `/apis/${apiVersion}` : `/api/${apiVersion}`);
-export const apiVersionOf = (k: KindSpec) => (k.group === '' ? k.version : `${k.group}/${k.version}`);
+const apiVersionOf = (k: KindSpec) => (k.group === '' ? k.version : `${k.group}/${k.version}`);
 
 export function collectionPath(k: KindSpec): string {
   return `${apiBase(apiVersionOf(k))}/${k.resource}`;

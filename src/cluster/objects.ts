@@ -221,4 +221,3 @@ export function holdsSeat(pod: Pick<SlimPod, 'terminating' | 'finished'>): boole
 export function zoneOf(node: SlimNode, topologyKey: string): string | undefined {
   return topologyKey === ZONE_LABEL ? node.zone : node.labels[topologyKey];
 }
-

@@ -17,7 +17,7 @@ export interface ListerWatcher {
 }
 
 /** A list page as received: text, or the bytes (decoded where the page is parsed). */
-export interface ListPage { status: number; body: string | Uint8Array }
+interface ListPage { status: number; body: string | Uint8Array }
 
 /** A list page asked for: its answer, and a way to stop waiting for it. */
 interface PageRequest { answer: Promise<ListPage>; cancel(): void }

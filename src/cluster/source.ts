@@ -8,7 +8,7 @@ import { forEachListSlice } from './listSlices.js';
 import { ClusterStore, type Snapshot } from './store.js';
 import { systemClock } from '../common/clock.js';
 
-export interface KindStatus extends ReflectorStatus { objects: number }
+interface KindStatus extends ReflectorStatus { objects: number }
 
 export interface ClusterSourceStatus {
   source: string;

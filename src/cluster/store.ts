@@ -18,7 +18,7 @@ const NO_COUNTS: ReadonlyMap<string, number> = new Map();
 /** Values `nodeDerived` keeps: one per distinct pod template's needs, bounded by the cluster. */
 const NODE_DERIVED_KEPT = 4096;
 /** Zones remembered per label after their last node went away: a bound whatever the churn. */
-export const REMEMBERED_ZONES = 64;
+const REMEMBERED_ZONES = 64;
 const NO_REPORTS: readonly SlimScaleReport[] = [];
 
 /** A control-plane node's zone is no zone that workloads grow into (its nodes are not theirs). */
@@ -388,18 +388,23 @@ export class ClusterStore implements Snapshot {
   podsOwnedBy(kind: string, namespace: string, name: string): Iterable<SlimPod> {
     return this.podsByOwner.get(ownerKey(kind, namespace, name))?.values() ?? NONE;
   }
+
   seatedPodsPerNode(kind: string, namespace: string, name: string): ReadonlyMap<string, number> {
     return this.seatedByOwner.get(ownerKey(kind, namespace, name)) ?? NO_COUNTS;
   }
+
   podsOnNode(node: string): Iterable<SlimPod> {
     return this.podsByNode.get(node)?.values() ?? NONE;
   }
+
   nodeUsage(node: string): NodeUsage {
     return this.usage.get(node) ?? NO_USAGE;
   }
+
   nodesInZone(topologyKey: string, zone: string): readonly SlimNode[] {
     return this.zoneIndex(topologyKey).get(zone) ?? [];
   }
+
   pvc(namespace: string, name: string) { return this.pvcs.get(nsKey(namespace, name)); }
   pvCount() { return this.pvs.size; }
   pv(name: string) { return this.pvs.get(name); }
@@ -407,19 +412,24 @@ export class ClusterStore implements Snapshot {
     const pvName = this.pvByClaim.get(nsKey(namespace, name));
     return pvName === undefined ? undefined : this.pvs.get(pvName);
   }
+
   storageClass(name: string) { return this.classes.get(name); }
   workload(kind: WorkloadKind, namespace: string, name: string) {
     return this.workloads.get(ownerKey(kind, namespace, name));
   }
+
   allWorkloads(): Iterable<SlimWorkload> {
     return this.workloads.values();
   }
+
   ownedWorkloads(kind: string, namespace: string, name: string): Iterable<SlimWorkload> {
     return this.workloadsByOwner.get(ownerKey(kind, namespace, name))?.values() ?? [];
   }
+
   *workloadSpreads(namespace: string): Iterable<SlimWorkloadSpread> {
     for (const s of this.spreads.values()) if (s.namespace === namespace) yield s;
   }
+
   allWorkloadSpreads(): Iterable<SlimWorkloadSpread> {
     return this.spreads.values();
   }

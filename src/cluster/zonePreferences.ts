@@ -6,7 +6,7 @@ import { describeIssues } from '../common/errors.js';
 
 const count = z.number().int().min(0);
 
-export const zonePreferencesSchema = z.strictObject({
+const zonePreferencesSchema = z.strictObject({
   rebalance: z.boolean().default(false),
   zones: z.record(z.string().min(1), z.strictObject({
     minReplicas: count.default(0),

@@ -15,14 +15,14 @@ function tlsComplete(t: { certFile: string; keyFile: string; clientCAFile: strin
   if (t.clientCAFile && !t.keyFile) missing('keyFile', 'with clientCAFile (mutual TLS needs the server to serve TLS)');
 }
 
-export function isLoopback(hp: string): boolean {
+function isLoopback(hp: string): boolean {
   const { host } = splitHostPort(hp);
   return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
 }
 
 // Every option, strict: an unknown key is an error that names it. Defaults live here and
 // are listed, with a comment each, in config/zonekeeper.yaml.
-export const configSchema = z.strictObject({
+const configSchema = z.strictObject({
   extender: z.strictObject({
     listen: hostPort.default('127.0.0.1:8888'),
     bodyLimitBytes: z.number().int().positive().default(128 * 1024 * 1024),

@@ -12,7 +12,7 @@ import { podAnnotationController, type PacingOptions, type PodAnnotator } from '
 export type DeletionCostOptions = PacingOptions;
 
 /** controller.kubernetes.io/pod-deletion-cost on managed ReplicaSet pods, in the picker's order (docs/design.md#scale-down). */
-export function deletionCostAnnotator(settings: PlacementSettings, lists: ZoneListDeps = {}): PodAnnotator {
+function deletionCostAnnotator(settings: PlacementSettings, lists: ZoneListDeps = {}): PodAnnotator {
   return {
     action: 'deletion-cost',
     annotation: ANNOTATION.deletionCost,

@@ -46,7 +46,7 @@ export function podAnnotationController(
   const written = new Map<string, string>();
   const pace = tokenBucket(opts.patchesPerSecond, 1, clock.now);
   const queue = reconciler({
-    keys: function* () { for (const w of source.snapshot.allWorkloads()) if (!ownedThrough(w)) yield workloadKey(w); },
+    keys: function *() { for (const w of source.snapshot.allWorkloads()) if (!ownedThrough(w)) yield workloadKey(w); },
     reconcile,
     resyncMs: opts.intervalSeconds * 1000,
     ready: source.synced,
@@ -112,5 +112,3 @@ export function podAnnotationController(
     idle: () => queue.idle(),
   };
 }
-
-export type PodAnnotationController = ReturnType<typeof podAnnotationController>;

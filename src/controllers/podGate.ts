@@ -14,7 +14,7 @@ export type LiftResult =
   /** Changed since it was read (another writer, a hand-over): decide again from the cache. */
   | { result: 'conflict' };
 
-export class GateWriteError extends Error {}
+class GateWriteError extends Error {}
 
 /**
  * Writes the decision: from the cached pod when it is a zone or nothing (the cache holds what

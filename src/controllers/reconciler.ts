@@ -33,7 +33,8 @@ export interface Reconciler extends Pick<WorkQueue, 'add' | 'addAfter' | 'forget
 
 export function reconciler(spec: ReconcilerSpec): Reconciler {
   const clock = spec.clock ?? systemClock;
-  const queue = workQueue<string>(spec.reconcile, { workers: spec.workers, retryBaseMs: spec.retryBaseMs, retryMaxMs: spec.retryMaxMs, clock, onError: spec.onError });
+  const queue = workQueue<string>(spec.reconcile, { workers: spec.workers, retryBaseMs: spec.retryBaseMs, retryMaxMs: spec.retryMaxMs, clock,
+    onError: spec.onError });
   let cancel: (() => void) | undefined;
   let started = false;
 

@@ -51,7 +51,7 @@ export function repairController(
   const status = new Map<string, RepairStatus>();
   const budget = perMinuteBudget(opts.evictionsPerMinute, clock.now);
   const queue = reconciler({
-    keys: function* () { for (const h of health.all()) if (concerns(h.key)) yield h.key; },
+    keys: function *() { for (const h of health.all()) if (concerns(h.key)) yield h.key; },
     reconcile: repair,
     resyncMs: opts.intervalSeconds * 1000,
     ready: source.ready,

@@ -33,7 +33,7 @@ export function workloadSpreadStatusController(
   const written = new Map<string, string>();
   const warned = new Set<string>();
   const queue = reconciler({
-    keys: function* () { for (const ws of source.snapshot.allWorkloadSpreads()) yield `${ws.namespace}/${ws.name}`; },
+    keys: function *() { for (const ws of source.snapshot.allWorkloadSpreads()) yield `${ws.namespace}/${ws.name}`; },
     reconcile,
     resyncMs: opts.intervalSeconds * 1000,
     ready: source.synced,

@@ -13,7 +13,7 @@ import type { Metrics } from '../metrics/metrics.js';
 import { changedWorkloadKey, resolveWorkload, workloadKey } from '../placement/workload.js';
 import type { GateDecision, GateFallback } from '../placement/zoneGate.js';
 
-export interface GateOptions {
+interface GateOptions {
   /** How often a pod whose decision waits is decided again when no event wakes it sooner. */
   intervalSeconds: number;
   patchesPerSecond: number;
@@ -246,5 +246,3 @@ function sameShape(a: SlimNode, b: SlimNode): boolean {
   return a.taints.length === b.taints.length && Object.keys(a.labels).length === Object.keys(b.labels).length
     && Object.keys(a.labels).every((k) => a.labels[k] === b.labels[k]);
 }
-
-export type ZoneGateKeeper = ReturnType<typeof zoneGateKeeper>;

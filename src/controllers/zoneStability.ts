@@ -53,5 +53,3 @@ export function zoneStability(store: ClusterStore, clock: Clock = systemClock, t
     stableSince: (topologyKey: string, zone: string) => tracked(topologyKey).changedAt.get(zone) ?? started,
   };
 }
-
-export type ZoneStability = ReturnType<typeof zoneStability>;

@@ -74,7 +74,8 @@ export function decisionCore(deps: DecisionCoreDeps) {
    * that places the pod reads nodes: an unmanaged pod (most pods kube-scheduler sends) or one
    * waiting for its workload gets a verdict over the names alone, without a lookup per name.
    */
-  function prepare(pod: PendingPod, nodes: CandidateNodes, ask: DecisionAsk, snapshot = source.snapshot): { input: PlacementInput; model: WorkloadModel | undefined } {
+  function prepare(pod: PendingPod, nodes: CandidateNodes, ask: DecisionAsk,
+    snapshot = source.snapshot): { input: PlacementInput; model: WorkloadModel | undefined } {
     const asked = { ...state.inputOf(pod, { names: nodes.names, nodes: [] }, ask.writesSpec), snapshot };
     const model = podModel(pod, snapshot, state.settings, { pendingFreezes: asked.pendingFreezes, forPlacement: true });
     const placing = model !== undefined && model.policy !== 'none' && model.policy !== 'wait';
@@ -125,5 +126,3 @@ export function decisionCore(deps: DecisionCoreDeps) {
     decideNow,
   };
 }
-
-export type DecisionCore = ReturnType<typeof decisionCore>;

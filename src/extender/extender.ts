@@ -52,12 +52,11 @@ export interface ExtenderService {
   /** /debug/workloads: one cached workload's layout, or undefined. */
   workloadLayout(kind: WorkloadKind, namespace: string, name: string): LayoutWithConflicts | undefined;
   /** /debug/layouts: every managed workload (of one namespace), within the answer's budget. */
-  layouts(namespace: string | undefined, healthOf?: (key: string) => WorkloadHealth | undefined): { layouts: LayoutWithConflicts[]; more: number; podsPerAnswer: number };
+  layouts(namespace: string | undefined,
+    healthOf?: (key: string) => WorkloadHealth | undefined): { layouts: LayoutWithConflicts[]; more: number; podsPerAnswer: number };
   /** Reservations held now. */
   reservationCount(): number;
 }
-
-export type Extender = ReturnType<typeof createExtender>;
 
 /** A dry-run filter: the decision, why each node failed, and the zones the workload can use. */
 export type Explained = DecisionRecord & {

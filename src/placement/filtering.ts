@@ -34,7 +34,7 @@ function zoneVerdicts(snapshot: PlacementInput['snapshot'], rule: NonNullable<Po
 }
 
 /** The model filter and prioritize place a pod by (built once per request). */
-export function modelOf(input: PlacementInput): WorkloadModel | undefined {
+function modelOf(input: PlacementInput): WorkloadModel | undefined {
   return podModel(input.pod, input.snapshot, input.settings, { pendingFreezes: input.pendingFreezes, forPlacement: true });
 }
 

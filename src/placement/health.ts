@@ -15,7 +15,7 @@ import { CANNOT_GROW_LISTED, type CannotGrow } from './healthRecord.js';
 // A managed workload's layout judged against where its seats should be (docs/design.md#health):
 // one computation behind the metrics, the Events, the layout page, `zonekeeper audit` and repair.
 
-export type { OffPinCause, OffPinPod, WorkloadHealth } from './healthRecord.js';
+export type { WorkloadHealth } from './healthRecord.js';
 
 export interface HealthOptions {
   now: number;
@@ -78,7 +78,8 @@ function prefixZones(model: WorkloadModel, list: ZoneList, length: number): (m: 
 const SCALE_REPORT_FRESH_MS = 15 * 60_000;
 
 /** Pending pods an autoscaler said it will not add a node for, lately: the first few, and how many. */
-function cannotGrowOf(pending: readonly SlimPod[], snapshot: Snapshot, topologyKey: string, now: number): { cannotGrow: CannotGrow[]; cannotGrowCount: number } {
+function cannotGrowOf(pending: readonly SlimPod[], snapshot: Snapshot, topologyKey: string,
+  now: number): { cannotGrow: CannotGrow[]; cannotGrowCount: number } {
   const cannotGrow: CannotGrow[] = [];
   let cannotGrowCount = 0;
   for (const p of pending) {
@@ -93,7 +94,8 @@ function cannotGrowOf(pending: readonly SlimPod[], snapshot: Snapshot, topologyK
 }
 
 /** The health of a managed workload (a model some policy covers). */
-export function workloadHealth(model: WorkloadModel, w: SlimWorkload, snapshot: Snapshot, state: DecisionState, opts: HealthOptions): WorkloadHealth | undefined {
+export function workloadHealth(model: WorkloadModel, w: SlimWorkload, snapshot: Snapshot, state: DecisionState,
+  opts: HealthOptions): WorkloadHealth | undefined {
   const policy = policyOf(model);
   if (!policy) return undefined;
   const pods = model.pods();
@@ -107,7 +109,8 @@ export function workloadHealth(model: WorkloadModel, w: SlimWorkload, snapshot: 
     if (opts.now - p.createdAt < opts.settleSeconds * 1000) young++;
   }
   const missing = Math.max(0, w.replicas - pods.length);
-  const base: HealthBase = { key: workloadKey(model.ref), ref: model.ref, policy: policy.name, replicas: w.replicas, pending, missing, settling: missing + young };
+  const base: HealthBase = { key: workloadKey(model.ref), ref: model.ref, policy: policy.name, replicas: w.replicas, pending, missing,
+    settling: missing + young };
   if (policy.health) return policy.health(model, pods, snapshot, base, cannotGrowOf(unbound, snapshot, model.zones().topologyKey, opts.now));
 
   const list = judgedList(model, pods, snapshot, state.settings);
@@ -182,7 +185,8 @@ export function workloadHealth(model: WorkloadModel, w: SlimWorkload, snapshot: 
 
 /** Orders records as every view lists them: at risk first, then by namespace, kind, name. */
 export function byRisk(a: WorkloadHealth, b: WorkloadHealth): number {
-  return Number(b.atRisk) - Number(a.atRisk) || a.ref.namespace.localeCompare(b.ref.namespace) || a.ref.kind.localeCompare(b.ref.kind) || a.ref.name.localeCompare(b.ref.name);
+  return Number(b.atRisk) - Number(a.atRisk) || a.ref.namespace.localeCompare(b.ref.namespace)
+    || a.ref.kind.localeCompare(b.ref.kind) || a.ref.name.localeCompare(b.ref.name);
 }
 
 /** Every managed workload's health (of one namespace, when given), at risk first. */

@@ -11,7 +11,7 @@ export const OFF_PIN_CAUSES: readonly OffPinCause[] = ['volume', 'fallback', 'pl
  * What a record counts: pods off their seat by cause, and `no-eligible-node`, the seats of
  * listed zones where no node fits the workload's pods (they wait; docs/design.md#health).
  */
-export type HealthCause = OffPinCause | 'no-eligible-node' | 'cannot-grow';
+type HealthCause = OffPinCause | 'no-eligible-node' | 'cannot-grow';
 
 /** A pending pod an autoscaler said it will not add a node for (docs/autoscalers.md). */
 export interface CannotGrow { pod: string; zone: string | undefined; source: string; message: string }
@@ -20,7 +20,7 @@ export interface CannotGrow { pod: string; zone: string | undefined; source: str
 export const CANNOT_GROW_LISTED = 10;
 
 /** Off-pin pods a record lists; the rest are counted. */
-export const OFF_PIN_LISTED = 100;
+const OFF_PIN_LISTED = 100;
 
 /** One pod off its seat's zone (or in a zone over its share). */
 export interface OffPinPod {
@@ -70,7 +70,6 @@ export interface WorkloadHealth {
   /** One line: what is wrong, or "ok". */
   reason: string;
 }
-
 
 /** The part of a health record a policy's own judgement starts from. */
 export type HealthBase = Pick<WorkloadHealth, 'key' | 'ref' | 'policy' | 'replicas' | 'pending' | 'missing' | 'settling'>;
@@ -135,7 +134,8 @@ export function judged(
   const h: WorkloadHealth = {
     key: base.key, ref: base.ref, policy: base.policy, replicas: base.replicas, domain,
     zones: wanted - empty.length, wanted, perZone,
-    offPin: off.length, causes, unusableZones: [...unusable], leftOutZones: [...growth.leftOut], cannotGrow: [...growth.cannotGrow], offPinPods: off.length > OFF_PIN_LISTED ? off.slice(0, OFF_PIN_LISTED) : off,
+    offPin: off.length, causes, unusableZones: [...unusable], leftOutZones: [...growth.leftOut], cannotGrow: [...growth.cannotGrow],
+    offPinPods: off.length > OFF_PIN_LISTED ? off.slice(0, OFF_PIN_LISTED) : off,
     skew: wanted > 0 ? most - least : 0,
     pending: base.pending, missing: base.missing, settling: base.settling, scaleDown,
     // Pods still being placed may fill an empty zone: not a risk until they are older. A list

@@ -32,7 +32,7 @@ export function serializeAssignment(a: Assignment): string {
 }
 
 /** The ID a pod already holds in the map, or -1. */
-export function idOf(a: Assignment, pod: string): number {
+function idOf(a: Assignment, pod: string): number {
   for (const [id, name] of a) if (name === pod) return id;
   return -1;
 }

@@ -26,10 +26,10 @@ const LAYOUT_SEATS = 10_000;
  * together (the page draws a cell per pod and asks every 3 s). The rest are counted: the
  * layouts run on the event loop the extender shares (the bench's layouts case).
  */
-export const LAYOUT_PODS_PER_WORKLOAD = LAYOUT_SEATS;
+const LAYOUT_PODS_PER_WORKLOAD = LAYOUT_SEATS;
 export const LAYOUT_PODS_PER_ANSWER = 2_000;
 
-export interface LayoutPod {
+interface LayoutPod {
   name: string;
   node: string;
   zone: string | undefined;
@@ -190,13 +190,13 @@ function layoutOf(
 }
 
 /** Layouts one answer of /debug/layouts builds at most; the rest are counted, not built. */
-export const LAYOUTS_PER_ANSWER = 100;
+const LAYOUTS_PER_ANSWER = 100;
 
 /**
  * How many of its pods each workload lists when they share `budget`: the small ones all of
  * theirs, the others alike, so every workload on the page shows its first seats.
  */
-export function podShares(sizes: readonly number[], budget: number): number[] {
+function podShares(sizes: readonly number[], budget: number): number[] {
   const shares = sizes.map(() => 0);
   const smallestFirst = sizes.map((_, i) => i).sort((a, b) => sizes[a]! - sizes[b]!);
   let left = Math.max(0, budget);

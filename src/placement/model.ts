@@ -121,7 +121,8 @@ export type CachedModel = Exclude<WorkloadModel, { policy: 'wait' }>;
  * Every managed workload (a policy covers it; a Deployment's ReplicaSets are its own), by
  * namespace, kind, name, each model built once: the layout page's and health's list.
  */
-export function managedModels(snapshot: Snapshot, settings: { settings: PlacementSettings } & ZoneListDeps, namespace?: string): { w: SlimWorkload; model: CachedModel }[] {
+export function managedModels(snapshot: Snapshot, settings: { settings: PlacementSettings } & ZoneListDeps,
+  namespace?: string): { w: SlimWorkload; model: CachedModel }[] {
   const managed: { w: SlimWorkload; model: CachedModel }[] = [];
   for (const w of snapshot.allWorkloads()) {
     if ((namespace !== undefined && w.namespace !== namespace) || ownedThrough(w)) continue;

@@ -33,9 +33,10 @@ export function needsKey(needs: NodeNeeds): string {
   return key;
 }
 
-export const FITS = 0, NO_AFFINITY = 1, UNTOLERATED = 2, NO_NODE = 3;
+const FITS = 0, NO_NODE = 3;
+export const NO_AFFINITY = 1, UNTOLERATED = 2;
 
-export interface UsableZones {
+interface UsableZones {
   /** Zones with at least one node that fits, whatever its state (cordoned, NotReady). */
   set: ReadonlySet<string>;
   /** The same, sorted. */

@@ -156,7 +156,8 @@ export interface PlacementPolicy<Name extends string = string, Own extends objec
   /** Its own part of /debug/workloads. */
   layout?(model: PolicyModelOf<Name, Own>, snapshot: Snapshot, state: DecisionState): Record<string, unknown>;
   /** Its own health judgement (docs/design.md#health); absent: zones and seats of the sequence. */
-  health?(model: PolicyModelOf<Name, Own>, pods: readonly SlimPod[], snapshot: Snapshot, base: HealthBase, growth: { cannotGrow: CannotGrow[]; cannotGrowCount: number }): WorkloadHealth;
+  health?(model: PolicyModelOf<Name, Own>, pods: readonly SlimPod[], snapshot: Snapshot, base: HealthBase,
+    growth: { cannotGrow: CannotGrow[]; cannotGrowCount: number }): WorkloadHealth;
   /** Its own part of each pod on /debug/workloads (the subset a pod is in). */
   podLayout?(model: PolicyModelOf<Name, Own>, pod: SlimPod, snapshot: Snapshot): Record<string, unknown>;
 }

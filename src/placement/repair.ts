@@ -43,7 +43,7 @@ export function repairStep(model: WorkloadModel, w: SlimWorkload, health: Worklo
     }
   }
   const movable = health.offPinPods.filter((x) => !x.heldByVolume && x.cause !== 'volume');
-  if (movable.length === 0) return { kind: 'wait', reason: `every pod off its pin is held there by its bound volume: reported, never moved` };
+  if (movable.length === 0) return { kind: 'wait', reason: 'every pod off its pin is held there by its bound volume: reported, never moved' };
   const { topologyKey } = model.zones();
   // A zone no node of which fits the pods is never waited for, nor moved towards.
   const wanted = Object.keys(health.perZone).filter((z) => health.perZone[z]!.want > 0 && !health.unusableZones.includes(z));

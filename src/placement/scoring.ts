@@ -4,7 +4,7 @@ import type { SlimNode } from '../cluster/objects.js';
 import type { PlacementInput } from './policy.js';
 import type { FilterVerdict } from './verdict.js';
 
-export const MAX_SCORE = 10;
+const MAX_SCORE = 10;
 
 /**
  * Prioritize: 0..10 per node, in the order of `input.candidates.names`. Unmanaged pods score 0

@@ -107,7 +107,9 @@ export function zoneShrinking(model: WorkloadFacts, snapshot: Snapshot, remainin
     },
     tiedWith(key) {
       const out: SlimPod[] = [];
-      for (const q of perZone.values()) for (let i = q.head; i < q.members.length; i++) if (compare(keyOf(q.members[i]!), key) === 0) out.push(q.members[i]!.pod);
+      for (const q of perZone.values()) {
+        for (let i = q.head; i < q.members.length; i++) if (compare(keyOf(q.members[i]!), key) === 0) out.push(q.members[i]!.pod);
+      }
       return out;
     },
     remove(pod) {

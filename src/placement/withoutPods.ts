@@ -9,7 +9,7 @@ export function withoutPods(snapshot: Snapshot, gone: ReadonlySet<string>): Snap
   if (gone.size === 0) return snapshot;
   const victims = [...gone].map((uid) => snapshot.podByUid(uid)).filter((p): p is SlimPod => p !== undefined);
   const kept = (p: SlimPod | undefined) => (p && !gone.has(p.uid) ? p : undefined);
-  function* filtered(pods: Iterable<SlimPod>): Iterable<SlimPod> {
+  function *filtered(pods: Iterable<SlimPod>): Iterable<SlimPod> {
     for (const p of pods) if (!gone.has(p.uid)) yield p;
   }
   const view: Snapshot = Object.create(snapshot);

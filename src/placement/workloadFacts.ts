@@ -70,6 +70,7 @@ class OrdinalSeat implements SeatIndex {
   constructor(private readonly pod: SlimPod, private readonly start: number) {
     this.index = pod.ordinal < 0 ? -1 : pod.ordinal - start;
   }
+
   get label() { return `ordinal ${this.pod.ordinal}${this.start ? ` (index ${this.index})` : ''}`; }
   get missing() { return `zone pin: cannot read an ordinal ≥ ${this.start} from pod ${this.pod.name}`; }
 }

@@ -88,7 +88,8 @@ type Raw = Record<string, any>;
 
 /** A term as the API takes it: empty lists left out. */
 function termAsWritten(term: NodeSelectorTerm): Raw {
-  return { ...(term.matchExpressions.length ? { matchExpressions: term.matchExpressions } : {}), ...(term.matchFields.length ? { matchFields: term.matchFields } : {}) };
+  return { ...(term.matchExpressions.length ? { matchExpressions: term.matchExpressions } : {}),
+    ...(term.matchFields.length ? { matchFields: term.matchFields } : {}) };
 }
 
 /** `term`'s requirements added to each of `terms` (they are ORed, so each must narrow), or `term` alone. */
@@ -127,8 +128,10 @@ export function gatePatch(pod: Raw, d: Exclude<GateDecision, { kind: 'wait' }>):
     if (d.term) written.requiredDuringSchedulingIgnoredDuringExecution = { nodeSelectorTerms: mergedTerms(required, d.term) };
     // The subset's preferred terms after the pod's own, as Kruise's webhook adds them (a gated pod's preferred terms may change freely).
     if (d.preferred.length > 0) {
-      const own = Array.isArray(nodeAffinity?.preferredDuringSchedulingIgnoredDuringExecution) ? nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution : [];
-      written.preferredDuringSchedulingIgnoredDuringExecution = [...own, ...d.preferred.map((p) => ({ weight: p.weight, preference: termAsWritten(p.preference) }))];
+      const ownPreferred = nodeAffinity?.preferredDuringSchedulingIgnoredDuringExecution;
+      const own = Array.isArray(ownPreferred) ? ownPreferred : [];
+      const subsets = d.preferred.map((p) => ({ weight: p.weight, preference: termAsWritten(p.preference) }));
+      written.preferredDuringSchedulingIgnoredDuringExecution = [...own, ...subsets];
     }
     if (Object.keys(written).length > 0) spec.affinity = { nodeAffinity: written };
     if (d.tolerations.length > 0) spec.tolerations = [...(Array.isArray(pod.spec?.tolerations) ? pod.spec.tolerations : []), ...d.tolerations.map(asWritten)];

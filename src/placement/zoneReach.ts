@@ -8,7 +8,7 @@ import { tolerator } from './nodeMatching.js';
 // (as Karpenter's provisioner matches one), else the zone is one of the cluster's and nothing in
 // the pod's own spec rules it out (a Cluster Autoscaler node group scaled to zero looks so).
 
-export type Reach = 'now' | 'grow' | 'never';
+type Reach = 'now' | 'grow' | 'never';
 
 /** Where a zone the pod can grow into comes from: the NodePools that offer it, or the cluster. */
 export type GrowthSource = { kind: 'nodepools'; names: readonly string[] } | { kind: 'cluster' };
@@ -85,7 +85,7 @@ function possible(r: NodeSelectorRequirement, d: Domain, unknownHolds: boolean):
 }
 
 /** The pod's node selector and one of its required terms can hold on a node of these domains (a new node's name is unknown: matchFields never hold). */
-export function selectionPossible(selection: NodeSelection | undefined, domains: ReadonlyMap<string, Domain>, unknownHolds: boolean): boolean {
+function selectionPossible(selection: NodeSelection | undefined, domains: ReadonlyMap<string, Domain>, unknownHolds: boolean): boolean {
   if (!selection) return true;
   for (const k in selection.nodeSelector) {
     if (!possible({ key: k, operator: 'In', values: [selection.nodeSelector[k]!] }, domains.get(k), unknownHolds)) return false;
@@ -117,7 +117,8 @@ export function zoneReach(needs: NodeNeeds, snapshot: Snapshot, settings: Growth
     const tolerates = tolerator(needs.tolerations);
     let pooled = false;
     for (const pool of snapshot.nodePools()) {
-      if (!tolerates({ name: pool.name, labels: pool.labels, zone: undefined, taints: pool.taints, allocatable: { cpuMilli: 0, memory: 0, pods: 0 }, unschedulable: false, ready: true })) continue;
+      if (!tolerates({ name: pool.name, labels: pool.labels, zone: undefined, taints: pool.taints, allocatable: { cpuMilli: 0, memory: 0, pods: 0 },
+        unschedulable: false, ready: true })) continue;
       for (const zone of offered(pool, topologyKey, cluster)) {
         if (!selectionPossible(needs.selection, poolDomains(pool, topologyKey, zone), false)) continue;
         pooled = true;

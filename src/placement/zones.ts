@@ -27,7 +27,7 @@ export function unusableZones(list: ZoneList): string[] {
 }
 
 /** Zones of the list with no node for the workload's pods yet, that an autoscaler can add one in. */
-export function growingZones(list: ZoneList): string[] {
+function growingZones(list: ZoneList): string[] {
   return list.zones.filter((z) => list.reach.of(z) === 'grow');
 }
 
@@ -45,7 +45,7 @@ export function parseZoneList(value: string): string[] {
   return [...new Set(value.split(',').map((z) => z.trim()).filter(Boolean))];
 }
 
-export function topologyKeyOf(workload: SlimWorkload | undefined, defaultKey: string): string {
+function topologyKeyOf(workload: SlimWorkload | undefined, defaultKey: string): string {
   const key = workload?.annotations[ANNOTATION.topologyKey]?.trim();
   return key || defaultKey;
 }
@@ -77,4 +77,3 @@ export function zoneListOf(
   if (pendingFreeze && pendingFreeze.length > 0) return { ...base, zones: pendingFreeze, source: 'pending-freeze' };
   return { ...base, zones: [...reach.sorted], source: 'nodes' };
 }
-

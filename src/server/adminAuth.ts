@@ -8,7 +8,7 @@ import { failWith } from './httpErrors.js';
 // secure metrics serving does: the bearer token goes to a TokenReview, the user it names to
 // a SubjectAccessReview for `get` on the path (a nonResourceURL rule in RBAC).
 
-export type AuthVerdict =
+type AuthVerdict =
   | { allowed: true; user: string }
   | { allowed: false; status: 401 | 403 | 503; message: string };
 

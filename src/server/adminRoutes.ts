@@ -98,7 +98,8 @@ export function adminRoutes(deps: AdminDeps): Hono {
     }
     const { layouts, more, podsPerAnswer } = extender.layouts(namespace, deps.layoutHealth?.get);
     return c.json({
-      source: source.describe(), synced: source.synced(), generatedAt: new Date((deps.clock ?? systemClock).now()).toISOString(), more, podsPerAnswer, workloads: layouts,
+      source: source.describe(), synced: source.synced(), generatedAt: new Date((deps.clock ?? systemClock).now()).toISOString(), more, podsPerAnswer,
+      workloads: layouts,
     });
   });
 
@@ -121,7 +122,8 @@ export function adminRoutes(deps: AdminDeps): Hono {
   app.get('/debug/health', (c) => {
     const namespace = c.req.query('namespace') || undefined;
     const all = (deps.layoutHealth?.all() ?? []).filter((h) => namespace === undefined || h.ref.namespace === namespace);
-    return c.json({ kept: deps.layoutHealth !== undefined, atRisk: all.filter((h) => h.atRisk).length, workloads: all.slice(0, HEALTH_LISTED), more: Math.max(0, all.length - HEALTH_LISTED) });
+    return c.json({ kept: deps.layoutHealth !== undefined, atRisk: all.filter((h) => h.atRisk).length, workloads: all.slice(0, HEALTH_LISTED),
+      more: Math.max(0, all.length - HEALTH_LISTED) });
   });
 
   // What repair last decided for each opted-in workload, and why it waits.

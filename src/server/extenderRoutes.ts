@@ -12,7 +12,7 @@ import { requireAuthorization, type AdminAuthorizer } from './adminAuth.js';
 import { errorResponse, failWith } from './httpErrors.js';
 import { readBody } from './requestBody.js';
 
-export type Verb = 'filter' | 'prioritize' | 'preempt' | 'downscale-pod-picker';
+type Verb = 'filter' | 'prioritize' | 'preempt' | 'downscale-pod-picker';
 
 export interface BodyLimits { bodyLimitBytes: number; pickerBodyLimitBytes: number }
 

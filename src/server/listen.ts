@@ -17,7 +17,7 @@ export interface HttpLimits {
   maxConnections: number;
 }
 
-export const DEFAULT_HTTP_LIMITS: HttpLimits = { headersTimeoutMs: 10_000, requestTimeoutMs: 60_000, keepAliveTimeoutMs: 65_000, maxConnections: 512 };
+const DEFAULT_HTTP_LIMITS: HttpLimits = { headersTimeoutMs: 10_000, requestTimeoutMs: 60_000, keepAliveTimeoutMs: 65_000, maxConnections: 512 };
 
 export interface Listener {
   url: string;
@@ -37,13 +37,13 @@ export async function listen(app: Hono, hostPort: string, o: { tls?: TlsFiles; l
   const secure = !!(tls?.certFile && tls.keyFile);
   const server = (secure
     ? createAdaptorServer({
-      fetch: app.fetch,
-      createServer: https.createServer,
-      serverOptions: {
-        cert: readFileSync(tls!.certFile), key: readFileSync(tls!.keyFile),
-        ...(tls!.clientCAFile ? { ca: readFileSync(tls!.clientCAFile), requestCert: true, rejectUnauthorized: true } : {}),
-      },
-    })
+        fetch: app.fetch,
+        createServer: https.createServer,
+        serverOptions: {
+          cert: readFileSync(tls!.certFile), key: readFileSync(tls!.keyFile),
+          ...(tls!.clientCAFile ? { ca: readFileSync(tls!.clientCAFile), requestCert: true, rejectUnauthorized: true } : {}),
+        },
+      })
     : createAdaptorServer({ fetch: app.fetch })) as http.Server;
   server.headersTimeout = limits.headersTimeoutMs;
   server.requestTimeout = limits.requestTimeoutMs;

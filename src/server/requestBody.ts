@@ -7,14 +7,14 @@ import { HttpError } from '../common/errors.js';
 // its encoding. kube-scheduler sends plain application/json; a proxy in between may gzip.
 
 /** 413: a body over the listener's limit. */
-export class PayloadTooLarge extends HttpError {
+class PayloadTooLarge extends HttpError {
   constructor(limit?: number) {
     super(413, 'payload too large', limit === undefined ? 'the body is over the limit' : `the body is over the ${limit}-byte limit`, undefined, limit === undefined ? undefined : { limitBytes: limit });
   }
 }
 
 /** 415: a media type or content encoding the verbs do not read. */
-export class UnsupportedMedia extends HttpError {
+class UnsupportedMedia extends HttpError {
   constructor(message: string) {
     super(415, 'unsupported media type', message);
   }
@@ -23,7 +23,7 @@ export class UnsupportedMedia extends HttpError {
 const gunzipLimited = promisify(gunzip) as (buf: Buffer, o: { maxOutputLength: number }) => Promise<Buffer>;
 
 /** application/json, or any `+json` type; no Content-Type at all is read as JSON too. */
-export function checkJsonType(contentType: string | undefined): void {
+function checkJsonType(contentType: string | undefined): void {
   if (contentType === undefined || contentType.trim() === '') return;
   const type = contentType.split(';')[0]!.trim().toLowerCase();
   if (type === 'application/json' || /^application\/[a-z0-9.+-]+\+json$/.test(type)) return;

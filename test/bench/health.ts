@@ -71,7 +71,8 @@ export async function healthCase(): Promise<void> {
   const objects = healthObjects();
   const store = new ClusterStore();
   for (const o of objects) addObject(store, o);
-  const state: DecisionState = { settings: defaultSettings(), reservations: new Reservations(30), pendingFreezes: NO_PENDING_FREEZES, unschedulableSubsets: new Map() };
+  const state: DecisionState = { settings: defaultSettings(), reservations: new Reservations(30), pendingFreezes: NO_PENDING_FREEZES,
+    unschedulableSubsets: new Map() };
 
   const full: number[] = [];
   let atRisk = 0;

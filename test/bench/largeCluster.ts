@@ -26,7 +26,6 @@ const WARMUP_ROUNDS = 300;
 /** Name orders sent in turn, and the run length kube-scheduler's workers take (√5,000). */
 const ORDERS = 8;
 
-
 type Raw = Record<string, any>;
 
 /** The cluster's objects as list pages, serialized once: the server then costs what a real API server's watch cache costs. */
@@ -194,7 +193,8 @@ export async function largeClusterCase(): Promise<LargeClusterResult> {
     // One caller: kube-scheduler runs one scheduling cycle at a time.
     const schedulingCycle = await measureCalls(cycle, procCpu(zk.child.pid!), 1);
     const echoPair = await measureCalls(echoCycle, procCpu(echoChild.pid!), 1);
-    return { syncSeconds, floorSeconds, cpu, rss, listedMiB: (api.bytes() - floorBytes) / 2 ** 20, filter, prioritize, echo, schedulingCycle, echoPair, passed: passedBodies[0]!.length, responseKB: Buffer.byteLength(answer) / 1000 };
+    return { syncSeconds, floorSeconds, cpu, rss, listedMiB: (api.bytes() - floorBytes) / 2 ** 20, filter, prioritize, echo, schedulingCycle,
+      echoPair, passed: passedBodies[0]!.length, responseKB: Buffer.byteLength(answer) / 1000 };
   } finally {
     zk.child.kill('SIGTERM');
     await once(zk.child, 'exit');

@@ -10,7 +10,6 @@ import { kubeletNode, nodeName, rawPod } from './cluster.js';
 const LIMIT = parseConfig({}).extender.bodyLimitBytes;
 const MiB = 2 ** 20;
 
-
 function post(base: URL, body: Buffer): Promise<{ status: number; bytes: number }> {
   return new Promise((resolve, reject) => {
     const req = http.request({ host: base.hostname, port: base.port, path: '/filter', method: 'POST', headers: { 'content-type': 'application/json', 'content-length': body.length } }, (res) => {

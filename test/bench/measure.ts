@@ -72,4 +72,3 @@ export function podBody(ordinal: number, names: number | string[] | undefined, f
   if (fullNodes) return JSON.stringify({ Pod: pod, Nodes: { items: Array.from({ length: fullNodes }, (_, i) => rawNode(i)) }, NodeNames: null });
   return JSON.stringify({ Pod: pod, Nodes: null, NodeNames: Array.isArray(names) ? names : Array.from({ length: names! }, (_, i) => nodeName(i)) });
 }
-

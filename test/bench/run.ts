@@ -35,7 +35,6 @@ function memoryPerPod(count: number): number {
   return (after - before) / count;
 }
 
-
 /** Sum (s) and count of zonekeeper_request_duration_seconds per verb, from the bench server. */
 async function durations(base: URL): Promise<Record<string, { sum: number; count: number }>> {
   return (await fetch(new URL('/duration', base))).json() as Promise<Record<string, { sum: number; count: number }>>;
@@ -71,8 +70,8 @@ async function extenderCases() {
   const rows: [string, typeof zk, string, string][] = [];
   for (const n of [100, 1000, 5000]) rows.push([`filter     NodeNames ${n}`, zk, '/filter', podBody(4, n)], [`prioritize NodeNames ${n}`, zk, '/prioritize', podBody(4, n)], [`echo       NodeNames ${n}`, floor, '/echo', podBody(4, n)]);
   // The same 5,000 names for a pod no policy covers: every node passes, no reasons to send.
-  rows.push([`filter unmanaged pod, 5000`, zk, '/filter', podBody(4, 5000, undefined, true)]);
-  rows.push([`filter     full Nodes 1000`, zk, '/filter', podBody(4, undefined, 1000)], [`prioritize full Nodes 1000`, zk, '/prioritize', podBody(4, undefined, 1000)]);
+  rows.push(['filter unmanaged pod, 5000', zk, '/filter', podBody(4, 5000, undefined, true)]);
+  rows.push(['filter     full Nodes 1000', zk, '/filter', podBody(4, undefined, 1000)], ['prioritize full Nodes 1000', zk, '/prioritize', podBody(4, undefined, 1000)]);
   // Warm every route up first, so the JIT has settled before anything is timed.
   for (let round = 0; round < 300; round++) for (const [, to, path, body] of rows) await post(to.base, path, body);
   const results = new Map<string, Awaited<ReturnType<typeof measure>>>();

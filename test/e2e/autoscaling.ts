@@ -71,7 +71,8 @@ export function pooledStatefulSet(namespace: string, name: string, pool: string,
 }
 
 /** Pod name → zone of its node once `count` pods of `app` are bound; and the pool's nodes per zone. */
-export async function boundAndNodes(kube: Kube, namespace: string, app: string, pool: string, count: number, timeoutMs = 240_000): Promise<{ pods: Map<string, string>; nodes: string }> {
+export async function boundAndNodes(kube: Kube, namespace: string, app: string, pool: string, count: number,
+  timeoutMs = 240_000): Promise<{ pods: Map<string, string>; nodes: string }> {
   const zoneOf = async () => new Map((await kube.list('v1', 'Node')).map((n) => [n.metadata.name as string, n.metadata.labels[ZONE] as string]));
   const pods = await eventually(`${count} pods of ${app} bound on added nodes`, async () => {
     const list = await kube.podsOf(namespace, `app=${app}`);

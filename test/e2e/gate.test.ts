@@ -32,7 +32,6 @@ function deployment(namespace: string, name: string, replicas: number, annotatio
   };
 }
 
-
 for (const k of kubeVersions()) describe(`[${k.version}] the zone gate with the default scheduler and no extender`, () => {
   const cp = new ControlPlane(k.bin);
   let kube: Kube;
@@ -90,7 +89,7 @@ for (const k of kubeVersions()) describe(`[${k.version}] the zone gate with the 
     assert.deepEqual([...ids].sort(), [0, 1, 2, 3, 4, 5]);
   });
 
-  it('a gated Deployment under a WorkloadSpread (zonekeeper\'s CRD): each pod gets its subset\'s required term, its preferred terms and Kruise\'s annotation, and the API server takes them', async () => {
+  it("a gated Deployment under a WorkloadSpread (zonekeeper's CRD): each pod gets its subset's required term, its preferred terms and Kruise's annotation, and the API server takes them", async () => {
     const crd = parseAllDocuments(readFileSync(new URL('../../manifests/workloadspread-crd/50-workloadspread-crd.yaml', import.meta.url), 'utf8'))[0]!.toJS();
     await kube.create(crd);
     cp.kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/workloadspreads.apps.kruise.io']);

@@ -126,7 +126,8 @@ export class Kube {
    * a measurement's own polling LIST of every pod loaded the API server it measured. A watch
    * the server closes is opened again where it left off.
    */
-  watchBound(namespace: string, selector: string, count: number, timeoutMs: number, onCreated?: (pod: Obj) => void): { done: Promise<void>; stop(): void; seen: PodTimes } {
+  watchBound(namespace: string, selector: string, count: number, timeoutMs: number,
+    onCreated?: (pod: Obj) => void): { done: Promise<void>; stop(): void; seen: PodTimes } {
     const abort = new AbortController();
     const bound = new Set<string>();
     const seen: PodTimes = { created: new Map(), ungated: new Map(), bound: new Map() };

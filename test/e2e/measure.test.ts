@@ -195,7 +195,8 @@ for (const { k, NODES, PODS } of cases) describe(`throughput at ${NODES} nodes: 
           .catch(() => { failures++; }).finally(() => { inflight--; next(); });
       }
     };
-    return { onCreated: (pod) => { if (pod.spec?.schedulingGates?.some((g: Obj) => g.name === FLOOR_GATE)) { queue.push(pod); next(); } }, failed: () => failures };
+    return { onCreated: (pod) => { if (pod.spec?.schedulingGates?.some((g: Obj) => g.name === FLOOR_GATE)) { queue.push(pod); next(); } },
+      failed: () => failures };
   }
 
   async function measure(name: string, scheduler: string, spread: boolean, gated: false | string): Promise<void> {
@@ -211,14 +212,19 @@ for (const { k, NODES, PODS } of cases) describe(`throughput at ${NODES} nodes: 
     await bound.done;
     assert.equal(writer?.failed() ?? 0, 0, 'every one-write patch succeeded');
     // When the watch saw half and all of the pods created, ungated and bound: where a profile waits.
-    const at = (m: Map<string, number>, q: number) => { const xs = [...m.values()].sort((a, b) => a - b); return ((xs[Math.ceil(q * xs.length) - 1]! - started) / 1000).toFixed(1); };
+    const at = (m: Map<string, number>, q: number) => {
+      const xs = [...m.values()].sort((a, b) => a - b);
+      return ((xs[Math.ceil(q * xs.length) - 1]! - started) / 1000).toFixed(1);
+    };
     console.log(`# [${k.version}, ${NODES} nodes] ${name}: seconds to half / all of the pods: created ${at(bound.seen.created, 0.5)} / ${at(bound.seen.created, 1)}, ungated ${at(bound.seen.ungated, 0.5)} / ${at(bound.seen.ungated, 1)}, bound ${at(bound.seen.bound, 0.5)} / ${at(bound.seen.bound, 1)}`);
     const seconds = (Date.now() - started) / 1000;
     // Where the machine's CPU went meanwhile: everything shares its cores.
     const cpuAfter = cpuSeconds();
-    const used = Object.entries(cpuAfter).map(([proc, s]) => [proc, s - (cpuBefore[proc] ?? 0)] as const).filter(([, s]) => s >= 0.05).sort((a, b) => b[1] - a[1]);
+    const used = Object.entries(cpuAfter).map(([proc, s]) => [proc, s - (cpuBefore[proc] ?? 0)] as const)
+      .filter(([, s]) => s >= 0.05).sort((a, b) => b[1] - a[1]);
     console.log(`# [${k.version}, ${NODES} nodes] ${name}: CPU seconds while binding: ${used.map(([proc, s]) => `${proc} ${s.toFixed(1)}`).join(', ')}`);
-    const requests = [...await apiRequests()].map(([key, n]) => [key, n - (requestsBefore.get(key) ?? 0)] as const).filter(([, n]) => n > 0).sort((a, b) => b[1] - a[1]);
+    const requests = [...await apiRequests()].map(([key, n]) => [key, n - (requestsBefore.get(key) ?? 0)] as const)
+      .filter(([, n]) => n > 0).sort((a, b) => b[1] - a[1]);
     console.log(`# [${k.version}, ${NODES} nodes] ${name}: API requests while binding: ${requests.map(([key, n]) => `${key} ${n}`).join(', ')}`);
     const algorithm = await algorithmSeconds(scheduler);
     const attempts = algorithm.count - algorithmBefore.count;

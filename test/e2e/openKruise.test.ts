@@ -21,7 +21,8 @@ function owned(owner: Obj, name: string, labels: Record<string, string>): Obj {
     apiVersion: 'v1', kind: 'Pod',
     metadata: {
       name, namespace: owner.metadata.namespace, labels: { app: owner.metadata.name, ...labels },
-      ownerReferences: [{ apiVersion: owner.apiVersion, kind: owner.kind, name: owner.metadata.name, uid: owner.metadata.uid, controller: true, blockOwnerDeletion: true }],
+      ownerReferences: [{ apiVersion: owner.apiVersion, kind: owner.kind, name: owner.metadata.name, uid: owner.metadata.uid, controller: true,
+        blockOwnerDeletion: true }],
     },
     spec: podSpec,
   };
@@ -178,7 +179,7 @@ for (const k of kubeVersions()) describe(`OpenKruise workloads with kube-schedul
       // Past maxStalenessSeconds (3 s) from the first refusal.
       await new Promise((r) => setTimeout(r, 4000));
       assert.equal((await fetch(`${zk.admin}/readyz`)).status, 200);
-      await eventually('the forbidden kind\'s objects dropped', async () => (await cloneSets()) === 0, 30_000);
+      await eventually("the forbidden kind's objects dropped", async () => (await cloneSets()) === 0, 30_000);
       assert.equal((await fetch(`${zk.admin}/readyz`)).status, 200);
       cp.kubectl(['apply', '-f', rbac]);
       await eventually('CloneSets watched again', async () => (await cache()).openKruise.clonesets === CLONESET && (await cloneSets()) >= 1, 30_000);

@@ -30,7 +30,6 @@ function statefulSet(namespace: string, name: string, replicas: number, volumes 
   };
 }
 
-
 function workloadSpread(namespace: string, name: string, target: string, strategy: Obj, subsets: Obj[]): Obj {
   return {
     apiVersion: 'apps.kruise.io/v1alpha1', kind: 'WorkloadSpread', metadata: { name, namespace },
@@ -65,7 +64,8 @@ for (const k of kubeVersions()) describe(`zonekeeper with kube-scheduler ${k.ver
 
   before(async () => {
     // Standalone mode, as the standalone overlay runs it: the WorkloadSpread status is ours to write.
-    await cp.up([{ name: SCHEDULER, extender: true }], { deletionCost: { enabled: true, intervalSeconds: 1 }, workloadSpread: { writeStatus: true, statusIntervalSeconds: 1 } });
+    await cp.up([{ name: SCHEDULER, extender: true }], { deletionCost: { enabled: true, intervalSeconds: 1 }, workloadSpread: { writeStatus: true,
+      statusIntervalSeconds: 1 } });
     kube = new Kube(cp.api);
     for (const z of ZONES) for (const i of [1, 2]) await kube.addNode(`node-${z.slice(5)}-${i}`, z);
     zones = await kube.nodeZones();
@@ -120,7 +120,7 @@ for (const k of kubeVersions()) describe(`zonekeeper with kube-scheduler ${k.ver
       assert.equal(p.spec.nodeSelector?.['topology.kubernetes.io/zone'], placed.get(p.metadata.name), `${p.metadata.name}'s nodeSelector`);
       assert.equal(p.spec.schedulingGates, undefined);
     }
-    assert.ok(await filters() - filtersBefore >= 6, 'every pod went through zonekeeper\'s filter too');
+    assert.ok(await filters() - filtersBefore >= 6, "every pod went through zonekeeper's filter too");
   });
 
   it(`[${k.version}] 16. fleet balance: 12 single-replica StatefulSets put their replica in every zone, 4/4/4`, async () => {

@@ -16,7 +16,8 @@ const cli = new URL('../../dist/cli.js', import.meta.url).pathname;
 const DB_POOL = { nodeSelector: { pool: 'db' }, tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'db', effect: 'NoSchedule' }] };
 
 /** A StatefulSet of zonekeeper's scheduler, its pod template asking `podSpec` of a node. */
-const statefulSet = (namespace: string, name: string, replicas: number, podSpec: Obj = {}) => sharedStatefulSet(namespace, name, replicas, { schedulerName: SCHEDULER, ...podSpec });
+const statefulSet = (namespace: string, name: string, replicas: number, podSpec: Obj = {}) => sharedStatefulSet(namespace, name, replicas,
+  { schedulerName: SCHEDULER, ...podSpec });
 
 for (const k of kubeVersions()) describe(`[${k.version}] a cluster shaped like production: pools in some zones, tainted zones, affinity`, () => {
   const cp = new ControlPlane(k.bin);
@@ -35,7 +36,7 @@ for (const k of kubeVersions()) describe(`[${k.version}] a cluster shaped like p
   const bound = (app: string, count: number) => kube.bound('prod', `app=${app}`, count, zones, 90_000);
   const explain = async (pod: string) => (await fetch(`${cp.zonekeeper!.admin}/debug/explain?pod=prod/${pod}`)).json() as Promise<Obj>;
 
-  it('a StatefulSet without constraints: 6 bound 2/2/2 in a, b, c; the control plane\'s zone-d is not in its list', async () => {
+  it("a StatefulSet without constraints: 6 bound 2/2/2 in a, b, c; the control plane's zone-d is not in its list", async () => {
     await kube.create(statefulSet('prod', 'plain', 6));
     assert.equal(zoneCounts((await bound('plain', 6)).values()), 'zone-a=2 zone-b=2 zone-c=2');
     assert.deepEqual((await kube.frozenZones('apps/v1', 'StatefulSet', 'prod', 'plain')).sort(), ['zone-a', 'zone-b', 'zone-c']);

@@ -16,7 +16,7 @@ const get = async (app: ReturnType<typeof testApp>, path: string): Promise<{ sta
 };
 
 describe('admin listener', () => {
-  it('a WorkloadSpread workload: its pending pods\' subsets and each subset\'s zone, and no zone plan or targets (its subsets decide)', async () => {
+  it("a WorkloadSpread workload: its pending pods' subsets and each subset's zone, and no zone plan or targets (its subsets decide)", async () => {
     const app = testApp(storeOf([...nodes(ZONES, 1), ...deployment('web', 3),
       workloadSpread('ws', { kind: 'Deployment', name: 'web' }, [zoneSubset('a', 'zone-a', 1), zoneSubset('b', 'zone-b')]),
       rsPod('web', 'bound', { nodeName: 'node-a-1' }), rsPod('web', 'p1'), rsPod('web', 'p2')]));
@@ -154,7 +154,7 @@ describe('admin listener', () => {
     assert.equal((await get(app, '/debug/decisions?pod=nonsense')).status, 400);
   });
 
-  it('/debug/explain honours the cached pod\'s tolerations (a tainted WorkloadSpread subset)', async () => {
+  it("/debug/explain honours the cached pod's tolerations (a tainted WorkloadSpread subset)", async () => {
     const taint = [{ key: 'dedicated', value: 'web', effect: 'NoSchedule' }];
     const [deploy, rs] = deployment('web', 4);
     const objects = [
@@ -191,6 +191,6 @@ describe('admin listener', () => {
     const pods = body.kinds.find((k: { kind: string }) => k.kind === 'pods');
     assert.equal(pods.objects, 3);
     assert.equal(pods.synced, true);
-    assert.equal(body.kinds.length, 15, '9 core kinds (jobs too), 2 of autoscaler Events, 3 of OpenKruise and Karpenter\'s NodePools');
+    assert.equal(body.kinds.length, 15, "9 core kinds (jobs too), 2 of autoscaler Events, 3 of OpenKruise and Karpenter's NodePools");
   });
 });

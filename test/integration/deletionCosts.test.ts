@@ -17,7 +17,8 @@ describe('deletion-cost controller against a list/watch server', () => {
   let api: FakeApiServer;
   const start = (patchesPerSecond = 1000) => {
     const client = api.client();
-    const cache = watchCache(client, { pageSize: 100, watchTimeoutSeconds: 300, silenceSeconds: 30, backoffInitialMs: 20, backoffMaxMs: 100, crdRecheckSeconds: 60, maxStalenessSeconds: 60 }, silent);
+    const cache = watchCache(client, { pageSize: 100, watchTimeoutSeconds: 300, silenceSeconds: 30, backoffInitialMs: 20, backoffMaxMs: 100,
+      crdRecheckSeconds: 60, maxStalenessSeconds: 60 }, silent);
     // The controller's time is fake (pacing, the resync); the watch's is real.
     const clock = fakeClock(Date.parse('2026-11-25T00:00:00Z'));
     const controller = deletionCostController(client, cache, defaultSettings(), { intervalSeconds: 60, patchesPerSecond }, silent, createMetrics(), {}, clock);

@@ -111,7 +111,7 @@ describe('zonekeeper serve lifecycle', () => {
     assert.equal(command.stderr, "zonekeeper: unknown command dance (see 'zonekeeper --help')\n");
   });
 
-  it('--version and version print the package\'s version', () => {
+  it("--version and version print the package's version", () => {
     const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
     for (const arg of ['--version', 'version']) {
       const r = spawnSync(process.execPath, [CLI, arg], { encoding: 'utf8' });

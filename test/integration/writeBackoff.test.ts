@@ -29,7 +29,8 @@ describe('failed writes back off per workload', () => {
     api.put(statefulSet('db', 3));
     for (const o of deployment('web', 3, { 'zonekeeper.io/instance-ids': 'true' })) api.put(o);
     const client = api.client();
-    const cache = watchCache(client, { pageSize: 100, watchTimeoutSeconds: 300, silenceSeconds: 30, backoffInitialMs: 20, backoffMaxMs: 200, crdRecheckSeconds: 60, maxStalenessSeconds: 5 }, silent);
+    const cache = watchCache(client, { pageSize: 100, watchTimeoutSeconds: 300, silenceSeconds: 30, backoffInitialMs: 20, backoffMaxMs: 200,
+      crdRecheckSeconds: 60, maxStalenessSeconds: 5 }, silent);
     cache.start();
     await waitFor(() => cache.ready(), 'sync');
     const metrics = createMetrics();

@@ -25,7 +25,8 @@ export function nodes(zones: string[], perZone: number): Raw[] {
 /** What a pod spec (or a template's) may ask of a node: nodeSelector, affinity, tolerations. */
 export type NodeAsks = { nodeSelector?: Record<string, string>; affinity?: Raw; tolerations?: Raw[] };
 
-export function statefulSet(name: string, replicas: number, extra: { annotations?: Record<string, string>; ordinalsStart?: number; namespace?: string; claimTemplates?: string[]; template?: NodeAsks } = {}): Raw {
+interface StatefulSetExtra { annotations?: Record<string, string>; ordinalsStart?: number; namespace?: string; claimTemplates?: string[]; template?: NodeAsks }
+export function statefulSet(name: string, replicas: number, extra: StatefulSetExtra = {}): Raw {
   return {
     apiVersion: 'apps/v1', kind: 'StatefulSet',
     metadata: { name, namespace: extra.namespace ?? 'default', uid: `sts-${name}`, annotations: extra.annotations },
@@ -99,7 +100,8 @@ export function cloneSet(name: string, replicas: number, annotations?: Record<st
 /** A CloneSet's pod: a random suffix, no ordinal. */
 export const clonePod = (cs: string, suffix: string, o: PodOpts = {}) => pod(`${cs}-${suffix}`, { kind: 'CloneSet', name: cs }, o);
 
-export function advancedStatefulSet(name: string, replicas: number, extra: { reserveOrdinals?: (number | string)[]; ordinalsStart?: number; annotations?: Record<string, string> } = {}): Raw {
+export function advancedStatefulSet(name: string, replicas: number,
+  extra: { reserveOrdinals?: (number | string)[]; ordinalsStart?: number; annotations?: Record<string, string> } = {}): Raw {
   return {
     apiVersion: ASTS_API, kind: 'StatefulSet',
     metadata: { name, namespace: 'default', uid: `asts-${name}`, annotations: extra.annotations },

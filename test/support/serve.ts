@@ -7,7 +7,9 @@ import { join } from 'node:path';
 export const CLI = new URL('../../dist/cli.js', import.meta.url).pathname;
 
 /** Starts `zonekeeper serve` (of `cli`: another install's) on free ports and reads the URLs from its log. */
-export async function startServe(args: string[], nodeFlags: string[] = [], cli = CLI, env: Record<string, string> = {}): Promise<{ child: ChildProcess; extender: string; admin: string; logs: string[] }> {
+export async function startServe(
+  args: string[], nodeFlags: string[] = [], cli = CLI, env: Record<string, string> = {},
+): Promise<{ child: ChildProcess; extender: string; admin: string; logs: string[] }> {
   const child = spawn(process.execPath, [...nodeFlags, cli, 'serve', '--listen', '127.0.0.1:0', '--admin-listen', '127.0.0.1:0', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, KUBECONFIG: '/nonexistent', HOME: mkdtempSync(join(tmpdir(), 'zk-home-')), ...env } });
   const logs: string[] = [];
   return new Promise((resolve, reject) => {
@@ -36,4 +38,3 @@ export async function startServe(args: string[], nodeFlags: string[] = [], cli =
     child.on('exit', (code) => reject(new Error(`exited ${code}: ${logs.join('\n')}`)));
   });
 }
-

@@ -55,7 +55,7 @@ describe('downscale pod picker', () => {
       workloadSpread('ws', { kind: 'Deployment', name: 'web' }, [zoneSubset('a', 'zone-a', 2), zoneSubset('b', 'zone-b')])]);
     const all = [...inA, ...inB].map((p) => p.metadata.name);
     const one = pick(store, 1, all);
-    assert.deepEqual(one.chosen_pods, ['web-rs-p2'], 'the newest pod over subset a\'s max of 2');
+    assert.deepEqual(one.chosen_pods, ['web-rs-p2'], "the newest pod over subset a's max of 2");
     const five = pick(store, 6, all);
     const removed = new Set([...five.chosen_pods, ...five.tied_pods]);
     assert.deepEqual(all.filter((n) => !removed.has(n)).sort(), ['web-rs-p0', 'web-rs-p1'], 'subset b emptied before a');
@@ -81,7 +81,7 @@ describe('downscale pod picker', () => {
     assert.deepEqual(pick(store, 2, names), pick(store, 2, [...names].reverse()));
   });
 
-  it('deletion costs rank pods in the picker\'s order: the three lowest leave 1/1/1', () => {
+  it("deletion costs rank pods in the picker's order: the three lowest leave 1/1/1", () => {
     const spots = ['node-a-1', 'node-a-2', 'node-b-1', 'node-b-2', 'node-c-1', 'node-c-2'];
     const pods = spots.map((n, i) => ready(rsPod('web', `p${i}`, { nodeName: n }), true, `2026-11-21T07:00:0${i}Z`));
     const store = storeOf([...nodes(ZONES, 2), ...deployment('web', 6, { 'zonekeeper.io/zone-preferences': '{"zones":{"*":{"weight":1}}}' }), ...pods]);
@@ -92,7 +92,7 @@ describe('downscale pod picker', () => {
     void node;
   });
 
-  it('deletion costs for WorkloadSpread pods are Kruise\'s values', () => {
+  it("deletion costs for WorkloadSpread pods are Kruise's values", () => {
     const inA = ['p0', 'p1', 'p2'].map((n) => ready(rsPod('web', n, { nodeName: 'node-a-1' })));
     const inB = ready(rsPod('web', 'q0', { nodeName: 'node-b-1' }));
     const nowhere = ready(rsPod('web', 'z0', { nodeName: 'node-c-1' }));
@@ -125,7 +125,11 @@ describe('downscale pod picker', () => {
       while (expected.length < n && left.size > 0) {
         const costs = workloadSpreadCosts(model, remaining.values(), remaining.size - 1, store);
         const key = (name: string) => { const p = remaining.get(name)!; return [costs.get(name)!, -model.seat(p).index, p.ready ? 1 : 0, -p.createdAt]; };
-        const best = [...left].sort((a, b) => { const [ka, kb] = [key(a), key(b)]; const d = ka.findIndex((v, i) => v !== kb[i]); return d < 0 ? a.localeCompare(b) : ka[d]! - kb[d]!; })[0]!;
+        const best = [...left].sort((a, b) => {
+          const [ka, kb] = [key(a), key(b)];
+          const d = ka.findIndex((v, i) => v !== kb[i]);
+          return d < 0 ? a.localeCompare(b) : ka[d]! - kb[d]!;
+        })[0]!;
         expected.push(best);
         left.delete(best);
         remaining.delete(best);

@@ -106,7 +106,7 @@ describe('health: every managed workload judged against where its seats should b
     ]);
     assert.deepEqual([h!.wanted, h!.zones], [2, 1]);
     assert.deepEqual(h!.perZone, { 'zone-a': { pods: 3, want: 2 }, 'zone-b': { pods: 0, want: 2 }, 'zone-c': { pods: 1, want: 0 } });
-    assert.equal(h!.offPin, 2, 'one over zone-a\'s share, and the pod in zone-c, which may hold none');
+    assert.equal(h!.offPin, 2, "one over zone-a's share, and the pod in zone-c, which may hold none");
     assert.equal(h!.atRisk, true);
   });
 
@@ -137,7 +137,8 @@ describe('the health tracker: kept from cache events, Events on transitions only
     const store = storeOf([...nodes(ZONES, 1), statefulSet('db', 3, { annotations: frozen(ZONES) }),
       ...[0, 1, 2].map((i) => stsPod('db', i, { nodeName: node(ZONES[i]!) }))]);
     const events: string[] = [];
-    const state: DecisionState = { settings: defaultSettings(), reservations: new Reservations(30), pendingFreezes: NO_PENDING_FREEZES, unschedulableSubsets: new Map() };
+    const state: DecisionState = { settings: defaultSettings(), reservations: new Reservations(30), pendingFreezes: NO_PENDING_FREEZES,
+      unschedulableSubsets: new Map() };
     const tracker = healthTracker(memorySource(store, 'test'), state, (w, type, reason, message) => events.push(`${w.name} ${type} ${reason}: ${message}`),
       { settleSeconds: 60, intervalSeconds: 3600 }, createLogger('silent'));
     tracker.startEvents();
@@ -181,20 +182,21 @@ describe('health: the zones a workload can grow into (a node group scaled to zer
     assert.match(h!.reason, /frozen without zone-a, zone-c, which the pods can use or grow into \(left-out/);
   });
 
-  it('a list the user wrote (no frozen-at) is the user\'s: nothing is left out', () => {
+  it("a list the user wrote (no frozen-at) is the user's: nothing is left out", () => {
     const [h] = healthOn([pooled(frozen(['zone-b'])), ...placed]);
     assert.deepEqual([h!.leftOutZones, h!.atRisk], [[], false]);
   });
 
-  it('an autoscaler\'s refusal for a pending pod: cause cannot-grow, its pod, zone and words', () => {
+  it("an autoscaler's refusal for a pending pod: cause cannot-grow, its pod, zone and words", () => {
     const pending = stsPod('db', 2, { nodeSelector: { pool: 'db', 'topology.kubernetes.io/zone': 'zone-c' } });
     const store = storeOf([...system, dbNode, pooled(frozen(['zone-a', 'zone-b', 'zone-c'], '2026-11-20T00:00:00Z')), ...placed.slice(0, 2), pending]);
-    const state: DecisionState = { settings: defaultSettings(), reservations: new Reservations(30), pendingFreezes: NO_PENDING_FREEZES, unschedulableSubsets: new Map() };
+    const state: DecisionState = { settings: defaultSettings(), reservations: new Reservations(30), pendingFreezes: NO_PENDING_FREEZES,
+      unschedulableSubsets: new Map() };
     const before = fleetHealth(store, state, { now: NOW, settleSeconds: 60 })[0]!;
     assert.equal(before.causes['cannot-grow'], 0);
     store.upsert('scaleupreports', {
       namespace: 'default', name: 'db-2.1', pod: { name: 'db-2', uid: 'pod-db-2' }, source: 'cluster-autoscaler',
-      message: 'pod didn\'t trigger scale-up: 3 node(s) didn\'t match Pod\'s node affinity/selector', at: NOW - 10_000,
+      message: "pod didn't trigger scale-up: 3 node(s) didn't match Pod's node affinity/selector", at: NOW - 10_000,
     });
     const [h] = fleetHealth(store, state, { now: NOW, settleSeconds: 60 });
     assert.equal(h!.causes['cannot-grow'], 1);

@@ -41,7 +41,7 @@ describe('instance ID assignment (pure)', () => {
   it('refuses a map that is not a JSON object, and counts annotation bytes as Kubernetes does', () => {
     assert.throws(() => parseAssignment('[1]'), /not a JSON object/);
     assert.throws(() => parseAssignment('{'), /not JSON/);
-    assert.equal(annotationBytes({ ab: 'cde', 'é': 'x' }), 2 + 3 + 2 + 1);
+    assert.equal(annotationBytes({ ab: 'cde', é: 'x' }), 2 + 3 + 2 + 1);
   });
 });
 

@@ -85,14 +85,14 @@ describe('a JSON List read a slice at a time', () => {
       'an array of objects': JSON.stringify(items),
       'items not the last field before the cut': `{"items":[],"kind":"List","other":[${pod},${pod},${pod}]}`,
       'items twice (the first would win the cut)': `{"items":[],"kind":"List","items":[${pod},${pod},${pod}]}`,
-      'truncated': JSON.stringify(list(items)).slice(0, -40),
+      truncated: JSON.stringify(list(items)).slice(0, -40),
       'broken in the middle': JSON.stringify(list(items)).replace('"web-30"', '"web-30'),
       'no boundary at all': JSON.stringify(list([{ kind: 'Pod' }])),
     };
     for (const [name, text] of Object.entries(cases)) assert.equal(slices(text, 100).frame, undefined, name);
   });
 
-  it('a file ending inside an item\'s first fields has no cut there, and loads as one parse would fail', () => {
+  it("a file ending inside an item's first fields has no cut there, and loads as one parse would fail", () => {
     for (const end of ['{"apiVersion":"v1",', '{"apiVersion":"v1","kind":"Pod",  ', '{"apiVersion":"v1","ki', '{"apiVersion":"v']) {
       const text = `{"kind":"List","items":[{"a":1},${end}`;
       assert.equal(nextCut(Buffer.from(text), 0), -1, end);

@@ -3,7 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { parseAllDocuments, parse } from 'yaml';
 import { parseConfig, splitHostPort } from '../../src/common/config.js';
-import { CORE_KINDS, OPTIONAL_KINDS, WORKLOAD_KINDS, WORKLOADSPREAD_GROUP } from '../../src/cluster/kinds.js';
+import { CORE_KINDS, OPTIONAL_KINDS, WORKLOAD_KINDS, KRUISE_GROUP } from '../../src/cluster/kinds.js';
 
 type Raw = Record<string, any>;
 const root = new URL('../../', import.meta.url);
@@ -150,15 +150,16 @@ describe('manifests', () => {
   it('the example StatefulSet uses the zonekeeper scheduler; the CRD is the one zonekeeper watches', () => {
     const sts = objects.find((o) => o.kind === 'StatefulSet')!;
     assert.equal(sts.spec.template.spec.schedulerName, 'zonekeeper');
-    const crd = find('CustomResourceDefinition', `workloadspreads.${WORKLOADSPREAD_GROUP}`)!;
-    assert.equal(crd.spec.group, WORKLOADSPREAD_GROUP);
+    const crd = find('CustomResourceDefinition', `workloadspreads.${KRUISE_GROUP}`)!;
+    assert.equal(crd.spec.group, KRUISE_GROUP);
     assert.equal(crd.spec.names.kind, 'WorkloadSpread');
     assert.ok(crd.spec.versions.some((v: Raw) => v.name === 'v1alpha1' && v.served));
   });
 
   it('RBAC grants what zonekeeper watches and writes, and no write it does not make', () => {
     const role = find('ClusterRole', 'zonekeeper')!;
-    const can = (group: string, resource: string, verb: string) => role.rules.some((r: Raw) => r.apiGroups.includes(group) && r.resources.includes(resource) && r.verbs.includes(verb));
+    const can = (group: string, resource: string,
+      verb: string) => role.rules.some((r: Raw) => r.apiGroups.includes(group) && r.resources.includes(resource) && r.verbs.includes(verb));
     for (const k of [...CORE_KINDS, ...OPTIONAL_KINDS]) {
       assert.ok(can(k.group, k.resource, 'list') && can(k.group, k.resource, 'watch'), `list/watch ${k.group}/${k.resource}`);
     }

@@ -43,7 +43,7 @@ describe('the kind table', () => {
     for (const text of ['pods', 'constructor', '__proto__', '']) assert.equal(workloadKindNamed(text), undefined, text);
   });
 
-  it('object paths are the API server\'s, with names escaped', () => {
+  it("object paths are the API server's, with names escaped", () => {
     assert.equal(objectPath(WORKLOAD_KINDS.StatefulSet, 'db', 'pg'), '/apis/apps/v1/namespaces/db/statefulsets/pg');
     assert.equal(objectPath(POD_KIND, 'a b', 'x/y'), '/api/v1/namespaces/a%20b/pods/x%2Fy');
   });
@@ -60,7 +60,7 @@ describe('store indexes', () => {
     assert.deepEqual(on('node-a-1'), []);
     assert.deepEqual(on('node-b-1'), ['db-0']);
     store.upsert('pods', slimPod(pod('db-0', { kind: 'StatefulSet', name: 'other' }, { nodeName: 'node-b-1' })));
-    assert.deepEqual(owned(), [], 'a new owner moves the pod out of the old owner\'s index');
+    assert.deepEqual(owned(), [], "a new owner moves the pod out of the old owner's index");
     store.delete('pods', 'default/db-0');
     assert.deepEqual(on('node-b-1'), []);
     assert.equal(store.podByUid('pod-db-0'), undefined);
@@ -100,10 +100,10 @@ describe('store indexes', () => {
     assert.deepEqual(new Map(model.podsPerNode('none')), new Map([['node-a-1', 3], ['node-b-2', 1]]));
     assert.deepEqual(new Map(model.podsPerNode('pod-web-old-y')), new Map([['node-a-1', 3]]));
     assert.deepEqual(new Map(model.podsPerNode('pod-web-rs-a')), new Map([['node-a-1', 2], ['node-b-2', 1]]));
-    assert.deepEqual(new Map(model.podsPerNode('pod-web-rs-a')), new Map([['node-a-1', 2], ['node-b-2', 1]]), 'the store\'s counts are not changed by a read');
+    assert.deepEqual(new Map(model.podsPerNode('pod-web-rs-a')), new Map([['node-a-1', 2], ['node-b-2', 1]]), "the store's counts are not changed by a read");
   });
 
-  it('one owner and an unbound pod to place: the store\'s own counts, not a copy', () => {
+  it("one owner and an unbound pod to place: the store's own counts, not a copy", () => {
     const store = storeOf([...nodes(ZONES, 1), statefulSet('db', 3), stsPod('db', 0, { nodeName: 'node-a-1' }), stsPod('db', 1)]);
     const model = podModel(store.pod('default', 'db-1')!, store, settings)!;
     assert.equal(model.podsPerNode('pod-db-1'), store.seatedPodsPerNode('StatefulSet', 'default', 'db'));

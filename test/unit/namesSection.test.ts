@@ -31,13 +31,13 @@ describe('the NodeNames section of a body', () => {
     const { rest, section } = splitNodeNames(body)!;
     assert.deepEqual(JSON.parse(rest), { ...JSON.parse(body), NodeNames: [] });
     assert.equal(section, '"n-1","n-2"');
-    assert.equal(splitNodeNames(`{"NodeNames":[]}`)!.section, '');
+    assert.equal(splitNodeNames('{"NodeNames":[]}')!.section, '');
   });
 
   it('leaves a body that does not end with it to the whole-body parse', () => {
     for (const body of [
       `{"Pod":${pod},"NodeNames":["n-1","n-2"],"Nodes":null}`, // not the last member
-      `"NodeNames":["n-1","n-2"]}`, // nothing before
+      '"NodeNames":["n-1","n-2"]}', // nothing before
       `{"Pod":${pod},"NodeNames":["n-1"]`, // not closed
       `{"Pod":${pod} "NodeNames":["n-1"]}`, // no comma before
     ]) assert.equal(splitNodeNames(body), undefined, body);
@@ -125,12 +125,12 @@ describe('the NodeNames section of a body', () => {
       [`{"Pod":${pod},"NodeNames":["n-1",""]}`], // an empty name
       [`{"Pod":${pod},"NodeNames":["n-1","${'x'.repeat(300)}"]}`], // a name too long (after a short first)
       [`{"Pod":${pod},"NodeNames":[1,2]}`],
-      [`{"Pod":{"metadata":{"name":"p"}},"NodeNames":["n-1"]}`], // no uid: the Pod's error
+      ['{"Pod":{"metadata":{"name":"p"}},"NodeNames":["n-1"]}'], // no uid: the Pod's error
       [`{"Pod":${pod},"NodeNames":["n-1"],"NodeNames":["n-2"]}`], // duplicate keys: the last wins
       [`{"Pod":${pod},"NodeNames":["a"]`], // malformed
       [`{"Pod":${pod},"x":"y,"NodeNames":["n-1"]}`], // malformed, though the tail looks right
       [`{"Pod":${pod},"Nodes":{"items":[]},"NodeNames":["n-1"]}`],
-      [`{"NodeNames":["n-1"]}`], // no Pod
+      ['{"NodeNames":["n-1"]}'], // no Pod
       [`{"Pod":${pod},"NodeNames":["é","n-2"]}`],
       [` {"Pod":${pod},"NodeNames":["n-1","n-2"]} \n\t`],
     ];

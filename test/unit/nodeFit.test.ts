@@ -32,7 +32,8 @@ function productionNodes(): Raw[] {
   ];
 }
 
-const state: DecisionState = { settings: defaultSettings(), reservations: new Reservations(30), pendingFreezes: NO_PENDING_FREEZES, unschedulableSubsets: new Map() };
+const state: DecisionState = { settings: defaultSettings(), reservations: new Reservations(30), pendingFreezes: NO_PENDING_FREEZES,
+  unschedulableSubsets: new Map() };
 
 function listOf(objects: Raw[], kind: 'StatefulSet' | 'Deployment' = 'StatefulSet', name = 'db', settings: Partial<DecisionState['settings']> = {}) {
   const store = storeOf([...productionNodes(), ...objects]);
@@ -43,7 +44,9 @@ function listOf(objects: Raw[], kind: 'StatefulSet' | 'Deployment' = 'StatefulSe
 const labelled = (labels: Record<string, string>, name = 'n1') => slimNode(node(name, undefined, { labels }));
 const selection = (spec: Raw) => nodeSelection(spec, false);
 const term = (...matchExpressions: Raw[]) => ({ matchExpressions });
-const affinity = (...terms: Raw[]) => selection({ affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: terms } } } });
+const affinity = (...terms: Raw[]) => selection({
+  affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: terms } } },
+});
 
 describe('node fit: node selector and required node affinity, as kube-scheduler reads them', () => {
   const n = labelled({ disk: 'ssd', gen: '5', pool: 'db' });
@@ -110,13 +113,13 @@ describe('node fit: taints', () => {
 });
 
 describe('the zones a workload can use', () => {
-  it('no constraints: every zone with an untainted node, not the control plane\'s zone', () => {
+  it("no constraints: every zone with an untainted node, not the control plane's zone", () => {
     const list = listOf([statefulSet('db', 6)]);
     assert.deepEqual([...list.zones].sort(), ['zone-a', 'zone-b', 'zone-c']);
     assert.equal(list.usable.has('zone-d'), false);
   });
 
-  it('a tainted pool in two zones, selected and tolerated: those two now, the cluster\'s third to grow into (not the control plane\'s zone-d)', () => {
+  it("a tainted pool in two zones, selected and tolerated: those two now, the cluster's third to grow into (not the control plane's zone-d)", () => {
     const list = listOf([statefulSet('db', 4, { template: DB_POOL })]);
     assert.deepEqual([...list.zones].sort(), ['zone-a', 'zone-b', 'zone-c']);
     assert.deepEqual(['zone-a', 'zone-c', 'zone-d'].map((z) => list.reach.of(z)), ['now', 'grow', 'never']);
@@ -154,7 +157,7 @@ describe('the zones a workload can use', () => {
 });
 
 describe('the filter never passes a node the pod itself excludes', () => {
-  it('every node is judged by the pod\'s selector and tolerations before its pin', () => {
+  it("every node is judged by the pod's selector and tolerations before its pin", () => {
     const store = storeOf([...productionNodes(), statefulSet('db', 4, { template: DB_POOL })]);
     const v = filterFor(store, stsPod('db', 0, DB_POOL));
     const rules = new Map([...v.rejected].flatMap(([r, names]) => names.map((n) => [n, r.rule])));

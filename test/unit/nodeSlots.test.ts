@@ -15,7 +15,6 @@ const node = (name: string, zone?: string, labels: Record<string, string> = {}):
 const looked = (slots: NodeSlots, names: readonly string[]) => names.map((n) => slots.node(n)?.name);
 const resolved = (slots: NodeSlots, names: readonly string[]) => [...slots.resolve(names)].map((s) => slots.nodeAt(s)?.name);
 
-
 /** A seeded Fisher-Yates shuffle. */
 function shuffled(names: readonly string[], seed: number): string[] {
   const out = [...names];

@@ -7,7 +7,8 @@ import { inputFor } from '../support/placement.js';
 const ZONES = ['zone-a', 'zone-b', 'zone-c'];
 // Prioritize ranks on its own with placement.spreadNodes off; on, the filter passes only the best nodes.
 const scoring = { settings: { spreadNodes: false } };
-const byHost = (input: ReturnType<typeof inputFor>): Record<string, number> => Object.fromEntries(scoreNodes(input).map((score, i) => [input.candidates.names[i], score]));
+const byHost = (input: ReturnType<typeof inputFor>): Record<string, number> => Object.fromEntries(scoreNodes(input).map((score,
+  i) => [input.candidates.names[i], score]));
 
 describe('prioritize scores', () => {
   it('are 0 for unmanaged pods', () => {

@@ -48,7 +48,8 @@ describe(`zone sequence properties (seed ${SEED}, ${CASES} cases, zones 1–6, r
     const r = prng(SEED);
     for (let c = 0; c < CASES; c++) {
       const k = randomCase(r);
-      const prefs = cappedBy(sequencePreferences({ rebalance: false, zones: Object.fromEntries(Object.entries(k.spec).map(([z, p]) => [z, { minReplicas: p.minReplicas ?? 0, maxReplicas: p.maxReplicas, weight: p.weight }])) }), k.capacity);
+      const prefs = cappedBy(sequencePreferences({ rebalance: false, zones: Object.fromEntries(Object.entries(k.spec).map(([z, p]) => [z,
+        { minReplicas: p.minReplicas ?? 0, maxReplicas: p.maxReplicas, weight: p.weight }])) }), k.capacity);
       const seq = zoneSequence(k.zones, 60, prefs);
       const limit = (p: ZonePreference) => p.maxReplicas ?? Infinity;
       const mins = k.zones.map((z) => Math.min(prefs(z).minReplicas, limit(prefs(z))));
@@ -109,7 +110,8 @@ describe(`zone sequence properties (seed ${SEED}, ${CASES} cases, zones 1–6, r
       const k = randomCase(r);
       if (Object.keys(k.capacity).length > 0) k.capacity = {};
       const annotation = JSON.stringify({ zones: k.spec });
-      const prefs = sequencePreferences({ rebalance: false, zones: Object.fromEntries(Object.entries(k.spec).map(([z, p]) => [z, { minReplicas: p.minReplicas ?? 0, maxReplicas: p.maxReplicas, weight: p.weight }])) });
+      const prefs = sequencePreferences({ rebalance: false, zones: Object.fromEntries(Object.entries(k.spec).map(([z, p]) => [z,
+        { minReplicas: p.minReplicas ?? 0, maxReplicas: p.maxReplicas, weight: p.weight }])) });
       const seq = zoneSequence(k.zones, 40, prefs);
       let size = 0;
       for (let step = 0; step < 6 && seq.length > 0; step++) {

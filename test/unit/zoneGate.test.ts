@@ -14,8 +14,8 @@ const ZONE = 'topology.kubernetes.io/zone';
 const GATES = [{ name: 'other.example/gate' }, { name: 'zonekeeper.io/zone' }];
 const gated = (raw: Raw, spec: Raw = {}) => ({ ...raw, metadata: { ...raw.metadata, resourceVersion: '42' }, spec: { ...raw.spec, schedulingGates: GATES, ...spec } });
 
-describe('the gate decides with the filter\'s own policy code', () => {
-  it('a StatefulSet pod: its seat\'s zone; a bound volume elsewhere: the volume\'s zone', async () => {
+describe("the gate decides with the filter's own policy code", () => {
+  it("a StatefulSet pod: its seat's zone; a bound volume elsewhere: the volume's zone", async () => {
     const store = storeOf([...nodes(ZONES, 1), statefulSet('db', 3, { annotations: { 'zonekeeper.io/zones': ZONES.join(',') } }),
       pvc('data-db-1', { volumeName: 'pv-1' }), pv('pv-1', 'zone-c', { claim: 'data-db-1' })]);
     const app = testApp(store);
@@ -99,7 +99,7 @@ describe('adaptive fallback with the gate: what a pod not scheduled in time was 
     assert.equal(d.kind === 'zone' && d.fallback, undefined);
   });
 
-  it('zoneFallback adaptive: armed for the seat; once it fell back, the seat\'s next pod goes to the next zone, and again', async () => {
+  it("zoneFallback adaptive: armed for the seat; once it fell back, the seat's next pod goes to the next zone, and again", async () => {
     const app = testApp(storeOf([...nodes(ZONES, 1), statefulSet('db', 3, { annotations: list })]), { config: { placement: { zoneFallback: 'adaptive', fallbackAfterSeconds: 30 } } });
     const d = await app.extender.decideGate(slimPod(gated(stsPod('db', 1))));
     assert.ok(d.kind === 'zone' && d.fallback);
@@ -152,7 +152,7 @@ describe('the patch: the decision written into the spec, the gate lifted, in one
     assert.match(unwritable(pod, zone)!, /already says topology.kubernetes.io\/zone=zone-a, not zone-b/);
   });
 
-  it('a subset: its term merged into every existing term (they are ORed), its tolerations added, Kruise\'s annotation', () => {
+  it("a subset: its term merged into every existing term (they are ORed), its tolerations added, Kruise's annotation", () => {
     const term = { matchExpressions: [{ key: ZONE, operator: 'In', values: ['zone-a'] }], matchFields: [] };
     const existing = [{ matchExpressions: [{ key: 'disk', operator: 'In', values: ['ssd'] }] }, { matchExpressions: [{ key: 'gen', operator: 'Gt', values: ['4'] }] }];
     const merged = mergedTerms(existing, term);
@@ -161,17 +161,19 @@ describe('the patch: the decision written into the spec, the gate lifted, in one
     const patch = gatePatch(gated(rsPod('web', 'x'), { tolerations: [{ key: 'a', operator: 'Exists' }] }), {
       kind: 'subset', workloadSpread: 'ws', subset: 'a', term, preferred: [], tolerations: [{ key: 'spot', operator: 'Exists', value: '', effect: 'NoSchedule' }], why: '',
     });
-    assert.deepEqual(patch.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms, [{ matchExpressions: term.matchExpressions }]);
+    assert.deepEqual(patch.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms,
+      [{ matchExpressions: term.matchExpressions }]);
     assert.deepEqual(patch.spec.tolerations, [{ key: 'a', operator: 'Exists' }, { key: 'spot', operator: 'Exists', effect: 'NoSchedule' }]);
     assert.deepEqual(JSON.parse(patch.metadata.annotations['apps.kruise.io/matched-workloadspread']), { name: 'ws', subset: 'a' });
   });
 
-  it('a subset\'s preferred terms after the pod\'s own, as Kruise\'s webhook writes them; the gate\'s decision carries them from the WorkloadSpread', async () => {
+  it("a subset's preferred terms after the pod's own, as Kruise's webhook writes them; the gate's decision carries them from the WorkloadSpread", async () => {
     const ssd = { weight: 10, preference: { matchExpressions: [{ key: 'disk', operator: 'In', values: ['ssd'] }], matchFields: [] } };
     const own = [{ weight: 1, preference: { matchExpressions: [{ key: 'gen', operator: 'In', values: ['5'] }] } }];
     const pod = gated(rsPod('web', 'x'), { affinity: { nodeAffinity: { preferredDuringSchedulingIgnoredDuringExecution: own } } });
     const patch = gatePatch(pod, { kind: 'subset', workloadSpread: 'ws', subset: 'a', term: undefined, preferred: [ssd], tolerations: [], why: '' });
-    assert.deepEqual(patch.spec.affinity.nodeAffinity, { preferredDuringSchedulingIgnoredDuringExecution: [...own, { weight: 10, preference: { matchExpressions: ssd.preference.matchExpressions } }] });
+    assert.deepEqual(patch.spec.affinity.nodeAffinity, { preferredDuringSchedulingIgnoredDuringExecution: [...own, { weight: 10,
+      preference: { matchExpressions: ssd.preference.matchExpressions } }] });
     // From a WorkloadSpread: the subset's preferred terms reach the decision (on main they were dropped).
     const subset = { ...zoneSubset('a', 'zone-a', 3), preferredNodeSelectorTerms: [ssd] };
     const app = testApp(storeOf([...nodes(ZONES, 1), ...deployment('web', 3), workloadSpread('ws', { kind: 'Deployment', name: 'web' }, [subset])]));

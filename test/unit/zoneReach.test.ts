@@ -15,7 +15,8 @@ const DB_TOLERATION = { key: 'dedicated', operator: 'Equal', value: 'db', effect
 const systemNodes = () => ['a', 'b', 'c'].map((z) => node(`system-${z}`, `zone-${z}`, { taints: [SYSTEM_TAINT] }));
 const settings = { topologyKey: ZONE };
 
-function nodePool(name: string, spec: { zones?: string[]; notZones?: string[]; labels?: Record<string, string>; requirements?: Raw[]; taints?: Raw[] } = {}): Raw {
+interface PoolSpec { zones?: string[]; notZones?: string[]; labels?: Record<string, string>; requirements?: Raw[]; taints?: Raw[] }
+function nodePool(name: string, spec: PoolSpec = {}): Raw {
   const requirements = [
     ...(spec.zones ? [{ key: ZONE, operator: 'In', values: spec.zones }] : []),
     ...(spec.notZones ? [{ key: ZONE, operator: 'NotIn', values: spec.notZones }] : []),
@@ -43,13 +44,13 @@ describe('the zones a pod can grow into: no Karpenter (a Cluster Autoscaler node
     assert.equal(states(r), 'grow now grow');
   });
 
-  it('the pod\'s own zone terms hold: required affinity to a and b leaves c out', () => {
+  it("the pod's own zone terms hold: required affinity to a and b leaves c out", () => {
     const affinity = { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: ZONE, operator: 'In', values: ['zone-a', 'zone-b'] }] }] } } };
     assert.equal(states(reach(systemNodes(), { nodeSelector: { pool: 'db' }, affinity })), 'grow grow never');
     assert.equal(states(reach(systemNodes(), { nodeSelector: { [ZONE]: 'zone-c' } })), 'never never grow');
   });
 
-  it('a control-plane node\'s zone is no zone to grow into', () => {
+  it("a control-plane node's zone is no zone to grow into", () => {
     const cp = node('cp-d', 'zone-d', { labels: { 'node-role.kubernetes.io/control-plane': '' }, taints: [{ key: 'node-role.kubernetes.io/control-plane', value: '', effect: 'NoSchedule' }] });
     assert.equal(reach([...systemNodes(), cp], { nodeSelector: { pool: 'db' } }).of('zone-d'), 'never');
   });
@@ -84,18 +85,18 @@ describe('the zones a pod can grow into: Karpenter NodePools, matched as Karpent
     assert.equal(states(reach([...systemNodes(), dbPool({ notZones: ['zone-b'] })], { nodeSelector: { pool: 'db' } })), 'grow never grow');
   });
 
-  it('a NodePool naming no zone offers the cluster\'s; one naming a zone no node has yet offers it too', () => {
+  it("a NodePool naming no zone offers the cluster's; one naming a zone no node has yet offers it too", () => {
     assert.equal(states(reach([...systemNodes(), dbPool()], { nodeSelector: { pool: 'db' } })), 'grow grow grow');
     assert.equal(reach([...systemNodes(), dbPool({ zones: ['zone-e'] })], { nodeSelector: { pool: 'db' } }).of('zone-e'), 'grow');
   });
 
-  it('a pod asking for a label no NodePool defines is taken by none: the cluster\'s zones apply', () => {
+  it("a pod asking for a label no NodePool defines is taken by none: the cluster's zones apply", () => {
     const r = reach([...systemNodes(), dbPool({ zones: ['zone-a'] })], { nodeSelector: { pool: 'web' } });
     assert.equal(states(r), 'grow grow grow');
     assert.deepEqual(r.grow.get('zone-a'), { kind: 'cluster' });
   });
 
-  it('a NodePool\'s taints must be tolerated; well-known labels need not be named by it', () => {
+  it("a NodePool's taints must be tolerated; well-known labels need not be named by it", () => {
     const tainted = dbPool({ zones: ['zone-a', 'zone-b'], taints: [{ key: 'dedicated', value: 'db', effect: 'NoSchedule' }] });
     const objects = [...systemNodes(), tainted, nodePool('general', { zones: ['zone-c'] })];
     // Not tolerated: the db NodePool is not its; the general NodePool does not define `pool`.
@@ -103,7 +104,7 @@ describe('the zones a pod can grow into: Karpenter NodePools, matched as Karpent
     assert.equal(states(reach(objects, { nodeSelector: { pool: 'db', 'kubernetes.io/arch': 'arm64' }, tolerations: [DB_TOLERATION] })), 'grow grow never');
   });
 
-  it('requirements: In, NotIn, Exists and DoesNotExist against the NodePool\'s', () => {
+  it("requirements: In, NotIn, Exists and DoesNotExist against the NodePool's", () => {
     const pool = dbPool({ zones: ['zone-a'], requirements: [{ key: 'gen', operator: 'In', values: ['5', '6'] }, { key: 'gpu', operator: 'DoesNotExist' }] });
     const with_ = (expr: Raw) => reach([...systemNodes(), pool], { affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'pool', operator: 'In', values: ['db'] }, expr] }] } } } }).grow.get('zone-a')?.kind;
     assert.equal(with_({ key: 'gen', operator: 'In', values: ['6'] }), 'nodepools');

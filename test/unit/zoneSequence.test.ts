@@ -15,7 +15,8 @@ describe('zoneSequence', () => {
   });
 
   it('seatZones answers every seat as the sequence does, in any order of asking (it reuses one computed sequence)', () => {
-    const prefs = (z: string) => ({ a: { minReplicas: 0, maxReplicas: undefined, weight: 3 }, b: { minReplicas: 1, maxReplicas: 4, weight: 1 }, c: { minReplicas: 0, maxReplicas: 2, weight: 1 } }[z]!);
+    const prefs = (z: string) => ({ a: { minReplicas: 0, maxReplicas: undefined, weight: 3 }, b: { minReplicas: 1, maxReplicas: 4, weight: 1 },
+      c: { minReplicas: 0, maxReplicas: 2, weight: 1 } }[z]!);
     const seq = zoneSequence(['a', 'b', 'c'], 30, prefs);
     for (const order of [[29, 3, 17, 0, 28, 5], [0, 1, 2, 10, 9, 29]]) {
       const of = seatZones(['a', 'b', 'c'], prefs);
@@ -36,7 +37,8 @@ describe('zoneSequence', () => {
   });
 
   it('honours weights, minimums and maximums', () => {
-    const prefs = (z: string) => ({ a: { minReplicas: 0, maxReplicas: undefined, weight: 2 }, b: { minReplicas: 2, maxReplicas: 3, weight: 1 }, c: { minReplicas: 0, maxReplicas: undefined, weight: 0 } }[z]!);
+    const prefs = (z: string) => ({ a: { minReplicas: 0, maxReplicas: undefined, weight: 2 }, b: { minReplicas: 2, maxReplicas: 3, weight: 1 },
+      c: { minReplicas: 0, maxReplicas: undefined, weight: 0 } }[z]!);
     const seq = zoneSequence(['a', 'b', 'c'], 8, prefs);
     assert.deepEqual(seq.slice(0, 2), ['b', 'b'], 'minimums first');
     assert.equal(seq.filter((z) => z === 'b').length, 3, 'b capped at 3');
@@ -80,7 +82,7 @@ describe('zoneSequence with zone preferences', () => {
     assert.equal(s.filter((z) => z === 'b').length, 7);
   });
 
-  it('for every n, scaling down from n+1 to n changes one zone\'s count by one', () => {
+  it("for every n, scaling down from n+1 to n changes one zone's count by one", () => {
     const s = seq({ zones: { a: { weight: 3 }, b: { weight: 2, minReplicas: 1 }, c: { weight: 1, maxReplicas: 4 } } }, 60);
     const counts = (n: number) => ['a', 'b', 'c'].map((z) => s.slice(0, n).filter((x) => x === z).length);
     for (let n = 0; n < 60; n++) {

@@ -21,7 +21,7 @@ const pod = z.looseObject({
 });
 
 /** ExtenderArgs, less NodeNames: see checkNodeNames. */
-export const extenderArgs = z.looseObject({
+const extenderArgs = z.looseObject({
   Pod: pod,
   Nodes: z.looseObject({ items: z.array(node).nullable() }).nullish(),
 });
@@ -45,7 +45,7 @@ function checkCount(n: number, field: string, maxNodes: number): void {
 }
 
 /** NodeNames counted apart from the body: the first check parseExtenderArgs gives them. */
-export function checkNodeNamesCount(n: number, maxNodes = Infinity): void {
+function checkNodeNamesCount(n: number, maxNodes = Infinity): void {
   checkCount(n, 'NodeNames', maxNodes);
 }
 
@@ -58,7 +58,6 @@ export function checkNodeNamesList(names: readonly unknown[]): void {
 export function maxCandidates(cachedNodes: number): number {
   return cachedNodes + Math.max(cachedNodes, 10_000);
 }
-
 
 export interface ExtenderArgs {
   Pod: RawObject;

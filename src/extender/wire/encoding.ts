@@ -17,7 +17,7 @@ const EVERY_NON_ASCII = /[\u0080-\uffff]/g;
 const unicodeEscape = (c: string) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
 
 /** JSON text of any value, in ASCII. */
-export function asciiJson(value: unknown): string {
+function asciiJson(value: unknown): string {
   const text = JSON.stringify(value);
   return NON_ASCII.test(text) ? text.replace(EVERY_NON_ASCII, unicodeEscape) : text;
 }

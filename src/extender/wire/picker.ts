@@ -4,7 +4,7 @@ import type { PodPick } from '../../placement/downscale.js';
 
 // KEP-3189's downscale pod picker on the wire: snake_case, as its callers send and read it.
 
-export const pickRequest = z.looseObject({
+const pickRequest = z.looseObject({
   number_of_pods_requested: z.number().int().positive(),
   candidate_pods: z.array(z.string().min(1).max(253)),
 });

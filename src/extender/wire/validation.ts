@@ -21,10 +21,10 @@ export const LIMITS = {
   depth: 64,
 } as const;
 
-export const isLabelValue = (s: string) => s.length === 0 || (s.length <= LIMITS.labelValue && QUALIFIED_NAME_PART.test(s));
+const isLabelValue = (s: string) => s.length === 0 || (s.length <= LIMITS.labelValue && QUALIFIED_NAME_PART.test(s));
 
 /** `name` or `prefix/name`: a DNS subdomain prefix and a name of at most 63 characters. */
-export function isQualifiedName(key: string): boolean {
+function isQualifiedName(key: string): boolean {
   if (key.length === 0 || key.length > LIMITS.subdomain + 1 + LIMITS.label) return false;
   const slash = key.indexOf('/');
   const name = slash < 0 ? key : key.slice(slash + 1);

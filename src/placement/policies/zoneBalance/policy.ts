@@ -6,7 +6,7 @@ import type { PlacementPolicy, PolicyContext, PolicyModelOf, PolicyOutcome } fro
 import { misfitOf } from '../../nodeFit.js';
 import { cappedBy, describeLimit, keptCounts, SEQUENCE_WORK_LIMIT, zoneLimit } from '../../zoneSequence.js';
 
-export type BalanceModel = PolicyModelOf<'zone-balance', { workload: SlimWorkload }>;
+type BalanceModel = PolicyModelOf<'zone-balance', { workload: SlimWorkload }>;
 
 /**
  * How many more pods like this one fit on the zone's nodes, by the cache's arithmetic (per-node
@@ -21,7 +21,8 @@ export function fitInZone(zone: string, topologyKey: string, pod: PendingPod, sn
     if (!node.ready || node.unschedulable || misfit(node) !== undefined) continue;
     const used = snapshot.nodeUsage(node.name);
     const by = (free: number, need: number) => (need > 0 ? Math.floor(free / need) : Infinity);
-    const n = Math.min(by(node.allocatable.cpuMilli - used.cpuMilli, pod.cpuMilli), by(node.allocatable.memory - used.memory, pod.memory), node.allocatable.pods - used.pods);
+    const n = Math.min(by(node.allocatable.cpuMilli - used.cpuMilli, pod.cpuMilli), by(node.allocatable.memory - used.memory, pod.memory),
+      node.allocatable.pods - used.pods);
     fit += Math.max(0, Number.isFinite(n) ? n : 0);
   }
   return fit;

@@ -4,7 +4,7 @@ import { failedPinKey, type PlacementPolicy, type PolicyContext, type PolicyMode
 import { volumeZones } from '../../volumes.js';
 import { seatZone } from '../../zoneSequence.js';
 
-export type PinModel = PolicyModelOf<'zone-pin', { workload: SlimWorkload }>;
+type PinModel = PolicyModelOf<'zone-pin', { workload: SlimWorkload }>;
 
 /**
  * StatefulSet ordinal or instance ID → zone (docs/design.md#which-policy-places-a-pod). A bound volume in
