@@ -2,6 +2,7 @@ import { holdsSeat, type SlimNode, type SlimNodePool, type SlimPod, type SlimPV,
 import { type WorkloadKind } from './kinds.js';
 import { isDnsSubdomain } from './names.js';
 import { ZONE_LABEL } from './annotations.js';
+import { Indexer } from './indexer.js';
 import { NodeSlots } from './nodeSlots.js';
 import type { NodeUsage, PodListener, Snapshot } from './snapshot.js';
 import { isWorkloadKindName, WORKLOAD_KINDS, type KindName } from './kinds.js';
@@ -12,7 +13,6 @@ export type { NodeUsage, PodListener, Snapshot } from './snapshot.js';
 
 const nsKey = (namespace: string, name: string) => `${namespace}/${name}`;
 const ownerKey = (kind: string, namespace: string, name: string) => `${kind}/${namespace}/${name}`;
-const NONE: readonly SlimPod[] = [];
 const NO_USAGE: NodeUsage = { cpuMilli: 0, memory: 0, pods: 0 };
 const NO_COUNTS: ReadonlyMap<string, number> = new Map();
 /** Values `nodeDerived` keeps: one per distinct pod template's needs, bounded by the cluster. */
@@ -26,11 +26,15 @@ function controlPlane(n: SlimNode): boolean {
   return 'node-role.kubernetes.io/control-plane' in n.labels || 'node-role.kubernetes.io/master' in n.labels;
 }
 
-/** Kinds kept by key with no index of their own. */
-type PlainKind = 'persistentvolumeclaims' | 'storageclasses' | 'workloadspreads' | 'nodepools' | 'scaleupreports' | 'karpenterreports';
-const PLAIN_KINDS: ReadonlySet<KindName> = new Set<PlainKind>(['persistentvolumeclaims', 'storageclasses', 'workloadspreads', 'nodepools', 'scaleupreports', 'karpenterreports']);
 const CLUSTER_SCOPED: ReadonlySet<KindName> = new Set<KindName>(['nodes', 'persistentvolumes', 'storageclasses', 'nodepools']);
-const REPORT_KINDS: ReadonlySet<KindName> = new Set<KindName>(['scaleupreports', 'karpenterreports']);
+
+/** What the store does with one kind: its objects' key, and writes (each kind's Indexer and the effects of a change). */
+interface KindEntry {
+  upsert(obj: unknown): void;
+  delete(key: string): void;
+  keys(): Iterable<string>;
+  count(): number;
+}
 
 /** Whether a node's change can change what matches it: its labels or its taints (or it came or went). */
 function reshaped(before: SlimNode | undefined, after: SlimNode | undefined): boolean {
@@ -45,42 +49,37 @@ function reshaped(before: SlimNode | undefined, after: SlimNode | undefined): bo
   return keys.some((k) => before.labels[k] !== after.labels[k]);
 }
 
-/** Index maintenance: a bucket of values per index key, dropped when empty. */
-function addTo<V>(index: Map<string, Map<string, V>>, key: string, id: string, value: V): void {
-  let bucket = index.get(key);
-  if (!bucket) index.set(key, (bucket = new Map()));
-  bucket.set(id, value);
-}
-
-function removeFrom<V>(index: Map<string, Map<string, V>>, key: string, id: string): void {
-  const bucket = index.get(key);
-  bucket?.delete(id);
-  if (bucket && bucket.size === 0) index.delete(key);
-}
-
 /**
- * Slim objects by kind, with the indexes the policies need beside them: pods by
- * controller owner and by UID, PVs by claim, node names by zone label value.
+ * Slim objects by kind, each kind in an Indexer (indexer.ts) with the named indexes the
+ * policies read: pods by UID, controller owner and node; PVs by claim; workloads by kind and
+ * owner; WorkloadSpreads by namespace; autoscaler reports by pod. Beside them, what is
+ * derived as objects come and go: node slots and zones, requests per node, seated pods per
+ * owner and node, zones remembered.
  */
 export class ClusterStore implements Snapshot {
   private readonly nodeSlots = new NodeSlots();
-  private readonly podsByKey = new Map<string, SlimPod>();
-  private readonly podsByUid = new Map<string, SlimPod>();
-  private readonly podsByOwner = new Map<string, Map<string, SlimPod>>();
+  private readonly pods = new Indexer<SlimPod, 'uid' | 'owner' | 'node'>((p) => nsKey(p.namespace, p.name), {
+    uid: (p) => p.uid,
+    owner: (p) => p.owner && ownerKey(p.owner.kind, p.namespace, p.owner.name),
+    node: (p) => p.nodeName || undefined,
+  });
+
   private readonly seatedByOwner = new Map<string, Map<string, number>>();
-  private readonly podsByNode = new Map<string, Map<string, SlimPod>>();
-  private readonly pvs = new Map<string, SlimPV>();
-  private readonly pvByClaim = new Map<string, string>();
-  private readonly workloads = new Map<string, SlimWorkload>();
-  private readonly workloadsByOwner = new Map<string, Map<string, SlimWorkload>>();
-  /** The kinds kept by key alone. */
-  private readonly plain = new Map<PlainKind, Map<string, unknown>>([...PLAIN_KINDS].map((k) => [k as PlainKind, new Map()]));
-  private readonly pvcs = this.plain.get('persistentvolumeclaims') as Map<string, SlimPVC>;
-  private readonly classes = this.plain.get('storageclasses') as Map<string, SlimStorageClass>;
-  private readonly spreads = this.plain.get('workloadspreads') as Map<string, SlimWorkloadSpread>;
-  private readonly pools = this.plain.get('nodepools') as Map<string, SlimNodePool>;
-  /** Autoscaler reports by the pod they are about, then by their store key. */
-  private readonly reportsByPod = new Map<string, Map<string, SlimScaleReport>>();
+  private readonly pvs = new Indexer<SlimPV, 'claim'>((v) => v.name, { claim: (v) => v.claim && nsKey(v.claim.namespace, v.claim.name) });
+  private readonly pvcs = new Indexer<SlimPVC>((c) => nsKey(c.namespace, c.name));
+  private readonly classes = new Indexer<SlimStorageClass>((c) => c.name);
+  private readonly workloads = new Indexer<SlimWorkload, 'kind' | 'owner'>((w) => ownerKey(w.kind, w.namespace, w.name), {
+    kind: (w) => w.kind,
+    owner: (w) => w.owner && ownerKey(w.owner.kind, w.namespace, w.owner.name),
+  });
+
+  private readonly spreads = new Indexer<SlimWorkloadSpread, 'namespace'>((w) => nsKey(w.namespace, w.name), { namespace: (w) => w.namespace });
+  private readonly pools = new Indexer<SlimNodePool>((p) => p.name);
+  /** Autoscaler reports (Events) of each source, indexed by the pod they are about. */
+  private readonly reports = (['scaleupreports', 'karpenterreports'] as const).map((kind) => ({
+    kind, indexer: new Indexer<SlimScaleReport, 'pod'>((r) => nsKey(r.namespace, r.name), { pod: (r) => r.pod.uid }),
+  }));
+
   /** Zones remembered by label after their last (non-control-plane) node went away, for the labels asked about. */
   private readonly remembered = new Map<string, Set<string>>([[ZONE_LABEL, new Set()]]);
   /** Sorted zone values by topology key, from `zoneNodes`. */
@@ -98,6 +97,8 @@ export class ClusterStore implements Snapshot {
   private readonly nodeListeners: ((before: SlimNode | undefined, after: SlimNode | undefined) => void)[] = [];
   private readonly reportListeners: ((r: SlimScaleReport) => void)[] = [];
   private readonly claimListeners: ((namespace: string, claim: string) => void)[] = [];
+  /** Every kind's writes: no switch on the kind anywhere else. */
+  private readonly entries: ReadonlyMap<KindName, KindEntry> = this.kindEntries();
 
   /** Called with the claim a PVC or PV written is about (a claim created or bound, a PV reserved for it). */
   onClaim(listener: (namespace: string, claim: string) => void): void {
@@ -126,29 +127,70 @@ export class ClusterStore implements Snapshot {
   // ---- writes (reflectors and static sources only) ------------------------------
 
   upsert(kind: KindName, obj: unknown): void {
-    if (isWorkloadKindName(kind)) {
-      const w = obj as SlimWorkload;
-      const key = ownerKey(w.kind, w.namespace, w.name);
-      this.removeWorkload(key);
-      this.workloads.set(key, w);
-      if (w.owner) addTo(this.workloadsByOwner, ownerKey(w.owner.kind, w.namespace, w.owner.name), key, w);
-      for (const l of this.workloadListeners) l(w);
-      return;
+    this.entries.get(kind)?.upsert(obj);
+  }
+
+  /** Removes by the key `keyOf` returns for the same kind. */
+  delete(kind: KindName, key: string): void {
+    this.entries.get(kind)?.delete(key);
+  }
+
+  /** Keys currently held for a kind: a relist deletes the ones it no longer sees. */
+  keys(kind: KindName): string[] {
+    return [...this.entries.get(kind)?.keys() ?? []];
+  }
+
+  count(kind: KindName): number {
+    return this.entries.get(kind)?.count() ?? 0;
+  }
+
+  /** The store key of a slim object of the given kind. */
+  keyOf(kind: KindName, obj: unknown): string {
+    const o = obj as { name: string; namespace?: string; kind?: string };
+    if (isWorkloadKindName(kind)) return ownerKey(o.kind!, o.namespace!, o.name);
+    return CLUSTER_SCOPED.has(kind) ? o.name : nsKey(o.namespace!, o.name);
+  }
+
+  private kindEntries(): Map<KindName, KindEntry> {
+    const entries = new Map<KindName, KindEntry>();
+    /** A kind kept in `indexer`, with what a change of one of its objects sets off. */
+    const kept = <T>(indexer: Indexer<T, string>, changed: (now: T | undefined, old: T | undefined) => void = () => {}): KindEntry => ({
+      upsert: (obj) => changed(obj as T, indexer.upsert(obj as T)),
+      delete: (key) => {
+        const old = indexer.delete(key);
+        if (old !== undefined) changed(undefined, old);
+      },
+      keys: () => indexer.keys(),
+      count: () => indexer.size,
+    });
+    const claimed = (namespace: string, name: string) => { for (const l of this.claimListeners) l(namespace, name); };
+    entries.set('pods', kept(this.pods, (now, old) => {
+      if (old) this.podGone(old);
+      if (now) this.podCame(now);
+      if (old && !now) for (const l of this.podListeners) l('delete', old);
+    }));
+    entries.set('persistentvolumes', kept(this.pvs, (now) => { if (now?.claim) claimed(now.claim.namespace, now.claim.name); }));
+    entries.set('persistentvolumeclaims', kept(this.pvcs, (now) => { if (now) claimed(now.namespace, now.name); }));
+    entries.set('storageclasses', kept(this.classes));
+    entries.set('workloadspreads', kept(this.spreads));
+    entries.set('nodepools', kept(this.pools, () => this.derived.clear()));
+    for (const { kind, indexer } of this.reports) entries.set(kind, kept(indexer, (now) => { if (now) for (const l of this.reportListeners) l(now); }));
+    for (const spec of Object.values(WORKLOAD_KINDS)) {
+      entries.set(spec.plural, {
+        upsert: (obj) => {
+          this.workloads.upsert(obj as SlimWorkload);
+          for (const l of this.workloadListeners) l(obj as SlimWorkload);
+        },
+        delete: (key) => {
+          const old = this.workloads.delete(key);
+          if (old) for (const l of this.workloadListeners) l(old);
+        },
+        keys: () => [...this.workloads.byIndex('kind', spec.kind)].map((w) => this.workloads.keyOf(w)),
+        count: () => [...this.workloads.byIndex('kind', spec.kind)].length,
+      });
     }
-    if (PLAIN_KINDS.has(kind)) {
-      const key = this.keyOf(kind, obj);
-      if (REPORT_KINDS.has(kind)) this.dropReport(kind, key);
-      this.plain.get(kind as PlainKind)!.set(key, obj);
-      if (REPORT_KINDS.has(kind)) {
-        addTo(this.reportsByPod, (obj as SlimScaleReport).pod.uid, `${kind}/${key}`, obj as SlimScaleReport);
-        for (const l of this.reportListeners) l(obj as SlimScaleReport);
-      }
-      if (kind === 'nodepools') this.derived.clear();
-      if (kind === 'persistentvolumeclaims') for (const l of this.claimListeners) l((obj as SlimPVC).namespace, (obj as SlimPVC).name);
-      return;
-    }
-    switch (kind) {
-      case 'nodes': {
+    entries.set('nodes', {
+      upsert: (obj) => {
         const n = obj as SlimNode;
         // Answers write known nodes' names unescaped (encoding.ts): only a valid name is kept.
         if (!isDnsSubdomain(n.name)) return;
@@ -156,56 +198,18 @@ export class ClusterStore implements Snapshot {
         this.nodeSlots.set(n);
         this.nodesChanged(reshaped(old, n));
         for (const l of this.nodeListeners) l(old, n);
-        return;
-      }
-      case 'pods': return this.upsertPod(obj as SlimPod);
-      case 'persistentvolumes': {
-        const v = obj as SlimPV;
-        this.deletePVClaim(v.name);
-        this.pvs.set(v.name, v);
-        if (v.claim) {
-          this.pvByClaim.set(nsKey(v.claim.namespace, v.claim.name), v.name);
-          for (const l of this.claimListeners) l(v.claim.namespace, v.claim.name);
-        }
-        return;
-      }
-    }
-  }
-
-  private dropReport(kind: KindName, key: string): void {
-    const old = this.plain.get(kind as PlainKind)!.get(key) as SlimScaleReport | undefined;
-    if (old) removeFrom(this.reportsByPod, old.pod.uid, `${kind}/${key}`);
-  }
-
-  /** Removes by the key `keyOf` returns for the same kind. */
-  delete(kind: KindName, key: string): void {
-    if (isWorkloadKindName(kind)) {
-      const old = this.workloads.get(key);
-      this.removeWorkload(key);
-      if (old) for (const l of this.workloadListeners) l(old);
-      return;
-    }
-    if (PLAIN_KINDS.has(kind)) {
-      if (REPORT_KINDS.has(kind)) this.dropReport(kind, key);
-      if (this.plain.get(kind as PlainKind)!.delete(key) && kind === 'nodepools') this.derived.clear();
-      return;
-    }
-    switch (kind) {
-      case 'nodes': {
+      },
+      delete: (key) => {
         const old = this.nodeSlots.node(key);
         if (old) this.remember(old);
         this.nodeSlots.delete(key);
         this.nodesChanged(old !== undefined);
         if (old) for (const l of this.nodeListeners) l(old, undefined);
-        return;
-      }
-      case 'pods': {
-        const pod = this.podsByKey.get(key);
-        if (pod) this.removePod(pod, true);
-        return;
-      }
-      case 'persistentvolumes': this.deletePVClaim(key); this.pvs.delete(key); return;
-    }
+      },
+      keys: () => this.nodeSlots.names(),
+      count: () => this.nodeSlots.size,
+    });
+    return entries;
   }
 
   /** A node going away leaves its zones remembered, on the labels asked about so far. */
@@ -216,39 +220,6 @@ export class ClusterStore implements Snapshot {
       if (!z || zones.has(z)) continue;
       if (zones.size >= REMEMBERED_ZONES) zones.delete(zones.values().next().value!);
       zones.add(z);
-    }
-  }
-
-  /** The store key of a slim object of the given kind. */
-  keyOf(kind: KindName, obj: unknown): string {
-    const o = obj as { name: string; namespace?: string; kind?: string };
-    if (isWorkloadKindName(kind)) return ownerKey(o.kind!, o.namespace!, o.name);
-    return CLUSTER_SCOPED.has(kind) ? o.name : nsKey(o.namespace!, o.name);
-  }
-
-  /** Keys currently held for a kind: a relist deletes the ones it no longer sees. */
-  keys(kind: KindName): string[] {
-    const plain = this.plain.get(kind as PlainKind);
-    if (plain) return [...plain.keys()];
-    switch (kind) {
-      case 'nodes': return [...this.nodeSlots.names()];
-      case 'pods': return [...this.podsByKey.keys()];
-      case 'persistentvolumes': return [...this.pvs.keys()];
-      default: {
-        const spec = Object.values(WORKLOAD_KINDS).find((k) => k.plural === kind)!;
-        return [...this.workloads.keys()].filter((k) => k.startsWith(`${spec.kind}/`));
-      }
-    }
-  }
-
-  count(kind: KindName): number {
-    const plain = this.plain.get(kind as PlainKind);
-    if (plain) return plain.size;
-    switch (kind) {
-      case 'nodes': return this.nodeSlots.size;
-      case 'pods': return this.podsByKey.size;
-      case 'persistentvolumes': return this.pvs.size;
-      default: return this.keys(kind).length;
     }
   }
 
@@ -292,43 +263,16 @@ export class ClusterStore implements Snapshot {
     if (counts.size === 0) this.seatedByOwner.delete(key);
   }
 
-  private upsertPod(pod: SlimPod): void {
-    const key = nsKey(pod.namespace, pod.name);
-    const old = this.podsByKey.get(key);
-    if (old) this.removePod(old, false);
-    this.podsByKey.set(key, pod);
-    this.podsByUid.set(pod.uid, pod);
-    const owner = pod.owner && ownerKey(pod.owner.kind, pod.namespace, pod.owner.name);
-    if (owner !== undefined) addTo(this.podsByOwner, owner, pod.uid, pod);
-    if (pod.nodeName) addTo(this.podsByNode, pod.nodeName, pod.uid, pod);
+  /** A pod written: its requests and seat counted; its listeners told. */
+  private podCame(pod: SlimPod): void {
     this.addUsage(pod, 1);
-    this.countSeated(pod, owner, 1);
+    this.countSeated(pod, pod.owner && ownerKey(pod.owner.kind, pod.namespace, pod.owner.name), 1);
     for (const l of this.podListeners) l('upsert', pod);
   }
 
-  private removePod(pod: SlimPod, notify: boolean): void {
-    this.podsByKey.delete(nsKey(pod.namespace, pod.name));
-    this.podsByUid.delete(pod.uid);
-    const owner = pod.owner && ownerKey(pod.owner.kind, pod.namespace, pod.owner.name);
-    if (owner !== undefined) removeFrom(this.podsByOwner, owner, pod.uid);
-    if (pod.nodeName) removeFrom(this.podsByNode, pod.nodeName, pod.uid);
+  private podGone(pod: SlimPod): void {
     this.addUsage(pod, -1);
-    this.countSeated(pod, owner, -1);
-    if (notify) for (const l of this.podListeners) l('delete', pod);
-  }
-
-  private removeWorkload(key: string): void {
-    const old = this.workloads.get(key);
-    if (!old) return;
-    this.workloads.delete(key);
-    if (old.owner) removeFrom(this.workloadsByOwner, ownerKey(old.owner.kind, old.namespace, old.owner.name), key);
-  }
-
-  private deletePVClaim(pvName: string): void {
-    const old = this.pvs.get(pvName);
-    if (!old?.claim) return;
-    const k = nsKey(old.claim.namespace, old.claim.name);
-    if (this.pvByClaim.get(k) === pvName) this.pvByClaim.delete(k);
+    this.countSeated(pod, pod.owner && ownerKey(pod.owner.kind, pod.namespace, pod.owner.name), -1);
   }
 
   // ---- Snapshot --------------------------------------------------------------------
@@ -379,14 +323,14 @@ export class ClusterStore implements Snapshot {
   nodePools(): Iterable<SlimNodePool> { return this.pools.values(); }
 
   scaleReports(podUid: string): readonly SlimScaleReport[] {
-    const bucket = this.reportsByPod.get(podUid);
-    return bucket ? [...bucket.values()].sort((a, b) => b.at - a.at) : NO_REPORTS;
+    const reports = this.reports.flatMap((r) => [...r.indexer.byIndex('pod', podUid)]);
+    return reports.length > 0 ? reports.sort((a, b) => b.at - a.at) : NO_REPORTS;
   }
 
-  pod(namespace: string, name: string) { return this.podsByKey.get(nsKey(namespace, name)); }
-  podByUid(uid: string) { return this.podsByUid.get(uid); }
+  pod(namespace: string, name: string) { return this.pods.get(nsKey(namespace, name)); }
+  podByUid(uid: string) { return this.pods.first('uid', uid); }
   podsOwnedBy(kind: string, namespace: string, name: string): Iterable<SlimPod> {
-    return this.podsByOwner.get(ownerKey(kind, namespace, name))?.values() ?? NONE;
+    return this.pods.byIndex('owner', ownerKey(kind, namespace, name));
   }
 
   seatedPodsPerNode(kind: string, namespace: string, name: string): ReadonlyMap<string, number> {
@@ -394,7 +338,7 @@ export class ClusterStore implements Snapshot {
   }
 
   podsOnNode(node: string): Iterable<SlimPod> {
-    return this.podsByNode.get(node)?.values() ?? NONE;
+    return this.pods.byIndex('node', node);
   }
 
   nodeUsage(node: string): NodeUsage {
@@ -408,10 +352,7 @@ export class ClusterStore implements Snapshot {
   pvc(namespace: string, name: string) { return this.pvcs.get(nsKey(namespace, name)); }
   pvCount() { return this.pvs.size; }
   pv(name: string) { return this.pvs.get(name); }
-  pvForClaim(namespace: string, name: string) {
-    const pvName = this.pvByClaim.get(nsKey(namespace, name));
-    return pvName === undefined ? undefined : this.pvs.get(pvName);
-  }
+  pvForClaim(namespace: string, name: string) { return this.pvs.first('claim', nsKey(namespace, name)); }
 
   storageClass(name: string) { return this.classes.get(name); }
   workload(kind: WorkloadKind, namespace: string, name: string) {
@@ -423,11 +364,11 @@ export class ClusterStore implements Snapshot {
   }
 
   ownedWorkloads(kind: string, namespace: string, name: string): Iterable<SlimWorkload> {
-    return this.workloadsByOwner.get(ownerKey(kind, namespace, name))?.values() ?? [];
+    return this.workloads.byIndex('owner', ownerKey(kind, namespace, name));
   }
 
-  *workloadSpreads(namespace: string): Iterable<SlimWorkloadSpread> {
-    for (const s of this.spreads.values()) if (s.namespace === namespace) yield s;
+  workloadSpreads(namespace: string): Iterable<SlimWorkloadSpread> {
+    return this.spreads.byIndex('namespace', namespace);
   }
 
   allWorkloadSpreads(): Iterable<SlimWorkloadSpread> {

@@ -1,0 +1,52 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { Indexer } from '../../src/cluster/indexer.js';
+import { slimPod } from '../../src/cluster/convert.js';
+import { addObject } from '../../src/cluster/source.js';
+import { ClusterStore } from '../../src/cluster/store.js';
+import { deployment, rsPod, statefulSet } from '../support/builders.js';
+
+interface Item { ns: string; name: string; node?: string }
+
+describe('indexer (client-go tools/cache)', () => {
+  it('keeps each object under its key and named indexes; a replace moves it between buckets; a delete empties them', () => {
+    const ix = new Indexer<Item, 'node' | 'ns'>((o) => `${o.ns}/${o.name}`, { node: (o) => o.node, ns: (o) => o.ns });
+    ix.upsert({ ns: 'a', name: 'p1', node: 'n1' });
+    ix.upsert({ ns: 'a', name: 'p2', node: 'n1' });
+    ix.upsert({ ns: 'b', name: 'p1' });
+    assert.deepEqual([...ix.byIndex('node', 'n1')].map((o) => o.name), ['p1', 'p2']);
+    assert.equal([...ix.byIndex('ns', 'b')].length, 1);
+    const old = ix.upsert({ ns: 'a', name: 'p1', node: 'n2' });
+    assert.equal(old?.node, 'n1', 'the replaced object is returned');
+    assert.deepEqual([...ix.byIndex('node', 'n1')].map((o) => o.name), ['p2']);
+    assert.equal(ix.first('node', 'n2')?.name, 'p1');
+    assert.equal(ix.delete('a/p2')?.name, 'p2');
+    assert.equal(ix.delete('a/p2'), undefined);
+    assert.deepEqual([...ix.indexValues('node')], ['n2'], 'an empty bucket is dropped');
+    assert.equal(ix.size, 2);
+  });
+
+  it('the store: keys and counts per kind, pods by owner, node and UID, ReplicaSets by Deployment', () => {
+    const store = new ClusterStore();
+    const [d, rs] = deployment('web', 2);
+    for (const o of [d!, rs!, statefulSet('db', 1)]) addObject(store, o);
+    const pod = slimPod(rsPod('web', 'a', { nodeName: 'node-1' }));
+    store.upsert('pods', pod);
+    assert.deepEqual(store.keys('replicasets'), [`ReplicaSet/default/${rs!.metadata.name}`]);
+    assert.equal(store.count('deployments'), 1);
+    assert.equal(store.count('statefulsets'), 1);
+    assert.deepEqual([...store.ownedWorkloads('Deployment', 'default', 'web')].map((w) => w.name), [rs!.metadata.name]);
+    assert.equal(store.podByUid(pod.uid)?.name, pod.name);
+    assert.deepEqual([...store.podsOnNode('node-1')].map((p) => p.name), [pod.name]);
+    assert.equal(store.nodeUsage('node-1').pods, 1);
+    store.upsert('pods', { ...pod, nodeName: 'node-2' });
+    assert.deepEqual([...store.podsOnNode('node-1')], [], 'moved with its node');
+    assert.equal(store.nodeUsage('node-1').pods, 0);
+    const seen: string[] = [];
+    store.onPod((type, p) => seen.push(`${type} ${p.name}`));
+    store.delete('pods', `default/${pod.name}`);
+    assert.deepEqual(seen, [`delete ${pod.name}`]);
+    assert.equal(store.podByUid(pod.uid), undefined);
+    assert.equal(store.nodeUsage('node-2').pods, 0);
+  });
+});
