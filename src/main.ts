@@ -20,7 +20,7 @@ import type { Logger } from './common/logger.js';
 import { createMetrics, registerHealthGauges, registerStateGauges, type Metrics } from './metrics/metrics.js';
 import { kubernetesAuthorizer } from './server/adminAuth.js';
 import { adminRoutes, probeRoutes } from './server/adminRoutes.js';
-import { extenderRoutes, pickerRoutes } from './server/extenderRoutes.js';
+import { admissionRoutes, extenderRoutes, pickerRoutes } from './server/extenderRoutes.js';
 import { listen, type Listener } from './server/listen.js';
 import { systemClock } from './common/clock.js';
 
@@ -37,6 +37,8 @@ export interface Running {
   probes: Listener | undefined;
   /** picker.listen: the KEP-3189 pod picker for other controllers. */
   picker: Listener | undefined;
+  /** admission.listen: the mutating webhook for pod CREATE. */
+  admission: Listener | undefined;
   source: SnapshotSource;
   metrics: Metrics;
   /** Graceful within shutdownGraceSeconds in total: readyz turns 503, in-flight requests finish, watches stop. */
@@ -73,10 +75,18 @@ export function leaseNamespace(configured: string, read: (p: string) => string =
  * The controllers (every background write: gates, repair, pod annotations, statuses, health's
  * Events) run in one replica: the holder of the Lease, or this process alone when leader election is off.
  */
-function startWriters(api: ApiClient, config: Config, log: Logger, metrics: Metrics, controllers: LeaderController[]): { stop(): Promise<void> } {
+function startWriters(
+  api: ApiClient, config: Config, log: Logger, metrics: Metrics, controllers: LeaderController[], lead: { holds: boolean },
+): { stop(): Promise<void> } {
   const leading = {
-    start: () => { for (const c of controllers) c.start(); },
-    stop: async () => { await Promise.all(controllers.map((c) => c.stop())); },
+    start: () => {
+      lead.holds = true;
+      for (const c of controllers) c.start();
+    },
+    stop: async () => {
+      lead.holds = false;
+      await Promise.all(controllers.map((c) => c.stop()));
+    },
   };
   const le = config.leaderElection;
   if (!le.enabled) {
@@ -143,7 +153,9 @@ export async function startServer(config: Config, choice: SourceChoice, log: Log
       }) : undefined;
   if (gate) controllers.push(gate);
   if (config.rebalance.enabled && !api) log.warn('rebalance needs a cluster to evict in; off for a file source');
-  const writers = controllers.length > 0 && api ? startWriters(api, config, log, metrics, controllers) : undefined;
+  // Whether this replica holds the Lease: admission decides only there what reads shared counters.
+  const lead = { holds: !config.leaderElection.enabled || !api };
+  const writers = controllers.length > 0 && api ? startWriters(api, config, log, metrics, controllers, lead) : undefined;
   registerStateGauges(metrics, source, () => extender.state.reservations.size());
   registerHealthGauges(metrics, layoutHealth.all, config.metrics.maxWorkloadSeries);
   let serving = true;
@@ -159,15 +171,19 @@ export async function startServer(config: Config, choice: SourceChoice, log: Log
   const picker = config.picker.listen
     ? await listen(pickerRoutes(extender, metrics, log, config.extender.pickerBodyLimitBytes, pickerAuth), config.picker.listen, { tls: config.picker.tls, limits, onConnection: () => metrics.connections.inc({ listener: 'picker' }) })
     : undefined;
-  log.info({ extender: ext.url, admin: admin.url, page: new URL('/ui', admin.url).href, probes: probes?.url, picker: picker?.url, adminAuthorization: config.admin.authorization, source: source.describe() }, 'zonekeeper serving');
+  const admission = config.admission.listen
+    ? await listen(admissionRoutes({ decide: (pod, o) => extender.decideAdmission(pod, o), leading: () => lead.holds, gateEnabled: !!gate, log }, metrics, log,
+        config.admission.bodyLimitBytes), config.admission.listen, { tls: { ...config.admission.tls, clientCAFile: '' }, limits, onConnection: () => metrics.connections.inc({ listener: 'admission' }) })
+    : undefined;
+  log.info({ admission: admission?.url, extender: ext.url, admin: admin.url, page: new URL('/ui', admin.url).href, probes: probes?.url, picker: picker?.url, adminAuthorization: config.admin.authorization, source: source.describe() }, 'zonekeeper serving');
   return {
-    extender: ext, admin, probes, picker, source, metrics,
+    extender: ext, admin, probes, picker, admission, source, metrics,
     async stop() {
       // One deadline for everything: listeners close together, then the writers get what is left.
       const deadline = systemClock.now() + config.shutdownGraceSeconds * 1000;
       serving = false;
       await layoutHealth.stop();
-      await Promise.all([ext.close(deadline), admin.close(deadline), probes?.close(deadline), picker?.close(deadline)]);
+      await Promise.all([ext.close(deadline), admin.close(deadline), probes?.close(deadline), picker?.close(deadline), admission?.close(deadline)]);
       await byDeadline(writers?.stop(), deadline);
       await byDeadline(source.stop(), deadline);
       await byDeadline(actuator.settle(), deadline);

@@ -35,6 +35,20 @@ const configSchema = z.strictObject({
       clientCAFile: z.string().default(''),
     }).prefault({}).superRefine(tlsComplete),
   }).prefault({}),
+  admission: z.strictObject({
+    // The mutating webhook for pod CREATE (docs/design.md#admission), on a TLS listener of its own; '' = off.
+    listen: hostPort.or(z.literal('')).default(''),
+    // A pod and its review: kube-apiserver takes no request over 3 MiB.
+    bodyLimitBytes: z.number().int().positive().default(4 * 1024 * 1024),
+    tls: z.strictObject({
+      certFile: z.string().default(''),
+      keyFile: z.string().default(''),
+    }).prefault({}),
+  }).prefault({}).superRefine((a, ctx) => {
+    if (a.listen && (!a.tls.certFile || !a.tls.keyFile)) {
+      ctx.addIssue({ code: 'custom', path: ['tls'], message: 'admission.listen needs admission.tls.certFile and keyFile: kube-apiserver calls webhooks over HTTPS only' });
+    }
+  }),
   admin: z.strictObject({
     listen: hostPort.default('127.0.0.1:9090'),
     // Health only, for kubelet probes on the pod IP; '' = no such listener.

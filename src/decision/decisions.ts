@@ -7,7 +7,7 @@ const SAMPLE = 20;
 /** One filter or prioritize answer, kept for /debug/decisions. */
 export interface DecisionRecord {
   at: string;
-  verb: 'filter' | 'prioritize' | 'preempt' | 'explain' | 'gate';
+  verb: 'filter' | 'prioritize' | 'preempt' | 'explain' | 'gate' | 'admission';
   mode: 'NodeNames' | 'Nodes';
   pod: string;
   uid: string;

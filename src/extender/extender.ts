@@ -1,6 +1,6 @@
 import { pendingPod, slimNode, unshared } from '../cluster/convert.js';
 import type { SlimPod } from '../cluster/objects.js';
-import { gateDecision, schedulableNodes, volumeStillMoving, type GateDecision } from '../placement/zoneGate.js';
+import { gateDecision, schedulableNodes, volumeStillMoving, type AdmissionDecision, type GateDecision } from '../placement/zoneGate.js';
 import { systemClock } from '../common/clock.js';
 import type { WorkloadKind } from '../cluster/kinds.js';
 import { pickPodsToRemove } from '../placement/downscale.js';
@@ -277,6 +277,33 @@ export function createExtender(deps: ExtenderDeps) {
       const gate = gateOf(decided);
       const d = gate.kind === 'zone' && decided.givenId !== undefined ? { ...gate, instanceId: decided.givenId } : gate;
       record(decision('gate', args, v, { outcome: d.kind === 'wait' ? 'waiting' : 'ungated' }));
+      return d;
+    },
+
+    /**
+     * The decision for a pod being created (docs/design.md#admission): written into it at once
+     * only when it reads no shared counter and can be made now (an ordinal's pin, in the Lease
+     * holder, no adaptive fallback to watch, no volume that may move); any other pod a policy
+     * covers gets the zone gate, and the keeper decides it. `dryRun`: nothing is reserved or written.
+     */
+    async decideAdmission(pod: SlimPod, o: { dryRun: boolean; leading: boolean }): Promise<AdmissionDecision> {
+      const args: ExtenderArgs = { Pod: { metadata: { name: pod.name, namespace: pod.namespace, uid: pod.uid } }, NodeNames: [] };
+      if (!source.ready()) return { kind: 'gate', why: source.synced() ? STALE : NOT_SYNCED };
+      const moving = volumeStillMoving(pod, source.snapshot);
+      if (moving) return { kind: 'gate', why: moving };
+      const nodes = resolved(schedulableNodes(source.snapshot));
+      const dry = core.decideNow(pod, nodes, { writesSpec: true });
+      if (!dry.verdict.managed) return { kind: 'as-is', why: dry.verdict.summary };
+      const ordinalPin = dry.model?.policy === 'zone-pin' && dry.model.seats === 'ordinal';
+      if (!ordinalPin) return { kind: 'gate', why: 'its decision reads counters shared with other pods: the zone gate keeper decides it' };
+      if (!o.leading) return { kind: 'gate', why: 'this replica does not hold the Lease: the zone gate keeper decides it' };
+      const first = gateDecision(dry.verdict, dry.input);
+      if (first.kind === 'wait' || (first.kind !== 'as-is' && first.fallback)) return { kind: 'gate', why: first.why };
+      if (o.dryRun) return first;
+      const decided = await core.decide(pod, nodes, { writesSpec: true, commit: (x) => gateDecision(x.verdict, x.input).kind === first.kind });
+      const d = gateDecision(decided.verdict, decided.input);
+      if (d.kind === 'wait') return { kind: 'gate', why: d.why };
+      record(decision('admission', args, decided.verdict, { outcome: 'admitted' }));
       return d;
     },
 

@@ -3,6 +3,8 @@ import type { Logger } from 'pino';
 import { isDnsLabel } from '../cluster/names.js';
 import { BadRequest, HttpError } from '../common/errors.js';
 import { releaseAfterLargeBody } from '../common/memory.js';
+import { admitPod, type AdmissionDeps } from '../admission/admission.js';
+import { parsePodCreate } from '../admission/review.js';
 import type { ExtenderService } from '../extender/extender.js';
 import { parseArgs, parseJson, type ExtenderArgs } from '../extender/wire/args.js';
 import { parsePickRequest } from '../extender/wire/picker.js';
@@ -12,7 +14,7 @@ import { requireAuthorization, type AdminAuthorizer } from './adminAuth.js';
 import { errorResponse, failWith } from './httpErrors.js';
 import { readBody } from './requestBody.js';
 
-type Verb = 'filter' | 'prioritize' | 'preempt' | 'downscale-pod-picker';
+type Verb = 'filter' | 'prioritize' | 'preempt' | 'downscale-pod-picker' | 'admission';
 
 export interface BodyLimits { bodyLimitBytes: number; pickerBodyLimitBytes: number }
 
@@ -94,4 +96,20 @@ export function pickerRoutes(ext: ExtenderService, metrics: Metrics, log: Logger
   if (auth) app.use('/v1/downscale-pod-picker/*', requireAuthorization(auth, 'post'));
   app.post(PICKER_PATH, pickerRoute(ext, metrics, limitBytes));
   return finish(app, [PICKER_PATH], 'this listener serves POST /v1/downscale-pod-picker/{namespace} only', log);
+}
+
+const ADMISSION_PATH = '/admission/pods';
+
+/**
+ * The admission listener (admission.listen, TLS): kube-apiserver's mutating webhook for pod
+ * CREATE (docs/design.md#admission). An error answers non-200, and the webhook's failurePolicy decides.
+ */
+export function admissionRoutes(deps: AdmissionDeps, metrics: Metrics, log: Logger, bodyLimitBytes: number): Hono {
+  const app = new Hono();
+  app.post(ADMISSION_PATH, verbRoute(metrics, 'admission', bodyLimitBytes, (text) => parsePodCreate(parseJson(text, 'AdmissionReview')), async (create, c) => {
+    const { answer, outcome } = await admitPod(create, deps);
+    if (outcome === 'gate' || outcome === 'as-is') metrics.decisions.inc({ verb: 'admission', outcome });
+    return c.json(answer);
+  }));
+  return finish(app, [ADMISSION_PATH], `this listener serves POST ${ADMISSION_PATH} only`, log);
 }
