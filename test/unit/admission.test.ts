@@ -83,7 +83,8 @@ describe('admission: the webhook route', () => {
   const setup = (leading = true) => {
     const preferences = { 'zonekeeper.io/zone-preferences': '{"zones":{"*":{"weight":1}}}' };
     const app = testApp(storeOf([...nodes(ZONES, 2), statefulSet('db', 3), ...deployment('web', 3, preferences), ...deployment('plain', 1)]));
-    const routes = admissionRoutes({ decide: (pod, o) => app.extender.decideAdmission(pod, o), leading: () => leading, gateEnabled: true, log: silent }, app.metrics, silent, 1 << 20);
+    const deps = { decide: app.extender.decideAdmission, leading: () => leading, gateEnabled: true, log: silent };
+    const routes = admissionRoutes(deps, app.metrics, silent, 1 << 20);
     const post = async (body: unknown) => {
       const res = await routes.request('/admission/pods', { method: 'POST', headers: { 'content-type': 'application/json' }, body: typeof body === 'string' ? body : JSON.stringify(body) });
       const json = await res.json() as Raw;
