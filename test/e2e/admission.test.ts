@@ -1,0 +1,117 @@
+// End-to-end: admission (docs/design.md#admission). kube-apiserver calls zonekeeper's mutating
+// webhook over TLS for every pod CREATE in a labelled namespace; no pod template carries a gate.
+// The default scheduler alone places the pods, from what admission wrote into them.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { ControlPlane, freePort, kubeVersions } from './controlPlane.js';
+import { eventually, Kube, type Obj } from './kube.js';
+import { addPools, PRODUCTION_POOLS, statefulSet, tearDown, zoneCounts } from './workloads.js';
+
+const ZONE = 'topology.kubernetes.io/zone';
+const ZONES = ['zone-a', 'zone-b', 'zone-c'];
+const NS = 'admitted';
+const OTHER = 'elsewhere';
+const container = { name: 'c', image: 'busybox', resources: { requests: { cpu: '10m' } } };
+
+/** A CA and a serving certificate for 127.0.0.1, as an operator (or cert-manager) would issue them. */
+function servingCertificate(dir: string): { certFile: string; keyFile: string; caBundle: string } {
+  const at = (f: string) => join(dir, f);
+  const ssl = (args: string[]) => execFileSync('openssl', args, { stdio: 'ignore' });
+  ssl(['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', at('ca.key'), '-out', at('ca.crt'), '-days', '1', '-subj', '/CN=zonekeeper-e2e-ca']);
+  ssl(['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', at('tls.key'), '-out', at('tls.csr'), '-subj', '/CN=zonekeeper-admission']);
+  writeFileSync(at('san.cnf'), 'subjectAltName=IP:127.0.0.1\n');
+  ssl(['x509', '-req', '-in', at('tls.csr'), '-CA', at('ca.crt'), '-CAkey', at('ca.key'), '-CAcreateserial', '-out', at('tls.crt'), '-days', '1', '-extfile', at('san.cnf')]);
+  return { certFile: at('tls.crt'), keyFile: at('tls.key'), caBundle: readFileSync(at('ca.crt')).toString('base64') };
+}
+
+/** The webhook as manifests/components/admission declares it, pointed at this process by URL. */
+const webhook = (port: number, caBundle: string): Obj => ({
+  apiVersion: 'admissionregistration.k8s.io/v1', kind: 'MutatingWebhookConfiguration', metadata: { name: 'zonekeeper' },
+  webhooks: [{
+    name: 'pods.zonekeeper.io', admissionReviewVersions: ['v1'], sideEffects: 'NoneOnDryRun', failurePolicy: 'Fail', timeoutSeconds: 5,
+    clientConfig: { url: `https://127.0.0.1:${port}/admission/pods`, caBundle },
+    rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], scope: 'Namespaced' }],
+    namespaceSelector: { matchLabels: { 'zonekeeper.io/admission': 'enabled' } },
+    // Only pods a controller owns: a bare pod, a static pod, a DaemonSet's never wait on zonekeeper.
+    matchConditions: [{ name: 'controller-owned', expression: "has(object.metadata.ownerReferences) && object.metadata.ownerReferences.exists(r, has(r.controller) && r.controller && r.kind != 'DaemonSet')" }],
+  }],
+});
+
+function deployment(name: string, replicas: number, annotations: Record<string, string>): Obj {
+  return {
+    apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name, namespace: NS, annotations },
+    spec: {
+      replicas, selector: { matchLabels: { app: name } },
+      template: { metadata: { labels: { app: name } }, spec: { terminationGracePeriodSeconds: 0, containers: [container] } },
+    },
+  };
+}
+
+for (const k of kubeVersions()) describe(`[${k.version}] admission: the zone written into the pod as it is created`, () => {
+  const cp = new ControlPlane(k.bin);
+  let kube: Kube;
+  let zones: Map<string, string>;
+  let config: Obj;
+
+  before(async () => {
+    const port = await freePort();
+    const tls = servingCertificate(cp.dir);
+    config = { admission: { listen: `127.0.0.1:${port}`, tls: { certFile: tls.certFile, keyFile: tls.keyFile } }, gate: { intervalSeconds: 1 } };
+    await cp.up([{ name: 'default-scheduler', extender: false }], config);
+    kube = new Kube(cp.api);
+    zones = await addPools(kube, PRODUCTION_POOLS);
+    await kube.create(webhook(port, tls.caBundle));
+    await kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS, labels: { 'zonekeeper.io/admission': 'enabled' } } });
+    await kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: OTHER } });
+  });
+  after(() => tearDown(cp));
+
+  const bound = (app: string, count: number) => kube.bound(NS, `app=${app}`, count, zones, 90_000);
+  const pods = (app: string) => kube.podsOf(NS, `app=${app}`);
+  const metric = async (labels: string) => {
+    const text = await (await fetch(`${cp.zonekeeper!.admin}/metrics`)).text();
+    const line = text.split('\n').find((l) => l.startsWith('zonekeeper_decisions_total{') && l.includes(labels));
+    return line ? Number(line.split(' ').pop()) : 0;
+  };
+
+  it('a StatefulSet with no gate in its template: each ordinal on its pin, written at creation; the pods never carried a gate', async () => {
+    await kube.create(statefulSet(NS, 'db', 6));
+    const placed = await bound('db', 6);
+    const list = await kube.frozenZones('apps/v1', 'StatefulSet', NS, 'db');
+    assert.deepEqual([...list].sort(), ['zone-a', 'zone-b', 'zone-c']);
+    for (const [pod, zone] of placed) assert.equal(zone, list[Number(pod.split('-').pop()) % 3], pod);
+    for (const p of await pods('db')) {
+      assert.equal(p.spec.nodeSelector?.[ZONE], placed.get(p.metadata.name), `${p.metadata.name}'s nodeSelector`);
+      assert.equal(p.spec.schedulingGates, undefined);
+    }
+    assert.ok(await metric('verb="admission",outcome="admitted"') >= 6, 'decided at admission, not by the keeper');
+  });
+
+  it('a Deployment with zone preferences (a shared count): admission adds the gate, the keeper decides, 2/2/2', async () => {
+    const before = await metric('verb="admission",outcome="gate"');
+    await kube.create(deployment('web', 6, { 'zonekeeper.io/zone-preferences': JSON.stringify({ zones: { '*': { weight: 1 } } }) }));
+    assert.equal(zoneCounts((await bound('web', 6)).values()), 'zone-a=2 zone-b=2 zone-c=2');
+    assert.ok(await metric('verb="admission",outcome="gate"') - before >= 6);
+    for (const p of await pods('web')) assert.ok(ZONES.includes(p.spec.nodeSelector?.[ZONE]), `${p.metadata.name} got its zone from the keeper`);
+  });
+
+  it('zonekeeper stopped: an opted-in pod is refused, naming zonekeeper, while another namespace creates at once; back: its layout is reached', async () => {
+    await cp.zonekeeper!.stop();
+    await kube.create(statefulSet(NS, 'late', 3));
+    const refusal = await eventually('FailedCreate naming the webhook', async () => {
+      const events = await kube.list('v1', 'Event', NS);
+      return events.find((e) => e.involvedObject?.name === 'late' && e.reason === 'FailedCreate')?.message as string | undefined;
+    }, 30_000);
+    assert.match(refusal, /pods\.zonekeeper\.io/);
+    assert.equal((await pods('late')).length, 0);
+    await kube.create(statefulSet(OTHER, 'free', 1));
+    await eventually('a pod in a namespace without the label', async () => (await kube.podsOf(OTHER, 'app=free')).length === 1, 30_000);
+    await cp.startZonekeeper(config);
+    const placed = await bound('late', 3);
+    const list = await kube.frozenZones('apps/v1', 'StatefulSet', NS, 'late');
+    for (const [pod, zone] of placed) assert.equal(zone, list[Number(pod.split('-').pop()) % 3], pod);
+  });
+});
