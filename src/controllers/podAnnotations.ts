@@ -100,15 +100,6 @@ export function podAnnotationController(
     if (ref) queue.addAfter(workloadKey(ref), GATHER_MS);
   });
 
-  return {
-    /** Starts (or, after stop, restarts: leadership comes and goes) with every workload queued. */
-    start: () => queue.start(),
-    /** No patch starts after this resolves. */
-    async stop() {
-      await queue.stop();
-      written.clear();
-    },
-    /** Resolves once the workloads queued so far are reconciled. */
-    idle: () => queue.idle(),
-  };
+  // Starts (or, after stop, restarts: leadership comes and goes) with every workload queued; no patch starts after stop resolves.
+  return queue.controller(() => written.clear());
 }

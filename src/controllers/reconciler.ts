@@ -29,6 +29,8 @@ export interface Reconciler extends Pick<WorkQueue, 'add' | 'addAfter' | 'forget
   start(): void;
   /** Stops taking keys; resolves once the keys in hand are done. */
   stop(): Promise<void>;
+  /** What a controller shows main and its tests: start, stop (then `forget` what it kept), idle. */
+  controller(forget?: () => void): { start(): void; stop(): Promise<void>; idle(): Promise<void> };
 }
 
 export function reconciler(spec: ReconcilerSpec): Reconciler {
@@ -46,7 +48,7 @@ export function reconciler(spec: ReconcilerSpec): Reconciler {
     cancel = clock.after(ready ? spec.resyncMs : (spec.notReadyMs ?? 1000), resync);
   }
 
-  return {
+  const self: Reconciler = {
     add: (key) => { if (started) queue.add(key); },
     addAfter: (key, ms) => { if (started) queue.addAfter(key, ms); },
     forget: queue.forget,
@@ -65,5 +67,14 @@ export function reconciler(spec: ReconcilerSpec): Reconciler {
       cancel = undefined;
       await queue.shutDown();
     },
+    controller: (forget) => ({
+      start: () => self.start(),
+      async stop() {
+        await self.stop();
+        forget?.();
+      },
+      idle: () => queue.idle(),
+    }),
   };
+  return self;
 }

@@ -92,13 +92,5 @@ export function workloadSpreadStatusController(
     for (const ws of source.snapshot.workloadSpreads(pod.namespace)) queue.addAfter(`${ws.namespace}/${ws.name}`, GATHER_MS);
   });
 
-  return {
-    start: () => queue.start(),
-    async stop() {
-      await queue.stop();
-      written.clear();
-    },
-    /** Resolves once the WorkloadSpreads queued so far are reconciled. */
-    idle: () => queue.idle(),
-  };
+  return queue.controller(() => written.clear());
 }

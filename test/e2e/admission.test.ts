@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { ControlPlane, freePort, kubeVersions } from './controlPlane.js';
 import { eventually, Kube, type Obj } from './kube.js';
-import { addPools, PRODUCTION_POOLS, statefulSet, tearDown, zoneCounts } from './workloads.js';
+import { addPools, assertOnPins, PRODUCTION_POOLS, statefulSet, tearDown, zoneCounts } from './workloads.js';
 
 const ZONE = 'topology.kubernetes.io/zone';
 const ZONES = ['zone-a', 'zone-b', 'zone-c'];
@@ -79,14 +79,7 @@ for (const k of kubeVersions()) describe(`[${k.version}] admission: the zone wri
 
   it('a StatefulSet with no gate in its template: each ordinal on its pin, written at creation; the pods never carried a gate', async () => {
     await kube.create(statefulSet(NS, 'db', 6));
-    const placed = await bound('db', 6);
-    const list = await kube.frozenZones('apps/v1', 'StatefulSet', NS, 'db');
-    assert.deepEqual([...list].sort(), ['zone-a', 'zone-b', 'zone-c']);
-    for (const [pod, zone] of placed) assert.equal(zone, list[Number(pod.split('-').pop()) % 3], pod);
-    for (const p of await pods('db')) {
-      assert.equal(p.spec.nodeSelector?.[ZONE], placed.get(p.metadata.name), `${p.metadata.name}'s nodeSelector`);
-      assert.equal(p.spec.schedulingGates, undefined);
-    }
+    await assertOnPins(kube, NS, 'db', await bound('db', 6));
     assert.ok(await metric('verb="admission",outcome="admitted"') >= 6, 'decided at admission, not by the keeper');
   });
 

@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { parseAllDocuments } from 'yaml';
 import { ControlPlane, kubeVersions } from './controlPlane.js';
 import { eventually, Kube, type Obj } from './kube.js';
-import { addPools, PRODUCTION_POOLS, preBoundVolume, statefulSet as sharedStatefulSet, tearDown, zoneCounts } from './workloads.js';
+import { addPools, assertOnPins, PRODUCTION_POOLS, preBoundVolume, statefulSet as sharedStatefulSet, tearDown, zoneCounts } from './workloads.js';
 
 const GATE = { schedulingGates: [{ name: 'zonekeeper.io/zone' }] };
 const OVERLAY = new URL('../../manifests/overlays/gate-only', import.meta.url).pathname;
@@ -54,14 +54,7 @@ for (const k of kubeVersions()) describe(`[${k.version}] the zone gate with the 
 
   it('a gated StatefulSet: every ordinal on its pin (ordinal i in L[i mod 3]), the zone written into its nodeSelector and the gate gone', async () => {
     await kube.create(statefulSet(NS, 'db', 6));
-    const placed = await bound('db', 6);
-    const list = await kube.frozenZones('apps/v1', 'StatefulSet', NS, 'db');
-    assert.deepEqual([...list].sort(), ['zone-a', 'zone-b', 'zone-c']);
-    for (const [pod, zone] of placed) assert.equal(zone, list[Number(pod.split('-').pop()) % 3], pod);
-    for (const p of await pods('db')) {
-      assert.equal(p.spec.nodeSelector?.[ZONE], placed.get(p.metadata.name), `${p.metadata.name}'s nodeSelector`);
-      assert.equal(p.spec.schedulingGates, undefined);
-    }
+    await assertOnPins(kube, NS, 'db', await bound('db', 6));
   });
 
   it('a bound volume decides before the pin: every pod with its PV in zone-c lands in zone-c', async () => {

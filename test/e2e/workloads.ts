@@ -1,4 +1,5 @@
 // Workloads the e2e suites create, as a user would write them.
+import assert from 'node:assert/strict';
 import type { ControlPlane } from './controlPlane.js';
 import { Kube, type Obj } from './kube.js';
 
@@ -99,4 +100,18 @@ export function zoneCounts(zones: Iterable<string>): string {
   const counts = new Map<string, number>();
   for (const z of zones) counts.set(z, (counts.get(z) ?? 0) + 1);
   return [...counts].sort(([a], [b]) => a.localeCompare(b)).map(([z, n]) => `${z}=${n}`).join(' ');
+}
+
+/**
+ * A StatefulSet's pods each on its ordinal's pin (ordinal i in L[i mod 3], L frozen on it), the
+ * zone in its nodeSelector and no gate left: what the gate and admission both write.
+ */
+export async function assertOnPins(kube: Kube, namespace: string, name: string, placed: Map<string, string>): Promise<void> {
+  const list = await kube.frozenZones('apps/v1', 'StatefulSet', namespace, name);
+  assert.deepEqual([...list].sort(), ['zone-a', 'zone-b', 'zone-c']);
+  for (const [pod, zone] of placed) assert.equal(zone, list[Number(pod.split('-').pop()) % 3], pod);
+  for (const p of await kube.podsOf(namespace, `app=${name}`)) {
+    assert.equal(p.spec.nodeSelector?.['topology.kubernetes.io/zone'], placed.get(p.metadata.name), `${p.metadata.name}'s nodeSelector`);
+    assert.equal(p.spec.schedulingGates, undefined);
+  }
 }
