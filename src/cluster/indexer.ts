@@ -1,20 +1,32 @@
 // client-go's tools/cache Indexer: objects by the key a KeyFunc gives, and named indexes over
 // them, each a function from an object to its one index value (or none), kept as objects come
-// and go. What the store holds of every kind is one of these.
+// and go. What the store holds of every kind is one of these. A unique index (a pod's UID)
+// maps a value to its one object: no bucket per object (a Map each: 185 bytes a pod).
 
 const NONE: Iterable<never> = [];
 
-export class Indexer<T, I extends string = string> {
+export class Indexer<T, I extends string = string, U extends string = never> {
   private readonly items = new Map<string, T>();
   private readonly names: readonly I[];
   private readonly funcs: readonly ((obj: T) => string | undefined)[];
   /** Per index (in `names` order): value → key → object. */
   private readonly indices: Map<string, Map<string, T>>[];
+  private readonly uniqueNames: readonly U[];
+  private readonly uniqueFuncs: readonly ((obj: T) => string)[];
+  /** Per unique index: value → object. */
+  private readonly uniques: Map<string, T>[];
 
-  constructor(readonly keyOf: (obj: T) => string, indexers: Readonly<Record<I, (obj: T) => string | undefined>> = {} as Record<I, never>) {
+  constructor(
+    readonly keyOf: (obj: T) => string,
+    indexers: Readonly<Record<I, (obj: T) => string | undefined>> = {} as Record<I, never>,
+    unique: Readonly<Record<U, (obj: T) => string>> = {} as Record<U, never>,
+  ) {
     this.names = Object.keys(indexers) as I[];
     this.funcs = this.names.map((n) => indexers[n]);
     this.indices = this.names.map(() => new Map());
+    this.uniqueNames = Object.keys(unique) as U[];
+    this.uniqueFuncs = this.uniqueNames.map((n) => unique[n]);
+    this.uniques = this.uniqueNames.map(() => new Map());
   }
 
   get size(): number { return this.items.size; }
@@ -28,6 +40,7 @@ export class Indexer<T, I extends string = string> {
     const old = this.items.get(key);
     if (old !== undefined) this.unindex(key, old);
     this.items.set(key, obj);
+    for (let i = 0; i < this.uniqueFuncs.length; i++) this.uniques[i]!.set(this.uniqueFuncs[i]!(obj), obj);
     for (let i = 0; i < this.funcs.length; i++) {
       const value = this.funcs[i]!(obj);
       if (value === undefined) continue;
@@ -53,10 +66,15 @@ export class Indexer<T, I extends string = string> {
     return this.indices[this.names.indexOf(name)]!.get(value)?.values() ?? NONE;
   }
 
-  /** The one object whose index `name` gives `value` (a unique index: a pod's UID). */
+  /** The first object whose index `name` gives `value`. */
   first(name: I, value: string): T | undefined {
     const bucket = this.indices[this.names.indexOf(name)]!.get(value);
     return bucket ? bucket.values().next().value : undefined;
+  }
+
+  /** The object whose unique index `name` gives `value`. */
+  byUnique(name: U, value: string): T | undefined {
+    return this.uniques[this.uniqueNames.indexOf(name)]!.get(value);
   }
 
   /** The values index `name` holds objects under. */
@@ -65,6 +83,10 @@ export class Indexer<T, I extends string = string> {
   }
 
   private unindex(key: string, obj: T): void {
+    for (let i = 0; i < this.uniqueFuncs.length; i++) {
+      const value = this.uniqueFuncs[i]!(obj);
+      if (this.uniques[i]!.get(value) === obj) this.uniques[i]!.delete(value);
+    }
     for (let i = 0; i < this.funcs.length; i++) {
       const value = this.funcs[i]!(obj);
       if (value === undefined) continue;

@@ -58,11 +58,10 @@ function reshaped(before: SlimNode | undefined, after: SlimNode | undefined): bo
  */
 export class ClusterStore implements Snapshot {
   private readonly nodeSlots = new NodeSlots();
-  private readonly pods = new Indexer<SlimPod, 'uid' | 'owner' | 'node'>((p) => nsKey(p.namespace, p.name), {
-    uid: (p) => p.uid,
+  private readonly pods = new Indexer<SlimPod, 'owner' | 'node', 'uid'>((p) => nsKey(p.namespace, p.name), {
     owner: (p) => p.owner && ownerKey(p.owner.kind, p.namespace, p.owner.name),
     node: (p) => p.nodeName || undefined,
-  });
+  }, { uid: (p) => p.uid });
 
   private readonly seatedByOwner = new Map<string, Map<string, number>>();
   private readonly pvs = new Indexer<SlimPV, 'claim'>((v) => v.name, { claim: (v) => v.claim && nsKey(v.claim.namespace, v.claim.name) });
@@ -154,7 +153,7 @@ export class ClusterStore implements Snapshot {
   private kindEntries(): Map<KindName, KindEntry> {
     const entries = new Map<KindName, KindEntry>();
     /** A kind kept in `indexer`, with what a change of one of its objects sets off. */
-    const kept = <T>(indexer: Indexer<T, string>, changed: (now: T | undefined, old: T | undefined) => void = () => {}): KindEntry => ({
+    const kept = <T>(indexer: Indexer<T, string, string>, changed: (now: T | undefined, old: T | undefined) => void = () => {}): KindEntry => ({
       upsert: (obj) => changed(obj as T, indexer.upsert(obj as T)),
       delete: (key) => {
         const old = indexer.delete(key);
@@ -328,7 +327,7 @@ export class ClusterStore implements Snapshot {
   }
 
   pod(namespace: string, name: string) { return this.pods.get(nsKey(namespace, name)); }
-  podByUid(uid: string) { return this.pods.first('uid', uid); }
+  podByUid(uid: string) { return this.pods.byUnique('uid', uid); }
   podsOwnedBy(kind: string, namespace: string, name: string): Iterable<SlimPod> {
     return this.pods.byIndex('owner', ownerKey(kind, namespace, name));
   }

@@ -10,7 +10,7 @@ interface Item { ns: string; name: string; node?: string }
 
 describe('indexer (client-go tools/cache)', () => {
   it('keeps each object under its key and named indexes; a replace moves it between buckets; a delete empties them', () => {
-    const ix = new Indexer<Item, 'node' | 'ns'>((o) => `${o.ns}/${o.name}`, { node: (o) => o.node, ns: (o) => o.ns });
+    const ix = new Indexer<Item, 'node' | 'ns', 'id'>((o) => `${o.ns}/${o.name}`, { node: (o) => o.node, ns: (o) => o.ns }, { id: (o) => `id-${o.name}-${o.ns}` });
     ix.upsert({ ns: 'a', name: 'p1', node: 'n1' });
     ix.upsert({ ns: 'a', name: 'p2', node: 'n1' });
     ix.upsert({ ns: 'b', name: 'p1' });
@@ -24,6 +24,8 @@ describe('indexer (client-go tools/cache)', () => {
     assert.equal(ix.delete('a/p2'), undefined);
     assert.deepEqual([...ix.indexValues('node')], ['n2'], 'an empty bucket is dropped');
     assert.equal(ix.size, 2);
+    assert.equal(ix.byUnique('id', 'id-p1-a')?.node, 'n2', 'a unique index follows the replace');
+    assert.equal(ix.byUnique('id', 'id-p2-a'), undefined, 'and the delete');
   });
 
   it('the store: keys and counts per kind, pods by owner, node and UID, ReplicaSets by Deployment', () => {
