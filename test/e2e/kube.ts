@@ -9,9 +9,9 @@ const PLURALS: Record<string, string> = {
   Namespace: 'namespaces', WorkloadSpread: 'workloadspreads', CustomResourceDefinition: 'customresourcedefinitions', Event: 'events',
   CloneSet: 'clonesets', ServiceAccount: 'serviceaccounts', ClusterRole: 'clusterroles', ClusterRoleBinding: 'clusterrolebindings',
   PodDisruptionBudget: 'poddisruptionbudgets', PriorityClass: 'priorityclasses', ConfigMap: 'configmaps', Job: 'jobs',
-  NodePool: 'nodepools', KWOKNodeClass: 'kwoknodeclasses',
+  NodePool: 'nodepools', KWOKNodeClass: 'kwoknodeclasses', MutatingWebhookConfiguration: 'mutatingwebhookconfigurations',
 };
-const CLUSTER_SCOPED = new Set(['Node', 'PersistentVolume', 'StorageClass', 'Namespace', 'CustomResourceDefinition', 'ClusterRole', 'ClusterRoleBinding', 'PriorityClass', 'NodePool', 'KWOKNodeClass']);
+const CLUSTER_SCOPED = new Set(['Node', 'PersistentVolume', 'StorageClass', 'Namespace', 'CustomResourceDefinition', 'ClusterRole', 'ClusterRoleBinding', 'PriorityClass', 'NodePool', 'KWOKNodeClass', 'MutatingWebhookConfiguration']);
 
 export function pathOf(apiVersion: string, kind: string, namespace?: string, name?: string): string {
   const base = apiVersion.includes('/') ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
