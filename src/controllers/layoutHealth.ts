@@ -6,7 +6,7 @@ import { ownedThrough, workloadKindNamed } from '../cluster/kinds.js';
 import { byRisk, workloadHealth, type WorkloadHealth } from '../placement/health.js';
 import { workloadModel } from '../placement/model.js';
 import type { DecisionState } from '../placement/policy.js';
-import { changedWorkloadKey, resolveWorkload, workloadKey } from '../placement/workload.js';
+import { changedWorkloadKey, resolveWorkload, workloadByKey, workloadKey } from '../placement/workload.js';
 import { systemClock, type Timers } from '../common/clock.js';
 import { reconciler } from './reconciler.js';
 
@@ -114,12 +114,10 @@ export function healthTracker(
   }
 
   function one(key: string): WorkloadHealth | undefined {
-    const [namespace, kindText, name] = key.split('/');
-    const kind = workloadKindNamed(kindText ?? '');
     const snapshot = source.snapshot;
-    const w = kind && snapshot.workload(kind, namespace!, name!);
-    if (!w || !kind) return undefined;
-    const model = workloadModel({ kind, namespace: namespace!, name: name! }, w, snapshot, state.settings, state);
+    const w = workloadByKey(snapshot, key);
+    if (!w) return undefined;
+    const model = workloadModel({ kind: w.kind, namespace: w.namespace, name: w.name }, w, snapshot, state.settings, state);
     return model.policy === 'none' ? undefined : workloadHealth(model, w, snapshot, state, healthOptions());
   }
 

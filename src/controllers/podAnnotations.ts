@@ -1,13 +1,13 @@
 import type { Logger } from 'pino';
 import { statusMessage, type ApiClient } from '../cluster/apiClient.js';
-import { objectPath, ownedThrough, POD_KIND, workloadKindNamed } from '../cluster/kinds.js';
+import { objectPath, ownedThrough, POD_KIND } from '../cluster/kinds.js';
 import type { SlimPod, SlimWorkload } from '../cluster/objects.js';
 import type { Snapshot } from '../cluster/store.js';
 import type { SnapshotSource } from '../cluster/source.js';
 import { sleepOn, systemClock, type Timers } from '../common/clock.js';
 import { tokenBucket } from '../common/tokenBucket.js';
 import type { Metrics } from '../metrics/metrics.js';
-import { resolveWorkload, workloadKey } from '../placement/workload.js';
+import { resolveWorkload, workloadByKey, workloadKey } from '../placement/workload.js';
 import { reconciler } from './reconciler.js';
 
 export interface PacingOptions {
@@ -56,10 +56,8 @@ export function podAnnotationController(
 
   /** Writes the values of one workload's pods that differ from the cache. */
   async function reconcile(key: string): Promise<void> {
-    const [namespace, kindText, name] = key.split('/');
-    const kind = workloadKindNamed(kindText ?? '');
     const snapshot = source.snapshot;
-    const w = kind && snapshot.workload(kind, namespace!, name!);
+    const w = workloadByKey(snapshot, key);
     if (!w) return;
     for (const { pod, value } of [...annotator.desired(snapshot, w)]) {
       if (!queue.running()) return;

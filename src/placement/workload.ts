@@ -1,6 +1,6 @@
 import { ANNOTATION } from '../cluster/annotations.js';
 import { holdsSeat, MAX_INDEX, type SlimPod, type SlimWorkload } from '../cluster/objects.js';
-import { ownedThrough, workloadKindSpec } from '../cluster/kinds.js';
+import { ownedThrough, workloadKindNamed, workloadKindSpec } from '../cluster/kinds.js';
 import type { Snapshot } from '../cluster/store.js';
 
 /** The workload a pod belongs to: a Deployment through its ReplicaSet, or the owner itself. */
@@ -19,6 +19,13 @@ export interface ResolvedWorkload {
 }
 
 export const workloadKey = (r: WorkloadRef) => `${r.namespace}/${r.kind}/${r.name}`;
+
+/** The cached workload a `workloadKey` names, or undefined (gone, or a kind zonekeeper does not cache). */
+export function workloadByKey(snapshot: Snapshot, key: string): SlimWorkload | undefined {
+  const [namespace, kindText, name] = key.split('/');
+  const kind = workloadKindNamed(kindText ?? '');
+  return kind && snapshot.workload(kind, namespace!, name!);
+}
 
 /** The workload a cached workload's change belongs to: a Deployment's ReplicaSet (a rollout) is its Deployment's. */
 export const changedWorkloadKey = (w: WorkloadRef & { owner?: { kind: string; name: string } | undefined }) =>
