@@ -138,7 +138,7 @@ export async function startServer(config: Config, choice: SourceChoice, log: Log
   }
   if (config.workloadSpread.writeStatus && api) {
     controllers.push(workloadSpreadStatusController(api, source, { ...config.placement }, extender.state.reservations, { record: actuator.recordEvent },
-      { intervalSeconds: config.workloadSpread.statusIntervalSeconds }, log, metrics, lists));
+      { intervalSeconds: config.workloadSpread.statusIntervalSeconds, patchesApplied: !!config.admission.listen }, log, metrics, lists));
   }
   // Health is kept in every replica (metrics, the page); only the Lease's holder records its Events.
   const layoutHealth = healthTracker(source, extender.state, actuator.recordEvent, config.health, log);
@@ -149,7 +149,7 @@ export async function startServer(config: Config, choice: SourceChoice, log: Log
   const gate = config.gate.enabled && api
     ? zoneGateKeeper({
         api, source, decide: (pod) => extender.decideGate(pod), skipForSuccessor: (fb) => extender.state.gateFallback(fb),
-        events: { record: actuator.recordEvent }, opts: config.gate, log, metrics,
+        events: { record: actuator.recordEvent }, subsetPatchesOwned: config.workloadSpread.writeStatus, opts: config.gate, log, metrics,
       }) : undefined;
   if (gate) controllers.push(gate);
   if (config.rebalance.enabled && !api) log.warn('rebalance needs a cluster to evict in; off for a file source');
@@ -171,9 +171,12 @@ export async function startServer(config: Config, choice: SourceChoice, log: Log
   const picker = config.picker.listen
     ? await listen(pickerRoutes(extender, metrics, log, config.extender.pickerBodyLimitBytes, pickerAuth), config.picker.listen, { tls: config.picker.tls, limits, onConnection: () => metrics.connections.inc({ listener: 'picker' }) })
     : undefined;
+  const admissionDeps = {
+    decide: extender.decideAdmission, leading: () => lead.holds, gateEnabled: !!gate, applySubsetPatches: config.workloadSpread.writeStatus, log,
+  };
   const admission = config.admission.listen
-    ? await listen(admissionRoutes({ decide: (pod, o) => extender.decideAdmission(pod, o), leading: () => lead.holds, gateEnabled: !!gate, log }, metrics, log,
-        config.admission.bodyLimitBytes), config.admission.listen, { tls: { ...config.admission.tls, clientCAFile: '' }, limits, onConnection: () => metrics.connections.inc({ listener: 'admission' }) })
+    ? await listen(admissionRoutes(admissionDeps, metrics, log, config.admission.bodyLimitBytes), config.admission.listen,
+        { tls: { ...config.admission.tls, clientCAFile: '' }, limits, onConnection: () => metrics.connections.inc({ listener: 'admission' }) })
     : undefined;
   log.info({ admission: admission?.url, extender: ext.url, admin: admin.url, page: new URL('/ui', admin.url).href, probes: probes?.url, picker: picker?.url, adminAuthorization: config.admin.authorization, source: source.describe() }, 'zonekeeper serving');
   return {

@@ -1,8 +1,11 @@
+import { randomInt } from 'node:crypto';
 import type { Logger } from 'pino';
 import { slimPod, unshared } from '../cluster/convert.js';
 import type { SlimPod } from '../cluster/objects.js';
-import { admissionPatch, type AdmissionDecision } from '../placement/zoneGate.js';
-import { allowed, type PodCreate } from './review.js';
+import { ADMITTED_UID_PREFIX } from '../placement/reservations.js';
+import { subsetPatched } from '../placement/subsetPatch.js';
+import { admissionPatch, type AdmissionDecision, type JsonPatchOp } from '../placement/zoneGate.js';
+import { allowed, denied, type PodCreate } from './review.js';
 
 // The third transport (docs/design.md#admission): a pod CREATE decoded, decided by the core
 // (through ExtenderService.decideAdmission), and the decision written into the pod as it is
@@ -14,19 +17,46 @@ export interface AdmissionDeps {
   leading(): boolean;
   /** The gate keeper runs: a pod admission does not decide may be gated for it. */
   gateEnabled: boolean;
+  /** zonekeeper owns WorkloadSpreads (workloadSpread.writeStatus, no OpenKruise): admission applies subsets' patches. */
+  applySubsetPatches: boolean;
   log: Logger;
 }
 
 /** What admission answers for one pod CREATE, and what it decided (metrics, logs). */
-export async function admitPod(create: PodCreate, deps: AdmissionDeps): Promise<{ answer: object; outcome: AdmissionDecision['kind'] }> {
-  const raw = { ...create.object, metadata: { ...create.object.metadata, namespace: create.namespace } };
-  // The pod has no UID yet: the review's names it in the decision and its reservation.
-  const pod = { ...slimPod(raw, unshared), uid: create.uid };
+export type Admitted = { answer: object; outcome: AdmissionDecision['kind'] | 'refused' };
+
+/** kube-apiserver's name generator (SimpleNameGenerator): the base cut to 58 characters and 5 of these. */
+const NAME_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
+function generatedName(base: string): string {
+  let out = base.slice(0, 58);
+  for (let i = 0; i < 5; i++) out += NAME_ALPHABET[randomInt(NAME_ALPHABET.length)];
+  return out;
+}
+
+export async function admitPod(create: PodCreate, deps: AdmissionDeps): Promise<Admitted> {
+  const metadata = { ...create.object.metadata, namespace: create.namespace };
+  const naming: JsonPatchOp[] = [];
+  // A pod named by generateName has no name yet: named here, as the API server would, so that its
+  // reservation, its instance ID and its subset's entry hold a name the stored pod will have.
+  if (!metadata.name && typeof metadata.generateName === 'string' && metadata.generateName) {
+    metadata.name = generatedName(metadata.generateName);
+    naming.push({ op: 'add', path: '/metadata/name', value: metadata.name });
+  }
+  const raw = { ...create.object, metadata };
+  // No UID yet: the review's, marked, names it until the watch shows the stored pod (decision/reservations.ts).
+  const pod = { ...slimPod(raw, unshared), uid: `${ADMITTED_UID_PREFIX}${create.uid}` };
   const d = await deps.decide(pod, { dryRun: create.dryRun, leading: deps.leading() });
+  const subsetPatch = d.kind === 'subset' && deps.applySubsetPatches ? d.patch : undefined;
   if (d.kind === 'gate') {
     if (!deps.gateEnabled) return { answer: allowed(create.uid, [], [`zonekeeper: not placed at creation (${d.why}); gate.enabled is false, so the extender's filter decides`]), outcome: d.kind };
-    return { answer: allowed(create.uid, admissionPatch(raw, 'gate')), outcome: d.kind };
+    return { answer: allowed(create.uid, [...naming, ...admissionPatch(raw, 'gate')]), outcome: d.kind };
   }
-  deps.log.debug({ pod: `${pod.namespace}/${pod.name || raw.metadata?.generateName || ''}`, decision: d.kind, zone: d.kind === 'zone' ? d.zone : undefined }, 'decided at admission');
-  return { answer: allowed(create.uid, admissionPatch(raw, d)), outcome: d.kind };
+  deps.log.debug({ pod: `${pod.namespace}/${pod.name}`, decision: d.kind, zone: d.kind === 'zone' ? d.zone : undefined }, 'decided at admission');
+  if (d.kind !== 'subset' || !subsetPatch) return { answer: allowed(create.uid, [...naming, ...admissionPatch(raw, d)]), outcome: d.kind };
+  // The subset's patch first, then its terms, as OpenKruise's webhook injects them.
+  const patched = subsetPatched(raw, subsetPatch);
+  if (patched.error !== undefined) {
+    return { answer: denied(create.uid, `zonekeeper: WorkloadSpread ${pod.namespace}/${d.workloadSpread} subset ${d.subset}: its patch cannot be applied: ${patched.error}`), outcome: 'refused' };
+  }
+  return { answer: allowed(create.uid, [...naming, ...patched.ops, ...admissionPatch(patched.pod, d)]), outcome: d.kind };
 }

@@ -52,3 +52,8 @@ export function allowed(uid: string, patch: readonly JsonPatchOp[], warnings: re
     },
   };
 }
+
+/** Refused: the API server fails the CREATE with `message` (the pod's controller retries). */
+export function denied(uid: string, message: string): object {
+  return { apiVersion: API_VERSION, kind: 'AdmissionReview', response: { uid, allowed: false, status: { code: 422, message } } };
+}

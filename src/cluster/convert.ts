@@ -342,7 +342,8 @@ export function slimWorkloadSpread(o: Raw): SlimWorkloadSpread {
     simulationSchedule: strategy.adaptive?.disableSimulationSchedule !== true,
     apiVersion: str(o.apiVersion, 'apps.kruise.io/v1alpha1'),
     generation: typeof o.metadata?.generation === 'number' ? o.metadata.generation : 0,
-    patchedSubsets: subsets.filter((s) => s?.patch && typeof s.patch === 'object' && Object.keys(s.patch).length > 0).map((s) => str(s.name)),
+    patches: new Map(subsets.filter((s) => s?.patch && typeof s.patch === 'object' && !Array.isArray(s.patch) && Object.keys(s.patch).length > 0)
+      .map((s) => [str(s.name), s.patch])),
     statusDigest: digestOf(o.status),
   };
 }

@@ -188,8 +188,8 @@ export interface SlimWorkloadSpread {
   simulationSchedule: boolean;
   apiVersion: string;
   generation: number;
-  /** Subsets with a `patch`, which zonekeeper does not apply (OpenKruise's webhook does). */
-  patchedSubsets: string[];
+  /** Subsets' `patch`es by subset name: applied at admission when zonekeeper owns WorkloadSpreads (no OpenKruise), else by OpenKruise's webhook. */
+  patches: ReadonlyMap<string, Readonly<Record<string, unknown>>>;
   /** The status fields zonekeeper writes, as the object has them (statusDigest). */
   statusDigest: string;
 }

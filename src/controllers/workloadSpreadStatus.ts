@@ -13,6 +13,8 @@ import { reconciler } from './reconciler.js';
 
 export interface StatusOptions {
   intervalSeconds: number;
+  /** Admission applies subsets' patches (docs/design.md#admission): nothing to warn about. */
+  patchesApplied: boolean;
 }
 
 /** How long a WorkloadSpread waits after a pod change of its namespace, gathering a burst, before its status is reconciled. */
@@ -20,8 +22,8 @@ const GATHER_MS = 500;
 
 /**
  * Standalone mode (no OpenKruise controller, workloadSpread.writeStatus): the leader keeps each
- * WorkloadSpread's status as Kruise's controller would, through the status subresource, and
- * warns once per generation that a subset's `patch` is not applied (docs/design.md#workloadspread).
+ * WorkloadSpread's status as Kruise's controller would, through the status subresource, and,
+ * without admission, warns once per generation that a subset's `patch` is not applied (docs/design.md#workloadspread).
  * On the work queue by WorkloadSpread: a pod change queues those of its namespace, and all are
  * queued every `intervalSeconds`. Writes only what differs from the cached status.
  */
@@ -69,11 +71,11 @@ export function workloadSpreadStatusController(
       written.delete(key);
       return;
     }
-    if (ws.patchedSubsets.length > 0 && !warned.has(`${ws.uid}/${ws.generation}`)) {
+    if (!opts.patchesApplied && ws.patches.size > 0 && !warned.has(`${ws.uid}/${ws.generation}`)) {
       if (warned.size >= 10_000) warned.clear();
       warned.add(`${ws.uid}/${ws.generation}`);
       events.record(ws, 'Warning', 'SubsetPatchIgnored',
-        `subsets ${ws.patchedSubsets.join(', ')} have a patch: zonekeeper places pods in subsets but does not patch them (OpenKruise's webhook does)`);
+        `subsets ${[...ws.patches.keys()].join(', ')} have a patch: zonekeeper applies subset patches only at admission (admission.listen), which is off`);
     }
     const status = workloadSpreadStatus(ws, snapshot, settings, reservations, lists);
     if (!status) return;

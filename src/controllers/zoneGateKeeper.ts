@@ -30,6 +30,8 @@ export interface GateKeeperDeps {
   /** A pod given `fb` was deleted for not being scheduled in time: its successor skips what it was given. */
   skipForSuccessor(fb: GateFallback): void;
   events: Pick<EventRecorder, 'record'>;
+  /** zonekeeper owns WorkloadSpreads (no OpenKruise): a subset's patch this keeper cannot apply is reported. */
+  subsetPatchesOwned?: boolean;
   opts: GateOptions;
   log: Logger;
   metrics: Metrics;
@@ -164,6 +166,9 @@ export function zoneGateKeeper(deps: GateKeeperDeps) {
     if (liftedSince++ === 0) clock.after(1000, reportLifted);
     log.debug({ pod: `${cached.namespace}/${cached.name}`, decision: d.kind, zone: d.kind === 'zone' ? d.zone : undefined, subset: d.kind === 'subset' ? d.subset : undefined }, 'zone gate lifted');
     if (d.kind === 'as-is') events.record(cached, 'Normal', 'ZoneGateLifted', `zonekeeper lifted the gate without a zone: ${d.why}`);
+    if (d.kind === 'subset' && d.patch && deps.subsetPatchesOwned) {
+      events.record(cached, 'Warning', 'SubsetPatchNotApplied', `WorkloadSpread ${d.workloadSpread} subset ${d.subset}: its patch was not applied (only admission can, at creation; this pod was gated then)`);
+    }
     if (r.unwritable) events.record(cached, 'Warning', 'ZoneGateLifted', `zonekeeper lifted the gate but could not write ${d.kind === 'zone' ? d.zone : 'the zone'}: ${r.unwritable}`);
   }
 

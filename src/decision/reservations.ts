@@ -1,6 +1,6 @@
 import { ExpiringMap } from '../common/expiringMap.js';
 import { systemClock, type Clock } from '../common/clock.js';
-import type { Reservation, ReservationView } from '../placement/reservations.js';
+import { ADMITTED_UID_PREFIX, type Reservation, type ReservationView } from '../placement/reservations.js';
 
 const bytesOf = (r: Reservation) => 96 + r.uid.length + r.pod.length + r.workload.length + (r.zone?.length ?? 0) + (r.subset?.length ?? 0);
 
@@ -9,11 +9,14 @@ export class Reservations implements ReservationView {
   private readonly byUid: ExpiringMap<string, Reservation>;
   /** Pod UIDs by workload, kept as entries leave: a decision reads its workload's, not all. */
   private readonly byWorkload = new Map<string, Set<string>>();
+  /** Reservations made at admission, before the pod had a UID: by `namespace/name`, until the watch shows it. */
+  private readonly admitted = new Map<string, string>();
 
   constructor(ttlSeconds: number, clock: Clock = systemClock, max = 100_000, maxBytes = 32 * 1024 * 1024) {
     this.byUid = new ExpiringMap({
       ttlMs: ttlSeconds * 1000, max, maxBytes, sizeOf: bytesOf, clock,
       onDrop: (uid, r) => {
+        if (this.admitted.get(r.pod) === uid) this.admitted.delete(r.pod);
         const uids = this.byWorkload.get(r.workload);
         uids?.delete(uid);
         if (uids?.size === 0) this.byWorkload.delete(r.workload);
@@ -24,7 +27,15 @@ export class Reservations implements ReservationView {
   reserve(r: Reservation): void {
     this.byUid.set(r.uid, r);
     // After set: an entry over the byte bound is not kept.
-    if (this.byUid.has(r.uid)) (this.byWorkload.get(r.workload) ?? this.byWorkload.set(r.workload, new Set()).get(r.workload)!).add(r.uid);
+    if (!this.byUid.has(r.uid)) return;
+    (this.byWorkload.get(r.workload) ?? this.byWorkload.set(r.workload, new Set()).get(r.workload)!).add(r.uid);
+    if (r.uid.startsWith(ADMITTED_UID_PREFIX)) this.admitted.set(r.pod, r.uid);
+  }
+
+  /** The watch shows a pod admitted with a reservation: its spec (the zone or subset written into it) counts it from now on. */
+  releaseAdmitted(pod: string): void {
+    const uid = this.admitted.get(pod);
+    if (uid !== undefined) this.byUid.delete(uid);
   }
 
   /** The watch saw the pod bound or deleted: its seat is now counted from the cache. */

@@ -281,10 +281,11 @@ export function createExtender(deps: ExtenderDeps) {
     },
 
     /**
-     * The decision for a pod being created (docs/design.md#admission): written into it at once
-     * only when it reads no shared counter and can be made now (an ordinal's pin, in the Lease
-     * holder, no adaptive fallback to watch, no volume that may move); any other pod a policy
-     * covers gets the zone gate, and the keeper decides it. `dryRun`: nothing is reserved or written.
+     * The decision for a pod being created (docs/design.md#admission), written into it at once.
+     * Only the Lease holder decides (quotas, zone limits, instance IDs and list freezes are
+     * counted in one place); a pod that cannot be decided now (a replica without the Lease, a
+     * volume that may move, no room, an adaptive fallback to watch) gets the zone gate, and the
+     * keeper decides it. `dryRun`: nothing is reserved, claimed or written.
      */
     async decideAdmission(pod: SlimPod, o: { dryRun: boolean; leading: boolean }): Promise<AdmissionDecision> {
       const args: ExtenderArgs = { Pod: { metadata: { name: pod.name, namespace: pod.namespace, uid: pod.uid } }, NodeNames: [] };
@@ -294,16 +295,17 @@ export function createExtender(deps: ExtenderDeps) {
       const nodes = resolved(schedulableNodes(source.snapshot));
       const dry = core.decideNow(pod, nodes, { writesSpec: true });
       if (!dry.verdict.managed) return { kind: 'as-is', why: dry.verdict.summary };
-      const ordinalPin = dry.model?.policy === 'zone-pin' && dry.model.seats === 'ordinal';
-      if (!ordinalPin) return { kind: 'gate', why: 'its decision reads counters shared with other pods: the zone gate keeper decides it' };
       if (!o.leading) return { kind: 'gate', why: 'this replica does not hold the Lease: the zone gate keeper decides it' };
-      const first = gateDecision(dry.verdict, dry.input);
-      if (first.kind === 'wait' || (first.kind !== 'as-is' && first.fallback)) return { kind: 'gate', why: first.why };
-      if (o.dryRun) return first;
-      const decided = await core.decide(pod, nodes, { writesSpec: true, commit: (x) => gateDecision(x.verdict, x.input).kind === first.kind });
-      const d = gateDecision(decided.verdict, decided.input);
-      if (d.kind === 'wait') return { kind: 'gate', why: d.why };
-      record(decision('admission', args, decided.verdict, { outcome: 'admitted' }));
+      // Written now or left to the keeper: a pod lifted under an adaptive fallback is the keeper's to watch.
+      const now = (x: Decided): AdmissionDecision => {
+        const g = x.idError !== undefined ? { kind: 'wait' as const, why: x.idError } : gateDecision(x.verdict, x.input);
+        if (g.kind === 'wait' || (g.kind !== 'as-is' && g.fallback)) return { kind: 'gate', why: g.why };
+        return g.kind === 'zone' && x.givenId !== undefined ? { ...g, instanceId: x.givenId } : g;
+      };
+      if (o.dryRun) return dry.model?.seats === 'instance-id' && pod.instanceId < 0 ? { kind: 'gate', why: 'a dry run takes no instance ID' } : now(dry);
+      const decided = await core.decide(pod, nodes, { writesSpec: true, claimId: { annotate: false }, commit: (x) => now(x).kind !== 'gate' });
+      const d = now(decided);
+      if (d.kind !== 'gate') record(decision('admission', args, decided.verdict, { outcome: 'admitted' }));
       return d;
     },
 

@@ -15,3 +15,6 @@ export interface Reservation {
 export interface ReservationView {
   forWorkload(workload: string): readonly Reservation[];
 }
+
+/** What a pod being created is known by until it is stored: the AdmissionReview's UID, marked as such. */
+export const ADMITTED_UID_PREFIX = 'admission/';

@@ -25,6 +25,8 @@ export type GateDecision =
   | {
     kind: 'subset'; workloadSpread: string; subset: string; term: NodeSelectorTerm | undefined;
     preferred: readonly { weight: number; preference: NodeSelectorTerm }[]; tolerations: readonly Toleration[]; why: string; fallback?: GateFallback;
+    /** The subset's `patch`: only admission can apply it (a stored pod's resources do not change). */
+    patch?: Readonly<Record<string, unknown>>;
   }
   /** Lift the gate, spec unchanged: no policy covers the pod, or its volumes decide alone. */
   | { kind: 'as-is'; why: string }
@@ -44,7 +46,7 @@ export function gateDecision(v: FilterVerdict, input: PlacementInput): GateDecis
       ? { kind: 'subset', key: subsetKey(ws, subset.name), workload: model.key, given: subset.name, afterMs: ws.rescheduleCriticalSeconds * 1000 } : undefined;
     return {
       kind: 'subset', workloadSpread: ws.name, subset: subset.name, term: subset.requiredNodeSelectorTerm,
-      preferred: subset.preferredNodeSelectorTerms, tolerations: subset.tolerations, why: v.summary, fallback,
+      preferred: subset.preferredNodeSelectorTerms, tolerations: subset.tolerations, why: v.summary, fallback, patch: ws.patches.get(subset.name),
     };
   }
   const topologyKey = model?.zones().topologyKey;

@@ -108,7 +108,7 @@ export function admissionRoutes(deps: AdmissionDeps, metrics: Metrics, log: Logg
   const app = new Hono();
   app.post(ADMISSION_PATH, verbRoute(metrics, 'admission', bodyLimitBytes, (text) => parsePodCreate(parseJson(text, 'AdmissionReview')), async (create, c) => {
     const { answer, outcome } = await admitPod(create, deps);
-    if (outcome === 'gate' || outcome === 'as-is') metrics.decisions.inc({ verb: 'admission', outcome });
+    if (outcome === 'gate' || outcome === 'as-is' || outcome === 'refused') metrics.decisions.inc({ verb: 'admission', outcome });
     return c.json(answer);
   }));
   return finish(app, [ADMISSION_PATH], `this listener serves POST ${ADMISSION_PATH} only`, log);

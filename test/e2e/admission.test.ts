@@ -6,6 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { parseAllDocuments } from 'yaml';
 import { ControlPlane, freePort, kubeVersions } from './controlPlane.js';
 import { eventually, Kube, type Obj } from './kube.js';
 import { addPools, assertOnPins, PRODUCTION_POOLS, statefulSet, tearDown, zoneCounts } from './workloads.js';
@@ -59,13 +60,17 @@ for (const k of kubeVersions()) describe(`[${k.version}] admission: the zone wri
   before(async () => {
     const port = await freePort();
     const tls = servingCertificate(cp.dir);
-    config = { admission: { listen: `127.0.0.1:${port}`, tls: { certFile: tls.certFile, keyFile: tls.keyFile } }, gate: { intervalSeconds: 1 } };
+    config = { admission: { listen: `127.0.0.1:${port}`, tls: { certFile: tls.certFile, keyFile: tls.keyFile } }, gate: { intervalSeconds: 1 }, workloadSpread: { writeStatus: true } };
     await cp.up([{ name: 'default-scheduler', extender: false }], config);
     kube = new Kube(cp.api);
     zones = await addPools(kube, PRODUCTION_POOLS);
+    await kube.create(parseAllDocuments(readFileSync(new URL('../../manifests/workloadspread-crd/50-workloadspread-crd.yaml', import.meta.url), 'utf8'))[0]!.toJS());
+    cp.kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/workloadspreads.apps.kruise.io']);
     await kube.create(webhook(port, tls.caBundle));
     await kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS, labels: { 'zonekeeper.io/admission': 'enabled' } } });
     await kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: OTHER } });
+    // Until it holds the Lease, a replica leaves every decision to the keeper (the gate).
+    await eventually('zonekeeper holds the Lease', async () => /^zonekeeper_leader 1$/m.test(await (await fetch(`${cp.zonekeeper!.admin}/metrics`)).text()), 60_000, 250);
   });
   after(() => tearDown(cp));
 
@@ -83,12 +88,52 @@ for (const k of kubeVersions()) describe(`[${k.version}] admission: the zone wri
     assert.ok(await metric('verb="admission",outcome="admitted"') >= 6, 'decided at admission, not by the keeper');
   });
 
-  it('a Deployment with zone preferences (a shared count): admission adds the gate, the keeper decides, 2/2/2', async () => {
-    const before = await metric('verb="admission",outcome="gate"');
+  it('a Deployment with zone preferences (a shared count): the holder decides each pod at creation, 2/2/2, no gate', async () => {
+    const [admitted, gated] = [await metric('verb="admission",outcome="admitted"'), await metric('verb="admission",outcome="gate"')];
     await kube.create(deployment('web', 6, { 'zonekeeper.io/zone-preferences': JSON.stringify({ zones: { '*': { weight: 1 } } }) }));
     assert.equal(zoneCounts((await bound('web', 6)).values()), 'zone-a=2 zone-b=2 zone-c=2');
-    assert.ok(await metric('verb="admission",outcome="gate"') - before >= 6);
-    for (const p of await pods('web')) assert.ok(ZONES.includes(p.spec.nodeSelector?.[ZONE]), `${p.metadata.name} got its zone from the keeper`);
+    assert.ok(await metric('verb="admission",outcome="admitted"') - admitted >= 6, 'decided at admission');
+    assert.equal(await metric('verb="admission",outcome="gate"'), gated, 'none left to the keeper');
+    for (const p of await pods('web')) assert.ok(ZONES.includes(p.spec.nodeSelector?.[ZONE]), `${p.metadata.name} carries its zone`);
+  });
+
+  it("a WorkloadSpread (zonekeeper's CRD) with a quota and per-subset patches: subsets 2/1, each pod with its subset's labels and CPU limit", async () => {
+    const patch = (arch: string, cpu: string) => ({ metadata: { labels: { 'resource.cpu/arch': arch } }, spec: { containers: [{ name: 'c', resources: { limits: { cpu } } }] } });
+    await kube.create({
+      apiVersion: 'apps.kruise.io/v1alpha1', kind: 'WorkloadSpread', metadata: { name: 'arch', namespace: NS },
+      spec: {
+        targetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'arch' },
+        subsets: [
+          { name: 'x86', requiredNodeSelectorTerm: { matchExpressions: [{ key: ZONE, operator: 'In', values: ['zone-a'] }] }, maxReplicas: 2, patch: patch('x86', '500m') },
+          { name: 'arm', requiredNodeSelectorTerm: { matchExpressions: [{ key: ZONE, operator: 'In', values: ['zone-b'] }] }, patch: patch('arm', '300m') },
+        ],
+      },
+    });
+    await eventually('zonekeeper watches the WorkloadSpread', async () => {
+      const cache = await (await fetch(`${cp.zonekeeper!.admin}/debug/cache`)).json() as Obj;
+      return cache.kinds.find((c: Obj) => c.kind === 'workloadspreads')?.objects === 1;
+    }, 60_000, 500);
+    await kube.create(deployment('arch', 3, {}));
+    assert.equal(zoneCounts((await bound('arch', 3)).values()), 'zone-a=2 zone-b=1');
+    for (const p of await pods('arch')) {
+      const subset = JSON.parse(p.metadata.annotations['apps.kruise.io/matched-workloadspread']).subset as string;
+      assert.equal(p.metadata.labels['resource.cpu/arch'], subset, p.metadata.name);
+      assert.equal(p.spec.containers[0].resources.limits.cpu, subset === 'x86' ? '500m' : '300m', p.metadata.name);
+      assert.equal(p.spec.containers[0].resources.requests.cpu, '10m', 'the template\'s own requests stay');
+    }
+  });
+
+  it('a Deployment with instance IDs: each pod takes a unique ID in [0, 6) at creation and lands in its zone', async () => {
+    await kube.create(deployment('ids', 6, { 'zonekeeper.io/instance-ids': 'true' }));
+    const placed = await bound('ids', 6);
+    const list = await kube.frozenZones('apps/v1', 'Deployment', NS, 'ids');
+    const ids = new Set<number>();
+    for (const p of await pods('ids')) {
+      const id = Number(p.metadata.annotations?.['zonekeeper.io/instance-id']);
+      ids.add(id);
+      assert.equal(placed.get(p.metadata.name), list[id % list.length], `${p.metadata.name} (instance ID ${id})`);
+    }
+    assert.deepEqual([...ids].sort(), [0, 1, 2, 3, 4, 5]);
   });
 
   it('zonekeeper stopped: an opted-in pod is refused, naming zonekeeper, while another namespace creates at once; back: its layout is reached', async () => {

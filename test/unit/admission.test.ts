@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { addObject } from '../../src/cluster/source.js';
 import { admissionRoutes } from '../../src/server/extenderRoutes.js';
 import { admissionPatch, gatePatch, type GateDecision, type JsonPatchOp } from '../../src/placement/zoneGate.js';
-import { deployment, nodes, rsPod, statefulSet, storeOf, stsPod, type Raw } from '../support/builders.js';
+import { subsetPatched } from '../../src/placement/subsetPatch.js';
+import { deployment, nodes, rsPod, statefulSet, storeOf, stsPod, workloadSpread, zoneSubset, type Raw } from '../support/builders.js';
 import { silent, testApp } from '../support/app.js';
 
 // Admission, the third transport (docs/design.md#admission): the same decision as the gate's,
@@ -83,7 +85,7 @@ describe('admission: the webhook route', () => {
   const setup = (leading = true) => {
     const preferences = { 'zonekeeper.io/zone-preferences': '{"zones":{"*":{"weight":1}}}' };
     const app = testApp(storeOf([...nodes(ZONES, 2), statefulSet('db', 3), ...deployment('web', 3, preferences), ...deployment('plain', 1)]));
-    const deps = { decide: app.extender.decideAdmission, leading: () => leading, gateEnabled: true, log: silent };
+    const deps = { decide: app.extender.decideAdmission, leading: () => leading, gateEnabled: true, applySubsetPatches: false, log: silent };
     const routes = admissionRoutes(deps, app.metrics, silent, 1 << 20);
     const post = async (body: unknown) => {
       const res = await routes.request('/admission/pods', { method: 'POST', headers: { 'content-type': 'application/json' }, body: typeof body === 'string' ? body : JSON.stringify(body) });
@@ -111,12 +113,30 @@ describe('admission: the webhook route', () => {
     assert.ok(passed.length > 0 && passed.every((n) => n.startsWith(`node-${zone.slice(5)}`)), `the filter passes only ${zone}'s nodes: ${passed}`);
   });
 
-  it('a pod whose decision reads shared counters (zone preferences) gets the zone gate; so does a pinned one in a replica without the Lease', async () => {
-    const { post } = setup();
-    const r = await post(review(creating({ ...rsPod('web', 'n'), metadata: { ...rsPod('web', 'n').metadata, name: undefined, generateName: 'web-rs-' } })));
-    assert.deepEqual(r.patch, [{ op: 'add', path: '/spec/schedulingGates', value: [{ name: 'zonekeeper.io/zone' }] }]);
+  const named = (raw: Raw) => ({ ...raw, metadata: { ...raw.metadata, name: undefined, generateName: 'web-rs-' } });
+  const zoneOf = (ops: JsonPatchOp[]) => (ops.find((op) => op.path === '/spec/nodeSelector')?.value as Raw | undefined)?.[ZONE];
+
+  it('the holder decides what reads shared counters (zone balance): a generateName pod is named, and each pod counts the ones before it', async () => {
+    const { app, post } = setup();
+    const answers = [];
+    for (const i of [1, 2, 3]) answers.push((await post(review(creating(named(rsPod('web', String(i)))), { uid: `rev-${i}` }))).patch);
+    const names = answers.map((ops) => ops.find((op) => op.path === '/metadata/name')?.value as string);
+    assert.ok(names.every((n) => /^web-rs-[bcdfghjklmnpqrstvwxz2456789]{5}$/.test(n)), `named as the API server names: ${names}`);
+    assert.equal(new Set(names).size, 3);
+    assert.deepEqual(answers.map(zoneOf).sort(), ZONES, 'one pod per zone: each decision saw the reservations before it');
+    assert.equal(app.extender.state.reservations.size(), 3);
+    // The watch shows the first pod stored (its own UID, the zone in its spec): its spec counts it now, not the reservation.
+    const stored = rsPod('web', 'x', { uid: 'real-uid-1', nodeSelector: { [ZONE]: zoneOf(answers[0]!)! } });
+    stored.metadata.name = names[0];
+    addObject(app.source.store, stored);
+    assert.equal(app.extender.state.reservations.size(), 2, 'the admitted reservation ends when the stored pod shows');
+  });
+
+  it('a replica without the Lease gates every pod a policy covers, even a pinned ordinal', async () => {
     const follower = setup(false);
-    assert.deepEqual((await follower.post(review(creating(stsPod('db', 0))))).patch, [{ op: 'add', path: '/spec/schedulingGates', value: [{ name: 'zonekeeper.io/zone' }] }]);
+    const gate = [{ op: 'add', path: '/spec/schedulingGates', value: [{ name: 'zonekeeper.io/zone' }] }];
+    assert.deepEqual((await follower.post(review(creating(stsPod('db', 0))))).patch, gate);
+    assert.deepEqual((await follower.post(review(creating(named(rsPod('web', 'n')))))).patch.slice(1), gate);
   });
 
   it('a pod no policy covers is admitted unchanged; a dry run reserves nothing', async () => {
@@ -141,5 +161,90 @@ describe('admission: the webhook route', () => {
     const update = await post({ ...review({}), request: { ...review({}).request, operation: 'UPDATE' } });
     assert.match(JSON.stringify(update.json), /reviews CREATE, not UPDATE/);
     assert.equal((await post({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview' })).status, 400);
+  });
+});
+
+describe("admission: a WorkloadSpread subset's patch (seed 004) and instance IDs, written at creation", () => {
+  const patchOf = (arch: string, cpu: string) => ({ metadata: { labels: { 'resource.cpu/arch': arch } }, spec: { containers: [{ name: 'main', resources: { limits: { cpu } } }] } });
+  const spread = (x86Patch: Raw = patchOf('x86', '500m')) => workloadSpread('ws', { kind: 'Deployment', name: 'web' }, [
+    zoneSubset('x86', 'zone-a', 1, { patch: x86Patch }), zoneSubset('arm', 'zone-b', undefined, { patch: patchOf('arm', '300m') }),
+  ]);
+  const withContainer = (raw: Raw) => ({ ...raw, metadata: { ...raw.metadata, uid: undefined, labels: { app: 'web' } },
+    spec: { ...raw.spec, containers: [{ name: 'main', image: 'app:1', resources: { requests: { cpu: '100m' } } }] } });
+  const setup = (o: { standalone?: boolean; ws?: Raw; more?: Raw[] } = {}) => {
+    const standalone = o.standalone ?? true;
+    const app = testApp(storeOf([...nodes(['zone-a', 'zone-b'], 2), ...deployment('web', 3), o.ws ?? spread(), ...(o.more ?? [])]),
+      { config: { workloadSpread: { writeStatus: standalone } } });
+    const deps = { decide: app.extender.decideAdmission, leading: () => true, gateEnabled: true, applySubsetPatches: standalone, log: silent };
+    const routes = admissionRoutes(deps,
+      app.metrics, silent, 1 << 20);
+    let n = 0;
+    return async (raw: Raw, extra: Raw = {}) => {
+      const body = { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: { uid: `rev-${++n}`, kind: { group: '', version: 'v1', kind: 'Pod' }, operation: 'CREATE', namespace: 'default', object: raw, ...extra } };
+      const res = await routes.request('/admission/pods', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const json = await res.json() as Raw;
+      const ops = json.response?.patch ? JSON.parse(Buffer.from(json.response.patch, 'base64').toString()) as JsonPatchOp[] : [];
+      return { response: json.response as Raw, pod: applyJsonPatch(raw, ops) };
+    };
+  };
+
+  it('standalone: each pod gets its subset, its subset\'s labels and resource limits, and the annotation Kruise uses', async () => {
+    const admit = setup();
+    const first = await admit(withContainer(rsPod('web', 'a')));
+    assert.equal(first.pod.metadata.labels['resource.cpu/arch'], 'x86');
+    assert.equal(first.pod.metadata.labels.app, 'web', 'the pod\'s own labels stay');
+    assert.deepEqual(first.pod.spec.containers, [{ name: 'main', image: 'app:1', resources: { requests: { cpu: '100m' }, limits: { cpu: '500m' } } }]);
+    assert.deepEqual(JSON.parse(first.pod.metadata.annotations['apps.kruise.io/matched-workloadspread']), { name: 'ws', subset: 'x86' });
+    assert.deepEqual(first.pod.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].values, ['zone-a']);
+    // Subset x86 holds one (maxReplicas 1, the first's reservation): the next goes to arm.
+    const second = await admit(withContainer(rsPod('web', 'b')));
+    assert.equal(second.pod.metadata.labels['resource.cpu/arch'], 'arm');
+    assert.equal(second.pod.spec.containers[0].resources.limits.cpu, '300m');
+  });
+
+  it('with OpenKruise (its webhook owns patches) the subset is written but no patch is applied: never twice', async () => {
+    const admit = setup({ standalone: false });
+    const { pod } = await admit(withContainer(rsPod('web', 'a')));
+    assert.deepEqual(JSON.parse(pod.metadata.annotations['apps.kruise.io/matched-workloadspread']), { name: 'ws', subset: 'x86' });
+    assert.equal(pod.metadata.labels['resource.cpu/arch'], undefined);
+    assert.equal(pod.spec.containers[0].resources.limits, undefined);
+  });
+
+  it('a patch that cannot be applied (a container the pod lacks, metadata.name) refuses the pod, naming the WorkloadSpread and the subset', async () => {
+    for (const bad of [{ spec: { containers: [{ name: 'sidecar', resources: { limits: { cpu: '1' } } }] } }, { metadata: { name: 'x' } }]) {
+      const admit = setup({ ws: spread(bad) });
+      const { response } = await admit(withContainer(rsPod('web', 'a')));
+      assert.equal(response.allowed, false);
+      assert.match(response.status.message, /WorkloadSpread default\/ws subset x86: its patch cannot be applied: /);
+    }
+  });
+
+  it('an instance ID is claimed and written with the zone it pins; a dry run takes none and leaves the pod to the keeper', async () => {
+    const more = deployment('ids', 3, { 'zonekeeper.io/instance-ids': 'true', 'zonekeeper.io/zones': 'zone-a,zone-b' });
+    const admit = setup({ more });
+    const dry = await admit(withContainer(rsPod('ids', 'x')), { dryRun: true });
+    assert.deepEqual(dry.pod.spec.schedulingGates, [{ name: 'zonekeeper.io/zone' }]);
+    const { pod } = await admit(withContainer(rsPod('ids', 'x')));
+    assert.equal(pod.metadata.annotations['zonekeeper.io/instance-id'], '0');
+    assert.equal(pod.spec.nodeSelector[ZONE], 'zone-a');
+    assert.equal(pod.spec.schedulingGates, undefined);
+  });
+});
+
+describe('subsetPatched: a strategic merge patch on a pod', () => {
+  const pod = { metadata: { name: 'p', labels: { a: '1', b: '2' } }, spec: { containers: [{ name: 'main', image: 'i', env: [{ name: 'X', value: '1' }] }, { name: 'side', image: 's' }], tolerations: [{ key: 't' }] } };
+  it('merges containers and env by name, replaces other lists, deletes with null and $patch: delete', () => {
+    const r = subsetPatched(pod, { metadata: { labels: { b: null, c: '3' } }, spec: { containers: [{ name: 'main', env: [{ name: 'Y', value: '2' }] }, { name: 'side', $patch: 'delete' }], tolerations: [{ key: 'u' }] } });
+    assert.equal(r.error, undefined);
+    const out = applyJsonPatch(pod, r.error === undefined ? r.ops : []);
+    assert.deepEqual(out.metadata.labels, { a: '1', c: '3' });
+    assert.deepEqual(out.spec.containers, [{ name: 'main', image: 'i', env: [{ name: 'X', value: '1' }, { name: 'Y', value: '2' }] }]);
+    assert.deepEqual(out.spec.tolerations, [{ key: 'u' }]);
+    assert.deepEqual(out, r.error === undefined ? r.pod : undefined);
+  });
+  it('refuses what it may not write', () => {
+    assert.match(subsetPatched(pod, { status: {} }).error ?? '', /sets status/);
+    assert.match(subsetPatched(pod, { spec: { nodeName: 'n' } }).error ?? '', /spec.nodeName/);
+    assert.match(subsetPatched(pod, []).error ?? '', /not an object/);
   });
 });

@@ -60,8 +60,8 @@ export function subsetOfPod(pod: SlimPod, ws: SlimWorkloadSpread, snapshot: Snap
 }
 
 /**
- * Seats per subset: bound pods (not terminating) plus unexpired reservations of pods
- * the watch does not show bound yet. `exclude` is the pod being placed.
+ * Seats per subset: bound pods (not terminating), unexpired reservations of pods the watch
+ * does not show bound yet, and unbound pods marked with their subset. `exclude` is the pod being placed.
  */
 export function subsetQuotas(
   model: WorkloadFacts & { ws: SlimWorkloadSpread }, replicas: number, snapshot: Snapshot,
@@ -78,8 +78,16 @@ export function subsetQuotas(
     const s = subsetOfPod(pod, ws, snapshot);
     if (s) byName.get(s)!.bound++;
   }
+  const reserved = new Set<string>();
   for (const r of unboundReservations(model, reservations, snapshot, exclude)) {
+    reserved.add(r.uid);
     const q = r.subset === undefined ? undefined : byName.get(r.subset);
+    if (q) q.reserved++;
+  }
+  // An unbound pod marked with its subset (by admission, the gate or Kruise's webhook) holds that seat until it binds.
+  for (const pod of model.pods()) {
+    if (pod.nodeName || pod.uid === exclude || reserved.has(pod.uid) || pod.kruiseMatch?.workloadSpread !== ws.name) continue;
+    const q = byName.get(pod.kruiseMatch.subset);
     if (q) q.reserved++;
   }
   return quotas;

@@ -215,8 +215,8 @@ describe('WorkloadSpread status (standalone mode)', () => {
     assert.equal(again.statusDigest, statusDigest(status.observedGeneration, status.subsetStatuses));
   });
 
-  it('a subset with a patch is listed, so it can be reported as not applied', () => {
+  it("a subset's patch is kept by subset name, for admission to apply", () => {
     const ws = slimWorkloadSpread(web([zoneSubset('a', 'zone-a', 2, { patch: { metadata: { labels: { x: 'y' } } } }), zoneSubset('b', 'zone-b')]));
-    assert.deepEqual(ws.patchedSubsets, ['a']);
+    assert.deepEqual([...ws.patches], [['a', { metadata: { labels: { x: 'y' } } }]]);
   });
 });
