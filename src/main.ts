@@ -16,6 +16,7 @@ import { clusterWatch, type SourceChoice } from './sourceChoice.js';
 export { chooseSource, DEMO_CLUSTER, type SourceChoice } from './sourceChoice.js';
 import { createExtender } from './extender/extender.js';
 import { zoneGateKeeper } from './controllers/zoneGateKeeper.js';
+import { webhookCertificate } from './controllers/webhookCertificate.js';
 import type { Logger } from './common/logger.js';
 import { createMetrics, registerHealthGauges, registerStateGauges, type Metrics } from './metrics/metrics.js';
 import { kubernetesAuthorizer } from './server/adminAuth.js';
@@ -153,6 +154,17 @@ export async function startServer(config: Config, choice: SourceChoice, log: Log
       }) : undefined;
   if (gate) controllers.push(gate);
   if (config.rebalance.enabled && !api) log.warn('rebalance needs a cluster to evict in; off for a file source');
+  // admission.certificate: the holder keeps the Secret and the caBundle; every replica serves what the Secret holds.
+  const managed = config.admission.certificate;
+  if (config.admission.listen && managed.secret && !api) throw new Error('admission.certificate needs an API server to keep its Secret in; a file source has none');
+  let serveCertificate: (cert: string, key: string) => void = () => {};
+  const certificate = config.admission.listen && managed.secret && api
+    ? webhookCertificate(api, {
+        secret: { namespace: managed.secret.split('/')[0]!, name: managed.secret.split('/')[1]! }, webhookConfiguration: managed.webhookConfiguration,
+        names: { dnsNames: managed.dnsNames, ipAddresses: managed.ipAddresses }, validityDays: managed.validityDays, renewBeforeDays: managed.renewBeforeDays,
+        checkIntervalSeconds: managed.checkIntervalSeconds,
+      }, (cert, key) => serveCertificate(cert, key), log, metrics) : undefined;
+  if (certificate) controllers.push(certificate.keeper);
   // Whether this replica holds the Lease: admission decides only there what reads shared counters.
   const lead = { holds: !config.leaderElection.enabled || !api };
   const writers = controllers.length > 0 && api ? startWriters(api, config, log, metrics, controllers, lead) : undefined;
@@ -176,8 +188,12 @@ export async function startServer(config: Config, choice: SourceChoice, log: Log
   };
   const admission = config.admission.listen
     ? await listen(admissionRoutes(admissionDeps, metrics, log, config.admission.bodyLimitBytes), config.admission.listen,
-        { tls: { ...config.admission.tls, clientCAFile: '' }, limits, onConnection: () => metrics.connections.inc({ listener: 'admission' }) })
+        { tls: certificate ? { managed: true } : { ...config.admission.tls, clientCAFile: '' }, limits, onConnection: () => metrics.connections.inc({ listener: 'admission' }) })
     : undefined;
+  if (admission && certificate) {
+    serveCertificate = admission.useCertificate;
+    certificate.startLoading();
+  }
   log.info({ admission: admission?.url, extender: ext.url, admin: admin.url, page: new URL('/ui', admin.url).href, probes: probes?.url, picker: picker?.url, adminAuthorization: config.admin.authorization, source: source.describe() }, 'zonekeeper serving');
   return {
     extender: ext, admin, probes, picker, admission, source, metrics,
@@ -186,6 +202,7 @@ export async function startServer(config: Config, choice: SourceChoice, log: Log
       const deadline = systemClock.now() + config.shutdownGraceSeconds * 1000;
       serving = false;
       await layoutHealth.stop();
+      certificate?.stopLoading();
       await Promise.all([ext.close(deadline), admin.close(deadline), probes?.close(deadline), picker?.close(deadline), admission?.close(deadline)]);
       await byDeadline(writers?.stop(), deadline);
       await byDeadline(source.stop(), deadline);

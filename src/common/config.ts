@@ -40,13 +40,35 @@ const configSchema = z.strictObject({
     listen: hostPort.or(z.literal('')).default(''),
     // A pod and its review: kube-apiserver takes no request over 3 MiB.
     bodyLimitBytes: z.number().int().positive().default(4 * 1024 * 1024),
+    // Files an operator or cert-manager keeps (read at start).
     tls: z.strictObject({
       certFile: z.string().default(''),
       keyFile: z.string().default(''),
     }).prefault({}),
+    // Or a certificate zonekeeper issues and renews itself (docs/operations.md#the-admission-certificate).
+    certificate: z.strictObject({
+      // The Secret holding the CA and the serving certificate, `namespace/name`; '' = use tls files.
+      secret: z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?\/[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, 'namespace/name').or(z.literal('')).default(''),
+      // The MutatingWebhookConfiguration whose webhooks get the CA as caBundle; '' = written by someone else.
+      webhookConfiguration: z.string().max(253).default(''),
+      // The names kube-apiserver calls the webhook by: the Service's DNS names, or IPs.
+      dnsNames: z.array(z.string().min(1).max(253)).max(64).default([]),
+      ipAddresses: z.array(z.union([z.ipv4(), z.ipv6()])).max(64).default([]),
+      validityDays: z.number().int().min(2).max(3650).default(365),
+      renewBeforeDays: z.number().int().min(1).default(30),
+      checkIntervalSeconds: positive.default(60),
+    }).prefault({}),
   }).prefault({}).superRefine((a, ctx) => {
-    if (a.listen && (!a.tls.certFile || !a.tls.keyFile)) {
-      ctx.addIssue({ code: 'custom', path: ['tls'], message: 'admission.listen needs admission.tls.certFile and keyFile: kube-apiserver calls webhooks over HTTPS only' });
+    const files = !!(a.tls.certFile && a.tls.keyFile);
+    if (a.listen && !files && !a.certificate.secret) {
+      ctx.addIssue({ code: 'custom', path: ['tls'], message: 'admission.listen needs admission.tls.certFile and keyFile, or admission.certificate.secret: kube-apiserver calls webhooks over HTTPS only' });
+    }
+    if (files && a.certificate.secret) ctx.addIssue({ code: 'custom', path: ['certificate', 'secret'], message: 'set admission.tls files or admission.certificate.secret, not both' });
+    if (a.certificate.secret && a.certificate.dnsNames.length + a.certificate.ipAddresses.length === 0) {
+      ctx.addIssue({ code: 'custom', path: ['certificate', 'dnsNames'], message: 'a managed certificate names the webhook: dnsNames (the Service) or ipAddresses' });
+    }
+    if (a.certificate.renewBeforeDays * 2 >= a.certificate.validityDays) {
+      ctx.addIssue({ code: 'custom', path: ['certificate', 'renewBeforeDays'], message: 'must be less than half of validityDays' });
     }
   }),
   admin: z.strictObject({

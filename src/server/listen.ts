@@ -7,10 +7,13 @@ import type { Hono } from 'hono';
 import { splitHostPort } from '../common/config.js';
 import { systemClock } from '../common/clock.js';
 
-export interface TlsFiles { certFile: string; keyFile: string; clientCAFile: string }
+interface TlsFiles { certFile: string; keyFile: string; clientCAFile: string }
+
+/** TLS whose certificate arrives later and may change (admission.certificate): served once `useCertificate` gives one. */
+interface ManagedTls { managed: true }
 
 /** Limits of every listener: a slow or idle client cannot hold a socket, and sockets are capped. */
-export interface HttpLimits {
+interface HttpLimits {
   headersTimeoutMs: number;
   requestTimeoutMs: number;
   keepAliveTimeoutMs: number;
@@ -27,22 +30,28 @@ export interface Listener {
    * (ms since the epoch): listeners closed together share one deadline.
    */
   close(deadline: number): Promise<void>;
+  /** A TLS listener: new connections are served `cert` from now on (a renewal); connections open keep theirs. */
+  useCertificate(cert: string, key: string): void;
 }
 
 /** Serves a hono app on HOST:PORT; TLS when cert and key are set (config refuses half of it), mutual TLS with a client CA. */
-export async function listen(app: Hono, hostPort: string, o: { tls?: TlsFiles; limits?: HttpLimits; onConnection?: () => void } = {}): Promise<Listener> {
+interface ListenOptions { tls?: TlsFiles | ManagedTls; limits?: HttpLimits; onConnection?: () => void }
+
+export async function listen(app: Hono, hostPort: string, o: ListenOptions = {}): Promise<Listener> {
   const { host, port } = splitHostPort(hostPort);
   const { tls } = o;
   const limits = o.limits ?? DEFAULT_HTTP_LIMITS;
-  const secure = !!(tls?.certFile && tls.keyFile);
+  const files = tls && !('managed' in tls) && tls.certFile && tls.keyFile ? tls : undefined;
+  const secure = !!files || !!(tls && 'managed' in tls);
   const server = (secure
     ? createAdaptorServer({
         fetch: app.fetch,
         createServer: https.createServer,
-        serverOptions: {
-          cert: readFileSync(tls!.certFile), key: readFileSync(tls!.keyFile),
-          ...(tls!.clientCAFile ? { ca: readFileSync(tls!.clientCAFile), requestCert: true, rejectUnauthorized: true } : {}),
-        },
+        // Managed: no certificate until useCertificate (a handshake before it fails, and the caller's failure policy decides).
+        serverOptions: files ? {
+          cert: readFileSync(files.certFile), key: readFileSync(files.keyFile),
+          ...(files.clientCAFile ? { ca: readFileSync(files.clientCAFile), requestCert: true, rejectUnauthorized: true } : {}),
+        } : {},
       })
     : createAdaptorServer({ fetch: app.fetch })) as http.Server;
   server.headersTimeout = limits.headersTimeoutMs;
@@ -62,6 +71,10 @@ export async function listen(app: Hono, hostPort: string, o: { tls?: TlsFiles; l
   return {
     url: `${secure ? 'https' : 'http'}://${shownHost}:${actual}`,
     port: actual,
+    useCertificate(cert, key) {
+      if (!secure) throw new Error(`${hostPort} is not a TLS listener`);
+      (server as unknown as https.Server).setSecureContext({ cert, key });
+    },
     close(deadline) {
       return new Promise((resolve) => {
         const force = systemClock.after(Math.max(0, deadline - systemClock.now()), () => server.closeAllConnections());

@@ -2,9 +2,7 @@
 // webhook over TLS for every pod CREATE in a labelled namespace; no pod template carries a gate.
 // The default scheduler alone places the pods, from what admission wrote into them.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { parseAllDocuments } from 'yaml';
 import { ControlPlane, freePort, kubeVersions } from './controlPlane.js';
@@ -14,26 +12,17 @@ import { addPools, assertOnPins, PRODUCTION_POOLS, statefulSet, tearDown, zoneCo
 const ZONE = 'topology.kubernetes.io/zone';
 const ZONES = ['zone-a', 'zone-b', 'zone-c'];
 const NS = 'admitted';
+const SECRET = 'default/zonekeeper-webhook-tls';
 const OTHER = 'elsewhere';
 const container = { name: 'c', image: 'busybox', resources: { requests: { cpu: '10m' } } };
 
-/** A CA and a serving certificate for 127.0.0.1, as an operator (or cert-manager) would issue them. */
-function servingCertificate(dir: string): { certFile: string; keyFile: string; caBundle: string } {
-  const at = (f: string) => join(dir, f);
-  const ssl = (args: string[]) => execFileSync('openssl', args, { stdio: 'ignore' });
-  ssl(['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', at('ca.key'), '-out', at('ca.crt'), '-days', '1', '-subj', '/CN=zonekeeper-e2e-ca']);
-  ssl(['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', at('tls.key'), '-out', at('tls.csr'), '-subj', '/CN=zonekeeper-admission']);
-  writeFileSync(at('san.cnf'), 'subjectAltName=IP:127.0.0.1\n');
-  ssl(['x509', '-req', '-in', at('tls.csr'), '-CA', at('ca.crt'), '-CAkey', at('ca.key'), '-CAcreateserial', '-out', at('tls.crt'), '-days', '1', '-extfile', at('san.cnf')]);
-  return { certFile: at('tls.crt'), keyFile: at('tls.key'), caBundle: readFileSync(at('ca.crt')).toString('base64') };
-}
-
 /** The webhook as manifests/components/admission declares it, pointed at this process by URL. */
-const webhook = (port: number, caBundle: string): Obj => ({
+const webhook = (port: number): Obj => ({
   apiVersion: 'admissionregistration.k8s.io/v1', kind: 'MutatingWebhookConfiguration', metadata: { name: 'zonekeeper' },
   webhooks: [{
     name: 'pods.zonekeeper.io', admissionReviewVersions: ['v1'], sideEffects: 'NoneOnDryRun', failurePolicy: 'Fail', timeoutSeconds: 5,
-    clientConfig: { url: `https://127.0.0.1:${port}/admission/pods`, caBundle },
+    // No caBundle: zonekeeper writes it (admission.certificate).
+    clientConfig: { url: `https://127.0.0.1:${port}/admission/pods` },
     rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], scope: 'Namespaced' }],
     namespaceSelector: { matchLabels: { 'zonekeeper.io/admission': 'enabled' } },
     // Only pods a controller owns: a bare pod, a static pod, a DaemonSet's never wait on zonekeeper.
@@ -59,21 +48,24 @@ for (const k of kubeVersions()) describe(`[${k.version}] admission: the zone wri
 
   before(async () => {
     const port = await freePort();
-    const tls = servingCertificate(cp.dir);
-    config = { admission: { listen: `127.0.0.1:${port}`, tls: { certFile: tls.certFile, keyFile: tls.keyFile } }, gate: { intervalSeconds: 1 }, workloadSpread: { writeStatus: true } };
+    const certificate = { secret: SECRET, webhookConfiguration: 'zonekeeper', ipAddresses: ['127.0.0.1'], checkIntervalSeconds: 1 };
+    config = { admission: { listen: `127.0.0.1:${port}`, certificate }, gate: { intervalSeconds: 1 }, workloadSpread: { writeStatus: true } };
     await cp.up([{ name: 'default-scheduler', extender: false }], config);
     kube = new Kube(cp.api);
     zones = await addPools(kube, PRODUCTION_POOLS);
     await kube.create(parseAllDocuments(readFileSync(new URL('../../manifests/workloadspread-crd/50-workloadspread-crd.yaml', import.meta.url), 'utf8'))[0]!.toJS());
     cp.kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/workloadspreads.apps.kruise.io']);
-    await kube.create(webhook(port, tls.caBundle));
+    await kube.create(webhook(port));
     await kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS, labels: { 'zonekeeper.io/admission': 'enabled' } } });
     await kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: OTHER } });
-    // Until it holds the Lease, a replica leaves every decision to the keeper (the gate).
+    // Until it holds the Lease, a replica leaves every decision to the keeper (the gate); the holder writes the caBundle.
     await eventually('zonekeeper holds the Lease', async () => /^zonekeeper_leader 1$/m.test(await (await fetch(`${cp.zonekeeper!.admin}/metrics`)).text()), 60_000, 250);
+    await eventually('the caBundle written', async () => !!(await caBundle()), 60_000, 250);
   });
   after(() => tearDown(cp));
 
+  const caBundle = async () => (await kube.get('admissionregistration.k8s.io/v1', 'MutatingWebhookConfiguration', undefined, 'zonekeeper'))?.webhooks[0].clientConfig.caBundle as string | undefined;
+  const secretCa = async () => (await kube.get('v1', 'Secret', 'default', 'zonekeeper-webhook-tls').catch(() => undefined))?.data['ca.crt'] as string | undefined;
   const bound = (app: string, count: number) => kube.bound(NS, `app=${app}`, count, zones, 90_000);
   const pods = (app: string) => kube.podsOf(NS, `app=${app}`);
   const metric = async (labels: string) => {
@@ -151,5 +143,19 @@ for (const k of kubeVersions()) describe(`[${k.version}] admission: the zone wri
     const placed = await bound('late', 3);
     const list = await kube.frozenZones('apps/v1', 'StatefulSet', NS, 'late');
     for (const [pod, zone] of placed) assert.equal(zone, list[Number(pod.split('-').pop()) % 3], pod);
+  });
+
+  it("the certificate is zonekeeper's: the caBundle is the Secret's CA; the Secret deleted, a new CA is issued and written, and pods are admitted again", async () => {
+    const first = await secretCa();
+    assert.ok(first, 'zonekeeper keeps a Secret');
+    assert.equal(await caBundle(), first, "the webhook trusts the Secret's CA");
+    await kube.delete('v1', 'Secret', 'default', 'zonekeeper-webhook-tls');
+    const next = await eventually('a new CA in a new Secret, written into the webhook', async () => {
+      const [ca, bundle] = [await secretCa(), await caBundle()];
+      return ca && ca !== first && bundle === ca ? ca : undefined;
+    }, 60_000, 500);
+    assert.notEqual(next, first);
+    await kube.create(statefulSet(NS, 'renewed', 3));
+    await assertOnPins(kube, NS, 'renewed', await bound('renewed', 3));
   });
 });

@@ -9,7 +9,7 @@ const PLURALS: Record<string, string> = {
   Namespace: 'namespaces', WorkloadSpread: 'workloadspreads', CustomResourceDefinition: 'customresourcedefinitions', Event: 'events',
   CloneSet: 'clonesets', ServiceAccount: 'serviceaccounts', ClusterRole: 'clusterroles', ClusterRoleBinding: 'clusterrolebindings',
   PodDisruptionBudget: 'poddisruptionbudgets', PriorityClass: 'priorityclasses', ConfigMap: 'configmaps', Job: 'jobs',
-  NodePool: 'nodepools', KWOKNodeClass: 'kwoknodeclasses', MutatingWebhookConfiguration: 'mutatingwebhookconfigurations',
+  NodePool: 'nodepools', KWOKNodeClass: 'kwoknodeclasses', MutatingWebhookConfiguration: 'mutatingwebhookconfigurations', Secret: 'secrets',
 };
 const CLUSTER_SCOPED = new Set(['Node', 'PersistentVolume', 'StorageClass', 'Namespace', 'CustomResourceDefinition', 'ClusterRole', 'ClusterRoleBinding', 'PriorityClass', 'NodePool', 'KWOKNodeClass', 'MutatingWebhookConfiguration']);
 

@@ -1,0 +1,127 @@
+import type { Logger } from 'pino';
+import { renewalDue, renewed, type ServingNames, type WebhookPki } from '../admission/certificates.js';
+import { statusMessage, type ApiClient } from '../cluster/apiClient.js';
+import { systemClock, type Timers } from '../common/clock.js';
+import type { Metrics } from '../metrics/metrics.js';
+import { reconciler } from './reconciler.js';
+
+// The admission webhook's certificate, kept by zonekeeper (docs/operations.md#the-admission-certificate):
+// the Lease holder issues and renews a CA and a serving certificate in one Secret and writes the
+// CA into its MutatingWebhookConfiguration's caBundle; every replica serves what the Secret holds.
+
+export interface CertificateOptions {
+  secret: { namespace: string; name: string };
+  /** The MutatingWebhookConfiguration whose webhooks get the caBundle; '' = none (cert-manager's injector, or by hand). */
+  webhookConfiguration: string;
+  names: ServingNames;
+  validityDays: number;
+  renewBeforeDays: number;
+  checkIntervalSeconds: number;
+}
+
+/** While a replica serves no certificate yet, it reads the Secret this often. */
+const UNTIL_LOADED_MS = 2000;
+const KEY = 'certificate';
+
+const b64 = (s: string) => Buffer.from(s).toString('base64');
+const unb64 = (s: unknown) => (typeof s === 'string' ? Buffer.from(s, 'base64').toString() : undefined);
+
+export function webhookCertificate(api: ApiClient, opts: CertificateOptions, serve: (cert: string, key: string) => void, log: Logger, metrics: Metrics,
+  clock: Timers = systemClock) {
+  const { namespace, name } = opts.secret;
+  const secretPath = `/api/v1/namespaces/${encodeURIComponent(namespace)}/secrets`;
+  const webhookPath = `/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/${encodeURIComponent(opts.webhookConfiguration)}`;
+  let served = '';
+  let stopLoading: (() => void) | undefined;
+
+  async function read(): Promise<{ pki: Partial<WebhookPki>; resourceVersion?: string } | undefined> {
+    const res = await api.request('GET', `${secretPath}/${encodeURIComponent(name)}`, { timeoutMs: 10_000 });
+    if (res.status === 404) return { pki: {} };
+    if (res.status !== 200) throw new Error(`GET secret ${namespace}/${name}: ${res.status} ${statusMessage(res.body)}`);
+    const o = JSON.parse(res.body);
+    const d = o.data ?? {};
+    return { pki: { caBundle: unb64(d['ca.crt']), caKey: unb64(d['ca.key']), cert: unb64(d['tls.crt']), key: unb64(d['tls.key']) }, resourceVersion: o.metadata?.resourceVersion };
+  }
+
+  function use(pki: Partial<WebhookPki>): void {
+    if (!pki.cert || !pki.key || pki.cert === served) return;
+    serve(pki.cert, pki.key);
+    served = pki.cert;
+    log.info({ secret: `${namespace}/${name}` }, 'admission: serving the certificate from its Secret');
+  }
+
+  /** The Lease holder: the Secret renewed when due, the caBundle written, both conditional on what was read. */
+  async function reconcile(): Promise<void> {
+    const now = clock.now();
+    const current = await read();
+    if (!current) return;
+    let pki = current.pki;
+    const due = renewalDue(pki, opts.names, now, opts.renewBeforeDays);
+    if (due) {
+      pki = renewed(pki, due.what, opts.names, now, opts.validityDays);
+      const body = {
+        apiVersion: 'v1', kind: 'Secret', type: 'kubernetes.io/tls',
+        metadata: { name, namespace, ...(current.resourceVersion ? { resourceVersion: current.resourceVersion } : {}), labels: { 'app.kubernetes.io/managed-by': 'zonekeeper' } },
+        data: { 'ca.crt': b64(pki.caBundle!), 'ca.key': b64(pki.caKey!), 'tls.crt': b64(pki.cert!), 'tls.key': b64(pki.key!) },
+      };
+      const res = current.resourceVersion
+        ? await api.request('PUT', `${secretPath}/${encodeURIComponent(name)}`, { body: JSON.stringify(body), timeoutMs: 10_000 })
+        : await api.request('POST', secretPath, { body: JSON.stringify(body), timeoutMs: 10_000 });
+      const ok = res.status === 200 || res.status === 201;
+      metrics.actuatorWrites.inc({ action: 'webhook-certificate', result: ok ? 'ok' : res.status === 409 ? 'conflict' : 'error' });
+      // 409: another writer got there first (a hand-over): read again.
+      if (!ok) throw new Error(`writing secret ${namespace}/${name}: ${res.status} ${statusMessage(res.body)}`);
+      log.info({ secret: `${namespace}/${name}`, renewed: due.what, why: due.why }, 'admission: certificate issued');
+    }
+    use(pki);
+    if (opts.webhookConfiguration && pki.caBundle) await writeCaBundle(b64(pki.caBundle));
+  }
+
+  async function writeCaBundle(caBundle: string): Promise<void> {
+    const res = await api.request('GET', webhookPath, { timeoutMs: 10_000 });
+    if (res.status === 404) {
+      log.warn({ webhookConfiguration: opts.webhookConfiguration }, 'admission: MutatingWebhookConfiguration not found; its caBundle is written once it exists');
+      return;
+    }
+    if (res.status !== 200) throw new Error(`GET mutatingwebhookconfiguration ${opts.webhookConfiguration}: ${res.status} ${statusMessage(res.body)}`);
+    const o = JSON.parse(res.body);
+    const webhooks: unknown[] = Array.isArray(o.webhooks) ? o.webhooks : [];
+    const ops = webhooks.flatMap((w: any, i) => (w?.clientConfig?.caBundle === caBundle ? [] : [{ op: 'add', path: `/webhooks/${i}/clientConfig/caBundle`, value: caBundle }]));
+    if (ops.length === 0) return;
+    const patch = [{ op: 'test', path: '/metadata/resourceVersion', value: o.metadata?.resourceVersion }, ...ops];
+    const put = await api.request('PATCH', webhookPath, { body: JSON.stringify(patch), contentType: 'application/json-patch+json', timeoutMs: 10_000 });
+    metrics.actuatorWrites.inc({ action: 'webhook-cabundle', result: put.status === 200 ? 'ok' : 'error' });
+    if (put.status !== 200) throw new Error(`writing the caBundle of ${opts.webhookConfiguration}: ${put.status} ${statusMessage(put.body)}`);
+    log.info({ webhookConfiguration: opts.webhookConfiguration, webhooks: ops.length }, 'admission: caBundle written');
+  }
+
+  /** Every replica: what the Secret holds is served, read again every checkIntervalSeconds (sooner while nothing is served). */
+  async function load(): Promise<void> {
+    try {
+      const current = await read();
+      if (current) use(current.pki);
+    } catch (err) {
+      log.warn({ secret: `${namespace}/${name}`, err: (err as Error).message }, 'admission: certificate Secret not read');
+    }
+    if (stopLoading) stopLoading = clock.after(served ? opts.checkIntervalSeconds * 1000 : UNTIL_LOADED_MS, () => void load());
+  }
+
+  const keeper = reconciler({
+    keys: () => [KEY], reconcile, resyncMs: opts.checkIntervalSeconds * 1000, ready: () => true, clock, retryBaseMs: 500, retryMaxMs: 30_000,
+    onError: (_key, err) => log.warn({ secret: `${namespace}/${name}`, err: err.message }, 'admission: certificate not kept'),
+  });
+
+  return {
+    /** The Lease holder's part (a leader controller). */
+    keeper: keeper.controller(),
+    /** Every replica's part: serve what the Secret holds. */
+    startLoading(): void {
+      stopLoading = () => {};
+      void load();
+    },
+    stopLoading(): void {
+      stopLoading?.();
+      stopLoading = undefined;
+    },
+  };
+}
