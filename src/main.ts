@@ -17,6 +17,7 @@ export { chooseSource, DEMO_CLUSTER, type SourceChoice } from './sourceChoice.js
 import { createExtender } from './extender/extender.js';
 import { zoneGateKeeper } from './controllers/zoneGateKeeper.js';
 import { webhookCertificate } from './controllers/webhookCertificate.js';
+import { holderLabel, ownPod } from './controllers/holderLabel.js';
 import type { Logger } from './common/logger.js';
 import { createMetrics, registerHealthGauges, registerStateGauges, type Metrics } from './metrics/metrics.js';
 import { kubernetesAuthorizer } from './server/adminAuth.js';
@@ -165,6 +166,13 @@ export async function startServer(config: Config, choice: SourceChoice, log: Log
         checkIntervalSeconds: managed.checkIntervalSeconds,
       }, (cert, key) => serveCertificate(cert, key), log, metrics) : undefined;
   if (certificate) controllers.push(certificate.keeper);
+  // In a pod, the holder labels itself: the webhook's Service selects it (docs/design.md#two-replicas-one-truth).
+  const pod = ownPod();
+  const label = config.admission.listen && config.leaderElection.enabled && api && pod ? holderLabel(api, pod, log, metrics) : undefined;
+  if (label) {
+    await label.clear();
+    controllers.push(label);
+  }
   // Whether this replica holds the Lease: admission decides only there what reads shared counters.
   const lead = { holds: !config.leaderElection.enabled || !api };
   const writers = controllers.length > 0 && api ? startWriters(api, config, log, metrics, controllers, lead) : undefined;

@@ -3,10 +3,11 @@
 // The default scheduler alone places the pods, from what admission wrote into them.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import net, { type AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { parseAllDocuments } from 'yaml';
 import { ControlPlane, freePort, kubeVersions } from './controlPlane.js';
-import { eventually, Kube, type Obj } from './kube.js';
+import { eventually, Kube, pathOf, type Obj } from './kube.js';
 import { addPools, assertOnPins, PRODUCTION_POOLS, statefulSet, tearDown, zoneCounts } from './workloads.js';
 
 const ZONE = 'topology.kubernetes.io/zone';
@@ -45,9 +46,11 @@ for (const k of kubeVersions()) describe(`[${k.version}] admission: the zone wri
   let kube: Kube;
   let zones: Map<string, string>;
   let config: Obj;
+  let admissionPort: number;
 
   before(async () => {
-    const port = await freePort();
+    admissionPort = await freePort();
+    const port = admissionPort;
     const certificate = { secret: SECRET, webhookConfiguration: 'zonekeeper', ipAddresses: ['127.0.0.1'], checkIntervalSeconds: 1 };
     config = { admission: { listen: `127.0.0.1:${port}`, certificate }, gate: { intervalSeconds: 1 }, workloadSpread: { writeStatus: true } };
     await cp.up([{ name: 'default-scheduler', extender: false }], config);
@@ -158,4 +161,90 @@ for (const k of kubeVersions()) describe(`[${k.version}] admission: the zone wri
     await kube.create(statefulSet(NS, 'renewed', 3));
     await assertOnPins(kube, NS, 'renewed', await bound('renewed', 3));
   });
+
+  it('two replicas behind a Service that selects the holder: a burst (a WorkloadSpread quota; instance IDs with a zone maximum), the holder SIGKILLed mid-burst: no quota exceeded, IDs unique', async () => {
+    const replicas = [{ name: 'zonekeeper', admin: cp.zonekeeper!.admin, port: admissionPort }];
+    const bPort = await freePort();
+    const b = await cp.startReplica('zonekeeper-b', { ...config, admission: { ...config.admission as Obj, listen: `127.0.0.1:${bPort}` } });
+    replicas.push({ name: 'zonekeeper-b', admin: b.admin, port: bPort });
+    const service = await holderService(replicas);
+    try {
+      const mwc = await kube.get('admissionregistration.k8s.io/v1', 'MutatingWebhookConfiguration', undefined, 'zonekeeper');
+      mwc.webhooks[0].clientConfig.url = `https://127.0.0.1:${service.port}/admission/pods`;
+      await kube.call('PUT', pathOf('admissionregistration.k8s.io/v1', 'MutatingWebhookConfiguration', undefined, 'zonekeeper'), mwc);
+      const subset = (name: string, zone: string, maxReplicas?: number) => ({ name, requiredNodeSelectorTerm: { matchExpressions: [{ key: ZONE, operator: 'In', values: [zone] }] }, maxReplicas });
+      await kube.create({
+        apiVersion: 'apps.kruise.io/v1alpha1', kind: 'WorkloadSpread', metadata: { name: 'quota', namespace: NS },
+        spec: { targetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'quota' }, subsets: [subset('a', 'zone-a', 3), subset('b', 'zone-b', 3), subset('c', 'zone-c')] },
+      });
+      await eventually('both replicas watch the WorkloadSpread', async () => {
+        for (const r of replicas) {
+          const cache = await (await fetch(`${r.admin}/debug/cache`)).json() as Obj;
+          if (cache.kinds.find((c: Obj) => c.kind === 'workloadspreads')?.objects !== 2) return false;
+        }
+        return true;
+      }, 60_000, 500);
+      const max3 = { weight: 1, maxReplicas: 3 };
+      const before = service.decided();
+      await kube.create(deployment('quota', 12, {}));
+      await kube.create(deployment('capped', 9, { 'zonekeeper.io/instance-ids': 'true', 'zonekeeper.io/zone-preferences': JSON.stringify({ zones: { 'zone-a': max3, 'zone-b': max3, 'zone-c': max3 } }) }));
+      // Mid-burst: the holder dies without a word; the other replica takes the Lease and the Service's endpoint.
+      await eventually('the burst under way', async () => (await pods('quota')).length + (await pods('capped')).length >= 6, 30_000, 100);
+      const holder = service.holder();
+      assert.ok(holder, 'a holder served the burst');
+      await (holder.name === 'zonekeeper' ? cp.zonekeeper! : b).stop('SIGKILL');
+      const quota = await bound('quota', 12);
+      const capped = await bound('capped', 9);
+      const perZone = (m: Map<string, string>) => zoneCounts(m.values());
+      const count = (m: Map<string, string>, zone: string) => [...m.values()].filter((z) => z === zone).length;
+      assert.ok(count(quota, 'zone-a') <= 3 && count(quota, 'zone-b') <= 3, `WorkloadSpread quota kept: ${perZone(quota)}`);
+      for (const zone of ZONES) assert.ok(count(capped, zone) <= 3, `zone maximum kept: ${perZone(capped)}`);
+      const ids = (await pods('capped')).map((p) => Number(p.metadata.annotations?.['zonekeeper.io/instance-id']));
+      assert.deepEqual([...ids].sort((x, y) => x - y), [0, 1, 2, 3, 4, 5, 6, 7, 8], 'instance IDs unique in [0, 9)');
+      const decided = { admitted: service.decided().admitted - before.admitted, gated: service.decided().gated - before.gated };
+      console.log(`# two replicas, holder ${holder.name} SIGKILLed mid-burst: quota ${perZone(quota)}, capped ${perZone(capped)}; `
+        + `decided at admission (as the metrics last showed) ${decided.admitted}, gated for the keeper ${decided.gated} (${Math.round(100 * decided.admitted / Math.max(1, decided.admitted + decided.gated))}% at admission)`);
+    } finally {
+      service.close();
+    }
+  });
 });
+
+/**
+ * What the webhook's Service does in a cluster (it selects the pod labelled zonekeeper.io/lease-holder):
+ * a TCP pass-through to the replica that holds the Lease, by its metrics; none while no one does.
+ */
+async function holderService(replicas: { name: string; admin: string; port: number }[]) {
+  let holder: (typeof replicas)[number] | undefined;
+  const last = new Map<string, { admitted: number; gated: number }>();
+  const value = (text: string, labels: string) => Number(text.split('\n').find((l) => l.startsWith('zonekeeper_decisions_total{') && l.includes(labels))?.split(' ').pop() ?? 0);
+  const poll = setInterval(async () => {
+    let now: typeof holder;
+    for (const r of replicas) {
+      const text = await fetch(`${r.admin}/metrics`).then((res) => res.text(), () => '');
+      if (!text) continue;
+      last.set(r.name, { admitted: value(text, 'verb="admission",outcome="admitted"'), gated: value(text, 'verb="admission",outcome="gate"') });
+      if (/^zonekeeper_leader 1$/m.test(text)) now = r;
+    }
+    holder = now;
+  }, 200);
+  const server = net.createServer((client) => {
+    const to = holder;
+    if (!to) return client.destroy();
+    const upstream = net.connect(to.port, '127.0.0.1');
+    client.pipe(upstream).pipe(client);
+    client.on('error', () => upstream.destroy());
+    upstream.on('error', () => client.destroy());
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  await eventually('a holder behind the Service', async () => holder !== undefined, 30_000, 100);
+  return {
+    port: (server.address() as AddressInfo).port,
+    holder: () => holder,
+    decided: () => [...last.values()].reduce((a, x) => ({ admitted: a.admitted + x.admitted, gated: a.gated + x.gated }), { admitted: 0, gated: 0 }),
+    close: () => {
+      clearInterval(poll);
+      server.close();
+    },
+  };
+}

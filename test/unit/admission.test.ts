@@ -114,13 +114,14 @@ describe('admission: the webhook route', () => {
   });
 
   const named = (raw: Raw) => ({ ...raw, metadata: { ...raw.metadata, name: undefined, generateName: 'web-rs-' } });
-  const zoneOf = (ops: JsonPatchOp[]) => (ops.find((op) => op.path === '/spec/nodeSelector')?.value as Raw | undefined)?.[ZONE];
+  const valueAt = (ops: JsonPatchOp[], path: string) => (ops.find((op) => op.path === path) as { value?: unknown } | undefined)?.value;
+  const zoneOf = (ops: JsonPatchOp[]) => (valueAt(ops, '/spec/nodeSelector') as Raw | undefined)?.[ZONE];
 
   it('the holder decides what reads shared counters (zone balance): a generateName pod is named, and each pod counts the ones before it', async () => {
     const { app, post } = setup();
     const answers = [];
     for (const i of [1, 2, 3]) answers.push((await post(review(creating(named(rsPod('web', String(i)))), { uid: `rev-${i}` }))).patch);
-    const names = answers.map((ops) => ops.find((op) => op.path === '/metadata/name')?.value as string);
+    const names = answers.map((ops) => valueAt(ops, '/metadata/name') as string);
     assert.ok(names.every((n) => /^web-rs-[bcdfghjklmnpqrstvwxz2456789]{5}$/.test(n)), `named as the API server names: ${names}`);
     assert.equal(new Set(names).size, 3);
     assert.deepEqual(answers.map(zoneOf).sort(), ZONES, 'one pod per zone: each decision saw the reservations before it');
