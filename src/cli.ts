@@ -34,6 +34,11 @@ serve flags:
                          callers need a token the API server accepts and may post the path (picker.listen)
   --picker-tls-cert FILE, --picker-tls-key FILE
                          serve that listener over HTTPS (picker.tls)
+  --admission-listen HOST:PORT
+                         serve the mutating webhook for pod CREATE on this HTTPS listener (admission.listen)
+  --admission-secret NAMESPACE/NAME, --admission-webhook NAME, --admission-dns-name NAME
+                         the certificate zonekeeper keeps in that Secret, the MutatingWebhookConfiguration
+                         it writes the caBundle into, the name the API server calls it by (admission.certificate)
   --manage-deletion-cost keep controller.kubernetes.io/pod-deletion-cost on managed ReplicaSet pods,
                          so scale-down follows the pod picker's order (deletionCost.enabled)
   --workloadspread-status
@@ -75,6 +80,8 @@ async function serve(argv: string[]): Promise<void> {
         'admin-authorization': { type: 'string' }, 'probe-listen': { type: 'string' },
         'manage-deletion-cost': { type: 'boolean' }, 'workloadspread-status': { type: 'boolean' },
         'picker-listen': { type: 'string' }, 'picker-tls-cert': { type: 'string' }, 'picker-tls-key': { type: 'string' },
+        'admission-listen': { type: 'string' }, 'admission-secret': { type: 'string' }, 'admission-webhook': { type: 'string' },
+        'admission-dns-name': { type: 'string', multiple: true },
       },
       strict: true, allowPositionals: false,
     }));
@@ -89,7 +96,10 @@ async function serve(argv: string[]): Promise<void> {
   try {
     config = loadConfig(values.config);
     const picker = values['picker-listen'] !== undefined || values['picker-tls-cert'] !== undefined || values['picker-tls-key'] !== undefined;
-    if (values.listen || values['admin-listen'] || values['manage-deletion-cost'] || values['workloadspread-status'] || values['admin-authorization'] || values['probe-listen'] || picker) {
+    const admission = values['admission-listen'] !== undefined || values['admission-secret'] !== undefined || values['admission-webhook'] !== undefined
+      || values['admission-dns-name'] !== undefined;
+    if (values.listen || values['admin-listen'] || values['manage-deletion-cost'] || values['workloadspread-status'] || values['admin-authorization'] || values['probe-listen']
+      || picker || admission) {
       config = parseConfig({
         ...config,
         extender: { ...config.extender, listen: values.listen ?? config.extender.listen },
@@ -102,6 +112,14 @@ async function serve(argv: string[]): Promise<void> {
         picker: {
           ...config.picker, listen: values['picker-listen'] ?? config.picker.listen,
           tls: { ...config.picker.tls, certFile: values['picker-tls-cert'] ?? config.picker.tls.certFile, keyFile: values['picker-tls-key'] ?? config.picker.tls.keyFile },
+        },
+        admission: {
+          ...config.admission, listen: values['admission-listen'] ?? config.admission.listen,
+          certificate: {
+            ...config.admission.certificate, secret: values['admission-secret'] ?? config.admission.certificate.secret,
+            webhookConfiguration: values['admission-webhook'] ?? config.admission.certificate.webhookConfiguration,
+            dnsNames: values['admission-dns-name'] ?? config.admission.certificate.dnsNames,
+          },
         },
       }, 'flags');
     }

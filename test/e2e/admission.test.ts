@@ -13,7 +13,9 @@ import { addPools, assertOnPins, PRODUCTION_POOLS, statefulSet, tearDown, zoneCo
 const ZONE = 'topology.kubernetes.io/zone';
 const ZONES = ['zone-a', 'zone-b', 'zone-c'];
 const NS = 'admitted';
-const SECRET = 'default/zonekeeper-webhook-tls';
+const SECRET = 'zonekeeper-system/zonekeeper-webhook-tls';
+const OVERLAY = new URL('../../manifests/overlays/managed', import.meta.url).pathname;
+const RBAC_KINDS = new Set(['Namespace', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding']);
 const OTHER = 'elsewhere';
 const container = { name: 'c', image: 'busybox', resources: { requests: { cpu: '10m' } } };
 
@@ -47,14 +49,18 @@ for (const k of kubeVersions()) describe(`[${k.version}] admission: the zone wri
   let zones: Map<string, string>;
   let config: Obj;
   let admissionPort: number;
+  let rbac: Obj[];
 
   before(async () => {
     admissionPort = await freePort();
     const port = admissionPort;
     const certificate = { secret: SECRET, webhookConfiguration: 'zonekeeper', ipAddresses: ['127.0.0.1'], checkIntervalSeconds: 1 };
-    config = { admission: { listen: `127.0.0.1:${port}`, certificate }, gate: { intervalSeconds: 1 }, workloadSpread: { writeStatus: true } };
+    config = { admission: { listen: `127.0.0.1:${port}`, certificate }, gate: { intervalSeconds: 1 }, workloadSpread: { writeStatus: true }, leaderElection: { namespace: 'zonekeeper-system' } };
     await cp.up([{ name: 'default-scheduler', extender: false }], config);
     kube = new Kube(cp.api);
+    // zonekeeper as the managed overlay's ServiceAccount, with that overlay's RBAC and no more (the Secret, the caBundle).
+    rbac = parseAllDocuments(cp.kubectl(['kustomize', OVERLAY])).map((d) => d.toJS()).filter((o) => RBAC_KINDS.has(o.kind));
+    await cp.restartZonekeeperAs(rbac, config);
     zones = await addPools(kube, PRODUCTION_POOLS);
     await kube.create(parseAllDocuments(readFileSync(new URL('../../manifests/workloadspread-crd/50-workloadspread-crd.yaml', import.meta.url), 'utf8'))[0]!.toJS());
     cp.kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/workloadspreads.apps.kruise.io']);
@@ -68,7 +74,7 @@ for (const k of kubeVersions()) describe(`[${k.version}] admission: the zone wri
   after(() => tearDown(cp));
 
   const caBundle = async () => (await kube.get('admissionregistration.k8s.io/v1', 'MutatingWebhookConfiguration', undefined, 'zonekeeper'))?.webhooks[0].clientConfig.caBundle as string | undefined;
-  const secretCa = async () => (await kube.get('v1', 'Secret', 'default', 'zonekeeper-webhook-tls').catch(() => undefined))?.data['ca.crt'] as string | undefined;
+  const secretCa = async () => (await kube.get('v1', 'Secret', 'zonekeeper-system', 'zonekeeper-webhook-tls').catch(() => undefined))?.data['ca.crt'] as string | undefined;
   const bound = (app: string, count: number) => kube.bound(NS, `app=${app}`, count, zones, 90_000);
   const pods = (app: string) => kube.podsOf(NS, `app=${app}`);
   const metric = async (labels: string) => {
@@ -142,7 +148,7 @@ for (const k of kubeVersions()) describe(`[${k.version}] admission: the zone wri
     assert.equal((await pods('late')).length, 0);
     await kube.create(statefulSet(OTHER, 'free', 1));
     await eventually('a pod in a namespace without the label', async () => (await kube.podsOf(OTHER, 'app=free')).length === 1, 30_000);
-    await cp.startZonekeeper(config);
+    await cp.restartZonekeeperAs(rbac, config);
     const placed = await bound('late', 3);
     const list = await kube.frozenZones('apps/v1', 'StatefulSet', NS, 'late');
     for (const [pod, zone] of placed) assert.equal(zone, list[Number(pod.split('-').pop()) % 3], pod);
@@ -152,7 +158,7 @@ for (const k of kubeVersions()) describe(`[${k.version}] admission: the zone wri
     const first = await secretCa();
     assert.ok(first, 'zonekeeper keeps a Secret');
     assert.equal(await caBundle(), first, "the webhook trusts the Secret's CA");
-    await kube.delete('v1', 'Secret', 'default', 'zonekeeper-webhook-tls');
+    await kube.delete('v1', 'Secret', 'zonekeeper-system', 'zonekeeper-webhook-tls');
     const next = await eventually('a new CA in a new Secret, written into the webhook', async () => {
       const [ca, bundle] = [await secretCa(), await caBundle()];
       return ca && ca !== first && bundle === ca ? ca : undefined;
@@ -165,7 +171,8 @@ for (const k of kubeVersions()) describe(`[${k.version}] admission: the zone wri
   it('two replicas behind a Service that selects the holder: a burst (a WorkloadSpread quota; instance IDs with a zone maximum), the holder SIGKILLed mid-burst: no quota exceeded, IDs unique', async () => {
     const replicas = [{ name: 'zonekeeper', admin: cp.zonekeeper!.admin, port: admissionPort }];
     const bPort = await freePort();
-    const b = await cp.startReplica('zonekeeper-b', { ...config, admission: { ...config.admission as Obj, listen: `127.0.0.1:${bPort}` } });
+    const b = await cp.startReplica('zonekeeper-b', { ...config, admission: { ...config.admission as Obj, listen: `127.0.0.1:${bPort}` } },
+      await cp.serviceAccountKubeconfig('zonekeeper-system', 'zonekeeper'));
     replicas.push({ name: 'zonekeeper-b', admin: b.admin, port: bPort });
     const service = await holderService(replicas);
     try {

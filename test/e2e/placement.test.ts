@@ -398,13 +398,19 @@ for (const k of kubeVersions()) describe(`zonekeeper with kube-scheduler ${k.ver
       }
       return;
     }
-    for (const overlay of ['standalone', 'openkruise', 'deletion-costs', 'picker']) {
+    for (const overlay of ['standalone', 'openkruise', 'deletion-costs', 'picker', 'gate-only', 'managed']) {
       const out = cp.kubectl(['apply', '--dry-run=server', '-k', dir(`overlays/${overlay}`)]);
       console.log(`# [${k.version}] overlay ${overlay}: ${out.trim().split('\n').length} objects pass the server dry run`);
       assert.match(out, /deployment\.apps\/zonekeeper-scheduler (created|configured) \(server dry run\)/, overlay);
       const crd = /customresourcedefinition\.apiextensions\.k8s\.io\/workloadspreads\.apps\.kruise\.io (created|configured|unchanged) \(server dry run\)/;
-      if (overlay === 'openkruise') assert.doesNotMatch(out, /workloadspreads\.apps\.kruise\.io/, 'OpenKruise brings its own CRD');
+      // OpenKruise brings its own CRD; gate-only and managed leave it to the user (with or without OpenKruise).
+      if (['openkruise', 'gate-only', 'managed'].includes(overlay)) assert.doesNotMatch(out, /workloadspreads\.apps\.kruise\.io/, overlay);
       else assert.match(out, crd, overlay);
+      if (overlay === 'managed') {
+        for (const o of ['mutatingwebhookconfiguration.admissionregistration.k8s.io/zonekeeper', 'service/zonekeeper-webhook', 'role.rbac.authorization.k8s.io/zonekeeper-webhook-certificate']) {
+          assert.match(out, new RegExp(`${o.replace(/\./g, '\\.')} (created|configured) \\(server dry run\\)`), o);
+        }
+      }
     }
     // The monitoring component in an overlay of a user's, beside the Prometheus Operator's CRDs.
     cp.kubectl(['apply', '-f', new URL('./prometheus-operator-crds.yaml', import.meta.url).pathname]);

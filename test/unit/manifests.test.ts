@@ -4,6 +4,8 @@ import { describe, it } from 'node:test';
 import { parseAllDocuments, parse } from 'yaml';
 import { parseConfig, splitHostPort } from '../../src/common/config.js';
 import { CORE_KINDS, OPTIONAL_KINDS, WORKLOAD_KINDS, KRUISE_GROUP } from '../../src/cluster/kinds.js';
+import { ANNOTATION } from '../../src/cluster/annotations.js';
+import { HOLDER_LABEL } from '../../src/controllers/holderLabel.js';
 
 type Raw = Record<string, any>;
 const root = new URL('../../', import.meta.url);
@@ -63,6 +65,33 @@ describe('manifests', () => {
     const picker = overlay('picker');
     assert.deepEqual(picker.resources, ['../standalone', 'picker.yaml']);
     assert.match(picker.patches[0].patch, /containers\/1\/args\/-[\s\S]*--picker-listen=0\.0\.0\.0:8443/);
+  });
+
+  it('the managed overlay: admission on top of gate-only, its flags, Service, webhook, Secret and RBAC naming the same things', () => {
+    const k = parse(read('manifests/overlays/managed/kustomization.yaml'));
+    assert.deepEqual(k.resources, ['../gate-only', 'admission.yaml']);
+    const ops = parse(k.patches[0].patch) as Raw[];
+    const args = ops.filter((o) => o.path === '/spec/template/spec/containers/0/args/-').map((o) => o.value as string);
+    const arg = (name: string) => args.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
+    const docs = read('manifests/overlays/managed/admission.yaml').split(/^---$/m).map((d) => parse(d)).filter(Boolean);
+    const service = docs.find((d) => d.kind === 'Service');
+    const webhook = docs.find((d) => d.kind === 'MutatingWebhookConfiguration');
+    const role = docs.find((d) => d.kind === 'Role');
+    const clusterRole = docs.find((d) => d.kind === 'ClusterRole');
+    assert.equal(service.spec.selector[HOLDER_LABEL], 'true', 'the Service selects the Lease holder');
+    assert.equal(service.spec.ports[0].targetPort, ops.find((o) => o.path.endsWith('/ports/-')).value.name);
+    assert.equal(splitHostPort(arg('admission-listen')!).port, ops.find((o) => o.path.endsWith('/ports/-')).value.containerPort);
+    const hook = webhook.webhooks[0];
+    assert.deepEqual(hook.clientConfig.service, { namespace: service.metadata.namespace, name: service.metadata.name, path: '/admission/pods', port: service.spec.ports[0].port });
+    assert.equal(hook.clientConfig.caBundle, undefined, 'zonekeeper writes it');
+    assert.equal(arg('admission-webhook'), webhook.metadata.name);
+    assert.deepEqual(clusterRole.rules[0].resourceNames, [webhook.metadata.name]);
+    assert.equal(arg('admission-dns-name'), `${service.metadata.name}.${service.metadata.namespace}.svc`);
+    assert.equal(arg('admission-secret'), `${role.metadata.namespace}/${role.rules[1].resourceNames[0]}`);
+    assert.deepEqual(hook.namespaceSelector, { matchLabels: { 'zonekeeper.io/admission': 'enabled' } });
+    assert.match(hook.matchConditions.map((c: Raw) => c.expression).join(' '), new RegExp(ANNOTATION.ignore.replace(/\./g, '\\.')));
+    const env = ops.find((o) => o.path.endsWith('/env')).value.map((e: Raw) => e.name);
+    assert.deepEqual(env, ['POD_NAME', 'POD_NAMESPACE'], 'the holder finds its own pod to label');
   });
 
   it('the picker overlay: a Service on the picker port and a ClusterRole that may post the picker path, nothing else', () => {
