@@ -92,6 +92,14 @@ export function createExtender(deps: ExtenderDeps) {
   const nodesOf = (args: ExtenderArgs, names = namesOf(args)): CandidateNodes => ({ names, resolve: () => candidatesOf(args, names) });
   const resolved = (candidates: Candidates): CandidateNodes => ({ names: candidates.names, resolve: () => candidates });
 
+  // The Ready, schedulable nodes the gate and admission decide over: built once per change of the nodes, not per pod.
+  let schedulable: { snapshot: unknown; nodes: CandidateNodes } | undefined;
+  source.store.onNode(() => { schedulable = undefined; });
+  function schedulableNow(): CandidateNodes {
+    if (schedulable?.snapshot !== source.snapshot) schedulable = { snapshot: source.snapshot, nodes: resolved(schedulableNodes(source.snapshot)) };
+    return schedulable.nodes;
+  }
+
   /**
    * Filter verdicts kept for the prioritize call of the same scheduling cycle, by pod UID:
    * kube-scheduler calls prioritize right after the filter, with the nodes it passed, written
@@ -270,7 +278,7 @@ export function createExtender(deps: ExtenderDeps) {
       // An ID this process gives the pod goes onto it in the gate's own patch, with the zone it
       // pins; a rollout's successor holds none yet.
       const gateOf = (x: Decided) => (x.idError !== undefined ? { kind: 'wait' as const, why: x.idError } : gateDecision(x.verdict, x.input));
-      const decided = await core.decide(cached, resolved(schedulableNodes(source.snapshot)), {
+      const decided = await core.decide(cached, schedulableNow(), {
         writesSpec: true, claimId: { annotate: false }, commit: (x) => gateOf(x).kind !== 'wait',
       });
       const v = decided.verdict;
@@ -292,20 +300,24 @@ export function createExtender(deps: ExtenderDeps) {
       if (!source.ready()) return { kind: 'gate', why: source.synced() ? STALE : NOT_SYNCED };
       const moving = volumeStillMoving(pod, source.snapshot);
       if (moving) return { kind: 'gate', why: moving };
-      const nodes = resolved(schedulableNodes(source.snapshot));
-      const dry = core.decideNow(pod, nodes, { writesSpec: true });
-      if (!dry.verdict.managed) return { kind: 'as-is', why: dry.verdict.summary };
-      if (!o.leading) return { kind: 'gate', why: 'this replica does not hold the Lease: the zone gate keeper decides it' };
+      const nodes = schedulableNow();
       // Written now or left to the keeper: a pod lifted under an adaptive fallback is the keeper's to watch.
       const now = (x: Decided): AdmissionDecision => {
+        if (!x.verdict.managed) return { kind: 'as-is', why: x.verdict.summary };
         const g = x.idError !== undefined ? { kind: 'wait' as const, why: x.idError } : gateDecision(x.verdict, x.input);
         if (g.kind === 'wait' || (g.kind !== 'as-is' && g.fallback)) return { kind: 'gate', why: g.why };
         return g.kind === 'zone' && x.givenId !== undefined ? { ...g, instanceId: x.givenId } : g;
       };
-      if (o.dryRun) return dry.model?.seats === 'instance-id' && pod.instanceId < 0 ? { kind: 'gate', why: 'a dry run takes no instance ID' } : now(dry);
-      const decided = await core.decide(pod, nodes, { writesSpec: true, claimId: { annotate: false }, commit: (x) => now(x).kind !== 'gate' });
+      if (!o.leading || o.dryRun) {
+        const dry = core.decideNow(pod, nodes, { writesSpec: true });
+        if (!dry.verdict.managed) return { kind: 'as-is', why: dry.verdict.summary };
+        if (!o.leading) return { kind: 'gate', why: 'this replica does not hold the Lease: the zone gate keeper decides it' };
+        return dry.model?.seats === 'instance-id' && pod.instanceId < 0 ? { kind: 'gate', why: 'a dry run takes no instance ID' } : now(dry);
+      }
+      // One decision, its effects carried out in the same turn (the next review sees its reservation).
+      const decided = await core.decide(pod, nodes, { writesSpec: true, claimId: { annotate: false }, commit: (x) => x.verdict.managed && now(x).kind !== 'gate' });
       const d = now(decided);
-      if (d.kind !== 'gate') record(decision('admission', args, decided.verdict, { outcome: 'admitted' }));
+      if (d.kind !== 'gate' && d.kind !== 'as-is') record(decision('admission', args, decided.verdict, { outcome: 'admitted' }));
       return d;
     },
 

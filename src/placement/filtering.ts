@@ -1,4 +1,4 @@
-import type { NodeSelectorTerm, SlimNode } from '../cluster/objects.js';
+import { zoneOf, type NodeSelectorTerm, type SlimNode } from '../cluster/objects.js';
 import { matchesTerm } from './nodeMatching.js';
 import { misfitOf, nodeFit, NO_AFFINITY, UNTOLERATED, type NodeMisfit } from './nodeFit.js';
 import { podModel, type WorkloadModel } from './model.js';
@@ -59,19 +59,29 @@ export function filterNodes(input: PlacementInput, model: WorkloadModel | undefi
     return i < 0 ? undefined : volumeRejections[i];
   };
   const misfit = podMisfit(input);
-  let feasible: SlimNode[] | undefined;
+  const usable = (i: number): SlimNode | undefined => {
+    const node = candidates.nodes[i];
+    return node && !misfit?.(i, node) && !volumeRejection(node) ? node : undefined;
+  };
   const ctx: PolicyContext = {
     input, snapshot, boundVolume: volumes.constraints.some((v) => v.bound), volumes: volumes.constraints,
-    // Only fallbacks need it: computed on first use. A method, not a getter (docs/performance.md#why-the-code-is-shaped-this-way).
-    feasible: () => {
-      if (!feasible) {
-        feasible = [];
-        for (let i = 0; i < candidates.nodes.length; i++) {
-          const node = candidates.nodes[i];
-          if (node && !misfit?.(i, node) && !volumeRejection(node)) feasible.push(node);
-        }
+    // Only some policies ask, and they stop early. Methods, not getters (docs/performance.md#why-the-code-is-shaped-this-way).
+    someFeasible: (test) => {
+      for (let i = 0; i < candidates.nodes.length; i++) {
+        const node = usable(i);
+        if (node && test(node)) return true;
       }
-      return feasible;
+      return false;
+    },
+    feasibleZones: (topologyKey, zones) => {
+      const wanted = new Set(zones);
+      const out = new Set<string>();
+      for (let i = 0; i < candidates.nodes.length && out.size < wanted.size; i++) {
+        const node = usable(i);
+        const zone = node && zoneOf(node, topologyKey);
+        if (zone !== undefined && wanted.has(zone)) out.add(zone);
+      }
+      return out;
     },
   };
 
@@ -110,7 +120,8 @@ export function filterNodes(input: PlacementInput, model: WorkloadModel | undefi
     lastNames.push(candidateNames[i]!);
   }
   let spread: readonly string[] = passed;
-  if (input.settings.spreadNodes && passed.length > 1) {
+  // Spreading within a zone is the extender's: a decision written into the spec names a zone, not a node.
+  if (input.settings.spreadNodes && !input.writesSpec && passed.length > 1) {
     spread = fewestOfWorkload(passed, model.podsPerNode(pod.uid), rejected);
     const preferred = outcome.subset?.subset.preferredNodeSelectorTerms ?? [];
     if (preferred.length > 0 && spread.length > 1) spread = mostPreferred(spread, preferred, snapshot, rejected);

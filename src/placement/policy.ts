@@ -109,8 +109,10 @@ export interface PolicyOutcome {
 export interface PolicyContext {
   input: PlacementInput;
   snapshot: Snapshot;
-  /** Candidates that exist in the cache and that the pod's volumes allow (computed on first call). */
-  feasible(): SlimNode[];
+  /** Whether a candidate that exists in the cache, fits the pod and its volumes allow passes `test`: stops at the first. */
+  someFeasible(test: (node: SlimNode) => boolean): boolean;
+  /** Of `zones`, those with such a candidate: stops once every one has one (a pass over every node only when some zone has none). */
+  feasibleZones(topologyKey: string, zones: readonly string[]): Set<string>;
   boundVolume: boolean;
   /** The pod's volume constraints (bound PVs and WaitForFirstConsumer classes). */
   volumes: readonly VolumeConstraint[];

@@ -16,6 +16,7 @@ import { layoutsCase } from './layouts.js';
 import { healthCase } from './health.js';
 import { gateCase } from './gate.js';
 import { hostileCase } from './hostile.js';
+import { admissionCase } from './admission.js';
 
 const MAX_NODES = 5000;
 
@@ -99,11 +100,12 @@ async function extenderCases() {
   target('memory per cached slim pod', perPod, 1024, true, ' B');
 }
 
-// BENCH_CASES=extender,limits,large,costs,layouts,health,gate,cold,hostile picks cases (all by default).
-const CASES = new Set((process.env.BENCH_CASES ?? 'extender,limits,large,costs,layouts,health,gate,cold,hostile').split(','));
+// BENCH_CASES=extender,admission,limits,large,costs,layouts,health,gate,cold,hostile picks cases (all by default).
+const CASES = new Set((process.env.BENCH_CASES ?? 'extender,admission,limits,large,costs,layouts,health,gate,cold,hostile').split(','));
 
 async function main() {
   if (CASES.has('extender')) await extenderCases();
+  if (CASES.has('admission')) await admissionCase();
   if (CASES.has('costs')) deletionCostCase();
   if (CASES.has('layouts')) await layoutsCase();
   if (CASES.has('health')) await healthCase();

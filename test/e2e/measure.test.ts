@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startEchoExtender } from '../support/echoExtender.js';
 import { processCpuSeconds } from '../support/proc.js';
-import { ControlPlane, kubeVersions } from './controlPlane.js';
+import { ControlPlane, freePort, kubeVersions } from './controlPlane.js';
 import { eventually, Kube, type Obj } from './kube.js';
 
 const ZONES = ['zone-a', 'zone-b', 'zone-c'];
@@ -23,13 +23,16 @@ const RATIO_FLOOR = 0.4;
 const GATE_RATIO_FLOOR = 0.25;
 const MEAN_MS_BOUND = 25;
 
-function statefulSet(name: string, schedulerName: string, spread: boolean, PODS: number, gated: false | string = false): Obj {
+/** The label that puts a pod in the scope of zonekeeper's webhook (the MutatingWebhookConfiguration's objectSelector). */
+const ADMIT = 'e2e.zonekeeper.io/admission';
+
+function statefulSet(name: string, schedulerName: string, spread: boolean, PODS: number, gated: false | string = false, admitted = false): Obj {
   return {
     apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name, namespace: 'bench' },
     spec: {
       replicas: PODS, serviceName: name, podManagementPolicy: 'Parallel', selector: { matchLabels: { app: name } },
       template: {
-        metadata: { labels: { app: name } },
+        metadata: { labels: { app: name, ...(admitted ? { [ADMIT]: 'enabled' } : {}) } },
         spec: {
           schedulerName, terminationGracePeriodSeconds: 0, ...(gated ? { schedulingGates: [{ name: gated }] } : {}),
           containers: [{ name: 'c', image: 'busybox', resources: { requests: { cpu: '10m' } } }],
@@ -57,11 +60,13 @@ const VARIANTS: Record<string, (config: Record<string, any>) => void> = {
   /** kube-scheduler's adaptive sample of nodes instead of all of them. */
   sampled: (c) => { delete c.percentageOfNodesToScore; },
 };
-interface Variant { name: string; scheduler: string; spread: boolean; gated?: string; configure?: (config: Record<string, any>) => void }
+interface Variant { name: string; scheduler: string; spread: boolean; gated?: string; admitted?: boolean; configure?: (config: Record<string, any>) => void }
 const variants: Variant[] = (process.env.ZK_E2E_VARIANTS ?? '').split(',').filter(Boolean).map((v) => {
   if (v === 'pts') return { name: 'pts', scheduler: 'spread', spread: true };
   if (v === 'echo') return { name: 'echo', scheduler: 'echo', spread: false };
   if (v === 'gate') return { name: 'gate', scheduler: 'spread', spread: false, gated: 'zonekeeper.io/zone' };
+  // Admission mode: the default scheduler, each pod's zone written by zonekeeper's webhook as it is created.
+  if (v === 'admission') return { name: 'admission', scheduler: 'spread', spread: false, admitted: true };
   // The floor of any gate: the test lifts each pod's gate with one conditional patch writing a
   // zone (ordinal mod 3), as soon as its watch shows the pod; no decision, no cache.
   if (v === 'one-write') return { name: 'one-write', scheduler: 'spread', spread: false, gated: FLOOR_GATE };
@@ -87,6 +92,7 @@ for (const { k, NODES, PODS } of cases) describe(`throughput at ${NODES} nodes: 
   const results: Record<string, { seconds: number; podsPerSecond: number; zonesAt3: number }> = {};
 
   let echo: Awaited<ReturnType<typeof startEchoExtender>>;
+  let admissionPort = 0;
 
   before(async () => {
     echo = await startEchoExtender();
@@ -94,8 +100,17 @@ for (const { k, NODES, PODS } of cases) describe(`throughput at ${NODES} nodes: 
       { name: 'zonekeeper', extender: true }, { name: 'spread', extender: false },
       { name: 'echo', extender: true, extenderUrl: `${echo.url.origin}/third` },
       ...variants.filter((v) => v.configure).map((v) => ({ name: v.name, extender: true, configure: v.configure })),
-    ], { logLevel: 'info' });
+    ], { logLevel: 'info', admission: { listen: `127.0.0.1:${admissionPort = await freePort()}`, certificate: { secret: 'default/zonekeeper-webhook-tls', webhookConfiguration: 'zonekeeper', ipAddresses: ['127.0.0.1'] } } });
     kube = new Kube(cp.api);
+    await kube.create({
+      apiVersion: 'admissionregistration.k8s.io/v1', kind: 'MutatingWebhookConfiguration', metadata: { name: 'zonekeeper' },
+      webhooks: [{
+        name: 'pods.zonekeeper.io', admissionReviewVersions: ['v1'], sideEffects: 'NoneOnDryRun', failurePolicy: 'Fail', timeoutSeconds: 5,
+        clientConfig: { url: `https://127.0.0.1:${admissionPort}/admission/pods` },
+        rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], scope: 'Namespaced' }],
+        objectSelector: { matchLabels: { [ADMIT]: 'enabled' } },
+      }],
+    });
     await cp.diagnosed(`[${k.version}, ${NODES} nodes] setup`, async () => {
       // 50 at a time: one API server and etcd share the machine with everything else.
       for (let i = 0; i < NODES; i += 50) await Promise.all(Array.from({ length: Math.min(50, NODES - i) }, (_, j) => kube.addNode(`node-${i + j}`, ZONES[(i + j) % 3]!)));
@@ -168,8 +183,8 @@ for (const { k, NODES, PODS } of cases) describe(`throughput at ${NODES} nodes: 
     return (a.podsPerSecond / b.podsPerSecond).toFixed(2);
   }
 
-  function run(name: string, scheduler: string, spread: boolean, gated: false | string = false): Promise<void> {
-    return cp.diagnosed(`[${k.version}, ${NODES} nodes] ${name}`, () => measure(name, scheduler, spread, gated));
+  function run(name: string, scheduler: string, spread: boolean, gated: false | string = false, admitted = false): Promise<void> {
+    return cp.diagnosed(`[${k.version}, ${NODES} nodes] ${name}`, () => measure(name, scheduler, spread, gated, admitted));
   }
 
   /** zonekeeper_request_duration_seconds per verb: sum (s) and count so far. */
@@ -199,7 +214,7 @@ for (const { k, NODES, PODS } of cases) describe(`throughput at ${NODES} nodes: 
       failed: () => failures };
   }
 
-  async function measure(name: string, scheduler: string, spread: boolean, gated: false | string): Promise<void> {
+  async function measure(name: string, scheduler: string, spread: boolean, gated: false | string, admitted: boolean): Promise<void> {
     const throughZonekeeper = name === 'zonekeeper' || name.startsWith('zk-');
     const timeBefore = throughZonekeeper ? await zonekeeperTime() : undefined;
     const started = Date.now();
@@ -208,7 +223,7 @@ for (const { k, NODES, PODS } of cases) describe(`throughput at ${NODES} nodes: 
     const requestsBefore = await apiRequests();
     const writer = gated === FLOOR_GATE ? oneWriter() : undefined;
     const bound = kube.watchBound('bench', `app=${name}`, PODS, 600_000, writer?.onCreated);
-    await kube.create(statefulSet(name, scheduler, spread, PODS, gated));
+    await kube.create(statefulSet(name, scheduler, spread, PODS, gated, admitted));
     await bound.done;
     assert.equal(writer?.failed() ?? 0, 0, 'every one-write patch succeeded');
     // When the watch saw half and all of the pods created, ungated and bound: where a profile waits.
@@ -282,11 +297,24 @@ for (const { k, NODES, PODS } of cases) describe(`throughput at ${NODES} nodes: 
     assert.ok(Number(ratio('gate', 'spread')) >= GATE_RATIO_FLOOR, `gate-only / PodTopologySpread ${ratio('gate', 'spread')}`);
   });
 
+  // Admission mode: the default scheduler (no extender, no constraint, no gate in the template);
+  // zonekeeper's webhook writes each pod's zone into it as it is created (docs/design.md#admission).
+  it(`[${k.version}, ${NODES} nodes] schedules ${PODS} pods over ${NODES} nodes through the default scheduler and zonekeeper's admission webhook, and keeps 3 zones at 3 replicas`, async () => {
+    await eventually('zonekeeper holds the Lease and wrote the caBundle', async () => {
+      const hook = await kube.get('admissionregistration.k8s.io/v1', 'MutatingWebhookConfiguration', undefined, 'zonekeeper');
+      return /^zonekeeper_leader 1$/m.test(await adminText('/metrics')) && !!hook.webhooks[0].clientConfig.caBundle;
+    }, 60_000, 250);
+    await run('admission', 'spread', false, false, true);
+    assert.equal(results.admission!.zonesAt3, 3);
+    console.log(`# [${k.version}, ${NODES} nodes] throughput ratio admission / PodTopologySpread: ${ratio('admission', 'spread')} (asserted >= ${GATE_RATIO_FLOOR}); admission / gate-only: ${ratio('admission', 'gate')}`);
+    assert.ok(Number(ratio('admission', 'spread')) >= GATE_RATIO_FLOOR, `admission / PodTopologySpread ${ratio('admission', 'spread')}`);
+  });
+
   for (let round = 1; round <= rounds; round++) {
     for (const v of variants) {
       it(`[${k.version}, ${NODES} nodes] round ${round}: ${PODS} pods through ${v.name}`, async () => {
         const name = `${v.name}-${round}`;
-        await run(name, v.scheduler, v.spread, v.gated);
+        await run(name, v.scheduler, v.spread, v.gated, v.admitted);
         assert.equal(results[name]!.zonesAt3 >= (v.name === 'echo' ? 1 : 3), true);
       });
     }

@@ -79,8 +79,9 @@ describe('manifests', () => {
     const role = docs.find((d) => d.kind === 'Role');
     const clusterRole = docs.find((d) => d.kind === 'ClusterRole');
     assert.equal(service.spec.selector[HOLDER_LABEL], 'true', 'the Service selects the Lease holder');
-    assert.equal(service.spec.ports[0].targetPort, ops.find((o) => o.path.endsWith('/ports/-')).value.name);
-    assert.equal(splitHostPort(arg('admission-listen')!).port, ops.find((o) => o.path.endsWith('/ports/-')).value.containerPort);
+    const port = ops.find((o) => o.path.endsWith('/ports/-'))!.value;
+    assert.equal(service.spec.ports[0].targetPort, port.name);
+    assert.equal(splitHostPort(arg('admission-listen')!).port, port.containerPort);
     const hook = webhook.webhooks[0];
     assert.deepEqual(hook.clientConfig.service, { namespace: service.metadata.namespace, name: service.metadata.name, path: '/admission/pods', port: service.spec.ports[0].port });
     assert.equal(hook.clientConfig.caBundle, undefined, 'zonekeeper writes it');
@@ -90,7 +91,7 @@ describe('manifests', () => {
     assert.equal(arg('admission-secret'), `${role.metadata.namespace}/${role.rules[1].resourceNames[0]}`);
     assert.deepEqual(hook.namespaceSelector, { matchLabels: { 'zonekeeper.io/admission': 'enabled' } });
     assert.match(hook.matchConditions.map((c: Raw) => c.expression).join(' '), new RegExp(ANNOTATION.ignore.replace(/\./g, '\\.')));
-    const env = ops.find((o) => o.path.endsWith('/env')).value.map((e: Raw) => e.name);
+    const env = ops.find((o) => o.path.endsWith('/env'))!.value.map((e: Raw) => e.name);
     assert.deepEqual(env, ['POD_NAME', 'POD_NAMESPACE'], 'the holder finds its own pod to label');
   });
 

@@ -58,7 +58,7 @@ export function subsetPolicy(ctx: PolicyContext, model: SpreadModel): PolicyOutc
   const after = (why: string) => (skipped.length > 0 ? `${skipped.join('; ')}; ${why}` : why);
   if (!adaptive) return outcome(first.subset, after(describeQuota(first.quota)));
 
-  const feasible = (s: WorkloadSpreadSubset) => ctx.feasible().some(inSubset(s));
+  const feasible = (s: WorkloadSpreadSubset) => ctx.someFeasible(inSubset(s));
   if (feasible(first.subset)) return outcome(first.subset, after(describeQuota(first.quota)));
   // Kruise's webhook simulates first: a subset none of whose nodes the scheduler sent (all
   // cordoned, full or tainted) cannot take the pod now, so the next one with a feasible node does.

@@ -45,7 +45,7 @@ function zoneBalance(ctx: PolicyContext, model: BalanceModel): PolicyOutcome {
   const occupancy = zoneOccupancy(model, list.topologyKey, snapshot, input.reservations, input.pod.uid);
   const counts: Record<string, number> = {};
   for (const z of list.zones) counts[z] = (occupancy.get(z)?.bound ?? 0) + (occupancy.get(z)?.reserved ?? 0);
-  const offered = new Set(ctx.feasible().map((n) => zoneOf(n, list.topologyKey)));
+  const offered = ctx.feasibleZones(list.topologyKey, list.zones);
   // Written into the spec, a zone the pods can grow into gets a node from the autoscaler: no cap on it.
   if (input.writesSpec) for (const z of list.zones) if (list.reach.of(z) === 'grow') offered.add(z);
   const capacity: Record<string, number> = {};

@@ -65,7 +65,7 @@ function zonePin(ctx: PolicyContext, model: PinModel): PolicyOutcome {
   }
   // zoneFallback: adaptive lets a pin fall through to the next zone of the list once the
   // pod has waited long enough, never for pods with bound volumes (docs/design.md#which-policy-places-a-pod).
-  const feasibleIn = (z: string) => ctx.feasible().some((n) => zoneOf(n, list.topologyKey) === z);
+  const feasibleIn = (z: string) => ctx.someFeasible((n) => zoneOf(n, list.topologyKey) === z);
   const fallback = settings.zoneFallback === 'adaptive' && !ctx.boundVolume && !feasibleIn(zone);
   const waited = input.waitingSince === undefined ? 0 : input.now - input.waitingSince;
   let retryAfterMs: number | undefined;
