@@ -35,7 +35,10 @@ function review(uid: string, pod: Record<string, any>): string {
   const object = { ...pod, metadata: { ...pod.metadata, uid: undefined, resourceVersion: undefined, creationTimestamp: undefined }, spec: { ...pod.spec, nodeName: undefined }, status: {} };
   return JSON.stringify({
     apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview',
-    request: { uid, kind: { group: '', version: 'v1', kind: 'Pod' }, resource: { group: '', version: 'v1', resource: 'pods' }, operation: 'CREATE', namespace: object.metadata.namespace, object, dryRun: false },
+    request: {
+      uid, kind: { group: '', version: 'v1', kind: 'Pod' }, resource: { group: '', version: 'v1', resource: 'pods' }, operation: 'CREATE',
+      namespace: object.metadata.namespace, object, dryRun: false,
+    },
   });
 }
 
