@@ -32,7 +32,8 @@ async function started(child: ChildProcess): Promise<URL> {
 
 /** An AdmissionReview of a pod being created: no UID, no node; the same review UID each time, as a retried review (one reservation, replaced). */
 function review(uid: string, pod: Record<string, any>): string {
-  const object = { ...pod, metadata: { ...pod.metadata, uid: undefined, resourceVersion: undefined, creationTimestamp: undefined }, spec: { ...pod.spec, nodeName: undefined }, status: {} };
+  const metadata = { ...pod.metadata, uid: undefined, resourceVersion: undefined, creationTimestamp: undefined };
+  const object = { ...pod, metadata, spec: { ...pod.spec, nodeName: undefined }, status: {} };
   return JSON.stringify({
     apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview',
     request: {
