@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import net, { type AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { parseAllDocuments } from 'yaml';
+import { admissionConfig, admissionReady, caBundle, webhookConfiguration } from './admissionWebhook.js';
 import { ControlPlane, freePort, kubeVersions } from './controlPlane.js';
 import { eventually, Kube, pathOf, type Obj } from './kube.js';
 import { addPools, assertOnPins, PRODUCTION_POOLS, statefulSet, tearDown, zoneCounts } from './workloads.js';
@@ -18,20 +19,6 @@ const OVERLAY = new URL('../../manifests/overlays/managed', import.meta.url).pat
 const RBAC_KINDS = new Set(['Namespace', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding']);
 const OTHER = 'elsewhere';
 const container = { name: 'c', image: 'busybox', resources: { requests: { cpu: '10m' } } };
-
-/** The webhook as manifests/components/admission declares it, pointed at this process by URL. */
-const webhook = (port: number): Obj => ({
-  apiVersion: 'admissionregistration.k8s.io/v1', kind: 'MutatingWebhookConfiguration', metadata: { name: 'zonekeeper' },
-  webhooks: [{
-    name: 'pods.zonekeeper.io', admissionReviewVersions: ['v1'], sideEffects: 'NoneOnDryRun', failurePolicy: 'Fail', timeoutSeconds: 5,
-    // No caBundle: zonekeeper writes it (admission.certificate).
-    clientConfig: { url: `https://127.0.0.1:${port}/admission/pods` },
-    rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], scope: 'Namespaced' }],
-    namespaceSelector: { matchLabels: { 'zonekeeper.io/admission': 'enabled' } },
-    // Only pods a controller owns: a bare pod, a static pod, a DaemonSet's never wait on zonekeeper.
-    matchConditions: [{ name: 'controller-owned', expression: "has(object.metadata.ownerReferences) && object.metadata.ownerReferences.exists(r, has(r.controller) && r.controller && r.kind != 'DaemonSet')" }],
-  }],
-});
 
 function deployment(name: string, replicas: number, annotations: Record<string, string>): Obj {
   return {
@@ -52,10 +39,9 @@ for (const k of kubeVersions()) describe(`[${k.version}] admission: the zone wri
   let rbac: Obj[];
 
   before(async () => {
-    admissionPort = await freePort();
-    const port = admissionPort;
-    const certificate = { secret: SECRET, webhookConfiguration: 'zonekeeper', ipAddresses: ['127.0.0.1'], checkIntervalSeconds: 1 };
-    config = { admission: { listen: `127.0.0.1:${port}`, certificate }, gate: { intervalSeconds: 1 }, workloadSpread: { writeStatus: true }, leaderElection: { namespace: 'zonekeeper-system' } };
+    const { port, admission } = await admissionConfig(SECRET);
+    admissionPort = port;
+    config = { admission, gate: { intervalSeconds: 1 }, workloadSpread: { writeStatus: true }, leaderElection: { namespace: 'zonekeeper-system' } };
     await cp.up([{ name: 'default-scheduler', extender: false }], config);
     kube = new Kube(cp.api);
     // zonekeeper as the managed overlay's ServiceAccount, with that overlay's RBAC and no more (the Secret, the caBundle).
@@ -64,16 +50,14 @@ for (const k of kubeVersions()) describe(`[${k.version}] admission: the zone wri
     zones = await addPools(kube, PRODUCTION_POOLS);
     await kube.create(parseAllDocuments(readFileSync(new URL('../../manifests/workloadspread-crd/50-workloadspread-crd.yaml', import.meta.url), 'utf8'))[0]!.toJS());
     cp.kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/workloadspreads.apps.kruise.io']);
-    await kube.create(webhook(port));
+    await kube.create(webhookConfiguration(port));
     await kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS, labels: { 'zonekeeper.io/admission': 'enabled' } } });
     await kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: OTHER } });
     // Until it holds the Lease, a replica leaves every decision to the keeper (the gate); the holder writes the caBundle.
-    await eventually('zonekeeper holds the Lease', async () => /^zonekeeper_leader 1$/m.test(await (await fetch(`${cp.zonekeeper!.admin}/metrics`)).text()), 60_000, 250);
-    await eventually('the caBundle written', async () => !!(await caBundle()), 60_000, 250);
+    await admissionReady(kube, cp.zonekeeper!.admin);
   });
   after(() => tearDown(cp));
 
-  const caBundle = async () => (await kube.get('admissionregistration.k8s.io/v1', 'MutatingWebhookConfiguration', undefined, 'zonekeeper'))?.webhooks[0].clientConfig.caBundle as string | undefined;
   const secretCa = async () => (await kube.get('v1', 'Secret', 'zonekeeper-system', 'zonekeeper-webhook-tls').catch(() => undefined))?.data['ca.crt'] as string | undefined;
   const bound = (app: string, count: number) => kube.bound(NS, `app=${app}`, count, zones, 90_000);
   const pods = (app: string) => kube.podsOf(NS, `app=${app}`);
@@ -157,10 +141,10 @@ for (const k of kubeVersions()) describe(`[${k.version}] admission: the zone wri
   it("the certificate is zonekeeper's: the caBundle is the Secret's CA; the Secret deleted, a new CA is issued and written, and pods are admitted again", async () => {
     const first = await secretCa();
     assert.ok(first, 'zonekeeper keeps a Secret');
-    assert.equal(await caBundle(), first, "the webhook trusts the Secret's CA");
+    assert.equal(await caBundle(kube), first, "the webhook trusts the Secret's CA");
     await kube.delete('v1', 'Secret', 'zonekeeper-system', 'zonekeeper-webhook-tls');
     const next = await eventually('a new CA in a new Secret, written into the webhook', async () => {
-      const [ca, bundle] = [await secretCa(), await caBundle()];
+      const [ca, bundle] = [await secretCa(), await caBundle(kube)];
       return ca && ca !== first && bundle === ca ? ca : undefined;
     }, 60_000, 500);
     assert.notEqual(next, first);

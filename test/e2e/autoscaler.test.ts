@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { stringify } from 'yaml';
 import { boundAndNodes, kubeletOfNewNodes, NODE_RESOURCES, pooledStatefulSet, systemNodes, ZONE } from './autoscaling.js';
+import { ADMISSION_LABEL, admissionConfig, admissionReady, webhookConfiguration } from './admissionWebhook.js';
 import { ControlPlane, freePort, kubeVersions } from './controlPlane.js';
 import { eventually, Kube, type Obj } from './kube.js';
 import { SCHEDULER, tearDown, zoneCounts, ZONES } from './workloads.js';
@@ -20,6 +21,7 @@ const ROOT = new URL('../../', import.meta.url).pathname;
 const SHARED = process.env.KUBE_SHARED ?? join(ROOT, '../shared');
 const UNPACK = join(SHARED, 'cluster-autoscaler/unpack.sh');
 const NS = 'scaled';
+const ADMITTED = 'admitted';
 const GROUP_LABEL = 'zk-nodegroup';
 
 /** One template Node per pool and zone: an empty node group (min 0) of 4-CPU nodes labelled with the pool. */
@@ -46,14 +48,17 @@ for (const k of versions) describe(`[${k.version}] a real Cluster Autoscaler gro
   let stopKubelet: () => Promise<void>;
 
   before(async () => {
-    await cp.up([{ name: 'default-scheduler', extender: false }, { name: SCHEDULER, extender: true }]);
+    const webhook = await admissionConfig();
+    await cp.up([{ name: 'default-scheduler', extender: false }, { name: SCHEDULER, extender: true }], { admission: webhook.admission });
     kube = new Kube(cp.api);
     await kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
+    await kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ADMITTED, labels: { [ADMISSION_LABEL]: 'enabled' } } });
+    await kube.create(webhookConfiguration(webhook.port));
     await systemNodes(kube);
     const cm = (name: string, data: Record<string, string>) => kube.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'kube-system' }, data });
     await cm('kwok-provider-config', { config: stringify({ apiVersion: 'v1alpha1', readNodesFrom: 'configmap', nodegroups: { fromNodeLabelKey: GROUP_LABEL }, nodes: { skipTaint: true }, configmap: { name: 'kwok-provider-templates' } }) });
-    // Pools db (default scheduler) and dbz (zonekeeper's scheduler) in every zone; kv in zones a and b only.
-    const templates = [...ZONES.map((z) => template('db', z)), ...ZONES.map((z) => template('dbz', z)), template('kv', 'zone-a'), template('kv', 'zone-b')];
+    // Pools db (default scheduler), dbz (zonekeeper's scheduler) and dba (admission) in every zone; kv in zones a and b only.
+    const templates = [...['db', 'dbz', 'dba'].flatMap((pool) => ZONES.map((z) => template(pool, z))), template('kv', 'zone-a'), template('kv', 'zone-b')];
     await cm('kwok-provider-templates', { templates: stringify({ apiVersion: 'v1', kind: 'List', items: templates }) });
     const bin = execFileSync('bash', [UNPACK], { encoding: 'utf8' }).trim();
     cp.start('cluster-autoscaler', join(bin, 'cluster-autoscaler'), [
@@ -61,6 +66,7 @@ for (const k of versions) describe(`[${k.version}] a real Cluster Autoscaler gro
       '--scale-down-enabled=false', '--leader-elect=false', '--expander=random', `--address=127.0.0.1:${await freePort()}`, '--v=2',
     ], { ...process.env, POD_NAMESPACE: 'kube-system', KWOK_PROVIDER_MODE: 'local', KUBECONFIG: cp.kubeconfig });
     stopKubelet = kubeletOfNewNodes(kube);
+    await admissionReady(kube, cp.zonekeeper!.admin);
   });
   after(async () => {
     await stopKubelet?.();
@@ -81,6 +87,23 @@ for (const k of versions) describe(`[${k.version}] a real Cluster Autoscaler gro
       assert.equal(six.nodes, 'zone-a=2 zone-b=2 zone-c=2');
     });
   }
+
+  it('admission, no gate in the template: 3 pods of an empty pool are written their zones at creation, get one node and one pod per zone, each on its pin; scaled to 6, 2/2/2', async () => {
+    const sts = pooledStatefulSet(ADMITTED, 'dba', 'dba', 3);
+    delete sts.spec.template.spec.schedulingGates;
+    await kube.create(sts);
+    const three = await boundAndNodes(kube, ADMITTED, 'dba', 'dba', 3);
+    const list = await kube.frozenZones('apps/v1', 'StatefulSet', ADMITTED, 'dba');
+    assert.deepEqual([...list].sort(), ZONES, 'the frozen list holds every zone the pool can grow into');
+    for (const [pod, zone] of three.pods) assert.equal(zone, list[Number(pod.split('-').pop()) % 3], pod);
+    assert.equal(three.nodes, 'zone-a=1 zone-b=1 zone-c=1');
+    await kube.scale('StatefulSet', ADMITTED, 'dba', 6);
+    const six = await boundAndNodes(kube, ADMITTED, 'dba', 'dba', 6);
+    assert.equal(zoneCounts(six.pods.values()), 'zone-a=2 zone-b=2 zone-c=2');
+    assert.equal(six.nodes, 'zone-a=2 zone-b=2 zone-c=2');
+    const text = await (await fetch(`${cp.zonekeeper!.admin}/metrics`)).text();
+    assert.match(text, /^zonekeeper_decisions_total\{verb="admission",outcome="admitted"\} ([6-9]|\d\d+)$/m, 'all six decided at admission');
+  });
 
   it('a pool whose node groups cover zones a and b only: two pods bound there; the zone-c seat waits, and the autoscaler\'s refusal is reported on the workload, in health and on the layout', async () => {
     await kube.create(pooledStatefulSet(NS, 'kv', 'kv', 3));

@@ -9,6 +9,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { boundAndNodes, kubeletOfNewNodes, pooledStatefulSet, systemNodes, ZONE } from './autoscaling.js';
+import { ADMISSION_LABEL, admissionConfig, admissionReady, webhookConfiguration } from './admissionWebhook.js';
 import { ControlPlane, freePort, kubeVersions } from './controlPlane.js';
 import { eventually, Kube, type Obj } from './kube.js';
 import { tearDown, zoneCounts, ZONES } from './workloads.js';
@@ -17,6 +18,7 @@ const ROOT = new URL('../../', import.meta.url).pathname;
 const SHARED = process.env.KUBE_SHARED ?? join(ROOT, '../shared');
 const KARPENTER = join(SHARED, 'karpenter');
 const UNPACK = join(KARPENTER, 'unpack.sh');
+const ADMITTED = 'admitted';
 const NS = 'grown';
 
 /** A NodePool for pool `pool` (its nodes labelled so) offering `zones`, of 4-CPU on-demand nodes only. */
@@ -52,15 +54,19 @@ for (const k of versions) describe(`[${k.version}] a real Karpenter grows the zo
   let stopKubelet: () => Promise<void>;
 
   before(async () => {
-    await cp.up([{ name: 'default-scheduler', extender: false }]);
+    const webhook = await admissionConfig();
+    await cp.up([{ name: 'default-scheduler', extender: false }], { admission: webhook.admission });
     kube = new Kube(cp.api);
     await kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
+    await kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ADMITTED, labels: { [ADMISSION_LABEL]: 'enabled' } } });
+    await kube.create(webhookConfiguration(webhook.port));
     await systemNodes(kube);
     cp.kubectl(['apply', '-f', join(KARPENTER, 'crds')]);
     cp.kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/nodepools.karpenter.sh', 'crd/nodeclaims.karpenter.sh', 'crd/kwoknodeclasses.karpenter.kwok.sh']);
     await kube.create({ apiVersion: 'karpenter.kwok.sh/v1alpha1', kind: 'KWOKNodeClass', metadata: { name: 'default' }, spec: {} });
     await kube.create(nodePool('db', ZONES));
     await kube.create(nodePool('dbab', ['zone-a', 'zone-b']));
+    await kube.create(nodePool('dba', ZONES));
     const bin = execFileSync('bash', [UNPACK], { encoding: 'utf8' }).trim();
     cp.start('karpenter', join(bin, 'karpenter'), [], {
       ...process.env, KUBECONFIG: cp.kubeconfig, DISABLE_LEADER_ELECTION: 'true', LOG_LEVEL: 'debug',
@@ -71,8 +77,9 @@ for (const k of versions) describe(`[${k.version}] a real Karpenter grows the zo
     // zonekeeper sees both NodePools before any pod is decided.
     await eventually('zonekeeper watches NodePools', async () => {
       const cache = await (await fetch(`${cp.zonekeeper!.admin}/debug/cache`)).json() as Obj;
-      return cache.kinds.find((c: Obj) => c.kind === 'nodepools')?.objects === 2;
+      return cache.kinds.find((c: Obj) => c.kind === 'nodepools')?.objects === 3;
     }, 120_000, 500);
+    await admissionReady(kube, cp.zonekeeper!.admin);
   });
   after(async () => {
     await stopKubelet?.();
@@ -97,6 +104,18 @@ for (const k of versions) describe(`[${k.version}] a real Karpenter grows the zo
     for (const [pod, zone] of pods) assert.equal(zone, list[Number(pod.split('-').pop()) % 3], pod);
     assert.equal(zoneCounts(pods.values()), 'zone-a=1 zone-b=1 zone-c=1');
     assert.equal(nodes, 'zone-a=1 zone-b=1 zone-c=1');
+  });
+
+  it('admission, no gate in the template: a StatefulSet of 3 on a NodePool with no node is written its zones at creation, and Karpenter adds one node per zone', async () => {
+    const sts = pooledStatefulSet(ADMITTED, 'dba', 'dba', 3);
+    delete sts.spec.template.spec.schedulingGates;
+    await kube.create(sts);
+    const { pods, nodes } = await boundAndNodes(kube, ADMITTED, 'dba', 'dba', 3);
+    const list = await kube.frozenZones('apps/v1', 'StatefulSet', ADMITTED, 'dba');
+    assert.deepEqual([...list].sort(), ZONES, 'the zones the NodePool offers');
+    for (const [pod, zone] of pods) assert.equal(zone, list[Number(pod.split('-').pop()) % 3], pod);
+    assert.equal(nodes, 'zone-a=1 zone-b=1 zone-c=1');
+    for (const p of await kube.podsOf(ADMITTED, 'app=dba')) assert.ok(ZONES.includes(p.spec.nodeSelector?.[ZONE]), `${p.metadata.name}: its zone in its spec`);
   });
 
   it('a NodePool offering zones a and b only: the StatefulSet of 3 gets 2/1 over those two, nothing pinned to zone-c', async () => {

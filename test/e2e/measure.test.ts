@@ -9,7 +9,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startEchoExtender } from '../support/echoExtender.js';
 import { processCpuSeconds } from '../support/proc.js';
-import { ControlPlane, freePort, kubeVersions } from './controlPlane.js';
+import { admissionConfig, admissionReady, webhookConfiguration } from './admissionWebhook.js';
+import { ControlPlane, kubeVersions } from './controlPlane.js';
 import { eventually, Kube, type Obj } from './kube.js';
 
 const ZONES = ['zone-a', 'zone-b', 'zone-c'];
@@ -96,21 +97,15 @@ for (const { k, NODES, PODS } of cases) describe(`throughput at ${NODES} nodes: 
 
   before(async () => {
     echo = await startEchoExtender();
+    const webhook = await admissionConfig();
+    admissionPort = webhook.port;
     await cp.up([
       { name: 'zonekeeper', extender: true }, { name: 'spread', extender: false },
       { name: 'echo', extender: true, extenderUrl: `${echo.url.origin}/third` },
       ...variants.filter((v) => v.configure).map((v) => ({ name: v.name, extender: true, configure: v.configure })),
-    ], { logLevel: 'info', admission: { listen: `127.0.0.1:${admissionPort = await freePort()}`, certificate: { secret: 'default/zonekeeper-webhook-tls', webhookConfiguration: 'zonekeeper', ipAddresses: ['127.0.0.1'] } } });
+    ], { logLevel: 'info', admission: webhook.admission });
     kube = new Kube(cp.api);
-    await kube.create({
-      apiVersion: 'admissionregistration.k8s.io/v1', kind: 'MutatingWebhookConfiguration', metadata: { name: 'zonekeeper' },
-      webhooks: [{
-        name: 'pods.zonekeeper.io', admissionReviewVersions: ['v1'], sideEffects: 'NoneOnDryRun', failurePolicy: 'Fail', timeoutSeconds: 5,
-        clientConfig: { url: `https://127.0.0.1:${admissionPort}/admission/pods` },
-        rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], scope: 'Namespaced' }],
-        objectSelector: { matchLabels: { [ADMIT]: 'enabled' } },
-      }],
-    });
+    await kube.create(webhookConfiguration(admissionPort, { objectSelector: { matchLabels: { [ADMIT]: 'enabled' } } }));
     await cp.diagnosed(`[${k.version}, ${NODES} nodes] setup`, async () => {
       // 50 at a time: one API server and etcd share the machine with everything else.
       for (let i = 0; i < NODES; i += 50) await Promise.all(Array.from({ length: Math.min(50, NODES - i) }, (_, j) => kube.addNode(`node-${i + j}`, ZONES[(i + j) % 3]!)));
@@ -300,10 +295,7 @@ for (const { k, NODES, PODS } of cases) describe(`throughput at ${NODES} nodes: 
   // Admission mode: the default scheduler (no extender, no constraint, no gate in the template);
   // zonekeeper's webhook writes each pod's zone into it as it is created (docs/design.md#admission).
   it(`[${k.version}, ${NODES} nodes] schedules ${PODS} pods over ${NODES} nodes through the default scheduler and zonekeeper's admission webhook, and keeps 3 zones at 3 replicas`, async () => {
-    await eventually('zonekeeper holds the Lease and wrote the caBundle', async () => {
-      const hook = await kube.get('admissionregistration.k8s.io/v1', 'MutatingWebhookConfiguration', undefined, 'zonekeeper');
-      return /^zonekeeper_leader 1$/m.test(await adminText('/metrics')) && !!hook.webhooks[0].clientConfig.caBundle;
-    }, 60_000, 250);
+    await admissionReady(kube, cp.zonekeeper!.admin);
     await run('admission', 'spread', false, false, true);
     assert.equal(results.admission!.zonesAt3, 3);
     console.log(`# [${k.version}, ${NODES} nodes] throughput ratio admission / PodTopologySpread: ${ratio('admission', 'spread')} (asserted >= ${GATE_RATIO_FLOOR}); admission / gate-only: ${ratio('admission', 'gate')}`);

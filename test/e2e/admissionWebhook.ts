@@ -1,0 +1,41 @@
+// zonekeeper's admission webhook in the e2e: its configuration (a certificate zonekeeper keeps,
+// for 127.0.0.1) and the MutatingWebhookConfiguration that calls it by URL, as
+// manifests/overlays/managed declares it but without a Service (zonekeeper runs beside the
+// control plane, not in a pod).
+import { freePort } from './controlPlane.js';
+import { eventually, type Kube, type Obj } from './kube.js';
+
+export const ADMISSION_LABEL = 'zonekeeper.io/admission';
+const WEBHOOK = 'zonekeeper';
+
+/** zonekeeper's admission options: a listener on a free port, its certificate kept in `secret` (namespace/name). */
+export async function admissionConfig(secret = 'default/zonekeeper-webhook-tls'): Promise<{ port: number; admission: Obj }> {
+  const port = await freePort();
+  return { port, admission: { listen: `127.0.0.1:${port}`, certificate: { secret, webhookConfiguration: WEBHOOK, ipAddresses: ['127.0.0.1'], checkIntervalSeconds: 1 } } };
+}
+
+/** The webhook for pod CREATE, no caBundle (zonekeeper writes it); scoped by `selector` (a namespaceSelector by default). */
+export function webhookConfiguration(port: number, selector: Obj = { namespaceSelector: { matchLabels: { [ADMISSION_LABEL]: 'enabled' } } }): Obj {
+  return {
+    apiVersion: 'admissionregistration.k8s.io/v1', kind: 'MutatingWebhookConfiguration', metadata: { name: WEBHOOK },
+    webhooks: [{
+      name: 'pods.zonekeeper.io', admissionReviewVersions: ['v1'], sideEffects: 'NoneOnDryRun', failurePolicy: 'Fail', timeoutSeconds: 5,
+      clientConfig: { url: `https://127.0.0.1:${port}/admission/pods` },
+      rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], scope: 'Namespaced' }],
+      // Only pods a controller owns: a bare pod, a static pod, a DaemonSet's never wait on zonekeeper.
+      matchConditions: [{ name: 'controller-owned', expression: "has(object.metadata.ownerReferences) && object.metadata.ownerReferences.exists(r, has(r.controller) && r.controller && r.kind != 'DaemonSet')" }],
+      ...selector,
+    }],
+  };
+}
+
+/** The webhook's caBundle as zonekeeper wrote it, or undefined. */
+export async function caBundle(kube: Kube): Promise<string | undefined> {
+  return (await kube.get('admissionregistration.k8s.io/v1', 'MutatingWebhookConfiguration', undefined, WEBHOOK))?.webhooks[0].clientConfig.caBundle;
+}
+
+/** Until then a replica leaves every decision to the keeper (the gate), and the API server trusts no certificate of it. */
+export async function admissionReady(kube: Kube, admin: string): Promise<void> {
+  await eventually('zonekeeper holds the Lease and wrote the caBundle', async () =>
+    /^zonekeeper_leader 1$/m.test(await (await fetch(`${admin}/metrics`)).text()) && !!(await caBundle(kube)), 60_000, 250);
+}
