@@ -9,7 +9,7 @@ import { parseAllDocuments } from 'yaml';
 import { admissionConfig, admissionReady, caBundle, webhookConfiguration } from './admissionWebhook.js';
 import { ControlPlane, freePort, kubeVersions } from './controlPlane.js';
 import { eventually, Kube, pathOf, type Obj } from './kube.js';
-import { addPools, assertOnPins, PRODUCTION_POOLS, statefulSet, tearDown, zoneCounts } from './workloads.js';
+import { addPools, assertIdsOnList, assertOnPins, PRODUCTION_POOLS, statefulSet, tearDown, zoneCounts } from './workloads.js';
 
 const ZONE = 'topology.kubernetes.io/zone';
 const ZONES = ['zone-a', 'zone-b', 'zone-c'];
@@ -110,15 +110,7 @@ for (const k of kubeVersions()) describe(`[${k.version}] admission: the zone wri
 
   it('a Deployment with instance IDs: each pod takes a unique ID in [0, 6) at creation and lands in its zone', async () => {
     await kube.create(deployment('ids', 6, { 'zonekeeper.io/instance-ids': 'true' }));
-    const placed = await bound('ids', 6);
-    const list = await kube.frozenZones('apps/v1', 'Deployment', NS, 'ids');
-    const ids = new Set<number>();
-    for (const p of await pods('ids')) {
-      const id = Number(p.metadata.annotations?.['zonekeeper.io/instance-id']);
-      ids.add(id);
-      assert.equal(placed.get(p.metadata.name), list[id % list.length], `${p.metadata.name} (instance ID ${id})`);
-    }
-    assert.deepEqual([...ids].sort(), [0, 1, 2, 3, 4, 5]);
+    await assertIdsOnList(kube, NS, 'ids', await bound('ids', 6), 6);
   });
 
   it('zonekeeper stopped: an opted-in pod is refused, naming zonekeeper, while another namespace creates at once; back: its layout is reached', async () => {

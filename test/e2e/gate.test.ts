@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { parseAllDocuments } from 'yaml';
 import { ControlPlane, kubeVersions } from './controlPlane.js';
 import { eventually, Kube, type Obj } from './kube.js';
-import { addPools, assertOnPins, PRODUCTION_POOLS, preBoundVolume, statefulSet as sharedStatefulSet, tearDown, zoneCounts } from './workloads.js';
+import { addPools, assertIdsOnList, assertOnPins, PRODUCTION_POOLS, preBoundVolume, statefulSet as sharedStatefulSet, tearDown, zoneCounts } from './workloads.js';
 
 const GATE = { schedulingGates: [{ name: 'zonekeeper.io/zone' }] };
 const OVERLAY = new URL('../../manifests/overlays/gate-only', import.meta.url).pathname;
@@ -71,15 +71,7 @@ for (const k of kubeVersions()) describe(`[${k.version}] the zone gate with the 
     await kube.create(deployment(NS, 'web', 6, { 'zonekeeper.io/zone-preferences': JSON.stringify({ zones: { '*': { weight: 1 } } }) }));
     assert.equal(zoneCounts((await bound('web', 6)).values()), 'zone-a=2 zone-b=2 zone-c=2');
     await kube.create(deployment(NS, 'ids', 6, { 'zonekeeper.io/instance-ids': 'true' }));
-    const placed = await bound('ids', 6);
-    const list = await kube.frozenZones('apps/v1', 'Deployment', NS, 'ids');
-    const ids = new Set<number>();
-    for (const p of await pods('ids')) {
-      const id = Number(p.metadata.annotations?.['zonekeeper.io/instance-id']);
-      ids.add(id);
-      assert.equal(placed.get(p.metadata.name), list[id % list.length], `${p.metadata.name} (instance ID ${id})`);
-    }
-    assert.deepEqual([...ids].sort(), [0, 1, 2, 3, 4, 5]);
+    await assertIdsOnList(kube, NS, 'ids', await bound('ids', 6), 6);
   });
 
   it("a gated Deployment under a WorkloadSpread (zonekeeper's CRD): each pod gets its subset's required term, its preferred terms and Kruise's annotation, and the API server takes them", async () => {

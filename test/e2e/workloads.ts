@@ -115,3 +115,15 @@ export async function assertOnPins(kube: Kube, namespace: string, name: string, 
     assert.equal(p.spec.schedulingGates, undefined);
   }
 }
+
+/** A Deployment's pods each with a unique instance ID in [0, `count`), in its ID's zone of the list frozen on it. */
+export async function assertIdsOnList(kube: Kube, namespace: string, name: string, placed: Map<string, string>, count: number): Promise<void> {
+  const list = await kube.frozenZones('apps/v1', 'Deployment', namespace, name);
+  const ids = new Set<number>();
+  for (const p of await kube.podsOf(namespace, `app=${name}`)) {
+    const id = Number(p.metadata.annotations?.['zonekeeper.io/instance-id']);
+    ids.add(id);
+    assert.equal(placed.get(p.metadata.name), list[id % list.length], `${p.metadata.name} (instance ID ${id})`);
+  }
+  assert.deepEqual([...ids].sort((a, b) => a - b), Array.from({ length: count }, (_, i) => i));
+}
