@@ -50,7 +50,7 @@ export class PlacementState implements DecisionState {
     // A reservation ends when the watch shows the pod bound or gone (docs/design.md#reservations).
     source.store.onPod((type, pod) => {
       if (type === 'delete' || pod.nodeName) this.reservations.release(pod.uid);
-      else this.reservations.releaseAdmitted(`${pod.namespace}/${pod.name}`);
+      else this.reservations.releaseAdmitted(pod.namespace, pod.name);
       if (type === 'delete') this.waitingSince.delete(pod.uid);
     });
   }

@@ -33,8 +33,9 @@ export class Reservations implements ReservationView {
   }
 
   /** The watch shows a pod admitted with a reservation: its spec (the zone or subset written into it) counts it from now on. */
-  releaseAdmitted(pod: string): void {
-    const uid = this.admitted.get(pod);
+  releaseAdmitted(namespace: string, name: string): void {
+    if (this.admitted.size === 0) return;
+    const uid = this.admitted.get(`${namespace}/${name}`);
     if (uid !== undefined) this.byUid.delete(uid);
   }
 

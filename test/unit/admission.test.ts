@@ -131,6 +131,9 @@ describe('admission: the webhook route', () => {
     stored.metadata.name = names[0];
     addObject(app.source.store, stored);
     assert.equal(app.extender.state.reservations.size(), 2, 'the admitted reservation ends when the stored pod shows');
+    // Two admitted pods never stored (a quota refused them, another webhook denied them): their seats last reservationTtlSeconds.
+    app.clock.advance(31_000);
+    assert.equal(app.extender.state.reservations.size(), 0);
   });
 
   it('a replica without the Lease gates every pod a policy covers, even a pinned ordinal', async () => {
