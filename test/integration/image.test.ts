@@ -24,7 +24,7 @@ describe('the runtime stage of the image: production dependencies, dist/ and con
   after(() => rmSync(dir, { recursive: true, force: true }));
 
   it('holds the runtime dependencies and none of the dev ones', () => {
-    for (const dep of ['hono', '@hono/node-server', '@kubernetes/client-node', 'pino', 'prom-client', 'yaml', 'zod', 'lru-cache']) {
+    for (const dep of ['hono', '@hono/node-server', '@kubernetes/client-node', 'pino', 'prom-client', 'yaml', 'zod', 'lru-cache', 'node-forge']) {
       assert.ok(existsSync(join(dir, 'node_modules', dep)), dep);
     }
     for (const dev of ['typescript', 'tsx', 'esbuild', 'eslint', 'playwright-core']) assert.ok(!existsSync(join(dir, 'node_modules', dev)), dev);
