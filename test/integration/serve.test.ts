@@ -99,7 +99,21 @@ describe('zonekeeper serve lifecycle', () => {
   it('--help describes every flag', () => {
     const r = spawnSync(process.execPath, [CLI, 'serve', '--help'], { encoding: 'utf8' });
     assert.equal(r.status, 0);
-    for (const f of ['--config', '--kubeconfig', '--snapshot', '--demo', '--listen', '--admin-listen']) assert.ok(r.stdout.includes(f), f);
+    for (const f of ['--config', '--kubeconfig', '--snapshot', '--demo', '--listen', '--admin-listen', '--admission-listen', '--admission-secret', '--admission-webhook', '--admission-dns-name']) {
+      assert.ok(r.stdout.includes(f), f);
+    }
+  });
+
+  it('the --admission-* flags reach admission.certificate: a webhook without a certificate is refused; a kept one needs an API server', () => {
+    const none = spawnSync(process.execPath, [CLI, 'serve', '--demo', '--admission-listen', '127.0.0.1:0'], { encoding: 'utf8' });
+    assert.equal(none.status, 2);
+    assert.match(none.stderr, /admission\.listen needs admission\.tls\.certFile and keyFile, or admission\.certificate\.secret/);
+    const kept = spawnSync(process.execPath, [CLI, 'serve', '--demo', '--admission-listen', '127.0.0.1:0', '--admission-secret', 'zk/tls', '--admission-dns-name', 'a.zk.svc',
+      '--admission-dns-name', 'b.zk.svc', '--admission-webhook', 'zonekeeper'], { encoding: 'utf8' });
+    assert.equal(kept.status, 1);
+    assert.match(kept.stdout + kept.stderr, /admission\.certificate needs an API server to keep its Secret in/);
+    const unnamed = spawnSync(process.execPath, [CLI, 'serve', '--demo', '--admission-listen', '127.0.0.1:0', '--admission-secret', 'zk/tls'], { encoding: 'utf8' });
+    assert.match(unnamed.stderr, /a managed certificate names the webhook/);
   });
 
   it('rejects unknown flags and commands in one line that points to the help', () => {
