@@ -96,7 +96,9 @@ export function createExtender(deps: ExtenderDeps) {
   let schedulable: { snapshot: unknown; nodes: CandidateNodes } | undefined;
   source.store.onNode(() => { schedulable = undefined; });
   function schedulableNow(): CandidateNodes {
-    if (schedulable?.snapshot !== source.snapshot) schedulable = { snapshot: source.snapshot, nodes: resolved(schedulableNodes(source.snapshot)) };
+    if (schedulable?.snapshot !== source.snapshot) {
+      schedulable = { snapshot: source.snapshot, nodes: resolved({ ...schedulableNodes(source.snapshot), memo: new Map() }) };
+    }
     return schedulable.nodes;
   }
 

@@ -1,6 +1,6 @@
 import { zoneOf, type NodeSelectorTerm, type SlimNode } from '../cluster/objects.js';
 import { matchesTerm } from './nodeMatching.js';
-import { misfitOf, nodeFit, NO_AFFINITY, UNTOLERATED, type NodeMisfit } from './nodeFit.js';
+import { misfitOf, needsKey, nodeFit, NO_AFFINITY, UNTOLERATED, type NodeMisfit } from './nodeFit.js';
 import { podModel, type WorkloadModel } from './model.js';
 import { policyNamed, type PolicyName } from './policies/index.js';
 import { clipReason, type Candidates, type Effects, type PlacementInput, type PolicyContext, type PolicyOutcome, type Rejection } from './policy.js';
@@ -91,17 +91,26 @@ export function filterNodes(input: PlacementInput, model: WorkloadModel | undefi
     ? { ...outcome.effects, preferencesError: { workload: model.key, error: parsed.error } }
     : outcome.effects;
 
-  const passed: string[] = [];
+  let passed: string[] = [];
   const rejected = new Map<Rejection, string[]>();
   const checkVolumes = volumes.constraints.length > 0;
   const { waitAll, admits } = outcome;
   const { names: candidateNames, nodes, slots } = candidates;
   // A zone-only rule over the cache's nodes: asked once per zone, read by slot.
   const byZone = !checkVolumes && !waitAll && slots && outcome.admitsZone ? zoneVerdicts(snapshot, outcome.admitsZone) : undefined;
+  // A decision written into the spec over a kept candidate set: answered per group of nodes alike, not per node.
+  const groups = input.writesSpec && byZone && outcome.admitsZone ? nodeGroups(input, byZone, misfit, outcome.admitsZone.topologyKey) : undefined;
+  if (groups) {
+    for (const g of groups) {
+      const r = g.misfit ?? byZone!.of(g.code);
+      if (!r) passed = passed.concat(g.names);
+      else rejected.set(r, (rejected.get(r) ?? []).concat(g.names));
+    }
+  }
   // Rejections come in few distinct objects (one per reason): remember the last one's list.
   let lastRejection: Rejection | undefined;
   let lastNames: string[] = [];
-  for (let i = 0; i < candidateNames.length; i++) {
+  for (let i = 0; !groups && i < candidateNames.length; i++) {
     const node = nodes[i];
     // Each node under the rule that decides it: the pod's own spec, then the policy (which
     // already places a pod where its bound volume is, when they disagree), then the volumes; a
@@ -130,6 +139,45 @@ export function filterNodes(input: PlacementInput, model: WorkloadModel | undefi
     managed: true, policy: model.policy, summary: outcome.summary, workload: model.ref, model,
     passed: spread, rejected, effects, subset: outcome.subset, zone: outcome.zone, retryAfterMs: outcome.retryAfterMs, boundVolume: ctx.boundVolume,
   };
+}
+
+/** Candidates alike under a zone-only rule: one zone code, one way (or none) of not fitting the pod. */
+interface NodeGroup { code: number; misfit: Rejection | undefined; names: string[] }
+/** Groups kept per candidate set: at most this many (pod needs × topology keys), then started over. */
+const MAX_GROUPINGS = 256;
+
+/**
+ * The candidates grouped by zone code and misfit, kept in the candidates' memo; undefined when
+ * they have none, or a candidate is not the cache's node (each is then judged on its own).
+ */
+function nodeGroups(input: PlacementInput, byZone: ReturnType<typeof zoneVerdicts>, misfit: ReturnType<typeof podMisfit>,
+  topologyKey: string): readonly NodeGroup[] | undefined {
+  const { candidates, pod } = input;
+  const { memo, slots, nodes, names } = candidates;
+  if (!memo || !slots) return undefined;
+  const key = `groups\u0002${topologyKey}\u0002${needsKey({ selection: pod.selection, tolerations: pod.tolerations })}`;
+  const kept = memo.get(key) as NodeGroup[] | null | undefined;
+  if (kept !== undefined) return kept ?? undefined;
+  const groups = new Map<string, NodeGroup>();
+  let alike = true;
+  for (let i = 0; i < names.length && alike; i++) {
+    const node = nodes[i];
+    const slot = slots[i]!;
+    if (!node || slot < 0 || byZone.nodes[slot] !== node) {
+      alike = false;
+      break;
+    }
+    const m = misfit?.(i, node);
+    const code = byZone.codes[slot]!;
+    const id = `${code}\u0002${m?.rule ?? ''}`;
+    let g = groups.get(id);
+    if (!g) groups.set(id, (g = { code, misfit: m, names: [] }));
+    g.names.push(names[i]!);
+  }
+  if (memo.size >= MAX_GROUPINGS) memo.clear();
+  const out = alike ? [...groups.values()] : null;
+  memo.set(key, out);
+  return out ?? undefined;
 }
 
 // One object per reason: answers group rejected nodes by identity.

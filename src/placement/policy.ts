@@ -30,6 +30,11 @@ export interface Candidates {
   nodes: readonly (SlimNode | undefined)[];
   /** `names[i]`'s slot in the cache (-1: none), when the nodes are the cache's: zone codes are read by it. */
   slots?: Int32Array;
+  /**
+   * What decisions derive from these candidates, kept by whoever made them for as long as they
+   * live (the gate's and admission's set: until a node changes). Absent: derived per decision.
+   */
+  memo?: Map<string, unknown>;
 }
 
 /** Candidates from names, with their nodes from the cache. */

@@ -3,7 +3,9 @@ import { describe, it } from 'node:test';
 import { gatePatch, mergedTerms, unwritable, volumeStillMoving, type GateDecision } from '../../src/placement/zoneGate.js';
 import { slimPod } from '../../src/cluster/convert.js';
 import { addObject } from '../../src/cluster/source.js';
-import { deployment, nodes, pv, pvc, rsPod, statefulSet, storeOf, stsPod, workloadSpread, zoneSubset, type Raw } from '../support/builders.js';
+import { filterNodes } from '../../src/placement/filtering.js';
+import { deployment, node, nodes, pv, pvc, rsPod, statefulSet, storeOf, stsPod, workloadSpread, zoneSubset, type Raw } from '../support/builders.js';
+import { inputFor } from '../support/placement.js';
 import { testApp } from '../support/app.js';
 
 // The zone gate's pure part (docs/design.md#the-zone-gate): the decision from the filter, the
@@ -184,5 +186,29 @@ describe('the patch: the decision written into the spec, the gate lifted, in one
 
   it('as-is: only the gate', () => {
     assert.deepEqual(gatePatch(gated(rsPod('web', 'x')), { kind: 'as-is', why: '' }).spec, { schedulingGates: [{ name: 'other.example/gate' }] });
+  });
+});
+
+describe('a decision written into the spec, over a kept candidate set', () => {
+  it('answers per group of alike nodes exactly what it answers per node: the same nodes passed, the same rejected with the same reasons', () => {
+    // Unequal zones, a tainted pool, a node without a zone label: groups by zone and by misfit.
+    const cluster = [...nodes(ZONES, 2), ...nodes(['zone-a'], 3).map((n, i) => ({ ...n, metadata: { ...n.metadata, name: `extra-${i}` } })),
+      node('tainted-b', 'zone-b', { taints: [{ key: 'dedicated', value: 'db', effect: 'NoSchedule' }] }), node('nowhere', undefined), statefulSet('db', 6)];
+    const store = storeOf(cluster);
+    const byName = (v: { passed: readonly string[]; rejected: Map<{ rule: string; reason: string }, string[]> }) => ({
+      passed: [...v.passed].sort(),
+      rejected: [...v.rejected].map(([r, names]) => `${r.rule}: ${r.reason}: ${[...names].sort().join(',')}`).sort(),
+    });
+    for (const ordinal of [0, 1, 2, 4]) {
+      const input = { ...inputFor(store, stsPod('db', ordinal)), writesSpec: true };
+      const perNode = filterNodes(input);
+      const memo = new Map<string, unknown>();
+      const grouped = filterNodes({ ...input, candidates: { ...input.candidates, memo } });
+      assert.ok(memo.size > 0 && [...memo.values()].every(Array.isArray), 'the groups were kept');
+      assert.deepEqual(byName(grouped), byName(perNode), `db-${ordinal}`);
+      assert.equal(grouped.zone, perNode.zone);
+      // Kept: the next pod with the same needs reads the same groups.
+      assert.deepEqual(byName(filterNodes({ ...input, candidates: { ...input.candidates, memo } })), byName(perNode));
+    }
   });
 });
