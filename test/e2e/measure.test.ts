@@ -296,7 +296,15 @@ for (const { k, NODES, PODS } of cases) describe(`throughput at ${NODES} nodes: 
   // zonekeeper's webhook writes each pod's zone into it as it is created (docs/design.md#admission).
   it(`[${k.version}, ${NODES} nodes] schedules ${PODS} pods over ${NODES} nodes through the default scheduler and zonekeeper's admission webhook, and keeps 3 zones at 3 replicas`, async () => {
     await admissionReady(kube, cp.zonekeeper!.admin);
+    const connections = async () => {
+      const text = await adminText('/metrics');
+      const read = (re: RegExp) => Number(re.exec(text)?.[1] ?? 0);
+      return { opened: read(/^zonekeeper_http_connections_total\{listener="admission"\} (\S+)$/m), reviews: read(/^zonekeeper_request_duration_seconds_count\{verb="admission"\} (\S+)$/m) };
+    };
+    const before = await connections();
     await run('admission', 'spread', false, false, true);
+    const after = await connections();
+    console.log(`# [${k.version}, ${NODES} nodes] admission: kube-apiserver opened ${after.opened - before.opened} TLS connections for ${after.reviews - before.reviews} reviews`);
     assert.equal(results.admission!.zonesAt3, 3);
     console.log(`# [${k.version}, ${NODES} nodes] throughput ratio admission / PodTopologySpread: ${ratio('admission', 'spread')} (asserted >= ${GATE_RATIO_FLOOR}); admission / gate-only: ${ratio('admission', 'gate')}`);
     assert.ok(Number(ratio('admission', 'spread')) >= GATE_RATIO_FLOOR, `admission / PodTopologySpread ${ratio('admission', 'spread')}`);
