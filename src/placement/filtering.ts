@@ -103,8 +103,9 @@ export function filterNodes(input: PlacementInput, model: WorkloadModel | undefi
   if (groups) {
     for (const g of groups) {
       const r = g.misfit ?? byZone!.of(g.code);
-      if (!r) passed = passed.concat(g.names);
-      else rejected.set(r, (rejected.get(r) ?? []).concat(g.names));
+      // The group's own list when it is alone (nothing writes to a verdict's lists), else a copy.
+      if (!r) passed = passed.length === 0 ? g.names : passed.concat(g.names);
+      else rejected.set(r, rejected.get(r)?.concat(g.names) ?? g.names);
     }
   }
   // Rejections come in few distinct objects (one per reason): remember the last one's list.
