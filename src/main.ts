@@ -161,12 +161,13 @@ export async function startServer(config: Config, choice: SourceChoice, log: Log
   let serveCertificate: (cert: string, key: string) => void = () => {};
   const certificate = config.admission.listen && managed.secret && api
     ? webhookCertificate(api, {
-        secret: { namespace: managed.secret.split('/')[0]!, name: managed.secret.split('/')[1]! }, webhookConfiguration: managed.webhookConfiguration,
+        secret: { namespace: managed.secret.slice(0, managed.secret.indexOf('/')), name: managed.secret.slice(managed.secret.indexOf('/') + 1) },
+        webhookConfiguration: managed.webhookConfiguration,
         names: { dnsNames: managed.dnsNames, ipAddresses: managed.ipAddresses }, validityDays: managed.validityDays, renewBeforeDays: managed.renewBeforeDays,
         checkIntervalSeconds: managed.checkIntervalSeconds,
       }, (cert, key) => serveCertificate(cert, key), log, metrics) : undefined;
   if (certificate) controllers.push(certificate.keeper);
-  // In a pod, the holder labels itself: the webhook's Service selects it (docs/design.md#two-replicas-one-truth).
+  // In a pod, the holder labels itself: the webhook's Service selects it (docs/design.md#admission).
   const pod = ownPod();
   const label = config.admission.listen && config.leaderElection.enabled && api && pod ? holderLabel(api, pod, log, metrics) : undefined;
   if (label) {

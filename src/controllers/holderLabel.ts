@@ -4,7 +4,7 @@ import { objectPath, POD_KIND as POD } from '../cluster/kinds.js';
 import type { Metrics } from '../metrics/metrics.js';
 
 // The Lease holder's own pod carries zonekeeper.io/lease-holder: "true", so the admission
-// webhook's Service selects it (docs/design.md#two-replicas-one-truth): decisions that read
+// webhook's Service selects it (docs/design.md#admission): decisions that read
 // shared counters are made in the holder, and most pods take the fast path.
 
 export const HOLDER_LABEL = 'zonekeeper.io/lease-holder';

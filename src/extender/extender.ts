@@ -92,6 +92,17 @@ export function createExtender(deps: ExtenderDeps) {
   const nodesOf = (args: ExtenderArgs, names = namesOf(args)): CandidateNodes => ({ names, resolve: () => candidatesOf(args, names) });
   const resolved = (candidates: Candidates): CandidateNodes => ({ names: candidates.names, resolve: () => candidates });
 
+  /**
+   * A decision to write into the pod's spec (the gate's patch, admission's): the verdict's, waiting
+   * while its instance ID could not be claimed; an ID this process just gave the pod goes in the
+   * same write as the zone it pins (a rollout's successor holds none yet).
+   */
+  function writtenDecision(x: Decided): GateDecision {
+    if (x.idError !== undefined) return { kind: 'wait', why: x.idError };
+    const g = gateDecision(x.verdict, x.input);
+    return g.kind === 'zone' && x.givenId !== undefined ? { ...g, instanceId: x.givenId } : g;
+  }
+
   // The Ready, schedulable nodes the gate and admission decide over: built once per change of the nodes, not per pod.
   let schedulable: { snapshot: unknown; nodes: CandidateNodes } | undefined;
   source.store.onNode(() => { schedulable = undefined; });
@@ -277,15 +288,11 @@ export function createExtender(deps: ExtenderDeps) {
       if (!source.ready()) return { kind: 'wait', why: source.synced() ? STALE : NOT_SYNCED };
       const moving = volumeStillMoving(cached, source.snapshot);
       if (moving) return { kind: 'wait', why: moving };
-      // An ID this process gives the pod goes onto it in the gate's own patch, with the zone it
-      // pins; a rollout's successor holds none yet.
-      const gateOf = (x: Decided) => (x.idError !== undefined ? { kind: 'wait' as const, why: x.idError } : gateDecision(x.verdict, x.input));
       const decided = await core.decide(cached, schedulableNow(), {
-        writesSpec: true, claimId: { annotate: false }, commit: (x) => gateOf(x).kind !== 'wait',
+        writesSpec: true, claimId: { annotate: false }, commit: (x) => writtenDecision(x).kind !== 'wait',
       });
       const v = decided.verdict;
-      const gate = gateOf(decided);
-      const d = gate.kind === 'zone' && decided.givenId !== undefined ? { ...gate, instanceId: decided.givenId } : gate;
+      const d = writtenDecision(decided);
       record(decision('gate', args, v, { outcome: d.kind === 'wait' ? 'waiting' : 'ungated' }));
       return d;
     },
@@ -306,9 +313,8 @@ export function createExtender(deps: ExtenderDeps) {
       // Written now or left to the keeper: a pod lifted under an adaptive fallback is the keeper's to watch.
       const now = (x: Decided): AdmissionDecision => {
         if (!x.verdict.managed) return { kind: 'as-is', why: x.verdict.summary };
-        const g = x.idError !== undefined ? { kind: 'wait' as const, why: x.idError } : gateDecision(x.verdict, x.input);
-        if (g.kind === 'wait' || (g.kind !== 'as-is' && g.fallback)) return { kind: 'gate', why: g.why };
-        return g.kind === 'zone' && x.givenId !== undefined ? { ...g, instanceId: x.givenId } : g;
+        const g = writtenDecision(x);
+        return g.kind === 'wait' || (g.kind !== 'as-is' && g.fallback) ? { kind: 'gate', why: g.why } : g;
       };
       if (!o.leading || o.dryRun) {
         const dry = core.decideNow(pod, nodes, { writesSpec: true });

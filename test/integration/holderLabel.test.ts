@@ -6,7 +6,7 @@ import { silent } from '../support/app.js';
 import { pod } from '../support/builders.js';
 import { FakeApiServer } from '../support/fakeApiServer.js';
 
-// The Lease holder's pod label, which the admission webhook's Service selects (docs/design.md#two-replicas-one-truth).
+// The Lease holder's pod label, which the admission webhook's Service selects (docs/design.md#admission).
 
 describe('the lease-holder label on zonekeeper\'s own pod', () => {
   let api: FakeApiServer;
