@@ -34,7 +34,8 @@ export function webhookCertificate(api: ApiClient, opts: CertificateOptions, ser
   let served = '';
   let stopLoading: (() => void) | undefined;
 
-  async function read(): Promise<{ pki: Partial<WebhookPki>; resourceVersion?: string } | undefined> {
+  /** What the Secret holds; nothing (and no resourceVersion) while it does not exist. */
+  async function read(): Promise<{ pki: Partial<WebhookPki>; resourceVersion?: string }> {
     const res = await api.request('GET', `${secretPath}/${encodeURIComponent(name)}`, { timeoutMs: 10_000 });
     if (res.status === 404) return { pki: {} };
     if (res.status !== 200) throw new Error(`GET secret ${namespace}/${name}: ${res.status} ${statusMessage(res.body)}`);
@@ -54,7 +55,6 @@ export function webhookCertificate(api: ApiClient, opts: CertificateOptions, ser
   async function reconcile(): Promise<void> {
     const now = clock.now();
     const current = await read();
-    if (!current) return;
     let pki = current.pki;
     const due = renewalDue(pki, opts.names, now, opts.renewBeforeDays);
     if (due) {
@@ -98,8 +98,7 @@ export function webhookCertificate(api: ApiClient, opts: CertificateOptions, ser
   /** Every replica: what the Secret holds is served, read again every checkIntervalSeconds (sooner while nothing is served). */
   async function load(): Promise<void> {
     try {
-      const current = await read();
-      if (current) use(current.pki);
+      use((await read()).pki);
     } catch (err) {
       log.warn({ secret: `${namespace}/${name}`, err: (err as Error).message }, 'admission: certificate Secret not read');
     }
