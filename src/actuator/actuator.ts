@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { LRUCache } from 'lru-cache';
-import { keyedBackoff, systemClock, type Clock } from '../common/clock.js';
+import { keyedBackoff, systemClock, type Timers } from '../common/clock.js';
 import type { ApiClient } from '../cluster/apiClient.js';
 import { retryOnConflict, StillConflicting, WRITE_BACKOFF_MS } from './conditionalPatch.js';
 import { ANNOTATION } from '../cluster/annotations.js';
@@ -40,41 +40,51 @@ interface Writer {
   assign(req: AssignRequest): Promise<number>;
 }
 
-function actuator(writer: Writer, events: EventRecorder, log: Logger, metrics: Metrics, clock: Clock): Actuator {
+function actuator(writer: Writer, events: EventRecorder, log: Logger, metrics: Metrics, clock: Timers): Actuator {
   // Kept until the watch shows the annotation; the TTL bounds a write the watch never confirms.
   const pending = new LRUCache<string, PendingList>({ max: 10_000, ttl: 5 * 60_000 });
   const inflight = new Set<Promise<void>>();
   const failing = keyedBackoff(WRITE_BACKOFF_MS.first, WRITE_BACKOFF_MS.max, clock);
+  // A freeze that kept losing races is tried again on a timer: its workload may see no further placement.
+  const retries = new Map<string, () => void>();
+  const freezeZones: Actuator['freezeZones'] = (w, zones, adopted) => {
+    const key = workloadKey(w);
+    // A refused write is not tried again at every placement: the list stays derived meanwhile.
+    if (pending.has(key) || w.annotations[ANNOTATION.zones] || failing.waitLeft(key) > 0) return;
+    const entry = (list: string[]): PendingList => ({ namespace: w.namespace, kind: w.kind, name: w.name, zones: list });
+    pending.set(key, entry(zones));
+    const p = writer.write(w, zones).then(
+      (frozen) => {
+        failing.succeeded(key);
+        metrics.actuatorWrites.inc({ action: 'freeze-zones', result: 'ok' });
+        // Another replica may have frozen first: its list is the one, until the watch shows it.
+        pending.set(key, entry(frozen));
+        log.info({ workload: key, zones: frozen.join(','), ours: frozen.join(',') === zones.join(',') }, 'froze zone list onto workload');
+        if (frozen.join(',') === zones.join(',') && adopted) {
+          events.record(w, 'Normal', 'ZoneListAdopted', `zone list ${zones.join(',')} written to ${ANNOTATION.zones}, ordered after the pods and volumes already placed: ${adopted.agree} of ${adopted.seats} seats are in their zone`);
+        } else if (frozen.join(',') === zones.join(',')) {
+          events.record(w, 'Normal', 'ZoneListFrozen', `zone list ${zones.join(',')} written to ${ANNOTATION.zones}: seat i now stays in the zone the list gives it, whatever zones are added later`);
+        }
+      },
+      (err: Error) => {
+        pending.delete(key);
+        metrics.actuatorWrites.inc({ action: 'freeze-zones', result: 'error' });
+        // Both wait out a backoff step; a refusal is tried again at a placement after it, lost races by themselves too.
+        const ms = failing.failed(key);
+        if (err instanceof StillConflicting) {
+          retries.get(key)?.();
+          retries.set(key, clock.after(ms, () => {
+            retries.delete(key);
+            freezeZones(w, zones, adopted);
+          }));
+        }
+        log.warn({ workload: key, err: err.message, retryInSeconds: ms / 1000 }, 'could not freeze zone list; will retry');
+      },
+    ).finally(() => inflight.delete(p));
+    inflight.add(p);
+  };
   return {
-    freezeZones(w, zones, adopted) {
-      const key = workloadKey(w);
-      // A refused write is not tried again at every placement: the list stays derived meanwhile.
-      if (pending.has(key) || w.annotations[ANNOTATION.zones] || failing.waitLeft(key) > 0) return;
-      const entry = (list: string[]): PendingList => ({ namespace: w.namespace, kind: w.kind, name: w.name, zones: list });
-      pending.set(key, entry(zones));
-      const p = writer.write(w, zones).then(
-        (frozen) => {
-          failing.succeeded(key);
-          metrics.actuatorWrites.inc({ action: 'freeze-zones', result: 'ok' });
-          // Another replica may have frozen first: its list is the one, until the watch shows it.
-          pending.set(key, entry(frozen));
-          log.info({ workload: key, zones: frozen.join(','), ours: frozen.join(',') === zones.join(',') }, 'froze zone list onto workload');
-          if (frozen.join(',') === zones.join(',') && adopted) {
-            events.record(w, 'Normal', 'ZoneListAdopted', `zone list ${zones.join(',')} written to ${ANNOTATION.zones}, ordered after the pods and volumes already placed: ${adopted.agree} of ${adopted.seats} seats are in their zone`);
-          } else if (frozen.join(',') === zones.join(',')) {
-            events.record(w, 'Normal', 'ZoneListFrozen', `zone list ${zones.join(',')} written to ${ANNOTATION.zones}: seat i now stays in the zone the list gives it, whatever zones are added later`);
-          }
-        },
-        (err: Error) => {
-          pending.delete(key);
-          metrics.actuatorWrites.inc({ action: 'freeze-zones', result: 'error' });
-          // Lost races are tried again at the next placement; a refusal waits out a backoff step.
-          const ms = err instanceof StillConflicting ? 0 : failing.failed(key);
-          log.warn({ workload: key, err: err.message, retryInSeconds: ms / 1000 }, 'could not freeze zone list; will retry at a placement');
-        },
-      ).finally(() => inflight.delete(p));
-      inflight.add(p);
-    },
+    freezeZones,
     pendingFreeze: (key) => pending.get(key)?.zones,
     pendingFreezes: { get: (key) => pending.get(key), values: () => pending.values() },
     assignInstanceId: (req) => writer.assign(req),
@@ -85,7 +95,7 @@ function actuator(writer: Writer, events: EventRecorder, log: Logger, metrics: M
   };
 }
 
-export function kubeActuator(api: ApiClient, log: Logger, metrics: Metrics, assignDeadlineMs = 2000, clock: Clock = systemClock): Actuator {
+export function kubeActuator(api: ApiClient, log: Logger, metrics: Metrics, assignDeadlineMs = 2000, clock: Timers = systemClock): Actuator {
   const ids = instanceIdWriter(api, log, metrics, assignDeadlineMs, clock);
   return actuator({
     assign: ids.assign,
@@ -106,7 +116,7 @@ export function kubeActuator(api: ApiClient, log: Logger, metrics: Metrics, assi
 }
 
 /** For file sources: there is no API server, so the annotation lands in the in-memory store. */
-export function memoryActuator(store: ClusterStore, log: Logger, metrics: Metrics, clock: Clock = systemClock): Actuator {
+export function memoryActuator(store: ClusterStore, log: Logger, metrics: Metrics, clock: Timers = systemClock): Actuator {
   // A merge of one key into the stored object, as a merge patch would: a CloneSet holds both
   // its zone list and its instance IDs, and the caller's copy may predate the other write.
   const annotate = (w: SlimWorkload, key: string, value: string) => {

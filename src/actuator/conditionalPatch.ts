@@ -7,7 +7,7 @@ import { sleepOn, systemClock, type Timers } from '../common/clock.js';
 /** After a refused write, a workload's next attempt waits: doubling from 1 s up to 5 min. */
 export const WRITE_BACKOFF_MS = { first: 1_000, max: 300_000 };
 
-/** Another writer kept winning: not a refusal, so no backoff (the next placement reads again). */
+/** Another writer kept winning (say, a workload's status while it scales): tried again after a backoff step. */
 export class StillConflicting extends Error {}
 
 /** What one attempt decides from the object as read: nothing to write, or annotations to patch. */

@@ -27,6 +27,7 @@ describe('failed writes back off per workload', () => {
     api = await new FakeApiServer().start();
     for (const n of nodes(ZONES, 1)) api.put(n);
     api.put(statefulSet('db', 3));
+    api.put(statefulSet('busy', 3));
     for (const o of deployment('web', 3, { 'zonekeeper.io/instance-ids': 'true' })) api.put(o);
     const client = api.client();
     const cache = watchCache(client, { pageSize: 100, watchTimeoutSeconds: 300, silenceSeconds: 30, backoffInitialMs: 20, backoffMaxMs: 200,
@@ -69,6 +70,21 @@ describe('failed writes back off per workload', () => {
     }
     const attempts = (touching(path) - before) / 2;
     assert.equal(attempts, 2, `${attempts} attempts in 2.5 s of ${filters} filters: at 0 s, after 1 s; the next after 2 s more`);
+  });
+
+  it('a zone-list freeze that keeps losing races (409) is tried again after a backoff step with no further placement', async () => {
+    const path = '/apis/apps/v1/namespaces/default/statefulsets/busy';
+    api.faults.push({ match: (m, p) => m === 'PATCH' && p === path, status: 409, remaining: 5 });
+    const answer = JSON.parse(await extender.filter({ Pod: stsPod('busy', 0), NodeNames: names }));
+    assert.deepEqual(answer.NodeNames, ['node-a-1']);
+    await actuator.settle();
+    assert.equal(api.get('StatefulSet', 'default', 'busy')?.metadata.annotations?.['zonekeeper.io/zones'], undefined, 'five conflicts in a row: not frozen yet');
+    await clock.advance(999);
+    await actuator.settle();
+    assert.equal(api.get('StatefulSet', 'default', 'busy')?.metadata.annotations?.['zonekeeper.io/zones'], undefined, 'not before the backoff step');
+    await clock.advance(1);
+    await actuator.settle();
+    assert.equal(api.get('StatefulSet', 'default', 'busy')?.metadata.annotations?.['zonekeeper.io/zones'], ZONES.join(','), 'frozen by the retry alone');
   });
 
   it('instance-ID writes refused with 403: the pod is told at once, without a request, until the backoff step ends', async () => {
