@@ -193,19 +193,22 @@ describe('a decision written into the spec, over a kept candidate set', () => {
   it('answers per group of alike nodes exactly what it answers per node: the same nodes passed, the same rejected with the same reasons', () => {
     // Unequal zones, a tainted pool, a node without a zone label: groups by zone and by misfit.
     const cluster = [...nodes(ZONES, 2), ...nodes(['zone-a'], 3).map((n, i) => ({ ...n, metadata: { ...n.metadata, name: `extra-${i}` } })),
-      node('tainted-b', 'zone-b', { taints: [{ key: 'dedicated', value: 'db', effect: 'NoSchedule' }] }), node('nowhere', undefined), statefulSet('db', 6)];
+      node('tainted-b', 'zone-b', { taints: [{ key: 'dedicated', value: 'db', effect: 'NoSchedule' }] }), node('nowhere', undefined), statefulSet('db', 6),
+      ...deployment('web', 6, { 'zonekeeper.io/zone-preferences': JSON.stringify({ zones: { '*': { weight: 1 } } }) })];
     const store = storeOf(cluster);
     const byName = (v: { passed: readonly string[]; rejected: Map<{ rule: string; reason: string }, string[]> }) => ({
       passed: [...v.passed].sort(),
       rejected: [...v.rejected].map(([r, names]) => `${r.rule}: ${r.reason}: ${[...names].sort().join(',')}`).sort(),
     });
-    for (const ordinal of [0, 1, 2, 4]) {
-      const input = { ...inputFor(store, stsPod('db', ordinal)), writesSpec: true };
+    // A StatefulSet's seats (zone pin) and a balanced Deployment's pod (zone balance).
+    for (const [label, pod] of [...[0, 1, 2, 4].map((o) => [`db-${o}`, stsPod('db', o)] as const), ['web-x', rsPod('web', 'x')] as const]) {
+      const input = { ...inputFor(store, pod), writesSpec: true };
       const perNode = filterNodes(input);
       const memo = new Map<string, unknown>();
       const grouped = filterNodes({ ...input, candidates: { ...input.candidates, memo } });
       assert.ok(memo.size > 0 && [...memo.values()].every(Array.isArray), 'the groups were kept');
-      assert.deepEqual(byName(grouped), byName(perNode), `db-${ordinal}`);
+      assert.deepEqual(byName(grouped), byName(perNode), label);
+      assert.ok(perNode.passed.length > 0, `${label} is placed`);
       assert.equal(grouped.zone, perNode.zone);
       // Kept: the next pod with the same needs reads the same groups.
       assert.deepEqual(byName(filterNodes({ ...input, candidates: { ...input.candidates, memo } })), byName(perNode));

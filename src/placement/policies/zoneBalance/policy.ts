@@ -78,9 +78,11 @@ function zoneBalance(ctx: PolicyContext, model: BalanceModel): PolicyOutcome {
   const zone = best;
   const summary = `zone balance: ${zone} is furthest below its target (${layout})`;
   const rejection = { rule: 'zone-balance' as const, reason: `zone balance: ${zone}`, unresolvable: false };
+  const admitsZone = { topologyKey: list.topologyKey, admits: (z: string | undefined) => (z === zone ? undefined : rejection) };
   return {
     summary, zone, effects: { reserve: { zone } },
-    admits: (node) => (zoneOf(node, list.topologyKey) === zone ? undefined : rejection),
+    admits: (node) => admitsZone.admits(zoneOf(node, list.topologyKey)),
+    admitsZone,
   };
 }
 
