@@ -183,21 +183,24 @@ export async function startServer(config: Config, choice: SourceChoice, log: Log
   source.start();
   layoutHealth.start();
   const limits = config.http;
-  const ext = await listen(extenderRoutes(extender, metrics, log, config.extender), config.extender.listen, { tls: config.extender.tls, limits, onConnection: () => metrics.connections.inc({ listener: 'extender' }) });
+  const counted = (listener: string) => ({
+    onConnection: () => metrics.connections.inc({ listener }), onDrop: () => metrics.connectionsDropped.inc({ listener }),
+  });
+  const ext = await listen(extenderRoutes(extender, metrics, log, config.extender), config.extender.listen, { tls: config.extender.tls, limits, ...counted('extender') });
   const auth = config.admin.authorization === 'kubernetes' && api ? kubernetesAuthorizer(api) : undefined;
   const admin = await listen(adminRoutes({ source, extender, metrics, serving: () => serving, auth, layoutHealth, repair, gate }),
     config.admin.listen, { limits });
   const probes = config.admin.probeListen ? await listen(probeRoutes({ source, serving: () => serving }), config.admin.probeListen, { limits }) : undefined;
   const pickerAuth = config.picker.authorization === 'kubernetes' && api ? (auth ?? kubernetesAuthorizer(api)) : undefined;
   const picker = config.picker.listen
-    ? await listen(pickerRoutes(extender, metrics, log, config.extender.pickerBodyLimitBytes, pickerAuth), config.picker.listen, { tls: config.picker.tls, limits, onConnection: () => metrics.connections.inc({ listener: 'picker' }) })
+    ? await listen(pickerRoutes(extender, metrics, log, config.extender.pickerBodyLimitBytes, pickerAuth), config.picker.listen, { tls: config.picker.tls, limits, ...counted('picker') })
     : undefined;
   const admissionDeps = {
     decide: extender.decideAdmission, leading: () => lead.holds, gateEnabled: !!gate, applySubsetPatches: config.workloadSpread.writeStatus, log,
   };
   const admission = config.admission.listen
     ? await listen(admissionRoutes(admissionDeps, metrics, log, config.admission.bodyLimitBytes), config.admission.listen,
-        { tls: certificate ? { managed: true } : { ...config.admission.tls, clientCAFile: '' }, limits, onConnection: () => metrics.connections.inc({ listener: 'admission' }) })
+        { tls: certificate ? { managed: true } : { ...config.admission.tls, clientCAFile: '' }, limits: { ...limits, maxConnections: config.admission.maxConnections }, ...counted('admission') })
     : undefined;
   if (admission && certificate) {
     serveCertificate = admission.useCertificate;

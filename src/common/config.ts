@@ -40,6 +40,8 @@ const configSchema = z.strictObject({
     listen: hostPort.or(z.literal('')).default(''),
     // A pod and its review: kube-apiserver takes no request over 3 MiB.
     bodyLimitBytes: z.number().int().positive().default(4 * 1024 * 1024),
+    // kube-apiserver opens one connection per call in flight (HTTP/1.1 to webhooks): a burst of creates needs more than http.maxConnections.
+    maxConnections: z.number().int().min(1).default(2048),
     // Files an operator or cert-manager keeps (read at start).
     tls: z.strictObject({
       certFile: z.string().default(''),

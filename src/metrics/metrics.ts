@@ -7,6 +7,7 @@ export interface Metrics {
   registry: Registry;
   requestDuration: Histogram<'verb'>;
   connections: Counter<'listener'>;
+  connectionsDropped: Counter<'listener'>;
   decisions: Counter<'verb' | 'outcome'>;
   badRequests: Counter<'verb' | 'status'>;
   watchRestarts: Counter<'kind' | 'reason'>;
@@ -35,6 +36,12 @@ export function createMetrics(opts: { defaults?: boolean } = {}): Metrics {
     connections: new Counter({
       name: 'zonekeeper_http_connections_total',
       help: 'TCP connections accepted, by listener: against the request count it shows whether the scheduler keeps its connection alive.',
+      labelNames: ['listener'],
+      registers: [registry],
+    }),
+    connectionsDropped: new Counter({
+      name: 'zonekeeper_http_connections_dropped_total',
+      help: 'TCP connections closed at once, by listener, because http.maxConnections were open: the client sees a reset and retries.',
       labelNames: ['listener'],
       registers: [registry],
     }),

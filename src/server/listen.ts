@@ -35,7 +35,13 @@ export interface Listener {
 }
 
 /** Serves a hono app on HOST:PORT; TLS when cert and key are set (config refuses half of it), mutual TLS with a client CA. */
-interface ListenOptions { tls?: TlsFiles | ManagedTls; limits?: HttpLimits; onConnection?: () => void }
+interface ListenOptions {
+  tls?: TlsFiles | ManagedTls;
+  limits?: HttpLimits;
+  onConnection?: () => void;
+  /** A connection closed at once: `maxConnections` were open. */
+  onDrop?: () => void;
+}
 
 export async function listen(app: Hono, hostPort: string, o: ListenOptions = {}): Promise<Listener> {
   const { host, port } = splitHostPort(hostPort);
@@ -59,6 +65,7 @@ export async function listen(app: Hono, hostPort: string, o: ListenOptions = {})
   server.keepAliveTimeout = limits.keepAliveTimeoutMs;
   server.maxConnections = limits.maxConnections;
   if (o.onConnection) server.on(secure ? 'secureConnection' : 'connection', o.onConnection);
+  if (o.onDrop) server.on('drop', o.onDrop);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {

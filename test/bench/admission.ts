@@ -4,29 +4,14 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import https from 'node:https';
-import { renewed } from '../../src/admission/certificates.js';
 import { rawPod } from './cluster.js';
 import { fmt, measureCalls, procCpu, type Measured } from './measure.js';
 import { target } from './targets.js';
+import { loopbackPki, startEchoWebhook } from '../support/echoWebhook.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 // As the image runs it (Dockerfile): a larger young generation, fewer scavenges per review.
 const SERVER_FLAGS = process.env.BENCH_SERVER_FLAGS ?? '--max-semi-space-size=32';
-
-const ECHO = `
-const https = require('node:https');
-const { cert, key } = JSON.parse(Buffer.from(process.env.ZK_BENCH_PKI, 'base64').toString());
-const s = https.createServer({ cert, key }, (req, res) => {
-  const chunks = [];
-  req.on('data', (c) => chunks.push(c));
-  req.on('end', () => {
-    const review = JSON.parse(Buffer.concat(chunks).toString());
-    res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: review.request.uid, allowed: true } }));
-  });
-});
-s.keepAliveTimeout = 60000;
-s.listen(0, '127.0.0.1', () => console.log('https://127.0.0.1:' + s.address().port));`;
 
 async function started(child: ChildProcess): Promise<URL> {
   return new URL(String((await once(child.stdout!, 'data'))[0]).trim());
@@ -46,11 +31,11 @@ function review(uid: string, pod: Record<string, any>): string {
 }
 
 export async function admissionCase(nodes = 5000, pods = 150_000): Promise<void> {
-  const pki = renewed({}, 'ca', { dnsNames: [], ipAddresses: ['127.0.0.1'] }, Date.now(), 30);
+  const pki = loopbackPki();
   const env = { ...process.env, ZK_BENCH_PKI: Buffer.from(JSON.stringify({ cert: pki.cert, key: pki.key })).toString('base64') };
   const zk = spawn(process.execPath, [...SERVER_FLAGS.split(' ').filter(Boolean), '--import', 'tsx', new URL('./admissionServer.ts', import.meta.url).pathname, String(nodes), String(pods)], { stdio: ['ignore', 'pipe', 'inherit'], env });
-  const echo = spawn(process.execPath, ['-e', ECHO], { stdio: ['ignore', 'pipe', 'inherit'], env });
-  const [zkUrl, echoUrl] = [await started(zk), await started(echo)];
+  const zkUrl = await started(zk);
+  const { url: echoUrl, child: echo } = await startEchoWebhook(pki);
   const agent = new https.Agent({ keepAlive: true, maxSockets: 8, ca: pki.caBundle });
   const post = (base: URL, body: string) => new Promise<void>((resolve, reject) => {
     const req = https.request({ host: base.hostname, port: base.port, path: '/admission/pods', method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {

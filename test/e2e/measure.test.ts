@@ -8,6 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startEchoExtender } from '../support/echoExtender.js';
+import { loopbackPki, startEchoWebhook } from '../support/echoWebhook.js';
 import { processCpuSeconds } from '../support/proc.js';
 import { admissionConfig, admissionReady, webhookConfiguration } from './admissionWebhook.js';
 import { ControlPlane, kubeVersions } from './controlPlane.js';
@@ -26,14 +27,16 @@ const MEAN_MS_BOUND = 25;
 
 /** The label that puts a pod in the scope of zonekeeper's webhook (the MutatingWebhookConfiguration's objectSelector). */
 const ADMIT = 'e2e.zonekeeper.io/admission';
+/** ... and of a bare echo webhook's (allowed, no patch): the floor of any webhook. */
+const ECHO_ADMIT = 'e2e.zonekeeper.io/echo-admission';
 
-function statefulSet(name: string, schedulerName: string, spread: boolean, PODS: number, gated: false | string = false, admitted = false): Obj {
+function statefulSet(name: string, schedulerName: string, spread: boolean, PODS: number, gated: false | string = false, admitted: false | string = false): Obj {
   return {
     apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name, namespace: 'bench' },
     spec: {
       replicas: PODS, serviceName: name, podManagementPolicy: 'Parallel', selector: { matchLabels: { app: name } },
       template: {
-        metadata: { labels: { app: name, ...(admitted ? { [ADMIT]: 'enabled' } : {}) } },
+        metadata: { labels: { app: name, ...(admitted ? { [admitted]: 'enabled' } : {}) } },
         spec: {
           schedulerName, terminationGracePeriodSeconds: 0, ...(gated ? { schedulingGates: [{ name: gated }] } : {}),
           containers: [{ name: 'c', image: 'busybox', resources: { requests: { cpu: '10m' } } }],
@@ -61,13 +64,15 @@ const VARIANTS: Record<string, (config: Record<string, any>) => void> = {
   /** kube-scheduler's adaptive sample of nodes instead of all of them. */
   sampled: (c) => { delete c.percentageOfNodesToScore; },
 };
-interface Variant { name: string; scheduler: string; spread: boolean; gated?: string; admitted?: boolean; configure?: (config: Record<string, any>) => void }
+interface Variant { name: string; scheduler: string; spread: boolean; gated?: string; admitted?: string; configure?: (config: Record<string, any>) => void }
 const variants: Variant[] = (process.env.ZK_E2E_VARIANTS ?? '').split(',').filter(Boolean).map((v) => {
   if (v === 'pts') return { name: 'pts', scheduler: 'spread', spread: true };
   if (v === 'echo') return { name: 'echo', scheduler: 'echo', spread: false };
   if (v === 'gate') return { name: 'gate', scheduler: 'spread', spread: false, gated: 'zonekeeper.io/zone' };
   // Admission mode: the default scheduler, each pod's zone written by zonekeeper's webhook as it is created.
-  if (v === 'admission') return { name: 'admission', scheduler: 'spread', spread: false, admitted: true };
+  if (v === 'admission') return { name: 'admission', scheduler: 'spread', spread: false, admitted: ADMIT };
+  // The floor of any webhook: PodTopologySpread, each create also reviewed by a bare echo webhook over TLS.
+  if (v === 'admission-echo') return { name: 'admission-echo', scheduler: 'spread', spread: true, admitted: ECHO_ADMIT };
   // The floor of any gate: the test lifts each pod's gate with one conditional patch writing a
   // zone (ordinal mod 3), as soon as its watch shows the pod; no decision, no cache.
   if (v === 'one-write') return { name: 'one-write', scheduler: 'spread', spread: false, gated: FLOOR_GATE };
@@ -93,6 +98,7 @@ for (const { k, NODES, PODS } of cases) describe(`throughput at ${NODES} nodes: 
   const results: Record<string, { seconds: number; podsPerSecond: number; zonesAt3: number }> = {};
 
   let echo: Awaited<ReturnType<typeof startEchoExtender>>;
+  let echoWebhook: Awaited<ReturnType<typeof startEchoWebhook>> | undefined;
   let admissionPort = 0;
 
   before(async () => {
@@ -106,6 +112,15 @@ for (const { k, NODES, PODS } of cases) describe(`throughput at ${NODES} nodes: 
     ], { logLevel: 'info', admission: webhook.admission });
     kube = new Kube(cp.api);
     await kube.create(webhookConfiguration(admissionPort, { objectSelector: { matchLabels: { [ADMIT]: 'enabled' } } }));
+    if (variants.some((v) => v.admitted === ECHO_ADMIT)) {
+      const pki = loopbackPki();
+      echoWebhook = await startEchoWebhook(pki);
+      const config = webhookConfiguration(Number(echoWebhook.url.port), { objectSelector: { matchLabels: { [ECHO_ADMIT]: 'enabled' } } });
+      config.metadata.name = 'echo';
+      config.webhooks[0].name = 'pods.echo.e2e.zonekeeper.io';
+      config.webhooks[0].clientConfig.caBundle = Buffer.from(pki.caBundle).toString('base64');
+      await kube.create(config);
+    }
     await cp.diagnosed(`[${k.version}, ${NODES} nodes] setup`, async () => {
       // 50 at a time: one API server and etcd share the machine with everything else.
       for (let i = 0; i < NODES; i += 50) await Promise.all(Array.from({ length: Math.min(50, NODES - i) }, (_, j) => kube.addNode(`node-${i + j}`, ZONES[(i + j) % 3]!)));
@@ -120,6 +135,7 @@ for (const { k, NODES, PODS } of cases) describe(`throughput at ${NODES} nodes: 
 
   after(async () => {
     echo?.child.kill();
+    echoWebhook?.child.kill();
     await cp.down(!!process.env.ZK_E2E_KEEP);
   });
 
@@ -169,7 +185,9 @@ for (const { k, NODES, PODS } of cases) describe(`throughput at ${NODES} nodes: 
   }
 
   /** The control plane's processes and the echo extender's: the floor's own CPU is part of what it costs. */
-  const cpuSeconds = (): Record<string, number> => ({ ...cp.cpuSeconds(), 'echo extender': processCpuSeconds(echo.child.pid!) });
+  const cpuSeconds = (): Record<string, number> => ({
+    ...cp.cpuSeconds(), 'echo extender': processCpuSeconds(echo.child.pid!), ...(echoWebhook ? { 'echo webhook': processCpuSeconds(echoWebhook.child.pid!) } : {}),
+  });
 
   /** One profile's throughput over another's; a profile that failed is named, not a cascade of TypeErrors. */
   function ratio(over: string, under: string): string {
@@ -178,7 +196,7 @@ for (const { k, NODES, PODS } of cases) describe(`throughput at ${NODES} nodes: 
     return (a.podsPerSecond / b.podsPerSecond).toFixed(2);
   }
 
-  function run(name: string, scheduler: string, spread: boolean, gated: false | string = false, admitted = false): Promise<void> {
+  function run(name: string, scheduler: string, spread: boolean, gated: false | string = false, admitted: false | string = false): Promise<void> {
     return cp.diagnosed(`[${k.version}, ${NODES} nodes] ${name}`, () => measure(name, scheduler, spread, gated, admitted));
   }
 
@@ -209,7 +227,7 @@ for (const { k, NODES, PODS } of cases) describe(`throughput at ${NODES} nodes: 
       failed: () => failures };
   }
 
-  async function measure(name: string, scheduler: string, spread: boolean, gated: false | string, admitted: boolean): Promise<void> {
+  async function measure(name: string, scheduler: string, spread: boolean, gated: false | string, admitted: false | string): Promise<void> {
     const throughZonekeeper = name === 'zonekeeper' || name.startsWith('zk-');
     const timeBefore = throughZonekeeper ? await zonekeeperTime() : undefined;
     const started = Date.now();
@@ -299,12 +317,15 @@ for (const { k, NODES, PODS } of cases) describe(`throughput at ${NODES} nodes: 
     const connections = async () => {
       const text = await adminText('/metrics');
       const read = (re: RegExp) => Number(re.exec(text)?.[1] ?? 0);
-      return { opened: read(/^zonekeeper_http_connections_total\{listener="admission"\} (\S+)$/m), reviews: read(/^zonekeeper_request_duration_seconds_count\{verb="admission"\} (\S+)$/m) };
+      return {
+        opened: read(/^zonekeeper_http_connections_total\{listener="admission"\} (\S+)$/m), reviews: read(/^zonekeeper_request_duration_seconds_count\{verb="admission"\} (\S+)$/m),
+        dropped: read(/^zonekeeper_http_connections_dropped_total\{listener="admission"\} (\S+)$/m),
+      };
     };
     const before = await connections();
-    await run('admission', 'spread', false, false, true);
+    await run('admission', 'spread', false, false, ADMIT);
     const after = await connections();
-    console.log(`# [${k.version}, ${NODES} nodes] admission: kube-apiserver opened ${after.opened - before.opened} TLS connections for ${after.reviews - before.reviews} reviews`);
+    console.log(`# [${k.version}, ${NODES} nodes] admission: kube-apiserver opened ${after.opened - before.opened} TLS connections for ${after.reviews - before.reviews} reviews; ${after.dropped - before.dropped} dropped at http.maxConnections`);
     assert.equal(results.admission!.zonesAt3, 3);
     console.log(`# [${k.version}, ${NODES} nodes] throughput ratio admission / PodTopologySpread: ${ratio('admission', 'spread')} (asserted >= ${GATE_RATIO_FLOOR}); admission / gate-only: ${ratio('admission', 'gate')}`);
     assert.ok(Number(ratio('admission', 'spread')) >= GATE_RATIO_FLOOR, `admission / PodTopologySpread ${ratio('admission', 'spread')}`);
