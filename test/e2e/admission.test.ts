@@ -9,7 +9,7 @@ import { parseAllDocuments } from 'yaml';
 import { admissionConfig, admissionReady, caBundle, webhookConfiguration } from './admissionWebhook.js';
 import { ControlPlane, freePort, kubeVersions } from './controlPlane.js';
 import { eventually, Kube, pathOf, type Obj } from './kube.js';
-import { addPools, assertIdsOnList, assertOnPins, PRODUCTION_POOLS, statefulSet, tearDown, zoneCounts } from './workloads.js';
+import { addPools, assertIdsOnList, assertOnPins, preBoundVolume, PRODUCTION_POOLS, statefulSet, tearDown, zoneCounts } from './workloads.js';
 
 const ZONE = 'topology.kubernetes.io/zone';
 const ZONES = ['zone-a', 'zone-b', 'zone-c'];
@@ -61,6 +61,12 @@ for (const k of kubeVersions()) describe(`[${k.version}] admission: the zone wri
   const secretCa = async () => (await kube.get('v1', 'Secret', 'zonekeeper-system', 'zonekeeper-webhook-tls').catch(() => undefined))?.data['ca.crt'] as string | undefined;
   const bound = (app: string, count: number) => kube.bound(NS, `app=${app}`, count, zones, 90_000);
   const pods = (app: string) => kube.podsOf(NS, `app=${app}`);
+  /** Until a replica's cache holds every WorkloadSpread the API server has. */
+  const watchingEveryWorkloadSpread = (admin: string) => eventually(`${admin} watches every WorkloadSpread`, async () => {
+    const cache = await (await fetch(`${admin}/debug/cache`)).json() as Obj;
+    const cached = cache.kinds.find((c: Obj) => c.kind === 'workloadspreads')?.objects;
+    return cached === (await kube.list('apps.kruise.io/v1alpha1', 'WorkloadSpread')).length;
+  }, 60_000, 500);
   const metric = async (labels: string) => {
     const text = await (await fetch(`${cp.zonekeeper!.admin}/metrics`)).text();
     const line = text.split('\n').find((l) => l.startsWith('zonekeeper_decisions_total{') && l.includes(labels));
@@ -94,10 +100,7 @@ for (const k of kubeVersions()) describe(`[${k.version}] admission: the zone wri
         ],
       },
     });
-    await eventually('zonekeeper watches the WorkloadSpread', async () => {
-      const cache = await (await fetch(`${cp.zonekeeper!.admin}/debug/cache`)).json() as Obj;
-      return cache.kinds.find((c: Obj) => c.kind === 'workloadspreads')?.objects === 1;
-    }, 60_000, 500);
+    await watchingEveryWorkloadSpread(cp.zonekeeper!.admin);
     await kube.create(deployment('arch', 3, {}));
     assert.equal(zoneCounts((await bound('arch', 3)).values()), 'zone-a=2 zone-b=1');
     for (const p of await pods('arch')) {
@@ -111,6 +114,51 @@ for (const k of kubeVersions()) describe(`[${k.version}] admission: the zone wri
   it('a Deployment with instance IDs: each pod takes a unique ID in [0, 6) at creation and lands in its zone', async () => {
     await kube.create(deployment('ids', 6, { 'zonekeeper.io/instance-ids': 'true' }));
     await assertIdsOnList(kube, NS, 'ids', await bound('ids', 6), 6);
+  });
+
+  it('a bound volume wins at creation: claims bound to volumes in zone-c before the StatefulSet, every pod written into zone-c, none gated', async () => {
+    for (const i of [0, 1, 2]) {
+      const claim = `data-vol-${i}`;
+      await kube.create(preBoundVolume(NS, claim, 'zone-c'));
+      await kube.create({
+        apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: claim, namespace: NS },
+        spec: { accessModes: ['ReadWriteOnce'], storageClassName: '', volumeName: `${NS}-${claim}`, resources: { requests: { storage: '1Gi' } } },
+      });
+    }
+    await eventually('the claims are bound', async () =>
+      (await kube.list('v1', 'PersistentVolumeClaim', NS)).filter((c: Obj) => c.status?.phase === 'Bound').length === 3, 60_000, 250);
+    const [admitted, gated] = [await metric('verb="admission",outcome="admitted"'), await metric('verb="admission",outcome="gate"')];
+    await kube.create(statefulSet(NS, 'vol', 3, { containers: [{ ...container, volumeMounts: [{ name: 'data', mountPath: '/data' }] }] }, {
+      volumeClaimTemplates: [{ metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], storageClassName: '', resources: { requests: { storage: '1Gi' } } } }],
+    }));
+    assert.equal(zoneCounts((await bound('vol', 3)).values()), 'zone-c=3', 'ordinals 0 and 1 are pinned elsewhere: the volume wins');
+    for (const p of await pods('vol')) assert.equal(p.spec.nodeSelector?.[ZONE], 'zone-c', p.metadata.name);
+    assert.ok(await metric('verb="admission",outcome="admitted"') - admitted >= 3, 'decided at admission');
+    assert.equal(await metric('verb="admission",outcome="gate"'), gated, 'none left to the keeper');
+  });
+
+  it('an Adaptive WorkloadSpread is gated at creation and decided by the keeper, which watches its fallback: a subset no node fits is skipped, both pods in subset b', async () => {
+    const gated = await metric('verb="admission",outcome="gate"');
+    const nowhere = { matchExpressions: [{ key: ZONE, operator: 'In', values: ['zone-a'] }, { key: 'e2e.zonekeeper.io/pool', operator: 'In', values: ['none'] }] };
+    await kube.create({
+      apiVersion: 'apps.kruise.io/v1alpha1', kind: 'WorkloadSpread', metadata: { name: 'adaptive', namespace: NS },
+      spec: {
+        targetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'adaptive' },
+        scheduleStrategy: { type: 'Adaptive', adaptive: { rescheduleCriticalSeconds: 5 } },
+        subsets: [
+          { name: 'nowhere', requiredNodeSelectorTerm: nowhere, maxReplicas: 2 },
+          { name: 'b', requiredNodeSelectorTerm: { matchExpressions: [{ key: ZONE, operator: 'In', values: ['zone-b'] }] } },
+        ],
+      },
+    });
+    await watchingEveryWorkloadSpread(cp.zonekeeper!.admin);
+    await kube.create(deployment('adaptive', 2, {}));
+    assert.equal(zoneCounts((await bound('adaptive', 2)).values()), 'zone-b=2');
+    for (const p of await pods('adaptive')) {
+      assert.equal(JSON.parse(p.metadata.annotations['apps.kruise.io/matched-workloadspread']).subset, 'b', p.metadata.name);
+      assert.equal(p.spec.schedulingGates, undefined, `${p.metadata.name}: the keeper lifted its gate`);
+    }
+    assert.ok(await metric('verb="admission",outcome="gate"') - gated >= 2, 'gated at admission, for the keeper');
   });
 
   it('zonekeeper stopped: an opted-in pod is refused, naming zonekeeper, while another namespace creates at once; back: its layout is reached', async () => {
@@ -160,13 +208,7 @@ for (const k of kubeVersions()) describe(`[${k.version}] admission: the zone wri
         apiVersion: 'apps.kruise.io/v1alpha1', kind: 'WorkloadSpread', metadata: { name: 'quota', namespace: NS },
         spec: { targetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'quota' }, subsets: [subset('a', 'zone-a', 3), subset('b', 'zone-b', 3), subset('c', 'zone-c')] },
       });
-      await eventually('both replicas watch the WorkloadSpread', async () => {
-        for (const r of replicas) {
-          const cache = await (await fetch(`${r.admin}/debug/cache`)).json() as Obj;
-          if (cache.kinds.find((c: Obj) => c.kind === 'workloadspreads')?.objects !== 2) return false;
-        }
-        return true;
-      }, 60_000, 500);
+      for (const r of replicas) await watchingEveryWorkloadSpread(r.admin);
       const max3 = { weight: 1, maxReplicas: 3 };
       const before = service.decided();
       await kube.create(deployment('quota', 12, {}));
