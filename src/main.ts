@@ -183,8 +183,11 @@ export async function startServer(config: Config, choice: SourceChoice, log: Log
   source.start();
   layoutHealth.start();
   const limits = config.http;
+  // Connections counted, and TLS files read again as cert-manager renews them (docs/operations.md#the-admission-certificate).
   const counted = (listener: string) => ({
     onConnection: () => metrics.connections.inc({ listener }), onDrop: () => metrics.connectionsDropped.inc({ listener }),
+    onTlsReload: (err?: Error) => (err ? log.warn({ listener, err: err.message }, 'TLS files not read again; the ones served stay')
+      : log.info({ listener }, 'TLS files changed: new connections get the new certificate')),
   });
   const ext = await listen(extenderRoutes(extender, metrics, log, config.extender), config.extender.listen, { tls: config.extender.tls, limits, ...counted('extender') });
   const auth = config.admin.authorization === 'kubernetes' && api ? kubernetesAuthorizer(api) : undefined;

@@ -1,11 +1,12 @@
 import { readFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { createAdaptorServer } from '@hono/node-server';
 import type { Hono } from 'hono';
 import { splitHostPort } from '../common/config.js';
-import { systemClock } from '../common/clock.js';
+import { systemClock, type Timers } from '../common/clock.js';
 
 interface TlsFiles { certFile: string; keyFile: string; clientCAFile: string }
 
@@ -41,7 +42,13 @@ interface ListenOptions {
   onConnection?: () => void;
   /** A connection closed at once: `maxConnections` were open. */
   onDrop?: () => void;
+  /** TLS files changed and are served from now on, or could not be read again (the old ones stay). */
+  onTlsReload?: (err?: Error) => void;
+  clock?: Timers;
 }
+
+/** TLS files are read again this often: cert-manager renews a mounted Secret's files in place. */
+export const TLS_RELOAD_MS = 60_000;
 
 export async function listen(app: Hono, hostPort: string, o: ListenOptions = {}): Promise<Listener> {
   const { host, port } = splitHostPort(hostPort);
@@ -73,6 +80,7 @@ export async function listen(app: Hono, hostPort: string, o: ListenOptions = {})
       resolve();
     });
   });
+  const stopReloading = files ? reloadingFiles(server as unknown as https.Server, files, o.clock ?? systemClock, o.onTlsReload) : () => {};
   const actual = (server.address() as AddressInfo).port;
   const shownHost = host.includes(':') ? `[${host}]` : host;
   return {
@@ -83,6 +91,7 @@ export async function listen(app: Hono, hostPort: string, o: ListenOptions = {})
       (server as unknown as https.Server).setSecureContext({ cert, key });
     },
     close(deadline) {
+      stopReloading();
       return new Promise((resolve) => {
         const force = systemClock.after(Math.max(0, deadline - systemClock.now()), () => server.closeAllConnections());
         server.close(() => {
@@ -92,5 +101,32 @@ export async function listen(app: Hono, hostPort: string, o: ListenOptions = {})
         server.closeIdleConnections();
       });
     },
+  };
+}
+
+/** Reads the files every TLS_RELOAD_MS and serves them when they changed; a failed read keeps what is served. Returns the stop. */
+function reloadingFiles(server: https.Server, files: TlsFiles, clock: Timers, report?: (err?: Error) => void): () => void {
+  const paths = [files.certFile, files.keyFile, ...(files.clientCAFile ? [files.clientCAFile] : [])];
+  let served = paths.map((f) => readFileSync(f, 'utf8')).join('\u0000');
+  let cancel: (() => void) | undefined;
+  const check = async () => {
+    try {
+      const [cert, key, ca] = await Promise.all(paths.map((f) => readFile(f, 'utf8')));
+      const now = [cert, key, ...(ca === undefined ? [] : [ca])].join('\u0000');
+      if (now !== served) {
+        // A new context for new connections; the client CA goes with it (requestCert stays the server's).
+        server.setSecureContext({ cert, key, ...(ca === undefined ? {} : { ca }) });
+        served = now;
+        report?.();
+      }
+    } catch (err) {
+      report?.(err as Error);
+    }
+    if (cancel) cancel = clock.after(TLS_RELOAD_MS, () => void check());
+  };
+  cancel = clock.after(TLS_RELOAD_MS, () => void check());
+  return () => {
+    cancel?.();
+    cancel = undefined;
   };
 }

@@ -1,11 +1,20 @@
-// A listener's connection cap (http.maxConnections) on a real port: a connection past it is
-// closed at once and counted, so a client's retries (kube-apiserver's webhook calls) show in the metrics.
+// A listener on a real port: a connection past its cap (http.maxConnections) is closed at once
+// and counted, so a client's retries (kube-apiserver's webhook calls) show in the metrics; its TLS
+// files are read again on a (fake) timer, as cert-manager renews them in place.
 import assert from 'node:assert/strict';
+import { X509Certificate } from 'node:crypto';
 import { once } from 'node:events';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import tls from 'node:tls';
 import { describe, it } from 'node:test';
 import { Hono } from 'hono';
-import { listen } from '../../src/server/listen.js';
+import { renewed } from '../../src/admission/certificates.js';
+import { fakeClock } from '../../src/common/clock.js';
+import { listen, TLS_RELOAD_MS } from '../../src/server/listen.js';
+import { waitFor } from '../support/wait.js';
 
 describe('a listener at http.maxConnections', () => {
   it('closes the next connection at once and says so; the open one is still served', async () => {
@@ -31,5 +40,44 @@ describe('a listener at http.maxConnections', () => {
     assert.match(text, /^HTTP\/1\.1 200[\s\S]*ok$/);
     assert.equal(accepted, 1);
     await l.close(Date.now());
+  });
+});
+
+describe('a TLS listener from files (cert-manager renews a mounted Secret in place)', () => {
+  it('serves the files as they are after each reload interval; a half-written pair keeps the old certificate', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'zk-tls-'));
+    const files = { certFile: join(dir, 'tls.crt'), keyFile: join(dir, 'tls.key'), clientCAFile: '' };
+    const write = (pki: { cert: string; key: string }) => {
+      writeFileSync(files.certFile, pki.cert);
+      writeFileSync(files.keyFile, pki.key);
+    };
+    const first = renewed({}, 'ca', { dnsNames: [], ipAddresses: ['127.0.0.1'] }, Date.now(), 2);
+    const second = renewed({}, 'ca', { dnsNames: [], ipAddresses: ['127.0.0.1'] }, Date.now(), 2);
+    write(first);
+    const clock = fakeClock(Date.now());
+    const reloads: (string | undefined)[] = [];
+    const l = await listen(new Hono().get('/', (c) => c.text('ok')), '127.0.0.1:0', { tls: files, clock, onTlsReload: (err) => reloads.push(err?.message) });
+    const served = async () => {
+      const socket = tls.connect({ host: '127.0.0.1', port: l.port, rejectUnauthorized: false });
+      await once(socket, 'secureConnect');
+      const fingerprint = socket.getPeerCertificate().fingerprint256;
+      socket.destroy();
+      return fingerprint;
+    };
+    const fingerprint = (pem: string) => new X509Certificate(pem).fingerprint256;
+    assert.equal(await served(), fingerprint(first.cert));
+    // A certificate without its key (a renewal caught half-way): refused, the old one stays.
+    writeFileSync(files.certFile, second.cert);
+    await clock.advance(TLS_RELOAD_MS);
+    await waitFor(() => reloads.length === 1, 'the reload ran');
+    assert.ok(reloads[0], 'reported as an error');
+    assert.equal(await served(), fingerprint(first.cert));
+    write(second);
+    await clock.advance(TLS_RELOAD_MS);
+    await waitFor(() => reloads.length === 2, 'the reload ran');
+    assert.equal(reloads[1], undefined);
+    assert.equal(await served(), fingerprint(second.cert));
+    await l.close(Date.now());
+    rmSync(dir, { recursive: true });
   });
 });
