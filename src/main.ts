@@ -171,7 +171,7 @@ export async function startServer(config: Config, choice: SourceChoice, log: Log
   const pod = ownPod();
   const label = config.admission.listen && config.leaderElection.enabled && api && pod ? holderLabel(api, pod, log, metrics) : undefined;
   if (label) {
-    await label.clear();
+    label.clear();
     controllers.push(label);
   }
   // Whether this replica holds the Lease: admission decides only there what reads shared counters.
@@ -220,6 +220,7 @@ export async function startServer(config: Config, choice: SourceChoice, log: Log
       certificate?.stopLoading();
       await Promise.all([ext.close(deadline), admin.close(deadline), probes?.close(deadline), picker?.close(deadline), admission?.close(deadline)]);
       await byDeadline(writers?.stop(), deadline);
+      await byDeadline(label?.close(), deadline);
       await byDeadline(source.stop(), deadline);
       await byDeadline(actuator.settle(), deadline);
     },
