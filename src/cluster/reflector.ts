@@ -1,44 +1,12 @@
-import type http from 'node:http';
 import type { Logger } from 'pino';
-import { ApiError, statusMessage, type ApiClient } from './apiClient.js';
+import { ApiError, statusMessage } from './apiClient.js';
 import { slimOf } from './convert.js';
-import { collectionPath, type KindName, type KindSpec } from './kinds.js';
+import type { KindName, KindSpec } from './kinds.js';
+import { continueAhead, Gone, listError, type ListerWatcher, type ListPage, type PageRequest } from './listerWatcher.js';
 import { backoff as backoffOf, sleepOn, systemClock, type Timers } from '../common/clock.js';
 import { ZonekeeperError } from '../common/errors.js';
 import { releaseAfterLargeBody } from '../common/memory.js';
-import { inlinePages, pageText, type DecodedPage, type PageDecoder } from './podPages.js';
-
-/** What a reflector lists and watches one kind through (client-go's ListerWatcher). */
-export interface ListerWatcher {
-  /** One page of the list: `continueToken` from the previous page, '' for the first. */
-  list(limit: number, continueToken: string, signal: AbortSignal): Promise<ListPage>;
-  /** A watch stream from `resourceVersion`; the caller reads and destroys it. */
-  watch(resourceVersion: string, timeoutSeconds: number, signal: AbortSignal): Promise<http.IncomingMessage>;
-}
-
-/** A list page as received: text, or the bytes (decoded where the page is parsed). */
-interface ListPage { status: number; body: string | Uint8Array }
-
-/** A list page asked for: its answer, and a way to stop waiting for it. */
-interface PageRequest { answer: Promise<ListPage>; cancel(): void }
-
-/** A kind's collection on the API server. */
-export function apiListerWatcher(api: ApiClient, kind: KindSpec): ListerWatcher {
-  const base = collectionPath(kind);
-  return {
-    list(limit, continueToken, signal) {
-      const q = new URLSearchParams({ limit: String(limit) });
-      if (kind.fieldSelector) q.set('fieldSelector', kind.fieldSelector);
-      if (continueToken) q.set('continue', continueToken);
-      return api.requestBytes('GET', `${base}?${q}`, { signal, timeoutMs: 60_000 });
-    },
-    watch(resourceVersion, timeoutSeconds, signal) {
-      const q = new URLSearchParams({ watch: '1', allowWatchBookmarks: 'true', resourceVersion, timeoutSeconds: String(timeoutSeconds) });
-      if (kind.fieldSelector) q.set('fieldSelector', kind.fieldSelector);
-      return api.stream(`${base}?${q}`, signal);
-    },
-  };
-}
+import { inlinePages, type DecodedPage, type PageDecoder } from './podPages.js';
 
 /** What a reflector writes to: objects of its kind by key (client-go's Store). */
 export interface ReflectorStore {
@@ -91,7 +59,6 @@ export interface ReflectorStatus {
   off?: string;
 }
 
-class Gone extends ZonekeeperError {}
 class Stalled extends ZonekeeperError {}
 class Corrupt extends ZonekeeperError {}
 
@@ -111,27 +78,6 @@ function decode(line: string, kind: string): WatchEvent {
 
 /** At most this many pages of one list are decoding at once (the decoder thread never waits for the next). */
 const PAGES_DECODING = 3;
-
-/** A list page's failure: 410 Gone starts the list over (an expired continue token). */
-function listError(kind: string, res: ListPage): Error {
-  if (res.status === 410) return new Gone('continue token expired');
-  return new ApiError(res.status, `list ${kind}: ${res.status} ${statusMessage(pageText(res.body))}`);
-}
-
-/** How far into a page its ListMeta is looked for. */
-const HEAD = 4096;
-
-/**
- * The continue token of a list page, read from the text before its items (the API server
- * writes ListMeta first), so the next page can be asked for while this one is parsed.
- * Undefined when the head does not say; the parsed page always decides.
- */
-export function continueAhead(body: string | Uint8Array): string | undefined {
-  const length = Math.min(body.length, HEAD);
-  const head = typeof body === 'string' ? body.slice(0, length) : Buffer.from(body.buffer, body.byteOffset, length).toString('latin1');
-  const items = head.indexOf('"items"');
-  return items < 0 ? undefined : /"continue":"([^"\\]+)"/.exec(head.slice(0, items))?.[1];
-}
 
 /**
  * List, then watch from the list's resourceVersion; relist on 410 Gone and when the
