@@ -42,7 +42,7 @@ const configSchema = z.strictObject({
     bodyLimitBytes: z.number().int().positive().default(4 * 1024 * 1024),
     // kube-apiserver opens one connection per call in flight (HTTP/1.1 to webhooks): a burst of creates needs more than http.maxConnections.
     maxConnections: z.number().int().min(1).default(2048),
-    // Files an operator or cert-manager keeps (read at start).
+    // Files an operator or cert-manager keeps (read again every 60 s: a renewal needs no restart).
     tls: z.strictObject({
       certFile: z.string().default(''),
       keyFile: z.string().default(''),
