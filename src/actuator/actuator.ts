@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { LRUCache } from 'lru-cache';
 import { keyedBackoff, systemClock, type Timers } from '../common/clock.js';
+import { workQueue } from '../common/workQueue.js';
 import type { ApiClient } from '../cluster/apiClient.js';
 import { retryOnConflict, StillConflicting, WRITE_BACKOFF_MS } from './conditionalPatch.js';
 import { ANNOTATION } from '../cluster/annotations.js';
@@ -43,45 +44,55 @@ interface Writer {
 function actuator(writer: Writer, events: EventRecorder, log: Logger, metrics: Metrics, clock: Timers): Actuator {
   // Kept until the watch shows the annotation; the TTL bounds a write the watch never confirms.
   const pending = new LRUCache<string, PendingList>({ max: 10_000, ttl: 5 * 60_000 });
-  const inflight = new Set<Promise<void>>();
   const failing = keyedBackoff(WRITE_BACKOFF_MS.first, WRITE_BACKOFF_MS.max, clock);
-  // A freeze that kept losing races is tried again on a timer: its workload may see no further placement.
-  const retries = new Map<string, () => void>();
+  // The freeze asked for, by workload, until written or refused: what the queue's worker writes.
+  const wanted = new Map<string, { w: SlimWorkload; zones: string[]; adopted?: { agree: number; seats: number } }>();
+  const entry = (w: SlimWorkload, list: string[]): PendingList => ({ namespace: w.namespace, kind: w.kind, name: w.name, zones: list });
+
+  async function freeze(key: string): Promise<void> {
+    const want = wanted.get(key);
+    if (!want) return;
+    const { w, zones, adopted } = want;
+    pending.set(key, entry(w, zones));
+    let frozen: string[];
+    try {
+      frozen = await writer.write(w, zones);
+    } catch (err) {
+      pending.delete(key);
+      metrics.actuatorWrites.inc({ action: 'freeze-zones', result: 'error' });
+      // Both wait out a backoff step. Lost races are tried again by the queue (the workload may see
+      // no further placement); a refusal at the first placement after it.
+      const ms = failing.failed(key);
+      if (err instanceof StillConflicting) queue.addAfter(key, ms);
+      else wanted.delete(key);
+      log.warn({ workload: key, err: (err as Error).message, retryInSeconds: ms / 1000 }, 'could not freeze zone list; will retry');
+      return;
+    }
+    wanted.delete(key);
+    failing.succeeded(key);
+    metrics.actuatorWrites.inc({ action: 'freeze-zones', result: 'ok' });
+    // Another replica may have frozen first: its list is the one, until the watch shows it.
+    pending.set(key, entry(w, frozen));
+    const ours = frozen.join(',') === zones.join(',');
+    log.info({ workload: key, zones: frozen.join(','), ours }, 'froze zone list onto workload');
+    if (ours && adopted) {
+      events.record(w, 'Normal', 'ZoneListAdopted', `zone list ${zones.join(',')} written to ${ANNOTATION.zones}, ordered after the pods and volumes already placed: ${adopted.agree} of ${adopted.seats} seats are in their zone`);
+    } else if (ours) {
+      events.record(w, 'Normal', 'ZoneListFrozen', `zone list ${zones.join(',')} written to ${ANNOTATION.zones}: seat i now stays in the zone the list gives it, whatever zones are added later`);
+    }
+  }
+  // Writes to distinct workloads go together, as placements ask for them.
+  const queue = workQueue<string>(freeze, { workers: 16, clock, onError: (key, err) => log.warn({ workload: key, err: err.message }, 'zone list freeze failed') });
+  queue.start();
+
   const freezeZones: Actuator['freezeZones'] = (w, zones, adopted) => {
     const key = workloadKey(w);
     // A refused write is not tried again at every placement: the list stays derived meanwhile.
-    if (pending.has(key) || w.annotations[ANNOTATION.zones] || failing.waitLeft(key) > 0) return;
-    const entry = (list: string[]): PendingList => ({ namespace: w.namespace, kind: w.kind, name: w.name, zones: list });
-    pending.set(key, entry(zones));
-    const p = writer.write(w, zones).then(
-      (frozen) => {
-        failing.succeeded(key);
-        metrics.actuatorWrites.inc({ action: 'freeze-zones', result: 'ok' });
-        // Another replica may have frozen first: its list is the one, until the watch shows it.
-        pending.set(key, entry(frozen));
-        log.info({ workload: key, zones: frozen.join(','), ours: frozen.join(',') === zones.join(',') }, 'froze zone list onto workload');
-        if (frozen.join(',') === zones.join(',') && adopted) {
-          events.record(w, 'Normal', 'ZoneListAdopted', `zone list ${zones.join(',')} written to ${ANNOTATION.zones}, ordered after the pods and volumes already placed: ${adopted.agree} of ${adopted.seats} seats are in their zone`);
-        } else if (frozen.join(',') === zones.join(',')) {
-          events.record(w, 'Normal', 'ZoneListFrozen', `zone list ${zones.join(',')} written to ${ANNOTATION.zones}: seat i now stays in the zone the list gives it, whatever zones are added later`);
-        }
-      },
-      (err: Error) => {
-        pending.delete(key);
-        metrics.actuatorWrites.inc({ action: 'freeze-zones', result: 'error' });
-        // Both wait out a backoff step; a refusal is tried again at a placement after it, lost races by themselves too.
-        const ms = failing.failed(key);
-        if (err instanceof StillConflicting) {
-          retries.get(key)?.();
-          retries.set(key, clock.after(ms, () => {
-            retries.delete(key);
-            freezeZones(w, zones, adopted);
-          }));
-        }
-        log.warn({ workload: key, err: err.message, retryInSeconds: ms / 1000 }, 'could not freeze zone list; will retry');
-      },
-    ).finally(() => inflight.delete(p));
-    inflight.add(p);
+    if (pending.has(key) || wanted.has(key) || w.annotations[ANNOTATION.zones] || failing.waitLeft(key) > 0) return;
+    wanted.set(key, { w, zones, adopted });
+    // Read as pending at once: the placements that follow read the list being frozen.
+    pending.set(key, entry(w, zones));
+    queue.add(key);
   };
   return {
     freezeZones,
@@ -90,7 +101,7 @@ function actuator(writer: Writer, events: EventRecorder, log: Logger, metrics: M
     assignInstanceId: (req) => writer.assign(req),
     recordEvent: (w, type, reason, message) => events.record(w, type, reason, message),
     async settle() {
-      await Promise.all([...inflight, events.settle()]);
+      await Promise.all([queue.idle(), events.settle()]);
     },
   };
 }
