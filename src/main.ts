@@ -184,26 +184,26 @@ export async function startServer(config: Config, choice: SourceChoice, log: Log
   layoutHealth.start();
   const limits = config.http;
   // Connections counted, and TLS files read again as cert-manager renews them (docs/operations.md#the-admission-certificate).
-  const counted = (listener: string) => ({
+  const listenerHooks = (listener: string) => ({
     onConnection: () => metrics.connections.inc({ listener }), onDrop: () => metrics.connectionsDropped.inc({ listener }),
     onTlsReload: (err?: Error) => (err ? log.warn({ listener, err: err.message }, 'TLS files not read again; the ones served stay')
       : log.info({ listener }, 'TLS files changed: new connections get the new certificate')),
   });
-  const ext = await listen(extenderRoutes(extender, metrics, log, config.extender), config.extender.listen, { tls: config.extender.tls, limits, ...counted('extender') });
+  const ext = await listen(extenderRoutes(extender, metrics, log, config.extender), config.extender.listen, { tls: config.extender.tls, limits, ...listenerHooks('extender') });
   const auth = config.admin.authorization === 'kubernetes' && api ? kubernetesAuthorizer(api) : undefined;
   const admin = await listen(adminRoutes({ source, extender, metrics, serving: () => serving, auth, layoutHealth, repair, gate }),
     config.admin.listen, { limits });
   const probes = config.admin.probeListen ? await listen(probeRoutes({ source, serving: () => serving }), config.admin.probeListen, { limits }) : undefined;
   const pickerAuth = config.picker.authorization === 'kubernetes' && api ? (auth ?? kubernetesAuthorizer(api)) : undefined;
   const picker = config.picker.listen
-    ? await listen(pickerRoutes(extender, metrics, log, config.extender.pickerBodyLimitBytes, pickerAuth), config.picker.listen, { tls: config.picker.tls, limits, ...counted('picker') })
+    ? await listen(pickerRoutes(extender, metrics, log, config.extender.pickerBodyLimitBytes, pickerAuth), config.picker.listen, { tls: config.picker.tls, limits, ...listenerHooks('picker') })
     : undefined;
   const admissionDeps = {
     decide: extender.decideAdmission, leading: () => lead.holds, gateEnabled: !!gate, applySubsetPatches: config.workloadSpread.writeStatus, log,
   };
   const admission = config.admission.listen
     ? await listen(admissionRoutes(admissionDeps, metrics, log, config.admission.bodyLimitBytes), config.admission.listen,
-        { tls: certificate ? { managed: true } : { ...config.admission.tls, clientCAFile: '' }, limits: { ...limits, maxConnections: config.admission.maxConnections }, ...counted('admission') })
+        { tls: certificate ? { managed: true } : { ...config.admission.tls, clientCAFile: '' }, limits: { ...limits, maxConnections: config.admission.maxConnections }, ...listenerHooks('admission') })
     : undefined;
   if (admission && certificate) {
     serveCertificate = admission.useCertificate;

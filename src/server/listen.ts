@@ -56,15 +56,15 @@ export async function listen(app: Hono, hostPort: string, o: ListenOptions = {})
   const limits = o.limits ?? DEFAULT_HTTP_LIMITS;
   const files = tls && !('managed' in tls) && tls.certFile && tls.keyFile ? tls : undefined;
   const secure = !!files || !!(tls && 'managed' in tls);
+  const read = files && tlsPaths(files).map((f) => readFileSync(f, 'utf8'));
   const server = (secure
     ? createAdaptorServer({
         fetch: app.fetch,
         createServer: https.createServer,
         // Managed: no certificate until useCertificate (a handshake before it fails, and the caller's failure policy decides).
-        serverOptions: files ? {
-          cert: readFileSync(files.certFile), key: readFileSync(files.keyFile),
-          ...(files.clientCAFile ? { ca: readFileSync(files.clientCAFile), requestCert: true, rejectUnauthorized: true } : {}),
-        } : {},
+        serverOptions: read
+          ? { cert: read[0], key: read[1], ...(read[2] === undefined ? {} : { ca: read[2], requestCert: true, rejectUnauthorized: true }) }
+          : {},
       })
     : createAdaptorServer({ fetch: app.fetch })) as http.Server;
   server.headersTimeout = limits.headersTimeoutMs;
@@ -80,7 +80,7 @@ export async function listen(app: Hono, hostPort: string, o: ListenOptions = {})
       resolve();
     });
   });
-  const stopReloading = files ? reloadingFiles(server as unknown as https.Server, files, o.clock ?? systemClock, o.onTlsReload) : () => {};
+  const stopReloading = files && read ? reloadingFiles(server as unknown as https.Server, files, read, o.clock ?? systemClock, o.onTlsReload) : () => {};
   const actual = (server.address() as AddressInfo).port;
   const shownHost = host.includes(':') ? `[${host}]` : host;
   return {
@@ -104,10 +104,15 @@ export async function listen(app: Hono, hostPort: string, o: ListenOptions = {})
   };
 }
 
+/** Certificate, key, and the client CA when there is one. */
+function tlsPaths(files: TlsFiles): string[] {
+  return [files.certFile, files.keyFile, ...(files.clientCAFile ? [files.clientCAFile] : [])];
+}
+
 /** Reads the files every TLS_RELOAD_MS and serves them when they changed; a failed read keeps what is served. Returns the stop. */
-function reloadingFiles(server: https.Server, files: TlsFiles, clock: Timers, report?: (err?: Error) => void): () => void {
-  const paths = [files.certFile, files.keyFile, ...(files.clientCAFile ? [files.clientCAFile] : [])];
-  let served = paths.map((f) => readFileSync(f, 'utf8')).join('\u0000');
+function reloadingFiles(server: https.Server, files: TlsFiles, initial: string[], clock: Timers, report?: (err?: Error) => void): () => void {
+  const paths = tlsPaths(files);
+  let served = initial.join('\u0000');
   let cancel: (() => void) | undefined;
   const check = async () => {
     try {
