@@ -94,7 +94,8 @@ export function filterNodes(input: PlacementInput, model: WorkloadModel | undefi
   let passed: string[] = [];
   const rejected = new Map<Rejection, string[]>();
   const checkVolumes = volumes.constraints.length > 0;
-  const { waitAll, admits } = outcome;
+  const { waitAll, admitsZone } = outcome;
+  const admits = outcome.admits ?? (admitsZone && ((node: SlimNode) => admitsZone.admits(zoneOf(node, admitsZone.topologyKey))));
   const { names: candidateNames, nodes, slots } = candidates;
   // A zone-only rule over the cache's nodes: asked once per zone, read by slot.
   const byZone = !checkVolumes && !waitAll && slots && outcome.admitsZone ? zoneVerdicts(snapshot, outcome.admitsZone) : undefined;

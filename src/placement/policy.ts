@@ -95,9 +95,9 @@ export interface PolicyOutcome {
   summary: string;
   /** What the extender must carry out; nothing else in the outcome is an effect. */
   effects: Effects;
-  /** Per node: a rejection, or undefined when the node is allowed. Absent: every node is. */
+  /** Per node: a rejection, or undefined when the node is allowed. Absent: every node is (or `admitsZone` says). */
   admits?: (node: SlimNode) => Rejection | undefined;
-  /** `admits` when it reads nothing but the node's `topologyKey` label: asked once per zone over the cache's zone codes. */
+  /** A rule that reads nothing but the node's `topologyKey` label, instead of `admits`: asked once per zone over the cache's zone codes. */
   admitsZone?: { topologyKey: string; admits: (zone: string | undefined) => Rejection | undefined };
   /** Every node waits for this reason (the policy cannot decide yet, or nothing has room). */
   waitAll?: Rejection;

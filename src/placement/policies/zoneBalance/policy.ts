@@ -1,5 +1,5 @@
 import { workloadKindSpec } from '../../../cluster/kinds.js';
-import { zoneOf, type PendingPod, type SlimWorkload } from '../../../cluster/objects.js';
+import type { PendingPod, SlimWorkload } from '../../../cluster/objects.js';
 import type { Snapshot } from '../../../cluster/store.js';
 import { zoneOccupancy } from '../../occupancy.js';
 import type { PlacementPolicy, PolicyContext, PolicyModelOf, PolicyOutcome } from '../../policy.js';
@@ -81,7 +81,6 @@ function zoneBalance(ctx: PolicyContext, model: BalanceModel): PolicyOutcome {
   const admitsZone = { topologyKey: list.topologyKey, admits: (z: string | undefined) => (z === zone ? undefined : rejection) };
   return {
     summary, zone, effects: { reserve: { zone } },
-    admits: (node) => admitsZone.admits(zoneOf(node, list.topologyKey)),
     admitsZone,
   };
 }

@@ -90,7 +90,6 @@ function zonePin(ctx: PolicyContext, model: PinModel): PolicyOutcome {
   return {
     summary, zone: pinned, retryAfterMs,
     effects: { freeze, reserve: { zone: pinned } },
-    admits: (node) => admitsZone.admits(zoneOf(node, list.topologyKey)),
     admitsZone,
   };
 }
