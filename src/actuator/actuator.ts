@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { LRUCache } from 'lru-cache';
 import { keyedBackoff, systemClock, type Timers } from '../common/clock.js';
-import { workQueue } from '../common/workQueue.js';
+import { workQueue, type WorkResult } from '../common/workQueue.js';
 import type { ApiClient } from '../cluster/apiClient.js';
 import { retryOnConflict, StillConflicting, WRITE_BACKOFF_MS } from './conditionalPatch.js';
 import { ANNOTATION } from '../cluster/annotations.js';
@@ -34,6 +34,8 @@ export interface Actuator {
 
 /** A workload's status changes often while it scales: a few re-reads win the race. */
 const FREEZE_ATTEMPTS = 5;
+/** Between rounds of lost races: short, since the races end once the workload stops changing. */
+const FREEZE_RETRY_MS = { first: 100, max: 5_000 };
 
 interface Writer {
   /** Freezes `zones` unless a list is frozen already; resolves to the list that is frozen now. */
@@ -49,7 +51,7 @@ function actuator(writer: Writer, events: EventRecorder, log: Logger, metrics: M
   const wanted = new Map<string, { w: SlimWorkload; zones: string[]; adopted?: { agree: number; seats: number } }>();
   const entry = (w: SlimWorkload, list: string[]): PendingList => ({ namespace: w.namespace, kind: w.kind, name: w.name, zones: list });
 
-  async function freeze(key: string): Promise<void> {
+  async function freeze(key: string): Promise<WorkResult> {
     const want = wanted.get(key);
     if (!want) return;
     const { w, zones, adopted } = want;
@@ -58,13 +60,16 @@ function actuator(writer: Writer, events: EventRecorder, log: Logger, metrics: M
     try {
       frozen = await writer.write(w, zones);
     } catch (err) {
-      pending.delete(key);
       metrics.actuatorWrites.inc({ action: 'freeze-zones', result: 'error' });
-      // Both wait out a backoff step. Lost races are tried again by the queue (the workload may see
-      // no further placement); a refusal at the first placement after it.
+      // Lost races (the workload's status moving as it scales) are tried again by the queue soon,
+      // with no further placement needed; a refusal waits out a write backoff step and the next placement.
+      if (err instanceof StillConflicting) {
+        log.info({ workload: key, err: (err as Error).message }, 'zone list freeze lost its races; trying again');
+        return 'retry';
+      }
+      wanted.delete(key);
+      pending.delete(key);
       const ms = failing.failed(key);
-      if (err instanceof StillConflicting) queue.addAfter(key, ms);
-      else wanted.delete(key);
       log.warn({ workload: key, err: (err as Error).message, retryInSeconds: ms / 1000 }, 'could not freeze zone list; will retry');
       return;
     }
@@ -82,7 +87,7 @@ function actuator(writer: Writer, events: EventRecorder, log: Logger, metrics: M
     }
   }
   // Writes to distinct workloads go together, as placements ask for them.
-  const queue = workQueue<string>(freeze, { workers: 16, clock, onError: (key, err) => log.warn({ workload: key, err: err.message }, 'zone list freeze failed') });
+  const queue = workQueue<string>(freeze, { workers: 16, clock, retryBaseMs: FREEZE_RETRY_MS.first, retryMaxMs: FREEZE_RETRY_MS.max, onError: (key, err) => log.warn({ workload: key, err: err.message }, 'zone list freeze failed') });
   queue.start();
 
   const freezeZones: Actuator['freezeZones'] = (w, zones, adopted) => {

@@ -94,7 +94,7 @@ for (const k of kubeVersions()) describe(`instance IDs with kube-scheduler ${k.v
         return d.status?.availableReplicas === 3 && pods.length === 3
           && pods.every((p) => idOf(p) >= 0 && p.metadata.annotations?.['controller.kubernetes.io/pod-deletion-cost'] !== undefined);
       }, 120_000);
-      const list = (await kube.get('apps/v1', 'Deployment', 's18', 'roll')).metadata.annotations['zonekeeper.io/zones'].split(',');
+      const list = await kube.frozenZones('apps/v1', 'Deployment', 's18', 'roll');
       const before = new Set((await kube.podsOf('s18', 'app=roll')).map((p) => p.metadata.name as string));
 
       let sampling = true;

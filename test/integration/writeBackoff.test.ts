@@ -72,19 +72,26 @@ describe('failed writes back off per workload', () => {
     assert.equal(attempts, 2, `${attempts} attempts in 2.5 s of ${filters} filters: at 0 s, after 1 s; the next after 2 s more`);
   });
 
-  it('a zone-list freeze that keeps losing races (409) is tried again after a backoff step with no further placement', async () => {
+  it('a zone-list freeze that keeps losing races (409) is tried again by the queue alone, after 100 ms then 200 ms, not the write backoff', async () => {
     const path = '/apis/apps/v1/namespaces/default/statefulsets/busy';
-    api.faults.push({ match: (m, p) => m === 'PATCH' && p === path, status: 409, remaining: 5 });
+    api.faults.push({ match: (m, p) => m === 'PATCH' && p === path, status: 409, remaining: 10 });
     const answer = JSON.parse(await extender.filter({ Pod: stsPod('busy', 0), NodeNames: names }));
     assert.deepEqual(answer.NodeNames, ['node-a-1']);
+    const frozen = () => api.get('StatefulSet', 'default', 'busy')?.metadata.annotations?.['zonekeeper.io/zones'];
+    const step = async (ms: number) => {
+      await clock.advance(ms);
+      await actuator.settle();
+    };
     await actuator.settle();
-    assert.equal(api.get('StatefulSet', 'default', 'busy')?.metadata.annotations?.['zonekeeper.io/zones'], undefined, 'five conflicts in a row: not frozen yet');
-    await clock.advance(999);
-    await actuator.settle();
-    assert.equal(api.get('StatefulSet', 'default', 'busy')?.metadata.annotations?.['zonekeeper.io/zones'], undefined, 'not before the backoff step');
-    await clock.advance(1);
-    await actuator.settle();
-    assert.equal(api.get('StatefulSet', 'default', 'busy')?.metadata.annotations?.['zonekeeper.io/zones'], ZONES.join(','), 'frozen by the retry alone');
+    assert.equal(frozen(), undefined, 'five conflicts in a row: not frozen yet');
+    await step(99);
+    assert.equal(frozen(), undefined, 'not before the queue\'s first retry step');
+    await step(1);
+    assert.equal(frozen(), undefined, 'the second round of five lost as well');
+    await step(199);
+    assert.equal(frozen(), undefined, 'the step doubled');
+    await step(1);
+    assert.equal(frozen(), ZONES.join(','), 'frozen by the retries alone, 300 ms after the first placement');
   });
 
   it('instance-ID writes refused with 403: the pod is told at once, without a request, until the backoff step ends', async () => {
