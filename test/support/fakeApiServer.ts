@@ -290,7 +290,7 @@ current-context: c
       return this.json(res, 409, { kind: 'Status', code: 409, reason: 'Conflict', message: 'the object has been modified' });
     }
     this.patches.push({ path, body: patch });
-    this.put({ ...existing, metadata: { ...existing.metadata, annotations: { ...existing.metadata.annotations, ...patch.metadata?.annotations } } });
+    this.put(mergePatched(existing, patch) as Raw);
     this.json(res, 200, this.findSingle(path));
   }
 
@@ -298,4 +298,15 @@ current-context: c
     res.writeHead(status, { 'content-type': 'application/json' });
     res.end(JSON.stringify(body));
   }
+}
+
+/** RFC 7386 JSON merge patch: objects merge, null removes, anything else replaces. */
+function mergePatched(target: unknown, patch: unknown): unknown {
+  if (patch === null || typeof patch !== 'object' || Array.isArray(patch)) return patch;
+  const out: Record<string, unknown> = target !== null && typeof target === 'object' && !Array.isArray(target) ? { ...target } : {};
+  for (const [k, v] of Object.entries(patch)) {
+    if (v === null) delete out[k];
+    else out[k] = mergePatched(out[k], v);
+  }
+  return out;
 }
