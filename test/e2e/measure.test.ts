@@ -170,7 +170,7 @@ for (const { k, NODES, PODS } of cases) describe(`throughput at ${NODES} nodes: 
     return { sum: read('sum'), count: read('count') };
   }
 
-  /** The API server's requests so far, by verb and resource (apiserver_request_total), watches aside. */
+  /** The API server's requests so far, by verb and resource, and those not answered 2xx by code too (apiserver_request_total), watches aside. */
   async function apiRequests(): Promise<Map<string, number>> {
     const text = (await cp.api.request('GET', '/metrics')).body;
     const out = new Map<string, number>();
@@ -180,6 +180,8 @@ for (const { k, NODES, PODS } of cases) describe(`throughput at ${NODES} nodes: 
       if (verb === 'WATCH' || label('resource') === '') continue;
       const key = `${verb} ${label('resource')}${label('subresource') ? `/${label('subresource')}` : ''}`;
       out.set(key, (out.get(key) ?? 0) + Number(m[2]));
+      // Refused requests counted apart too (a create refused as AlreadyExists was still admitted).
+      if (!label('code').startsWith('2')) out.set(`${key} (${label('code')})`, (out.get(`${key} (${label('code')})`) ?? 0) + Number(m[2]));
     }
     return out;
   }
