@@ -98,7 +98,7 @@ export function filterNodes(input: PlacementInput, model: WorkloadModel | undefi
   const admits = outcome.admits ?? (admitsZone && ((node: SlimNode) => admitsZone.admits(zoneOf(node, admitsZone.topologyKey))));
   const { names: candidateNames, nodes, slots } = candidates;
   // A zone-only rule over the cache's nodes: asked once per zone, read by slot.
-  const byZone = !checkVolumes && !waitAll && slots && outcome.admitsZone ? zoneVerdicts(snapshot, outcome.admitsZone) : undefined;
+  const byZone = !checkVolumes && !waitAll && slots && admitsZone ? zoneVerdicts(snapshot, admitsZone) : undefined;
   // A decision written into the spec over a kept candidate set: answered per group of nodes alike, not per node.
   const groups = input.writesSpec && byZone && outcome.admitsZone ? nodeGroups(input, byZone, misfit, outcome.admitsZone.topologyKey) : undefined;
   if (groups) {

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { kubeApiClient, type ApiClient } from '../../src/cluster/apiClient.js';
 import { loadClusterAccess } from '../../src/cluster/kubeconfig.js';
+import { applyMergePatch } from './mergePatch.js';
 
 type Raw = Record<string, any>;
 interface Event { rv: number; type: string; object: Raw }
@@ -290,7 +291,7 @@ current-context: c
       return this.json(res, 409, { kind: 'Status', code: 409, reason: 'Conflict', message: 'the object has been modified' });
     }
     this.patches.push({ path, body: patch });
-    this.put(mergePatched(existing, patch) as Raw);
+    this.put(applyMergePatch(existing, patch) as Raw);
     this.json(res, 200, this.findSingle(path));
   }
 
@@ -298,15 +299,4 @@ current-context: c
     res.writeHead(status, { 'content-type': 'application/json' });
     res.end(JSON.stringify(body));
   }
-}
-
-/** RFC 7386 JSON merge patch: objects merge, null removes, anything else replaces. */
-function mergePatched(target: unknown, patch: unknown): unknown {
-  if (patch === null || typeof patch !== 'object' || Array.isArray(patch)) return patch;
-  const out: Record<string, unknown> = target !== null && typeof target === 'object' && !Array.isArray(target) ? { ...target } : {};
-  for (const [k, v] of Object.entries(patch)) {
-    if (v === null) delete out[k];
-    else out[k] = mergePatched(out[k], v);
-  }
-  return out;
 }

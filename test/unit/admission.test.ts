@@ -6,6 +6,7 @@ import { admissionPatch, gatePatch, type GateDecision, type JsonPatchOp } from '
 import { subsetPatched } from '../../src/placement/subsetPatch.js';
 import { deployment, nodes, rsPod, statefulSet, storeOf, stsPod, workloadSpread, zoneSubset, type Raw } from '../support/builders.js';
 import { silent, testApp } from '../support/app.js';
+import { applyMergePatch } from '../support/mergePatch.js';
 
 // Admission, the third transport (docs/design.md#admission): the same decision as the gate's,
 // written as a JSONPatch into the pod being created.
@@ -25,17 +26,6 @@ function applyJsonPatch(doc: Raw, ops: readonly JsonPatchOp[]): Raw {
     if (op.op === 'remove') delete at[last];
     else if (Array.isArray(at) && last === '-') at.push(op.value);
     else at[last] = op.value;
-  }
-  return out;
-}
-
-/** RFC 7386, as the API server applies the gate's merge patch. */
-function applyMergePatch(doc: any, patch: any): any {
-  if (patch === null || typeof patch !== 'object' || Array.isArray(patch)) return patch;
-  const out = doc && typeof doc === 'object' && !Array.isArray(doc) ? { ...doc } : {};
-  for (const [k, v] of Object.entries(patch)) {
-    if (v === null) delete out[k];
-    else out[k] = applyMergePatch(out[k], v);
   }
   return out;
 }
