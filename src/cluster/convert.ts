@@ -6,7 +6,7 @@ import { parsePreferences, type ParsedPreferences } from './zonePreferences.js';
 import { isWorkloadKindName, workloadKindOf, WORKLOAD_KINDS, type KindSpec, type WorkloadKind } from './kinds.js';
 import {
   statusDigest,
-  MAX_INDEX, SCALE_REPORT_MESSAGE, type NodeSelectorTerm, type SlimNodePool, type SlimScaleReport, type OwnerRef, type PendingPod,
+  MAX_INDEX, SCALE_REPORT_MESSAGE, type NodeSelectorTerm, type SlimAutoscalerStatus, type SlimNodePool, type SlimScaleReport, type OwnerRef, type PendingPod,
   type ReservedOrdinals, type SlimNode, type SlimPod, type SlimPV, type SlimPVC, type SlimStorageClass,
   type SlimWorkload, type SlimWorkloadSpread, type Taint,
 } from './objects.js';
@@ -370,6 +370,10 @@ function slimNodePool(o: Raw): SlimNodePool {
   };
 }
 
+function slimAutoscalerStatus(o: Raw): SlimAutoscalerStatus {
+  return { namespace: str(o.metadata?.namespace), name: str(o.metadata?.name) };
+}
+
 /** An autoscaler's Event about a pod; its source from the Event's reason. */
 function slimScaleReport(o: Raw): SlimScaleReport {
   const time = Date.parse(str(o.lastTimestamp) || str(o.eventTime) || str(o.metadata?.creationTimestamp));
@@ -385,7 +389,7 @@ function slimScaleReport(o: Raw): SlimScaleReport {
 const CORE_CONVERTERS: Readonly<Record<string, (raw: Raw) => unknown>> = {
   nodes: slimNode, pods: slimPod, persistentvolumes: slimPV, persistentvolumeclaims: slimPVC,
   storageclasses: slimStorageClass, workloadspreads: slimWorkloadSpread, nodepools: slimNodePool,
-  scaleupreports: slimScaleReport, karpenterreports: slimScaleReport,
+  scaleupreports: slimScaleReport, karpenterreports: slimScaleReport, autoscalerstatus: slimAutoscalerStatus,
 };
 
 /** The converter for a kind's raw objects: a workload kind's records the version it was read at. */

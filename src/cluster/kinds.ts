@@ -14,7 +14,7 @@ export const KRUISE_GROUP = 'apps.kruise.io';
 export type KindName =
   | 'nodes' | 'pods' | 'persistentvolumes' | 'persistentvolumeclaims' | 'storageclasses'
   | 'statefulsets' | 'replicasets' | 'deployments' | 'jobs' | 'workloadspreads'
-  | 'clonesets' | 'advancedstatefulsets' | 'nodepools' | 'scaleupreports' | 'karpenterreports';
+  | 'clonesets' | 'advancedstatefulsets' | 'nodepools' | 'scaleupreports' | 'karpenterreports' | 'autoscalerstatus';
 
 export interface KindSpec {
   /** The store's name for it: the resource name, but `advancedstatefulsets` for Kruise's. */
@@ -166,6 +166,17 @@ const AUTOSCALER_REPORT_KINDS: readonly KindSpec[] = [
   autoscalerEvents('karpenterreports', 'reason=FailedScheduling,source=karpenter'),
 ];
 
+/**
+ * Cluster Autoscaler's status ConfigMap (`cluster-autoscaler-status`, written by every running
+ * Cluster Autoscaler unless `--write-status-configmap=false`): where it is, zones with no node a pod
+ * fits count as zones it can grow into (placement/zoneReach.ts). No other ConfigMap is cached.
+ */
+const AUTOSCALER_STATUS_NAME = 'cluster-autoscaler-status';
+const AUTOSCALER_STATUS_KIND: KindSpec = {
+  ...core('autoscalerstatus', 'ConfigMap', '', []), resource: 'configmaps', fieldSelector: `metadata.name=${AUTOSCALER_STATUS_NAME}`,
+  feature: 'Cluster Autoscaler detection',
+};
+
 /** Kinds watched on every cluster. */
 export const CORE_KINDS: readonly KindSpec[] = [
   core('nodes', 'Node', '', ['no']),
@@ -175,6 +186,7 @@ export const CORE_KINDS: readonly KindSpec[] = [
   core('storageclasses', 'StorageClass', 'storage.k8s.io', ['sc']),
   ...Object.values(WORKLOAD_KINDS).filter((k) => k.required),
   ...AUTOSCALER_REPORT_KINDS,
+  AUTOSCALER_STATUS_KIND,
 ];
 
 /** Every kind the store holds, by plural. */
@@ -208,7 +220,8 @@ function namespacedPath(apiVersion: string, resource: string, namespace: string,
 }
 
 /** The kind of a raw object, for files of mixed objects; without an apiVersion the kind decides. */
-export function kindOfObject(kind: string, apiVersion = ''): KindSpec | undefined {
+export function kindOfObject(kind: string, apiVersion = '', name = ''): KindSpec | undefined {
+  if (kind === 'ConfigMap' && apiVersion === 'v1') return name === AUTOSCALER_STATUS_NAME ? AUTOSCALER_STATUS_KIND : undefined;
   const version = apiVersion.slice(apiVersion.indexOf('/') + 1);
   const named = workloadKindOf(apiVersion, kind);
   const optional = OPTIONAL_KINDS.find((k) => k.kind === named);

@@ -127,6 +127,12 @@ export interface SlimNodePool {
   taints: Taint[];
 }
 
+/** A Cluster Autoscaler's status ConfigMap: only that it is there, and where (placement/zoneReach.ts). */
+export interface SlimAutoscalerStatus {
+  namespace: string;
+  name: string;
+}
+
 /** An autoscaler's Event saying it will not add a node for a pod (Cluster Autoscaler, Karpenter). */
 export interface SlimScaleReport {
   /** The Event's own namespace and name: its store key. */

@@ -19,6 +19,8 @@ export interface Snapshot {
    * those remembered since their last node went away (at most REMEMBERED_ZONES), sorted.
    */
   clusterZones(topologyKey: string): string[];
+  /** Where a Cluster Autoscaler's status ConfigMap is (namespace/name), if the cluster has one. */
+  clusterAutoscaler(): string | undefined;
   /** Karpenter's NodePools; none where Karpenter is not installed. */
   nodePools(): Iterable<SlimNodePool>;
   /** The autoscalers' latest word that they will not add a node for this pod, newest first. */

@@ -19,6 +19,8 @@ export interface ClusterSourceStatus {
   openKruise: Record<string, string>;
   /** Karpenter's NodePools: the API version watched, or absent / forbidden. */
   karpenter: Record<string, string>;
+  /** Where the Cluster Autoscaler's status ConfigMap was found (namespace/name): zones can grow by its word (placement.growInto: auto). */
+  clusterAutoscaler: string | null;
   kinds: KindStatus[];
 }
 
@@ -42,7 +44,8 @@ export interface LoadedObjects { loaded: number; skipped: Record<string, number>
 
 /** Slims one raw object into the store; false for kinds zonekeeper does not keep. */
 export function addObject(store: ClusterStore, raw: any): boolean {
-  const k = kindOfObject(typeof raw?.kind === 'string' ? raw.kind : '', typeof raw?.apiVersion === 'string' ? raw.apiVersion : '');
+  const k = kindOfObject(typeof raw?.kind === 'string' ? raw.kind : '', typeof raw?.apiVersion === 'string' ? raw.apiVersion : '',
+    typeof raw?.metadata?.name === 'string' ? raw.metadata.name : '');
   if (!k) return false;
   store.upsert(k.plural, slimOf(k)(raw));
   return true;
@@ -147,6 +150,7 @@ export function memorySource(store: ClusterStore, label: string): SnapshotSource
       source: label, synced: true, healthy: true, workloadSpreadCRD: 'static',
       openKruise: Object.fromEntries(OPTIONAL_KINDS.filter((k) => k.group === KRUISE_GROUP).map((k) => [k.plural, 'static'])),
       karpenter: { nodepools: 'static' },
+      clusterAutoscaler: store.clusterAutoscaler() ?? null,
       kinds: ALL_KIND_NAMES.map((kind) => ({
         kind, apiVersion: 'file', required: !OPTIONAL_KINDS.some((k) => k.plural === kind), synced: true, watching: false,
         resourceVersion: '', lastContactAt: at, restarts: { error: 0, gone: 0, stale: 0, decode: 0 }, lastError: '', lastErrorStatus: 0, failingSince: 0,

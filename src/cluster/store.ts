@@ -1,4 +1,4 @@
-import { holdsSeat, type SlimNode, type SlimNodePool, type SlimPod, type SlimPV, type SlimPVC, type SlimScaleReport, type SlimStorageClass, type SlimWorkload, type SlimWorkloadSpread } from './objects.js';
+import { holdsSeat, type SlimAutoscalerStatus, type SlimNode, type SlimNodePool, type SlimPod, type SlimPV, type SlimPVC, type SlimScaleReport, type SlimStorageClass, type SlimWorkload, type SlimWorkloadSpread } from './objects.js';
 import { type WorkloadKind } from './kinds.js';
 import { isDnsSubdomain } from './names.js';
 import { ZONE_LABEL } from './annotations.js';
@@ -22,8 +22,11 @@ const REMEMBERED_ZONES = 64;
 const NO_REPORTS: readonly SlimScaleReport[] = [];
 
 /** A control-plane node's zone is no zone that workloads grow into (its nodes are not theirs). */
+const CONTROL_PLANE_ROLES = ['node-role.kubernetes.io/control-plane', 'node-role.kubernetes.io/master'];
+
+/** A control-plane node, by its role label or its role taint: no autoscaler grows its zone for workloads. */
 function controlPlane(n: SlimNode): boolean {
-  return 'node-role.kubernetes.io/control-plane' in n.labels || 'node-role.kubernetes.io/master' in n.labels;
+  return CONTROL_PLANE_ROLES.some((role) => role in n.labels || n.taints.some((t) => t.key === role));
 }
 
 const CLUSTER_SCOPED: ReadonlySet<KindName> = new Set<KindName>(['nodes', 'persistentvolumes', 'storageclasses', 'nodepools']);
@@ -74,6 +77,7 @@ export class ClusterStore implements Snapshot {
 
   private readonly spreads = new Indexer<SlimWorkloadSpread, 'namespace'>((w) => nsKey(w.namespace, w.name), { namespace: (w) => w.namespace });
   private readonly pools = new Indexer<SlimNodePool>((p) => p.name);
+  private readonly autoscalerStatuses = new Indexer<SlimAutoscalerStatus>((c) => nsKey(c.namespace, c.name));
   /** Autoscaler reports (Events) of each source, indexed by the pod they are about. */
   private readonly reports = (['scaleupreports', 'karpenterreports'] as const).map((kind) => ({
     kind, indexer: new Indexer<SlimScaleReport, 'pod'>((r) => nsKey(r.namespace, r.name), { pod: (r) => r.pod.uid }),
@@ -173,6 +177,8 @@ export class ClusterStore implements Snapshot {
     entries.set('storageclasses', kept(this.classes));
     entries.set('workloadspreads', kept(this.spreads));
     entries.set('nodepools', kept(this.pools, () => this.derived.clear()));
+    // Rewritten every scan (10 s): only its coming or going changes the zones pods can grow into.
+    entries.set('autoscalerstatus', kept(this.autoscalerStatuses, (now, old) => { if (!now !== !old) this.derived.clear(); }));
     for (const { kind, indexer } of this.reports) entries.set(kind, kept(indexer, (now) => { if (now) for (const l of this.reportListeners) l(now); }));
     for (const spec of Object.values(WORKLOAD_KINDS)) {
       entries.set(spec.plural, {
@@ -320,6 +326,11 @@ export class ClusterStore implements Snapshot {
   }
 
   nodePools(): Iterable<SlimNodePool> { return this.pools.values(); }
+
+  clusterAutoscaler(): string | undefined {
+    for (const c of this.autoscalerStatuses.values()) return `${c.namespace}/${c.name}`;
+    return undefined;
+  }
 
   scaleReports(podUid: string): readonly SlimScaleReport[] {
     const reports = this.reports.flatMap((r) => [...r.indexer.byIndex('pod', podUid)]);

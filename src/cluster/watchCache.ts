@@ -189,6 +189,7 @@ export function watchCache(
         workloadSpreadCRD: crdState('workloadspreads'),
         openKruise: Object.fromEntries(OPTIONAL_KINDS.filter((k) => k.group === KRUISE_GROUP).map((k) => [k.plural, watched(k.plural)])),
         karpenter: { nodepools: watched('nodepools') },
+        clusterAutoscaler: store.clusterAutoscaler() ?? null,
         kinds: kinds.map((k) => ({ ...k, objects: store.count(k.kind as KindName) })),
       };
     },

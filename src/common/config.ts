@@ -123,7 +123,7 @@ const configSchema = z.strictObject({
     adaptiveUnschedulableSeconds: positive.default(300),
     adoptExisting: z.boolean().default(true),
     spreadNodes: z.boolean().default(true),
-    growInto: z.enum(['cluster', 'nodePools']).default('cluster'),
+    growInto: z.enum(['auto', 'cluster', 'nodePools']).default('auto'),
     clusterZones: z.array(z.string().min(1).max(63)).max(256).default([]),
   }).prefault({}),
   deletionCost: z.strictObject({

@@ -4,6 +4,7 @@ import type { SlimWorkload } from '../cluster/objects.js';
 import type { SnapshotSource } from '../cluster/source.js';
 import { ownedThrough, workloadKindNamed } from '../cluster/kinds.js';
 import { byRisk, workloadHealth, type WorkloadHealth } from '../placement/health.js';
+import { UNBLOCK } from '../placement/healthRecord.js';
 import { workloadModel } from '../placement/model.js';
 import type { DecisionState } from '../placement/policy.js';
 import { changedWorkloadKey, resolveWorkload, workloadByKey, workloadKey } from '../placement/workload.js';
@@ -90,7 +91,7 @@ export function healthTracker(
     if (!w) return;
     // Once per change of the set: a listed zone whose node group is scaled to zero looks so.
     if (unusableChanged && unusable !== '') {
-      record(w, 'Warning', 'NoEligibleNode', `no node in ${unusable} fits the pods' node selector, affinity and tolerations, and none can be added: pods pinned there wait (zonekeeper.io/zones lists it)`);
+      record(w, 'Warning', 'NoEligibleNode', `no node in ${unusable} fits the pods' node selector, affinity and tolerations, and none can be added: pods pinned there wait (zonekeeper.io/zones lists it); ${UNBLOCK}`);
     }
     if (leftOutChanged && leftOut !== '') {
       record(w, 'Warning', 'ZoneListLeavesOut', `zonekeeper.io/zones was frozen without ${leftOut}, which the pods can use or grow into; zonekeeper never rewrites it: add them, or remove the annotation to derive the list again`);

@@ -85,7 +85,8 @@ function describe(h: WorkloadHealth, shortfall: boolean, empty: string[]): strin
   }
   if (h.unusableZones.length > 0) {
     const seats = h.causes['no-eligible-node'];
-    parts.push(`no node fits the pods in ${h.unusableZones.slice(0, 5).join(', ')}${h.unusableZones.length > 5 ? ', …' : ''} (no-eligible-node${seats > 0 ? `: ${seats} seat${seats === 1 ? '' : 's'} wait` : ''})`);
+    const unblock = seats > 0 ? `: ${seats} seat${seats === 1 ? '' : 's'} wait; ${UNBLOCK}` : '';
+    parts.push(`no node fits the pods in ${h.unusableZones.slice(0, 5).join(', ')}${h.unusableZones.length > 5 ? ', …' : ''} and none can be added (no-eligible-node${unblock})`);
   }
   if (h.leftOutZones.length > 0) {
     parts.push(`zonekeeper.io/zones was frozen without ${h.leftOutZones.slice(0, 5).join(', ')}${h.leftOutZones.length > 5 ? ', …' : ''}, which the pods can use or grow into (left-out: never rewritten by itself; add them, or remove the annotation to derive it again)`);
@@ -99,6 +100,9 @@ function describe(h: WorkloadHealth, shortfall: boolean, empty: string[]): strin
   if (h.missing > 0) parts.push(`${h.missing} not created yet`);
   return parts.length > 0 ? parts.join('; ') : 'ok';
 }
+
+/** What places a seat waiting in a zone nothing can grow a node in. */
+export const UNBLOCK = 'a node there they fit, an autoscaler that can add one, zonekeeper.io/zones without the zone, or zoneFallback: adaptive would place them';
 
 const NO_GROWTH_FACTS = { leftOut: [], cannotGrow: [], cannotGrowCount: 0 };
 
@@ -140,7 +144,8 @@ export function judged(
     pending: base.pending, missing: base.missing, settling: base.settling, scaleDown,
     // Pods still being placed may fill an empty zone: not a risk until they are older. A list
     // frozen short holds fewer zones than the replicas could: a risk whatever its counts say.
-    atRisk: empty.length > base.settling || scaleDown !== undefined || (growth.leftOut.length > 0 && base.replicas > Object.keys(want).length),
+    // Seats in a zone nothing can grow a node in wait for good: a risk too.
+    atRisk: empty.length > base.settling || scaleDown !== undefined || waiting > 0 || (growth.leftOut.length > 0 && base.replicas > Object.keys(want).length),
     reason: '',
   };
   h.reason = describe(h, empty.length > 0, empty);

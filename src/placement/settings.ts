@@ -1,3 +1,5 @@
+import type { GrowInto } from './zoneReach.js';
+
 /** The placement options of zonekeeper.yaml that decisions read (docs/reference.md#configuration). */
 export interface PlacementSettings {
   topologyKey: string;
@@ -15,8 +17,8 @@ export interface PlacementSettings {
   adoptExisting: boolean;
   /** A managed pod is passed only the allowed nodes holding the fewest pods of its workload (then its subset's most preferred). */
   spreadNodes: boolean;
-  /** Zones without a node a pod fits: `cluster` counts the cluster's zones, `nodePools` only Karpenter's (placement/zoneReach.ts). */
-  growInto?: 'cluster' | 'nodePools';
+  /** Zones without a node a pod fits: `auto` the cluster's where a Cluster Autoscaler runs, `cluster` always, `nodePools` only Karpenter's (placement/zoneReach.ts). */
+  growInto?: GrowInto;
   /** Zones the cluster has beside those of its nodes. */
   clusterZones?: readonly string[];
 }

@@ -5,13 +5,22 @@ import { tolerator } from './nodeMatching.js';
 
 // The zones a pod can use now, can grow into, or never (docs/design.md#the-zones-a-workload-can-use):
 // now, a node it fits is there; grow, a Karpenter NodePool it is compatible with offers the zone
-// (as Karpenter's provisioner matches one), else the zone is one of the cluster's and nothing in
-// the pod's own spec rules it out (a Cluster Autoscaler node group scaled to zero looks so).
+// (as Karpenter's provisioner matches one), else a Cluster Autoscaler runs (its status ConfigMap is
+// there), the zone is one of the cluster's and nothing in the pod's own spec rules it out.
 
 type Reach = 'now' | 'grow' | 'never';
 
-/** Where a zone the pod can grow into comes from: the NodePools that offer it, or the cluster. */
-export type GrowthSource = { kind: 'nodepools'; names: readonly string[] } | { kind: 'cluster' };
+export type GrowInto = 'auto' | 'cluster' | 'nodePools';
+
+/** Whether the cluster's zones count for a pod no NodePool takes, and on whose word (the status ConfigMap found). */
+function clusterGrowth(growInto: GrowInto | undefined, snapshot: Snapshot): GrowthSource | undefined {
+  if (growInto === 'nodePools') return undefined;
+  const autoscaler = snapshot.clusterAutoscaler();
+  return growInto === 'cluster' || autoscaler !== undefined ? { kind: 'cluster', autoscaler } : undefined;
+}
+
+/** Where a zone the pod can grow into comes from: the NodePools that offer it, or the cluster (by the status ConfigMap of the Cluster Autoscaler found, or by configuration). */
+export type GrowthSource = { kind: 'nodepools'; names: readonly string[] } | { kind: 'cluster'; autoscaler: string | undefined };
 
 export interface ZoneReach {
   /** Zones with a node the pod fits, whatever its state. */
@@ -25,8 +34,8 @@ export interface ZoneReach {
 
 /** How far zones the cluster has count for a pod no NodePool takes (config `placement.growInto`). */
 export interface GrowthSettings {
-  /** `cluster`: the cluster's zones; `nodePools`: only zones a NodePool offers. */
-  growInto?: 'cluster' | 'nodePools';
+  /** `auto` (the default): the cluster's zones where a Cluster Autoscaler runs, else none; `cluster`: always; `nodePools`: never. */
+  growInto?: GrowInto;
   /** Zones the cluster has beside those of its nodes (a node group in a zone never used yet). */
   clusterZones?: readonly string[];
   topologyKey: string;
@@ -110,7 +119,8 @@ function offered(pool: SlimNodePool, topologyKey: string, clusterZones: readonly
 /** The zones of the pod's reach (see ZoneReach): computed once per distinct needs, kept until a node or a NodePool changes. */
 export function zoneReach(needs: NodeNeeds, snapshot: Snapshot, settings: GrowthSettings): ZoneReach {
   const { topologyKey } = settings;
-  return snapshot.nodeDerived(`reach\u0002${topologyKey}\u0002${settings.growInto ?? 'cluster'}\u0002${settings.clusterZones?.join(',') ?? ''}\u0002${needsKey(needs)}`, () => {
+  // The status ConfigMap's coming and going drops every node-derived answer, so it needs no place in the key.
+  return snapshot.nodeDerived(`reach\u0002${topologyKey}\u0002${settings.growInto ?? 'auto'}\u0002${settings.clusterZones?.join(',') ?? ''}\u0002${needsKey(needs)}`, () => {
     const now = nodeFit(needs, snapshot).zones(topologyKey).set;
     const cluster = [...new Set([...snapshot.clusterZones(topologyKey), ...(topologyKey === settings.topologyKey ? settings.clusterZones ?? [] : [])])];
     const grow = new Map<string, GrowthSource>();
@@ -127,11 +137,13 @@ export function zoneReach(needs: NodeNeeds, snapshot: Snapshot, settings: Growth
         grow.set(zone, { kind: 'nodepools', names: had?.kind === 'nodepools' ? [...had.names, pool.name] : [pool.name] });
       }
     }
-    // No NodePool takes the pod: the cluster's zones its own spec allows (node groups scaled to zero).
-    if (!pooled && settings.growInto !== 'nodePools') {
+    // No NodePool takes the pod: where a Cluster Autoscaler runs, the cluster's zones its own spec
+    // allows (node groups scaled to zero, whose labels and taints the cluster does not show).
+    const fromCluster = pooled ? undefined : clusterGrowth(settings.growInto, snapshot);
+    if (fromCluster) {
       for (const zone of cluster) {
         if (now.has(zone) || !selectionPossible(needs.selection, poolDomains(undefined, topologyKey, zone), true)) continue;
-        grow.set(zone, { kind: 'cluster' });
+        grow.set(zone, fromCluster);
       }
     }
     const sorted = [...new Set([...now, ...grow.keys()])].sort();
@@ -142,5 +154,6 @@ export function zoneReach(needs: NodeNeeds, snapshot: Snapshot, settings: Growth
 /** How a zone the pod can grow into is described in a reason. */
 export function growthText(source: GrowthSource | undefined): string {
   if (!source) return 'nothing can add one';
-  return source.kind === 'nodepools' ? `Karpenter NodePool ${source.names.slice(0, 3).join(', ')}${source.names.length > 3 ? ', …' : ''} can add one` : 'an autoscaler may add one (a zone of the cluster)';
+  if (source.kind === 'nodepools') return `Karpenter NodePool ${source.names.slice(0, 3).join(', ')}${source.names.length > 3 ? ', …' : ''} can add one`;
+  return source.autoscaler ? `Cluster Autoscaler (${source.autoscaler}) may add one` : 'an autoscaler may add one (placement.growInto: cluster)';
 }

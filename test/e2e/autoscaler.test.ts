@@ -67,6 +67,9 @@ for (const k of versions) describe(`[${k.version}] a real Cluster Autoscaler gro
     ], { ...process.env, POD_NAMESPACE: 'kube-system', KWOK_PROVIDER_MODE: 'local', KUBECONFIG: cp.kubeconfig });
     stopKubelet = kubeletOfNewNodes(kube);
     await admissionReady(kube, cp.zonekeeper!.admin);
+    // Its status ConfigMap is how zonekeeper knows the cluster's zones can grow (placement.growInto: auto).
+    await eventually('zonekeeper finds the Cluster Autoscaler', async () =>
+      (await (await fetch(`${cp.zonekeeper!.admin}/debug/cache`)).json() as Obj).clusterAutoscaler === 'kube-system/cluster-autoscaler-status', 120_000, 1000);
   });
   after(async () => {
     await stopKubelet?.();

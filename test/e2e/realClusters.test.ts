@@ -1,7 +1,7 @@
 // End-to-end on a production-shaped cluster (docs/design.md#the-zones-a-workload-can-use):
 // general nodes in zones a, b, c; a tainted database pool in a and b only; a tainted
-// control-plane node in zone-d; no autoscaler (placement.growInto: nodePools). Every workload
-// must bind fully, in the zones it can use.
+// control-plane node in zone-d; a zone-f of tainted GPU nodes only; no autoscaler, and
+// zonekeeper's default configuration. Every workload must bind fully, in the zones it can use.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -10,9 +10,11 @@ import { parseAllDocuments } from 'yaml';
 import { after, before, describe, it } from 'node:test';
 import { ControlPlane, kubeVersions } from './controlPlane.js';
 import { eventually, Kube, type Obj } from './kube.js';
-import { addPools, deployment, PRODUCTION_POOLS, SCHEDULER, statefulSet as sharedStatefulSet, tearDown, zoneCounts, zoneTerm } from './workloads.js';
+import { addPools, deployment, PRODUCTION_POOLS, SCHEDULER, type NodePool, statefulSet as sharedStatefulSet, tearDown, zoneCounts, zoneTerm } from './workloads.js';
 
 const cli = new URL('../../dist/cli.js', import.meta.url).pathname;
+/** A zone whose every node carries a taint the workloads here do not tolerate (not a control plane). */
+const GPU_POOL: NodePool = { name: 'gpu', perZone: { 'zone-f': 1 }, labels: { accelerator: 'gpu' }, taints: [{ key: 'nvidia.com/gpu', effect: 'NoSchedule' }] };
 const DB_POOL = { nodeSelector: { pool: 'db' }, tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'db', effect: 'NoSchedule' }] };
 
 /** A StatefulSet of zonekeeper's scheduler, its pod template asking `podSpec` of a node. */
@@ -25,10 +27,10 @@ for (const k of kubeVersions()) describe(`[${k.version}] a cluster shaped like p
   let zones: Map<string, string>;
 
   before(async () => {
-    // Static pools and no autoscaler: the zones a pod can use are those of its nodes (docs/autoscalers.md).
-    await cp.up([{ name: SCHEDULER, extender: true }], { placement: { growInto: 'nodePools' } });
+    // Static pools and no autoscaler, the default configuration: the zones a pod can use are those of its nodes (docs/autoscalers.md).
+    await cp.up([{ name: SCHEDULER, extender: true }]);
     kube = new Kube(cp.api);
-    zones = await addPools(kube, PRODUCTION_POOLS);
+    zones = await addPools(kube, [...PRODUCTION_POOLS, GPU_POOL]);
     await kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'prod' } });
   });
   after(() => tearDown(cp));
@@ -36,12 +38,13 @@ for (const k of kubeVersions()) describe(`[${k.version}] a cluster shaped like p
   const bound = (app: string, count: number) => kube.bound('prod', `app=${app}`, count, zones, 90_000);
   const explain = async (pod: string) => (await fetch(`${cp.zonekeeper!.admin}/debug/explain?pod=prod/${pod}`)).json() as Promise<Obj>;
 
-  it("a StatefulSet without constraints: 6 bound 2/2/2 in a, b, c; the control plane's zone-d is not in its list", async () => {
+  it("a StatefulSet without constraints: 6 bound 2/2/2 in a, b, c; the control plane's zone-d and the GPU zone-f are not in its list", async () => {
     await kube.create(statefulSet('prod', 'plain', 6));
     assert.equal(zoneCounts((await bound('plain', 6)).values()), 'zone-a=2 zone-b=2 zone-c=2');
     assert.deepEqual((await kube.frozenZones('apps/v1', 'StatefulSet', 'prod', 'plain')).sort(), ['zone-a', 'zone-b', 'zone-c']);
     const e = await explain('plain-0');
-    assert.deepEqual(e.zones.excluded, ['zone-d']);
+    assert.deepEqual(e.zones.excluded, ['zone-d', 'zone-f']);
+    assert.deepEqual(e.zones.growing, []);
     assert.equal(e.failed['control-plane-d-1'], 'taint: node has a taint the pod does not tolerate');
   });
 
@@ -93,7 +96,7 @@ for (const k of kubeVersions()) describe(`[${k.version}] a cluster shaped like p
     web.metadata.annotations = { 'zonekeeper.io/zone-preferences': JSON.stringify({ zones: { '*': { weight: 1 } } }) };
     await kube.create(web);
     assert.equal(zoneCounts((await bound('web', 6)).values()), 'zone-a=2 zone-b=2 zone-c=2');
-    // Judged by zonekeeper's own configuration (growInto: nodePools): the db pool's list of a and b leaves nothing out.
+    // Judged by zonekeeper's own (default) configuration: no zone is wanted that nothing can fill, the db pool's list of a and b leaves nothing out.
     const audit = spawnSync(process.execPath, [cli, 'audit', '--kubeconfig', cp.kubeconfig, '-n', 'prod', '-o', 'json', '--config', join(cp.dir, 'zonekeeper.yaml')], { encoding: 'utf8', timeout: 120_000 });
     assert.equal(audit.status, 0, audit.stdout + audit.stderr);
     const health = JSON.parse(audit.stdout).health as Obj[];

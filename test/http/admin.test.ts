@@ -191,6 +191,7 @@ describe('admin listener', () => {
     const pods = body.kinds.find((k: { kind: string }) => k.kind === 'pods');
     assert.equal(pods.objects, 3);
     assert.equal(pods.synced, true);
-    assert.equal(body.kinds.length, 15, "9 core kinds (jobs too), 2 of autoscaler Events, 3 of OpenKruise and Karpenter's NodePools");
+    assert.equal(body.kinds.length, 16, "9 core kinds (jobs too), 2 of autoscaler Events, Cluster Autoscaler's status ConfigMap, 3 of OpenKruise and Karpenter's NodePools");
+    assert.equal(body.clusterAutoscaler, null, 'no Cluster Autoscaler in this cluster');
   });
 });

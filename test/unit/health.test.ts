@@ -169,8 +169,9 @@ describe('health: the zones a workload can grow into (a node group scaled to zer
   // The cluster's zones a, b, c from tainted system nodes; the workload's pool has one node, in zone-b.
   const system = ['a', 'b', 'c'].map((z) => ({ ...nodes([`zone-${z}`], 1)[0]!, spec: { taints: [{ key: 'CriticalAddonsOnly', value: 'true', effect: 'NoSchedule' }] } }));
   const dbNode = { ...nodes(['zone-b'], 1)[0]!, metadata: { name: 'db-b-1', labels: { 'topology.kubernetes.io/zone': 'zone-b', pool: 'db' } } };
+  const autoscaler = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { namespace: 'kube-system', name: 'cluster-autoscaler-status' } };
   const pooled = (annotations?: Record<string, string>) => statefulSet('db', 3, { annotations, template: { nodeSelector: { pool: 'db' } } });
-  const healthOn = (objects: Raw[], now = NOW) => fleetHealth(storeOf([...system, dbNode, ...objects]), {
+  const healthOn = (objects: Raw[], now = NOW) => fleetHealth(storeOf([autoscaler, ...system, dbNode, ...objects]), {
     settings: defaultSettings(), reservations: new Reservations(30), pendingFreezes: NO_PENDING_FREEZES, unschedulableSubsets: new Map(),
   }, { now, settleSeconds: 60 });
   const placed = [0, 1, 2].map((i) => stsPod('db', i, { nodeName: 'db-b-1', nodeSelector: { pool: 'db' } }));
@@ -189,7 +190,7 @@ describe('health: the zones a workload can grow into (a node group scaled to zer
 
   it("an autoscaler's refusal for a pending pod: cause cannot-grow, its pod, zone and words", () => {
     const pending = stsPod('db', 2, { nodeSelector: { pool: 'db', 'topology.kubernetes.io/zone': 'zone-c' } });
-    const store = storeOf([...system, dbNode, pooled(frozen(['zone-a', 'zone-b', 'zone-c'], '2026-11-20T00:00:00Z')), ...placed.slice(0, 2), pending]);
+    const store = storeOf([autoscaler, ...system, dbNode, pooled(frozen(['zone-a', 'zone-b', 'zone-c'], '2026-11-20T00:00:00Z')), ...placed.slice(0, 2), pending]);
     const state: DecisionState = { settings: defaultSettings(), reservations: new Reservations(30), pendingFreezes: NO_PENDING_FREEZES,
       unschedulableSubsets: new Map() };
     const before = fleetHealth(store, state, { now: NOW, settleSeconds: 60 })[0]!;
@@ -204,5 +205,17 @@ describe('health: the zones a workload can grow into (a node group scaled to zer
     assert.match(h!.reason, /no node can be added for 1 pending pod \(cannot-grow: db-2 in zone-c, cluster-autoscaler: pod didn't trigger scale-up/);
     // A refusal older than a quarter of an hour no longer counts: the autoscaler repeats it while it holds.
     assert.equal(fleetHealth(store, state, { now: NOW + 20 * 60_000, settleSeconds: 60 })[0]!.causes['cannot-grow'], 0);
+  });
+
+  it('no autoscaler: a frozen list naming zones nothing can grow is reported, with what would unblock its seats', () => {
+    const list = pooled(frozen(['zone-a', 'zone-b', 'zone-c'], '2026-11-20T00:00:00Z'));
+    const waiting = [0, 2].map((i) => stsPod('db', i, { nodeSelector: { pool: 'db' } }));
+    const [h] = fleetHealth(storeOf([...system, dbNode, list, placed[1]!, ...waiting]), {
+      settings: defaultSettings(), reservations: new Reservations(30), pendingFreezes: NO_PENDING_FREEZES, unschedulableSubsets: new Map(),
+    }, { now: NOW, settleSeconds: 60 });
+    assert.deepEqual(h!.unusableZones, ['zone-a', 'zone-c']);
+    assert.equal(h!.causes['no-eligible-node'], 2);
+    assert.equal(h!.atRisk, true);
+    assert.match(h!.reason, /no node fits the pods in zone-a, zone-c and none can be added \(no-eligible-node: 2 seats wait; .*a node there they fit.*zoneFallback: adaptive/);
   });
 });

@@ -35,7 +35,7 @@ function zonePin(ctx: PolicyContext, model: PinModel): PolicyOutcome {
   const reach = list.reach.of(zone);
   const noNode = reach === 'now' ? '' : reach === 'grow'
     ? `: no node in ${zone} fits yet; ${growthText(list.reach.grow.get(zone))}`
-    : `: no node in ${zone} fits the pod's node selector, affinity and tolerations`;
+    : `: no node in ${zone} fits the pod's node selector, affinity and tolerations, and none can be added`;
   let summary = `pinned: ${of}${noNode}`;
 
   if (volumes.length > 0) {

@@ -152,4 +152,21 @@ describe('zone pin (StatefulSet ordinals)', () => {
     assert.equal(withVolume.passed.length, 0, 'bound volumes never fall through');
     assert.equal(withVolume.retryAfterMs, undefined, 'and so never wait for time');
   });
+
+  it('a listed zone nothing can grow a node in (no autoscaler): strict says so; adaptive moves the seat after its time', () => {
+    // Frozen under the old default: zone-b had no node the pool fits and no autoscaler can add one.
+    const sts = statefulSet('db', 3, { annotations: { 'zonekeeper.io/zones': 'zone-a,zone-b,zone-c' }, template: { nodeSelector: { pool: 'db' } } });
+    const pool = ['zone-a', 'zone-c'].map((z) => node(`db-${z}`, z, { labels: { pool: 'db' } }));
+    const store = storeOf([...pool, node('web-b', 'zone-b'), sts]);
+    const clock = new FakeClock();
+    const seat1 = stsPod('db', 1, { nodeSelector: { pool: 'db' } });
+    const strict = filterFor(store, seat1, { clock, waitingSince: clock.t });
+    assert.equal(strict.passed.length, 0);
+    assert.match(rejectionOf(strict, 'db-zone-a')!.reason, /pinned to zone-b: no node in zone-b fits .*, and none can be added/);
+    const settings = { zoneFallback: 'adaptive' as const, fallbackAfterSeconds: 120 };
+    assert.equal(filterFor(store, seat1, { clock, waitingSince: clock.t, settings }).retryAfterMs, 120_000);
+    const adaptive = filterFor(store, seat1, { clock, waitingSince: clock.t - 120_000, settings });
+    assert.deepEqual(adaptive.passed, ['db-zone-c']);
+    assert.match(adaptive.summary, /fell through from zone-b to zone-c after 120s/);
+  });
 });
