@@ -17,7 +17,7 @@ export interface PlacementSettings {
   adoptExisting: boolean;
   /** A managed pod is passed only the allowed nodes holding the fewest pods of its workload (then its subset's most preferred). */
   spreadNodes: boolean;
-  /** Zones without a node a pod fits: `auto` the cluster's where a Cluster Autoscaler runs, `cluster` always, `nodePools` only Karpenter's (placement/zoneReach.ts). */
+  /** Zones without a node a pod fits: `auto` the cluster's where a Cluster Autoscaler runs, `cluster` always, `nodePools` Karpenter's (zoneReach.ts). */
   growInto?: GrowInto;
   /** Zones the cluster has beside those of its nodes. */
   clusterZones?: readonly string[];

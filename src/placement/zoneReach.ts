@@ -19,7 +19,7 @@ function clusterGrowth(growInto: GrowInto | undefined, snapshot: Snapshot): Grow
   return growInto === 'cluster' || autoscaler !== undefined ? { kind: 'cluster', autoscaler } : undefined;
 }
 
-/** Where a zone the pod can grow into comes from: the NodePools that offer it, or the cluster (by the status ConfigMap of the Cluster Autoscaler found, or by configuration). */
+/** Where a zone the pod can grow into comes from: the NodePools that offer it, or the cluster (by the Cluster Autoscaler found, or configuration). */
 export type GrowthSource = { kind: 'nodepools'; names: readonly string[] } | { kind: 'cluster'; autoscaler: string | undefined };
 
 export interface ZoneReach {

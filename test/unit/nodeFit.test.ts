@@ -119,14 +119,17 @@ describe('the zones a workload can use', () => {
     assert.equal(list.usable.has('zone-d'), false);
   });
 
-  it("a tainted pool in two zones, selected and tolerated: those two now, the cluster's third to grow into (not the control plane's zone-d)", () => {
+  it("a tainted pool in two zones, selected and tolerated: those two now; the cluster's third to grow into only with an autoscaler (never the control plane's zone-d)", () => {
+    // No autoscaler (the default growInto: auto finds none): only the zones of its nodes.
     const list = listOf([statefulSet('db', 4, { template: DB_POOL })]);
-    assert.deepEqual([...list.zones].sort(), ['zone-a', 'zone-b', 'zone-c']);
-    assert.deepEqual(['zone-a', 'zone-c', 'zone-d'].map((z) => list.reach.of(z)), ['now', 'grow', 'never']);
-    // With growInto: nodePools (no Karpenter here), only the zones of its nodes.
-    assert.deepEqual([...listOf([statefulSet('db', 4, { template: DB_POOL })], 'StatefulSet', 'db', { growInto: 'nodePools' }).zones].sort(), ['zone-a', 'zone-b']);
-    // Selected but not tolerated: no node fits it anywhere, and with growInto: nodePools nothing to pin to.
-    assert.deepEqual(listOf([statefulSet('db', 4, { template: { nodeSelector: { pool: 'db' } } })], 'StatefulSet', 'db', { growInto: 'nodePools' }).zones, []);
+    assert.deepEqual([...list.zones].sort(), ['zone-a', 'zone-b']);
+    assert.deepEqual(['zone-a', 'zone-c', 'zone-d'].map((z) => list.reach.of(z)), ['now', 'never', 'never']);
+    // An autoscaler zonekeeper is told of (growInto: cluster): zone-c to grow into.
+    const grown = listOf([statefulSet('db', 4, { template: DB_POOL })], 'StatefulSet', 'db', { growInto: 'cluster' });
+    assert.deepEqual([...grown.zones].sort(), ['zone-a', 'zone-b', 'zone-c']);
+    assert.deepEqual(['zone-a', 'zone-c', 'zone-d'].map((z) => grown.reach.of(z)), ['now', 'grow', 'never']);
+    // Selected but not tolerated: no node fits it anywhere, and with nothing to grow nothing to pin to.
+    assert.deepEqual(listOf([statefulSet('db', 4, { template: { nodeSelector: { pool: 'db' } } })]).zones, []);
   });
 
   it('required node affinity on the zone key: its zones', () => {
@@ -173,7 +176,7 @@ describe('the filter never passes a node the pod itself excludes', () => {
     const v = filterFor(store, stsPod('db', 0));
     assert.deepEqual(v.passed, []);
     assert.equal([...v.rejected].find(([, names]) => names.includes('control-plane-d'))![0].rule, 'taint');
-    assert.match(v.summary, /^pinned: ordinal 0 → zone-d \(4 zones\): no node in zone-d fits the pod's node selector, affinity and tolerations$/);
+    assert.match(v.summary, /^pinned: ordinal 0 → zone-d \(4 zones\): no node in zone-d fits the pod's node selector, affinity and tolerations, and none can be added$/);
     const pin = [...v.rejected.keys()].find((r) => r.rule === 'zone-pin')!;
     assert.match(pin.reason, /^pinned to zone-d: no node in zone-d fits/);
   });
@@ -182,15 +185,15 @@ describe('the filter never passes a node the pod itself excludes', () => {
 describe('an explicit list naming a zone no node fits (a node group scaled to zero)', () => {
   const listed = { 'zonekeeper.io/zones': 'zone-a,zone-b,zone-c,zone-e' };
 
-  it('health: the zone is not "empty", its seats wait with the cause no-eligible-node, not at risk for it', () => {
+  it('health: the zone is not "empty", its seats wait with the cause no-eligible-node, at risk for it (nothing stranded silently)', () => {
     const pods = [0, 1, 2].map((i) => stsPod('db', i, { nodeName: `general-${'abc'[i]}-1` }));
     // A tainted node in zone-e: a zone of the cluster, but with growInto: nodePools none the pods can grow into.
     const store = storeOf([...productionNodes(), node('gpu-e-1', 'zone-e', { taints: [{ key: 'gpu', value: 'true', effect: 'NoSchedule' }] }), statefulSet('db', 4, { annotations: listed }), ...pods, stsPod('db', 3)]);
     const w = store.workload('StatefulSet', 'default', 'db')!;
     const model = workloadModel({ kind: 'StatefulSet', namespace: 'default', name: 'db' }, w, store, { ...state.settings, growInto: 'nodePools' }, state);
     const h = workloadHealth(model, w, store, state, { now: Date.now(), settleSeconds: 0 })!;
-    assert.deepEqual([h.zones, h.wanted, h.unusableZones, h.causes['no-eligible-node'], h.atRisk], [3, 3, ['zone-e'], 1, false]);
-    assert.match(h.reason, /no node fits the pods in zone-e \(no-eligible-node: 1 seat wait\)/);
+    assert.deepEqual([h.zones, h.wanted, h.unusableZones, h.causes['no-eligible-node'], h.atRisk], [3, 3, ['zone-e'], 1, true]);
+    assert.match(h.reason, /no node fits the pods in zone-e and none can be added \(no-eligible-node: 1 seat wait; a node there they fit, /);
     // Repair waits for no such zone, and never moves a pod towards it.
     const step = repairStep(model, w, { ...h, offPin: 1, offPinPods: [{ pod: 'db-0', zone: 'zone-a', pinnedZone: 'zone-e', cause: 'unknown', heldByVolume: false }] }, store,
       { now: Date.now(), zoneStableSeconds: 0, zones: { schedulableNodes: () => 1, stableSince: () => 0 }, evicted: undefined });

@@ -38,7 +38,9 @@ describe("the gate decides with the filter's own policy code", () => {
     const system = nodes(ZONES, 1).map((n) => ({ ...n, spec: { taints: [{ key: 'CriticalAddonsOnly', value: 'true', effect: 'NoSchedule' }] } }));
     const pool = { nodeSelector: { pool: 'db' } };
     const balanced = { 'zonekeeper.io/zone-preferences': JSON.stringify({ zones: { '*': { weight: 1 } } }) };
-    const app = testApp(storeOf([...system, statefulSet('db', 3, { template: pool }), ...deployment('web', 3, balanced, pool)]));
+    // A Cluster Autoscaler runs: its status ConfigMap is there.
+    const autoscaler = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { namespace: 'kube-system', name: 'cluster-autoscaler-status' } };
+    const app = testApp(storeOf([autoscaler, ...system, statefulSet('db', 3, { template: pool }), ...deployment('web', 3, balanced, pool)]));
     const sts = await app.extender.decideGate(slimPod(gated(stsPod('db', 2, pool))));
     assert.equal(sts.kind, 'zone', 'on main: "no node has label ...: nothing to pin to"');
     const web = await app.extender.decideGate(slimPod(gated(rsPod('web', 'x', pool))));
