@@ -52,6 +52,12 @@ for (const k of kubeVersions()) describe(`[${k.version}] the zone gate with the 
   const bound = (app: string, count: number) => kube.bound(NS, `app=${app}`, count, zones, 90_000);
   const pods = (app: string) => kube.podsOf(NS, `app=${app}`);
 
+  it("the overlay's RBAC lets zonekeeper watch Cluster Autoscaler's status ConfigMap (resourceNames and the metadata.name field selector), none here", async () => {
+    const cache = await (await fetch(`${cp.zonekeeper!.admin}/debug/cache`)).json() as Obj;
+    const status = cache.kinds.find((k: Obj) => k.kind === 'autoscalerstatus');
+    assert.deepEqual([status.synced, status.lastErrorStatus, status.off, cache.clusterAutoscaler], [true, 0, undefined, null], JSON.stringify(status));
+  });
+
   it('a gated StatefulSet: every ordinal on its pin (ordinal i in L[i mod 3]), the zone written into its nodeSelector and the gate gone', async () => {
     await kube.create(statefulSet(NS, 'db', 6));
     await assertOnPins(kube, NS, 'db', await bound('db', 6));
