@@ -57,8 +57,10 @@ export function repairStep(model: WorkloadModel, w: SlimWorkload, health: Worklo
     const pod = pods.find((p) => p.name === candidate.pod);
     if (!pod) continue;
     // Pins go to their seat's zone; zone balance to a zone under its share (the filter picks which).
+    // Room is judged for the replacement, made from the template: the zone a decision wrote into this pod's spec does not follow it.
     const targets = candidate.pinnedZone !== undefined ? [candidate.pinnedZone] : short;
-    const to = targets.find((z) => fitInZone(z, topologyKey, pod, snapshot) > 0);
+    const replacement = { ...pod, selection: w.template.selection, tolerations: w.template.tolerations };
+    const to = targets.find((z) => fitInZone(z, topologyKey, replacement, snapshot) > 0);
     if (to === undefined) continue;
     const why = candidate.pinnedZone !== undefined
       ? `its seat is in ${candidate.pinnedZone}, it runs in ${candidate.zone ?? 'no zone'} (${candidate.cause})`

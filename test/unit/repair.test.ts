@@ -41,6 +41,15 @@ describe('repair: which pod moves next, or why none may', () => {
     assert.match(s.why, /its seat is in zone-b, it runs in zone-a \(fallback\)/);
   });
 
+  it('a pod the gate (or admission) wrote into another zone moves: its replacement comes from the template, not its own node selector', () => {
+    // db-1's seat is zone-b; it runs in zone-a with the zone term a decision wrote into its spec (a rollout's ID swap, a fallback).
+    const written = (i: number) => (i === 1 ? { nodeSelector: { 'topology.kubernetes.io/zone': 'zone-a' } } : {});
+    const s = step([statefulSet('db', 3, { annotations: FROZEN }), ...pods(['zone-a', 'zone-a', 'zone-c'], written)]);
+    assert.equal(s.kind, 'evict', s.kind === 'wait' ? s.reason : '');
+    if (s.kind !== 'evict') return;
+    assert.deepEqual([s.pod.name, s.from, s.to], ['db-1', 'zone-a', 'zone-b']);
+  });
+
   it('nothing to do for a workload on its layout', () => {
     assert.deepEqual(step([statefulSet('db', 3, { annotations: FROZEN }), ...pods(ZONES)]), { kind: 'none' });
   });
