@@ -135,6 +135,9 @@ export interface SchedulerSpec {
 export interface Zonekeeper {
   extender: string;
   admin: string;
+  pid: number;
+  /** How it ended (a signal or an exit code), or undefined while it runs. */
+  ended(): string | undefined;
   stop(signal?: NodeJS.Signals): Promise<void>;
 }
 
@@ -150,6 +153,7 @@ export class ControlPlane {
   private apiServerArgs: string[] = [];
   private extenderPort = 0;
   private schedulerPorts = new Map<string, number>();
+  private schedulerSpecs = new Map<string, SchedulerSpec>();
   zonekeeper: Zonekeeper | undefined;
 
   constructor(private readonly bin: string) {
@@ -248,6 +252,7 @@ export class ControlPlane {
   }
 
   private async startScheduler(s: SchedulerSpec): Promise<void> {
+    this.schedulerSpecs.set(s.name, s);
     const healthz = await freePort();
     const { config, flags } = this.profile.schedulerConfig(s, this.kubeconfig, this.extenderPort, healthz);
     const path = join(this.dir, `scheduler-${s.name}.yaml`);
@@ -258,6 +263,29 @@ export class ControlPlane {
       : () => healthy(`https://127.0.0.1:${healthz}/healthz`);
     await until(`kube-scheduler ${s.name} healthz`, ok, 60_000, child);
     this.schedulerPorts.set(s.name, healthz);
+  }
+
+  /** A process of the control plane by name (the latest of that name): whether it runs, and how it ended. */
+  processState(name: string): { pid: number; ended: string | undefined } | undefined {
+    const found = this.procs.findLast((p) => p.name === name);
+    return found && { pid: found.child.pid!, ended: this.ended.get(found.child) };
+  }
+
+  /** SIGKILLs one kube-scheduler (if it still runs) and starts it again with the same configuration. */
+  async restartScheduler(name: string): Promise<void> {
+    const spec = this.schedulerSpecs.get(name);
+    if (!spec) throw new Error(`no kube-scheduler ${name}`);
+    const i = this.procs.findLastIndex((p) => p.name === `kube-scheduler-${name}`);
+    if (i >= 0) {
+      const { child } = this.procs[i]!;
+      if (child.exitCode === null && child.signalCode === null) {
+        const exited = new Promise((r) => child.once('exit', r));
+        child.kill('SIGKILL');
+        await exited;
+      }
+      this.procs.splice(i, 1);
+    }
+    await this.startScheduler(spec);
   }
 
   /** A kube-scheduler's Prometheus metrics, as text. */
@@ -336,6 +364,8 @@ export class ControlPlane {
     return {
       extender: `http://127.0.0.1:${extenderPort}`,
       admin,
+      pid: child.pid!,
+      ended: () => this.ended.get(child),
       stop: async (signal: NodeJS.Signals = 'SIGTERM') => {
         if (child.exitCode !== null || child.signalCode !== null) return;
         const exited = new Promise((r) => child.once('exit', r));

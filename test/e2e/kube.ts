@@ -10,8 +10,10 @@ const PLURALS: Record<string, string> = {
   CloneSet: 'clonesets', ServiceAccount: 'serviceaccounts', ClusterRole: 'clusterroles', ClusterRoleBinding: 'clusterrolebindings',
   PodDisruptionBudget: 'poddisruptionbudgets', PriorityClass: 'priorityclasses', ConfigMap: 'configmaps', Job: 'jobs',
   NodePool: 'nodepools', KWOKNodeClass: 'kwoknodeclasses', MutatingWebhookConfiguration: 'mutatingwebhookconfigurations', Secret: 'secrets',
+  ValidatingAdmissionPolicy: 'validatingadmissionpolicies', ValidatingAdmissionPolicyBinding: 'validatingadmissionpolicybindings',
 };
-const CLUSTER_SCOPED = new Set(['Node', 'PersistentVolume', 'StorageClass', 'Namespace', 'CustomResourceDefinition', 'ClusterRole', 'ClusterRoleBinding', 'PriorityClass', 'NodePool', 'KWOKNodeClass', 'MutatingWebhookConfiguration']);
+const CLUSTER_SCOPED = new Set(['Node', 'PersistentVolume', 'StorageClass', 'Namespace', 'CustomResourceDefinition', 'ClusterRole', 'ClusterRoleBinding', 'PriorityClass',
+  'NodePool', 'KWOKNodeClass', 'MutatingWebhookConfiguration', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
 
 export function pathOf(apiVersion: string, kind: string, namespace?: string, name?: string): string {
   const base = apiVersion.includes('/') ? `/apis/${apiVersion}` : `/api/${apiVersion}`;

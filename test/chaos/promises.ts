@@ -1,0 +1,115 @@
+// The promises a robustness run checks (docs/operations.md#robustness-runs), judged from the API
+// server's objects alone: a pure function of one observation, so a test can hold it to cases.
+type Obj = Record<string, any>;
+
+const ZONE = 'topology.kubernetes.io/zone';
+const ZONES_ANNOTATION = 'zonekeeper.io/zones';
+const INSTANCE_ID = 'zonekeeper.io/instance-id';
+
+/** What the run asks of each workload it created. */
+export type RunPromise =
+  /** Each bound pod of a StatefulSet in its ordinal's zone of the frozen list, or its bound volume's. */
+  | { kind: 'pinned'; namespace: string; name: string; claim?: string }
+  /** At most `max[zone]` live, bound pods of the app in each zone named (a maxReplicas, a subset's quota). */
+  | { kind: 'maximum'; namespace: string; name: string; max: Readonly<Record<string, number>> }
+  /** Instance IDs unique among the live pods; once the run is quiet, in [0, replicas) too. */
+  | { kind: 'instance-ids'; namespace: string; name: string }
+  /** Never evicted by repair: its pods are held by their bound volumes. */
+  | { kind: 'never-evicted'; namespace: string; name: string };
+
+/** One read of the cluster: the objects of the run's namespaces. */
+export interface Observation {
+  pods: readonly Obj[];
+  nodes: readonly Obj[];
+  workloads: readonly Obj[];
+  volumes: readonly Obj[];
+  claims: readonly Obj[];
+  /** zonekeeper's `Rebalanced` Events. */
+  evictions: readonly Obj[];
+}
+
+export interface Violation {
+  /** The promise broken; `no-crash`: a zonekeeper process ended by itself. */
+  promise: RunPromise['kind'] | 'no-crash';
+  /** What it is about (namespace/pod, or namespace/workload): the same violation seen twice has the same subject. */
+  subject: string;
+  detail: string;
+}
+
+const live = (p: Obj) => !p.metadata.deletionTimestamp && p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed';
+const appOf = (p: Obj) => p.metadata.labels?.app as string | undefined;
+
+/** Every broken promise in one observation; `quiet`: the run's faults are over and it has settled. */
+export function brokenPromises(promises: readonly RunPromise[], o: Observation, quiet = false): Violation[] {
+  const zoneOfNode = new Map(o.nodes.map((n) => [n.metadata.name as string, n.metadata.labels?.[ZONE] as string | undefined]));
+  const podsOf = (namespace: string, name: string) => o.pods.filter((p) => p.metadata.namespace === namespace && appOf(p) === name);
+  const out: Violation[] = [];
+  for (const pr of promises) {
+    const pods = podsOf(pr.namespace, pr.name);
+    const subject = (p: Obj) => `${p.metadata.namespace}/${p.metadata.name}`;
+    if (pr.kind === 'pinned') {
+      const w = o.workloads.find((x) => x.kind === 'StatefulSet' && x.metadata.namespace === pr.namespace && x.metadata.name === pr.name);
+      const list = String(w?.metadata.annotations?.[ZONES_ANNOTATION] ?? '').split(',').filter(Boolean);
+      for (const p of pods) {
+        const zone = p.spec.nodeName ? zoneOfNode.get(p.spec.nodeName) : undefined;
+        if (zone === undefined) continue;
+        const ordinal = Number(String(p.metadata.name).split('-').pop());
+        const volumeZone = pr.claim ? boundVolumeZone(o, pr.namespace, `${pr.claim}-${p.metadata.name}`) : undefined;
+        const allowed = volumeZone ?? (list.length > 0 ? list[ordinal % list.length] : undefined);
+        // A pod bound before its list is seen frozen cannot be judged yet; the next observation will.
+        if (allowed !== undefined && zone !== allowed) {
+          out.push({ promise: 'pinned', subject: subject(p), detail: `ordinal ${ordinal} bound in ${zone}, allowed ${allowed} (${volumeZone ? 'its volume' : `list ${list.join(',')}`})` });
+        }
+      }
+    } else if (pr.kind === 'maximum') {
+      const counts = new Map<string, string[]>();
+      for (const p of pods) {
+        const zone = p.spec.nodeName && live(p) ? zoneOfNode.get(p.spec.nodeName) : undefined;
+        if (zone !== undefined) counts.set(zone, [...(counts.get(zone) ?? []), p.metadata.name]);
+      }
+      for (const [zone, max] of Object.entries(pr.max)) {
+        const names = counts.get(zone) ?? [];
+        if (names.length > max) out.push({ promise: 'maximum', subject: `${pr.namespace}/${pr.name}@${zone}`, detail: `${names.length} pods in ${zone}, at most ${max}: ${names.join(', ')}` });
+      }
+    } else if (pr.kind === 'instance-ids') {
+      const holders = new Map<string, string[]>();
+      for (const p of pods.filter(live)) {
+        const id = p.metadata.annotations?.[INSTANCE_ID];
+        if (id !== undefined) holders.set(id, [...(holders.get(id) ?? []), p.metadata.name]);
+      }
+      for (const [id, names] of holders) {
+        if (names.length > 1) out.push({ promise: 'instance-ids', subject: `${pr.namespace}/${pr.name}#${id}`, detail: `ID ${id} held by ${names.join(', ')}` });
+      }
+      const w = o.workloads.find((x) => x.kind === 'Deployment' && x.metadata.namespace === pr.namespace && x.metadata.name === pr.name);
+      const replicas = Number(w?.spec.replicas ?? 0);
+      if (quiet) {
+        for (const [id, names] of holders) {
+          if (!(Number(id) >= 0 && Number(id) < replicas)) out.push({ promise: 'instance-ids', subject: `${pr.namespace}/${pr.name}#${id}`, detail: `ID ${id} of ${names.join(', ')} outside [0, ${replicas})` });
+        }
+      }
+    } else {
+      for (const e of o.evictions) {
+        const pod = e.involvedObject;
+        if (pod?.kind === 'Pod' && pod.namespace === pr.namespace && String(pod.name).startsWith(`${pr.name}-`)) {
+          out.push({ promise: 'never-evicted', subject: `${pr.namespace}/${pod.name}`, detail: `evicted by repair (${e.message}) though its volume holds it` });
+        }
+      }
+    }
+  }
+  return out;
+}
+
+/** The zone of the volume a claim is bound to, if it is. */
+function boundVolumeZone(o: Observation, namespace: string, claim: string): string | undefined {
+  const pvc = o.claims.find((c) => c.metadata.namespace === namespace && c.metadata.name === claim);
+  const pv = pvc?.spec.volumeName ? o.volumes.find((v) => v.metadata.name === pvc.spec.volumeName) : undefined;
+  const terms = pv?.spec.nodeAffinity?.required?.nodeSelectorTerms ?? [];
+  for (const t of terms) for (const e of t.matchExpressions ?? []) if (e.key === ZONE && e.operator === 'In' && e.values?.length === 1) return e.values[0];
+  return undefined;
+}
+
+/** Violations seen in both of two reads: a second read before anything is called a violation. */
+export function confirmed(first: readonly Violation[], second: readonly Violation[]): Violation[] {
+  const again = new Set(second.map((v) => `${v.promise}\u0000${v.subject}`));
+  return first.filter((v) => again.has(`${v.promise}\u0000${v.subject}`));
+}

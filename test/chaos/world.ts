@@ -1,0 +1,210 @@
+// The cluster a robustness run drives (docs/operations.md#robustness-runs): a real control plane,
+// production-shaped pools in zones of unequal size, zonekeeper as users run it (two replicas on
+// a Lease, reaching kube-apiserver through a proxy that can cut its watches), and a workload of
+// every kind it places, through each transport: its own scheduler's extender, the gate, admission.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse, parseAllDocuments, stringify } from 'yaml';
+import { ADMISSION_LABEL, admissionConfig, admissionReady, webhookConfiguration } from '../e2e/admissionWebhook.js';
+import type { ControlPlane, Zonekeeper } from '../e2e/controlPlane.js';
+import { eventually, Kube, type Obj } from '../e2e/kube.js';
+import { addPools, deployment, preBoundVolume, SCHEDULER, statefulSet, type NodePool } from '../e2e/workloads.js';
+import { cuttingProxy, type CuttingProxy } from './proxy.js';
+import type { RunPromise } from './promises.js';
+
+export const NS = 'chaos';
+export const ADMITTED_NS = 'chaos-admitted';
+const ZONE = 'topology.kubernetes.io/zone';
+const GATE = { schedulingGates: [{ name: 'zonekeeper.io/zone' }] };
+const ZONEKEEPER_USER = 'system:serviceaccount:zonekeeper-system:zonekeeper';
+
+/** Zones of unequal size, a tainted pool in two of them, and a zone of tainted nodes only. */
+export const POOLS: NodePool[] = [
+  { name: 'general', perZone: { 'zone-a': 3, 'zone-b': 2, 'zone-c': 1 } },
+  { name: 'db', perZone: { 'zone-a': 1, 'zone-b': 1 }, labels: { pool: 'db' }, taints: [{ key: 'dedicated', value: 'db', effect: 'NoSchedule' }] },
+  { name: 'gpu', perZone: { 'zone-d': 1 }, labels: { accelerator: 'gpu' }, taints: [{ key: 'nvidia.com/gpu', effect: 'NoSchedule' }] },
+];
+
+/** A workload of the run: what the walk may do to it, and what is promised of it. */
+export interface RunWorkload {
+  namespace: string;
+  name: string;
+  kind: 'StatefulSet' | 'Deployment';
+  /** Replicas the walk may scale it between (equal: never scaled). */
+  scale: [number, number];
+  rollout: boolean;
+  /** Repair is opted in: once healed, its pods must be back on their seats. */
+  repaired?: boolean;
+}
+
+export interface World {
+  cp: ControlPlane;
+  kube: Kube;
+  proxy: CuttingProxy;
+  workloads: RunWorkload[];
+  promises: RunPromise[];
+  /** The replica kube-scheduler calls and the webhook reaches, and the other one; restarted by the walk. */
+  replicas: { primary: Zonekeeper; standby: Zonekeeper };
+  restart(which: 'primary' | 'standby'): Promise<Zonekeeper>;
+  /** The nodes the run started with, by name: zone. */
+  nodes: Map<string, string>;
+  stop(): Promise<void>;
+}
+
+/** Zone limits the run promises: the web Deployment's zone-c maximum, the WorkloadSpread's quotas. */
+const WEB_MAX = { 'zone-c': 1 };
+const SPREAD_QUOTA = { 'zone-a': 2, 'zone-b': 1 };
+
+export async function buildWorld(cp: ControlPlane, pick: (n: number) => number): Promise<World> {
+  const webhook = await admissionConfig();
+  const standbyAdmission = await admissionConfig();
+  const base = {
+    deletionCost: { enabled: true, intervalSeconds: 2 },
+    rebalance: { enabled: true, zoneStableSeconds: 10, intervalSeconds: 2, evictionsPerMinute: 6 },
+    gate: { intervalSeconds: 1 },
+    leaderElection: { namespace: 'zonekeeper-system' },
+  };
+  await cp.up([{ name: 'default-scheduler', extender: false }, { name: SCHEDULER, extender: true }], { ...base, admission: webhook.admission });
+  const kube = new Kube(cp.api);
+  await cp.zonekeeper!.stop();
+  // zonekeeper as its own ServiceAccount (cluster-admin, so that a policy can refuse its writes alone), through the proxy.
+  await kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'zonekeeper-system' } });
+  await kube.create({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'zonekeeper', namespace: 'zonekeeper-system' } });
+  await kube.create({
+    apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'zonekeeper-chaos' },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
+    subjects: [{ kind: 'ServiceAccount', name: 'zonekeeper', namespace: 'zonekeeper-system' }],
+  });
+  const admin = parse(readFileSync(cp.kubeconfig, 'utf8'));
+  const apiPort = Number(new URL(admin.clusters[0].cluster.server).port);
+  const proxy = await cuttingProxy(apiPort);
+  const token = await longToken(kube);
+  admin.clusters[0].cluster.server = `https://127.0.0.1:${proxy.port}`;
+  admin.users = [{ name: 'admin', user: { token } }];
+  const kubeconfig = join(cp.dir, 'kubeconfig-zonekeeper-proxied');
+  writeFileSync(kubeconfig, stringify(admin));
+  const configs = { primary: { ...base, admission: webhook.admission }, standby: { ...base, admission: standbyAdmission.admission } };
+  const replicas = {
+    primary: await cp.startZonekeeper(configs.primary, kubeconfig),
+    standby: await cp.startReplica('zonekeeper-standby', configs.standby, kubeconfig),
+  };
+  const restart = async (which: 'primary' | 'standby') => {
+    await replicas[which].stop('SIGKILL');
+    replicas[which] = which === 'primary' ? await cp.startZonekeeper(configs.primary, kubeconfig) : await cp.startReplica('zonekeeper-standby', configs.standby, kubeconfig);
+    return replicas[which];
+  };
+
+  const nodes = await addPools(kube, POOLS);
+  const crd = parseAllDocuments(readFileSync(new URL('../../manifests/workloadspread-crd/50-workloadspread-crd.yaml', import.meta.url), 'utf8'))[0]!.toJS();
+  await kube.create(crd);
+  await kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
+  await kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ADMITTED_NS, labels: { [ADMISSION_LABEL]: 'enabled' } } });
+  await kube.create(webhookConfiguration(webhook.port));
+  await kube.create(refusingPolicy());
+  await eventually('one replica holds the Lease', async () => (await Promise.all(Object.values(replicas).map(leads))).some(Boolean), 60_000, 500);
+  await eventually('the primary holds the Lease', async () => {
+    if (await leads(replicas.primary)) return true;
+    await restart('standby');
+    return false;
+  }, 60_000, 2000);
+  await admissionReady(kube, replicas.primary.admin);
+  await eventually('the WorkloadSpread CRD is watched', async () =>
+    ((await (await fetch(`${replicas.primary.admin}/debug/cache`)).json()) as Obj).workloadSpreadCRD === 'present', 60_000, 500);
+
+  const { workloads, promises } = await createWorkloads(kube, pick);
+  return {
+    cp, kube, proxy, workloads, promises, nodes, restart,
+    get replicas() { return replicas; },
+    async stop() {
+      await proxy.close();
+    },
+  };
+}
+
+/** Whether a replica holds the Lease (its own word). */
+export async function leads(z: Zonekeeper): Promise<boolean> {
+  try {
+    return /^zonekeeper_leader 1$/m.test(await (await fetch(`${z.admin}/metrics`, { signal: AbortSignal.timeout(2000) })).text());
+  } catch {
+    return false;
+  }
+}
+
+/** A token for zonekeeper's ServiceAccount that outlives a long run (the harness's lasts an hour). */
+async function longToken(kube: Kube): Promise<string> {
+  const review = await kube.call('POST', '/api/v1/namespaces/zonekeeper-system/serviceaccounts/zonekeeper/token', {
+    apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 7 * 24 * 3600 },
+  });
+  return review.status.token;
+}
+
+/** The policy a "writes refused" fault binds: every update zonekeeper makes to pods and workloads is refused. */
+function refusingPolicy(): Obj {
+  return {
+    apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingAdmissionPolicy', metadata: { name: 'chaos-refuse-zonekeeper-writes' },
+    spec: {
+      failurePolicy: 'Fail',
+      matchConstraints: { resourceRules: [{ apiGroups: ['', 'apps'], apiVersions: ['v1'], operations: ['UPDATE'], resources: ['pods', 'statefulsets', 'deployments'] }] },
+      matchConditions: [{ name: 'zonekeeper', expression: `request.userInfo.username == '${ZONEKEEPER_USER}'` }],
+      validations: [{ expression: 'false', message: 'refused by the robustness run (writes refused)' }],
+    },
+  };
+}
+
+/** The binding that turns the refusal on; deleting it turns it off. */
+export const REFUSING_BINDING: Obj = {
+  apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingAdmissionPolicyBinding', metadata: { name: 'chaos-refuse-zonekeeper-writes' },
+  spec: { policyName: 'chaos-refuse-zonekeeper-writes', validationActions: ['Deny'] },
+};
+
+async function createWorkloads(kube: Kube, pick: (n: number) => number): Promise<{ workloads: RunWorkload[]; promises: RunPromise[] }> {
+  const zones = ['zone-a', 'zone-b', 'zone-c'];
+  const container = { name: 'c', image: 'busybox', resources: { requests: { cpu: '10m' } } };
+  const withSchedulerName = { schedulerName: SCHEDULER };
+  // The extender: a pinned StatefulSet, and one whose claims are bound in zones chosen by the seed.
+  await kube.create(statefulSet(NS, 'pin', 3, withSchedulerName));
+  const volumeZones = [0, 1, 2].map(() => zones[pick(zones.length)]!);
+  for (const [i, z] of volumeZones.entries()) await kube.create(preBoundVolume(NS, `data-vol-${i}`, z));
+  await kube.create(statefulSet(NS, 'vol', 3, { ...withSchedulerName, containers: [{ ...container, volumeMounts: [{ name: 'data', mountPath: '/data' }] }] },
+    { volumeClaimTemplates: [{ metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], storageClassName: '', resources: { requests: { storage: '1Gi' } } } }] }));
+  // The extender: zone balance under a maximum, and a WorkloadSpread's quotas (a last subset without one).
+  const web = deployment(NS, 'web', 4);
+  web.metadata.annotations = { 'zonekeeper.io/zone-preferences': JSON.stringify({ zones: { '*': { weight: 1 }, 'zone-c': { weight: 1, maxReplicas: WEB_MAX['zone-c'] } } }) };
+  await kube.create(web);
+  const term = (values: string[]) => ({ matchExpressions: [{ key: ZONE, operator: 'In', values }] });
+  await kube.create({
+    apiVersion: 'apps.kruise.io/v1alpha1', kind: 'WorkloadSpread', metadata: { name: 'spread', namespace: NS },
+    spec: {
+      targetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'spread' },
+      subsets: [
+        { name: 'a', requiredNodeSelectorTerm: term(['zone-a']), maxReplicas: SPREAD_QUOTA['zone-a'] },
+        { name: 'b', requiredNodeSelectorTerm: term(['zone-b']), maxReplicas: SPREAD_QUOTA['zone-b'] },
+        { name: 'rest', requiredNodeSelectorTerm: term(['zone-c']) },
+      ],
+    },
+  });
+  await kube.create(deployment(NS, 'spread', 4));
+  // The gate: a pinned StatefulSet, and instance IDs with repair opted in behind a PodDisruptionBudget.
+  await kube.create(statefulSet(NS, 'gated', 3, GATE));
+  const ids = deployment(NS, 'ids', 3);
+  ids.metadata.annotations = { 'zonekeeper.io/instance-ids': 'true', 'zonekeeper.io/rebalance': 'true' };
+  ids.spec.template.spec = { ...ids.spec.template.spec, ...GATE };
+  delete ids.spec.template.spec.schedulerName;
+  await kube.create(ids);
+  await kube.create({ apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', metadata: { name: 'ids', namespace: NS }, spec: { maxUnavailable: 1, selector: { matchLabels: { app: 'ids' } } } });
+  // Admission: a pinned StatefulSet whose template names neither zonekeeper nor its gate.
+  await kube.create(statefulSet(ADMITTED_NS, 'admitted', 3));
+
+  const sts = (namespace: string, name: string, scale: [number, number]): RunWorkload => ({ namespace, name, kind: 'StatefulSet', scale, rollout: false });
+  const dep = (name: string, scale: [number, number]): RunWorkload => ({ namespace: NS, name, kind: 'Deployment', scale, rollout: true });
+  return {
+    workloads: [sts(NS, 'pin', [1, 6]), sts(NS, 'vol', [3, 3]), sts(NS, 'gated', [1, 6]), sts(ADMITTED_NS, 'admitted', [1, 6]),
+      dep('web', [2, 6]), dep('spread', [2, 6]), { ...dep('ids', [2, 5]), repaired: true }],
+    promises: [
+      { kind: 'pinned', namespace: NS, name: 'pin' }, { kind: 'pinned', namespace: NS, name: 'vol', claim: 'data' },
+      { kind: 'pinned', namespace: NS, name: 'gated' }, { kind: 'pinned', namespace: ADMITTED_NS, name: 'admitted' },
+      { kind: 'maximum', namespace: NS, name: 'web', max: WEB_MAX }, { kind: 'maximum', namespace: NS, name: 'spread', max: SPREAD_QUOTA },
+      { kind: 'instance-ids', namespace: NS, name: 'ids' }, { kind: 'never-evicted', namespace: NS, name: 'vol' },
+    ],
+  };
+}

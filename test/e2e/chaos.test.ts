@@ -1,0 +1,25 @@
+// A short robustness run on every version CI tests (docs/operations.md#robustness-runs): a fixed
+// seed on the newest, a random one (printed, to replay) on the others. `npm run test:chaos`
+// runs a long one.
+import assert from 'node:assert/strict';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { kubeVersions } from './controlPlane.js';
+import { failed, printFigures, robustnessRun } from '../chaos/run.js';
+
+const FIXED_SEED = 20261126;
+const SECONDS = Number(process.env.ZK_CHAOS_SECONDS ?? 120);
+const versions = kubeVersions();
+
+for (const [i, k] of versions.entries()) describe(`[${k.version}] a robustness run`, () => {
+  const seed = i === versions.length - 1 ? FIXED_SEED : Math.floor(Math.random() * 2 ** 31);
+  it(`seed ${seed}, ${SECONDS}s of random operations and faults: no promise broken, converged after`, { timeout: (SECONDS + 900) * 1000 }, async () => {
+    const f = await robustnessRun({ seed, seconds: SECONDS, bin: k.bin, history: join(tmpdir(), `zonekeeper-chaos-${k.version}-${seed}.jsonl`), convergeSeconds: 240 });
+    const text = printFigures(f);
+    console.log(text.split('\n').map((l) => `# ${l}`).join('\n'));
+    assert.ok(f.operations > 0 && f.faults > 0 && f.checks > 0, 'the walk did something');
+    assert.deepEqual(f.violations, [], text);
+    assert.ok(!failed(f), text);
+  });
+});
