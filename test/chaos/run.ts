@@ -90,6 +90,22 @@ async function unsettled(world: World, o: Observation): Promise<string[]> {
   return out;
 }
 
+/** Each pod not bound and why, by kube-scheduler's condition and zonekeeper's explanation: what a run that did not converge waits on. */
+async function pendingReasons(world: World): Promise<string[]> {
+  const holder = (await leads(world.replicas.primary)) ? world.replicas.primary : world.replicas.standby;
+  const out: string[] = [];
+  for (const ns of [NS, ADMITTED_NS]) {
+    for (const p of await world.kube.list('v1', 'Pod', ns)) {
+      if (p.spec.nodeName) continue;
+      const scheduled = (p.status?.conditions ?? []).find((c: { type: string }) => c.type === 'PodScheduled');
+      const explain = await (await fetch(`${holder.admin}/debug/explain?pod=${ns}/${p.metadata.name}`)).json().catch(() => ({})) as { summary?: string };
+      out.push(`${ns}/${p.metadata.name} (created ${p.metadata.creationTimestamp}, gates ${JSON.stringify(p.spec.schedulingGates ?? [])}, `
+        + `nodeSelector ${JSON.stringify(p.spec.nodeSelector ?? {})}): kube-scheduler: ${scheduled?.message ?? 'no PodScheduled condition'}; zonekeeper: ${explain.summary ?? '?'}`);
+    }
+  }
+  return out;
+}
+
 export async function robustnessRun(o: RunOptions): Promise<RunFigures> {
   const rng = seededRandom(o.seed);
   const cp = new ControlPlane(o.bin);
@@ -192,6 +208,7 @@ export async function robustnessRun(o: RunOptions): Promise<RunFigures> {
       }
       await sleep(2000);
     }
+    if (figures.convergedAfter === undefined) for (const line of await pendingReasons(world).catch((err: Error) => [err.message])) log('pending', line);
     await check(true);
     log('end', figures);
     return figures;
