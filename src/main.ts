@@ -140,7 +140,9 @@ export async function startServer(config: Config, choice: SourceChoice, log: Log
   }
   if (config.workloadSpread.writeStatus && api) {
     controllers.push(workloadSpreadStatusController(api, source, { ...config.placement }, extender.state.reservations, { record: actuator.recordEvent },
-      { intervalSeconds: config.workloadSpread.statusIntervalSeconds, patchesApplied: !!config.admission.listen }, log, metrics, lists));
+      { intervalSeconds: config.workloadSpread.statusIntervalSeconds, patchesApplied: !!config.admission.listen,
+        rescheduleEvictionsPerMinute: config.workloadSpread.rescheduleEvictionsPerMinute, rescheduleDryRun: config.workloadSpread.rescheduleDryRun },
+      log, metrics, lists));
   }
   // Health is kept in every replica (metrics, the page); only the Lease's holder records its Events.
   const layoutHealth = healthTracker(source, extender.state, actuator.recordEvent, config.health, log);
