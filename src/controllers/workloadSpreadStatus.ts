@@ -100,8 +100,9 @@ export function workloadSpreadStatusController(
       }
     }
     const waitMs = await reschedule(ws, pass);
-    const next = Math.min(pass.nextCheckMs ?? Infinity, waitMs ?? Infinity);
-    return next === Infinity ? undefined : { againAfterMs: next };
+    // At most an interval ahead: a timer is never set years ahead by a rescheduleCriticalSeconds of years.
+    const next = Math.min(pass.nextCheckMs ?? Infinity, waitMs ?? Infinity, opts.intervalSeconds * 1000);
+    return pass.nextCheckMs === undefined && waitMs === undefined ? undefined : { againAfterMs: next };
   }
 
   /**
