@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { EventRecorder } from '../actuator/events.js';
 import { systemClock, type Timers } from '../common/clock.js';
 import { statusMessage, type ApiClient } from '../cluster/apiClient.js';
-import { statusDigest, type SlimWorkloadSpread } from '../cluster/objects.js';
+import { statusDigest, type SlimWorkloadSpread, type SubsetCondition } from '../cluster/objects.js';
 import type { WorkResult } from '../common/workQueue.js';
 import type { SnapshotSource } from '../cluster/source.js';
 import type { Metrics } from '../metrics/metrics.js';
@@ -41,6 +41,8 @@ export function workloadSpreadStatusController(
 ) {
   /** Digests written that the watch may not show yet, by WorkloadSpread key. */
   const written = new Map<string, string>();
+  /** The conditions of those writes: the next pass starts from them, not from the cache's, so their times do not move. */
+  const writtenConditions = new Map<string, ReadonlyMap<string, SubsetCondition>>();
   const warned = new Set<string>();
   /** Pods evicted or announced (dry run), by UID: not again while the cache still shows them. */
   const rescheduled = new Set<string>();
@@ -82,6 +84,7 @@ export function workloadSpreadStatusController(
     for (const x of snapshot.workloadSpreads(namespace!)) if (x.name === name) ws = x;
     if (!ws) {
       written.delete(key);
+      writtenConditions.delete(key);
       return;
     }
     if (!opts.patchesApplied && ws.patches.size > 0 && !warned.has(`${ws.uid}/${ws.generation}`)) {
@@ -90,11 +93,15 @@ export function workloadSpreadStatusController(
       events.record(ws, 'Warning', 'SubsetPatchIgnored',
         `subsets ${[...ws.patches.keys()].join(', ')} have a patch: zonekeeper applies subset patches only at admission (admission.listen), which is off`);
     }
-    const pass = workloadSpreadStatus(ws, snapshot, settings, reservations, clock.now(), lists);
+    const seen = written.has(key) && writtenConditions.has(key) ? { ...ws, schedulable: writtenConditions.get(key)! } : ws;
+    const pass = workloadSpreadStatus(seen, snapshot, settings, reservations, clock.now(), lists);
     const { status } = pass;
     const digest = statusDigest(status.observedGeneration, status.subsetStatuses);
-    if (digest === ws.statusDigest) written.delete(key);
-    else if (written.get(key) !== digest && await write(ws, kruiseStatusJson(status), digest, key)) {
+    if (digest === ws.statusDigest) {
+      written.delete(key);
+      writtenConditions.delete(key);
+    } else if (written.get(key) !== digest && await write(ws, kruiseStatusJson(status), digest, key)) {
+      writtenConditions.set(key, new Map(status.subsetStatuses.flatMap((x) => x.conditions.map((c) => [x.name, c] as const))));
       for (const subset of pass.recovered) {
         events.record(ws, 'Normal', 'RecoverSchedulable', `Subset ${subset} of WorkloadSpread ${ws.namespace}/${ws.name} is recovered from unschedulable to schedulable`);
       }
@@ -152,6 +159,7 @@ export function workloadSpreadStatusController(
 
   return queue.controller(() => {
     written.clear();
+    writtenConditions.clear();
     rescheduled.clear();
   });
 }
