@@ -4,6 +4,7 @@ import { deletionCostController } from './controllers/deletionCosts.js';
 import { instancePodAnnotator } from './controllers/instancePods.js';
 import { podAnnotationController } from './controllers/podAnnotations.js';
 import { workloadSpreadStatusController } from './controllers/workloadSpreadStatus.js';
+import { ownerArrival } from './admission/ownerArrival.js';
 import { healthTracker } from './controllers/layoutHealth.js';
 import { repairController } from './controllers/repair.js';
 import { leaseElector } from './actuator/leaderElection.js';
@@ -62,6 +63,8 @@ function openSource(choice: SourceChoice, config: Config, log: Logger, metrics: 
 }
 
 const IN_CLUSTER_NAMESPACE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
+/** How long admission waits for the watch to show a new pod's ReplicaSet or StatefulSet: well under the webhook's 5 s timeout. */
+const OWNER_ARRIVAL_MS = 1_000;
 
 /** The Lease's namespace: configured, else the pod's own, else default. */
 export function leaseNamespace(configured: string, read: (p: string) => string = (p) => readFileSync(p, 'utf8')): string {
@@ -140,7 +143,9 @@ export async function startServer(config: Config, choice: SourceChoice, log: Log
   }
   if (config.workloadSpread.writeStatus && api) {
     controllers.push(workloadSpreadStatusController(api, source, { ...config.placement }, extender.state.reservations, { record: actuator.recordEvent },
-      { intervalSeconds: config.workloadSpread.statusIntervalSeconds, patchesApplied: !!config.admission.listen }, log, metrics, lists));
+      { intervalSeconds: config.workloadSpread.statusIntervalSeconds, patchesApplied: !!config.admission.listen,
+        rescheduleEvictionsPerMinute: config.workloadSpread.rescheduleEvictionsPerMinute, rescheduleDryRun: config.workloadSpread.rescheduleDryRun },
+      log, metrics, lists));
   }
   // Health is kept in every replica (metrics, the page); only the Lease's holder records its Events.
   const layoutHealth = healthTracker(source, extender.state, actuator.recordEvent, config.health, log);
@@ -200,6 +205,7 @@ export async function startServer(config: Config, choice: SourceChoice, log: Log
     : undefined;
   const admissionDeps = {
     decide: extender.decideAdmission, leading: () => lead.holds, gateEnabled: !!gate, applySubsetPatches: config.workloadSpread.writeStatus, log,
+    ownerArrival: ownerArrival(source, OWNER_ARRIVAL_MS),
   };
   const admission = config.admission.listen
     ? await listen(admissionRoutes(admissionDeps, metrics, log, config.admission.bodyLimitBytes), config.admission.listen,

@@ -19,6 +19,8 @@ export interface AdmissionDeps {
   gateEnabled: boolean;
   /** zonekeeper owns WorkloadSpreads (workloadSpread.writeStatus, no OpenKruise): admission applies subsets' patches. */
   applySubsetPatches: boolean;
+  /** Resolves once the watch shows the pod's controller, or after a short wait (admission/ownerArrival.ts). */
+  ownerArrival?: (pod: SlimPod) => Promise<void>;
   log: Logger;
 }
 
@@ -45,6 +47,7 @@ export async function admitPod(create: PodCreate, deps: AdmissionDeps): Promise<
   const raw = { ...create.object, metadata };
   // No UID yet: the review's, marked, names it until the watch shows the stored pod (decision/reservations.ts).
   const pod = { ...slimPod(raw, unshared), uid: `${ADMITTED_UID_PREFIX}${create.uid}` };
+  await deps.ownerArrival?.(pod);
   const d = await deps.decide(pod, { dryRun: create.dryRun, leading: deps.leading() });
   const subsetPatch = d.kind === 'subset' && deps.applySubsetPatches ? d.patch : undefined;
   if (d.kind === 'gate') {

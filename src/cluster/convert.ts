@@ -8,7 +8,7 @@ import {
   statusDigest,
   MAX_INDEX, SCALE_REPORT_MESSAGE, type NodeSelectorTerm, type SlimAutoscalerStatus, type SlimNodePool, type SlimScaleReport, type OwnerRef, type PendingPod,
   type ReservedOrdinals, type SlimNode, type SlimPod, type SlimPV, type SlimPVC, type SlimStorageClass,
-  type SlimWorkload, type SlimWorkloadSpread, type Taint,
+  type SlimWorkload, type SlimWorkloadSpread, type SubsetCondition, type Taint,
 } from './objects.js';
 import { nodeSelection, nodeSelectorTerm, NO_TOLERATIONS, sharedList, sharedSelection, sharedTolerations, templateNeeds, tolerationKey, tolerations } from './nodeNeeds.js';
 import { str, stringMap, type Raw } from './rawFields.js';
@@ -168,6 +168,8 @@ export function slimPod(o: Raw, share = intern): SlimPod {
     tolerations: share === unshared ? tolerations(o.spec?.tolerations) : sharedTolerations(o.spec?.tolerations),
     selection: nodeSelection(o.spec, share !== unshared),
     ...gateOf(meta, o.spec),
+    ...(!o.spec?.nodeName && conditions.some((c) => c?.type === 'PodScheduled' && c?.status === 'False' && c?.reason === 'Unschedulable')
+      ? { unschedulable: true } : {}),
   };
 }
 
@@ -345,7 +347,27 @@ export function slimWorkloadSpread(o: Raw): SlimWorkloadSpread {
     patches: new Map(subsets.filter((s) => s?.patch && typeof s.patch === 'object' && !Array.isArray(s.patch) && Object.keys(s.patch).length > 0)
       .map((s) => [str(s.name), s.patch])),
     statusDigest: digestOf(o.status),
+    schedulable: schedulableOf(o.status),
   };
+}
+
+/** A written condition: type, status True or False, reason, lastTransitionTime. */
+function subsetCondition(c: Raw): SubsetCondition | undefined {
+  if (c?.type !== 'Schedulable' || (c.status !== 'True' && c.status !== 'False')) return undefined;
+  return { type: 'Schedulable', status: c.status, reason: str(c.reason), lastTransitionTime: str(c.lastTransitionTime) };
+}
+
+const conditionsOf = (s: Raw): SubsetCondition[] =>
+  (Array.isArray(s?.conditions) ? s.conditions : []).map(subsetCondition).filter((c: SubsetCondition | undefined) => c !== undefined);
+
+/** Each subset's Schedulable condition in a written status. */
+function schedulableOf(status: Raw): ReadonlyMap<string, SubsetCondition> {
+  const out = new Map<string, SubsetCondition>();
+  for (const s of Array.isArray(status?.subsetStatuses) ? status.subsetStatuses : []) {
+    const c = conditionsOf(s)[0];
+    if (c) out.set(str(s?.name), c);
+  }
+  return out;
 }
 
 /** The digest of a written status (objects.statusDigest); '' when there is none. */
@@ -355,6 +377,8 @@ function digestOf(status: Raw): string {
     name: str(s?.name), replicas: typeof s?.replicas === 'number' ? s.replicas : 0,
     missingReplicas: typeof s?.missingReplicas === 'number' ? s.missingReplicas : 0,
     creatingPods: s?.creatingPods && typeof s.creatingPods === 'object' ? s.creatingPods : {},
+    deletingPods: s?.deletingPods && typeof s.deletingPods === 'object' ? s.deletingPods : {},
+    conditions: conditionsOf(s),
   }));
   return statusDigest(typeof status.observedGeneration === 'number' ? status.observedGeneration : 0, subsets);
 }

@@ -81,6 +81,8 @@ export interface SlimPod {
   tolerations: readonly Toleration[];
   /** It carries the scheduling gate zonekeeper.io/zone: held until zonekeeper writes its zone. */
   gated: boolean;
+  /** Unbound with PodScheduled False for `Unschedulable`: kube-scheduler found no node (what Adaptive reschedules). */
+  unschedulable?: boolean;
   /** For a gated pod only: what the gate's patch is conditional on, and the other gates it keeps. */
   gate?: { resourceVersion: string; otherGates: readonly string[] };
   /** Its node selector and required node affinity; undefined when it sets neither. Shared between equal pods. */
@@ -198,6 +200,17 @@ export interface SlimWorkloadSpread {
   patches: ReadonlyMap<string, Readonly<Record<string, unknown>>>;
   /** The status fields zonekeeper writes, as the object has them (statusDigest). */
   statusDigest: string;
+  /** Each subset's `Schedulable` condition as the status has it (OpenKruise's controller or zonekeeper wrote it). */
+  schedulable: ReadonlyMap<string, SubsetCondition>;
+}
+
+/** A subset's `Schedulable` condition (OpenKruise's WorkloadSpreadSubsetCondition). */
+export interface SubsetCondition {
+  type: 'Schedulable';
+  status: 'True' | 'False';
+  reason: string;
+  /** RFC 3339, as written. */
+  lastTransitionTime: string;
 }
 
 /** One subset's status as OpenKruise's controller writes it. */
@@ -206,13 +219,20 @@ export interface WorkloadSpreadSubsetStatus {
   replicas: number;
   /** −1 when the subset is unlimited. */
   missingReplicas: number;
-  /** Pods given a seat in the subset, not yet bound: name → when. */
+  /** Pods given a seat in the subset that the cache does not count in it yet: name → when. */
   creatingPods: Record<string, string>;
+  /** Pods whose deletion was announced and that are still active: name → when (zonekeeper has no pod-deletion webhook: always empty). */
+  deletingPods: Record<string, string>;
+  /** Adaptive only: the `Schedulable` condition. */
+  conditions: SubsetCondition[];
 }
 
 /** What zonekeeper keeps of a WorkloadSpread's status, compared by value. */
 export function statusDigest(observedGeneration: number, subsets: readonly WorkloadSpreadSubsetStatus[]): string {
-  return JSON.stringify([observedGeneration, subsets.map((s) => [s.name, s.replicas, s.missingReplicas, Object.keys(s.creatingPods).sort()])]);
+  return JSON.stringify([observedGeneration, subsets.map((s) => [
+    s.name, s.replicas, s.missingReplicas, Object.keys(s.creatingPods).sort(), Object.keys(s.deletingPods).sort(),
+    s.conditions.map((c) => [c.type, c.status, c.reason, c.lastTransitionTime]),
+  ])]);
 }
 
 /** Ordinals and replica counts are int32 in Kubernetes: a larger index was not written by a controller. */

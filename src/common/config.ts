@@ -147,6 +147,8 @@ const configSchema = z.strictObject({
   workloadSpread: z.strictObject({
     writeStatus: z.boolean().default(false),
     statusIntervalSeconds: positive.default(5),
+    rescheduleEvictionsPerMinute: positive.default(60),
+    rescheduleDryRun: z.boolean().default(false),
   }).prefault({}),
   instanceIds: z.strictObject({
     assignDeadlineMs: z.number().int().min(100).default(2000),

@@ -310,11 +310,13 @@ export function createExtender(deps: ExtenderDeps) {
       const moving = volumeStillMoving(pod, source.snapshot);
       if (moving) return { kind: 'gate', why: moving };
       const nodes = schedulableNow();
-      // Written now or left to the keeper: a pod lifted under an adaptive fallback is the keeper's to watch.
+      // Written now or left to the keeper: a pod lifted under an adaptive fallback is the keeper's to watch, except an Adaptive
+      // subset's when zonekeeper keeps WorkloadSpread status: its controller reschedules the subset's pods as Kruise's does.
+      const watched = (g: GateDecision) => g.kind !== 'wait' && g.kind !== 'as-is' && !!g.fallback && !(g.kind === 'subset' && config.workloadSpread.writeStatus);
       const now = (x: Decided): AdmissionDecision => {
         if (!x.verdict.managed) return { kind: 'as-is', why: x.verdict.summary };
         const g = writtenDecision(x);
-        return g.kind === 'wait' || (g.kind !== 'as-is' && g.fallback) ? { kind: 'gate', why: g.why } : g;
+        return g.kind === 'wait' || watched(g) ? { kind: 'gate', why: g.why } : g;
       };
       if (!o.leading || o.dryRun) {
         const dry = core.decideNow(pod, nodes, { writesSpec: true });

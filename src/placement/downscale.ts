@@ -90,12 +90,13 @@ export function pickPodsToRemove(
 
 /**
  * Deletion costs that make the native controller remove the workload's pods in the order
- * the picker would: WorkloadSpread workloads get Kruise's values, others their rank in the
- * full removal order (0 = removed first).
+ * the picker would: WorkloadSpread workloads get Kruise's values (for every active pod, as
+ * Kruise's controller gives them), others their rank in the full removal order (0 = removed first).
  */
 export function deletionCosts(model: WorkloadModel, snapshot: Snapshot): Map<string, number> {
   const own = policyOf(model)?.deletionCosts;
-  if (own) return own(model, [...model.pods()].filter((p) => p.nodeName), snapshot);
+  // Every active pod, Pending ones too: Kruise gives a pod matched to a subset its subset's cost before it binds.
+  if (own) return own(model, model.pods(), snapshot);
   return new Map(removalOrder(model, snapshot).map((pod, i) => [pod.name, i]));
 }
 

@@ -173,6 +173,8 @@ current-context: c
     if (url.pathname.startsWith('/apis/coordination.k8s.io/v1/')) return this.lease(req, res, url.pathname);
     if (/^\/api\/v1\/namespaces\/[^/]+\/events/.test(url.pathname)) return this.event(req, res, url.pathname);
     if (req.method === 'PATCH') return this.patch(req, res, url.pathname);
+    const evicted = req.method === 'POST' ? /^(\/api\/v1\/namespaces\/[^/]+\/pods\/[^/]+)\/eviction$/.exec(url.pathname)?.[1] : undefined;
+    if (evicted) return this.evict(res, evicted);
     const single = this.findSingle(url.pathname);
     if (single !== undefined) return single ? this.json(res, 200, single) : this.json(res, 404, { kind: 'Status', code: 404, message: 'not found' });
     const path = url.pathname;
@@ -281,7 +283,17 @@ current-context: c
     });
   }
 
+  /** The Eviction API for a pod no PodDisruptionBudget holds: deleted at once. */
+  private evict(res: http.ServerResponse, podPath: string): void {
+    const pod = this.findSingle(podPath);
+    if (!pod) return this.json(res, 404, { kind: 'Status', code: 404, message: `${podPath} not found` });
+    this.delete(pod);
+    this.json(res, 201, { kind: 'Status', status: 'Success' });
+  }
+
   private applyPatch(res: http.ServerResponse, path: string, patch: Raw): void {
+    // The status subresource: only the patch's status applies.
+    if (path.endsWith('/status')) return this.applyPatch(res, path.slice(0, -'/status'.length), { status: patch.status });
     const existing = this.findSingle(path);
     if (!existing) return this.json(res, 404, { kind: 'Status', code: 404, message: `${path} not found` });
     // A merge patch that names a resourceVersion only applies to that version.

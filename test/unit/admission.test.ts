@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { addObject } from '../../src/cluster/source.js';
+import { addObject, memorySource } from '../../src/cluster/source.js';
+import { ownerArrival } from '../../src/admission/ownerArrival.js';
+import { slimPod } from '../../src/cluster/convert.js';
+import { fakeClock } from '../../src/common/clock.js';
 import { admissionRoutes } from '../../src/server/extenderRoutes.js';
 import { admissionPatch, gatePatch, type GateDecision, type JsonPatchOp } from '../../src/placement/zoneGate.js';
 import { subsetPatched } from '../../src/placement/subsetPatch.js';
@@ -213,6 +216,16 @@ describe("admission: a WorkloadSpread subset's patch (seed 004) and instance IDs
     }
   });
 
+  it('an Adaptive WorkloadSpread: standalone, its subset and patch are written at creation (its status controller reschedules); with OpenKruise, the keeper watches it', async () => {
+    const adaptive = { ...spread(), spec: { ...spread().spec, scheduleStrategy: { type: 'Adaptive', adaptive: { rescheduleCriticalSeconds: 5 } } } };
+    const { pod } = await setup({ ws: adaptive })(withContainer(rsPod('web', 'a')));
+    assert.equal(pod.spec.schedulingGates, undefined);
+    assert.deepEqual(JSON.parse(pod.metadata.annotations['apps.kruise.io/matched-workloadspread']), { name: 'ws', subset: 'x86' });
+    assert.equal(pod.metadata.labels['resource.cpu/arch'], 'x86', 'its patch applied, as Kruise\'s webhook applies it');
+    const kruise = await setup({ ws: adaptive, standalone: false })(withContainer(rsPod('web', 'a')));
+    assert.deepEqual(kruise.pod.spec.schedulingGates, [{ name: 'zonekeeper.io/zone' }]);
+  });
+
   it('an instance ID is claimed and written with the zone it pins; a dry run takes none and leaves the pod to the keeper', async () => {
     const more = deployment('ids', 3, { 'zonekeeper.io/instance-ids': 'true', 'zonekeeper.io/zones': 'zone-a,zone-b' });
     const admit = setup({ more });
@@ -240,5 +253,31 @@ describe('subsetPatched: a strategic merge patch on a pod', () => {
     assert.match(subsetPatched(pod, { status: {} }).error ?? '', /sets status/);
     assert.match(subsetPatched(pod, { spec: { nodeName: 'n' } }).error ?? '', /spec.nodeName/);
     assert.match(subsetPatched(pod, []).error ?? '', /not an object/);
+  });
+});
+
+describe("admission waits for a new pod's controller to reach the cache", () => {
+  it('a ReplicaSet the watch shows later: decided once it does, without waiting out the time; one never shown: after the time; a cached owner or none: at once', async () => {
+    const store = storeOf([...nodes(ZONES, 1), ...deployment('old', 1), statefulSet('db', 1)]);
+    const clock = fakeClock();
+    const arrival = ownerArrival(memorySource(store, 'test'), 1_000, clock);
+    let arrived = false;
+    const waiting = arrival(slimPod(rsPod('web', 'a'))).then(() => { arrived = true; });
+    await clock.advance(10);
+    assert.equal(arrived, false, 'web-rs is not cached yet');
+    addObject(store, deployment('web', 1)[1]!);
+    await waiting;
+    assert.equal(clock.now(), 10, 'resolved by the watch, not the timer');
+    let late = false;
+    const never = arrival(slimPod(rsPod('gone', 'a'))).then(() => { late = true; });
+    await clock.advance(999);
+    assert.equal(late, false);
+    await clock.advance(1);
+    await never;
+    const start = clock.now();
+    await arrival(slimPod(rsPod('old', 'a')));
+    await arrival(slimPod(stsPod('db', 0)));
+    await arrival(slimPod({ ...rsPod('bare', 'a'), metadata: { ...rsPod('bare', 'a').metadata, ownerReferences: undefined } }));
+    assert.equal(clock.now() - start, 0, 'a cached owner, or none: no wait');
   });
 });

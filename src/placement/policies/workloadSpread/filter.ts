@@ -4,11 +4,12 @@ import { describeQuota, subsetForIndex, subsetKey, subsetMembership, subsetQuota
 import type { SpreadModel } from './subsets.js';
 
 /**
- * The subset a pod goes to (docs/design.md#workloadspread): Kruise's own choice when the webhook made one,
+ * The subset a pod goes to (docs/design.md#workloadspread): the one its matched-workloadspread annotation names,
  * the ordinal range for StatefulSets, else the first subset in priority order with room.
  * Adaptive skips a subset the scheduler sent no node of at once (unless
  * disableSimulationSchedule); one whose sent nodes the pod's volumes exclude once the pod has
- * waited rescheduleCriticalSeconds, and then marks it unschedulable for everyone.
+ * waited rescheduleCriticalSeconds, and then marks it unschedulable for everyone. A subset the
+ * status marks unschedulable (the controller rescheduled its pods) is skipped until it recovers.
  */
 export function subsetPolicy(ctx: PolicyContext, model: SpreadModel): PolicyOutcome {
   const { input, snapshot } = ctx;
@@ -35,17 +36,19 @@ export function subsetPolicy(ctx: PolicyContext, model: SpreadModel): PolicyOutc
   };
 
   const matched = pod.kruiseMatch?.workloadSpread === ws.name ? ws.subsets.find((s) => s.name === pod.kruiseMatch!.subset) : undefined;
-  if (matched) return outcome(matched, 'chosen by the OpenKruise webhook');
+  // Written at admission by OpenKruise's webhook, or by zonekeeper's own admission or gate (standalone).
+  if (matched) return outcome(matched, 'named by its apps.kruise.io/matched-workloadspread annotation');
+  const adaptive = ws.strategy === 'Adaptive';
 
   if (model.seats === 'ordinal' && workload) {
     const { index } = model.seat(pod);
-    const subset = index >= 0 ? subsetForIndex(ws, index, replicas) : undefined;
+    const marked = (s: string) => adaptive && ws.schedulable.get(s)?.status === 'False';
+    const subset = index >= 0 ? subsetForIndex(ws, index, replicas, marked) : undefined;
     if (!subset) return wait(`ordinal ${pod.ordinal} is beyond every subset's range`);
     return outcome(subset, `ordinal ${pod.ordinal} is in its range`);
   }
 
   const quotas = subsetQuotas(model, replicas, snapshot, input.reservations, pod.uid, (key) => input.unschedulableSubsets.get(key));
-  const adaptive = ws.strategy === 'Adaptive';
   const open = ws.subsets
     .map((subset, i) => ({ subset, quota: quotas[i]! }))
     .filter(({ quota }) => quota.bound + quota.reserved < quota.max

@@ -22,7 +22,7 @@ export interface SubsetQuota {
   max: number;
   bound: number;
   reserved: number;
-  /** Adaptive only: skipped until this time (ms). */
+  /** Adaptive only: skipped until this time (ms); Infinity while the status marks it unschedulable. */
   unschedulableUntil: number | undefined;
 }
 
@@ -68,9 +68,10 @@ export function subsetQuotas(
   reservations: ReservationView, exclude: string, unschedulable: (key: string) => number | undefined,
 ): SubsetQuota[] {
   const { ws } = model;
+  // Marked here (the filter waited) or in the status (the controller rescheduled its pods: until it says Schedulable again).
   const quotas = ws.subsets.map((s): SubsetQuota => ({
     name: s.name, max: resolveMax(s.maxReplicas, replicas), bound: 0, reserved: 0,
-    unschedulableUntil: unschedulable(subsetKey(ws, s.name)),
+    unschedulableUntil: unschedulable(subsetKey(ws, s.name)) ?? (ws.schedulable.get(s.name)?.status === 'False' ? Infinity : undefined),
   }));
   const byName = new Map(quotas.map((q) => [q.name, q]));
   for (const pod of model.pods()) {
@@ -93,10 +94,16 @@ export function subsetQuotas(
   return quotas;
 }
 
-/** StatefulSet targets: subset i holds ordinals [Σmax<i, Σmax≤i) as Kruise does (int only). */
-export function subsetForIndex(ws: SlimWorkloadSpread, index: number, replicas: number): WorkloadSpreadSubset | undefined {
+/**
+ * StatefulSet targets: subset i holds ordinals [Σmax<i, Σmax≤i) as Kruise does (int only); the
+ * subsets `skip` names (marked unschedulable) hold none, so the later ones take their ordinals.
+ */
+export function subsetForIndex(
+  ws: SlimWorkloadSpread, index: number, replicas: number, skip: (subset: string) => boolean = () => false,
+): WorkloadSpreadSubset | undefined {
   let end = 0;
   for (const s of ws.subsets) {
+    if (skip(s.name)) continue;
     end += resolveMax(s.maxReplicas, replicas);
     if (index < end) return s;
   }

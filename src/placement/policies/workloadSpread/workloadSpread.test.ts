@@ -10,7 +10,7 @@ import {
   deployment, node, nodes, pod, pv, pvc, rsPod, statefulSet, storeOf, stsPod, workloadSpread, zoneSubset, type Raw,
 } from '../../../../test/support/builders.js';
 import { defaultSettings, FakeClock, filterAndReserve, filterFor, passedZones } from '../../../../test/support/placement.js';
-import { workloadSpreadStatus } from './status.js';
+import { kruiseStatusJson, workloadSpreadStatus } from './status.js';
 import { statusDigest } from '../../../cluster/objects.js';
 
 const ZONES = ['zone-a', 'zone-b', 'zone-c'];
@@ -197,7 +197,7 @@ describe('WorkloadSpread subsets', () => {
 });
 
 describe('WorkloadSpread status (standalone mode)', () => {
-  it('per subset: bound pods, what it still misses (−1 unlimited), and reserved pods as creatingPods', () => {
+  it('per subset: its pods, what it still misses (−1 unlimited), and reserved pods not counted yet as creatingPods', () => {
     const bound = [0, 1].map((i) => rsPod('web', `b${i}`, { nodeName: 'node-a-1' }));
     const store = storeOf([...nodes(ZONES, 2), ...deployment('web', 6), ...bound, web([zoneSubset('a', 'zone-a', 3), zoneSubset('b', 'zone-b')])]);
     const reservations = new Reservations(30, new FakeClock());
@@ -205,13 +205,13 @@ describe('WorkloadSpread status (standalone mode)', () => {
     addObject(store, pending);
     assert.deepEqual(passedZones(store, filterAndReserve(store, pending, reservations)), ['zone-a']);
     const ws = [...store.workloadSpreads('default')][0]!;
-    const status = workloadSpreadStatus({ ...ws, generation: 4 }, store, defaultSettings(), reservations)!;
+    const { status } = workloadSpreadStatus({ ...ws, generation: 4 }, store, defaultSettings(), reservations, 0);
     assert.equal(status.observedGeneration, 4);
     assert.deepEqual(status.subsetStatuses.map((s) => [s.name, s.replicas, s.missingReplicas, Object.keys(s.creatingPods)]), [
       ['a', 2, 0, ['web-rs-new']], ['b', 0, -1, []],
     ]);
     // The digest of what was computed equals the digest of the same status read back.
-    const again = slimWorkloadSpread({ ...web([]), status });
+    const again = slimWorkloadSpread({ ...web([]), status: kruiseStatusJson(status) });
     assert.equal(again.statusDigest, statusDigest(status.observedGeneration, status.subsetStatuses));
   });
 
