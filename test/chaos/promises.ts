@@ -10,8 +10,11 @@ const INSTANCE_ID = 'zonekeeper.io/instance-id';
 export type RunPromise =
   /** Each bound pod of a StatefulSet in its ordinal's zone of the frozen list, or its bound volume's. */
   | { kind: 'pinned'; namespace: string; name: string; claim?: string }
-  /** At most `max[zone]` live, bound pods of the app in each zone named (a maxReplicas, a subset's quota). */
-  | { kind: 'maximum'; namespace: string; name: string; max: Readonly<Record<string, number>> }
+  /**
+   * At most `max[zone]` live, bound pods of the app in each zone named (a maxReplicas, a subset's
+   * quota); `perRevision`: of each pod-template revision (a WorkloadSpread's quota, as OpenKruise counts it).
+   */
+  | { kind: 'maximum'; namespace: string; name: string; max: Readonly<Record<string, number>>; perRevision?: boolean }
   /** Instance IDs unique among the live pods; once the run is quiet, in [0, replicas) too. */
   | { kind: 'instance-ids'; namespace: string; name: string }
   /** Never evicted by repair: its pods are held by their bound volumes. */
@@ -65,11 +68,15 @@ export function brokenPromises(promises: readonly RunPromise[], o: Observation, 
       const counts = new Map<string, string[]>();
       for (const p of pods) {
         const zone = p.spec.nodeName && live(p) ? zoneOfNode.get(p.spec.nodeName) : undefined;
-        if (zone !== undefined) counts.set(zone, [...(counts.get(zone) ?? []), p.metadata.name]);
+        const revision = pr.perRevision ? `/${p.metadata.labels?.['pod-template-hash'] ?? ''}` : '';
+        if (zone !== undefined) counts.set(zone + revision, [...(counts.get(zone + revision) ?? []), p.metadata.name]);
       }
       for (const [zone, max] of Object.entries(pr.max)) {
-        const names = counts.get(zone) ?? [];
-        if (names.length > max) out.push({ promise: 'maximum', subject: `${pr.namespace}/${pr.name}@${zone}`, detail: `${names.length} pods in ${zone}, at most ${max}: ${names.join(', ')}` });
+        for (const [where, names] of counts) {
+          if ((where === zone || where.startsWith(`${zone}/`)) && names.length > max) {
+            out.push({ promise: 'maximum', subject: `${pr.namespace}/${pr.name}@${where}`, detail: `${names.length} pods in ${where}, at most ${max}: ${names.join(', ')}` });
+          }
+        }
       }
     } else if (pr.kind === 'instance-ids') {
       const holders = new Map<string, string[]>();

@@ -123,6 +123,20 @@ export async function robustnessRun(o: RunOptions): Promise<RunFigures> {
     world = await buildWorld(cp, rng.below);
     const { kube } = world;
     kubelets.push(kube.kubelet(NS), kube.kubelet(ADMITTED_NS));
+    // What kube-controller-manager's pod GC does (this control plane runs none): a pod bound to a node that is gone, deleted after 10 s.
+    const orphanedSince = new Map<string, number>();
+    const collectOrphans = async (o: Observation) => {
+      const nodes = new Set(o.nodes.map((n) => n.metadata.name as string));
+      for (const p of o.pods) {
+        const key = `${p.metadata.namespace}/${p.metadata.name}/${p.metadata.uid}`;
+        if (!p.spec.nodeName || nodes.has(p.spec.nodeName)) continue;
+        if (!orphanedSince.has(key)) orphanedSince.set(key, Date.now());
+        else if (Date.now() - orphanedSince.get(key)! > 10_000) {
+          await kube.delete('v1', 'Pod', p.metadata.namespace, p.metadata.name, 0).catch(() => undefined);
+          log('pod-gc', `${p.metadata.namespace}/${p.metadata.name} bound to ${p.spec.nodeName}, which is gone`);
+        }
+      }
+    };
     const check = async (quiet: boolean) => {
       let first: Observation;
       try {
@@ -130,6 +144,7 @@ export async function robustnessRun(o: RunOptions): Promise<RunFigures> {
       } catch {
         return; // kube-apiserver down: nothing to judge by
       }
+      await collectOrphans(first);
       figures.checks += world!.promises.length;
       const seen = brokenPromises(world!.promises, first, quiet);
       if (seen.length === 0) return;
@@ -200,6 +215,7 @@ export async function robustnessRun(o: RunOptions): Promise<RunFigures> {
     while (Date.now() - healed < limit) {
       await watchProcesses();
       const obs = await observe(kube).catch(() => undefined);
+      if (obs) await collectOrphans(obs);
       const left = obs ? await unsettled(world, obs).catch((err: Error) => [err.message]) : ['kube-apiserver not answering'];
       figures.unconverged = left;
       if (left.length === 0) {

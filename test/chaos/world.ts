@@ -203,7 +203,7 @@ async function createWorkloads(kube: Kube, pick: (n: number) => number): Promise
     promises: [
       { kind: 'pinned', namespace: NS, name: 'pin' }, { kind: 'pinned', namespace: NS, name: 'vol', claim: 'data' },
       { kind: 'pinned', namespace: NS, name: 'gated' }, { kind: 'pinned', namespace: ADMITTED_NS, name: 'admitted' },
-      { kind: 'maximum', namespace: NS, name: 'web', max: WEB_MAX }, { kind: 'maximum', namespace: NS, name: 'spread', max: SPREAD_QUOTA },
+      { kind: 'maximum', namespace: NS, name: 'web', max: WEB_MAX }, { kind: 'maximum', namespace: NS, name: 'spread', max: SPREAD_QUOTA, perRevision: true },
       { kind: 'instance-ids', namespace: NS, name: 'ids' }, { kind: 'never-evicted', namespace: NS, name: 'vol' },
     ],
   };

@@ -46,6 +46,13 @@ describe('the robustness run\'s promises', () => {
     assert.match(v[0]!.detail, /2 pods in zone-c, at most 1: w1, w5/);
   });
 
+  it('a quota per revision (a WorkloadSpread\'s, as OpenKruise counts it): a rollout may hold the max of each', () => {
+    const quota: RunPromise[] = [{ kind: 'maximum', namespace: 'chaos', name: 'ws', max: { 'zone-a': 1 }, perRevision: true }];
+    const rev = (name: string, hash: string) => ({ ...pod(name, 'ws', 'a-1'), metadata: { ...pod(name, 'ws').metadata, labels: { app: 'ws', 'pod-template-hash': hash } } });
+    assert.deepEqual(brokenPromises(quota, observation({ pods: [rev('o1', 'old'), rev('n1', 'new')] })), []);
+    assert.deepEqual(brokenPromises(quota, observation({ pods: [rev('n1', 'new'), rev('n2', 'new')] })).map((v) => v.subject), ['chaos/ws@zone-a/new']);
+  });
+
   it('instance IDs: two live pods with one is a violation, a terminating holder is not; out of [0, replicas) only once quiet', () => {
     const ids: RunPromise[] = [{ kind: 'instance-ids', namespace: 'chaos', name: 'ids' }];
     const deploy = { kind: 'Deployment', metadata: { name: 'ids', namespace: 'chaos' }, spec: { replicas: 2 } };
