@@ -147,6 +147,7 @@ const configSchema = z.strictObject({
   workloadSpread: z.strictObject({
     writeStatus: z.boolean().default(false),
     statusIntervalSeconds: positive.default(5),
+    podsBeyondSubsets: z.enum(['admit', 'wait']).default('admit'),
   }).prefault({}),
   instanceIds: z.strictObject({
     assignDeadlineMs: z.number().int().min(100).default(2000),

@@ -6,6 +6,7 @@ import type { SpreadModel } from './subsets.js';
 /**
  * The subset a pod goes to (docs/design.md#workloadspread): Kruise's own choice when the webhook made one,
  * the ordinal range for StatefulSets, else the first subset in priority order with room.
+ * When none can take the pod it is admitted without a subset (podsBeyondSubsets: admit, Kruise's way) or waits.
  * Adaptive skips a subset the scheduler sent no node of at once (unless
  * disableSimulationSchedule); one whose sent nodes the pod's volumes exclude once the pod has
  * waited rescheduleCriticalSeconds, and then marks it unschedulable for everyone.
@@ -18,6 +19,9 @@ export function subsetPolicy(ctx: PolicyContext, model: SpreadModel): PolicyOutc
   const wait = (reason: string): PolicyOutcome => ({
     summary: reason, waitAll: { rule: 'workloadspread', reason: `${label}: ${reason}`, unresolvable: false }, effects: {},
   });
+  // No subset can take the pod: Kruise admits it without one (a WorkloadSpread limits its subsets, not the workload); `wait` is the opt-in strict mode.
+  const beyondSubsets = (reason: string): PolicyOutcome => (input.settings.podsBeyondSubsets === 'wait'
+    ? wait(reason) : { summary: `${label}: no subset (${reason}); admitted without one, as OpenKruise does`, effects: {} });
   if (!workload && ws.subsets.some((s) => typeof s.maxReplicas === 'string')) {
     return wait(`replicas of ${ref.kind} ${ref.name} unknown, so a percent maxReplicas cannot be resolved`);
   }
@@ -40,7 +44,7 @@ export function subsetPolicy(ctx: PolicyContext, model: SpreadModel): PolicyOutc
   if (model.seats === 'ordinal' && workload) {
     const { index } = model.seat(pod);
     const subset = index >= 0 ? subsetForIndex(ws, index, replicas) : undefined;
-    if (!subset) return wait(`ordinal ${pod.ordinal} is beyond every subset's range`);
+    if (!subset) return beyondSubsets(`ordinal ${pod.ordinal} is beyond every subset's range`);
     return outcome(subset, `ordinal ${pod.ordinal} is in its range`);
   }
 
@@ -51,7 +55,7 @@ export function subsetPolicy(ctx: PolicyContext, model: SpreadModel): PolicyOutc
     .filter(({ quota }) => quota.bound + quota.reserved < quota.max
       && !(adaptive && quota.unschedulableUntil !== undefined && quota.unschedulableUntil > now));
   const first = open[0];
-  if (!first) return wait(`every subset is full or unschedulable (${quotas.map(describeQuota).join(', ')})`);
+  if (!first) return beyondSubsets(`every subset is full or unschedulable: ${quotas.map(describeQuota).join(', ')}`);
   // The subsets passed over before it, and why: "subset-a is full: 2/2".
   const skipped = quotas.slice(0, ws.subsets.indexOf(first.subset))
     .map((q) => (q.bound + q.reserved >= q.max ? `${q.name} is full: ${q.bound + q.reserved}/${q.max}` : `${q.name} is unschedulable for now`));
@@ -76,6 +80,6 @@ export function subsetPolicy(ctx: PolicyContext, model: SpreadModel): PolicyOutc
   const next = open.slice(1).find(({ subset }) => feasible(subset)) ?? open[1];
   const markUnschedulable = { key: subsetKey(ws, first.subset.name), until: now + input.settings.adaptiveUnschedulableSeconds * 1000 };
   const marked = (o: PolicyOutcome): PolicyOutcome => ({ ...o, effects: { ...o.effects, markUnschedulable } });
-  if (!next) return marked(wait(`subset ${first.subset.name} has no feasible node and no other subset has room`));
+  if (!next) return marked(beyondSubsets(`subset ${first.subset.name} has no feasible node and no other subset has room`));
   return marked(outcome(next.subset, `${describeQuota(next.quota)}; ${first.subset.name} had no feasible node for ${ws.rescheduleCriticalSeconds}s`));
 }
