@@ -241,6 +241,7 @@ export function slimWorkload(kind: WorkloadKind, o: Raw, apiVersion = 'apps/v1')
     reservedOrdinals: reservedOrdinals(o.spec?.reserveOrdinals),
     claimTemplates: claimTemplates(o.spec?.volumeClaimTemplates),
     template: templateNeeds(o.spec?.template?.spec),
+    revision: kind === 'ReplicaSet' ? Math.max(0, parseIndex(str(meta.annotations?.[ANNOTATION.deploymentRevision]))) : 0,
   };
 }
 

@@ -114,6 +114,8 @@ export interface SlimWorkload {
   claimTemplates: readonly string[];
   /** What its pod template asks of a node: which zones its pods can use (placement/nodeFit.ts). */
   template: NodeNeeds;
+  /** A ReplicaSet's deployment.kubernetes.io/revision: the newest is its Deployment's current pod template. 0 otherwise. */
+  revision: number;
 }
 
 /** A Karpenter NodePool as matched against a pod (placement/zoneReach.ts): what its nodes would carry. */

@@ -2,6 +2,7 @@ import type { SlimNode, WorkloadSpreadSubset } from '../../../cluster/objects.js
 import type { PolicyContext, PolicyOutcome } from '../../policy.js';
 import { describeQuota, subsetForIndex, subsetKey, subsetMembership, subsetQuotas } from './subsets.js';
 import type { SpreadModel } from './subsets.js';
+import { podVersion } from './versions.js';
 
 /**
  * The subset a pod goes to (docs/design.md#workloadspread): Kruise's own choice when the webhook made one,
@@ -48,7 +49,8 @@ export function subsetPolicy(ctx: PolicyContext, model: SpreadModel): PolicyOutc
     return outcome(subset, `ordinal ${pod.ordinal} is in its range`);
   }
 
-  const quotas = subsetQuotas(model, replicas, snapshot, input.reservations, pod.uid, (key) => input.unschedulableSubsets.get(key));
+  // Kruise counts a Deployment's subsets per pod template: a rollout's new pods fill each subset up to its max again.
+  const quotas = subsetQuotas(model, replicas, snapshot, input.reservations, pod.uid, (key) => input.unschedulableSubsets.get(key), podVersion(pod));
   const adaptive = ws.strategy === 'Adaptive';
   const open = ws.subsets
     .map((subset, i) => ({ subset, quota: quotas[i]! }))
