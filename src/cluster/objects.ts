@@ -188,6 +188,8 @@ export interface SlimWorkloadSpread {
   rescheduleCriticalSeconds: number;
   /** Adaptive: a subset none of whose nodes can take the pod now is skipped at once (Kruise's simulation; off with adaptive.disableSimulationSchedule). */
   simulationSchedule: boolean;
+  /** Whether a pod filed under a subset after its creation also gets the labels and annotations of the subset's patch (Kruise's default). */
+  patchAdoptedPods: boolean;
   apiVersion: string;
   generation: number;
   /** Subsets' `patch`es by subset name: applied at admission when zonekeeper owns WorkloadSpreads (no OpenKruise), else by OpenKruise's webhook. */

@@ -9,6 +9,7 @@ import { workloadModel } from '../../model.js';
 import { deployment, nodes, pod, rsPod, statefulSet, storeOf, stsPod, workloadSpread, zoneSubset, type Raw } from '../../../../test/support/builders.js';
 import { silent, testApp } from '../../../../test/support/app.js';
 import { defaultSettings, filterFor, passedZones, pickPods } from '../../../../test/support/placement.js';
+import { adoptedMetadata, adoptions } from './adoption.js';
 import { nodeSubset, subsetOfPod, type SpreadModel } from './subsets.js';
 
 // OpenKruise's WorkloadSpread behaviours that its own e2e scenarios define (issue 47, behaviours 3–7).
@@ -135,5 +136,37 @@ describe('WorkloadSpread: revisions (Kruise: "elastic deploy for deployment, zon
     assert.deepEqual(newPods.map((p) => costs.get(p.metadata.name)), [200, 200, 100, 100, 100, 100]);
     const picked = pickPods('default', 4, newPods.map((p) => p.metadata.name), store, defaultSettings());
     assert.deepEqual(picked.chosen_pods.sort(), ['web-v2-b1', 'web-v2-b2', 'web-v2-b3', 'web-v2-b4']);
+  });
+});
+
+describe('WorkloadSpread adoption: which pods get Kruise\'s mark, and which subset (Kruise: "manage the pods that were created before workloadspread")', () => {
+  const created = (s: string, i: number, o: Raw = {}) => {
+    const p = rsPod('web', s, { nodeName: 'node-a-1', ...o });
+    p.metadata.creationTimestamp = `2026-11-21T07:00:0${i}Z`;
+    return p;
+  };
+  const modelOf = (store: ReturnType<typeof storeOf>) => workloadModel(ref, store.workload('Deployment', 'default', 'web'), store, defaultSettings()) as SpreadModel;
+
+  it('files unmarked and stale-marked running pods by node, oldest first, a tie going to the subset with room; marked and pending pods are left alone', () => {
+    // Two subsets over the same zone: the quota decides, as Kruise's quota score does.
+    const stale = { annotations: { [ANNOTATION.kruiseMatched]: '{"name":"fakeWS","subset":"subset-a"}' } };
+    const mine = { annotations: { [ANNOTATION.kruiseMatched]: '{"name":"web-ws","subset":"gone"}' } };
+    const store = storeOf([...nodes(ZONES, 1), ...deployment('web', 5), web([zoneSubset('first', 'zone-a', 2), zoneSubset('second', 'zone-a')]),
+      created('p0', 0), created('p1', 1, stale), created('p2', 2), created('p3', 3, mine), rsPod('web', 'pending')]);
+    const got = adoptions(modelOf(store), store).map((a) => [a.pod.name, a.subset, a.value]);
+    assert.deepEqual(got, [
+      ['web-rs-p0', 'first', '{"name":"web-ws","subset":"first"}'],
+      ['web-rs-p1', 'first', '{"name":"web-ws","subset":"first"}'],
+      ['web-rs-p2', 'second', '{"name":"web-ws","subset":"second"}'],
+    ]);
+  });
+
+  it('the adopted pod gets its subset\'s patch labels and annotations, unless the WorkloadSpread opts out as Kruise lets it', () => {
+    const spread = web([zoneSubset('a', 'zone-a', 2, { patch: { metadata: { labels: { l: '1' }, annotations: { subset: 'a' } }, spec: { priorityClassName: 'x' } } })]);
+    const store = storeOf([...nodes(ZONES, 1), ...deployment('web', 1), spread]);
+    assert.deepEqual(adoptedMetadata(modelOf(store).ws, 'a'), { labels: { l: '1' }, annotations: { subset: 'a' } });
+    const optOut = { ...spread, metadata: { ...spread.metadata, annotations: { 'workloadspread.kruise.io/ignore-patch-existing-pods-metadata': 'true' } } };
+    const store2 = storeOf([...nodes(ZONES, 1), ...deployment('web', 1), optOut]);
+    assert.deepEqual(adoptedMetadata(modelOf(store2).ws, 'a'), {});
   });
 });
