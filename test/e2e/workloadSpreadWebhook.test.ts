@@ -113,6 +113,7 @@ for (const k of kubeVersions()) describe(`[${k.version}] OpenKruise's WorkloadSp
   const cleanUp = async (app: string) => {
     await kube.delete(WS_API, 'WorkloadSpread', ns, WS);
     await kube.delete('apps/v1', 'Deployment', ns, app);
+    await kube.delete('apps/v1', 'StatefulSet', ns, app);
     await eventually(`${app} gone`, async () => (await kube.reapTerminating(ns), (await kube.list('v1', 'Pod', ns, `app=${app}`)).length === 0), 60_000, 500);
     for (const zone of Object.keys(NODES)) await cordon(zone, false);
     await eventually('the WorkloadSpread gone from zonekeeper\'s cache', async () => (await cachedSpreads()) === 0, 60_000, 250);
@@ -293,6 +294,26 @@ for (const k of kubeVersions()) describe(`[${k.version}] OpenKruise's WorkloadSp
     await settled('preferred', 'every cost −200', (ps) => ps.every((p) => p.metadata.annotations[COST] === '-200'));
   };
   scenario('manage existing pods by only preferredNodeSelector, then deletion subset-b', 'preferred', preferredOnly);
+
+  // Kruise's Advanced StatefulSet: an apps/v1 StatefulSet; subsets without terms, told apart by the patch alone.
+  const statefulSetPatchOnly = async () => {
+    const subsets = ['subset-a', 'subset-b', 'subset-c'].map((name, i) => ({ name, maxReplicas: i < 2 ? 2 : undefined, patch: zonePatch(name) }));
+    await kube.create({ ...workloadSpread(ns, 'patched', subsets), spec: { ...workloadSpread(ns, 'patched', subsets).spec,
+      targetRef: { apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'patched' } } });
+    await watched();
+    const template = deployment(ns, 'patched', 5).spec.template;
+    await kube.create({ apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name: 'patched', namespace: ns },
+      spec: { replicas: 5, serviceName: 'patched', selector: { matchLabels: { app: 'patched' } }, template } });
+    await eventually('StatefulSet patched running 5', async () => (await kube.get('apps/v1', 'StatefulSet', ns, 'patched')).status?.readyReplicas === 5, 120_000, 500);
+    await eventually('subsets 2/2/1', async () => {
+      const s = (await status()).subsetStatuses ?? [];
+      return ['subset-a', 'subset-b', 'subset-c'].map((n) => s.find((x: Obj) => x.name === n)?.replicas).join('/') === '2/2/1';
+    }, 60_000, 500);
+    const bySubset = new Map<string, number>();
+    for (const p of await pods('patched')) bySubset.set(p.metadata.annotations?.subset, (bySubset.get(p.metadata.annotations?.subset) ?? 0) + 1);
+    assert.deepEqual(['subset-a', 'subset-b', 'subset-c'].map((n) => bySubset.get(n)), [2, 2, 1]);
+  };
+  scenario('manage statefulset pods only with patch', 'patched', statefulSetPatchOnly);
 
   const elasticDeployment = async () => {
     await kube.create(workloadSpread(ns, 'elastic', [subset('zone-a', 2, zonePatch('zone-a')), subset('zone-b', undefined, zonePatch('zone-b'))]));
