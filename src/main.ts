@@ -3,6 +3,7 @@ import { kubeActuator, memoryActuator, type Actuator } from './actuator/actuator
 import { deletionCostController } from './controllers/deletionCosts.js';
 import { instancePodAnnotator } from './controllers/instancePods.js';
 import { podAnnotationController } from './controllers/podAnnotations.js';
+import { workloadSpreadAdoptionController } from './controllers/workloadSpreadAdoption.js';
 import { workloadSpreadStatusController } from './controllers/workloadSpreadStatus.js';
 import { ownerArrival } from './admission/ownerArrival.js';
 import { healthTracker } from './controllers/layoutHealth.js';
@@ -142,6 +143,9 @@ export async function startServer(config: Config, choice: SourceChoice, log: Log
       log, metrics));
   }
   if (config.workloadSpread.writeStatus && api) {
+    // Pods a standalone WorkloadSpread did not place get Kruise's mark, paced as deletion costs are.
+    controllers.push(workloadSpreadAdoptionController(api, source, { ...config.placement }, { intervalSeconds: config.workloadSpread.statusIntervalSeconds,
+      patchesPerSecond: config.deletionCost.patchesPerSecond }, log, metrics, lists));
     controllers.push(workloadSpreadStatusController(api, source, { ...config.placement }, extender.state.reservations, { record: actuator.recordEvent },
       { intervalSeconds: config.workloadSpread.statusIntervalSeconds, patchesApplied: !!config.admission.listen,
         rescheduleEvictionsPerMinute: config.workloadSpread.rescheduleEvictionsPerMinute, rescheduleDryRun: config.workloadSpread.rescheduleDryRun },

@@ -15,6 +15,10 @@ export const ANNOTATION = {
   instanceId: 'zonekeeper.io/instance-id',
   instanceCount: 'zonekeeper.io/instance-count',
   kruiseMatched: 'apps.kruise.io/matched-workloadspread',
+  /** A WorkloadSpread's "true": Kruise does not copy its subsets' patch metadata onto the pods it adopts. */
+  kruiseIgnorePatchExisting: 'workloadspread.kruise.io/ignore-patch-existing-pods-metadata',
+  /** A ReplicaSet's sequence number among its Deployment's pod templates: the highest is the current one. */
+  deploymentRevision: 'deployment.kubernetes.io/revision',
 } as const;
 
 /** The scheduling gate that holds a pod until zonekeeper has written its zone into its spec (docs/design.md#the-zone-gate). */

@@ -243,6 +243,7 @@ export function slimWorkload(kind: WorkloadKind, o: Raw, apiVersion = 'apps/v1')
     reservedOrdinals: reservedOrdinals(o.spec?.reserveOrdinals),
     claimTemplates: claimTemplates(o.spec?.volumeClaimTemplates),
     template: templateNeeds(o.spec?.template?.spec),
+    revision: kind === 'ReplicaSet' ? Math.max(0, parseIndex(str(meta.annotations?.[ANNOTATION.deploymentRevision]))) : 0,
   };
 }
 
@@ -342,6 +343,7 @@ export function slimWorkloadSpread(o: Raw): SlimWorkloadSpread {
     rescheduleCriticalSeconds: typeof strategy.adaptive?.rescheduleCriticalSeconds === 'number'
       ? strategy.adaptive.rescheduleCriticalSeconds : 30,
     simulationSchedule: strategy.adaptive?.disableSimulationSchedule !== true,
+    patchAdoptedPods: str(o.metadata?.annotations?.[ANNOTATION.kruiseIgnorePatchExisting]).toLowerCase() !== 'true',
     apiVersion: str(o.apiVersion, 'apps.kruise.io/v1alpha1'),
     generation: typeof o.metadata?.generation === 'number' ? o.metadata.generation : 0,
     patches: new Map(subsets.filter((s) => s?.patch && typeof s.patch === 'object' && !Array.isArray(s.patch) && Object.keys(s.patch).length > 0)

@@ -116,6 +116,8 @@ export interface SlimWorkload {
   claimTemplates: readonly string[];
   /** What its pod template asks of a node: which zones its pods can use (placement/nodeFit.ts). */
   template: NodeNeeds;
+  /** A ReplicaSet's deployment.kubernetes.io/revision: the newest is its Deployment's current pod template. 0 otherwise. */
+  revision: number;
 }
 
 /** A Karpenter NodePool as matched against a pod (placement/zoneReach.ts): what its nodes would carry. */
@@ -194,6 +196,8 @@ export interface SlimWorkloadSpread {
   rescheduleCriticalSeconds: number;
   /** Adaptive: a subset none of whose nodes can take the pod now is skipped at once (Kruise's simulation; off with adaptive.disableSimulationSchedule). */
   simulationSchedule: boolean;
+  /** Whether a pod filed under a subset after its creation also gets the labels and annotations of the subset's patch (Kruise's default). */
+  patchAdoptedPods: boolean;
   apiVersion: string;
   generation: number;
   /** Subsets' `patch`es by subset name: applied at admission when zonekeeper owns WorkloadSpreads (no OpenKruise), else by OpenKruise's webhook. */

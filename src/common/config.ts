@@ -149,6 +149,7 @@ const configSchema = z.strictObject({
     statusIntervalSeconds: positive.default(5),
     rescheduleEvictionsPerMinute: positive.default(60),
     rescheduleDryRun: z.boolean().default(false),
+    podsBeyondSubsets: z.enum(['admit', 'wait']).default('admit'),
   }).prefault({}),
   instanceIds: z.strictObject({
     assignDeadlineMs: z.number().int().min(100).default(2000),

@@ -15,6 +15,9 @@ export interface PacingOptions {
   patchesPerSecond: number;
 }
 
+/** What a conditional write reads of the stored pod. */
+export interface StoredPod { metadata?: { resourceVersion?: string; annotations?: Record<string, string> }; spec?: { nodeName?: string } }
+
 /** One annotation the leader keeps on pods: what it should say, and what else to do per workload. */
 export interface PodAnnotator {
   /** The metrics label of its writes. */
@@ -26,6 +29,12 @@ export interface PodAnnotator {
   desired(snapshot: Snapshot, w: SlimWorkload): Iterable<{ pod: SlimPod; value: string }>;
   /** Leader-only work for the same workload, after its values are written. */
   alsoReconcile?(snapshot: Snapshot, w: SlimWorkload): void;
+  /**
+   * Written only over the pod as the cache showed it: read first, patched with the resourceVersion
+   * read and the labels and annotations this returns beside the value; undefined (the stored pod
+   * is not what the value was computed from) skips it until the watch brings the change.
+   */
+  conditional?(pod: SlimPod, value: string, stored: StoredPod): { labels?: Record<string, unknown>; annotations?: Record<string, unknown> } | undefined;
 }
 
 /** How long a changed workload waits, gathering the pod changes of a burst, before it is reconciled. */
@@ -74,12 +83,32 @@ export function podAnnotationController(
     if (queue.running()) annotator.alsoReconcile?.(source.snapshot, w);
   }
 
+  /** The merge patch's metadata: the value alone, or (conditional) over the pod read again, undefined when it changed since the cache's view. */
+  async function metadataFor(pod: SlimPod, path: string, value: string): Promise<Record<string, unknown> | undefined> {
+    const annotations = { [annotator.annotation]: value };
+    if (!annotator.conditional) return { annotations };
+    const got = await api.request('GET', path, { timeoutMs: 10_000 });
+    if (got.status !== 200) throw new Error(`GET ${path}: ${got.status} ${statusMessage(got.body)}`);
+    const stored = JSON.parse(got.body) as StoredPod;
+    const extra = annotator.conditional(pod, value, stored);
+    if (!extra) return undefined;
+    const labels = extra.labels ? { labels: extra.labels } : {};
+    return { resourceVersion: stored.metadata?.resourceVersion, ...labels, annotations: { ...extra.annotations, ...annotations } };
+  }
+
   async function patch(pod: SlimPod, key: string, value: string): Promise<void> {
     // Counted as written from the moment it is sent; forgotten again if it fails.
     written.set(key, value);
-    const body = JSON.stringify({ metadata: { annotations: { [annotator.annotation]: value } } });
+    const path = objectPath(POD_KIND, pod.namespace, pod.name);
     try {
-      const res = await api.request('PATCH', objectPath(POD_KIND, pod.namespace, pod.name), { body, contentType: 'application/merge-patch+json', timeoutMs: 10_000 });
+      const metadata = await metadataFor(pod, path, value);
+      if (!metadata) {
+        // The pod changed since the cache's view: its watch event queues the workload again.
+        written.delete(key);
+        return;
+      }
+      const body = JSON.stringify({ metadata });
+      const res = await api.request('PATCH', path, { body, contentType: 'application/merge-patch+json', timeoutMs: 10_000 });
       const ok = res.status === 200;
       if (!ok) written.delete(key);
       metrics.actuatorWrites.inc({ action: annotator.action, result: ok ? 'ok' : 'error' });

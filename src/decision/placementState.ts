@@ -42,7 +42,7 @@ export class PlacementState implements DecisionState {
     config: Config, private readonly source: SnapshotSource, private readonly actuator: Actuator,
     private readonly metrics: Metrics, private readonly log: Logger, private readonly clock: Clock,
   ) {
-    this.settings = { ...config.placement };
+    this.settings = { ...config.placement, podsBeyondSubsets: config.workloadSpread.podsBeyondSubsets };
     this.reservations = new Reservations(config.placement.reservationTtlSeconds, clock);
     this.waitingSince = new ExpiringMap({ max: 100_000, ttlMs: 3_600_000, clock });
     this.unschedulable = new LRUCache({ max: 10_000, ttl: config.placement.adaptiveUnschedulableSeconds * 1000, perf: clock });

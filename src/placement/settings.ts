@@ -11,6 +11,8 @@ export interface PlacementSettings {
   fleetBalance: boolean;
   zoneFallback: 'strict' | 'adaptive';
   fallbackAfterSeconds: number;
+  /** A pod no WorkloadSpread subset can take: `admit` it without a subset (OpenKruise's way, the default) or `wait` for room. */
+  podsBeyondSubsets?: 'admit' | 'wait';
   /** How long an Adaptive WorkloadSpread skips a subset that had no feasible node. */
   adaptiveUnschedulableSeconds: number;
   /** A derived list keeps the seats already placed where they are (adoption.ts). */

@@ -15,7 +15,24 @@ const MERGE_KEYS: Readonly<Record<string, string>> = {
 
 /** Where a subset's patch may write: what a pod's creator sets, nothing the API or the scheduler owns. */
 const WRITABLE_METADATA = new Set(['labels', 'annotations']);
-const FORBIDDEN_SPEC = new Set(['nodeName', 'schedulingGates']);
+const FORBIDDEN_SPEC: Readonly<Record<string, string>> = {
+  nodeName: 'which zonekeeper and the scheduler own',
+  schedulingGates: 'which zonekeeper and the scheduler own',
+  priority: 'which the API server computes from spec.priorityClassName (patch priorityClassName instead)',
+  preemptionPolicy: 'which the API server computes from spec.priorityClassName (patch priorityClassName instead)',
+  overhead: 'which the API server computes from spec.runtimeClassName (patch runtimeClassName instead)',
+  ephemeralContainers: 'which a pod may not have at creation',
+};
+
+/**
+ * Fields built-in admission computed from another field before this webhook ran: when the patch
+ * changes the source, the computed value is dropped and the API server computes it again
+ * (it reinvokes its own plugins after a webhook's change). Kruise does so for priority alone.
+ */
+const COMPUTED_FROM: readonly { source: string; computed: readonly string[] }[] = [
+  { source: 'priorityClassName', computed: ['priority', 'preemptionPolicy'] },
+  { source: 'runtimeClassName', computed: ['overhead'] },
+];
 
 const isObject = (x: unknown): x is Raw => x !== null && typeof x === 'object' && !Array.isArray(x);
 
@@ -57,7 +74,7 @@ function forbidden(patch: Raw): string | undefined {
     for (const k of Object.keys(patch.metadata)) if (!WRITABLE_METADATA.has(k)) return `it sets metadata.${k}: only labels and annotations may be patched`;
   }
   if (patch.spec !== undefined && !isObject(patch.spec)) return 'its spec is not an object';
-  for (const k of Object.keys(patch.spec ?? {})) if (FORBIDDEN_SPEC.has(k)) return `it sets spec.${k}, which zonekeeper and the scheduler own`;
+  for (const k of Object.keys(patch.spec ?? {})) if (Object.hasOwn(FORBIDDEN_SPEC, k)) return `it sets spec.${k}, ${FORBIDDEN_SPEC[k]}`;
   return undefined;
 }
 
@@ -103,6 +120,10 @@ export function subsetPatched(pod: Raw, patch: unknown): SubsetPatched {
     metadata: patch.metadata ? merged(metadata, patch.metadata) as Raw : metadata,
     spec: patch.spec ? merged(spec, patch.spec) as Raw : spec,
   };
+  for (const { source, computed } of COMPUTED_FROM) {
+    if (same(spec[source], after.spec[source])) continue;
+    for (const field of computed) delete after.spec[field];
+  }
   const bad = invalid(after);
   if (bad) return { error: bad };
   const ops = [

@@ -37,11 +37,16 @@ describe('POST /preempt', () => {
     const inA = rsPod('web', 'in-a', { nodeName: 'node-a-1', annotations: { 'apps.kruise.io/matched-workloadspread': JSON.stringify({ name: 'ws', subset: 'a' }) } });
     const inB = rsPod('web', 'in-b', { nodeName: 'node-b-1', annotations: { 'apps.kruise.io/matched-workloadspread': JSON.stringify({ name: 'ws', subset: 'b' }) } });
     const other = pod('other-a', undefined, { nodeName: 'node-a-2' });
-    const app = testApp(storeOf([...nodes(ZONES, 2), ...deployment('web', 3), ws, inA, inB, other]));
+    const store = () => storeOf([...nodes(ZONES, 2), ...deployment('web', 3), ws, inA, inB, other]);
+    const app = testApp(store(), { config: { workloadSpread: { podsBeyondSubsets: 'wait' } } });
     const pending = rsPod('web', 'x');
-    // Both subsets full: evicting a pod of another workload in zone-a frees nothing (on main it was kept).
-    const body = await (await app.post('/preempt', args(pending, { 'node-a-2': victims('pod-other-a'), 'node-a-1': victims('pod-web-rs-in-a') }))).json();
+    const candidates = { 'node-a-2': victims('pod-other-a'), 'node-a-1': victims('pod-web-rs-in-a') };
+    // Both subsets full and the pod waits for room (podsBeyondSubsets: wait): evicting a pod of another workload in zone-a frees nothing.
+    const body = await (await app.post('/preempt', args(pending, candidates))).json();
     assert.deepEqual(body, { NodeNameToMetaVictims: { 'node-a-1': victims('pod-web-rs-in-a') } });
+    // By default (admit, as Kruise) the pod beyond both subsets may go anywhere: both nodes are kept.
+    const admitted = await (await testApp(store()).post('/preempt', args(pending, candidates))).json();
+    assert.deepEqual(Object.keys(admitted.NodeNameToMetaVictims).sort(), ['node-a-1', 'node-a-2']);
   });
 
   it('never blind: no candidate while the cache is not synced', async () => {

@@ -253,6 +253,25 @@ describe('subsetPatched: a strategic merge patch on a pod', () => {
     assert.match(subsetPatched(pod, { status: {} }).error ?? '', /sets status/);
     assert.match(subsetPatched(pod, { spec: { nodeName: 'n' } }).error ?? '', /spec.nodeName/);
     assert.match(subsetPatched(pod, []).error ?? '', /not an object/);
+    assert.match(subsetPatched(pod, { spec: { priority: 5 } }).error ?? '', /spec.priority, which the API server computes from spec.priorityClassName/);
+    assert.match(subsetPatched(pod, { spec: { overhead: { cpu: '1' } } }).error ?? '', /spec.overhead, which the API server computes/);
+    assert.match(subsetPatched(pod, { spec: { ephemeralContainers: [] } }).error ?? '', /spec.ephemeralContainers, which a pod may not have at creation/);
+  });
+  it('a patch naming a priority class drops the priority the API server computed from the old one (as Kruise does), and its preemption policy', () => {
+    const prioritized = { ...pod, spec: { ...pod.spec, priority: 0, preemptionPolicy: 'PreemptLowerPriority' } };
+    const r = subsetPatched(prioritized, { spec: { priorityClassName: 'high' } });
+    assert.equal(r.error, undefined);
+    const out = applyJsonPatch(prioritized, r.error === undefined ? r.ops : []);
+    assert.equal(out.spec.priorityClassName, 'high');
+    assert.equal('priority' in out.spec, false);
+    assert.equal('preemptionPolicy' in out.spec, false);
+    // The same class as the pod's: the computed values are right and stay.
+    const same = subsetPatched({ ...prioritized, spec: { ...prioritized.spec, priorityClassName: 'high' } }, { spec: { priorityClassName: 'high' } });
+    assert.deepEqual(same.error === undefined ? same.ops : undefined, []);
+    // A runtime class: its overhead is computed again.
+    const withOverhead = { ...pod, spec: { ...pod.spec, overhead: { cpu: '100m' } } };
+    const rc = subsetPatched(withOverhead, { spec: { runtimeClassName: 'kata' } });
+    assert.equal('overhead' in (rc.error === undefined ? rc.pod.spec : { overhead: 1 }), false);
   });
 });
 

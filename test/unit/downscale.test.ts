@@ -5,7 +5,7 @@ import { workloadSpreadCosts } from '../../src/placement/policies/workloadSpread
 import { workloadModel } from '../../src/placement/model.js';
 import { type SpreadModel } from '../../src/placement/policies/workloadSpread/subsets.js';
 import { seededRandom } from '../support/random.js';
-import { deployment, node, nodes, rsPod, statefulSet, storeOf, stsPod, workloadSpread, zoneSubset, type Raw } from '../support/builders.js';
+import { deployment, node, nodes, pod, rsPod, statefulSet, storeOf, stsPod, workloadSpread, zoneSubset, type Raw } from '../support/builders.js';
 import { defaultSettings, pickPods } from '../support/placement.js';
 
 const ZONES = ['zone-a', 'zone-b', 'zone-c'];
@@ -108,14 +108,18 @@ describe('downscale pod picker', () => {
   // Kruise's costs for the workload one pod smaller, recomputed over what is left, then the
   // within-subset order (highest seat, not ready, newest), then the name.
   it('WorkloadSpread removal order: the incremental picker agrees with recomputing the costs at every step (400 seeded cases)', () => {
+    const newerReplicaSet = { ...deployment('web', 0)[1]!, metadata: { ...deployment('web', 0)[1]!.metadata, name: 'web-rs2', uid: 'rs-web2',
+      annotations: { 'deployment.kubernetes.io/revision': '2' } } };
     const r = seededRandom(11);
     const maxes = [null, 0, 1, 2, 3, 5, '30%', '50%'];
     const allZones = [...ZONES, 'zone-d'];
     const ref = { kind: 'Deployment', namespace: 'default', name: 'web' } as const;
     for (let c = 0; c < 400; c++) {
       const subsets = ZONES.slice(0, 1 + r.below(3)).map((z) => zoneSubset(`s-${z}`, z, maxes[r.below(maxes.length)]!));
-      const pods = Array.from({ length: r.below(25) }, (_, i) => ready(rsPod('web', `p${i}`, { nodeName: `node-${allZones[r.below(4)]!.slice(5)}-1` }), r.below(4) > 0, new Date(Date.UTC(2026, 10, 21, 7, 0, 0, r.below(10_000) * 1000 + i)).toISOString()));
-      const store = storeOf([...nodes(allZones, 1), ...deployment('web', pods.length), ...pods, workloadSpread('ws', { kind: 'Deployment', name: 'web' }, subsets)]);
+      // Two revisions (web-rs, and web-rs2 the newer): Kruise's costs are per revision.
+      const pods = Array.from({ length: r.below(25) }, (_, i) => ready(pod(`p${i}`, { kind: 'ReplicaSet', name: r.below(2) ? 'web-rs' : 'web-rs2' },
+        { nodeName: `node-${allZones[r.below(4)]!.slice(5)}-1` }), r.below(4) > 0, new Date(Date.UTC(2026, 10, 21, 7, 0, 0, r.below(10_000) * 1000 + i)).toISOString()));
+      const store = storeOf([...nodes(allZones, 1), ...deployment('web', pods.length), newerReplicaSet, ...pods, workloadSpread('ws', { kind: 'Deployment', name: 'web' }, subsets)]);
       const names = pods.map((p) => p.metadata.name).filter(() => r.below(3) > 0);
       const n = 1 + r.below(Math.max(1, names.length));
       const model = workloadModel(ref, store.workload('Deployment', 'default', 'web'), store, defaultSettings()) as SpreadModel;

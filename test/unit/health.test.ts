@@ -122,6 +122,16 @@ describe('health: every managed workload judged against where its seats should b
     assert.equal(h!.atRisk, false, 'both subsets hold pods');
   });
 
+  it('a WorkloadSpread: the replicas beyond every subset\'s max are admitted in none (as Kruise does), and only pods in none past them are off', () => {
+    const [h] = healthOf([
+      ...deployment('web', 5),
+      workloadSpread('spread', { kind: 'Deployment', name: 'web' }, [zoneSubset('a', 'zone-a', 2)]),
+      ...['zone-a', 'zone-a', 'zone-b', 'zone-b', 'zone-c', 'zone-c'].map((z, i) => rsPod('web', String(i), { nodeName: node(z), createdAt: `2026-11-23T10:0${i}:00Z` })),
+    ]);
+    assert.deepEqual(h!.perZone, { a: { pods: 2, want: 2 } });
+    assert.deepEqual(h!.offPinPods.map((o) => o.pod), ['web-rs-5'], 'three of 5 replicas beyond subset a are expected in none; the sixth pod is not');
+  });
+
   it('unmanaged workloads are not listed; at-risk workloads come first', () => {
     const list = healthOf([
       statefulSet('aaa', 2, { annotations: frozen(ZONES) }), stsPod('aaa', 0, { nodeName: node('zone-a') }), stsPod('aaa', 1, { nodeName: node('zone-b') }),

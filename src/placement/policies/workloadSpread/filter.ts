@@ -2,10 +2,12 @@ import type { SlimNode, WorkloadSpreadSubset } from '../../../cluster/objects.js
 import type { PolicyContext, PolicyOutcome } from '../../policy.js';
 import { describeQuota, subsetForIndex, subsetKey, subsetMembership, subsetQuotas } from './subsets.js';
 import type { SpreadModel } from './subsets.js';
+import { podVersion } from './versions.js';
 
 /**
  * The subset a pod goes to (docs/design.md#workloadspread): the one its matched-workloadspread annotation names,
  * the ordinal range for StatefulSets, else the first subset in priority order with room.
+ * When none can take the pod it is admitted without a subset (podsBeyondSubsets: admit, Kruise's way) or waits.
  * Adaptive skips a subset the scheduler sent no node of at once (unless
  * disableSimulationSchedule); one whose sent nodes the pod's volumes exclude once the pod has
  * waited rescheduleCriticalSeconds, and then marks it unschedulable for everyone. A subset the
@@ -19,6 +21,9 @@ export function subsetPolicy(ctx: PolicyContext, model: SpreadModel): PolicyOutc
   const wait = (reason: string): PolicyOutcome => ({
     summary: reason, waitAll: { rule: 'workloadspread', reason: `${label}: ${reason}`, unresolvable: false }, effects: {},
   });
+  // No subset can take the pod: Kruise admits it without one (a WorkloadSpread limits its subsets, not the workload); `wait` is the opt-in strict mode.
+  const beyondSubsets = (reason: string): PolicyOutcome => (input.settings.podsBeyondSubsets === 'wait'
+    ? wait(reason) : { summary: `${label}: no subset (${reason}); admitted without one, as OpenKruise does`, effects: {} });
   if (!workload && ws.subsets.some((s) => typeof s.maxReplicas === 'string')) {
     return wait(`replicas of ${ref.kind} ${ref.name} unknown, so a percent maxReplicas cannot be resolved`);
   }
@@ -44,17 +49,18 @@ export function subsetPolicy(ctx: PolicyContext, model: SpreadModel): PolicyOutc
     const { index } = model.seat(pod);
     const marked = (s: string) => adaptive && ws.schedulable.get(s)?.status === 'False';
     const subset = index >= 0 ? subsetForIndex(ws, index, replicas, marked) : undefined;
-    if (!subset) return wait(`ordinal ${pod.ordinal} is beyond every subset's range`);
+    if (!subset) return beyondSubsets(`ordinal ${pod.ordinal} is beyond every subset's range`);
     return outcome(subset, `ordinal ${pod.ordinal} is in its range`);
   }
 
-  const quotas = subsetQuotas(model, replicas, snapshot, input.reservations, pod.uid, (key) => input.unschedulableSubsets.get(key));
+  // Kruise counts a Deployment's subsets per pod template: a rollout's new pods fill each subset up to its max again.
+  const quotas = subsetQuotas(model, replicas, snapshot, input.reservations, pod.uid, (key) => input.unschedulableSubsets.get(key), podVersion(pod));
   const open = ws.subsets
     .map((subset, i) => ({ subset, quota: quotas[i]! }))
     .filter(({ quota }) => quota.bound + quota.reserved < quota.max
       && !(adaptive && quota.unschedulableUntil !== undefined && quota.unschedulableUntil > now));
   const first = open[0];
-  if (!first) return wait(`every subset is full or unschedulable (${quotas.map(describeQuota).join(', ')})`);
+  if (!first) return beyondSubsets(`every subset is full or unschedulable: ${quotas.map(describeQuota).join(', ')}`);
   // The subsets passed over before it, and why: "subset-a is full: 2/2".
   const skipped = quotas.slice(0, ws.subsets.indexOf(first.subset))
     .map((q) => (q.bound + q.reserved >= q.max ? `${q.name} is full: ${q.bound + q.reserved}/${q.max}` : `${q.name} is unschedulable for now`));
@@ -79,6 +85,6 @@ export function subsetPolicy(ctx: PolicyContext, model: SpreadModel): PolicyOutc
   const next = open.slice(1).find(({ subset }) => feasible(subset)) ?? open[1];
   const markUnschedulable = { key: subsetKey(ws, first.subset.name), until: now + input.settings.adaptiveUnschedulableSeconds * 1000 };
   const marked = (o: PolicyOutcome): PolicyOutcome => ({ ...o, effects: { ...o.effects, markUnschedulable } });
-  if (!next) return marked(wait(`subset ${first.subset.name} has no feasible node and no other subset has room`));
+  if (!next) return marked(beyondSubsets(`subset ${first.subset.name} has no feasible node and no other subset has room`));
   return marked(outcome(next.subset, `${describeQuota(next.quota)}; ${first.subset.name} had no feasible node for ${ws.rescheduleCriticalSeconds}s`));
 }

@@ -8,6 +8,7 @@ import type { ReservationView } from '../../reservations.js';
 import type { PolicyModelOf } from '../../policy.js';
 import type { WorkloadFacts } from '../../workloadFacts.js';
 import type { WorkloadRef } from '../../workload.js';
+import { podVersion } from './versions.js';
 
 // OpenKruise WorkloadSpread subsets (docs/design.md#workloadspread): which subset a node and a
 // pod are in, and each subset's quota.
@@ -51,22 +52,51 @@ export function subsetMembership(subset: WorkloadSpreadSubset, podTolerations: r
   return (node) => (!term || matchesTerm(term, node)) && tolerates(node);
 }
 
-/** The subset a placed pod occupies: Kruise's annotation first, else where its node is. */
+/** The subset a placed pod occupies: Kruise's annotation first, else the subset its node is in (nodeSubset). */
 export function subsetOfPod(pod: SlimPod, ws: SlimWorkloadSpread, snapshot: Snapshot): string | undefined {
   if (pod.kruiseMatch?.workloadSpread === ws.name) return pod.kruiseMatch.subset;
   const node = pod.nodeName ? snapshot.node(pod.nodeName) : undefined;
-  if (!node) return undefined;
-  return ws.subsets.find((s) => !s.requiredNodeSelectorTerm || matchesTerm(s.requiredNodeSelectorTerm, node))?.name;
+  return node && nodeSubset(pod, node, ws)?.name;
+}
+
+/** The weight of a subset's preferred terms that `node` matches, as kube-scheduler's NodeAffinity scores them. */
+function preferredWeight(subset: WorkloadSpreadSubset, node: SlimNode): number {
+  let sum = 0;
+  for (const p of subset.preferredNodeSelectorTerms) if (matchesTerm(p.preference, node)) sum += p.weight;
+  return sum;
+}
+
+/**
+ * The subset Kruise's controller files a pod without its annotation under (a pod created before
+ * its WorkloadSpread): of the subsets whose required term and tolerations take its node, the one
+ * whose preferred terms weigh most there, then one with room left (`hasRoom`), then the first.
+ */
+export function nodeSubset(pod: SlimPod, node: SlimNode, ws: SlimWorkloadSpread, hasRoom?: (subset: string) => boolean): WorkloadSpreadSubset | undefined {
+  let best: WorkloadSpreadSubset | undefined;
+  let bestScore = -1;
+  for (const s of ws.subsets) {
+    if (s.requiredNodeSelectorTerm && !matchesTerm(s.requiredNodeSelectorTerm, node)) continue;
+    if (node.taints.length > 0 && !tolerator([...pod.tolerations, ...s.tolerations])(node)) continue;
+    const score = preferredWeight(s, node) * 100 + (hasRoom?.(s.name) ? 1 : 0);
+    if (score > bestScore) {
+      best = s;
+      bestScore = score;
+    }
+  }
+  return best;
 }
 
 /**
  * Seats per subset: bound pods (not terminating), unexpired reservations of pods the watch
  * does not show bound yet, and unbound pods marked with their subset. `exclude` is the pod being placed.
+ * `version`: only the pods of that version count (the pod being placed is a Deployment's: Kruise's webhook
+ * reads the subset statuses of its pod template's version alone).
  */
 export function subsetQuotas(
   model: WorkloadFacts & { ws: SlimWorkloadSpread }, replicas: number, snapshot: Snapshot,
-  reservations: ReservationView, exclude: string, unschedulable: (key: string) => number | undefined,
+  reservations: ReservationView, exclude: string, unschedulable: (key: string) => number | undefined, version = '',
 ): SubsetQuota[] {
+  const counts = (pod: SlimPod) => version === '' || podVersion(pod) === version;
   const { ws } = model;
   // Marked here (the filter waited) or in the status (the controller rescheduled its pods: until it says Schedulable again).
   const quotas = ws.subsets.map((s): SubsetQuota => ({
@@ -75,19 +105,21 @@ export function subsetQuotas(
   }));
   const byName = new Map(quotas.map((q) => [q.name, q]));
   for (const pod of model.pods()) {
-    if (pod.uid === exclude || !pod.nodeName) continue;
+    if (pod.uid === exclude || !pod.nodeName || !counts(pod)) continue;
     const s = subsetOfPod(pod, ws, snapshot);
     if (s) byName.get(s)!.bound++;
   }
   const reserved = new Set<string>();
   for (const r of unboundReservations(model, reservations, snapshot, exclude)) {
     reserved.add(r.uid);
+    // A reservation names its pod (`namespace/name`), and a ReplicaSet names its pods `<ReplicaSet>-<suffix>`.
+    if (version !== '' && !r.pod.startsWith(`${version}-`, r.pod.indexOf('/') + 1)) continue;
     const q = r.subset === undefined ? undefined : byName.get(r.subset);
     if (q) q.reserved++;
   }
   // An unbound pod marked with its subset (by admission, the gate or Kruise's webhook) holds that seat until it binds.
   for (const pod of model.pods()) {
-    if (pod.nodeName || pod.uid === exclude || reserved.has(pod.uid) || pod.kruiseMatch?.workloadSpread !== ws.name) continue;
+    if (pod.nodeName || pod.uid === exclude || reserved.has(pod.uid) || pod.kruiseMatch?.workloadSpread !== ws.name || !counts(pod)) continue;
     const q = byName.get(pod.kruiseMatch.subset);
     if (q) q.reserved++;
   }
