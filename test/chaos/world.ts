@@ -62,6 +62,7 @@ export async function buildWorld(cp: ControlPlane, pick: (n: number) => number):
     deletionCost: { enabled: true, intervalSeconds: 2 },
     rebalance: { enabled: true, zoneStableSeconds: 10, intervalSeconds: 2, evictionsPerMinute: 6 },
     gate: { intervalSeconds: 1 },
+    workloadSpread: { writeStatus: true },
     leaderElection: { namespace: 'zonekeeper-system' },
   };
   await cp.up([{ name: 'default-scheduler', extender: false }, { name: SCHEDULER, extender: true }], { ...base, admission: webhook.admission });

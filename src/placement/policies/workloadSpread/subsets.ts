@@ -68,16 +68,19 @@ function preferredWeight(subset: WorkloadSpreadSubset, node: SlimNode): number {
 
 /**
  * The subset Kruise's controller files a pod without its annotation under (a pod created before
- * its WorkloadSpread): of the subsets whose required term and tolerations take its node, the one
- * whose preferred terms weigh most there, then one with room left (`hasRoom`), then the first.
+ * its WorkloadSpread): of the subsets whose required term takes its node, one whose tolerations
+ * take it too, then the one whose preferred terms weigh most there, then one with room left
+ * (`hasRoom`), then the first. Where Kruise files a pod under none: when no such subset tolerates
+ * the node's taints. The pod runs there, so a taint the node gained since (an outage's
+ * unreachable taint) must not free its seat and let the subset overfill.
  */
 export function nodeSubset(pod: SlimPod, node: SlimNode, ws: SlimWorkloadSpread, hasRoom?: (subset: string) => boolean): WorkloadSpreadSubset | undefined {
   let best: WorkloadSpreadSubset | undefined;
   let bestScore = -1;
   for (const s of ws.subsets) {
     if (s.requiredNodeSelectorTerm && !matchesTerm(s.requiredNodeSelectorTerm, node)) continue;
-    if (node.taints.length > 0 && !tolerator([...pod.tolerations, ...s.tolerations])(node)) continue;
-    const score = preferredWeight(s, node) * 100 + (hasRoom?.(s.name) ? 1 : 0);
+    const tolerated = node.taints.length === 0 || tolerator([...pod.tolerations, ...s.tolerations])(node);
+    const score = (tolerated ? 1_000_000 : 0) + preferredWeight(s, node) * 100 + (hasRoom?.(s.name) ? 1 : 0);
     if (score > bestScore) {
       best = s;
       bestScore = score;

@@ -221,3 +221,16 @@ describe('WorkloadSpread status (standalone mode)', () => {
     assert.deepEqual([...ws.patches], [['a', { metadata: { labels: { x: 'y' } } }]]);
   });
 });
+
+describe('WorkloadSpread: a running pod keeps its subset\'s seat when its node gains a taint (found by a robustness run)', () => {
+  it('a zone-b node unreachable: its pod still counts in subset b (max 1), so the next pod is not sent there too', () => {
+    const ws = workloadSpread('web-ws', { kind: 'Deployment', name: 'web' }, [zoneSubset('a', 'zone-a', 2), zoneSubset('b', 'zone-b', 1), zoneSubset('rest', 'zone-c')]);
+    const unreachable = [{ key: 'node.kubernetes.io/unreachable', effect: 'NoSchedule' }, { key: 'node.kubernetes.io/unreachable', effect: 'NoExecute' }];
+    const out = { ...node('node-b-1', 'zone-b'), spec: { taints: unreachable } };
+    const placed = [rsPod('web', 'p0', { nodeName: 'node-a-1' }), rsPod('web', 'p1', { nodeName: 'node-a-1' }), rsPod('web', 'p2', { nodeName: 'node-b-1' })];
+    const store = storeOf([...nodes(['zone-a', 'zone-c'], 1), out, node('node-b-2', 'zone-b'), ...deployment('web', 4), ws, ...placed]);
+    const v = filterFor(store, rsPod('web', 'p3'));
+    assert.equal(v.subset?.subset.name, 'rest', v.summary);
+    assert.match(v.summary, /b is full: 1\/1/);
+  });
+});
