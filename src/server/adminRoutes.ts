@@ -118,12 +118,14 @@ export function adminRoutes(deps: AdminDeps): Hono {
     return c.json({ ...result, note: `dry run against every cached node; nothing reserved or written; the cache keeps a pod's first ${CACHED_TOLERATIONS} tolerations` });
   });
 
-  // Every managed workload's health, at risk first (what the metrics and `zonekeeper audit` show).
+  // Every managed workload's health, at risk first; the shape of `zonekeeper audit -o json` (source, atRisk, workloads) plus kept and more.
   app.get('/debug/health', (c) => {
     const namespace = c.req.query('namespace') || undefined;
     const all = (deps.layoutHealth?.all() ?? []).filter((h) => namespace === undefined || h.ref.namespace === namespace);
-    return c.json({ kept: deps.layoutHealth !== undefined, atRisk: all.filter((h) => h.atRisk).length, workloads: all.slice(0, HEALTH_LISTED),
-      more: Math.max(0, all.length - HEALTH_LISTED) });
+    return c.json({
+      source: source.describe(), kept: deps.layoutHealth !== undefined, atRisk: all.filter((h) => h.atRisk).length, workloads: all.slice(0, HEALTH_LISTED),
+      more: Math.max(0, all.length - HEALTH_LISTED),
+    });
   });
 
   // What repair last decided for each opted-in workload, and why it waits.
