@@ -50,11 +50,27 @@ function addHealth(app: Hono, deps: HealthDeps): void {
   });
 }
 
+/**
+ * What a request no handler took gets: 405 with Allow when another method serves its path (every
+ * route here is GET, HEAD with it), as the extender listener answers; else 404 with `notFound`.
+ */
+function answerUnrouted(app: Hono, notFound: (path: string) => string): void {
+  let served: RegExp[] | undefined;
+  app.notFound((c) => {
+    served ??= app.routes.filter((r) => r.method === 'GET')
+      .map((r) => new RegExp(`^${r.path.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/:[^/]+/g, '[^/]+').replace(/\*/g, '.*')}$`));
+    if (c.req.method !== 'GET' && served.some((re) => re.test(c.req.path))) {
+      return failWith(c, 405, 'method not allowed', `${c.req.method} ${c.req.path}: this path serves GET and HEAD`, { headers: { allow: 'GET, HEAD' } });
+    }
+    return failWith(c, 404, 'not found', notFound(c.req.path));
+  });
+}
+
 /** The probe listener (admin.probeListen): health only, for the pod IP. */
 export function probeRoutes(deps: HealthDeps): Hono {
   const app = new Hono();
   addHealth(app, deps);
-  app.notFound((c) => failWith(c, 404, 'not found', `no route ${c.req.path}; this listener serves /healthz and /readyz only`));
+  answerUnrouted(app, (path) => `no route ${path}; this listener serves /healthz and /readyz only`);
   return app;
 }
 
@@ -134,6 +150,6 @@ export function adminRoutes(deps: AdminDeps): Hono {
   app.get('/debug/gate', (c) => c.json({ enabled: deps.gate !== undefined, ...(deps.gate?.view() ?? { gated: 0, waiting: [] }) }));
 
   addLayoutPage(app);
-  app.notFound((c) => failWith(c, 404, 'not found', `no route ${c.req.path}`));
+  answerUnrouted(app, (path) => `no route ${path}`);
   return app;
 }
