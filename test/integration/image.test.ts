@@ -45,7 +45,7 @@ describe('the runtime stage of the image: production dependencies, dist/ and con
   it('zonekeeper audit --snapshot runs: the demo cluster has nothing at risk', () => {
     const out = spawnSync(process.execPath, [cli, 'audit', '--snapshot', join(dir, 'config/demo-cluster.yaml'), '-o', 'json'], { encoding: 'utf8' });
     assert.equal(out.status, 0, out.stderr);
-    assert.deepEqual(JSON.parse(out.stdout).health.map((h: { key: string }) => h.key).sort(), ['default/Deployment/web', 'default/StatefulSet/db']);
+    assert.deepEqual(JSON.parse(out.stdout).workloads.map((h: { key: string }) => h.key).sort(), ['default/Deployment/web', 'default/StatefulSet/db']);
   });
 
   it('zonekeeper plan runs', () => {
