@@ -38,11 +38,11 @@ describe('admin listener', () => {
 
   it('a wrong method gets 405 with Allow, as on the extender listener; a path with no route 404; HEAD is GET without the body', async () => {
     const app = testApp(cluster()).adminApp;
-    for (const [method, path] of [['POST', '/debug/health'], ['DELETE', '/debug/workloads/default/deployment/web'], ['PUT', '/ui'], ['POST', '/metrics'], ['PATCH', '/']]) {
+    for (const [method, path] of [['POST', '/debug/health'], ['DELETE', '/debug/workloads/default/deployment/web'], ['PUT', '/ui'], ['POST', '/metrics'], ['PATCH', '/']] as const) {
       const res = await app.request(path, { method });
       assert.equal(res.status, 405, `${method} ${path}`);
       assert.equal(res.headers.get('allow'), 'GET, HEAD');
-      assert.match((await res.json()).message, new RegExp(`^${method} ${path.replace(/\//g, '\\/')}: this path serves GET and HEAD$`));
+      assert.match(((await res.json()) as { message: string }).message, new RegExp(`^${method} ${path.replace(/\//g, '\\/')}: this path serves GET and HEAD$`));
     }
     for (const method of ['GET', 'POST']) {
       const res = await app.request('/debug/nothing', { method });
