@@ -5,6 +5,7 @@ import { isDnsLabel } from './cluster/names.js';
 import { fileSource, type SnapshotSource } from './cluster/source.js';
 import { ConfigError, loadConfig } from './common/config.js';
 import { Reservations } from './decision/reservations.js';
+import { UnreadableFileError } from './common/errors.js';
 import { createLogger } from './common/logger.js';
 import { NO_PENDING_FREEZES } from './placement/fleet.js';
 import { fleetHealth, type WorkloadHealth } from './placement/health.js';
@@ -29,7 +30,8 @@ Usage:
 
 Every StatefulSet and every workload with zonekeeper's annotations (or a WorkloadSpread) is
 judged, whether or not zonekeeper is installed. Exit status: 0 none at risk, 1 some at risk,
-2 error.
+2 error: also when there is no workload to judge, or the file holds items that are not
+Kubernetes objects (no kind or no metadata.name).
 `;
 
 export class AuditError extends Error {}
@@ -42,7 +44,6 @@ const COLUMNS = ['NAMESPACE', 'NAME', 'KIND', 'REPLICAS', 'ZONES', 'WANTED', 'OF
 /** kubectl's table: columns padded to their widest cell, three spaces apart. */
 function auditTable(rows: readonly WorkloadHealth[]): string {
   const cells = rows.map((h) => [h.ref.namespace, h.ref.name, h.ref.kind, String(h.replicas), String(h.zones), String(h.wanted), String(h.offPin), h.atRisk ? 'yes' : 'no', h.reason]);
-  if (cells.length === 0) return 'No managed workloads found.';
   const widths = COLUMNS.map((c, i) => Math.max(c.length, ...cells.map((r) => r[i]!.length)));
   const line = (r: readonly string[]) => r.map((v, i) => (i === r.length - 1 ? v : v.padEnd(widths[i]!))).join('   ');
   return [line(COLUMNS), ...cells.map(line)].join('\n');
@@ -94,7 +95,7 @@ export async function runAudit(argv: string[]): Promise<{ output: string; code: 
   try {
     config = loadConfig(values.config);
   } catch (err) {
-    if (err instanceof ConfigError) throw new AuditError(err.message);
+    if (err instanceof ConfigError || err instanceof UnreadableFileError) throw new AuditError(err.message);
     throw err;
   }
   let choice;
@@ -108,8 +109,15 @@ export async function runAudit(argv: string[]): Promise<{ output: string; code: 
   let source: SnapshotSource;
   let api: ApiClient | undefined;
   try {
-    if (choice.kind === 'snapshot') source = fileSource(choice.path);
-    else {
+    if (choice.kind === 'snapshot') {
+      const file = fileSource(choice.path);
+      // A file of templated or hand-cut objects is wrong as a whole: judging the rest would be a false green.
+      if (file.loaded.notObjects > 0) {
+        throw new AuditError(`--snapshot ${choice.path}: ${file.loaded.notObjects} of its items are not Kubernetes objects (no kind or no metadata.name); `
+          + "audit reads what 'kubectl get -o yaml' or '-o json' prints");
+      }
+      source = file;
+    } else {
       api = kubeApiClient(loadClusterAccess(choice));
       // Lists once; nothing is written, and nothing is logged unless it fails.
       source = clusterWatch(api, config.cluster, createLogger('silent'), () => {});
@@ -128,9 +136,13 @@ export async function runAudit(argv: string[]): Promise<{ output: string; code: 
       pendingFreezes: NO_PENDING_FREEZES, unschedulableSubsets: new Map<string, number>(),
     };
     const health = fleetHealth(source.snapshot, state, { now: systemClock.now(), settleSeconds: config.health.settleSeconds }, values.namespace);
+    if (health.length === 0) {
+      const where = values.namespace ? `namespace ${values.namespace} of ${source.describe()}` : source.describe();
+      throw new AuditError(`no workloads to judge in ${where}: no StatefulSet, and no workload with zonekeeper's annotations or a WorkloadSpread`);
+    }
     const atRisk = health.filter((h) => h.atRisk).length;
     const output = values.output === 'json'
-      ? JSON.stringify({ source: source.describe(), workloads: health.length, atRisk, health }, null, 2)
+      ? JSON.stringify({ source: source.describe(), atRisk, workloads: health }, null, 2)
       : auditTable(health);
     return { output, code: atRisk > 0 ? 1 : 0 };
   } finally {

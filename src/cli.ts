@@ -70,6 +70,7 @@ async function serve(argv: string[]): Promise<void> {
   const { ConfigError, loadConfig, parseConfig } = await import('./common/config.js');
   const { createLogger } = await import('./common/logger.js');
   const { chooseSource, startServer } = await import('./main.js');
+  const { UnreadableFileError } = await import('./common/errors.js');
   let values;
   try {
     ({ values } = parseArgs({
@@ -125,6 +126,7 @@ async function serve(argv: string[]): Promise<void> {
     }
   } catch (err) {
     if (err instanceof ConfigError) fail(`invalid configuration: ${err.message}`);
+    if (err instanceof UnreadableFileError) fail(err.message);
     throw err;
   }
   const log = createLogger(config.logLevel);
@@ -133,7 +135,7 @@ async function serve(argv: string[]): Promise<void> {
     running = await startServer(config, chooseSource(values), log);
   } catch (err) {
     const { SnapshotFileError } = await import('./cluster/source.js');
-    if (err instanceof SnapshotFileError) fail(err.message);
+    if (err instanceof SnapshotFileError || err instanceof UnreadableFileError) fail(err.message);
     log.fatal({ err: (err as Error).message }, 'could not start');
     process.exit(1);
   }

@@ -51,10 +51,11 @@ export interface Running {
 
 function openSource(choice: SourceChoice, config: Config, log: Logger, metrics: Metrics): { source: SnapshotSource; actuator: Actuator; api?: ApiClient } {
   if (choice.kind === 'snapshot' || choice.kind === 'demo') {
-    const label = choice.kind === 'demo' ? `demo cluster ${choice.path}` : `snapshot ${choice.path}`;
-    const source = fileSource(choice.path, label);
+    // The page's header shows the label: the demo by its name in the package, never the server's disk path.
+    const label = choice.kind === 'demo' ? 'demo cluster (config/demo-cluster.yaml)' : `snapshot ${choice.path}`;
+    const source = fileSource(choice.path, label, choice.kind === 'demo' ? '--demo' : '--snapshot');
     if (choice.kind === 'demo') log.info({ file: choice.path, why: choice.why }, 'serving the bundled demo cluster');
-    log.info({ source: label, objects: source.loaded.loaded, skipped: source.loaded.skipped }, 'loaded objects from file');
+    log.info({ source: label, objects: source.loaded.loaded, skipped: source.loaded.skipped, notObjects: source.loaded.notObjects }, 'loaded objects from file');
     return { source, actuator: memoryActuator(source.store, log, metrics) };
   }
   const api = kubeApiClient(loadClusterAccess(choice));

@@ -13,7 +13,7 @@ Usage:
   zonekeeper plan --replicas N --zones A,B,C [--preferences JSON] [--capacity JSON]
                   [--existing JSON] [--key STRING] [--table]
 
-  --replicas N        replicas to distribute
+  --replicas N        replicas to distribute (a whole number, 0 to 2147483647)
   --zones A,B,C       the zones, in order
   --preferences JSON  as the zonekeeper.io/zone-preferences annotation:
                       {"rebalance": bool, "zones": {"*"|zone: {"minReplicas", "maxReplicas", "weight"}}}
@@ -58,21 +58,37 @@ export interface PlanOutput extends Plan {
   reason?: string;
 }
 
+/** A workload's spec.replicas is an int32: the most a plan lays out. */
+const MAX_REPLICAS = 2 ** 31 - 1;
+
+/** `--replicas -3` as `--replicas=-3`: a number with a minus sign is the flag's value, judged below (parseArgs calls it ambiguous). */
+function negativeValuesJoined(argv: string[]): string[] {
+  return argv.flatMap((a, i) => {
+    if (a === '--replicas' && /^-[\d.]/.test(argv[i + 1] ?? '')) return [];
+    if (argv[i - 1] === '--replicas' && /^-[\d.]/.test(a)) return [`--replicas=${a}`];
+    return [a];
+  });
+}
+
 export function runPlan(argv: string[]): { output: string; plan: PlanOutput } {
   let values;
   try {
     ({ values } = parseArgs({
-      args: argv, strict: true, allowPositionals: false,
+      args: negativeValuesJoined(argv), strict: true, allowPositionals: false,
       options: {
         replicas: { type: 'string' }, zones: { type: 'string' }, preferences: { type: 'string' }, capacity: { type: 'string' },
         existing: { type: 'string' }, key: { type: 'string', default: '' }, table: { type: 'boolean', default: false },
       },
     }));
   } catch (err) {
-    throw new UsageError((err as Error).message);
+    const ambiguous = /^Option '(--[\w-]+)' argument is ambiguous/.exec((err as Error).message);
+    throw new UsageError(ambiguous ? `${ambiguous[1]}: missing its value` : (err as Error).message);
   }
-  const replicas = Number(values.replicas);
-  if (values.replicas === undefined || !Number.isInteger(replicas) || replicas < 0) throw new UsageError('--replicas: expected a whole number ≥ 0');
+  if (values.replicas === undefined) throw new UsageError('--replicas: required (how many replicas to lay out)');
+  const replicas = /^\s*\d+\s*$/.test(values.replicas) ? Number(values.replicas) : Number.NaN;
+  if (!Number.isSafeInteger(replicas) || replicas > MAX_REPLICAS) {
+    throw new UsageError(`--replicas: expected a whole number from 0 to ${MAX_REPLICAS}, not ${JSON.stringify(values.replicas)}`);
+  }
   const zones = (values.zones ?? '').split(',').map((s) => s.trim()).filter(Boolean);
   if (zones.length === 0) throw new UsageError('--zones: expected a comma-separated list of zones');
   const repeated = zones.find((z, i) => zones.indexOf(z) !== i);

@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import type { ApiClient } from './cluster/apiClient.js';
 import { watchCache } from './cluster/watchCache.js';
 import type { Config } from './common/config.js';
+import { UnreadableFileError } from './common/errors.js';
 
 // Where `serve` and `audit` find the cluster, and the watch cache over an API server.
 
@@ -29,7 +30,7 @@ export function chooseSource(
   if (opts.snapshot) return { kind: 'snapshot', path: opts.snapshot };
   if (opts.demo) return { kind: 'demo', path: DEMO_CLUSTER, why: '--demo' };
   if (opts.kubeconfig) {
-    if (!exists(opts.kubeconfig)) throw new Error(`--kubeconfig ${opts.kubeconfig}: no such file`);
+    if (!exists(opts.kubeconfig)) throw new UnreadableFileError('--kubeconfig', opts.kubeconfig, Object.assign(new Error('ENOENT'), { code: 'ENOENT' }));
     return { kind: 'kubeconfig', path: opts.kubeconfig, from: '--kubeconfig' };
   }
   const fromEnv = (env.KUBECONFIG ?? '').split(':').find((p) => p && exists(p));

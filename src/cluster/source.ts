@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { parseAllDocuments } from 'yaml';
-import { unreadableFile, ZonekeeperError } from '../common/errors.js';
+import { UnreadableFileError, ZonekeeperError } from '../common/errors.js';
 import type { ReflectorStatus } from './reflector.js';
 import { slimOf } from './convert.js';
 import { ALL_KIND_NAMES, kindOfObject, KRUISE_GROUP, OPTIONAL_KINDS } from './kinds.js';
@@ -40,7 +40,8 @@ export interface SnapshotSource {
   status(now?: number): ClusterSourceStatus;
 }
 
-export interface LoadedObjects { loaded: number; skipped: Record<string, number> }
+/** What a file held: objects kept, objects of other kinds by kind, and items that are no Kubernetes object (no kind or no metadata.name). */
+export interface LoadedObjects { loaded: number; skipped: Record<string, number>; notObjects: number }
 
 /** Slims one raw object into the store; false for kinds zonekeeper does not keep. */
 export function addObject(store: ClusterStore, raw: any): boolean {
@@ -65,12 +66,17 @@ function objectVisitor(store: ClusterStore, result: LoadedObjects): (o: any) => 
       for (const item of o.items) visit(item);
       return;
     }
-    if (addObject(store, o)) {
+    const named = typeof o.metadata?.name === 'string' && o.metadata.name !== '';
+    // No kind, or a kind zonekeeper reads without a name (a template's {{ }}, a hand-cut object): no object at all.
+    if (typeof o.kind !== 'string' || !o.kind || (!named && kindOfObject(o.kind, String(o.apiVersion ?? '')))) {
+      result.notObjects++;
+      return;
+    }
+    if (named && addObject(store, o)) {
       result.loaded++;
       return;
     }
-    const kind = typeof o.kind === 'string' && o.kind ? o.kind : '(no kind)';
-    result.skipped[kind] = (result.skipped[kind] ?? 0) + 1;
+    result.skipped[o.kind] = (result.skipped[o.kind] ?? 0) + 1;
   };
   return visit;
 }
@@ -80,7 +86,7 @@ export interface LoadedStore { store: ClusterStore; loaded: LoadedObjects }
 /** A JSON List's items a slice at a time, or undefined when it is not one (see listSlices.ts). */
 function loadListSlices(bytes: Uint8Array): LoadedStore | undefined {
   const store = new ClusterStore();
-  const loaded: LoadedObjects = { loaded: 0, skipped: {} };
+  const loaded: LoadedObjects = { loaded: 0, skipped: {}, notObjects: 0 };
   const visit = objectVisitor(store, loaded);
   const frame = forEachListSlice(bytes, (items) => { for (const item of items) visit(item); });
   return frame && isListKind(frame.kind) ? { store, loaded } : undefined;
@@ -94,7 +100,7 @@ export function loadObjects(content: string | Uint8Array, origin: string): Loade
     content = Buffer.from(content.buffer, content.byteOffset, content.byteLength).toString('utf8');
   }
   const store = new ClusterStore();
-  const loaded: LoadedObjects = { loaded: 0, skipped: {} };
+  const loaded: LoadedObjects = { loaded: 0, skipped: {}, notObjects: 0 };
   const visit = objectVisitor(store, loaded);
   // `kubectl get -o json` prints one JSON document: JSON.parse reads it many times faster than
   // YAML. A file that opens like JSON and is no YAML either (JSON documents between `---` are)
@@ -112,7 +118,8 @@ export function loadObjects(content: string | Uint8Array, origin: string): Loade
       return nonEmpty({ store, loaded }, origin);
     }
   }
-  for (const doc of parseAllDocuments(content)) {
+  // logLevel error: a templated key ({{ .Values.x }}) is counted as no object, not warned about on stderr.
+  for (const doc of parseAllDocuments(content, { logLevel: 'error' })) {
     if (doc.errors.length > 0) {
       throw new SnapshotFileError(jsonError ? `${origin}: not valid JSON (${jsonError.message})` : `${origin}: not valid YAML (${doc.errors[0]!.message.split('\n')[0]})`);
     }
@@ -129,7 +136,7 @@ const EXPECTED = "expected a List of Kubernetes objects, as 'kubectl get nodes,p
 /** A file that holds none of the objects zonekeeper reads is refused, not served as an empty cluster. */
 function nonEmpty(l: LoadedStore, origin: string): LoadedStore {
   if (l.loaded.loaded > 0) return l;
-  const skipped = Object.keys(l.loaded.skipped).filter((k) => k !== '(no kind)');
+  const skipped = Object.keys(l.loaded.skipped);
   const held = skipped.length > 0 ? `only kinds zonekeeper does not read (${skipped.slice(0, 5).join(', ')})` : 'no Kubernetes objects';
   throw new SnapshotFileError(`${origin}: ${held}; ${EXPECTED}`);
 }
@@ -161,12 +168,12 @@ export function memorySource(store: ClusterStore, label: string): SnapshotSource
 }
 
 /** The demo cluster and offline replay: the objects of a file. */
-export function fileSource(path: string, label = path): SnapshotSource & { loaded: LoadedObjects } {
+export function fileSource(path: string, label = path, flag = '--snapshot'): SnapshotSource & { loaded: LoadedObjects } {
   let bytes: Buffer;
   try {
     bytes = readFileSync(path);
   } catch (err) {
-    throw new SnapshotFileError(`${path}: ${unreadableFile(err as NodeJS.ErrnoException)}; ${EXPECTED}`);
+    throw new UnreadableFileError(flag, path, err as NodeJS.ErrnoException);
   }
   const { store, loaded } = loadObjects(bytes, path);
   return { ...memorySource(store, label), loaded };

@@ -1,4 +1,4 @@
-import { describeIssues, ZonekeeperError } from './errors.js';
+import { describeIssues, UnreadableFileError, ZonekeeperError } from './errors.js';
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
 import { z } from 'zod';
@@ -204,7 +204,7 @@ export function loadConfig(path: string | undefined): Config {
   try {
     text = readFileSync(path, 'utf8');
   } catch (err) {
-    throw new ConfigError(`${path}: ${(err as Error).message}`);
+    throw new UnreadableFileError('--config', path, err as NodeJS.ErrnoException);
   }
   let value: unknown;
   try {

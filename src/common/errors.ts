@@ -18,6 +18,13 @@ export function unreadableFile(err: NodeJS.ErrnoException): string {
   }
 }
 
+/** A file a flag names that cannot be read, one message for every path flag: `--config FILE: no such file`. */
+export class UnreadableFileError extends ZonekeeperError {
+  constructor(flag: string, path: string, err: NodeJS.ErrnoException) {
+    super(`${flag} ${path}: ${unreadableFile(err)}`, { cause: err });
+  }
+}
+
 /**
  * An error an HTTP answer reports: its status, a short `error` word, and the field at fault.
  * One type for every 4xx/5xx a route returns (server/httpErrors.ts maps it to a response).

@@ -1,6 +1,6 @@
 import { ANNOTATION } from '../cluster/annotations.js';
 import { workloadKindSpec, type WorkloadKind } from '../cluster/kinds.js';
-import { zoneOf, type SlimPod, type SlimWorkload } from '../cluster/objects.js';
+import { zoneOf, type SlimPod, type SlimWorkload, type SlimWorkloadSpread, type WorkloadSpreadSubset } from '../cluster/objects.js';
 import type { Snapshot } from '../cluster/store.js';
 import type { ZonePreferencesSpec } from '../cluster/zonePreferences.js';
 import { deletionCosts } from './downscale.js';
@@ -48,6 +48,8 @@ interface LayoutPod {
   reservedZone?: string;
   /** What decides (or decided) its zone: a volume, its seat's pin, a subset quota, zone balance, or nothing. */
   decidedBy: DecidedBy;
+  /** Not bound: when it was created (ISO), so the page shows how long it has waited. */
+  pendingSince?: string;
 }
 
 export interface WorkloadLayout {
@@ -81,8 +83,14 @@ export interface WorkloadLayout {
   pods: LayoutPod[];
   /** Pods of the workload past that budget: counted in countsPerZone, not listed. */
   podsOmitted: number;
-  /** `pending`: the subset each pending pod without one would go to, in order; `subsetZones`: a subset's one zone. */
-  workloadSpread?: { name: string; strategy: string; subsets: SubsetQuota[]; pending: Record<string, string>; subsetZones: Record<string, string> };
+  /**
+   * `pending`: the subset each pending pod without one would go to, in order; `subsetZones`: a subset's one zone;
+   * `subsetZoneLists`: every zone a subset's term admits by the topology key.
+   */
+  workloadSpread?: {
+    name: string; strategy: string; subsets: SubsetQuota[]; pending: Record<string, string>;
+    subsetZones: Record<string, string>; subsetZoneLists: Record<string, string[]>;
+  };
   reservations: Reservation[];
   /** Its health as last computed (docs/design.md#health), when health is kept. */
   health?: WorkloadHealth;
@@ -139,6 +147,7 @@ function layoutOf(
     const node = p.nodeName ? snapshot.node(p.nodeName) : undefined;
     const zone = node && zoneOf(node, list.topologyKey);
     const out: LayoutPod = { name: p.name, node: p.nodeName, zone, decidedBy };
+    if (!p.nodeName && p.createdAt > 0) out.pendingSince = new Date(p.createdAt).toISOString();
     const reserved = p.nodeName ? undefined : reservedZones.get(p.uid);
     if (reserved) out.reservedZone = reserved;
     if (p.claims.length > 0) {
@@ -184,9 +193,27 @@ function layoutOf(
     ...(costs ? { removalOrder: [...costs].sort((a, b) => a[1] - b[1] || a[0].localeCompare(b[0])).slice(0, Math.max(0, podBudget)).map(([pod]) => pod) } : {}),
     sequence, countsPerZone, pods: layoutPods, podsOmitted: seated.length - listed.length,
     workloadSpread: undefined,
-    ...policy?.layout?.(model, snapshot, deps),
+    ...withSubsetZones(policy?.layout?.(model, snapshot, deps), model, list.zones, list.topologyKey),
     reservations: waiting,
   };
+}
+
+/**
+ * A WorkloadSpread layout gains `subsetZoneLists`: the zones each subset's required term admits by
+ * the topology key alone (In, NotIn, Exists; no expression on the key: every zone), over the
+ * workload's zones and those the subsets name. The page draws what each subset covers from it.
+ */
+function withSubsetZones(own: Record<string, unknown> | undefined, model: CachedModel, zones: readonly string[], topologyKey: string): Record<string, unknown> {
+  const spread = own?.workloadSpread as Record<string, unknown> | undefined;
+  if (!spread || !('ws' in model) || !model.ws) return own ?? {};
+  const subsets = (model.ws as SlimWorkloadSpread).subsets;
+  const onKey = (s: WorkloadSpreadSubset) => (s.requiredNodeSelectorTerm?.matchExpressions ?? []).filter((e) => e.key === topologyKey);
+  const named = subsets.flatMap((s) => onKey(s).filter((e) => e.operator === 'In').flatMap((e) => e.values ?? []));
+  const all = [...new Set([...zones, ...named])];
+  const admits = (e: { operator: string; values?: string[] }, z: string) =>
+    (e.operator === 'In' ? (e.values ?? []).includes(z) : e.operator === 'NotIn' ? !(e.values ?? []).includes(z) : e.operator !== 'DoesNotExist');
+  const subsetZoneLists = Object.fromEntries(subsets.map((s) => [s.name, all.filter((z) => onKey(s).every((e) => admits(e, z)))]));
+  return { ...own, workloadSpread: { ...spread, subsetZoneLists } };
 }
 
 /** Layouts one answer of /debug/layouts builds at most; the rest are counted, not built. */

@@ -50,11 +50,27 @@ function addHealth(app: Hono, deps: HealthDeps): void {
   });
 }
 
+/**
+ * What a request no handler took gets: 405 with Allow when another method serves its path (every
+ * route here is GET, HEAD with it), as the extender listener answers; else 404 with `notFound`.
+ */
+function answerUnrouted(app: Hono, notFound: (path: string) => string): void {
+  let served: RegExp[] | undefined;
+  app.notFound((c) => {
+    served ??= app.routes.filter((r) => r.method === 'GET')
+      .map((r) => new RegExp(`^${r.path.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/:[^/]+/g, '[^/]+').replace(/\*/g, '.*')}$`));
+    if (c.req.method !== 'GET' && served.some((re) => re.test(c.req.path))) {
+      return failWith(c, 405, 'method not allowed', `${c.req.method} ${c.req.path}: this path serves GET and HEAD`, { headers: { allow: 'GET, HEAD' } });
+    }
+    return failWith(c, 404, 'not found', notFound(c.req.path));
+  });
+}
+
 /** The probe listener (admin.probeListen): health only, for the pod IP. */
 export function probeRoutes(deps: HealthDeps): Hono {
   const app = new Hono();
   addHealth(app, deps);
-  app.notFound((c) => failWith(c, 404, 'not found', `no route ${c.req.path}; this listener serves /healthz and /readyz only`));
+  answerUnrouted(app, (path) => `no route ${path}; this listener serves /healthz and /readyz only`);
   return app;
 }
 
@@ -118,12 +134,14 @@ export function adminRoutes(deps: AdminDeps): Hono {
     return c.json({ ...result, note: `dry run against every cached node; nothing reserved or written; the cache keeps a pod's first ${CACHED_TOLERATIONS} tolerations` });
   });
 
-  // Every managed workload's health, at risk first (what the metrics and `zonekeeper audit` show).
+  // Every managed workload's health, at risk first; the shape of `zonekeeper audit -o json` (source, atRisk, workloads) plus kept and more.
   app.get('/debug/health', (c) => {
     const namespace = c.req.query('namespace') || undefined;
     const all = (deps.layoutHealth?.all() ?? []).filter((h) => namespace === undefined || h.ref.namespace === namespace);
-    return c.json({ kept: deps.layoutHealth !== undefined, atRisk: all.filter((h) => h.atRisk).length, workloads: all.slice(0, HEALTH_LISTED),
-      more: Math.max(0, all.length - HEALTH_LISTED) });
+    return c.json({
+      source: source.describe(), kept: deps.layoutHealth !== undefined, atRisk: all.filter((h) => h.atRisk).length, workloads: all.slice(0, HEALTH_LISTED),
+      more: Math.max(0, all.length - HEALTH_LISTED),
+    });
   });
 
   // What repair last decided for each opted-in workload, and why it waits.
@@ -132,6 +150,6 @@ export function adminRoutes(deps: AdminDeps): Hono {
   app.get('/debug/gate', (c) => c.json({ enabled: deps.gate !== undefined, ...(deps.gate?.view() ?? { gated: 0, waiting: [] }) }));
 
   addLayoutPage(app);
-  app.notFound((c) => failWith(c, 404, 'not found', `no route ${c.req.path}`));
+  answerUnrouted(app, (path) => `no route ${path}`);
   return app;
 }

@@ -89,7 +89,7 @@ describe('the layout page in headless Chromium', { skip }, () => {
     assert.equal(web.filter((c) => c.column === 'zone-a').length, 2, 'WorkloadSpread subset a holds 2');
     assert.ok(web.filter((c) => c.column === 'zone-a').every((c) => /subset-a/.test(c.text!)));
     const subsets = await page.$$eval('section[data-workload="default/Deployment/web"] tr[data-subset]', (rows) => rows.map((r) => (r as unknown as { innerText: string }).innerText.split('\t')));
-    assert.deepEqual(subsets.map((r) => r.slice(0, 3)), [['subset-a', '2', '2'], ['subset-b', 'unlimited', '1']]);
+    assert.deepEqual(subsets.map((r) => r.slice(0, 4)), [['subset-a', 'zone-a', '2', '2'], ['subset-b', 'zone-b', 'unlimited', '1']], 'each subset with its zones');
     // The pending pod is drawn where it is going: subset-a is full, so subset-b's zone.
     const pendingWeb = web.find((c) => c.pod === 'web-6c7d8bd9bc-t5v9w')!;
     assert.deepEqual([pendingWeb.column, pendingWeb.state], ['zone-b', 'pending']);
@@ -100,6 +100,37 @@ describe('the layout page in headless Chromium', { skip }, () => {
     const shot = join(ARTIFACTS, 'layout-page.png');
     await page.screenshot({ path: shot, fullPage: true });
     assert.ok(statSync(shot).size > 10_000, 'a screenshot with something in it');
+    console.log(`# screenshot: ${shot}`);
+  });
+
+  it('shows what to do: the demo\'s workload at risk first, subsets\' zones and no column for a zone in none, each pod linked to its explanation, pending ages', async () => {
+    await page.goto(`${serve.admin}/ui`);
+    await page.waitForSelector('section[data-workload="default/StatefulSet/queue"] .health');
+    const order = await page.$$eval('section.workload', (all) => all.map((s) => [s.getAttribute('data-workload'), s.querySelector('.health')?.getAttribute('data-health')]));
+    assert.deepEqual(order[0], ['default/StatefulSet/queue', 'at-risk'], 'the demo has a workload at risk, listed first');
+    assert.match(await page.innerText('section[data-workload="default/StatefulSet/queue"] .health'), /^at risk · 1 of 3 zones hold pods \(zone-b, zone-c empty\)/);
+    // The header names the demo cluster, not where its file lies on the server's disk.
+    const status = await page.innerText('#status');
+    assert.match(status, /demo cluster \(config\/demo-cluster\.yaml\)/);
+    assert.ok(!status.includes(DEMO), status);
+    // web's WorkloadSpread covers zone-a and zone-b: zone-c is no empty "healthy" column, and a note says why.
+    const columns = await page.$$eval('section[data-workload="default/Deployment/web"] [data-zone-column]', (cs) => cs.map((c) => c.getAttribute('data-zone-column')));
+    assert.deepEqual(columns.sort(), ['zone-a', 'zone-b']);
+    assert.match(await page.innerText('section[data-workload="default/Deployment/web"] .notes'), /in no subset of the WorkloadSpread: zone-c \(not drawn; its pods never go there\)/);
+    // Every pod's name links to its explanation, and the link answers it.
+    const links = await page.$$eval('main .pod', (all) => all.map((c) => [c.getAttribute('data-pod'), c.querySelector('a.name')?.getAttribute('href')]));
+    assert.ok(links.length >= 14, `${links.length} cells`);
+    for (const [pod, href] of links) assert.equal(href, `/debug/explain?pod=${encodeURIComponent(`default/${pod}`)}`, pod!);
+    const explained = await (await fetch(`${serve.admin}${links.find(([pod]) => pod === 'db-5')![1]}`)).json() as { failed: Record<string, string> };
+    assert.match(Object.values(explained.failed).join(' '), /volume/, 'db-5\'s explanation names its volume');
+    // queue-2 has waited since its creationTimestamp (2026-01-01): its age, in days, by the server's clock.
+    const badge = await page.innerText('[data-pod="queue-2"] .badge.pending');
+    assert.match(badge, /^pending \d+d$/);
+    assert.match((await page.getAttribute('[data-pod="queue-2"] .badge.pending', 'title'))!, /^created 2026-01-01T00:00:00\.000Z, not bound since$/);
+    mkdirSync(ARTIFACTS, { recursive: true });
+    const shot = join(ARTIFACTS, 'layout-page-what-to-do.png');
+    await page.screenshot({ path: shot, fullPage: true });
+    assert.ok(statSync(shot).size > 10_000);
     console.log(`# screenshot: ${shot}`);
   });
 

@@ -67,9 +67,9 @@ for (const k of kubeVersions()) describe(`workload health with kube-scheduler ${
     writeFileSync(file, kubectlGetYaml(cp.kubeconfig));
     const offline = audit('--snapshot', file, '-n', 'h1', '-o', 'json');
     assert.equal(offline.status, 1, offline.stderr);
-    const body = JSON.parse(offline.stdout) as { health: { key: string; atRisk: boolean; causes: Record<string, number> }[] };
-    assert.deepEqual(body.health.map((h) => [h.key, h.atRisk]), [['h1/StatefulSet/piled', true], ['h1/StatefulSet/spread', false]]);
-    assert.equal(body.health[0]!.causes['placed-before'], 2);
+    const body = JSON.parse(offline.stdout) as { workloads: { key: string; atRisk: boolean; causes: Record<string, number> }[] };
+    assert.deepEqual(body.workloads.map((h) => [h.key, h.atRisk]), [['h1/StatefulSet/piled', true], ['h1/StatefulSet/spread', false]]);
+    assert.equal(body.workloads[0]!.causes['placed-before'], 2);
   });
 
   it(`[${k.version}] 23. the running zonekeeper says so too: the at-risk metric and a LayoutAtRisk Event; fixed by a rollout through the scheduler, LayoutRestored`, async () => {

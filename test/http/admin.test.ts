@@ -1,8 +1,12 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { deployment, node, nodes, pv, pvc, rsPod, statefulSet, storeOf, stsPod, workloadSpread, zoneSubset } from '../support/builders.js';
 import { fixture, testApp } from '../support/app.js';
 import { LAYOUT_PODS_PER_ANSWER } from '../../src/placement/layout.js';
+import { memorySource } from '../../src/cluster/source.js';
+import { ClusterStore } from '../../src/cluster/store.js';
+import { probeRoutes } from '../../src/server/adminRoutes.js';
 
 const ZONES = ['zone-a', 'zone-b', 'zone-c'];
 // The user's own list: with a derived one, adoption would order it after the volume and pods.
@@ -30,6 +34,36 @@ describe('admin listener', () => {
     const res = await testApp(cluster()).adminApp.request('/');
     assert.equal(res.status, 302);
     assert.equal(res.headers.get('location'), '/ui');
+  });
+
+  it('a wrong method gets 405 with Allow, as on the extender listener; a path with no route 404; HEAD is GET without the body', async () => {
+    const app = testApp(cluster()).adminApp;
+    for (const [method, path] of [['POST', '/debug/health'], ['DELETE', '/debug/workloads/default/deployment/web'], ['PUT', '/ui'], ['POST', '/metrics'], ['PATCH', '/']] as const) {
+      const res = await app.request(path, { method });
+      assert.equal(res.status, 405, `${method} ${path}`);
+      assert.equal(res.headers.get('allow'), 'GET, HEAD');
+      assert.match(((await res.json()) as { message: string }).message, new RegExp(`^${method} ${path.replace(/\//g, '\\/')}: this path serves GET and HEAD$`));
+    }
+    for (const method of ['GET', 'POST']) {
+      const res = await app.request('/debug/nothing', { method });
+      assert.equal(res.status, 404, method);
+      assert.equal(res.headers.get('allow'), null);
+    }
+    const head = await app.request('/healthz', { method: 'HEAD' });
+    assert.equal(head.status, 200);
+    const probes = probeRoutes({ source: memorySource(new ClusterStore(), 'test'), serving: () => true });
+    assert.equal((await probes.request('/readyz', { method: 'POST' })).status, 405);
+    assert.equal((await probes.request('/metrics', { method: 'POST' })).status, 404, 'the probe listener serves health only');
+  });
+
+  it('a /debug/explain dry run is not counted in zonekeeper_decisions_total, as docs/operations.md says', async () => {
+    const app = testApp(cluster());
+    assert.equal((await get(app, '/debug/explain?pod=default/db-3')).status, 200);
+    const { body } = await get(app, '/metrics');
+    assert.doesNotMatch(String(body), /zonekeeper_decisions_total\{[^}]*verb="explain"/);
+    const row = readFileSync(new URL('../../docs/operations.md', import.meta.url), 'utf8').split('\n').find((l) => l.startsWith('| `zonekeeper_decisions_total`'))!;
+    assert.match(row, /a `\/debug\/explain` dry run is not counted/);
+    assert.doesNotMatch(row.split('; a `/debug/explain`')[0]!, /explain/);
   });
 
   it('healthz is ok; readyz is 200 when synced and 503 when not', async () => {

@@ -47,10 +47,11 @@ describe('zonekeeper audit on a kubectl get -o yaml or -o json file', () => {
     assert.doesNotMatch(team.stdout, /shop/);
     const json = audit('--snapshot', file, '-o', 'json');
     assert.equal(json.status, 1);
-    const body = JSON.parse(json.stdout) as { atRisk: number; health: { key: string; atRisk: boolean; causes: Record<string, number> }[] };
+    assert.deepEqual(Object.keys(JSON.parse(json.stdout)), ['source', 'atRisk', 'workloads'], "/debug/health's shape (it adds kept and more)");
+    const body = JSON.parse(json.stdout) as { atRisk: number; workloads: { key: string; atRisk: boolean; causes: Record<string, number> }[] };
     assert.equal(body.atRisk, 1);
-    assert.deepEqual(body.health[0]!.key, 'shop/StatefulSet/piled');
-    assert.equal(body.health[0]!.causes['placed-before'], 2);
+    assert.deepEqual(body.workloads[0]!.key, 'shop/StatefulSet/piled');
+    assert.equal(body.workloads[0]!.causes['placed-before'], 2);
   });
 
   it('reads kubectl get -o json output the same, at any size: a file of several slices, cut short, exits 2', () => {
@@ -63,8 +64,8 @@ describe('zonekeeper audit on a kubectl get -o yaml or -o json file', () => {
     writeFileSync(join(dir, 'cluster.json'), text);
     const json = audit('--snapshot', join(dir, 'cluster.json'), '-o', 'json');
     assert.equal(json.status, 1, json.stderr);
-    const fromYaml = JSON.parse(audit('--snapshot', snapshotFile(cluster), '-o', 'json').stdout) as { health: unknown[] };
-    assert.deepEqual(JSON.parse(json.stdout).health, fromYaml.health);
+    const fromYaml = JSON.parse(audit('--snapshot', snapshotFile(cluster), '-o', 'json').stdout) as { workloads: unknown[] };
+    assert.deepEqual(JSON.parse(json.stdout).workloads, fromYaml.workloads);
     writeFileSync(join(dir, 'short.json'), text.slice(0, text.length - 200));
     const short = audit('--snapshot', join(dir, 'short.json'));
     assert.equal(short.status, 2, short.stdout);
@@ -115,6 +116,44 @@ describe('zonekeeper audit on a kubectl get -o yaml or -o json file', () => {
       const out = audit(...args);
       assert.equal(out.status, 2, `${args.join(' ')}: ${out.stdout}`);
       assert.match(out.stderr, message);
+    }
+  });
+
+  it('exits 2 and says why when the file holds items that are no Kubernetes objects, or no workload to judge; no YAML warning leaks', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'zk-audit-'));
+    const write = (name: string, text: string) => {
+      writeFileSync(join(dir, name), text);
+      return join(dir, name);
+    };
+    const templated = write('templated.yaml', `${stringify({ apiVersion: 'v1', kind: 'List', items: cluster })}---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: {{ .Values.name }}\n---\n{{ .Values.x }}: 1\n`);
+    const noMetadata = write('no-metadata.yaml', stringify({ apiVersion: 'v1', kind: 'List', items: [...cluster, { apiVersion: 'v1', kind: 'Pod', spec: {} }] }));
+    for (const [file, items] of [[templated, 2], [noMetadata, 1]] as const) {
+      const out = audit('--snapshot', file);
+      assert.equal(out.status, 2, out.stdout);
+      assert.equal(out.stdout, '');
+      assert.equal(out.stderr, `zonekeeper: audit: --snapshot ${file}: ${items} of its items are not Kubernetes objects (no kind or no metadata.name); `
+      + "audit reads what 'kubectl get -o yaml' or '-o json' prints\n");
+    }
+    const nodesOnly = write('nodes.yaml', stringify({ apiVersion: 'v1', kind: 'List', items: nodes(ZONES, 1) }));
+    const none = audit('--snapshot', nodesOnly);
+    assert.equal(none.status, 2, none.stdout);
+    assert.match(none.stderr, /^zonekeeper: audit: no workloads to judge in .*nodes\.yaml: no StatefulSet, and no workload with zonekeeper's annotations or a WorkloadSpread\n$/);
+    const empty = audit('--snapshot', snapshotFile(cluster), '-n', 'nowhere');
+    assert.equal(empty.status, 2, empty.stdout);
+    assert.match(empty.stderr, /no workloads to judge in namespace nowhere of /);
+  });
+
+  it('one message for a file that is not there, whichever path flag names it (audit and serve)', () => {
+    const missing = join(mkdtempSync(join(tmpdir(), 'zk-audit-')), 'missing.yaml');
+    const file = snapshotFile(cluster);
+    for (const [command, args, flag] of [
+      ['audit', ['--config', missing, '--snapshot', file], '--config'], ['audit', ['--snapshot', missing], '--snapshot'], ['audit', ['--kubeconfig', missing], '--kubeconfig'],
+      ['serve', ['--config', missing], '--config'], ['serve', ['--snapshot', missing], '--snapshot'], ['serve', ['--kubeconfig', missing], '--kubeconfig'],
+    ] as const) {
+      const out = spawnSync(process.execPath, [cli, command, ...args, ...(command === 'serve' ? ['--listen', '127.0.0.1:0', '--admin-listen', '127.0.0.1:0'] : [])],
+        { encoding: 'utf8', timeout: 20_000, env: { ...process.env, KUBECONFIG: '', HOME: tmpdir() } });
+      assert.equal(out.status, 2, `${command} ${flag}: ${out.stdout}`);
+      assert.equal(out.stderr, `zonekeeper: ${command === 'audit' ? 'audit: ' : ''}${flag} ${missing}: no such file\n`, `${command} ${flag}`);
     }
   });
 });

@@ -67,6 +67,10 @@ describe('the docs\' commands, run', () => {
       assert.ok(Object.values(b.failed).every((r) => (r as string).startsWith('zone-pin: pinned to zone-b') || (r as string).startsWith('node-spread')));
     },
     '/debug/explain?pod=default/db-5': (b) => assert.match(b.summary, /volume data-db-5 .*is in zone-a: volume wins over the pin/),
+    '/debug/health': (b) => {
+      assert.deepEqual([b.workloads[0].key, b.workloads[0].atRisk], ['default/StatefulSet/queue', true]);
+      assert.match(b.workloads[0].reason, /^1 of 3 zones hold pods/);
+    },
     '/debug/explain?pod=default/web-6c7d8bd9bc-t5v9w': (b) => assert.match(b.summary, /subset subset-b \(subset-a is full: 2\/2; subset-b/),
   };
 

@@ -42,10 +42,11 @@ describe('the runtime stage of the image: production dependencies, dist/ and con
     }
   });
 
-  it('zonekeeper audit --snapshot runs: the demo cluster has nothing at risk', () => {
+  it('zonekeeper audit --snapshot runs: the demo cluster has one workload at risk, queue (exit 1)', () => {
     const out = spawnSync(process.execPath, [cli, 'audit', '--snapshot', join(dir, 'config/demo-cluster.yaml'), '-o', 'json'], { encoding: 'utf8' });
-    assert.equal(out.status, 0, out.stderr);
-    assert.deepEqual(JSON.parse(out.stdout).health.map((h: { key: string }) => h.key).sort(), ['default/Deployment/web', 'default/StatefulSet/db']);
+    assert.equal(out.status, 1, out.stderr);
+    const records = JSON.parse(out.stdout).workloads as { key: string; atRisk: boolean }[];
+    assert.deepEqual(records.map((h) => [h.key, h.atRisk]), [['default/StatefulSet/queue', true], ['default/Deployment/web', false], ['default/StatefulSet/db', false]]);
   });
 
   it('zonekeeper plan runs', () => {

@@ -135,9 +135,10 @@ describe('zonekeeper serve lifecycle', () => {
 
   it('npm start is the demo, even with a kubeconfig that names a cluster', async () => {
     const script: string = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).scripts.start;
-    const [node, ...rest] = script.split(' ');
+    // exec: the shell npm runs it in gives way to node, so npm's signals reach the server (test/integration/npmStart.test.ts).
+    const [exec, node, ...rest] = script.split(' ');
     const at = rest.indexOf('dist/cli.js');
-    assert.equal(node, 'node');
+    assert.deepEqual([exec, node], ['exec', 'node']);
     assert.equal(rest[at + 1], 'serve');
     const dir = mkdtempSync(join(tmpdir(), 'zk-start-'));
     const kubeconfig = join(dir, 'config');

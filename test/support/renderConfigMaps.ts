@@ -1,7 +1,8 @@
 // npm run manifests: writes manifests/base/20-configmaps.yaml from the files in config/ (and the
-// configuration table of docs/reference.md from config/zonekeeper.yaml), which a
-// test keeps equal.
-import { readFileSync, writeFileSync } from 'node:fs';
+// configuration table of docs/reference.md from config/zonekeeper.yaml), and copies into the Helm
+// chart's files/ what it ships verbatim (CHART_FILE_SOURCES); tests keep them equal.
+import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { CHART_FILE_SOURCES } from './chartFiles.js';
 import { withConfigTable } from './configTable.js';
 
 const root = new URL('../../', import.meta.url);
@@ -21,3 +22,5 @@ ${configMap('zonekeeper-scheduler-config', 'scheduler-config.yaml', 'config/sche
 
 const reference = new URL('docs/reference.md', root);
 writeFileSync(reference, withConfigTable(readFileSync(reference, 'utf8'), readFileSync(new URL('config/zonekeeper.yaml', root), 'utf8')));
+
+for (const [file, source] of Object.entries(CHART_FILE_SOURCES)) copyFileSync(new URL(source, root), new URL(`charts/zonekeeper/files/${file}`, root));

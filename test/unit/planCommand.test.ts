@@ -42,6 +42,12 @@ describe('zonekeeper plan', () => {
     ['no replicas', ['--zones', 'a'], /--replicas/],
     ['an unknown flag', ['--replicas', '5', '--zones', 'a', '--bogus'], /bogus/],
     ['a zone named twice', ['--replicas', '3', '--zones', 'A,A'], /--zones: zone A is named twice/],
+    ['negative replicas, by their own message', ['--replicas', '-3', '--zones', 'a'], /^--replicas: expected a whole number from 0 to 2147483647, not "-3"$/],
+    ['fractional replicas', ['--replicas', '3.5', '--zones', 'a'], /^--replicas: expected a whole number from 0 to 2147483647, not "3\.5"$/],
+    ['replicas in exponent form', ['--replicas', '1e3', '--zones', 'a'], /not "1e3"$/],
+    ['more replicas than a workload can have', ['--replicas', '2147483648', '--zones', 'a'], /not "2147483648"$/],
+    ['replicas that are no number', ['--replicas=abc', '--zones', 'a'], /not "abc"$/],
+    ['--replicas followed by another flag', ['--replicas', '--zones', 'a'], /^--replicas: missing its value$/],
   ] as const) {
     it(`refuses ${what}`, () => {
       assert.throws(() => runPlan([...args]), (e: Error) => e instanceof UsageError && message.test(e.message));

@@ -12,7 +12,17 @@ const page = {
   namespace: new URLSearchParams(location.search).get('namespace') || '',
   timer: 0,
   podsPerAnswer: 0,
+  generatedAt: 0,
 };
+
+/** How long ago `iso` was, by the server's clock (the answer's generatedAt): 45s, 12m, 3h, 2d. */
+function age(iso) {
+  const s = Math.max(0, Math.round((page.generatedAt - Date.parse(iso)) / 1000));
+  if (s < 120) return `${s}s`;
+  if (s < 7200) return `${Math.round(s / 60)}m`;
+  if (s < 172800) return `${Math.round(s / 3600)}h`;
+  return `${Math.round(s / 86400)}d`;
+}
 
 /** An element with attributes and children; strings become text nodes. */
 function el(tag, attrs, ...children) {
@@ -60,16 +70,18 @@ function cell(p, w, conflicted) {
   if (next) badges.push(badge('subset', `→ ${/subset/i.test(next) ? next : `subset ${next}`}`, 'the subset it goes to: the first in order with room'));
   if (conflicted) badges.push(badge('conflict', 'conflict', 'a filter found its pin and its volume disagree'));
   if (p.reservedZone) badges.push(badge('reserved', `reserved ${p.reservedZone}`, 'filtered into this zone; the binding is not in the cache yet'));
-  if (pending) badges.push(badge('pending', 'pending'));
+  if (pending) badges.push(badge('pending', p.pendingSince ? `pending ${age(p.pendingSince)}` : 'pending', p.pendingSince ? `created ${p.pendingSince}, not bound since` : undefined));
   const details = [];
   if (p.pinnedZone !== undefined) details.push(`pin ${p.pinnedZone}`);
   details.push(pending ? 'not bound' : `on ${p.node}`);
+  const explain = `/debug/explain?pod=${encodeURIComponent(`${w.workload.namespace}/${p.name}`)}`;
   if (p.deletionCost && p.deletionCost.desired !== undefined) details.push(`cost ${p.deletionCost.desired}`);
   const classes = ['pod', pending ? 'pending' : 'bound', p.inPinnedZone === false ? 'off-pin' : ''].filter(Boolean).join(' ');
   return el('div', {
     class: classes, 'data-pod': p.name, 'data-zone': columnOf(p, w), 'data-state': pending ? 'pending' : 'bound', 'data-decided': p.decidedBy,
   },
-  el('div', {}, el('span', { class: 'name' }, p.name), el('span', { class: 'seat' }, seatOf(p, w))),
+  el('div', {}, el('a', { class: 'name', href: explain, title: 'why it is (or would be) placed here: a dry-run filter against every node' }, p.name),
+    el('span', { class: 'seat' }, seatOf(p, w))),
   el('div', { class: 'detail' }, details.join(' · ')),
   badges.length ? el('div', {}, badges) : null);
 }
@@ -100,7 +112,10 @@ function healthLine(h) {
 function section(w) {
   const ref = w.workload;
   const conflicts = new Set((w.conflicts || []).map((c) => c.pod.split('/').pop()));
-  const byZone = new Map(w.zones.list.map((z) => [z, []]));
+  // A WorkloadSpread's pods go only where a subset reaches: a zone no subset covers is no empty healthy column.
+  const covered = w.workloadSpread && w.workloadSpread.subsetZoneLists ? new Set(Object.values(w.workloadSpread.subsetZoneLists).flat()) : undefined;
+  const uncovered = covered ? w.zones.list.filter((z) => !covered.has(z)) : [];
+  const byZone = new Map(w.zones.list.filter((z) => !uncovered.includes(z)).map((z) => [z, []]));
   for (const p of w.pods) {
     const z = columnOf(p, w);
     if (!byZone.has(z)) byZone.set(z, []);
@@ -120,6 +135,7 @@ function section(w) {
   if (w.ordinals && w.ordinals.reserved.length) notes.push(`reserved ordinals: ${w.ordinals.reserved.join(', ')}`);
   if (w.ordinals && w.ordinals.missing.length) notes.push(`ordinals without a pod yet: ${w.ordinals.missing.join(', ')}`);
   if (w.podsOmitted) notes.push(`${w.podsOmitted} more pods not drawn: the page draws ${page.podsPerAnswer} pods in all, the first seats of each workload; the zone counts include every pod, and /debug/workloads/${ref.namespace}/${ref.kind.toLowerCase()}/${ref.name} lists more`);
+  if (uncovered.length) notes.push(`in no subset of the WorkloadSpread: ${uncovered.join(', ')} (not drawn; its pods never go there)`);
   if (w.zones.unusable && w.zones.unusable.length) notes.push(`no node fits the pods in ${w.zones.unusable.join(', ')}: pods pinned there wait`);
   if (w.zones.excluded && w.zones.excluded.length) notes.push(`not in the list: ${w.zones.excluded.join(', ')} (no node there fits the pods' node selector, affinity and tolerations)`);
   if (w.reservations.length) notes.push(`${w.reservations.length} reservation(s) waiting for their binding`);
@@ -127,9 +143,10 @@ function section(w) {
   for (const c of w.conflicts || []) notes.push(`conflict: ${c.reason}`);
   const subsets = w.workloadSpread ? el('table', { class: 'subsets' },
     el('caption', {}, `WorkloadSpread ${w.workloadSpread.name} (${w.workloadSpread.strategy})`),
-    el('tr', {}, el('th', {}, 'subset'), el('th', {}, 'max'), el('th', {}, 'bound'), el('th', {}, 'reserved')),
+    el('tr', {}, el('th', {}, 'subset'), el('th', {}, 'zones'), el('th', {}, 'max'), el('th', {}, 'bound'), el('th', {}, 'reserved')),
     w.workloadSpread.subsets.map((s) => el('tr', { 'data-subset': s.name },
-      el('td', {}, s.name), el('td', {}, s.max === null ? 'unlimited' : s.max), el('td', {}, s.bound), el('td', {}, s.reserved)))) : null;
+      el('td', {}, s.name), el('td', {}, ((w.workloadSpread.subsetZoneLists || {})[s.name] || []).join(', ') || 'none'),
+      el('td', {}, s.max === null ? 'unlimited' : s.max), el('td', {}, s.bound), el('td', {}, s.reserved)))) : null;
   return el('section', { class: 'workload', 'data-workload': `${ref.namespace}/${ref.kind}/${ref.name}` },
     el('h2', {}, `${ref.kind} `, el('span', {}, `${ref.namespace}/${ref.name}`)),
     healthLine(w.health),
@@ -147,6 +164,7 @@ function setStatus(text, error) {
 
 function render(data) {
   page.podsPerAnswer = data.podsPerAnswer;
+  page.generatedAt = Date.parse(data.generatedAt);
   const main = document.getElementById('workloads');
   const sections = data.workloads.map(section);
   if (sections.length === 0) sections.push(el('p', { class: 'empty' }, 'No managed workloads', page.namespace ? ` in namespace ${page.namespace}` : '', '.'));

@@ -1,0 +1,101 @@
+// End-to-end: the Helm chart (charts/zonekeeper) with the real Helm of ../shared/helm against a
+// real kube-apiserver. Every mode's `helm template` passes a server-side dry run (1.30 and 1.36);
+// on the newest version, helm install, then zonekeeper running as the chart's ServiceAccount with
+// the chart's ConfigMap places a pinned StatefulSet; helm upgrade with values changed; helm
+// uninstall leaves nothing the chart created (the namespace is made first: this control plane
+// runs no namespace controller). Without ../shared/helm the suite is skipped, except in CI, where
+// its absence fails the run.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { parse, parseAllDocuments } from 'yaml';
+import { CHART, CHART_MODES, findHelm, renderChart } from '../support/helm.js';
+import { ControlPlane, kubeVersions } from './controlPlane.js';
+import { eventually, Kube, type Obj } from './kube.js';
+import { SCHEDULER, statefulSet, tearDown, threeZoneCluster } from './workloads.js';
+
+const found = findHelm();
+const skip = 'skip' in found ? found.skip : false;
+const RELEASE = 'zonekeeper';
+const NS = 'zonekeeper-system';
+const versions = kubeVersions();
+const newest = Math.max(...versions.map((k) => k.minor));
+
+/** `kind.group/name` for kubectl, whatever the API group. */
+const ref = (o: Obj) => `${o.kind.toLowerCase()}${o.apiVersion.includes('/') ? `.${o.apiVersion.split('/')[0]}` : ''}/${o.metadata.name}`;
+
+for (const k of versions) describe(`[${k.version}] the Helm chart against a real API server`, { skip }, () => {
+  const helmBin = 'helm' in found ? found.helm : '';
+  const cp = new ControlPlane(k.bin);
+  let kube: Kube;
+  let zones: Map<string, string>;
+  const helm = (args: string[]) => execFileSync(helmBin, [...args, '--kubeconfig', cp.kubeconfig], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+
+  before(async () => {
+    ({ kube, zones } = await threeZoneCluster(cp));
+    // The PodMonitor and PrometheusRule of monitoring.enabled need the Prometheus Operator's CRDs.
+    cp.kubectl(['apply', '-f', new URL('./prometheus-operator-crds.yaml', import.meta.url).pathname]);
+    cp.kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/podmonitors.monitoring.coreos.com', 'crd/prometheusrules.monitoring.coreos.com']);
+  });
+  after(() => tearDown(cp));
+
+  it(`[${k.version}] helm template of every mode passes a server-side dry run`, async () => {
+    await kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
+    for (const mode of CHART_MODES) {
+      const yaml = renderChart(helmBin, mode.values, NS, RELEASE);
+      const objects = parseAllDocuments(yaml).map((d) => d.toJS() as Obj).filter(Boolean);
+      const file = join(cp.dir, 'rendered.yaml');
+      writeFileSync(file, yaml);
+      const out = cp.kubectl(['apply', '--dry-run=server', '-f', file]);
+      console.log(`# [${k.version}] ${mode.values.join(',') || 'defaults'}: ${objects.length} objects pass the server dry run`);
+      for (const o of objects) assert.match(out, new RegExp(`^${ref(o).replace(/\./g, '\\.')} (created|configured) \\(server dry run\\)$`, 'm'), ref(o));
+    }
+  });
+
+  it(`[${k.version}] helm install, zonekeeper as the chart's ServiceAccount places a pinned StatefulSet, helm upgrade, helm uninstall leaves nothing behind`,
+    { skip: k.minor === newest ? false : 'install, upgrade and uninstall run on the newest version' }, async () => {
+      helm(['install', RELEASE, CHART, '--namespace', NS, '--create-namespace', '--set', 'workloadSpread.standalone=true']);
+      assert.match(helm(['status', RELEASE, '--namespace', NS]), /STATUS: deployed/);
+      // The chart's pods need the image and a kubelet; the harness runs zonekeeper as they would:
+      // with the chart's ConfigMap, as the chart's ServiceAccount, with only the chart's RBAC.
+      const shipped = parse((await kube.get('v1', 'ConfigMap', NS, 'zonekeeper-config')).data['zonekeeper.yaml']);
+      await cp.zonekeeper!.stop();
+      // The harness's ports and short Lease stand in for the pod's (extender.listen, admin.listen, leaderElection).
+      delete shipped.extender.listen;
+      const config = { ...shipped, workloadSpread: { ...shipped.workloadSpread, writeStatus: true }, leaderElection: { namespace: NS } };
+      const zk = await cp.startZonekeeper(config, await cp.serviceAccountKubeconfig(NS, 'zonekeeper'));
+      try {
+        await kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'helm-db' } });
+        await kube.create(statefulSet('helm-db', 'db', 6, { schedulerName: SCHEDULER }));
+        const placed = await kube.bound('helm-db', 'app=db', 6, zones, 90_000);
+        const list = await kube.frozenZones('apps/v1', 'StatefulSet', 'helm-db', 'db');
+        assert.deepEqual([...list].sort(), ['zone-a', 'zone-b', 'zone-c']);
+        for (const [pod, zone] of placed) assert.equal(zone, list[Number(pod.split('-').pop()) % 3], `${pod} on its ordinal's pin`);
+        const cache = await (await fetch(`${zk.admin}/debug/cache`)).json() as Obj;
+        const failing = cache.kinds.filter((c: Obj) => !c.off && (c.synced !== true || c.lastErrorStatus));
+        assert.deepEqual(failing, [], "every watch syncs with the chart's RBAC alone");
+      } finally {
+        await zk.stop();
+      }
+
+      helm(['upgrade', RELEASE, CHART, '--namespace', NS, '--reuse-values', '--set', 'replicas=1', '--set', 'monitoring.enabled=true']);
+      assert.equal((await kube.get('apps/v1', 'Deployment', NS, 'zonekeeper-scheduler')).spec.replicas, 1);
+      assert.equal(cp.kubectl(['get', 'podmonitors.monitoring.coreos.com/zonekeeper', '-n', NS, '-o', 'name']).trim(), 'podmonitor.monitoring.coreos.com/zonekeeper');
+      assert.match(helm(['history', RELEASE, '--namespace', NS]), /^2\s.*deployed\s.*Upgrade complete/m);
+
+      const released = parseAllDocuments(helm(['get', 'manifest', RELEASE, '--namespace', NS])).map((d) => d.toJS() as Obj).filter(Boolean);
+      const rendered = parseAllDocuments(renderChart(helmBin, ['workloadSpread.standalone=true', 'monitoring.enabled=true'], NS, RELEASE)).filter((d) => d.toJS());
+      assert.equal(released.length, rendered.length, 'the release holds what helm template renders for its values');
+      helm(['uninstall', RELEASE, '--namespace', NS, '--wait', '--timeout', '60s']);
+      assert.equal(helm(['list', '--all-namespaces', '-q']).trim(), '');
+      const left = released.map((o) => cp.kubectl(['get', ref(o), ...(o.metadata.namespace ? ['-n', o.metadata.namespace] : []), '--ignore-not-found', '-o', 'name']))
+        .map((out) => out.trim()).filter(Boolean);
+      assert.deepEqual(left, [], 'objects the chart created are left after helm uninstall');
+      // What the Deployment made (its ReplicaSet, its pods) goes with it.
+      await eventually("the Deployment's ReplicaSets and pods gone", async () =>
+        (await kube.list('apps/v1', 'ReplicaSet', NS)).length === 0 && (await kube.list('v1', 'Pod', NS)).length === 0, 60_000, 500);
+      console.log(`# [${k.version}] helm install, upgrade (revision 2), uninstall: ${released.length} objects created, none left`);
+    });
+});

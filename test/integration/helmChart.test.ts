@@ -1,0 +1,120 @@
+// The Helm chart (charts/zonekeeper) checked with the real Helm (test/support/helm.ts): helm lint,
+// a wrong value refused naming it, and one source of truth with the kustomize overlays: for every
+// mode, `helm template` gives the same objects as `kubectl kustomize` of its overlay, but for the
+// Namespace (helm install --create-namespace makes it) and Helm's own labels. The files the chart
+// ships verbatim are copies of config/ and manifests/ (npm run manifests).
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { describe, it } from 'node:test';
+import { parse, parseAllDocuments, stringify } from 'yaml';
+import { CHART_FILE_SOURCES } from '../support/chartFiles.js';
+import { CHART, CHART_MODES, findHelm, renderChart, runHelm } from '../support/helm.js';
+
+type Obj = Record<string, any>;
+const ROOT = new URL('../../', import.meta.url).pathname;
+const found = findHelm();
+const helm = 'helm' in found ? found.helm : '';
+// kubectl's kustomize builds the overlays from kustomize v4 (kubectl 1.21) on.
+const kustomize = spawnSync('kubectl', ['kustomize', join(ROOT, 'manifests/overlays/openkruise')], { encoding: 'utf8' }).status === 0;
+if (!kustomize && process.env.ZK_REQUIRE_HELM === '1') throw new Error('ZK_REQUIRE_HELM=1 but kubectl cannot build the overlays (kubectl kustomize, from 1.21)');
+const skip = 'skip' in found ? found.skip : false;
+const HELM_LABELS = ['helm.sh/chart', 'app.kubernetes.io/managed-by', 'app.kubernetes.io/instance'];
+
+const objects = (yaml: string): Obj[] => parseAllDocuments(yaml).map((d) => d.toJS() as Obj).filter(Boolean);
+const key = (o: Obj) => `${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`;
+
+/** What the chart adds for Helm alone: its labels, and the config checksum that rolls the pods on a change. */
+function withoutHelmsOwn(o: Obj): Obj {
+  const copy = structuredClone(o);
+  for (const l of HELM_LABELS) delete copy.metadata.labels?.[l];
+  if (copy.metadata.labels && Object.keys(copy.metadata.labels).length === 0) delete copy.metadata.labels;
+  const template = copy.spec?.template?.metadata;
+  if (template?.annotations) {
+    delete template.annotations['checksum/config'];
+    if (Object.keys(template.annotations).length === 0) delete template.annotations;
+  }
+  return copy;
+}
+
+function overlayObjects(overlay: string, components: string[] = []): Obj[] {
+  let dir = join(ROOT, 'manifests/overlays', overlay);
+  if (components.length > 0) {
+    // The overlay with components, as a user's own kustomization would add them.
+    const mine = mkdtempSync(join(tmpdir(), 'zk-overlay-'));
+    writeFileSync(join(mine, 'kustomization.yaml'), stringify({
+      apiVersion: 'kustomize.config.k8s.io/v1beta1', kind: 'Kustomization',
+      resources: [relative(mine, dir)], components: components.map((c) => relative(mine, join(ROOT, 'manifests/components', c))),
+    }));
+    dir = mine;
+  }
+  const out = spawnSync('kubectl', ['kustomize', dir], { encoding: 'utf8' });
+  assert.equal(out.status, 0, out.stderr);
+  return objects(out.stdout);
+}
+
+describe('the Helm chart', { skip }, () => {
+  it('helm lint passes, with the defaults and with every mode switched on', () => {
+    for (const values of [[], ['workloadSpread.standalone=true', 'admission.enabled=true', 'picker.enabled=true', 'monitoring.enabled=true', 'deletionCosts.enabled=true']]) {
+      const out = runHelm(helm, ['lint', CHART, '--strict', ...values.flatMap((v) => ['--set', v])]);
+      assert.equal(out.status, 0, out.stdout + out.stderr);
+      assert.match(out.stdout, /1 chart\(s\) linted, 0 chart\(s\) failed/);
+    }
+  });
+
+  it('a wrong value fails with a message naming it (values.schema.json)', () => {
+    const cases: [string, RegExp][] = [
+      ['replicas=two', /at '\/replicas': got string, want integer/],
+      ['replicas=0', /at '\/replicas': minimum/],
+      ['admision.enabled=true', /additional properties 'admision' not allowed/],
+      ['admission.failurePolicy=Maybe', /at '\/admission\/failurePolicy': value must be one of 'Fail', 'Ignore'/],
+      ['scheduler.enabeld=false', /at '\/scheduler': additional properties 'enabeld' not allowed/],
+      ['image.pullPolicy=Sometimes', /at '\/image\/pullPolicy'/],
+    ];
+    for (const [value, message] of cases) {
+      const out = runHelm(helm, ['template', 'zk', CHART, '--set', value]);
+      assert.notEqual(out.status, 0, value);
+      assert.match(out.stderr, message, value);
+    }
+  });
+
+  for (const mode of CHART_MODES) {
+    const name = [mode.overlay, ...(mode.components ?? [])].join(' + ');
+    it(`${name}: helm template (${mode.values.join(', ') || 'the defaults'}) gives the overlay's objects`, { skip: kustomize ? false : 'kubectl cannot build the overlays' }, () => {
+      const fromChart = new Map(objects(renderChart(helm, mode.values)).map((o) => [key(o), withoutHelmsOwn(o)]));
+      const fromOverlay = new Map(overlayObjects(mode.overlay, mode.components).filter((o) => o.kind !== 'Namespace').map((o) => [key(o), o]));
+      assert.deepEqual([...fromChart.keys()].sort(), [...fromOverlay.keys()].sort());
+      for (const [k, o] of fromOverlay) assert.deepEqual(fromChart.get(k), o, k);
+    });
+  }
+
+  it('every object carries Helm\'s labels, and the chart follows another namespace everywhere a namespace is named', () => {
+    const all = ['workloadSpread.standalone=true', 'admission.enabled=true', 'picker.enabled=true', 'monitoring.enabled=true', 'deletionCosts.enabled=true'];
+    const rendered = renderChart(helm, all, 'zk-elsewhere', 'zk');
+    for (const o of objects(rendered)) assert.equal(o.metadata.labels?.['app.kubernetes.io/instance'], 'zk', key(o));
+    assert.doesNotMatch(rendered, /zonekeeper-system/);
+    const schedulerConfig = objects(renderChart(helm, [], 'zk-elsewhere')).find((o) => o.metadata.name === 'zonekeeper-scheduler-config')!;
+    assert.equal(parse(schedulerConfig.data['scheduler-config.yaml']).leaderElection.resourceNamespace, 'zk-elsewhere');
+  });
+
+  it('the default image is the one the manifests name; image and config values reach the pod', () => {
+    const image = (values: string[]) => objects(renderChart(helm, values)).find((o) => o.kind === 'Deployment')!.spec.template.spec.containers.find((c: Obj) => c.name === 'zonekeeper');
+    const manifest = objects(readFileSync(join(ROOT, 'manifests/base/30-scheduler.yaml'), 'utf8'))[0]!.spec.template.spec.containers.find((c: Obj) => c.name === 'zonekeeper');
+    assert.equal(image([]).image, manifest.image);
+    assert.equal(image(['image.repository=registry.example/zk', 'image.tag=dev']).image, 'registry.example/zk:dev');
+    const config = (values: string[]) => objects(renderChart(helm, values)).find((o) => o.metadata.name === 'zonekeeper-config')!;
+    assert.equal(config(['config=logLevel: debug']).data['zonekeeper.yaml'], 'logLevel: debug\n');
+    const checksum = (values: string[]) => objects(renderChart(helm, values)).find((o) => o.kind === 'Deployment')!.spec.template.metadata.annotations['checksum/config'];
+    assert.notEqual(checksum(['config=logLevel: debug']), checksum([]), 'a config change rolls the pods');
+  });
+});
+
+describe('the files the chart ships verbatim', () => {
+  for (const [file, source] of Object.entries(CHART_FILE_SOURCES)) {
+    it(`charts/zonekeeper/files/${file} is ${source} (npm run manifests)`, () => {
+      assert.equal(readFileSync(join(CHART, 'files', file), 'utf8'), readFileSync(join(ROOT, source), 'utf8'));
+    });
+  }
+});

@@ -1,0 +1,46 @@
+// The real Helm CLI for the chart's tests: ../shared/helm beside the checkout (KUBE_SHARED names
+// another folder), unpacked once by its unpack.sh. In CI (ZK_REQUIRE_HELM=1 or CI set) its absence fails.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+
+const ROOT = new URL('../../', import.meta.url).pathname;
+export const CHART = join(ROOT, 'charts/zonekeeper');
+const UNPACK = join(process.env.KUBE_SHARED ?? join(ROOT, '../shared'), 'helm/unpack.sh');
+
+/** The path of the helm binary, or why there is none (a failure in CI). */
+export function findHelm(): { helm: string } | { skip: string } {
+  if (!existsSync(UNPACK)) {
+    if (process.env.ZK_REQUIRE_HELM === '1' || process.env.CI) throw new Error(`CI tests the Helm chart with the real Helm: no ${UNPACK}`);
+    return { skip: `no ${UNPACK}` };
+  }
+  const dir = execFileSync('bash', [UNPACK], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim();
+  return { helm: join(dir, 'helm') };
+}
+
+/** Runs helm; the result's status, stdout and stderr (a failing run is an answer some tests expect). */
+export function runHelm(helm: string, args: string[]): { status: number; stdout: string; stderr: string } {
+  const out = spawnSync(helm, args, { encoding: 'utf8', maxBuffer: 1 << 26 });
+  return { status: out.status ?? -1, stdout: out.stdout, stderr: out.stderr };
+}
+
+/**
+ * The chart's modes, each as the values that install what one kustomize overlay (or an overlay
+ * with the monitoring component) does. The chart's test holds each pair to the same objects.
+ */
+export const CHART_MODES: { overlay: string; components?: string[]; values: string[] }[] = [
+  { overlay: 'openkruise', values: [] },
+  { overlay: 'standalone', values: ['workloadSpread.standalone=true'] },
+  { overlay: 'deletion-costs', values: ['workloadSpread.standalone=true', 'deletionCosts.enabled=true'] },
+  { overlay: 'picker', values: ['workloadSpread.standalone=true', 'picker.enabled=true'] },
+  { overlay: 'gate-only', values: ['scheduler.enabled=false'] },
+  { overlay: 'managed', values: ['scheduler.enabled=false', 'admission.enabled=true'] },
+  { overlay: 'standalone', components: ['monitoring'], values: ['workloadSpread.standalone=true', 'monitoring.enabled=true'] },
+];
+
+/** `helm template` of a mode into `namespace`: its YAML. */
+export function renderChart(helm: string, values: string[], namespace = 'zonekeeper-system', release = 'zonekeeper'): string {
+  const out = runHelm(helm, ['template', release, CHART, '--namespace', namespace, ...values.flatMap((v) => ['--set', v])]);
+  if (out.status !== 0) throw new Error(`helm template ${values.join(' ')}: ${out.stderr}`);
+  return out.stdout;
+}
