@@ -31,7 +31,7 @@ describe('failed writes back off per workload', () => {
     for (const o of deployment('web', 3, { 'zonekeeper.io/instance-ids': 'true' })) api.put(o);
     const client = api.client();
     const cache = watchCache(client, { pageSize: 100, watchTimeoutSeconds: 300, silenceSeconds: 30, backoffInitialMs: 20, backoffMaxMs: 200,
-      crdRecheckSeconds: 60, maxStalenessSeconds: 5 }, silent);
+      crdRecheckSeconds: 60, maxStalenessSeconds: 5, clock: fakeClock(Date.parse('2026-11-25T12:00:00Z')) }, silent);
     cache.start();
     await waitFor(() => cache.ready(), 'sync');
     const metrics = createMetrics();
