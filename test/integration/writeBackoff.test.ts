@@ -1,6 +1,7 @@
 // A write the API server refuses backs off per workload: filters keep being answered from the
 // cache while it is in flight, and the refused workload costs one attempt per backoff step, not
-// a GET and a PATCH per filter (DIRECTION.md rule 5). Against a list/watch server on 127.0.0.1;
+// a GET and a PATCH per filter: never decided blind, and a refused write never blocks a decision
+// (docs/design.md#failure-modes). Against a list/watch server on 127.0.0.1;
 // the backoff runs on fake time.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
