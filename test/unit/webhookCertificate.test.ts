@@ -106,7 +106,7 @@ describe('the admission certificate keeper (fake time)', () => {
     }
   });
 
-  it('every replica serves what the Secret holds: read every 2 s while it holds nothing, then at every check interval', async () => {
+  it('every replica serves what the Secret holds: read every 2 s while it holds nothing, then at every check interval (its resync)', async () => {
     const server = apiServer();
     const { clock, served, cert } = keeper(server);
     cert.startLoading();
@@ -119,13 +119,13 @@ describe('the admission certificate keeper (fake time)', () => {
       server.state.secret = { metadata: { resourceVersion: '9' }, data: { 'ca.crt': b64(pki.caBundle), 'ca.key': b64(pki.caKey), 'tls.crt': b64(pki.cert), 'tls.key': b64(pki.key) } };
       await clock.advance(2_000);
       assert.deepEqual(served, [pki.cert]);
-      await clock.advance(3_600_000 - 1);
-      assert.equal(server.sent('GET', `${SECRET}/webhook-tls`), 4, 'served: next read after the check interval');
+      await clock.advance(3_600_000 - 6_000 - 1);
+      assert.equal(server.sent('GET', `${SECRET}/webhook-tls`), 4, 'served: read again at the resync, an hour after the start');
       await clock.advance(1);
       assert.equal(server.sent('GET', `${SECRET}/webhook-tls`), 5);
       assert.equal(served.length, 1, 'the same certificate is not served again');
     } finally {
-      cert.stopLoading();
+      await cert.stopLoading();
     }
     await clock.advance(7_200_000);
     assert.equal(server.sent('GET', `${SECRET}/webhook-tls`), 5, 'stopped');
