@@ -149,7 +149,7 @@ export function kubeActuator(api: ApiClient, log: Logger, metrics: Metrics, assi
         return existing.length > 0 ? { done: existing } : { annotations: { [ANNOTATION.zones]: zones.join(','), [ANNOTATION.zonesFrozenAt]: new Date(clock.now()).toISOString() }, result: zones };
       });
     },
-  }, eventRecorder(api, log, metrics), log, metrics, clock);
+  }, eventRecorder(api, log, metrics, { clock }), log, metrics, clock);
 }
 
 /** For file sources: there is no API server, so the annotation lands in the in-memory store. */

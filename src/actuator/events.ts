@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { LRUCache } from 'lru-cache';
 import { statusMessage, type ApiClient } from '../cluster/apiClient.js';
+import { systemClock, type Clock } from '../common/clock.js';
 import { WORKLOAD_KINDS } from '../cluster/kinds.js';
 import type { SlimPod, SlimWorkload, SlimWorkloadSpread } from '../cluster/objects.js';
 import type { Metrics } from '../metrics/metrics.js';
@@ -34,15 +35,16 @@ export interface RecorderOptions {
   refillMs: number;
   /** How long an identical event is counted on the existing one (client-go: 10 minutes). */
   aggregateMs: number;
-  clock?: { now(): number };
+  clock?: Clock;
 }
 
 const CLIENT_GO_RECORDER: RecorderOptions = { burst: 25, refillMs: 300_000, aggregateMs: 600_000 };
 
 const MESSAGE_MAX = 1024;
 
-export function eventRecorder(api: ApiClient, log: Logger, metrics: Metrics, o: RecorderOptions = CLIENT_GO_RECORDER): EventRecorder {
-  const clock = o.clock ?? Date;
+export function eventRecorder(api: ApiClient, log: Logger, metrics: Metrics, options: Partial<RecorderOptions> = {}): EventRecorder {
+  const o = { ...CLIENT_GO_RECORDER, ...options };
+  const clock = o.clock ?? systemClock;
   const buckets = new LRUCache<string, { tokens: number; at: number }>({ max: 4096 });
   const seen = new LRUCache<string, { name: string; count: number }>({ max: 4096, ttl: o.aggregateMs, perf: clock });
   const inflight = new Set<Promise<void>>();
