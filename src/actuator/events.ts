@@ -48,6 +48,8 @@ export function eventRecorder(api: ApiClient, log: Logger, metrics: Metrics, opt
   const buckets = new LRUCache<string, { tokens: number; at: number }>({ max: 4096 });
   const seen = new LRUCache<string, { name: string; count: number }>({ max: 4096, ttl: o.aggregateMs, perf: clock });
   const inflight = new Set<Promise<void>>();
+  /** Names this process made in the same millisecond differ by it; another process's by the random part. */
+  let sequence = 0;
 
   /** client-go's spam filter: a token bucket per object. */
   function allowed(objectKey: string): boolean {
@@ -76,7 +78,7 @@ export function eventRecorder(api: ApiClient, log: Logger, metrics: Metrics, opt
       if (res.status === 200) return void metrics.actuatorWrites.inc({ action: 'event', result: 'ok' });
       seen.delete(key); // gone (events expire after an hour): create it again below
     }
-    const name = `${w.name}.${clock.now().toString(16)}${Math.floor(Math.random() * 0xffff).toString(16)}`;
+    const name = `${w.name}.${clock.now().toString(16)}${(sequence++ % 0x10000).toString(16).padStart(4, '0')}${Math.floor(Math.random() * 0xffff).toString(16)}`;
     const event = {
       apiVersion: 'v1', kind: 'Event', metadata: { name, namespace: w.namespace },
       involvedObject: { apiVersion: involved(w).apiVersion, kind: involved(w).kind, namespace: w.namespace, name: w.name, uid: w.uid },
