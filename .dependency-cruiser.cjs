@@ -1,5 +1,6 @@
 // The layering of docs/design.md ("Module map" and "Dependency rules"): data flows
-// cluster/ → placement/ → extender/ → server/, actuator/ holds the writes, controllers/ the
+// cluster/ → placement/ (pure) → decision/ (the one core) → the transports (extender/, admission/,
+// the gate keeper in controllers/) → server/; actuator/ holds the writes, controllers/ the
 // background writers, cli/main on top.
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {

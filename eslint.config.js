@@ -33,13 +33,16 @@ export default tseslint.config(
     },
   },
   {
-    // Time is the injected clock's (docs/design.md#dependency-rules): only common/clock.ts reads the system's.
+    // Time and yielding are the injected clock's (docs/design.md#dependency-rules): only common/clock.ts reads the system's time or yields.
     files: ['src/**/*.ts'],
     ignores: ['src/common/clock.ts'],
     rules: {
-      'no-restricted-properties': ['error', { object: 'Date', property: 'now', message: 'read the injected Clock (common/clock.ts)' }],
-      'no-restricted-syntax': ['error', { selector: "NewExpression[callee.name='Date'][arguments.length=0]", message: 'new Date(clock.now()): read the injected Clock (common/clock.ts)' }],
-      'no-restricted-globals': ['error', { name: 'setTimeout', message: 'wait on the injected Timers (common/clock.ts)' }, { name: 'setInterval', message: 'wait on the injected Timers (common/clock.ts)' }],
+      'no-restricted-properties': ['error', { object: 'Date', property: 'now', message: 'read the injected Clock (common/clock.ts)' },
+        { object: 'performance', property: 'now', message: 'read the injected Clock (common/clock.ts)' }],
+      'no-restricted-syntax': ['error', { selector: "NewExpression[callee.name='Date'][arguments.length=0]", message: 'new Date(clock.now()): read the injected Clock (common/clock.ts)' },
+        { selector: "LogicalExpression > Identifier[name='Date']", message: 'a default clock is systemClock (common/clock.ts), not Date' }],
+      'no-restricted-globals': ['error', { name: 'setTimeout', message: 'wait on the injected Timers (common/clock.ts)' }, { name: 'setInterval', message: 'wait on the injected Timers (common/clock.ts)' },
+        { name: 'setImmediate', message: 'yield through common/clock.ts (yieldTurn)' }],
     },
   },
 );

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { LRUCache } from 'lru-cache';
-import { keyedBackoff, systemClock, type Timers } from '../common/clock.js';
-import { workQueue, type WorkResult } from '../common/workQueue.js';
+import { systemClock, type Timers } from '../common/clock.js';
+import type { WorkResult } from '../common/workQueue.js';
 import type { ApiClient } from '../cluster/apiClient.js';
 import { retryOnConflict, StillConflicting, WRITE_BACKOFF_MS } from './conditionalPatch.js';
 import { ANNOTATION } from '../cluster/annotations.js';
@@ -15,6 +15,8 @@ import { workloadKey } from '../placement/workload.js';
 import { parseZoneList } from '../placement/zones.js';
 import { eventRecorder, logRecorder, type EventRecorder } from './events.js';
 import { AssignmentError, instanceIdWriter, type AssignRequest } from './instanceIdWriter.js';
+// The freezes are a background writer like the controllers': on the one reconciler (common/ below it only).
+import { reconciler } from '../controllers/reconciler.js';
 
 /** Every write zonekeeper makes to the cluster goes through here (docs/design.md#data-flow). */
 export interface Actuator {
@@ -34,8 +36,17 @@ export interface Actuator {
 
 /** A workload's status changes often while it scales: a few re-reads win the race. */
 const FREEZE_ATTEMPTS = 5;
-/** Between rounds of lost races: short, since the races end once the workload stops changing. */
-const FREEZE_RETRY_MS = { first: 100, max: 5_000 };
+/**
+ * The freeze queue's backoff per workload, after lost races or a refusal alike: short at first,
+ * since races end once the workload stops changing; up to WRITE_BACKOFF_MS.max for a write the
+ * API server keeps refusing.
+ */
+const FREEZE_RETRY_MS = { first: 100, max: WRITE_BACKOFF_MS.max };
+/** Freezes asked for and not written are looked at again this often, should a retry have been lost. */
+const FREEZE_RESYNC_MS = 5 * 60_000;
+
+/** The workload is gone: nothing to freeze. */
+class WorkloadGone extends Error {}
 
 interface Writer {
   /** Freezes `zones` unless a list is frozen already; resolves to the list that is frozen now. */
@@ -46,8 +57,7 @@ interface Writer {
 function actuator(writer: Writer, events: EventRecorder, log: Logger, metrics: Metrics, clock: Timers): Actuator {
   // Kept until the watch shows the annotation; the TTL bounds a write the watch never confirms.
   const pending = new LRUCache<string, PendingList>({ max: 10_000, ttl: 5 * 60_000 });
-  const failing = keyedBackoff(WRITE_BACKOFF_MS.first, WRITE_BACKOFF_MS.max, clock);
-  // The freeze asked for, by workload, until written or refused: what the queue's worker writes.
+  // The freeze asked for, by workload, until written (or the workload is gone): what the queue's worker writes.
   const wanted = new Map<string, { w: SlimWorkload; zones: string[]; adopted?: { agree: number; seats: number } }>();
   const entry = (w: SlimWorkload, list: string[]): PendingList => ({ namespace: w.namespace, kind: w.kind, name: w.name, zones: list });
 
@@ -61,20 +71,23 @@ function actuator(writer: Writer, events: EventRecorder, log: Logger, metrics: M
       frozen = await writer.write(w, zones);
     } catch (err) {
       metrics.actuatorWrites.inc({ action: 'freeze-zones', result: 'error' });
-      // Lost races (the workload's status moving as it scales) are tried again by the queue soon,
-      // with no further placement needed; a refusal waits out a write backoff step and the next placement.
+      if (err instanceof WorkloadGone) {
+        wanted.delete(key);
+        pending.delete(key);
+        return;
+      }
+      // Lost races (the workload's status moving as it scales) and refusals are tried again by
+      // the queue after its backoff step, with no further placement needed; while a refused one
+      // waits, the derived list is read, and a placement only brings its list up to date.
       if (err instanceof StillConflicting) {
         log.info({ workload: key, err: (err as Error).message }, 'zone list freeze lost its races; trying again');
-        return 'retry';
+      } else {
+        pending.delete(key);
+        log.warn({ workload: key, err: (err as Error).message, retryInSeconds: queue.retryDelay(key) / 1000 }, 'could not freeze zone list; will retry');
       }
-      wanted.delete(key);
-      pending.delete(key);
-      const ms = failing.failed(key);
-      log.warn({ workload: key, err: (err as Error).message, retryInSeconds: ms / 1000 }, 'could not freeze zone list; will retry');
-      return;
+      return 'retry';
     }
     wanted.delete(key);
-    failing.succeeded(key);
     metrics.actuatorWrites.inc({ action: 'freeze-zones', result: 'ok' });
     // Another replica may have frozen first: its list is the one, until the watch shows it.
     pending.set(key, entry(w, frozen));
@@ -86,14 +99,22 @@ function actuator(writer: Writer, events: EventRecorder, log: Logger, metrics: M
       events.record(w, 'Normal', 'ZoneListFrozen', `zone list ${zones.join(',')} written to ${ANNOTATION.zones}: seat i now stays in the zone the list gives it, whatever zones are added later`);
     }
   }
-  // Writes to distinct workloads go together, as placements ask for them.
-  const queue = workQueue<string>(freeze, { workers: 16, clock, retryBaseMs: FREEZE_RETRY_MS.first, retryMaxMs: FREEZE_RETRY_MS.max, onError: (key, err) => log.warn({ workload: key, err: err.message }, 'zone list freeze failed') });
+  // Writes to distinct workloads go together, as placements ask for them; in every replica (placements ask in each).
+  const queue = reconciler({
+    keys: () => wanted.keys(), reconcile: freeze, resyncMs: FREEZE_RESYNC_MS, ready: () => true, workers: 16, clock,
+    retryBaseMs: FREEZE_RETRY_MS.first, retryMaxMs: FREEZE_RETRY_MS.max, onError: (key, err) => log.warn({ workload: key, err: err.message }, 'zone list freeze failed'),
+  });
   queue.start();
 
   const freezeZones: Actuator['freezeZones'] = (w, zones, adopted) => {
     const key = workloadKey(w);
-    // A refused write is not tried again at every placement: the list stays derived meanwhile.
-    if (pending.has(key) || wanted.has(key) || w.annotations[ANNOTATION.zones] || failing.waitLeft(key) > 0) return;
+    if (pending.has(key) || w.annotations[ANNOTATION.zones]) return;
+    // A refused write is not tried again at every placement (its queue retries it after a backoff
+    // step, the list staying derived meanwhile): the placement only brings what it will write up to date.
+    if (wanted.has(key)) {
+      wanted.set(key, { w, zones, adopted });
+      return;
+    }
     wanted.set(key, { w, zones, adopted });
     // Read as pending at once: the placements that follow read the list being frozen.
     pending.set(key, entry(w, zones));
@@ -120,7 +141,7 @@ export function kubeActuator(api: ApiClient, log: Logger, metrics: Metrics, assi
     async write(w, zones) {
       const path = workloadPath(w);
       return retryOnConflict<string[]>(api, path, {
-        describe: path, timeoutMs: () => 10_000, fail: (m) => new Error(m),
+        describe: path, timeoutMs: () => 10_000, fail: (m, status) => (status === 404 ? new WorkloadGone(m) : new Error(m)),
         onConflict: () => metrics.actuatorWrites.inc({ action: 'freeze-zones', result: 'conflict' }),
         afterConflict: (attempt) => (attempt < FREEZE_ATTEMPTS ? 0 : new StillConflicting(`${path}: still conflicting after ${FREEZE_ATTEMPTS} attempts`)),
       }, (obj) => {
@@ -128,7 +149,7 @@ export function kubeActuator(api: ApiClient, log: Logger, metrics: Metrics, assi
         return existing.length > 0 ? { done: existing } : { annotations: { [ANNOTATION.zones]: zones.join(','), [ANNOTATION.zonesFrozenAt]: new Date(clock.now()).toISOString() }, result: zones };
       });
     },
-  }, eventRecorder(api, log, metrics), log, metrics, clock);
+  }, eventRecorder(api, log, metrics, { clock }), log, metrics, clock);
 }
 
 /** For file sources: there is no API server, so the annotation lands in the in-memory store. */

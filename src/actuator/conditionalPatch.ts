@@ -21,8 +21,8 @@ export interface RetryOptions {
   /** Whether to try again after `attempt` conflicts, and after how long; an Error ends it. */
   afterConflict(attempt: number): number | Error;
   onConflict?(): void;
-  /** The error a failed GET or PATCH becomes. */
-  fail(message: string): Error;
+  /** The error a failed GET or PATCH (its status) becomes. */
+  fail(message: string, status: number): Error;
   /** What waits between attempts are measured on. */
   clock?: Timers;
 }
@@ -31,14 +31,14 @@ export interface RetryOptions {
 export async function retryOnConflict<T>(api: ApiClient, path: string, o: RetryOptions, step: (obj: any) => Promise<PatchStep<T>> | PatchStep<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     const got = await api.request('GET', path, { timeoutMs: o.timeoutMs() });
-    if (got.status !== 200) throw o.fail(`GET ${o.describe}: ${got.status} ${statusMessage(got.body)}`);
+    if (got.status !== 200) throw o.fail(`GET ${o.describe}: ${got.status} ${statusMessage(got.body)}`, got.status);
     const obj = JSON.parse(got.body);
     const s = await step(obj);
     if ('done' in s) return s.done;
     const body = JSON.stringify({ metadata: { resourceVersion: obj.metadata?.resourceVersion, annotations: s.annotations } });
     const res = await api.request('PATCH', path, { body, contentType: 'application/merge-patch+json', timeoutMs: o.timeoutMs() });
     if (res.status === 200) return s.result;
-    if (res.status !== 409) throw o.fail(`PATCH ${o.describe}: ${res.status} ${statusMessage(res.body)}`);
+    if (res.status !== 409) throw o.fail(`PATCH ${o.describe}: ${res.status} ${statusMessage(res.body)}`, res.status);
     o.onConflict?.();
     const wait = o.afterConflict(attempt);
     if (wait instanceof Error) throw wait;

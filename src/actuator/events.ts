@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { LRUCache } from 'lru-cache';
 import { statusMessage, type ApiClient } from '../cluster/apiClient.js';
+import { systemClock, type Clock } from '../common/clock.js';
 import { WORKLOAD_KINDS } from '../cluster/kinds.js';
 import type { SlimPod, SlimWorkload, SlimWorkloadSpread } from '../cluster/objects.js';
 import type { Metrics } from '../metrics/metrics.js';
@@ -34,18 +35,21 @@ export interface RecorderOptions {
   refillMs: number;
   /** How long an identical event is counted on the existing one (client-go: 10 minutes). */
   aggregateMs: number;
-  clock?: { now(): number };
+  clock?: Clock;
 }
 
 const CLIENT_GO_RECORDER: RecorderOptions = { burst: 25, refillMs: 300_000, aggregateMs: 600_000 };
 
 const MESSAGE_MAX = 1024;
 
-export function eventRecorder(api: ApiClient, log: Logger, metrics: Metrics, o: RecorderOptions = CLIENT_GO_RECORDER): EventRecorder {
-  const clock = o.clock ?? Date;
+export function eventRecorder(api: ApiClient, log: Logger, metrics: Metrics, options: Partial<RecorderOptions> = {}): EventRecorder {
+  const o = { ...CLIENT_GO_RECORDER, ...options };
+  const clock = o.clock ?? systemClock;
   const buckets = new LRUCache<string, { tokens: number; at: number }>({ max: 4096 });
   const seen = new LRUCache<string, { name: string; count: number }>({ max: 4096, ttl: o.aggregateMs, perf: clock });
   const inflight = new Set<Promise<void>>();
+  /** Names this process made in the same millisecond differ by it; another process's by the random part. */
+  let sequence = 0;
 
   /** client-go's spam filter: a token bucket per object. */
   function allowed(objectKey: string): boolean {
@@ -74,7 +78,7 @@ export function eventRecorder(api: ApiClient, log: Logger, metrics: Metrics, o: 
       if (res.status === 200) return void metrics.actuatorWrites.inc({ action: 'event', result: 'ok' });
       seen.delete(key); // gone (events expire after an hour): create it again below
     }
-    const name = `${w.name}.${clock.now().toString(16)}${Math.floor(Math.random() * 0xffff).toString(16)}`;
+    const name = `${w.name}.${clock.now().toString(16)}${(sequence++ % 0x10000).toString(16).padStart(4, '0')}${Math.floor(Math.random() * 0xffff).toString(16)}`;
     const event = {
       apiVersion: 'v1', kind: 'Event', metadata: { name, namespace: w.namespace },
       involvedObject: { apiVersion: involved(w).apiVersion, kind: involved(w).kind, namespace: w.namespace, name: w.name, uid: w.uid },

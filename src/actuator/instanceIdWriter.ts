@@ -1,5 +1,5 @@
 import { LRUCache } from 'lru-cache';
-import { keyedBackoff, systemClock, type Clock } from '../common/clock.js';
+import { keyedBackoff, systemClock, type Timers } from '../common/clock.js';
 import { ZonekeeperError } from '../common/errors.js';
 import type { Logger } from 'pino';
 import { statusMessage, type ApiClient } from '../cluster/apiClient.js';
@@ -36,7 +36,7 @@ class WriteFailed extends AssignmentError {}
  * retry with jitter until the deadline. Assignments for one owner are serialized in this
  * process, so our own writes do not conflict with each other.
  */
-export function instanceIdWriter(api: ApiClient, log: Logger, metrics: Metrics, deadlineMs: number, clock: Clock = systemClock) {
+export function instanceIdWriter(api: ApiClient, log: Logger, metrics: Metrics, deadlineMs: number, clock: Timers = systemClock) {
   const queues = new Map<string, Promise<unknown>>();
   const failing = keyedBackoff(WRITE_BACKOFF_MS.first, WRITE_BACKOFF_MS.max, clock);
   const lastFailure = new LRUCache<string, string>({ max: 10_000 });
@@ -49,7 +49,8 @@ export function instanceIdWriter(api: ApiClient, log: Logger, metrics: Metrics, 
     let pruned: string[] = [];
     const out = await retryOnConflict<{ id: number; written: boolean }>(api, path, {
       describe: named,
-      timeoutMs: () => Math.max(1, deadline - clock.now()),
+      clock,
+      timeoutMs: () => Math.max(1, Math.ceil(deadline - clock.now())),
       fail: (m) => new WriteFailed(m),
       onConflict: () => metrics.actuatorWrites.inc({ action: 'instance-id', result: 'conflict' }),
       afterConflict: (attempt) => {

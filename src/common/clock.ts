@@ -17,6 +17,11 @@ export const systemClock: Timers = {
   },
 };
 
+/** Lets the event loop take one turn (I/O, timers, other requests) before going on: a long computation's pause. */
+export function yieldTurn(): Promise<void> {
+  return new Promise((resolve) => { setImmediate(resolve); });
+}
+
 /** Sleeps on `clock` (the fake one in tests, which wakes when it is advanced), or less when `signal` aborts. */
 export function sleepOn(clock: Timers, ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve) => {

@@ -1,3 +1,5 @@
+import { systemClock, type Clock } from './clock.js';
+
 export interface ExpiringMapOptions<K, V> {
   ttlMs: number;
   /** At most this many entries: the oldest go first. */
@@ -5,7 +7,7 @@ export interface ExpiringMapOptions<K, V> {
   /** At most this many bytes by `sizeOf`; an entry larger alone is not kept. */
   maxBytes?: number;
   sizeOf?: (value: V, key: K) => number;
-  clock?: { now(): number };
+  clock?: Clock;
   /** Called for every entry that leaves: deleted, replaced, expired or evicted. */
   onDrop?: (key: K, value: V) => void;
 }
@@ -22,10 +24,10 @@ interface Entry<V> { value: V; expires: number; bytes: number }
 export class ExpiringMap<K, V> {
   private readonly entries = new Map<K, Entry<V>>();
   private bytes = 0;
-  private readonly clock: { now(): number };
+  private readonly clock: Clock;
 
   constructor(private readonly o: ExpiringMapOptions<K, V>) {
-    this.clock = o.clock ?? Date;
+    this.clock = o.clock ?? systemClock;
   }
 
   /** Undefined once expired; a clock set back can leave an expired entry behind a live one, so each is checked. */

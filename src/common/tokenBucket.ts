@@ -2,9 +2,12 @@ import { systemClock } from './clock.js';
 
 /**
  * A token bucket: `perSecond` tokens a second, at most `burst` saved. `take` takes one if there
- * is one; `wait` takes one in advance and says how long (ms) to wait until it is due.
+ * is one; `wait` takes one in advance and says how long (ms) to wait until it is due; `due` says
+ * how long until one is there, taking nothing; `giveBack` returns one taken and not used.
  */
-export function tokenBucket(perSecond: number, burst: number, now: () => number = systemClock.now): { take(): boolean; wait(): number } {
+export function tokenBucket(perSecond: number, burst: number, now: () => number = systemClock.now): {
+  take(): boolean; wait(): number; due(): number; giveBack(): void;
+} {
   let tokens = burst;
   let at = now();
   const refill = () => {
@@ -23,6 +26,13 @@ export function tokenBucket(perSecond: number, burst: number, now: () => number 
       refill();
       tokens--;
       return tokens >= 0 ? 0 : (-tokens / perSecond) * 1000;
+    },
+    due() {
+      refill();
+      return tokens >= 1 ? 0 : Math.ceil(((1 - tokens) / perSecond) * 1000);
+    },
+    giveBack() {
+      tokens = Math.min(burst, tokens + 1);
     },
   };
 }

@@ -1,12 +1,19 @@
 import { systemClock, type Timers } from './clock.js';
+import { tokenBucket } from './tokenBucket.js';
 
 // The one work queue every background writer runs on, with client-go's workqueue semantics
 // (util/workqueue): a key queued twice is queued once, one worker per key at a time (a key added
-// while it is being worked on runs again after), retries rate-limited per key, delayed adds, and
-// a shutdown that lets the work in hand finish. Time comes from the injected clock.
+// while it is being worked on runs again after), delayed adds, and a shutdown that lets the work
+// in hand finish; rate-limited as its rate-limited queue is: per-key exponential backoff for
+// retries (a key backing off is not run sooner by another add) and a token bucket pacing the
+// writes (a worker with no token hands its key back until one is due, never sleeping).
+// Time comes from the injected clock.
 
-/** What a worker says of a key: done (nothing), again after a while, or failed (retried with backoff). */
-export type WorkResult = void | { againAfterMs: number } | 'retry';
+/**
+ * What a worker says of a key: done (nothing), again after a while, failed (retried with the
+ * key's backoff), or paced (no write token was left: queued again when the next is due).
+ */
+export type WorkResult = void | { againAfterMs: number } | 'retry' | 'paced';
 
 export interface WorkQueueOptions {
   /** Workers at once: distinct keys worked on together (writes waiting on the API server). */
@@ -15,6 +22,8 @@ export interface WorkQueueOptions {
   retryBaseMs?: number;
   retryMaxMs?: number;
   clock?: Timers;
+  /** Writes a second and the burst saved: what `takeToken` hands out. */
+  pace?: { perSecond: number; burst: number };
   /** A worker threw: said here, then retried. */
   onError?: (key: string, err: Error) => void;
 }
@@ -26,6 +35,12 @@ export interface WorkQueue<K extends string = string> {
   addAfter(key: K, ms: number): void;
   /** Forgets `key`'s failures (its next retry starts from the base delay) and any delayed add. */
   forget(key: K): void;
+  /** How long a 'retry' of `key` now would wait: its backoff step. */
+  retryDelay(key: K): number;
+  /** Takes a write token if one is left now (always, without `pace`); a worker with none returns 'paced'. */
+  takeToken(): boolean;
+  /** Returns a token taken for a write that was not made. */
+  giveBackToken(): void;
   /** Queued and in hand (not the delayed ones). */
   length(): number;
   /** Delayed adds waiting for their time. */
@@ -47,13 +62,16 @@ export function workQueue<K extends string>(work: (key: K) => Promise<WorkResult
   const dirty = new Set<K>();
   const waiting = new Map<K, { at: number; cancel: () => void }>();
   const failures = new Map<K, number>();
+  /** Keys waiting out a retry backoff: an add does not run them sooner. */
+  const backingOff = new Set<K>();
+  const pace = opts.pace && tokenBucket(opts.pace.perSecond, Math.max(1, opts.pace.burst), clock.now);
   const inFlight = new Set<Promise<void>>();
   let idlers: (() => void)[] = [];
   let running = false;
   let shuttingDown = false;
 
   function add(key: K): void {
-    if (shuttingDown) return;
+    if (shuttingDown || backingOff.has(key)) return;
     if (processing.has(key)) {
       dirty.add(key);
       return;
@@ -63,7 +81,7 @@ export function workQueue<K extends string>(work: (key: K) => Promise<WorkResult
   }
 
   function addAfter(key: K, ms: number): void {
-    if (shuttingDown) return;
+    if (shuttingDown || backingOff.has(key)) return;
     if (ms <= 0) return add(key);
     const at = clock.now() + ms;
     const had = waiting.get(key);
@@ -76,10 +94,22 @@ export function workQueue<K extends string>(work: (key: K) => Promise<WorkResult
     waiting.set(key, { at, cancel });
   }
 
+  const retryDelay = (key: K) => Math.min(max, base * 2 ** Math.min(failures.get(key) ?? 0, 30));
+
+  /** Queues `key` after its backoff step; until then no add runs it (another delayed add's time gives way too). */
   function retryLater(key: K): void {
-    const n = failures.get(key) ?? 0;
-    failures.set(key, n + 1);
-    addAfter(key, Math.min(max, base * 2 ** Math.min(n, 30)));
+    const ms = retryDelay(key);
+    failures.set(key, (failures.get(key) ?? 0) + 1);
+    waiting.get(key)?.cancel();
+    waiting.delete(key);
+    if (ms <= 0) return add(key);
+    backingOff.add(key);
+    const cancel = clock.after(ms, () => {
+      waiting.delete(key);
+      backingOff.delete(key);
+      add(key);
+    });
+    waiting.set(key, { at: clock.now() + ms, cancel });
   }
 
   async function run(key: K): Promise<void> {
@@ -92,6 +122,7 @@ export function workQueue<K extends string>(work: (key: K) => Promise<WorkResult
     }
     processing.delete(key);
     if (result === 'retry') retryLater(key);
+    else if (result === 'paced') addAfter(key, pace ? pace.due() : 0);
     else {
       failures.delete(key);
       if (result) addAfter(key, result.againAfterMs);
@@ -122,9 +153,13 @@ export function workQueue<K extends string>(work: (key: K) => Promise<WorkResult
     add, addAfter,
     forget(key) {
       failures.delete(key);
+      backingOff.delete(key);
       waiting.get(key)?.cancel();
       waiting.delete(key);
     },
+    retryDelay,
+    takeToken: () => !pace || pace.take(),
+    giveBackToken: () => pace?.giveBack(),
     length: () => queue.size + processing.size,
     delayed: () => waiting.size,
     idle: () => (queue.size + processing.size === 0 ? Promise.resolve() : new Promise<void>((resolve) => { idlers.push(resolve); })),
@@ -137,6 +172,7 @@ export function workQueue<K extends string>(work: (key: K) => Promise<WorkResult
       shuttingDown = true;
       for (const w of waiting.values()) w.cancel();
       waiting.clear();
+      backingOff.clear();
       queue.clear();
       dirty.clear();
       while (inFlight.size > 0) await Promise.all([...inFlight]);

@@ -8,7 +8,7 @@ import { UNBLOCK } from '../placement/healthRecord.js';
 import { workloadModel } from '../placement/model.js';
 import type { DecisionState } from '../placement/policy.js';
 import { changedWorkloadKey, resolveWorkload, workloadByKey, workloadKey } from '../placement/workload.js';
-import { systemClock, type Timers } from '../common/clock.js';
+import { systemClock, yieldTurn, type Timers } from '../common/clock.js';
 import { reconciler } from './reconciler.js';
 
 /** How long one slice of a sweep may hold the event loop (ms). */
@@ -57,14 +57,14 @@ export function healthTracker(
   const listeners: ((key: string) => void)[] = [];
   let sorted: WorkloadHealth[] | undefined;
   let events = false;
-  let sliceStarted = performance.now();
+  let sliceStarted = clock.now();
   const healthOptions = () => ({ now: clock.now(), settleSeconds: opts.settleSeconds });
   const queue = reconciler({
     keys: allKeys,
     async reconcile(key) {
-      if (performance.now() - sliceStarted >= SLICE_MS) {
-        await new Promise<void>((resolve) => { setImmediate(resolve); });
-        sliceStarted = performance.now();
+      if (clock.now() - sliceStarted >= SLICE_MS) {
+        await yieldTurn();
+        sliceStarted = clock.now();
       }
       set(key, one(key));
     },

@@ -4,8 +4,8 @@ import { objectPath, ownedThrough, POD_KIND } from '../cluster/kinds.js';
 import type { SlimPod, SlimWorkload } from '../cluster/objects.js';
 import type { Snapshot } from '../cluster/store.js';
 import type { SnapshotSource } from '../cluster/source.js';
-import { sleepOn, systemClock, type Timers } from '../common/clock.js';
-import { tokenBucket } from '../common/tokenBucket.js';
+import { systemClock, type Timers } from '../common/clock.js';
+import type { WorkResult } from '../common/workQueue.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { resolveWorkload, workloadByKey, workloadKey } from '../placement/workload.js';
 import { reconciler } from './reconciler.js';
@@ -44,8 +44,9 @@ const GATHER_MS = 200;
  * Keeps an annotation on pods (docs/design.md#scale-down, #instance-ids) on the work queue, by
  * workload: a pod change queues its workload, and every `intervalSeconds` all are queued.
  * Patches only what differs from the cached value, so a restart writes nothing when the
- * values are already right; patches are paced by a token bucket. Runs only while started
- * (the Lease's holder).
+ * values are already right; patches are paced by the queue's token bucket (a workload with
+ * more to write than tokens comes back when the next is due). Runs only while started (the
+ * Lease's holder).
  */
 export function podAnnotationController(
   api: ApiClient, source: SnapshotSource, annotator: PodAnnotator, opts: PacingOptions, log: Logger, metrics: Metrics, clock: Timers = systemClock,
@@ -53,18 +54,18 @@ export function podAnnotationController(
   // Values patched that the watch does not show yet: not written again meanwhile, so a pod is
   // written once per change even when a reconcile comes before the watch catches up.
   const written = new Map<string, string>();
-  const pace = tokenBucket(opts.patchesPerSecond, 1, clock.now);
   const queue = reconciler({
     keys: function *() { for (const w of source.snapshot.allWorkloads()) if (!ownedThrough(w)) yield workloadKey(w); },
     reconcile,
     resyncMs: opts.intervalSeconds * 1000,
     ready: source.synced,
     clock,
+    pace: { perSecond: opts.patchesPerSecond, burst: 1 },
     onError: (key, err) => log.error({ workload: key, err: err.message }, `${annotator.annotation}: reconcile failed`),
   });
 
   /** Writes the values of one workload's pods that differ from the cache. */
-  async function reconcile(key: string): Promise<void> {
+  async function reconcile(key: string): Promise<WorkResult> {
     const snapshot = source.snapshot;
     const w = workloadByKey(snapshot, key);
     if (!w) return;
@@ -76,8 +77,7 @@ export function podAnnotationController(
         continue;
       }
       if (written.get(podKey) === value) continue;
-      const wait = pace.wait();
-      if (wait > 0) await sleepOn(clock, wait);
+      if (!queue.takeToken()) return 'paced';
       await patch(pod, podKey, value);
     }
     if (queue.running()) annotator.alsoReconcile?.(source.snapshot, w);

@@ -18,11 +18,13 @@ export interface ReconcilerSpec {
   workers?: number;
   retryBaseMs?: number;
   retryMaxMs?: number;
+  /** The writes' pace: the queue's token bucket (workQueue.ts). */
+  pace?: { perSecond: number; burst: number };
   clock?: Timers;
   onError?: (key: string, err: Error) => void;
 }
 
-export interface Reconciler extends Pick<WorkQueue, 'add' | 'addAfter' | 'forget' | 'idle' | 'length'> {
+export interface Reconciler extends Pick<WorkQueue, 'add' | 'addAfter' | 'forget' | 'idle' | 'length' | 'retryDelay' | 'takeToken' | 'giveBackToken'> {
   /** Queues every key now (and starts the resync timer over). */
   resync(): void;
   running(): boolean;
@@ -35,7 +37,7 @@ export interface Reconciler extends Pick<WorkQueue, 'add' | 'addAfter' | 'forget
 
 export function reconciler(spec: ReconcilerSpec): Reconciler {
   const clock = spec.clock ?? systemClock;
-  const queue = workQueue<string>(spec.reconcile, { workers: spec.workers, retryBaseMs: spec.retryBaseMs, retryMaxMs: spec.retryMaxMs, clock,
+  const queue = workQueue<string>(spec.reconcile, { workers: spec.workers, retryBaseMs: spec.retryBaseMs, retryMaxMs: spec.retryMaxMs, pace: spec.pace, clock,
     onError: spec.onError });
   let cancel: (() => void) | undefined;
   let started = false;
@@ -52,6 +54,9 @@ export function reconciler(spec: ReconcilerSpec): Reconciler {
     add: (key) => { if (started) queue.add(key); },
     addAfter: (key, ms) => { if (started) queue.addAfter(key, ms); },
     forget: queue.forget,
+    retryDelay: queue.retryDelay,
+    takeToken: queue.takeToken,
+    giveBackToken: queue.giveBackToken,
     idle: queue.idle,
     length: queue.length,
     resync,

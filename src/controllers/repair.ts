@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { EventRecorder } from '../actuator/events.js';
-import { keyedBackoff, systemClock, type Timers } from '../common/clock.js';
+import { systemClock, type Timers } from '../common/clock.js';
 import type { ApiClient } from '../cluster/apiClient.js';
 import { workloadKindNamed } from '../cluster/kinds.js';
 import type { SnapshotSource } from '../cluster/source.js';
@@ -30,8 +30,10 @@ export interface RepairStatus {
   message: string;
 }
 
-/** Backoff after a refused or failed eviction, per workload: doubles from 5 s up to 5 min. */
+/** Backoff after a refused or failed eviction, per workload (the queue's): doubles from 5 s up to 5 min. */
 const BACKOFF_MS = { first: 5_000, max: 300_000 };
+/** While the cache is not ready, a workload is looked at again this soon. */
+const NOT_READY_MS = 1000;
 
 /**
  * Repair in the Lease's holder (docs/design.md#repair), on the work queue by workload: a
@@ -46,7 +48,6 @@ export function repairController(
 ) {
   const zones = zoneStability(source.store, clock, [state.settings.topologyKey]);
   const evicted = new Map<string, { uid: string; name: string }>();
-  const backoff = keyedBackoff(BACKOFF_MS.first, BACKOFF_MS.max, clock);
   const announced = new Set<string>();
   const status = new Map<string, RepairStatus>();
   const budget = perMinuteBudget(opts.evictionsPerMinute, clock.now);
@@ -56,6 +57,8 @@ export function repairController(
     resyncMs: opts.intervalSeconds * 1000,
     ready: source.ready,
     clock,
+    retryBaseMs: BACKOFF_MS.first,
+    retryMaxMs: BACKOFF_MS.max,
     onError: (key, err) => log.error({ workload: key, err: err.message }, 'repair failed'),
   });
   health.onChange((key) => { if (queue.running() && concerns(key)) queue.add(key); });
@@ -77,14 +80,12 @@ export function repairController(
 
   /** One step towards `key`'s layout: nothing, a wait, or one eviction. */
   async function repair(key: string): Promise<WorkResult> {
-    if (!source.ready()) return 'retry';
+    if (!source.ready()) return { againAfterMs: NOT_READY_MS };
     const snapshot = source.snapshot;
     const h = health.get(key);
     const kind = h && workloadKindNamed(h.ref.kind);
     const w = kind && snapshot.workload(kind, h.ref.namespace, h.ref.name);
     if (!h || !w || !rebalanceRequested(w)) return forget(key);
-    const backingOff = backoff.waitLeft(key);
-    if (backingOff > 0) return { againAfterMs: backingOff };
     const model = workloadModel(h.ref, w, snapshot, state.settings, state);
     const step = repairStep(model, w, h, snapshot, { now: clock.now(), zoneStableSeconds: opts.zoneStableSeconds, zones, evicted: evicted.get(key) });
     if (step.kind === 'none') return forget(key);
@@ -110,7 +111,6 @@ export function repairController(
     }
     const res = await evictPod(api, step.pod, log);
     if (res.status === 201 || res.status === 200) {
-      backoff.succeeded(key);
       evicted.set(key, { uid: step.pod.uid, name: step.pod.name });
       metrics.rebalanceEvictions.inc({ result: 'evicted' });
       note({ workload: key, decision: 'evicted', pod: step.pod.name, message: what });
@@ -123,12 +123,13 @@ export function repairController(
       note({ workload: key, decision: 'wait', message: `pod ${step.pod.name} is already gone` });
     } else {
       const refused = res.status === 429;
-      const ms = backoff.failed(key);
+      // Tried again after the queue's backoff step for this workload; no add runs it sooner.
+      const ms = queue.retryDelay(key);
       metrics.rebalanceEvictions.inc({ result: refused ? 'refused' : 'error' });
       const message = `${refused ? 'refused (a PodDisruptionBudget allows no disruption now)' : `failed (${res.status || 'no answer'})`}: ${res.message}; next try in ${ms / 1000}s`;
       note({ workload: key, decision: refused ? 'refused' : 'error', pod: step.pod.name, message });
       if (!refused) log.warn({ workload: key, pod: step.pod.name, status: res.status, err: res.message }, 'eviction failed');
-      return { againAfterMs: ms };
+      return 'retry';
     }
   }
 

@@ -3,6 +3,7 @@ import { renewalDue, renewed, type ServingNames, type WebhookPki } from '../admi
 import { statusMessage, type ApiClient } from '../cluster/apiClient.js';
 import { systemClock, type Timers } from '../common/clock.js';
 import type { Metrics } from '../metrics/metrics.js';
+import type { WorkResult } from '../common/workQueue.js';
 import { reconciler } from './reconciler.js';
 
 // The admission webhook's certificate, kept by zonekeeper (docs/operations.md#the-admission-certificate):
@@ -32,7 +33,6 @@ export function webhookCertificate(api: ApiClient, opts: CertificateOptions, ser
   const secretPath = `/api/v1/namespaces/${encodeURIComponent(namespace)}/secrets`;
   const webhookPath = `/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/${encodeURIComponent(opts.webhookConfiguration)}`;
   let served = '';
-  let stopLoading: (() => void) | undefined;
 
   /** What the Secret holds; nothing (and no resourceVersion) while it does not exist. */
   async function read(): Promise<{ pki: Partial<WebhookPki>; resourceVersion?: string }> {
@@ -95,15 +95,17 @@ export function webhookCertificate(api: ApiClient, opts: CertificateOptions, ser
     log.info({ webhookConfiguration: opts.webhookConfiguration, webhooks: ops.length }, 'admission: caBundle written');
   }
 
-  /** Every replica: what the Secret holds is served, read again every checkIntervalSeconds (sooner while nothing is served). */
-  async function load(): Promise<void> {
+  /** Every replica: what the Secret holds is served, read again at every resync (every UNTIL_LOADED_MS while nothing is served). */
+  async function load(): Promise<WorkResult> {
     try {
       use((await read()).pki);
     } catch (err) {
       log.warn({ secret: `${namespace}/${name}`, err: (err as Error).message }, 'admission: certificate Secret not read');
     }
-    if (stopLoading) stopLoading = clock.after(served ? opts.checkIntervalSeconds * 1000 : UNTIL_LOADED_MS, () => void load());
+    return served ? undefined : { againAfterMs: UNTIL_LOADED_MS };
   }
+
+  const loader = reconciler({ keys: () => [KEY], reconcile: load, resyncMs: opts.checkIntervalSeconds * 1000, ready: () => true, clock });
 
   const keeper = reconciler({
     keys: () => [KEY], reconcile, resyncMs: opts.checkIntervalSeconds * 1000, ready: () => true, clock, retryBaseMs: 500, retryMaxMs: 30_000,
@@ -114,13 +116,7 @@ export function webhookCertificate(api: ApiClient, opts: CertificateOptions, ser
     /** The Lease holder's part (a leader controller). */
     keeper: keeper.controller(),
     /** Every replica's part: serve what the Secret holds. */
-    startLoading(): void {
-      stopLoading = () => {};
-      void load();
-    },
-    stopLoading(): void {
-      stopLoading?.();
-      stopLoading = undefined;
-    },
+    startLoading: () => loader.start(),
+    stopLoading: () => loader.stop(),
   };
 }

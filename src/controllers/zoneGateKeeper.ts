@@ -5,16 +5,16 @@ import { evictPod, perMinuteBudget } from './eviction.js';
 import type { ApiClient } from '../cluster/apiClient.js';
 import type { SlimNode, SlimPod } from '../cluster/objects.js';
 import type { SnapshotSource } from '../cluster/source.js';
-import { sleepOn, systemClock, type Timers } from '../common/clock.js';
+import { systemClock, type Timers } from '../common/clock.js';
 import { ExpiringMap } from '../common/expiringMap.js';
-import { tokenBucket } from '../common/tokenBucket.js';
-import { workQueue, type WorkResult } from '../common/workQueue.js';
+import type { WorkResult } from '../common/workQueue.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { changedWorkloadKey, resolveWorkload, workloadKey } from '../placement/workload.js';
 import type { GateDecision, GateFallback } from '../placement/zoneGate.js';
+import { reconciler } from './reconciler.js';
 
 interface GateOptions {
-  /** How often a pod whose decision waits is decided again when no event wakes it sooner. */
+  /** How often every gated pod is queued (a resync): a pod whose decision waits is decided again then if no event woke it sooner. */
   intervalSeconds: number;
   patchesPerSecond: number;
   /** Adaptive fallback: at most this many pods deleted per minute; with dryRun none, an Event says which. */
@@ -47,13 +47,14 @@ const LIFTED_KEPT_MS = 60_000;
 interface Waiting { why: string; claims: readonly string[]; workload: string | undefined }
 
 /**
- * Lifts the zone gate of gated pods (docs/design.md#the-zone-gate) on the work queue: each pod
+ * Lifts the zone gate of gated pods (docs/design.md#the-zone-gate) on a reconciler: each pod
  * (by UID) is decided by the filter's policy code, then one conditional patch writes the zone
- * and removes the gate. Runs only while started (the Lease's holder). A pod whose decision
- * waits is decided again when something that can end its wait happens: a claim of its own
- * bound or given a volume, a node turning Ready or joining, a pod of its workload going away,
- * its workload changed; else after `intervalSeconds`. Pods lifted under an adaptive fallback
- * go on a second queue, due when their time is up or an autoscaler refuses them a node.
+ * and removes the gate, paced by the queue's token bucket. Runs only while started (the Lease's
+ * holder). A pod whose decision waits is decided again when something that can end its wait
+ * happens: a claim of its own bound or given a volume, a node turning Ready or joining, a pod of
+ * its workload going away, its workload changed; else at the resync, every `intervalSeconds`.
+ * Pods lifted under an adaptive fallback go on a second reconciler, due when their time is up
+ * or an autoscaler refuses them a node.
  */
 export function zoneGateKeeper(deps: GateKeeperDeps) {
   const { api, source, decide, events, opts, log, metrics } = deps;
@@ -66,19 +67,24 @@ export function zoneGateKeeper(deps: GateKeeperDeps) {
   /** Pods lifted under an adaptive fallback, until they bind: deleted if they do not in time. */
   const placed = new Map<string, { pod: Pick<SlimPod, 'namespace' | 'name'>; fallback: GateFallback; at: number }>();
   const budget = perMinuteBudget(opts.fallbackEvictionsPerMinute, clock.now);
-  // Writes in bursts of up to a tenth of a second's: a sleep per write would cap the rate at the timer's granularity.
-  const pace = tokenBucket(opts.patchesPerSecond, Math.max(1, opts.patchesPerSecond / 10), clock.now);
-  const queueOpts = { workers: GATE_WRITES_IN_FLIGHT, clock, retryBaseMs: 200, retryMaxMs: opts.intervalSeconds * 1000, onError: (key: string, err: Error) => log.error({ pod: key, err: err.message }, 'zone gate: deciding a pod failed') };
-  const gates = workQueue<string>(gate, queueOpts);
-  const fallbacks = workQueue<string>(evictUnscheduled, { ...queueOpts, workers: 1 });
-  let started = false;
+  const queueOpts = {
+    resyncMs: opts.intervalSeconds * 1000, ready: source.ready, clock, retryBaseMs: 200, retryMaxMs: opts.intervalSeconds * 1000,
+    onError: (key: string, err: Error) => log.error({ pod: key, err: err.message }, 'zone gate: deciding a pod failed'),
+  };
+  const gates = reconciler({
+    ...queueOpts, keys: function *() { for (const uid of gated) if (!lifted.get(uid)) yield uid; }, reconcile: gate, workers: GATE_WRITES_IN_FLIGHT,
+    // Writes in bursts of up to a tenth of a second's.
+    pace: { perSecond: opts.patchesPerSecond, burst: Math.max(1, opts.patchesPerSecond / 10) },
+  });
+  const fallbacks = reconciler({ ...queueOpts, keys: () => placed.keys(), reconcile: evictUnscheduled, workers: 1 });
   let liftedSince = 0;
+  let stopReport: (() => void) | undefined;
 
   // Gated pods arrive on the queue; a pod no longer gated or gone leaves every record.
   source.store.onPod((type, pod) => {
     if (type === 'upsert' && pod.gated) {
       gated.add(pod.uid);
-      if (started) gates.add(pod.uid);
+      gates.add(pod.uid);
       return;
     }
     gated.delete(pod.uid);
@@ -118,7 +124,7 @@ export function zoneGateKeeper(deps: GateKeeperDeps) {
 
   /** Queues the waiting pods `ends` says an event may have freed. */
   function wake(ends: (w: Waiting) => boolean): void {
-    if (!started) return;
+    if (!gates.running()) return;
     for (const [uid, w] of waiting) if (ends(w)) gates.add(uid);
   }
 
@@ -127,16 +133,17 @@ export function zoneGateKeeper(deps: GateKeeperDeps) {
     if (!source.ready()) return 'retry'; // never decided blind
     const cached = source.snapshot.podByUid(uid);
     if (!cached?.gated || lifted.get(uid)) return;
+    // The write's token is taken before deciding, so the decision is as fresh as its write; a pod that waits gives it back.
+    if (!gates.takeToken()) return 'paced';
     const d = await decide(cached);
     if (d.kind === 'wait') {
+      gates.giveBackToken();
       const before = waiting.get(uid)?.why;
       waiting.set(uid, { why: d.why, claims: cached.claims.map((c) => `${cached.namespace}/${c}`), workload: workloadOf(cached) });
       metrics.gateDecisions.inc({ outcome: 'waiting' });
       if (before !== d.why) events.record(cached, 'Warning', 'ZoneGateWaiting', `zonekeeper keeps the pod gated: ${d.why}`);
-      return { againAfterMs: opts.intervalSeconds * 1000 };
+      return;
     }
-    const wait = pace.wait();
-    if (wait > 0) await sleepOn(clock, wait);
     lifted.set(uid, true);
     let r: LiftResult;
     try {
@@ -163,7 +170,7 @@ export function zoneGateKeeper(deps: GateKeeperDeps) {
       fallbacks.addAfter(uid, d.fallback.afterMs);
     }
     metrics.gateDecisions.inc({ outcome: d.kind });
-    if (liftedSince++ === 0) clock.after(1000, reportLifted);
+    if (liftedSince++ === 0) stopReport = clock.after(1000, reportLifted);
     log.debug({ pod: `${cached.namespace}/${cached.name}`, decision: d.kind, zone: d.kind === 'zone' ? d.zone : undefined, subset: d.kind === 'subset' ? d.subset : undefined }, 'zone gate lifted');
     if (d.kind === 'as-is') events.record(cached, 'Normal', 'ZoneGateLifted', `zonekeeper lifted the gate without a zone: ${d.why}`);
     if (d.kind === 'subset' && d.patch && deps.subsetPatchesOwned) {
@@ -231,17 +238,16 @@ export function zoneGateKeeper(deps: GateKeeperDeps) {
     },
     /** Why this pod is still gated, if it is. */
     reason: (uid: string) => waiting.get(uid)?.why,
-    /** Takes every gated pod the cache shows (a new holder takes those gated before it). */
+    /** Takes every gated pod the cache shows (a new holder takes those gated before it): the first resync. */
     start() {
-      started = true;
       waiting.clear();
-      for (const uid of gated) gates.add(uid);
       gates.start();
       fallbacks.start();
     },
     async stop() {
-      started = false;
-      await Promise.all([gates.shutDown(), fallbacks.shutDown()]);
+      await Promise.all([gates.stop(), fallbacks.stop()]);
+      stopReport?.();
+      if (liftedSince > 0) reportLifted();
     },
   };
 }

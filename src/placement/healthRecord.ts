@@ -29,7 +29,7 @@ export interface OffPinPod {
   /** Its seat's zone; undefined where the policy pins no seat (a zone over its share). */
   pinnedZone: string | undefined;
   cause: OffPinCause;
-  /** A bound volume keeps it where it is: never moved (DIRECTION.md rule 2). */
+  /** A bound volume keeps it where it is: data does not move, so nothing ever moves it (docs/design.md#repair). */
   heldByVolume: boolean;
 }
 

@@ -47,7 +47,7 @@ export function candidatesNamed(names: readonly string[], snapshot: Pick<Snapsho
   return out;
 }
 
-/** What decisions remember between requests, as read-only views: the extender keeps it. */
+/** What decisions remember between requests, as read-only views: the decision core keeps it (decision/placementState.ts). */
 export interface DecisionState {
   settings: PlacementSettings;
   reservations: ReservationView;
@@ -80,7 +80,7 @@ export interface PlacementInput extends DecisionState {
   writesSpec?: boolean;
 }
 
-/** Side effects a verdict asks for; the extender carries them out. */
+/** Side effects a verdict asks for; the decision core carries them out (decision/placementState.ts), whichever transport asked. */
 export interface Effects {
   reserve?: { zone?: string; subset?: string };
   freeze?: { workload: SlimWorkload; zones: string[]; adopted?: { agree: number; seats: number } };
@@ -93,7 +93,7 @@ export interface Effects {
 /** What one policy decides for the pod. */
 export interface PolicyOutcome {
   summary: string;
-  /** What the extender must carry out; nothing else in the outcome is an effect. */
+  /** What the decision core must carry out; nothing else in the outcome is an effect. */
   effects: Effects;
   /** Per node: a rejection, or undefined when the node is allowed. Absent: every node is (or `admitsZone` says). */
   admits?: (node: SlimNode) => Rejection | undefined;

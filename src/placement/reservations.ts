@@ -11,7 +11,7 @@ export interface Reservation {
   at: number;
 }
 
-/** The reservations a decision reads; the extender keeps them (decision/reservations.ts). */
+/** The reservations a decision reads; the decision core keeps them (decision/reservations.ts). */
 export interface ReservationView {
   forWorkload(workload: string): readonly Reservation[];
 }

@@ -80,7 +80,8 @@ export async function listen(app: Hono, hostPort: string, o: ListenOptions = {})
       resolve();
     });
   });
-  const stopReloading = files && read ? reloadingFiles(server as unknown as https.Server, files, read, o.clock ?? systemClock, o.onTlsReload) : () => {};
+  const clock = o.clock ?? systemClock;
+  const stopReloading = files && read ? reloadingFiles(server as unknown as https.Server, files, read, clock, o.onTlsReload) : () => {};
   const actual = (server.address() as AddressInfo).port;
   const shownHost = host.includes(':') ? `[${host}]` : host;
   return {
@@ -93,7 +94,7 @@ export async function listen(app: Hono, hostPort: string, o: ListenOptions = {})
     close(deadline) {
       stopReloading();
       return new Promise((resolve) => {
-        const force = systemClock.after(Math.max(0, deadline - systemClock.now()), () => server.closeAllConnections());
+        const force = clock.after(Math.max(0, deadline - clock.now()), () => server.closeAllConnections());
         server.close(() => {
           force();
           resolve();

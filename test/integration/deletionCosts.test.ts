@@ -18,8 +18,8 @@ describe('deletion-cost controller against a list/watch server', () => {
   const start = (patchesPerSecond = 1000) => {
     const client = api.client();
     const cache = watchCache(client, { pageSize: 100, watchTimeoutSeconds: 300, silenceSeconds: 30, backoffInitialMs: 20, backoffMaxMs: 100,
-      crdRecheckSeconds: 60, maxStalenessSeconds: 60 }, silent);
-    // The controller's time is fake (pacing, the resync); the watch's is real.
+      crdRecheckSeconds: 60, maxStalenessSeconds: 60, clock: fakeClock(Date.parse('2026-11-25T00:00:00Z')) }, silent);
+    // The controller's time is fake (pacing, the resync), moved by the test; the watch's is another fake clock that never moves.
     const clock = fakeClock(Date.parse('2026-11-25T00:00:00Z'));
     const controller = deletionCostController(client, cache, defaultSettings(), { intervalSeconds: 60, patchesPerSecond }, silent, createMetrics(), {}, clock);
     return { cache, controller, clock };

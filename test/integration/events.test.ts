@@ -31,6 +31,14 @@ describe('Kubernetes Events on workloads, as client-go records them', () => {
     assert.notEqual(mine[0]!.firstTimestamp, mine[0]!.lastTimestamp);
   });
 
+  it('Events made at one instant have names of their own: 300 of them, 300 Events', async () => {
+    const r = eventRecorder(api.client(), silent, createMetrics(), { burst: 1000, refillMs: 300_000, aggregateMs: 600_000, clock: new FakeClock() });
+    const burst = slimWorkload('StatefulSet', statefulSet('burst', 3));
+    for (let i = 0; i < 300; i++) r.record(burst, 'Warning', 'SubsetUnschedulable', `message ${i}`);
+    await r.settle();
+    assert.equal([...api.kubeEvents.values()].filter((e) => e.involvedObject.name === 'burst').length, 300);
+  });
+
   it('at most 25 at once per workload, then one per 5 minutes; other workloads are not held back', async () => {
     const clock = new FakeClock();
     const r = recorder(clock);

@@ -118,7 +118,7 @@ describe('D6: /metrics and /debug need a token the API server accepts and author
     api.tokens.set('reader-token', { username: 'prometheus', groups: ['monitoring'] });
     api.tokens.set('nobody-token', { username: 'nobody', groups: [] });
     api.allowedPaths.set('prometheus', ['/metrics', '/debug/*']);
-    const cache = watchCache(client, FAST, silent);
+    const cache = watchCache(client, { ...FAST, clock: fakeClock(Date.parse('2026-11-25T12:00:00Z')) }, silent);
     cache.start();
     await waitFor(() => cache.ready(), 'sync');
     const config = parseConfig({});
@@ -130,7 +130,7 @@ describe('D6: /metrics and /debug need a token the API server accepts and author
   });
   let stopCache: () => Promise<void>;
   after(async () => {
-    await Promise.all([admin.close(Date.now()), probes.close(Date.now())]);
+    await Promise.all([admin.close(0), probes.close(0)]);
     await stopCache();
     await api.stop();
   });

@@ -5,10 +5,14 @@ import { createMetrics } from '../../src/metrics/metrics.js';
 import { deployment, rsPod } from '../support/builders.js';
 import { silent } from '../support/app.js';
 import { FakeApiServer } from '../support/fakeApiServer.js';
+import { onFakeTime, waitFor } from '../support/wait.js';
+import { fakeClock } from '../../src/common/clock.js';
 
 describe('instance ID writes against a list/watch server with optimistic concurrency', () => {
   let api: FakeApiServer;
-  const writer = () => instanceIdWriter(api.client(), silent, createMetrics(), 5000);
+  // The waits after a conflict run on fake time, moved while a test waits on the writers.
+  const clock = fakeClock(Date.parse('2026-11-25T12:00:00Z'));
+  const writer = () => instanceIdWriter(api.client(), silent, createMetrics(), 5000, clock);
   const owner = { kind: 'ReplicaSet' as const, namespace: 'default', name: 'web-rs' };
   const rsAnnotation = async () => JSON.parse((await (await fetch(`http://127.0.0.1:${api.port}/apis/apps/v1/namespaces/default/replicasets/web-rs`, { headers: { authorization: 'Bearer test-token' } })).json() as any).metadata.annotations['zonekeeper.io/instance-assignment']);
   const podId = async (name: string) => (await (await fetch(`http://127.0.0.1:${api.port}/api/v1/namespaces/default/pods/${name}`, { headers: { authorization: 'Bearer test-token' } })).json() as any).metadata.annotations?.['zonekeeper.io/instance-id'];
@@ -21,11 +25,16 @@ describe('instance ID writes against a list/watch server with optimistic concurr
   after(() => api.stop());
 
   it('two zonekeepers assigning 10 pods at once: unique IDs 0..9, no update lost, pods annotated', async () => {
-    api.patchDelayMs = 3;
+    api.holdPatches();
     const [a, b] = [writer(), writer()];
     const live = () => true;
-    const ids = await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 ? a : b).assign({ owner, pod: `web-rs-p${i}`, replicas: 10, live })));
-    api.patchDelayMs = 0;
+    const assigned = Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 ? a : b).assign({ owner, pod: `web-rs-p${i}`, replicas: 10, live })));
+    await waitFor(() => api.patchesHeld() >= 2, 'a claim from each writer sent before either is answered');
+    api.releasePatches();
+    let ids: number[] | undefined;
+    void assigned.then((got) => { ids = got; });
+    await onFakeTime(clock, () => ids !== undefined, 'every pod assigned', 4_000, 5);
+    ids = ids!;
     assert.deepEqual([...ids].sort((x, y) => x - y), [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
     assert.ok(api.conflicts > 0, 'the two writers did collide');
     const map = await rsAnnotation();

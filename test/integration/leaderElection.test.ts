@@ -108,12 +108,14 @@ describe('the zone-list freeze is conditional on the workload\'s resourceVersion
   it('two replicas freezing different lists at once: one list is written, and both adopt it', async () => {
     const api = await new FakeApiServer().start();
     api.put(statefulSet('db', 3));
-    api.patchDelayMs = 50;
+    api.holdPatches();
     const sts = slimWorkload('StatefulSet', api.get('StatefulSet', 'default', 'db')!);
     const actuator = () => kubeActuator(api.client(), silent, createMetrics());
     const [one, two] = [actuator(), actuator()];
     one.freezeZones(sts, ['zone-a', 'zone-b', 'zone-c']);
     two.freezeZones(sts, ['zone-b', 'zone-c', 'zone-a']);
+    await waitFor(() => api.patchesHeld() === 2, 'both freezes sent before either is answered');
+    api.releasePatches();
     await Promise.all([one.settle(), two.settle()]);
     const frozen = api.get('StatefulSet', 'default', 'db')!.metadata.annotations['zonekeeper.io/zones'];
     assert.equal(api.patches.length, 1, 'one patch applied');

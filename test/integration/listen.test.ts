@@ -14,7 +14,7 @@ import { Hono } from 'hono';
 import { renewed } from '../../src/admission/certificates.js';
 import { fakeClock } from '../../src/common/clock.js';
 import { listen, TLS_RELOAD_MS } from '../../src/server/listen.js';
-import { waitFor } from '../support/wait.js';
+import { turns, waitFor } from '../support/wait.js';
 
 describe('a listener at http.maxConnections', () => {
   it('closes the next connection at once and says so; the open one is still served', async () => {
@@ -39,7 +39,31 @@ describe('a listener at http.maxConnections', () => {
     await once(first, 'end');
     assert.match(text, /^HTTP\/1\.1 200[\s\S]*ok$/);
     assert.equal(accepted, 1);
-    await l.close(Date.now());
+    await l.close(0);
+  });
+});
+
+describe('listeners closed together (shutdown, fake time)', () => {
+  it('share one deadline: in-flight requests on each are waited for until it, then dropped together, not one grace per listener', async () => {
+    const clock = fakeClock();
+    const app = new Hono().post('/', async (c) => c.text(await c.req.text()));
+    const listeners = await Promise.all([listen(app, '127.0.0.1:0', { clock }), listen(app, '127.0.0.1:0', { clock })]);
+    // Each client declares a body it never finishes sending: a request in flight.
+    const closed = [false, false];
+    await Promise.all(listeners.map(async (l, i) => {
+      const sock = net.connect(l.port, '127.0.0.1');
+      sock.on('error', () => {});
+      sock.on('close', () => { closed[i] = true; });
+      await once(sock, 'connect');
+      sock.write('POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{"Pod":');
+    }));
+    let done = false;
+    void Promise.all(listeners.map((l) => l.close(2000))).then(() => { done = true; });
+    await clock.advance(1999);
+    await turns(2_000);
+    assert.deepEqual([closed, done], [[false, false], false], 'both requests still waited for just before the deadline');
+    await clock.advance(1);
+    await waitFor(() => done && closed.every((c) => c), 'both closed at the deadline');
   });
 });
 
@@ -51,10 +75,11 @@ describe('a TLS listener from files (cert-manager renews a mounted Secret in pla
       writeFileSync(files.certFile, pki.cert);
       writeFileSync(files.keyFile, pki.key);
     };
+    // Valid now by the system's time: the TLS client checks it against that.
     const first = renewed({}, 'ca', { dnsNames: [], ipAddresses: ['127.0.0.1'] }, Date.now(), 2);
     const second = renewed({}, 'ca', { dnsNames: [], ipAddresses: ['127.0.0.1'] }, Date.now(), 2);
     write(first);
-    const clock = fakeClock(Date.now());
+    const clock = fakeClock();
     const reloads: (string | undefined)[] = [];
     const l = await listen(new Hono().get('/', (c) => c.text('ok')), '127.0.0.1:0', { tls: files, clock, onTlsReload: (err) => reloads.push(err?.message) });
     const served = async () => {
@@ -77,7 +102,7 @@ describe('a TLS listener from files (cert-manager renews a mounted Secret in pla
     await waitFor(() => reloads.length === 2, 'the reload ran');
     assert.equal(reloads[1], undefined);
     assert.equal(await served(), fingerprint(second.cert));
-    await l.close(Date.now());
+    await l.close(0);
     rmSync(dir, { recursive: true });
   });
 });

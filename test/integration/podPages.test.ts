@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { inlinePages } from '../../src/cluster/podPages.js';
 import { slimPod } from '../../src/cluster/convert.js';
 import { pod } from '../support/builders.js';
-import { waitFor } from '../support/wait.js';
+import { fakeClock } from '../../src/common/clock.js';
 
 // The worker thread loads compiled modules only (npm test builds dist/ first): the test drives
 // the decoder the served process uses.
@@ -86,12 +86,16 @@ describe('pod pages decoded off the event loop', () => {
   });
 
   it('stops its thread once idle, and a later page starts it again', async () => {
-    const decode = compiled.offThreadPodPages(50);
+    const clock = fakeClock();
+    const decode = compiled.offThreadPodPages(50, clock);
     try {
       const pages = await Promise.all([0, 1, 2].map((i) => decode(page([`db-${i}`], ''))));
       assert.deepEqual(pages.map((p) => (p.items[0] as ReturnType<typeof slimPod>).name), ['db-0', 'db-1', 'db-2']);
       assert.equal(decode.running(), true);
-      await waitFor(() => !decode.running(), 'the idle thread to stop');
+      await clock.advance(49);
+      assert.equal(decode.running(), true, 'not idle long enough yet');
+      await clock.advance(1);
+      assert.equal(decode.running(), false, 'stopped once idle for 50 ms');
       const again = await decode(page(['db-9'], ''));
       assert.equal(again.items.length, 1);
       assert.equal(decode.running(), true);

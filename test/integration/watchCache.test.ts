@@ -13,11 +13,27 @@ import { podModel } from '../../src/placement/model.js';
 import { advancedStatefulSet, astsPod, clonePod, cloneSet, nodes, pod, statefulSet, stsPod, workloadSpread, zoneSubset } from '../support/builders.js';
 import { silent } from '../support/app.js';
 import { FakeApiServer } from '../support/fakeApiServer.js';
-import { waitFor } from '../support/wait.js';
+import { onFakeTime } from '../support/wait.js';
+import { fakeClock } from '../../src/common/clock.js';
+
+const START = Date.parse('2026-11-25T12:00:00Z');
+
+/** The cache's timers (backoff, watchdog, discovery, staleness) on fake time, moved while a test waits. */
+function fakeTime() {
+  const clock = fakeClock(START);
+  const until = (cond: () => boolean, what: string, limitMs = 30_000) => onFakeTime(clock, cond, what, limitMs);
+  /** Lets `ms` of fake time pass, the API server answering meanwhile. */
+  const passes = (ms: number) => {
+    const at = clock.now() + ms;
+    return until(() => clock.now() >= at, `${ms} ms passing`, ms + 100);
+  };
+  return { clock, until, passes };
+}
 
 describe('watch cache against a list/watch server on 127.0.0.1', () => {
   let api: FakeApiServer;
   let cache: SnapshotSource;
+  const { clock, until } = fakeTime();
   const restarts: string[] = [];
   const status = (kind: string) => cache.status().kinds.find((k) => k.kind === kind)!;
 
@@ -29,9 +45,10 @@ describe('watch cache against a list/watch server on 127.0.0.1', () => {
     api.put(stsPod('db', 1));
     cache = watchCache(api.client(), {
       pageSize: 2, watchTimeoutSeconds: 300, silenceSeconds: 1.5, backoffInitialMs: 20, backoffMaxMs: 200, crdRecheckSeconds: 0.3, maxStalenessSeconds: 60,
+      clock,
     }, silent, (kind, reason) => restarts.push(`${kind}:${reason}`));
     cache.start();
-    await waitFor(() => cache.synced(), 'initial sync');
+    await until(() => cache.synced(), 'initial sync');
   });
 
   after(async () => {
@@ -49,54 +66,54 @@ describe('watch cache against a list/watch server on 127.0.0.1', () => {
     const expected = ['/api/v1/nodes', '/api/v1/persistentvolumeclaims', '/api/v1/persistentvolumes', '/api/v1/pods', '/apis/apps/v1/deployments',
       '/apis/apps/v1/replicasets', '/apis/apps/v1/statefulsets', '/apis/batch/v1/jobs', '/apis/storage.k8s.io/v1/storageclasses'];
     const watched = () => [...new Set(api.requests.filter((r) => r.startsWith('GET ') && r.includes('watch=')).map((r) => r.slice(4, r.indexOf('?'))))].sort();
-    await waitFor(() => watched().length >= expected.length, 'a watch per core kind');
+    await until(() => watched().length >= expected.length, 'a watch per core kind');
     assert.deepEqual(watched(), expected, 'every core kind watched, the absent CRD not');
   });
 
   it('applies ADDED, MODIFIED and DELETED events', async () => {
     api.put(stsPod('db', 2));
-    await waitFor(() => !!cache.snapshot.pod('default', 'db-2'), 'db-2 added');
+    await until(() => !!cache.snapshot.pod('default', 'db-2'), 'db-2 added');
     api.put(stsPod('db', 2, { nodeName: 'node-c-1' }));
-    await waitFor(() => cache.snapshot.pod('default', 'db-2')?.nodeName === 'node-c-1', 'db-2 bound');
+    await until(() => cache.snapshot.pod('default', 'db-2')?.nodeName === 'node-c-1', 'db-2 bound');
     assert.equal([...cache.snapshot.podsOwnedBy('StatefulSet', 'default', 'db')].length, 3, 'owner index');
     api.delete(stsPod('db', 2));
-    await waitFor(() => !cache.snapshot.pod('default', 'db-2'), 'db-2 deleted');
+    await until(() => !cache.snapshot.pod('default', 'db-2'), 'db-2 deleted');
     assert.equal([...cache.snapshot.podsOwnedBy('StatefulSet', 'default', 'db')].length, 2);
   });
 
   it('resumes after a dropped watch without losing the events sent meanwhile', async () => {
     api.dropWatches();
     api.put(pod('while-down', undefined));
-    await waitFor(() => !!cache.snapshot.pod('default', 'while-down'), 'event from while the watch was down');
-    await waitFor(() => api.openWatches('/api/v1/pods') === 1, 'pods watch reopened');
+    await until(() => !!cache.snapshot.pod('default', 'while-down'), 'event from while the watch was down');
+    await until(() => api.openWatches('/api/v1/pods') === 1, 'pods watch reopened');
     assert.ok(restarts.includes('pods:error'));
   });
 
   it('relists after 410 Gone and forgets an object deleted while the watch was down', async () => {
     api.dropWatches();
     api.delete(pod('while-down', undefined), { silently: true });
-    await waitFor(() => !cache.snapshot.pod('default', 'while-down'), 'deletion seen by relist');
+    await until(() => !cache.snapshot.pod('default', 'while-down'), 'deletion seen by relist');
     assert.ok(restarts.includes('pods:gone'), `restarts: ${restarts.join(' ')}`);
     assert.ok(status('pods').restarts.gone >= 1);
   });
 
   it('relists on a 410 ERROR event inside an open watch', async () => {
-    await waitFor(() => api.openWatches('/api/v1/pods') === 1, 'pods watch open');
+    await until(() => api.openWatches('/api/v1/pods') === 1, 'pods watch open');
     const gone = status('nodes').restarts.gone;
     api.expireWatches();
-    await waitFor(() => status('nodes').restarts.gone > gone, 'nodes relisted');
+    await until(() => status('nodes').restarts.gone > gone, 'nodes relisted');
     api.put(pod('after-expiry', undefined));
-    await waitFor(() => !!cache.snapshot.pod('default', 'after-expiry'), 'watching again');
+    await until(() => !!cache.snapshot.pod('default', 'after-expiry'), 'watching again');
   });
 
   it('a watchdog relists a watch that has gone silent', async () => {
-    await waitFor(() => api.openWatches('/api/v1/pods') === 1, 'pods watch open');
+    await until(() => api.openWatches('/api/v1/pods') === 1, 'pods watch open');
     const stale = status('pods').restarts.stale;
     api.silent = true;
     api.put(pod('during-silence', undefined));
-    await waitFor(() => status('pods').restarts.stale > stale, 'stale watch detected', 5_000);
+    await until(() => status('pods').restarts.stale > stale, 'stale watch detected');
     api.silent = false;
-    await waitFor(() => !!cache.snapshot.pod('default', 'during-silence'), 'relist picked up the silent change');
+    await until(() => !!cache.snapshot.pod('default', 'during-silence'), 'relist picked up the silent change');
   });
 
   it('starts watching WorkloadSpreads, CloneSets and Advanced StatefulSets when their CRDs appear, each at its preferred served version', async () => {
@@ -106,8 +123,8 @@ describe('watch cache against a list/watch server on 127.0.0.1', () => {
     api.put(cloneSet('web', 4));
     api.put(advancedStatefulSet('db', 3, { reserveOrdinals: [1] }));
     api.put(astsPod('db', 2));
-    await waitFor(() => cache.status().workloadSpreadCRD === 'present' && [...cache.snapshot.workloadSpreads('default')].length === 1, 'WorkloadSpread cached');
-    await waitFor(() => !!cache.snapshot.workload('CloneSet', 'default', 'web') && !!cache.snapshot.workload('AdvancedStatefulSet', 'default', 'db'), 'Kruise workloads cached');
+    await until(() => cache.status().workloadSpreadCRD === 'present' && [...cache.snapshot.workloadSpreads('default')].length === 1, 'WorkloadSpread cached');
+    await until(() => !!cache.snapshot.workload('CloneSet', 'default', 'web') && !!cache.snapshot.workload('AdvancedStatefulSet', 'default', 'db'), 'Kruise workloads cached');
     assert.deepEqual(cache.status().openKruise, { workloadspreads: 'apps.kruise.io/v1alpha1', clonesets: 'apps.kruise.io/v1alpha1', advancedstatefulsets: 'apps.kruise.io/v1beta1' });
     assert.equal(cache.snapshot.workload('StatefulSet', 'default', 'db')?.reservedOrdinals.singles.size, 0, 'apps/v1 db is another object');
     assert.deepEqual([...cache.snapshot.workload('AdvancedStatefulSet', 'default', 'db')!.reservedOrdinals.singles], [1]);
@@ -116,25 +133,25 @@ describe('watch cache against a list/watch server on 127.0.0.1', () => {
   });
 
   it('the actuator freezes an Advanced StatefulSet\'s list at Kruise\'s path and version', async () => {
-    const actuator = kubeActuator(api.client(), silent, createMetrics());
+    const actuator = kubeActuator(api.client(), silent, createMetrics(), 2000, clock);
     actuator.freezeZones(cache.snapshot.workload('AdvancedStatefulSet', 'default', 'db')!, ['zone-b', 'zone-c', 'zone-a']);
     await actuator.settle();
     assert.equal(api.patches.at(-1)!.path, '/apis/apps.kruise.io/v1beta1/namespaces/default/statefulsets/db');
-    await waitFor(() => cache.snapshot.workload('AdvancedStatefulSet', 'default', 'db')?.annotations['zonekeeper.io/zones'] === 'zone-b,zone-c,zone-a', 'annotation watched back');
+    await until(() => cache.snapshot.workload('AdvancedStatefulSet', 'default', 'db')?.annotations['zonekeeper.io/zones'] === 'zone-b,zone-c,zone-a', 'annotation watched back');
     assert.equal(cache.snapshot.workload('StatefulSet', 'default', 'db')?.annotations['zonekeeper.io/zones'], undefined);
     api.patches.length = 0;
   });
 
   it('stops watching and forgets a kind whose CRD is removed', async () => {
     api.crdServed = false;
-    await waitFor(() => cache.status().openKruise.clonesets === 'absent' && !cache.snapshot.workload('CloneSet', 'default', 'web'), 'CloneSets forgotten');
+    await until(() => cache.status().openKruise.clonesets === 'absent' && !cache.snapshot.workload('CloneSet', 'default', 'web'), 'CloneSets forgotten');
     assert.equal([...cache.snapshot.workloadSpreads('default')].length, 0);
     api.crdServed = true;
-    await waitFor(() => !!cache.snapshot.workload('CloneSet', 'default', 'web'), 'CloneSets back');
+    await until(() => !!cache.snapshot.workload('CloneSet', 'default', 'web'), 'CloneSets back');
   });
 
   it('the actuator writes the zone list with a merge patch, and the watch brings it back', async () => {
-    const actuator = kubeActuator(api.client(), silent, createMetrics());
+    const actuator = kubeActuator(api.client(), silent, createMetrics(), 2000, clock);
     const sts = cache.snapshot.workload('StatefulSet', 'default', 'db')!;
     actuator.freezeZones(sts, ['zone-a', 'zone-b', 'zone-c']);
     actuator.freezeZones(sts, ['zone-a', 'zone-b', 'zone-c']);
@@ -143,9 +160,9 @@ describe('watch cache against a list/watch server on 127.0.0.1', () => {
     assert.equal(api.patches.length, 1, 'deduplicated');
     const { 'zonekeeper.io/zones-frozen-at': frozenAt, ...annotations } = api.patches[0]!.body.metadata.annotations;
     assert.deepEqual(annotations, { 'zonekeeper.io/zones': 'zone-a,zone-b,zone-c' });
-    assert.ok(Math.abs(Date.parse(frozenAt) - Date.now()) < 60_000, `the time of the freeze beside it: ${frozenAt}`);
+    assert.equal(frozenAt, new Date(clock.now()).toISOString(), 'the time of the freeze beside it');
     assert.match(api.patches[0]!.body.metadata.resourceVersion, /^\d+$/, 'conditional on the workload\'s resourceVersion');
-    await waitFor(() => cache.snapshot.workload('StatefulSet', 'default', 'db')?.annotations['zonekeeper.io/zones'] === 'zone-a,zone-b,zone-c', 'annotation watched back');
+    await until(() => cache.snapshot.workload('StatefulSet', 'default', 'db')?.annotations['zonekeeper.io/zones'] === 'zone-a,zone-b,zone-c', 'annotation watched back');
   });
 });
 
@@ -155,18 +172,20 @@ describe('watch cache when the API server is unreachable', () => {
     const kubeconfig = api.kubeconfig();
     const port = api.port;
     await api.stop();
+    const { clock, until } = fakeTime();
     const cache = watchCache(kubeApiClient(loadClusterAccess({ kind: 'kubeconfig', path: kubeconfig })), {
       pageSize: 100, watchTimeoutSeconds: 300, silenceSeconds: 5, backoffInitialMs: 20, backoffMaxMs: 100, crdRecheckSeconds: 0.2, maxStalenessSeconds: 60,
+      clock,
     }, silent);
     cache.start();
-    await new Promise((r) => setTimeout(r, 300));
+    await until(() => cache.status().kinds.every((k) => k.restarts.error > 1), 'every kind failed, and failed again after its backoff');
     assert.equal(cache.synced(), false);
     assert.ok(cache.status().kinds.every((k) => k.restarts.error > 0 && k.lastError !== ''));
     const back = new FakeApiServer();
     (back as unknown as { port: number }).port = port;
     await new Promise<void>((r) => (back as any).server.listen(port, '127.0.0.1', r));
     back.put(nodes(['zone-a'], 1)[0]!);
-    await waitFor(() => cache.synced(), 'sync after the server came back');
+    await until(() => cache.synced(), 'sync after the server came back');
     assert.equal(cache.snapshot.nodeCount(), 1);
     await cache.stop();
     await back.stop();
@@ -182,12 +201,14 @@ describe('watch cache when an OpenKruise kind is served but RBAC forbids it', ()
     api.put(advancedStatefulSet('db', 1));
     const denied = { match: (_m: string, path: string) => path.endsWith('/clonesets'), status: 403, remaining: Infinity };
     api.faults.push(denied);
+    const { clock, until } = fakeTime();
     const cache = watchCache(api.client(), {
       pageSize: 100, watchTimeoutSeconds: 300, silenceSeconds: 5, backoffInitialMs: 20, backoffMaxMs: 100, crdRecheckSeconds: 0.2, maxStalenessSeconds: 60,
+      clock,
     }, silent);
     cache.start();
     try {
-      await waitFor(() => cache.ready(), 'ready without the forbidden kind');
+      await until(() => cache.ready(), 'ready without the forbidden kind');
       assert.equal(cache.status().openKruise.clonesets, 'forbidden');
       assert.equal(cache.status().openKruise.advancedstatefulsets, 'apps.kruise.io/v1beta1');
       assert.ok(cache.snapshot.workload('AdvancedStatefulSet', 'default', 'db'));
@@ -196,7 +217,7 @@ describe('watch cache when an OpenKruise kind is served but RBAC forbids it', ()
       assert.equal(waiting.policy, 'wait');
       assert.match((waiting as { why: string }).why, /CloneSet default\/web is not in the cache yet: CloneSets are off: zonekeeper may not list apps\.kruise\.io\/clonesets \(grant list and watch/);
       denied.remaining = 0;
-      await waitFor(() => !!cache.snapshot.workload('CloneSet', 'default', 'web'), 'CloneSets watched once allowed');
+      await until(() => !!cache.snapshot.workload('CloneSet', 'default', 'web'), 'CloneSets watched once allowed');
       assert.equal(cache.status().openKruise.clonesets, 'apps.kruise.io/v1alpha1');
       assert.equal(cache.snapshot.kindOff('clonesets'), undefined);
     } finally {
@@ -210,26 +231,28 @@ describe('watch cache when an OpenKruise kind is served but RBAC forbids it', ()
     api.crdServed = true;
     for (const n of nodes(['zone-a'], 1)) api.put(n);
     api.put(cloneSet('web', 2));
+    const { clock, until, passes } = fakeTime();
     const cache = watchCache(api.client(), {
       // Discovery looks again only every 2 s: readiness must not wait for it.
       pageSize: 100, watchTimeoutSeconds: 300, silenceSeconds: 5, backoffInitialMs: 20, backoffMaxMs: 100, crdRecheckSeconds: 2, maxStalenessSeconds: 0.3,
+      clock,
     }, silent);
     cache.start();
     try {
-      await waitFor(() => cache.ready() && !!cache.snapshot.workload('CloneSet', 'default', 'web'), 'CloneSets watched');
+      await until(() => cache.ready() && !!cache.snapshot.workload('CloneSet', 'default', 'web'), 'CloneSets watched');
       const revoked = { match: (_m: string, path: string) => path.endsWith('/clonesets'), status: 403, remaining: Infinity };
       api.faults.push(revoked);
       api.dropWatches();
-      await waitFor(() => cache.status().openKruise.clonesets === 'forbidden', 'the refused kind said forbidden');
+      await until(() => cache.status().openKruise.clonesets === 'forbidden', 'the refused kind said forbidden');
       // Past maxStalenessSeconds: a stale kind would have made the cache unready by now.
-      await new Promise((r) => setTimeout(r, 600));
+      await passes(600);
       assert.equal(cache.ready(), true);
       assert.equal(cache.status().healthy, true);
       assert.equal(cache.status().openKruise.clonesets, 'forbidden');
-      await waitFor(() => !cache.snapshot.workload('CloneSet', 'default', 'web'), 'its objects no longer served stale');
+      await until(() => !cache.snapshot.workload('CloneSet', 'default', 'web'), 'its objects no longer served stale');
       assert.equal(cache.ready(), true);
       revoked.remaining = 0;
-      await waitFor(() => !!cache.snapshot.workload('CloneSet', 'default', 'web'), 'CloneSets watched again once granted');
+      await until(() => !!cache.snapshot.workload('CloneSet', 'default', 'web'), 'CloneSets watched again once granted');
       assert.equal(cache.status().openKruise.clonesets, 'apps.kruise.io/v1alpha1');
       assert.equal(cache.ready(), true);
     } finally {
@@ -248,15 +271,17 @@ describe('watch cache when Jobs may not be listed (an upgrade without its RBAC)'
     api.faults.push(denied);
     const lines: string[] = [];
     const log = pino({ level: 'debug' }, { write: (l: string) => { lines.push(l); } });
+    const { clock, until, passes } = fakeTime();
     const cache = watchCache(api.client(), {
       pageSize: 100, watchTimeoutSeconds: 300, silenceSeconds: 5, backoffInitialMs: 20, backoffMaxMs: 40, crdRecheckSeconds: 0.2, maxStalenessSeconds: 60,
+      clock,
     }, log);
     cache.start();
     try {
-      await waitFor(() => cache.ready(), 'ready without Jobs');
+      await until(() => cache.ready(), 'ready without Jobs');
       const jobs = cache.status().kinds.find((k) => k.kind === 'jobs')!;
       assert.match(jobs.off!, /^WorkloadSpreads that target Jobs are off: zonekeeper may not list batch\/jobs \(grant list and watch/);
-      await new Promise((r) => setTimeout(r, 300)); // several retries at the 40 ms backoff
+      await passes(300); // several retries at the 40 ms backoff
       const warned = lines.filter((l) => l.includes('"level":40') && l.includes('WorkloadSpreads that target Jobs are off'));
       assert.equal(warned.length, 1, 'said once, not at every retry');
       const settings = parseConfig({}).placement;
@@ -267,10 +292,10 @@ describe('watch cache when Jobs may not be listed (an upgrade without its RBAC)'
       assert.equal(waiting.policy, 'wait');
       assert.match((waiting as { why: string }).why, /Job default\/batch is not in the cache yet: WorkloadSpreads that target Jobs are off: zonekeeper may not list batch\/jobs/);
       denied.remaining = 0;
-      await waitFor(() => !!cache.snapshot.workload('Job', 'default', 'batch'), 'Jobs listed once allowed');
+      await until(() => !!cache.snapshot.workload('Job', 'default', 'batch'), 'Jobs listed once allowed');
       // On again once the watch after that list is proven (an event, or a second of streaming):
       // asserted at once, this passed only when the list had been answered a second earlier.
-      await waitFor(() => cache.status().kinds.find((k) => k.kind === 'jobs')!.off === undefined, 'the feature said on again');
+      await until(() => cache.status().kinds.find((k) => k.kind === 'jobs')!.off === undefined, 'the feature said on again');
       assert.equal(cache.snapshot.kindOff('jobs'), undefined);
       const on = lines.filter((l) => l.includes('WorkloadSpreads that target Jobs are on again'));
       assert.equal(on.length, 1, 'said once');
@@ -288,11 +313,13 @@ describe('watch cache when the API server cannot be reached', () => {
     await api.stop();
     const lines: string[] = [];
     const log = pino({ level: 'debug' }, { write: (l: string) => { lines.push(l); } });
+    const { clock, passes } = fakeTime();
     const cache = watchCache(client, {
       pageSize: 100, watchTimeoutSeconds: 300, silenceSeconds: 5, backoffInitialMs: 10, backoffMaxMs: 20, crdRecheckSeconds: 0.2, maxStalenessSeconds: 60,
+      clock,
     }, log);
     cache.start();
-    await new Promise((r) => setTimeout(r, 400));
+    await passes(400);
     await cache.stop();
     const warned = lines.filter((l) => l.includes('"level":40'));
     assert.equal(warned.filter((l) => l.includes('cannot reach the API server')).length, 1, warned.join('\n'));

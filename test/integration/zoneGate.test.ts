@@ -43,11 +43,13 @@ describe('lifting the zone gate against an API server', () => {
 
   it('two writers that read the same version: one lifts, the other is told it conflicts and writes nothing', async () => {
     api.put(gatedPod(1));
-    api.patchDelayMs = 50;
+    api.holdPatches();
     const before = api.patches.length;
     const pod = { namespace: 'default', name: 'db-1', uid: 'pod-db-1' };
-    const results = await Promise.all([liftGate(client, pod, zone('zone-a')), liftGate(client, pod, zone('zone-c'))]);
-    api.patchDelayMs = 0;
+    const both = Promise.all([liftGate(client, pod, zone('zone-a')), liftGate(client, pod, zone('zone-c'))]);
+    await waitFor(() => api.patchesHeld() === 2, 'both patches sent before either is answered');
+    api.releasePatches();
+    const results = await both;
     assert.deepEqual(results.map((r) => r.result).sort(), ['conflict', 'lifted']);
     assert.equal(api.patches.length - before, 1, 'one write reached the object');
   });
@@ -96,7 +98,7 @@ describe('the zone gate keeper against an API server', () => {
   after(() => api.stop());
 
   it('a pod that arrives while the pass has writes in flight is written then, not after they end', async () => {
-    api.patchDelayMs = 300;
+    api.holdPatches();
     const store = new ClusterStore();
     const keeper = zoneGateKeeper({
       api: api.client(), source: memorySource(store, 'test'), decide: async () => zone('zone-a'), skipForSuccessor() {}, events: { record() {} },
@@ -114,11 +116,12 @@ describe('the zone gate keeper against an API server', () => {
       arrive(13);
       await waitFor(() => patchesSent() === 4, 'the fourth patch sent');
       assert.equal(api.patches.length, 0, 'sent while the first three were still being answered');
+      api.releasePatches();
       await waitFor(() => api.patches.length === 4, 'all four applied');
       assert.deepEqual(api.patches.map((p) => p.body.spec.nodeSelector['topology.kubernetes.io/zone']), ['zone-a', 'zone-a', 'zone-a', 'zone-a']);
     } finally {
+      api.releasePatches();
       await keeper.stop();
-      api.patchDelayMs = 0;
     }
   });
 
@@ -202,18 +205,22 @@ describe('the zone gate keeper against an API server', () => {
     const start = Date.parse('2026-11-25T12:00:00Z');
     const clock = fakeClock(start);
     let fell: GateFallback | undefined;
+    const metrics = createMetrics();
     const fallback: GateFallback = { kind: 'pin', key: 'default/StatefulSet/db#40', workload: 'default/StatefulSet/db', given: 'zone-c', afterMs: 120_000 };
     const keeper = zoneGateKeeper({
       api: api.client(), source: memorySource(store, 'test'), events: { record() {} }, clock,
       decide: async () => ({ ...zone('zone-c'), fallback }), skipForSuccessor: (fb) => { fell = fb; },
-      opts: { intervalSeconds: 5, patchesPerSecond: 1000, fallbackEvictionsPerMinute: 6, fallbackDryRun: false }, log: silent, metrics: createMetrics(),
+      opts: { intervalSeconds: 5, patchesPerSecond: 1000, fallbackEvictionsPerMinute: 6, fallbackDryRun: false }, log: silent, metrics,
     });
     api.put(gatedPod(40));
     addObject(store, gatedPod(40));
     api.faults.push({ match: (m, p) => m === 'POST' && p.endsWith('/pods/db-40/eviction'), status: 201, remaining: 1 });
     keeper.start();
     try {
-      await waitFor(() => api.patches.some((p) => p.path.endsWith('/db-40')), 'db-40 lifted into zone-c');
+      // Counted once the keeper has read the API server's answer and keeps the pod for its fallback.
+      const lifted = async () => (await metrics.gateDecisions.get()).values.some((v) => v.labels.outcome === 'zone' && v.value === 1);
+      await waitFor(lifted, 'db-40 lifted into zone-c');
+      assert.ok(api.patches.some((p) => p.path.endsWith('/db-40')));
       // As the watch shows it: ungated, pending, zone-c in its spec; then the autoscaler's word.
       addObject(store, stsPod('db', 40, { nodeSelector: { 'topology.kubernetes.io/zone': 'zone-c' } }));
       assert.equal(fell, undefined, 'not before the refusal');

@@ -22,6 +22,7 @@ s.listen(0, '127.0.0.1', () => console.log('https://127.0.0.1:' + s.address().po
 
 /** A CA and a serving certificate for 127.0.0.1, valid for a day. */
 export function loopbackPki(): { cert: string; key: string; caBundle: string } {
+  // Valid now by the system's time: kube-apiserver and the TLS clients check it against that.
   return renewed({}, 'ca', { dnsNames: [], ipAddresses: ['127.0.0.1'] }, Date.now(), 1);
 }
 

@@ -44,8 +44,8 @@ export class FakeApiServer {
   /** Core v1 Events created (and patched) through the API, by name. */
   readonly kubeEvents = new Map<string, Raw>();
   conflicts = 0;
-  /** Slows patches down, so that concurrent writers overlap. */
-  patchDelayMs = 0;
+  /** Patches received while held (`holdPatches`), answered in order by `releasePatches`: concurrent writers overlap. */
+  private heldPatches: (() => void)[] | undefined;
   /** While true, every watch opens with a line that is not JSON (a corrupt stream). */
   corruptWatches = false;
   /** Requests answered with an error instead, while `remaining` lasts. */
@@ -60,6 +60,23 @@ export class FakeApiServer {
     await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', r));
     this.port = (this.server.address() as AddressInfo).port;
     return this;
+  }
+
+  /** From now on patches wait, unanswered, until `releasePatches`. */
+  holdPatches(): void {
+    this.heldPatches ??= [];
+  }
+
+  /** How many patches are waiting. */
+  patchesHeld(): number {
+    return this.heldPatches?.length ?? 0;
+  }
+
+  /** Applies the patches held, in the order they came, and answers later ones at once again. */
+  releasePatches(): void {
+    const held = this.heldPatches ?? [];
+    this.heldPatches = undefined;
+    for (const apply of held) apply();
   }
 
   async stop(): Promise<void> {
@@ -278,7 +295,7 @@ current-context: c
     req.on('data', (c) => (body += c));
     req.on('end', () => {
       const apply = () => this.applyPatch(res, path, JSON.parse(body));
-      if (this.patchDelayMs) setTimeout(apply, this.patchDelayMs);
+      if (this.heldPatches) this.heldPatches.push(apply);
       else apply();
     });
   }

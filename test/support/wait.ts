@@ -1,25 +1,40 @@
-export async function waitFor(cond: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (Date.now() < until) {
+// Waiting in tests without reading the time: a condition is checked once per turn of the event
+// loop (ready sockets, threads and child processes are heard between turns), a bounded number of
+// turns; fake time moves only when a test moves it.
+
+/** One turn of the event loop: I/O that is ready is handled before it ends. */
+export const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/** Lets `n` turns of the event loop run: what is ready by then has been answered. */
+export async function turns(n: number): Promise<void> {
+  for (let i = 0; i < n; i++) await nextTurn();
+}
+
+/** Resolves once `cond` holds; fails after `turns` turns of the event loop in which it did not. */
+export async function waitFor(cond: () => boolean | Promise<boolean>, what: string, turns = 200_000): Promise<void> {
+  for (let i = 0; i < turns; i++) {
     if (await cond()) return;
-    await new Promise((r) => setTimeout(r, 20));
+    await nextTurn();
   }
-  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+  throw new Error(`not after ${turns} turns of the event loop: ${what}`);
 }
 
 /**
- * Moves fake time in `stepMs` steps, a real tick between them for sockets to answer, until
- * `cond` holds; returns how much fake time passed. Fails past `limitMs` of fake time.
+ * Moves fake time in `stepMs` steps, letting the I/O it starts be answered between them (up to
+ * `turnsPerStep` turns, fewer once `cond` holds), until `cond` holds; returns how much fake time
+ * passed. Fails past `limitMs` of fake time.
  */
 export async function onFakeTime(
   clock: { now(): number; advance(ms: number): Promise<void> }, cond: () => boolean | Promise<boolean>, what: string, limitMs: number, stepMs = 20,
+  turnsPerStep = 200,
 ): Promise<number> {
   const from = clock.now();
-  for (let real = 0; real < 5_000; real++) {
-    if (await cond()) return clock.now() - from;
+  for (;;) {
+    for (let i = 0; i < turnsPerStep; i++) {
+      if (await cond()) return clock.now() - from;
+      await nextTurn();
+    }
     if (clock.now() - from > limitMs) throw new Error(`not within ${limitMs} ms of fake time: ${what}`);
     await clock.advance(stepMs);
-    await new Promise((r) => setTimeout(r, 1));
   }
-  throw new Error(`${what}: never`);
 }

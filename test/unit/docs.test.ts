@@ -8,12 +8,30 @@ import { withConfigTable } from '../support/configTable.js';
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const pages = ['README.md', ...readdirSync(join(root, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
 
-/** GitHub's anchor of a heading: lower case, punctuation dropped, spaces to hyphens. */
-const slug = (heading: string) => heading.trim().toLowerCase().replace(/[^\p{L}\p{N} _-]/gu, '').replace(/ /g, '-');
+/** GitHub's anchor of a heading: a link's text only, lower case, punctuation dropped (not `_` or `-`), spaces to hyphens. */
+const slug = (heading: string) => heading.trim().replace(/\[([^\]]*)\]\([^)]*\)/g, '$1').toLowerCase().replace(/[^\p{L}\p{N} _-]/gu, '').replace(/ /g, '-');
 
+/** The anchors of a page's headings; a repeated one gets -1, -2… as on GitHub. */
 function anchorsOf(file: string): Set<string> {
   const text = readFileSync(join(root, file), 'utf8').replace(/```[\s\S]*?```/g, '');
-  return new Set([...text.matchAll(/^#{1,6} (.+)$/gm)].map((m) => slug(m[1]!)));
+  const seen = new Map<string, number>();
+  const anchors = new Set<string>();
+  for (const [, heading] of text.matchAll(/^#{1,6} (.+)$/gm)) {
+    const s = slug(heading!);
+    const n = seen.get(s) ?? 0;
+    seen.set(s, n + 1);
+    anchors.add(n === 0 ? s : `${s}-${n}`);
+  }
+  return anchors;
+}
+
+/** Every file under `dir` (relative to the root), fixtures and artifacts left out. */
+function filesUnder(dir: string): string[] {
+  return readdirSync(join(root, dir), { withFileTypes: true }).flatMap((e) => {
+    const path = `${dir}/${e.name}`;
+    if (e.isDirectory()) return ['test/fixtures', 'test/artifacts'].includes(path) ? [] : filesUnder(path);
+    return /\.(ts|js|cjs|md|html|css|yaml)$/.test(e.name) ? [path] : [];
+  });
 }
 
 describe('README and docs/', () => {
@@ -40,5 +58,39 @@ describe('README and docs/', () => {
       }
     }
     assert.deepEqual(broken, []);
+  });
+});
+
+describe('citations of a page and a heading in the code and the docs', () => {
+  it('the anchors follow GitHub\'s rules', () => {
+    assert.equal(slug('One decision, three transports'), 'one-decision-three-transports');
+    assert.equal(slug('The `zonekeeper.io/zone` gate: [admission](#admission)'), 'the-zonekeeperiozone-gate-admission');
+    assert.equal(slug('per_key backoff'), 'per_key-backoff');
+  });
+
+  it('every citation of a page and its heading in src/, test/, docs/, README.md and the lint configs names a page of this repository and one of its headings', () => {
+    const citing = [...filesUnder('src'), ...filesUnder('test'), ...filesUnder('docs'), 'README.md', 'CHANGELOG.md', 'eslint.config.js', '.dependency-cruiser.cjs'];
+    const broken: string[] = [];
+    let checked = 0;
+    for (const file of citing) {
+      const text = readFileSync(join(root, file), 'utf8');
+      for (const m of text.matchAll(/([\w./-]*\.md)#([\p{L}\p{N}_-]+)/gu)) {
+        const [, page, anchor] = m;
+        // Relative to the citing file, to the root, or a page of docs/ named alone.
+        const target = [join(dirname(file), page!), page!, join('docs', page!)].find((p) => existsSync(join(root, p)));
+        const at = `${file}:${text.slice(0, m.index).split('\n').length}`;
+        checked++;
+        if (!target) broken.push(`${at}: ${page}#${anchor} (no such page here)`);
+        else if (!anchorsOf(target).has(anchor!)) broken.push(`${at}: ${page}#${anchor} (no such heading in ${target})`);
+      }
+    }
+    assert.deepEqual(broken, []);
+    assert.ok(checked > 50, `${checked} citations checked`);
+  });
+
+  it('nothing cites a page that is not in this repository', () => {
+    const citing = [...filesUnder('src'), ...filesUnder('test'), ...filesUnder('docs'), 'README.md', 'CHANGELOG.md'];
+    const outside = citing.filter((f) => /\bDIRECTION\.md\b/.test(readFileSync(join(root, f), 'utf8')) && f !== 'test/unit/docs.test.ts');
+    assert.deepEqual(outside, []);
   });
 });

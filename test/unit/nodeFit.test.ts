@@ -13,6 +13,9 @@ import { repairStep } from '../../src/placement/repair.js';
 import { deployment, node, rsPod, statefulSet, stsPod, storeOf, type NodeAsks, type Raw } from '../support/builders.js';
 import { defaultSettings, filterFor, passedZones } from '../support/placement.js';
 
+/** A fixed time, after every builder's creationTimestamp. */
+const NOW = Date.parse('2026-11-25T12:00:00Z');
+
 // The zones a workload can use (docs/design.md#the-zones-a-workload-can-use), on a cluster
 // shaped like production: general nodes in zones a, b, c; a tainted `pool=db` pool in a and b
 // only; a control-plane node in zone-d.
@@ -146,7 +149,7 @@ describe('the zones a workload can use', () => {
     const general = ['a', 'b', 'c'].flatMap((z) => [1, 2].map((i) => `general-${z}-${i}`));
     const pods = general.map((n, i) => rsPod('web', `p${i}`, { nodeName: n }));
     const store = storeOf([...productionNodes(), ...deployment('web', 6, prefs), ...pods]);
-    const [h] = fleetHealth(store, state, { now: Date.now(), settleSeconds: 60 });
+    const [h] = fleetHealth(store, state, { now: NOW, settleSeconds: 60 });
     assert.deepEqual([h!.zones, h!.wanted, h!.atRisk, h!.reason], [3, 3, false, 'ok']);
   });
 
@@ -191,12 +194,12 @@ describe('an explicit list naming a zone no node fits (a node group scaled to ze
     const store = storeOf([...productionNodes(), node('gpu-e-1', 'zone-e', { taints: [{ key: 'gpu', value: 'true', effect: 'NoSchedule' }] }), statefulSet('db', 4, { annotations: listed }), ...pods, stsPod('db', 3)]);
     const w = store.workload('StatefulSet', 'default', 'db')!;
     const model = workloadModel({ kind: 'StatefulSet', namespace: 'default', name: 'db' }, w, store, { ...state.settings, growInto: 'nodePools' }, state);
-    const h = workloadHealth(model, w, store, state, { now: Date.now(), settleSeconds: 0 })!;
+    const h = workloadHealth(model, w, store, state, { now: NOW, settleSeconds: 0 })!;
     assert.deepEqual([h.zones, h.wanted, h.unusableZones, h.causes['no-eligible-node'], h.atRisk], [3, 3, ['zone-e'], 1, true]);
     assert.match(h.reason, /no node fits the pods in zone-e and none can be added \(no-eligible-node: 1 seat wait; a node there they fit, /);
     // Repair waits for no such zone, and never moves a pod towards it.
     const step = repairStep(model, w, { ...h, offPin: 1, offPinPods: [{ pod: 'db-0', zone: 'zone-a', pinnedZone: 'zone-e', cause: 'unknown', heldByVolume: false }] }, store,
-      { now: Date.now(), zoneStableSeconds: 0, zones: { schedulableNodes: () => 1, stableSince: () => 0 }, evicted: undefined });
+      { now: NOW, zoneStableSeconds: 0, zones: { schedulableNodes: () => 1, stableSince: () => 0 }, evicted: undefined });
     assert.equal(step.kind, 'wait');
   });
 });

@@ -8,6 +8,8 @@ import { slimPod } from '../../src/cluster/convert.js';
 import { ClusterStore } from '../../src/cluster/store.js';
 import { pod } from '../support/builders.js';
 import { silent } from '../support/app.js';
+import { turns, waitFor } from '../support/wait.js';
+import { fakeClock } from '../../src/common/clock.js';
 
 const OPTS = { pageSize: 2, watchTimeoutSeconds: 60, silenceSeconds: 60, backoffInitialMs: 10, backoffMaxMs: 10, maxStalenessSeconds: 60 };
 
@@ -49,9 +51,9 @@ describe('list paging', () => {
       three: { names: ['p-4'], next: '' },
     });
     const store = new ClusterStore();
-    const r = new Reflector(lw, POD_KIND, store, OPTS, silent);
+    const r = new Reflector(lw, POD_KIND, store, OPTS, silent, undefined, fakeClock());
     r.start();
-    for (let i = 0; i < 100 && !r.status().synced; i++) await new Promise((resolve) => setTimeout(resolve, 5));
+    await waitFor(() => r.status().synced, 'synced');
     await r.stop();
     assert.equal(r.status().synced, true);
     assert.deepEqual([...store.keys('pods')].sort(), ['default/p-0', 'default/p-1', 'default/p-2', 'default/p-3', 'default/p-4']);
@@ -61,9 +63,7 @@ describe('list paging', () => {
 
   /** Pages named p0 … p(n-1), two pods each, each naming the next in its head. */
   const chain = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [i === 0 ? '' : `p${i}`, { names: [`a-${i}`, `b-${i}`], next: i + 1 < n ? `p${i + 1}` : '' }]));
-  const synced = async (r: Reflector) => {
-    for (let i = 0; i < 200 && !r.status().synced && !r.status().lastError; i++) await new Promise((resolve) => setTimeout(resolve, 5));
-  };
+  const synced = (r: Reflector) => waitFor(() => r.status().synced || !!r.status().lastError, 'synced, or failed');
 
   it('keeps at most three pages decoding ahead, and stores them in order', async () => {
     const { lw, asked } = pagedLister(chain(8));
@@ -72,14 +72,14 @@ describe('list paging', () => {
     // A decoder slower than the lister: pages pile up unless the reflector bounds them.
     const slow: PageDecoder = async (body) => {
       most = Math.max(most, ++decoding);
-      await new Promise((resolve) => setTimeout(resolve, 5));
+      await turns(5);
       decoding--;
       return inline(body);
     };
     const store = new ClusterStore();
     const order: string[] = [];
     store.onPod((_type, p) => order.push(p.name));
-    const r = new Reflector(lw, POD_KIND, store, OPTS, silent, undefined, undefined, slow);
+    const r = new Reflector(lw, POD_KIND, store, OPTS, silent, undefined, fakeClock(), slow);
     r.start();
     await synced(r);
     await r.stop();
@@ -92,7 +92,7 @@ describe('list paging', () => {
   it('a page refused after a right guess fails the list', async () => {
     const refused = pagedLister({ ...chain(3), p2: { names: [], next: '', status: 403 } });
     const store = new ClusterStore();
-    const r = new Reflector(refused.lw, POD_KIND, store, OPTS, silent);
+    const r = new Reflector(refused.lw, POD_KIND, store, OPTS, silent, undefined, fakeClock());
     r.start();
     await synced(r);
     await r.stop();

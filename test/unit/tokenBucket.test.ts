@@ -24,4 +24,19 @@ describe('token bucket', () => {
     t = 30; // 3 tokens more: the 2 owed, and 1 now
     assert.deepEqual([b.wait(), b.wait()], [0, 10]);
   });
+
+  it('due: how long until a token is there, taking none; giveBack returns one, never past the burst', () => {
+    let t = 0;
+    const b = tokenBucket(4, 1, () => t);
+    assert.equal(b.due(), 0);
+    assert.equal(b.take(), true);
+    assert.equal(b.due(), 250);
+    assert.equal(b.due(), 250, 'asking takes nothing');
+    b.giveBack();
+    assert.equal(b.due(), 0);
+    b.giveBack();
+    assert.deepEqual([b.take(), b.take()], [true, false], 'the burst is 1');
+    t = 100;
+    assert.equal(b.due(), 150);
+  });
 });

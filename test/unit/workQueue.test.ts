@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { fakeClock } from '../../src/common/clock.js';
-import { workQueue, type WorkResult } from '../../src/common/workQueue.js';
+import { workQueue, type WorkQueue, type WorkResult } from '../../src/common/workQueue.js';
 import { reconciler } from '../../src/controllers/reconciler.js';
 
 // The work queue's client-go semantics, on fake time: nothing here waits on the wall clock.
@@ -76,6 +76,52 @@ describe('work queue', () => {
     q.start();
     await clock.advance(1000);
     assert.deepEqual(at, [0, 100, 300, 550], '100, then 200, then capped at 250');
+    assert.equal(q.delayed(), 0);
+  });
+
+  it('a key backing off is not run sooner by an add, a delayed add or its own re-add; retryDelay says its next step', async () => {
+    const clock = fakeClock();
+    const at: number[] = [];
+    let fail = 2;
+    const q = workQueue(async () => {
+      at.push(clock.now());
+      if (fail-- > 0) return 'retry';
+    }, { clock, retryBaseMs: 1000, retryMaxMs: 60_000 });
+    assert.equal(q.retryDelay('a'), 1000);
+    q.start();
+    q.add('a');
+    await clock.advance(0);
+    assert.equal(q.retryDelay('a'), 2000, 'one failure: the next step doubles');
+    q.add('a');
+    q.addAfter('a', 10);
+    await clock.advance(999);
+    assert.deepEqual(at, [0], 'the events of a resync or a watch wait for the backoff');
+    await clock.advance(1);
+    assert.deepEqual(at, [0, 1000]);
+    await clock.advance(2000);
+    assert.deepEqual(at, [0, 1000, 3000]);
+    assert.equal(q.retryDelay('a'), 1000, 'a success resets it');
+    q.add('a');
+    await clock.advance(0);
+    assert.deepEqual(at, [0, 1000, 3000, 3000], 'and adds run it at once again');
+  });
+
+  it('paced: writes take the queue\'s tokens; a worker with none hands its key back until one is due, and a token not used is given back', async () => {
+    const clock = fakeClock();
+    const wrote: [string, number][] = [];
+    const q: WorkQueue = workQueue<string>(async (key): Promise<WorkResult> => {
+      if (key.startsWith('wait')) return;
+      if (!q.takeToken()) return 'paced';
+      if (key.startsWith('unused')) return q.giveBackToken();
+      wrote.push([key, clock.now()]);
+    }, { clock, workers: 4, pace: { perSecond: 10, burst: 2 } });
+    q.start();
+    for (const k of ['a', 'b', 'wait-1', 'c', 'd', 'unused', 'e']) q.add(k);
+    await clock.advance(0);
+    assert.deepEqual(wrote, [['a', 0], ['b', 0]], 'the burst at once; keys that write nothing take nothing');
+    await clock.advance(1000);
+    assert.deepEqual(wrote.map(([, t]) => t), [0, 0, 100, 200, 300], 'then one each 100 ms: c, d and e (the unused token went back)');
+    assert.deepEqual(wrote.map(([k]) => k).sort(), ['a', 'b', 'c', 'd', 'e']);
     assert.equal(q.delayed(), 0);
   });
 
