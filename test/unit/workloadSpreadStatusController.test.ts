@@ -21,7 +21,7 @@ function controller(answers: number[] = []) {
     workloadSpread('web-ws', { kind: 'Deployment', name: 'web' }, [zoneSubset('a', 'zone-a', 2), zoneSubset('b', 'zone-b')])]);
   const api = recordingApi(() => ({ status: answers.shift() ?? 200 }));
   const c = workloadSpreadStatusController(api, memorySource(store, 'test'), defaultSettings(), new Reservations(30, clock), { record() {} },
-    { intervalSeconds: 60, patchesApplied: true }, silent, createMetrics(), {}, clock);
+    { intervalSeconds: 60, patchesApplied: true, rescheduleEvictionsPerMinute: 60, rescheduleDryRun: false }, silent, createMetrics(), {}, clock);
   const writes = () => api.requests.filter((r) => r.method === 'PATCH' && r.path === PATH).map((r) => r.body.status.subsetStatuses.map((s: any) => [s.name, s.replicas, s.missingReplicas]));
   return { clock, store, c, writes };
 }
