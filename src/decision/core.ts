@@ -13,9 +13,9 @@ import type { FilterVerdict } from '../placement/verdict.js';
 import { instanceIdStep } from './instanceIdStep.js';
 import { PlacementState } from './placementState.js';
 
-// The one decision (docs/design.md#one-decision-three-transports): a pending pod and the
-// cluster view in, the verdict and its effects out. Every transport (the extender's verbs,
-// /debug/explain, the gate) builds its input here and nowhere else.
+// The one decision (docs/design.md#data-flow): a pending pod and the cluster view in, the verdict
+// and its effects out. Built only by the decision service (service.ts), once: every transport
+// reaches it through the service, and builds its input here and nowhere else.
 
 /** The nodes a decision is made over: their names, and the nodes themselves only if a policy reads them. */
 export interface CandidateNodes {
