@@ -6,10 +6,10 @@ import type { Snapshot } from '../cluster/store.js';
 import { systemClock, type Clock } from '../common/clock.js';
 import type { Config } from '../common/config.js';
 import type { Metrics } from '../metrics/metrics.js';
-import { filterNodes, rejectAll as waitVerdict } from '../placement/filtering.js';
+import { filterNodes } from '../placement/filtering.js';
 import { podModel, type WorkloadModel } from '../placement/model.js';
 import type { Candidates, PlacementInput } from '../placement/policy.js';
-import type { FilterVerdict } from '../placement/verdict.js';
+import { rejectAll as waitVerdict, type FilterVerdict } from '../placement/verdict.js';
 import { instanceIdStep } from './instanceIdStep.js';
 import { PlacementState } from './placementState.js';
 
