@@ -17,8 +17,8 @@ export const STALE = 'zonekeeper: cluster cache is stale (watches failing); the 
 /** The pod a decision is about, as every transport names it. */
 export interface PodRef { namespace: string; name: string; uid: string }
 
-/** Who asked: a transport's verb, the key a decision is recorded and counted under. */
-export type Asker = DecisionRecord['verb'];
+/** The transport's verb that asked for a decision: what it is recorded and counted under. */
+type DecisionVerb = DecisionRecord['verb'];
 
 /** What the service is made of: what the decision core is. */
 export type DecisionServiceDeps = DecisionCoreDeps;
@@ -71,7 +71,7 @@ export function decisionService(deps: DecisionServiceDeps) {
   }
 
   /** The record of a decision about `pod` asked by `verb`; no verdict: not decided (the cache not ready). */
-  function recordOf(verb: Asker, pod: PodRef, v: FilterVerdict | undefined, extra: Partial<DecisionRecord> = {}): DecisionRecord {
+  function recordOf(verb: DecisionVerb, pod: PodRef, v: FilterVerdict | undefined, extra: Partial<DecisionRecord> = {}): DecisionRecord {
     return {
       at: new Date(clock.now()).toISOString(), verb, pod: `${pod.namespace}/${pod.name}`, uid: pod.uid,
       outcome: v ? outcomeOf(v) : 'not_ready', policy: v?.policy ?? 'none',
@@ -84,12 +84,12 @@ export function decisionService(deps: DecisionServiceDeps) {
   }
 
   /** Counts an outcome of `verb` (zonekeeper_decisions_total). */
-  function count(verb: Asker | 'downscale-pod-picker', outcome: string): void {
+  function count(verb: DecisionVerb | 'downscale-pod-picker', outcome: string): void {
     metrics.decisions.inc({ verb, outcome });
   }
 
   /** Keeps a decision for /debug/decisions and counts it; returns it. */
-  function record(verb: Asker, pod: PodRef, v: FilterVerdict | undefined, extra: Partial<DecisionRecord> = {}): DecisionRecord {
+  function record(verb: DecisionVerb, pod: PodRef, v: FilterVerdict | undefined, extra: Partial<DecisionRecord> = {}): DecisionRecord {
     const d = recordOf(verb, pod, v, extra);
     log.record(d);
     count(d.verb, d.outcome);
