@@ -1,7 +1,8 @@
 // The layering of docs/design.md ("Module map" and "Dependency rules"): data flows
-// cluster/ → placement/ (pure) → decision/ (the one core) → the transports (extender/, admission/,
-// the gate keeper in controllers/) → server/; actuator/ holds the writes, controllers/ the
-// background writers, cli/main on top.
+// cluster/ → placement/ → decision/ (the one decision service) → the transports side by side
+// (extender/, admission/, the gate keeper in controllers/) → server/ (listeners); http/ is the
+// routes' shared plumbing, actuator/ holds the writes, controllers/ the background writers,
+// cli/main on top.
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [
@@ -12,9 +13,13 @@ module.exports = {
     { name: 'placement-does-no-io', severity: 'error', comment: 'placement/ does no I/O and keeps no process-wide resources.', from: { path: '^src/placement/' }, to: { dependencyTypes: ['core', 'npm'], pathNot: 'node_modules/zod/' } },
     { name: 'metrics-above-placement', severity: 'error', comment: 'metrics/ (the registry and gauges) reads cluster/ and placement/ types only.', from: { path: '^src/metrics/' }, to: { path: '^src/', pathNot: '^src/(cluster|common|placement|metrics)/' } },
     { name: 'actuator-below-extender', severity: 'error', comment: 'actuator/ (writes to the API) is used by the extender and main, never the other way.', from: { path: '^src/actuator/' }, to: { path: '^src/(extender|server|main|cli)' } },
-    { name: 'one-decision-core', severity: 'error', comment: 'decision/ (the core, its input builder, reservations, decision records) is below every transport: the extender, the gate, admission.', from: { path: '^src/decision/' }, to: { path: '^src/(extender|server|controllers|main|cli)' } },
-    { name: 'controllers-beside-the-writes', severity: 'error', comment: 'controllers/ (background writers on the work queue) use actuator/ and placement/; the decision reaches them injected, never an import of extender/ or server/.', from: { path: '^src/controllers/' }, to: { path: '^src/(extender|server|main|cli)' } },
-    { name: 'admission-is-a-transport', severity: 'error', comment: 'admission/ (the webhook: decode, decide through the injected core, encode) reaches neither the other transports nor the listeners above it.', from: { path: '^src/admission/' }, to: { path: '^src/(extender|controllers|server|main|cli)' } },
+    { name: 'one-decision-core', severity: 'error', comment: 'decision/ (the service, its input builder, reservations, decision records) is below every transport: the extender, the gate, admission.', from: { path: '^src/decision/' }, to: { path: '^src/(extender|admission|http|server|controllers|main|cli)' } },
+    { name: 'one-decision-service', severity: 'error', comment: 'Only the service builds the decision core: a second core would be a second reservation ledger. Transports take the service built in main.ts.', from: { path: '^src/', pathNot: '^src/decision/service\\.ts$' }, to: { path: '^src/decision/core\\.ts$', dependencyTypesNot: ['type-only'] } },
+    { name: 'transports-side-by-side', severity: 'error', comment: 'No transport imports another: the extender, admission and the gate keeper each call the decision service.', from: { path: '^src/extender/' }, to: { path: '^src/(admission/|controllers/)' } },
+    { name: 'gate-is-a-transport', severity: 'error', comment: 'The gate keeper (its decision, its write) calls the decision service, never another transport.', from: { path: '^src/controllers/(zoneGateKeeper|gateDecision|podGate)\\.ts$' }, to: { path: '^src/(extender|admission)/' } },
+    { name: 'http-is-plumbing', severity: 'error', comment: 'http/ (body, errors, a verb\'s route) is shared by the transports\' routes and server/: it knows no transport.', from: { path: '^src/http/' }, to: { path: '^src/', pathNot: '^src/(common|metrics|http)/' } },
+    { name: 'controllers-beside-the-writes', severity: 'error', comment: 'controllers/ (background writers on the work queue) use actuator/, placement/ and the decision service; never an import of extender/ or server/.', from: { path: '^src/controllers/' }, to: { path: '^src/(extender|server|main|cli)' } },
+    { name: 'admission-is-a-transport', severity: 'error', comment: 'admission/ (the webhook: decode, decide through the decision service, encode) reaches neither the other transports nor the listeners above it.', from: { path: '^src/admission/' }, to: { path: '^src/(extender|controllers|server|main|cli)' } },
     { name: 'extender-below-server', severity: 'error', comment: 'extender/ speaks the protocol; the listeners above it are server/.', from: { path: '^src/extender/' }, to: { path: '^src/(server|main|cli)' } },
     { name: 'only-main-reaches-server', severity: 'error', comment: 'server/ is reached only from main.ts and cli.ts.', from: { path: '^src/', pathNot: '^src/(server/|main\\.ts|cli\\.ts)' }, to: { path: '^src/server/' } },
     { name: 'nothing-reaches-main', severity: 'error', comment: 'main.ts and cli.ts are the top.', from: { path: '^src/', pathNot: '^src/(main|cli)\\.ts' }, to: { path: '^src/(main|cli)\\.ts' } },

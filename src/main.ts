@@ -16,6 +16,10 @@ import type { Config } from './common/config.js';
 import { clusterWatch, type SourceChoice } from './sourceChoice.js';
 
 export { chooseSource, DEMO_CLUSTER, type SourceChoice } from './sourceChoice.js';
+import { admissionRoutes } from './admission/routes.js';
+import { decideGate } from './controllers/gateDecision.js';
+import { decisionService } from './decision/service.js';
+import { debugViews } from './decision/views.js';
 import { createExtender } from './extender/extender.js';
 import { zoneGateKeeper } from './controllers/zoneGateKeeper.js';
 import { webhookCertificate } from './controllers/webhookCertificate.js';
@@ -24,7 +28,7 @@ import type { Logger } from './common/logger.js';
 import { createMetrics, registerHealthGauges, registerStateGauges, type Metrics } from './metrics/metrics.js';
 import { kubernetesAuthorizer } from './server/adminAuth.js';
 import { adminRoutes, probeRoutes } from './server/adminRoutes.js';
-import { admissionRoutes, extenderRoutes, pickerRoutes } from './server/extenderRoutes.js';
+import { extenderRoutes, pickerRoutes } from './server/extenderRoutes.js';
 import { listen, type Listener } from './server/listen.js';
 import { systemClock } from './common/clock.js';
 
@@ -133,7 +137,9 @@ export async function startServer(config: Config, choice: SourceChoice, log: Log
   if (config.picker.listen && config.picker.authorization === 'kubernetes' && !api) {
     throw new Error('picker.authorization: kubernetes needs an API server to review tokens; a file source has none');
   }
-  const extender = createExtender({ source, actuator, metrics, log, config });
+  // The one decision service (one reservation ledger, one decision log), handed to every transport.
+  const service = decisionService({ source, actuator, metrics, log, config });
+  const extender = createExtender(service, { source, log, config });
   const lists = { pendingFreezes: actuator.pendingFreezes };
   const controllers: LeaderController[] = [];
   if (config.deletionCost.enabled && api) controllers.push(deletionCostController(api, source, { ...config.placement }, config.deletionCost, log,
@@ -147,20 +153,20 @@ export async function startServer(config: Config, choice: SourceChoice, log: Log
     // Pods a standalone WorkloadSpread did not place get Kruise's mark, paced as deletion costs are.
     controllers.push(workloadSpreadAdoptionController(api, source, { ...config.placement }, { intervalSeconds: config.workloadSpread.statusIntervalSeconds,
       patchesPerSecond: config.deletionCost.patchesPerSecond }, log, metrics, lists));
-    controllers.push(workloadSpreadStatusController(api, source, { ...config.placement }, extender.state.reservations, { record: actuator.recordEvent },
+    controllers.push(workloadSpreadStatusController(api, source, { ...config.placement }, service.state.reservations, { record: actuator.recordEvent },
       { intervalSeconds: config.workloadSpread.statusIntervalSeconds, patchesApplied: !!config.admission.listen,
         rescheduleEvictionsPerMinute: config.workloadSpread.rescheduleEvictionsPerMinute, rescheduleDryRun: config.workloadSpread.rescheduleDryRun },
       log, metrics, lists));
   }
   // Health is kept in every replica (metrics, the page); only the Lease's holder records its Events.
-  const layoutHealth = healthTracker(source, extender.state, actuator.recordEvent, config.health, log);
+  const layoutHealth = healthTracker(source, service.state, actuator.recordEvent, config.health, log);
   if (config.health.events && api) controllers.push({ start: layoutHealth.startEvents, stop: layoutHealth.stopEvents });
   const repair = config.rebalance.enabled && api
-    ? repairController(api, source, layoutHealth, extender.state, { record: actuator.recordEvent }, config.rebalance, log, metrics) : undefined;
+    ? repairController(api, source, layoutHealth, service.state, { record: actuator.recordEvent }, config.rebalance, log, metrics) : undefined;
   if (repair) controllers.push(repair);
   const gate = config.gate.enabled && api
     ? zoneGateKeeper({
-        api, source, decide: (pod) => extender.decideGate(pod), skipForSuccessor: (fb) => extender.state.gateFallback(fb),
+        api, source, decide: (pod) => decideGate(service, pod), skipForSuccessor: (fb) => service.state.gateFallback(fb),
         events: { record: actuator.recordEvent }, subsetPatchesOwned: config.workloadSpread.writeStatus, opts: config.gate, log, metrics,
       }) : undefined;
   if (gate) controllers.push(gate);
@@ -187,7 +193,7 @@ export async function startServer(config: Config, choice: SourceChoice, log: Log
   // Whether this replica holds the Lease: admission decides only there what reads shared counters.
   const lead = { holds: !config.leaderElection.enabled || !api };
   const writers = controllers.length > 0 && api ? startWriters(api, config, log, metrics, controllers, lead) : undefined;
-  registerStateGauges(metrics, source, () => extender.state.reservations.size());
+  registerStateGauges(metrics, source, () => service.state.reservations.size());
   registerHealthGauges(metrics, layoutHealth.all, config.metrics.maxWorkloadSeries);
   let serving = true;
   source.start();
@@ -201,7 +207,7 @@ export async function startServer(config: Config, choice: SourceChoice, log: Log
   });
   const ext = await listen(extenderRoutes(extender, metrics, log, config.extender), config.extender.listen, { tls: config.extender.tls, limits, ...listenerHooks('extender') });
   const auth = config.admin.authorization === 'kubernetes' && api ? kubernetesAuthorizer(api) : undefined;
-  const admin = await listen(adminRoutes({ source, extender, metrics, serving: () => serving, auth, layoutHealth, repair, gate }),
+  const admin = await listen(adminRoutes({ source, views: debugViews(service, source), metrics, serving: () => serving, auth, layoutHealth, repair, gate }),
     config.admin.listen, { limits });
   const probes = config.admin.probeListen ? await listen(probeRoutes({ source, serving: () => serving }), config.admin.probeListen, { limits }) : undefined;
   const pickerAuth = config.picker.authorization === 'kubernetes' && api ? (auth ?? kubernetesAuthorizer(api)) : undefined;
@@ -209,7 +215,7 @@ export async function startServer(config: Config, choice: SourceChoice, log: Log
     ? await listen(pickerRoutes(extender, metrics, log, config.extender.pickerBodyLimitBytes, pickerAuth), config.picker.listen, { tls: config.picker.tls, limits, ...listenerHooks('picker') })
     : undefined;
   const admissionDeps = {
-    decide: extender.decideAdmission, leading: () => lead.holds, gateEnabled: !!gate, applySubsetPatches: config.workloadSpread.writeStatus, log,
+    service, leading: () => lead.holds, gateEnabled: !!gate, applySubsetPatches: config.workloadSpread.writeStatus, log,
     ownerArrival: ownerArrival(source, OWNER_ARRIVAL_MS),
   };
   const admission = config.admission.listen

@@ -2,17 +2,21 @@ import { randomInt } from 'node:crypto';
 import type { Logger } from 'pino';
 import { slimPod, unshared } from '../cluster/convert.js';
 import type { SlimPod } from '../cluster/objects.js';
+import type { DecisionService } from '../decision/service.js';
 import { ADMITTED_UID_PREFIX } from '../placement/reservations.js';
 import { subsetPatched } from '../placement/subsetPatch.js';
-import { admissionPatch, type AdmissionDecision, type JsonPatchOp } from '../placement/zoneGate.js';
+import type { JsonPatchOp } from '../placement/zoneGate.js';
+import { decideAdmission } from './decide.js';
+import { admissionPatch, type AdmissionDecision } from './patch.js';
 import { allowed, denied, type PodCreate } from './review.js';
 
-// The third transport (docs/design.md#admission): a pod CREATE decoded, decided by the core
-// (through ExtenderService.decideAdmission), and the decision written into the pod as it is
-// created, or the zone gate added for the keeper. Decode → decide → encode, nothing else.
+// The third transport (docs/design.md#admission): a pod CREATE decoded, decided by the decision
+// service, and the decision written into the pod as it is created, or the zone gate added for the
+// keeper. Decode → decide → encode, nothing else.
 
 export interface AdmissionDeps {
-  decide(pod: SlimPod, o: { dryRun: boolean; leading: boolean }): Promise<AdmissionDecision>;
+  /** The one decision service (built in main.ts). */
+  service: DecisionService;
   /** Whether this replica holds the Lease (or runs alone). */
   leading(): boolean;
   /** The gate keeper runs: a pod admission does not decide may be gated for it. */
@@ -25,7 +29,7 @@ export interface AdmissionDeps {
 }
 
 /** What admission answers for one pod CREATE, and what it decided (metrics, logs). */
-export type Admitted = { answer: object; outcome: AdmissionDecision['kind'] | 'refused' };
+type Admitted = { answer: object; outcome: AdmissionDecision['kind'] | 'refused' };
 
 /** kube-apiserver's name generator (SimpleNameGenerator): the base cut to 58 characters and 5 of these. */
 const NAME_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
@@ -35,7 +39,14 @@ function generatedName(base: string): string {
   return out;
 }
 
-export async function admitPod(create: PodCreate, deps: AdmissionDeps): Promise<Admitted> {
+/** Admits one pod CREATE; its decision recorded, and every outcome counted here (zonekeeper_decisions_total, verb admission). */
+export async function admitPod(create: PodCreate, deps: AdmissionDeps): Promise<object> {
+  const { answer, outcome } = await admitted(create, deps);
+  if (outcome === 'gate' || outcome === 'as-is' || outcome === 'refused') deps.service.count('admission', outcome);
+  return answer;
+}
+
+async function admitted(create: PodCreate, deps: AdmissionDeps): Promise<Admitted> {
   const metadata = { ...create.object.metadata, namespace: create.namespace };
   const naming: JsonPatchOp[] = [];
   // A pod named by generateName has no name yet: named here, as the API server would, so that its
@@ -48,7 +59,8 @@ export async function admitPod(create: PodCreate, deps: AdmissionDeps): Promise<
   // No UID yet: the review's, marked, names it until the watch shows the stored pod (decision/reservations.ts).
   const pod = { ...slimPod(raw, unshared), uid: `${ADMITTED_UID_PREFIX}${create.uid}` };
   await deps.ownerArrival?.(pod);
-  const d = await deps.decide(pod, { dryRun: create.dryRun, leading: deps.leading() });
+  const { decision: d, committed } = await decideAdmission(deps.service, pod, { dryRun: create.dryRun, leading: deps.leading(), subsetsRescheduled: deps.applySubsetPatches });
+  if (committed && d.kind !== 'gate' && d.kind !== 'as-is') deps.service.record('admission', pod, committed, { outcome: 'admitted' });
   const subsetPatch = d.kind === 'subset' && deps.applySubsetPatches ? d.patch : undefined;
   if (d.kind === 'gate') {
     if (!deps.gateEnabled) return { answer: allowed(create.uid, [], [`zonekeeper: not placed at creation (${d.why}); gate.enabled is false, so the extender's filter decides`]), outcome: d.kind };

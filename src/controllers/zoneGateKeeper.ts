@@ -25,7 +25,7 @@ interface GateOptions {
 export interface GateKeeperDeps {
   api: ApiClient;
   source: SnapshotSource;
-  /** The filter's decision for a gated pod (ExtenderService.decideGate). */
+  /** The decision service's decision for a gated pod (gateDecision.ts). */
   decide(pod: SlimPod): Promise<GateDecision>;
   /** A pod given `fb` was deleted for not being scheduled in time: its successor skips what it was given. */
   skipForSuccessor(fb: GateFallback): void;

@@ -6,16 +6,16 @@ import type { Snapshot } from '../cluster/store.js';
 import { systemClock, type Clock } from '../common/clock.js';
 import type { Config } from '../common/config.js';
 import type { Metrics } from '../metrics/metrics.js';
-import { filterNodes, rejectAll as waitVerdict } from '../placement/filtering.js';
+import { filterNodes } from '../placement/filtering.js';
 import { podModel, type WorkloadModel } from '../placement/model.js';
 import type { Candidates, PlacementInput } from '../placement/policy.js';
-import type { FilterVerdict } from '../placement/verdict.js';
+import { rejectAll as waitVerdict, type FilterVerdict } from '../placement/verdict.js';
 import { instanceIdStep } from './instanceIdStep.js';
 import { PlacementState } from './placementState.js';
 
-// The one decision (docs/design.md#one-decision-three-transports): a pending pod and the
-// cluster view in, the verdict and its effects out. Every transport (the extender's verbs,
-// /debug/explain, the gate) builds its input here and nowhere else.
+// The one decision (docs/design.md#data-flow): a pending pod and the cluster view in, the verdict
+// and its effects out. Built only by the decision service (service.ts), once: every transport
+// reaches it through the service, and builds its input here and nowhere else.
 
 /** The nodes a decision is made over: their names, and the nodes themselves only if a policy reads them. */
 export interface CandidateNodes {

@@ -4,11 +4,12 @@ import type { FilterVerdict } from '../placement/verdict.js';
 
 const SAMPLE = 20;
 
-/** One filter or prioritize answer, kept for /debug/decisions. */
+/** One decision about a pod, by the transport's verb that asked, kept for /debug/decisions. */
 export interface DecisionRecord {
   at: string;
   verb: 'filter' | 'prioritize' | 'preempt' | 'explain' | 'gate' | 'admission';
-  mode: 'NodeNames' | 'Nodes';
+  /** The extender's verbs: how kube-scheduler sent the nodes. */
+  mode?: 'NodeNames' | 'Nodes';
   pod: string;
   uid: string;
   outcome: string;

@@ -1,4 +1,4 @@
-import type { Effects, Rejection } from './policy.js';
+import type { Candidates, Effects, Rejection } from './policy.js';
 import type { SlimWorkloadSpread, WorkloadSpreadSubset } from '../cluster/objects.js';
 import type { WorkloadModel } from './model.js';
 import type { PolicyName } from './policies/index.js';
@@ -37,4 +37,20 @@ export function rejectedCount(v: FilterVerdict): number {
 export function rejectionOf(v: FilterVerdict, node: string): Rejection | undefined {
   for (const [r, names] of v.rejected) if (names.includes(node)) return r;
   return undefined;
+}
+
+/** Every candidate passes: the pod is not managed (no policy covers it). */
+export function passAll(candidates: Candidates, summary: string, model?: WorkloadModel): FilterVerdict {
+  return {
+    managed: false, policy: 'none', summary, workload: model?.ref, model,
+    passed: candidates.names, passedUnknown: true, rejected: new Map(), effects: {},
+  };
+}
+
+/** Every node waits for one reason; the pod is managed. */
+export function rejectAll(candidates: Candidates, rejection: Rejection, model?: WorkloadModel, policy: PolicyName | 'none' = 'zone-pin'): FilterVerdict {
+  return {
+    managed: true, policy, summary: rejection.reason, workload: model?.ref, model,
+    passed: [], rejected: new Map([[{ ...rejection, unknownNames: true }, [...candidates.names]]]), effects: {},
+  };
 }

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { MiddlewareHandler } from 'hono';
 import { LRUCache } from 'lru-cache';
 import type { ApiClient } from '../cluster/apiClient.js';
-import { failWith } from './httpErrors.js';
+import { failWith } from '../http/httpErrors.js';
 
 // /metrics and /debug/* for callers the API server vouches for, as controller-runtime's
 // secure metrics serving does: the bearer token goes to a TokenReview, the user it names to

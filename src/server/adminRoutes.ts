@@ -5,16 +5,17 @@ import { CACHED_TOLERATIONS } from '../cluster/objects.js';
 import type { SnapshotSource } from '../cluster/source.js';
 import type { HealthTracker } from '../controllers/layoutHealth.js';
 import type { RepairStatus } from '../controllers/repair.js';
-import type { ExtenderService } from '../extender/extender.js';
+import type { DebugViews } from '../decision/views.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { requireAuthorization, type AdminAuthorizer } from './adminAuth.js';
-import { failWith } from './httpErrors.js';
+import { failWith } from '../http/httpErrors.js';
 import { addLayoutPage } from './uiRoutes.js';
 import { systemClock, type Clock } from '../common/clock.js';
 
 export interface AdminDeps {
   source: SnapshotSource;
-  extender: ExtenderService;
+  /** The decision service's debug views: decisions, explain, layouts, reservations. */
+  views: DebugViews;
   metrics: Metrics;
   /** False once shutdown has begun: readyz turns 503 first. */
   serving: () => boolean;
@@ -83,7 +84,7 @@ function podParam(value: string | undefined): { namespace: string; name: string 
 
 /** The admin listener: health, readiness, metrics and the debug views (README, Endpoints). */
 export function adminRoutes(deps: AdminDeps): Hono {
-  const { source, extender, metrics } = deps;
+  const { source, views, metrics } = deps;
   const app = new Hono();
 
   addHealth(app, deps);
@@ -95,13 +96,13 @@ export function adminRoutes(deps: AdminDeps): Hono {
     c.header('content-type', metrics.registry.contentType);
     return c.body(await metrics.registry.metrics());
   });
-  app.get('/debug/cache', (c) => c.json({ ...source.status(), reservations: extender.reservationCount() }));
+  app.get('/debug/cache', (c) => c.json({ ...source.status(), reservations: views.reservationCount() }));
 
   app.get('/debug/workloads/:namespace/:kind/:name', (c) => {
     const { namespace, kind, name } = c.req.param();
     const k = workloadKindNamed(kind);
     if (!k) return failWith(c, 400, 'bad request', `unknown kind ${kind}: use statefulset, deployment, replicaset, cloneset or advancedstatefulset`, { field: 'kind' });
-    const layout = extender.workloadLayout(k, namespace, name);
+    const layout = views.workloadLayout(k, namespace, name);
     if (!layout) return failWith(c, 404, 'not found', `${k} ${namespace}/${name} is not in the cache`);
     return c.json(layout);
   });
@@ -112,7 +113,7 @@ export function adminRoutes(deps: AdminDeps): Hono {
     if (namespace !== undefined && !isDnsLabel(namespace)) {
       return failWith(c, 400, 'bad request', 'expected a namespace name', { field: 'namespace' });
     }
-    const { layouts, more, podsPerAnswer } = extender.layouts(namespace, deps.layoutHealth?.get);
+    const { layouts, more, podsPerAnswer } = views.layouts(namespace, deps.layoutHealth?.get);
     return c.json({
       source: source.describe(), synced: source.synced(), generatedAt: new Date((deps.clock ?? systemClock).now()).toISOString(), more, podsPerAnswer,
       workloads: layouts,
@@ -122,14 +123,14 @@ export function adminRoutes(deps: AdminDeps): Hono {
   app.get('/debug/decisions', (c) => {
     const pod = podParam(c.req.query('pod'));
     if (!pod) return failWith(c, 400, 'bad request', 'expected ?pod=namespace/name', { field: 'pod' });
-    return c.json({ pod: `${pod.namespace}/${pod.name}`, decisions: extender.decisionsFor(`${pod.namespace}/${pod.name}`) });
+    return c.json({ pod: `${pod.namespace}/${pod.name}`, decisions: views.decisionsFor(`${pod.namespace}/${pod.name}`) });
   });
 
   app.get('/debug/explain', (c) => {
     const pod = podParam(c.req.query('pod'));
     if (!pod) return failWith(c, 400, 'bad request', 'expected ?pod=namespace/name', { field: 'pod' });
     if (!source.synced()) return failWith(c, 503, 'not ready', 'cache not synced yet');
-    const result = extender.explain(pod.namespace, pod.name);
+    const result = views.explain(pod.namespace, pod.name);
     if (!result) return failWith(c, 404, 'not found', `pod ${pod.namespace}/${pod.name} is not in the cache`);
     return c.json({ ...result, note: `dry run against every cached node; nothing reserved or written; the cache keeps a pod's first ${CACHED_TOLERATIONS} tolerations` });
   });

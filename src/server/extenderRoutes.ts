@@ -1,20 +1,18 @@
-import { Hono, type Context } from 'hono';
+import { Hono } from 'hono';
 import type { Logger } from 'pino';
 import { isDnsLabel } from '../cluster/names.js';
-import { BadRequest, HttpError } from '../common/errors.js';
-import { releaseAfterLargeBody } from '../common/memory.js';
-import { admitPod, type AdmissionDeps } from '../admission/admission.js';
-import { parsePodCreate } from '../admission/review.js';
+import { BadRequest } from '../common/errors.js';
 import type { ExtenderService } from '../extender/extender.js';
-import { parseArgs, parseJson, type ExtenderArgs } from '../extender/wire/args.js';
+import { parseArgs, type ExtenderArgs } from '../extender/wire/args.js';
 import { parsePickRequest } from '../extender/wire/picker.js';
 import { parsePreemptionArgs } from '../extender/wire/preemption.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { requireAuthorization, type AdminAuthorizer } from './adminAuth.js';
-import { errorResponse, failWith } from './httpErrors.js';
-import { readBody } from './requestBody.js';
+import { failWith } from '../http/httpErrors.js';
+import { parseJson } from '../http/requestBody.js';
+import { finish, verbRoute, type Answer } from '../http/verbRoute.js';
 
-type Verb = 'filter' | 'prioritize' | 'preempt' | 'downscale-pod-picker' | 'admission';
+type Verb = 'filter' | 'prioritize' | 'preempt' | 'downscale-pod-picker';
 
 export interface BodyLimits { bodyLimitBytes: number; pickerBodyLimitBytes: number }
 
@@ -24,28 +22,6 @@ const JSON_TYPE = { 'content-type': 'application/json' };
 const asciiBytes = (text: string) => Buffer.from(text, 'latin1');
 
 const ROUTES = 'the routes are POST /filter, POST /prioritize, POST /preempt and POST /v1/downscale-pod-picker/{namespace}';
-
-type Answer<T> = (input: T, c: Context) => Response | Promise<Response>;
-
-/** A verb's route: the body read within `limit`, parsed, answered; an HttpError becomes its answer and is counted. */
-function verbRoute<T>(metrics: Metrics, name: Verb, limit: number, parse: (text: string) => T, answer: Answer<T>) {
-  return async (c: Context) => {
-    const done = metrics.requestDuration.startTimer({ verb: name });
-    let bytes = 0;
-    try {
-      const text = await readBody(c, limit);
-      bytes = text.length;
-      return await answer(parse(text), c);
-    } catch (err) {
-      if (!(err instanceof HttpError)) throw err;
-      metrics.badRequests.inc({ verb: name, status: String(err.status) });
-      return errorResponse(c, err);
-    } finally {
-      done();
-      releaseAfterLargeBody(bytes);
-    }
-  };
-}
 
 const PICKER_PATH = '/v1/downscale-pod-picker/:namespace';
 
@@ -58,19 +34,6 @@ function pickerRoute(ext: ExtenderService, metrics: Metrics, limit: number) {
     if (!answer) return failWith(c, 503, 'not ready', 'cluster cache not synced yet; retry');
     return c.json(answer);
   });
-}
-
-/** 405 with Allow for the other methods of `paths`, 404 naming the routes, 500 logged. */
-function finish(app: Hono, paths: readonly string[], routes: string, log: Logger): Hono {
-  for (const path of paths) {
-    app.all(path, (c) => failWith(c, 405, 'method not allowed', `${c.req.method} ${c.req.path}: ${routes}`, { headers: { allow: 'POST' } }));
-  }
-  app.notFound((c) => failWith(c, 404, 'not found', `no route ${c.req.method} ${c.req.path}; ${routes}`));
-  app.onError((err, c) => {
-    log.error({ err: err.message, stack: err.stack, path: c.req.path }, 'request failed');
-    return failWith(c, 500, 'internal error', err.message);
-  });
-  return app;
 }
 
 /** The extender listener: the verbs at the URL root, as kube-scheduler's urlPrefix expects. */
@@ -96,20 +59,4 @@ export function pickerRoutes(ext: ExtenderService, metrics: Metrics, log: Logger
   if (auth) app.use('/v1/downscale-pod-picker/*', requireAuthorization(auth, 'post'));
   app.post(PICKER_PATH, pickerRoute(ext, metrics, limitBytes));
   return finish(app, [PICKER_PATH], 'this listener serves POST /v1/downscale-pod-picker/{namespace} only', log);
-}
-
-const ADMISSION_PATH = '/admission/pods';
-
-/**
- * The admission listener (admission.listen, TLS): kube-apiserver's mutating webhook for pod
- * CREATE (docs/design.md#admission). An error answers non-200, and the webhook's failurePolicy decides.
- */
-export function admissionRoutes(deps: AdmissionDeps, metrics: Metrics, log: Logger, bodyLimitBytes: number): Hono {
-  const app = new Hono();
-  app.post(ADMISSION_PATH, verbRoute(metrics, 'admission', bodyLimitBytes, (text) => parsePodCreate(parseJson(text, 'AdmissionReview')), async (create, c) => {
-    const { answer, outcome } = await admitPod(create, deps);
-    if (outcome === 'gate' || outcome === 'as-is' || outcome === 'refused') metrics.decisions.inc({ verb: 'admission', outcome });
-    return c.json(answer);
-  }));
-  return finish(app, [ADMISSION_PATH], `this listener serves POST ${ADMISSION_PATH} only`, log);
 }

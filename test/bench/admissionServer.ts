@@ -4,9 +4,9 @@ import { pino } from 'pino';
 import { memoryActuator } from '../../src/actuator/actuator.js';
 import { addObject, memorySource } from '../../src/cluster/source.js';
 import { parseConfig } from '../../src/common/config.js';
-import { createExtender } from '../../src/extender/extender.js';
+import { decisionService } from '../../src/decision/service.js';
 import { createMetrics } from '../../src/metrics/metrics.js';
-import { admissionRoutes } from '../../src/server/extenderRoutes.js';
+import { admissionRoutes } from '../../src/admission/routes.js';
 import { listen } from '../../src/server/listen.js';
 import { benchCluster, nodeName, rawPod, ZONES } from './cluster.js';
 
@@ -27,8 +27,8 @@ for (let i = 300; i < pods; i++) {
 const log = pino({ level: 'silent' });
 const config = parseConfig({});
 const metrics = createMetrics();
-const extender = createExtender({ source: memorySource(store, 'bench'), actuator: memoryActuator(store, log, metrics), metrics, log, config });
-const deps = { decide: extender.decideAdmission, leading: () => true, gateEnabled: true, applySubsetPatches: false, log };
+const service = decisionService({ source: memorySource(store, 'bench'), actuator: memoryActuator(store, log, metrics), metrics, log, config });
+const deps = { service, leading: () => true, gateEnabled: true, applySubsetPatches: false, log };
 const app = admissionRoutes(deps, metrics, log, config.admission.bodyLimitBytes);
 const l = await listen(app, '127.0.0.1:0', { tls: { managed: true } });
 l.useCertificate(cert, key);

@@ -12,6 +12,7 @@ import { memoryActuator } from '../../src/actuator/actuator.js';
 import { slimPod } from '../../src/cluster/convert.js';
 import { memorySource } from '../../src/cluster/source.js';
 import { parseConfig } from '../../src/common/config.js';
+import { decisionService } from '../../src/decision/service.js';
 import { createExtender } from '../../src/extender/extender.js';
 import { createMetrics } from '../../src/metrics/metrics.js';
 import { parseArgs } from '../../src/extender/wire/args.js';
@@ -39,7 +40,9 @@ export async function coldCycleCase(): Promise<ColdCycleResult> {
   }
   const log = pino({ level: 'silent' });
   const metrics = createMetrics();
-  const ext = createExtender({ source: memorySource(store, 'bench'), actuator: memoryActuator(store, log, metrics), metrics, log, config: parseConfig({}) });
+  const config = parseConfig({});
+  const source = memorySource(store, 'bench');
+  const ext = createExtender(decisionService({ source, actuator: memoryActuator(store, log, metrics), metrics, log, config }), { source, log, config });
   const all = Array.from({ length: NODES }, (_, i) => nodeName(i));
   const filters = Array.from({ length: ORDERS }, (_, k) => podBody(4, interleavedChunks(all, k + 1)));
   // Prioritize after each filter carries the names it passed, written as the filter wrote them.

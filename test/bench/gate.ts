@@ -16,7 +16,8 @@ export async function gateCase(): Promise<void> {
   const { addObject, memorySource } = await dist('cluster/source.js');
   const { ClusterStore } = await dist('cluster/store.js');
   const { memoryActuator } = await dist('actuator/actuator.js');
-  const { createExtender } = await dist('extender/extender.js');
+  const { decisionService } = await dist('decision/service.js');
+  const { decideGate } = await dist('controllers/gateDecision.js');
   const { createMetrics } = await dist('metrics/metrics.js');
   const { createLogger } = await dist('common/logger.js');
   const { gatePatch } = await dist('placement/zoneGate.js');
@@ -25,7 +26,7 @@ export async function gateCase(): Promise<void> {
   for (const o of objects) addObject(store, o);
   const log = createLogger('silent');
   const metrics = createMetrics();
-  const extender = createExtender({ source: memorySource(store, 'bench'), actuator: memoryActuator(store, log, metrics), metrics, log, config: parseConfig({}) });
+  const service = decisionService({ source: memorySource(store, 'bench'), actuator: memoryActuator(store, log, metrics), metrics, log, config: parseConfig({}) });
   // New pods of existing workloads, gated: a seat past each StatefulSet's 30, a pod more of each Deployment.
   const templates = objects.filter((o) => o.kind === 'Pod' && o.metadata.name.endsWith('-0'));
   const sts = templates.filter((p) => p.metadata.ownerReferences[0].kind === 'StatefulSet').slice(0, BURST / 2);
@@ -46,7 +47,7 @@ export async function gateCase(): Promise<void> {
   const t0 = performance.now();
   for (const raw of gated) {
     const t = performance.now();
-    const d = await extender.decideGate(slimPod(raw));
+    const d = await decideGate(service, slimPod(raw));
     if (d.kind !== 'wait') gatePatch(raw, d);
     perPod.push(performance.now() - t);
     kinds.set(d.kind, (kinds.get(d.kind) ?? 0) + 1);
@@ -67,7 +68,7 @@ export async function gateCase(): Promise<void> {
   };
   const shipped = parseConfig({}).gate.patchesPerSecond;
   const keeperAt = (patchesPerSecond: number) => zoneGateKeeper({
-    api: api.client(), source: memorySource(store, 'bench'), decide: (pod: unknown) => extender.decideGate(pod), skipForSuccessor() {}, events: { record() {} },
+    api: api.client(), source: memorySource(store, 'bench'), decide: (pod: unknown) => decideGate(service, pod), skipForSuccessor() {}, events: { record() {} },
     opts: { intervalSeconds: 5, patchesPerSecond, fallbackEvictionsPerMinute: 0, fallbackDryRun: true }, log, metrics,
   });
   let ordinal = 31;

@@ -5,6 +5,7 @@ import { pino } from 'pino';
 import { memoryActuator } from '../../src/actuator/actuator.js';
 import { memorySource } from '../../src/cluster/source.js';
 import { parseConfig } from '../../src/common/config.js';
+import { decisionService } from '../../src/decision/service.js';
 import { createExtender } from '../../src/extender/extender.js';
 import { createMetrics } from '../../src/metrics/metrics.js';
 import { extenderRoutes } from '../../src/server/extenderRoutes.js';
@@ -17,7 +18,7 @@ const log = pino({ level: 'silent' });
 const config = parseConfig({});
 const metrics = createMetrics();
 const source = memorySource(store, 'bench');
-const extender = createExtender({ source, actuator: memoryActuator(store, log, metrics), metrics, log, config });
+const extender = createExtender(decisionService({ source, actuator: memoryActuator(store, log, metrics), metrics, log, config }), { source, log, config });
 const app = extenderRoutes(extender, metrics, log, config.extender);
 const root = new Hono();
 root.get('/duration', async (c) => {

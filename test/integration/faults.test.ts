@@ -7,7 +7,9 @@ import type { ApiClient } from '../../src/cluster/apiClient.js';
 import type { SnapshotSource } from '../../src/cluster/source.js';
 import { watchCache, type WatchCacheOptions } from '../../src/cluster/watchCache.js';
 import { parseConfig } from '../../src/common/config.js';
-import { createExtender, STALE } from '../../src/extender/extender.js';
+import { decisionService, STALE } from '../../src/decision/service.js';
+import { debugViews } from '../../src/decision/views.js';
+import { createExtender } from '../../src/extender/extender.js';
 import { createMetrics } from '../../src/metrics/metrics.js';
 import { kubernetesAuthorizer } from '../../src/server/adminAuth.js';
 import { adminRoutes, probeRoutes } from '../../src/server/adminRoutes.js';
@@ -69,8 +71,9 @@ describe('D9: a watch that keeps failing relists, then turns stale (fake time)',
   it('corrupt watch streams: pods added meanwhile still arrive (relist), readyz and filter turn to errors past the staleness', async () => {
     const config = parseConfig({});
     const metrics = createMetrics();
-    const extender = createExtender({ source: cache, actuator: memoryActuator(cache.store, silent, metrics), metrics, log: silent, config });
-    const admin = adminRoutes({ source: cache, extender, metrics, serving: () => true });
+    const service = decisionService({ source: cache, actuator: memoryActuator(cache.store, silent, metrics), metrics, log: silent, config });
+    const extender = createExtender(service, { source: cache, log: silent, config });
+    const admin = adminRoutes({ source: cache, views: debugViews(service, cache), metrics, serving: () => true });
     const routes = extenderRoutes(extender, metrics, silent, config.extender);
     assert.equal((await admin.request('/readyz')).status, 200);
 
@@ -123,8 +126,8 @@ describe('D6: /metrics and /debug need a token the API server accepts and author
     await waitFor(() => cache.ready(), 'sync');
     const config = parseConfig({});
     const metrics = createMetrics();
-    const extender = createExtender({ source: cache, actuator: memoryActuator(cache.store, silent, metrics), metrics, log: silent, config });
-    admin = await listen(adminRoutes({ source: cache, extender, metrics, serving: () => true, auth: kubernetesAuthorizer(client) }), '127.0.0.1:0');
+    const service = decisionService({ source: cache, actuator: memoryActuator(cache.store, silent, metrics), metrics, log: silent, config });
+    admin = await listen(adminRoutes({ source: cache, views: debugViews(service, cache), metrics, serving: () => true, auth: kubernetesAuthorizer(client) }), '127.0.0.1:0');
     probes = await listen(probeRoutes({ source: cache, serving: () => true }), '127.0.0.1:0');
     stopCache = () => cache.stop();
   });

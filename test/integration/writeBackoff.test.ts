@@ -8,7 +8,8 @@ import { after, before, describe, it } from 'node:test';
 import { kubeActuator } from '../../src/actuator/actuator.js';
 import { watchCache } from '../../src/cluster/watchCache.js';
 import { parseConfig } from '../../src/common/config.js';
-import { createExtender } from '../../src/extender/extender.js';
+import { decisionService } from '../../src/decision/service.js';
+import { createExtender, type ExtenderService } from '../../src/extender/extender.js';
 import { createMetrics } from '../../src/metrics/metrics.js';
 import { deployment, nodes, pod, statefulSet, stsPod } from '../support/builders.js';
 import { silent } from '../support/app.js';
@@ -20,7 +21,7 @@ const ZONES = ['zone-a', 'zone-b', 'zone-c'];
 
 describe('failed writes back off per workload', () => {
   let api: FakeApiServer;
-  let extender: ReturnType<typeof createExtender>;
+  let extender: ExtenderService;
   let actuator: ReturnType<typeof kubeActuator>;
   const clock = fakeClock(Date.parse('2026-11-25T12:00:00Z'));
   let stop: () => Promise<void>;
@@ -37,7 +38,8 @@ describe('failed writes back off per workload', () => {
     await waitFor(() => cache.ready(), 'sync');
     const metrics = createMetrics();
     actuator = kubeActuator(client, silent, metrics, 500, clock);
-    extender = createExtender({ source: cache, actuator, metrics, log: silent, config: parseConfig({}), clock });
+    const config = parseConfig({});
+    extender = createExtender(decisionService({ source: cache, actuator, metrics, log: silent, config, clock }), { source: cache, log: silent, config });
     stop = () => cache.stop();
   });
   after(async () => {

@@ -4,7 +4,9 @@ import { memoryActuator } from '../../src/actuator/actuator.js';
 import type { ClusterStore } from '../../src/cluster/store.js';
 import { memorySource, type SnapshotSource } from '../../src/cluster/source.js';
 import { parseConfig } from '../../src/common/config.js';
-import { createExtender } from '../../src/extender/extender.js';
+import { decisionService, type DecisionService } from '../../src/decision/service.js';
+import { debugViews } from '../../src/decision/views.js';
+import { createExtender, type ExtenderService } from '../../src/extender/extender.js';
 import { createMetrics, registerHealthGauges, registerStateGauges } from '../../src/metrics/metrics.js';
 import { healthTracker, type HealthTracker } from '../../src/controllers/layoutHealth.js';
 import { adminRoutes } from '../../src/server/adminRoutes.js';
@@ -23,7 +25,9 @@ export type JsonResponse = Omit<Response, 'json'> & { json(): Promise<any> };
 export interface TestApp {
   extenderApp: ReturnType<typeof extenderRoutes>;
   adminApp: ReturnType<typeof adminRoutes>;
-  extender: ReturnType<typeof createExtender>;
+  /** The one decision service the extender (and the gate, admission) call. */
+  service: DecisionService;
+  extender: ExtenderService;
   source: SnapshotSource;
   clock: FakeClock;
   metrics: ReturnType<typeof createMetrics>;
@@ -32,22 +36,23 @@ export interface TestApp {
   post(path: string, body: unknown): Promise<JsonResponse>;
 }
 
-/** The real routes and extender over an in-memory store, reached with app.request(). */
+/** The real routes, decision service and extender over an in-memory store, reached with app.request(). */
 export function testApp(store: ClusterStore, o: { config?: Record<string, unknown>; synced?: () => boolean } = {}): TestApp {
   const config = parseConfig(o.config ?? {});
   const base = memorySource(store, 'test');
   const source: SnapshotSource = o.synced ? { ...base, synced: o.synced, ready: o.synced } : base;
   const metrics = createMetrics();
   const clock = new FakeClock(Date.parse('2026-11-21T00:00:00Z'));
-  const extender = createExtender({ source, actuator: memoryActuator(store, silent, metrics), metrics, log: silent, config, clock });
-  registerStateGauges(metrics, source, () => extender.state.reservations.size());
-  const layoutHealth = healthTracker(source, extender.state, () => {}, config.health, silent);
+  const service = decisionService({ source, actuator: memoryActuator(store, silent, metrics), metrics, log: silent, config, clock });
+  const extender = createExtender(service, { source, log: silent, config });
+  registerStateGauges(metrics, source, () => service.state.reservations.size());
+  const layoutHealth = healthTracker(source, service.state, () => {}, config.health, silent);
   layoutHealth.flush();
   registerHealthGauges(metrics, layoutHealth.all, config.metrics.maxWorkloadSeries);
   const extenderApp = extenderRoutes(extender, metrics, silent, config.extender);
-  const adminApp = adminRoutes({ source, extender, metrics, serving: () => true, layoutHealth });
+  const adminApp = adminRoutes({ source, views: debugViews(service, source), metrics, serving: () => true, layoutHealth });
   return {
-    extenderApp, adminApp, extender, source, clock, metrics, layoutHealth,
+    extenderApp, adminApp, service, extender, source, clock, metrics, layoutHealth,
     post: async (path, body) => extenderApp.request(path, {
       method: 'POST', headers: { 'content-type': 'application/json' }, body: typeof body === 'string' ? body : JSON.stringify(body),
     }),

@@ -4,8 +4,9 @@ import { addObject, memorySource } from '../../src/cluster/source.js';
 import { ownerArrival } from '../../src/admission/ownerArrival.js';
 import { slimPod } from '../../src/cluster/convert.js';
 import { fakeClock } from '../../src/common/clock.js';
-import { admissionRoutes } from '../../src/server/extenderRoutes.js';
-import { admissionPatch, gatePatch, type GateDecision, type JsonPatchOp } from '../../src/placement/zoneGate.js';
+import { admissionPatch } from '../../src/admission/patch.js';
+import { admissionRoutes } from '../../src/admission/routes.js';
+import { gatePatch, type GateDecision, type JsonPatchOp } from '../../src/placement/zoneGate.js';
 import { subsetPatched } from '../../src/placement/subsetPatch.js';
 import { deployment, nodes, rsPod, statefulSet, storeOf, stsPod, workloadSpread, zoneSubset, type Raw } from '../support/builders.js';
 import { silent, testApp } from '../support/app.js';
@@ -78,7 +79,7 @@ describe('admission: the webhook route', () => {
   const setup = (leading = true) => {
     const preferences = { 'zonekeeper.io/zone-preferences': '{"zones":{"*":{"weight":1}}}' };
     const app = testApp(storeOf([...nodes(ZONES, 2), statefulSet('db', 3), ...deployment('web', 3, preferences), ...deployment('plain', 1)]));
-    const deps = { decide: app.extender.decideAdmission, leading: () => leading, gateEnabled: true, applySubsetPatches: false, log: silent };
+    const deps = { service: app.service, leading: () => leading, gateEnabled: true, applySubsetPatches: false, log: silent };
     const routes = admissionRoutes(deps, app.metrics, silent, 1 << 20);
     const post = async (body: unknown) => {
       const res = await routes.request('/admission/pods', { method: 'POST', headers: { 'content-type': 'application/json' }, body: typeof body === 'string' ? body : JSON.stringify(body) });
@@ -118,15 +119,15 @@ describe('admission: the webhook route', () => {
     assert.ok(names.every((n) => /^web-rs-[bcdfghjklmnpqrstvwxz2456789]{5}$/.test(n)), `named as the API server names: ${names}`);
     assert.equal(new Set(names).size, 3);
     assert.deepEqual(answers.map(zoneOf).sort(), ZONES, 'one pod per zone: each decision saw the reservations before it');
-    assert.equal(app.extender.state.reservations.size(), 3);
+    assert.equal(app.service.state.reservations.size(), 3);
     // The watch shows the first pod stored (its own UID, the zone in its spec): its spec counts it now, not the reservation.
     const stored = rsPod('web', 'x', { uid: 'real-uid-1', nodeSelector: { [ZONE]: zoneOf(answers[0]!)! } });
     stored.metadata.name = names[0];
     addObject(app.source.store, stored);
-    assert.equal(app.extender.state.reservations.size(), 2, 'the admitted reservation ends when the stored pod shows');
+    assert.equal(app.service.state.reservations.size(), 2, 'the admitted reservation ends when the stored pod shows');
     // Two admitted pods never stored (a quota refused them, another webhook denied them): their seats last reservationTtlSeconds.
     app.clock.advance(31_000);
-    assert.equal(app.extender.state.reservations.size(), 0);
+    assert.equal(app.service.state.reservations.size(), 0);
   });
 
   it('a replica without the Lease gates every pod a policy covers, even a pinned ordinal', async () => {
@@ -141,12 +142,12 @@ describe('admission: the webhook route', () => {
     const r = await post(review(creating(rsPod('plain', 'p'))));
     assert.equal(r.json.response.allowed, true);
     assert.equal(r.json.response.patch, undefined);
-    const before = app.extender.state.reservations.size();
+    const before = app.service.state.reservations.size();
     const dry = await post(review(creating(stsPod('db', 2)), { dryRun: true }));
     assert.ok(dry.patch.some((op) => op.path === '/spec/nodeSelector'), 'a dry run answers the same patch');
-    assert.equal(app.extender.state.reservations.size(), before, 'and reserves nothing');
+    assert.equal(app.service.state.reservations.size(), before, 'and reserves nothing');
     await post(review(creating(stsPod('db', 2))));
-    assert.equal(app.extender.state.reservations.size(), before + 1, 'where a real one reserves its node');
+    assert.equal(app.service.state.reservations.size(), before + 1, 'where a real one reserves its node');
   });
 
   it('bad reviews are 400s that name what is wrong; another kind or operation is refused', async () => {
@@ -172,7 +173,7 @@ describe("admission: a WorkloadSpread subset's patch (seed 004) and instance IDs
     const standalone = o.standalone ?? true;
     const app = testApp(storeOf([...nodes(['zone-a', 'zone-b'], 2), ...deployment('web', 3), o.ws ?? spread(), ...(o.more ?? [])]),
       { config: { workloadSpread: { writeStatus: standalone } } });
-    const deps = { decide: app.extender.decideAdmission, leading: () => true, gateEnabled: true, applySubsetPatches: standalone, log: silent };
+    const deps = { service: app.service, leading: () => true, gateEnabled: true, applySubsetPatches: standalone, log: silent };
     const routes = admissionRoutes(deps,
       app.metrics, silent, 1 << 20);
     let n = 0;

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { badRequestOf, BadRequest } from '../../common/errors.js';
+import { parseJson } from '../../http/requestBody.js';
 import { sectionNames, splitNodeNames, type AnsweredNames } from './namesSection.js';
 import { deeperThan, LIMITS, validateNode, validateNodeNames, validatePod, type RawObject } from './validation.js';
 
@@ -92,16 +93,6 @@ export function parseExtenderArgs(body: unknown, maxNodes = Infinity): ExtenderA
 /** Mode is what the scheduler sent: names when nodeCacheCapable, full Nodes otherwise. */
 export function namesMode(args: ExtenderArgs): boolean {
   return Array.isArray(args.NodeNames);
-}
-
-/** A body's JSON; a BadRequest for an empty or malformed one. */
-export function parseJson(text: string, what: string): unknown {
-  if (!text.trim()) throw new BadRequest('(body)', `empty body: expected ${what} JSON`);
-  try {
-    return JSON.parse(text);
-  } catch (err) {
-    throw new BadRequest('(body)', `malformed JSON: ${(err as Error).message}`);
-  }
 }
 
 function parsedOrUndefined(text: string): unknown {

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { badRequestOf, BadRequest } from '../../common/errors.js';
-import { checkNodeNamesList, parseJson } from './args.js';
+import { parseJson } from '../../http/requestBody.js';
+import { checkNodeNamesList } from './args.js';
 import { deeperThan, LIMITS, validatePod, type RawObject } from './validation.js';
 
 // k8s.io/kube-scheduler/extender/v1 ExtenderPreemptionArgs and ExtenderPreemptionResult: the

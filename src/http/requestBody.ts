@@ -1,7 +1,7 @@
 import { promisify } from 'node:util';
 import { gunzip } from 'node:zlib';
 import type { Context } from 'hono';
-import { HttpError } from '../common/errors.js';
+import { BadRequest, HttpError } from '../common/errors.js';
 
 // Reading a request body within limits: its declared or streamed size, its media type, and
 // its encoding. kube-scheduler sends plain application/json; a proxy in between may gzip.
@@ -71,5 +71,15 @@ export async function readBody(c: Context, limit: number): Promise<string> {
   } catch (err) {
     if ((err as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE' || err instanceof RangeError) throw new PayloadTooLarge(limit);
     throw new UnsupportedMedia(`the gzip body could not be inflated: ${(err as Error).message}`);
+  }
+}
+
+/** A body's JSON; a BadRequest for an empty or malformed one. */
+export function parseJson(text: string, what: string): unknown {
+  if (!text.trim()) throw new BadRequest('(body)', `empty body: expected ${what} JSON`);
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new BadRequest('(body)', `malformed JSON: ${(err as Error).message}`);
   }
 }

@@ -1,0 +1,20 @@
+import { Hono } from 'hono';
+import type { Logger } from 'pino';
+import { parseJson } from '../http/requestBody.js';
+import { finish, verbRoute } from '../http/verbRoute.js';
+import type { Metrics } from '../metrics/metrics.js';
+import { admitPod, type AdmissionDeps } from './admission.js';
+import { parsePodCreate } from './review.js';
+
+const ADMISSION_PATH = '/admission/pods';
+
+/**
+ * The admission listener (admission.listen, TLS): kube-apiserver's mutating webhook for pod
+ * CREATE (docs/design.md#admission). An error answers non-200, and the webhook's failurePolicy decides.
+ */
+export function admissionRoutes(deps: AdmissionDeps, metrics: Metrics, log: Logger, bodyLimitBytes: number): Hono {
+  const app = new Hono();
+  app.post(ADMISSION_PATH, verbRoute(metrics, 'admission', bodyLimitBytes, (text) => parsePodCreate(parseJson(text, 'AdmissionReview')),
+    async (create, c) => c.json(await admitPod(create, deps))));
+  return finish(app, [ADMISSION_PATH], `this listener serves POST ${ADMISSION_PATH} only`, log);
+}

@@ -1,0 +1,71 @@
+import type { WorkloadKind } from '../cluster/kinds.js';
+import type { SnapshotSource } from '../cluster/source.js';
+import type { WorkloadHealth } from '../placement/healthRecord.js';
+import { LAYOUT_PODS_PER_ANSWER, managedLayouts, workloadLayout, type WorkloadLayout } from '../placement/layout.js';
+import type { Candidates } from '../placement/policy.js';
+import { workloadKey } from '../placement/workload.js';
+import { zonesShown } from '../placement/zones.js';
+import type { DecisionRecord } from './decisions.js';
+import type { PinConflict } from './placementState.js';
+import type { DecisionService } from './service.js';
+
+/** A workload's layout with the pin conflicts seen for it. */
+type LayoutWithConflicts = WorkloadLayout & { conflicts: PinConflict[] };
+
+/** A dry-run filter: the decision, why each node failed, and the zones the workload can use. */
+type Explained = DecisionRecord & {
+  failed: Record<string, string>;
+  /** The zone list; `unusable`: listed zones no node fits the pods in; `excluded`: the cluster's other zones the pods cannot use. */
+  zones?: { list: string[]; unusable: string[]; excluded: string[] };
+};
+
+/** What the admin routes read of the decisions: the debug views. */
+export interface DebugViews {
+  /** A dry-run filter of a cached pod against every cached node; undefined for a pod not cached. */
+  explain(namespace: string, name: string): Explained | undefined;
+  /** The last decisions about a pod (`namespace/name`). */
+  decisionsFor(pod: string): DecisionRecord[];
+  /** /debug/workloads: one cached workload's layout, or undefined. */
+  workloadLayout(kind: WorkloadKind, namespace: string, name: string): LayoutWithConflicts | undefined;
+  /** /debug/layouts: every managed workload (of one namespace), within the answer's budget. */
+  layouts(namespace: string | undefined,
+    healthOf?: (key: string) => WorkloadHealth | undefined): { layouts: LayoutWithConflicts[]; more: number; podsPerAnswer: number };
+  /** Reservations held now. */
+  reservationCount(): number;
+}
+
+/** The debug views over the decision service and the cache: nothing reserved or written. */
+export function debugViews(service: DecisionService, source: SnapshotSource): DebugViews {
+  const { state } = service;
+  return {
+    explain(namespace, name) {
+      const raw = source.snapshot.pod(namespace, name);
+      if (!raw) return undefined;
+      const all = [...source.snapshot.nodes()];
+      const candidates: Candidates = { names: all.map((n) => n.name), nodes: all };
+      // The instance ID it holds or this process gave it, as the filter would see it; nothing claimed.
+      const v = service.decideNow(raw, { names: candidates.names, resolve: () => candidates }).verdict;
+      const failed: Record<string, string> = {};
+      for (const [r, names] of v.rejected) for (const n of names) failed[n] = `${r.rule}: ${r.reason}`;
+      const zones = v.model && v.model.policy !== 'none' && v.model.policy !== 'wait' ? zonesShown(v.model.zones(), source.snapshot) : undefined;
+      const record = service.recordOf('explain', { namespace, name, uid: raw.uid }, v);
+      return { ...record, nodes: all.length, passed: { count: v.passed.length, sample: [...v.passed] }, failed, zones };
+    },
+    decisionsFor: service.decisionsFor,
+    reservationCount: () => state.reservations.size(),
+    workloadLayout(kind, namespace, name) {
+      const layout = workloadLayout(source.snapshot, kind, namespace, name, state);
+      if (!layout) return undefined;
+      const key = workloadKey({ kind, namespace, name });
+      return { ...layout, conflicts: state.conflicts().filter((x) => x.workload === key) };
+    },
+    layouts(namespace, healthOf) {
+      const { layouts, more } = managedLayouts(source.snapshot, state, namespace, undefined, undefined, healthOf);
+      const conflicts = state.conflicts();
+      return {
+        more, podsPerAnswer: LAYOUT_PODS_PER_ANSWER,
+        layouts: layouts.map((l) => ({ ...l, conflicts: conflicts.filter((x) => x.workload === workloadKey(l.workload)) })),
+      };
+    },
+  };
+}

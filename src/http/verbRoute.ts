@@ -1,0 +1,45 @@
+import type { Context, Hono } from 'hono';
+import type { Logger } from 'pino';
+import { HttpError } from '../common/errors.js';
+import { releaseAfterLargeBody } from '../common/memory.js';
+import type { Metrics } from '../metrics/metrics.js';
+import { errorResponse, failWith } from './httpErrors.js';
+import { readBody } from './requestBody.js';
+
+// What every transport's routes share: a verb's body read within a limit, parsed, answered,
+// timed and counted; the answers for other methods, unknown paths and failures.
+
+export type Answer<T> = (input: T, c: Context) => Response | Promise<Response>;
+
+/** A verb's route: the body read within `limit`, parsed, answered; an HttpError becomes its answer and is counted. */
+export function verbRoute<T>(metrics: Metrics, name: string, limit: number, parse: (text: string) => T, answer: Answer<T>) {
+  return async (c: Context) => {
+    const done = metrics.requestDuration.startTimer({ verb: name });
+    let bytes = 0;
+    try {
+      const text = await readBody(c, limit);
+      bytes = text.length;
+      return await answer(parse(text), c);
+    } catch (err) {
+      if (!(err instanceof HttpError)) throw err;
+      metrics.badRequests.inc({ verb: name, status: String(err.status) });
+      return errorResponse(c, err);
+    } finally {
+      done();
+      releaseAfterLargeBody(bytes);
+    }
+  };
+}
+
+/** 405 with Allow for the other methods of `paths`, 404 naming the routes, 500 logged. */
+export function finish(app: Hono, paths: readonly string[], routes: string, log: Logger): Hono {
+  for (const path of paths) {
+    app.all(path, (c) => failWith(c, 405, 'method not allowed', `${c.req.method} ${c.req.path}: ${routes}`, { headers: { allow: 'POST' } }));
+  }
+  app.notFound((c) => failWith(c, 404, 'not found', `no route ${c.req.method} ${c.req.path}; ${routes}`));
+  app.onError((err, c) => {
+    log.error({ err: err.message, stack: err.stack, path: c.req.path }, 'request failed');
+    return failWith(c, 500, 'internal error', err.message);
+  });
+  return app;
+}
