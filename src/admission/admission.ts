@@ -59,7 +59,8 @@ async function admitted(create: PodCreate, deps: AdmissionDeps): Promise<Admitte
   // No UID yet: the review's, marked, names it until the watch shows the stored pod (decision/reservations.ts).
   const pod = { ...slimPod(raw, unshared), uid: `${ADMITTED_UID_PREFIX}${create.uid}` };
   await deps.ownerArrival?.(pod);
-  const { decision: d, committed } = await decideAdmission(deps.service, pod, { dryRun: create.dryRun, leading: deps.leading(), subsetsRescheduled: deps.applySubsetPatches });
+  const { decision: d, committed } = await decideAdmission(deps.service, pod,
+    { dryRun: create.dryRun, leading: deps.leading(), subsetsRescheduled: deps.applySubsetPatches });
   if (committed && d.kind !== 'gate' && d.kind !== 'as-is') deps.service.record('admission', pod, committed, { outcome: 'admitted' });
   const subsetPatch = d.kind === 'subset' && deps.applySubsetPatches ? d.patch : undefined;
   if (d.kind === 'gate') {
