@@ -360,7 +360,13 @@ export class ControlPlane {
     const nodeFlags = ['--max-semi-space-size=32', ...(process.env.ZK_E2E_NODE_FLAGS ?? '').split(' ').filter(Boolean)];
     const child = this.start(name, process.execPath, [...nodeFlags, join(ROOT, 'dist/cli.js'), 'serve', '--config', path, '--kubeconfig', kubeconfig]);
     const admin = `http://127.0.0.1:${adminPort}`;
-    await until(`${name} /readyz`, async () => (await fetch(`${admin}/readyz`)).ok, 60_000, child);
+    try {
+      await until(`${name} /readyz`, async () => (await fetch(`${admin}/readyz`)).ok, 60_000, child);
+    } catch (err) {
+      // Not ready in time (kube-apiserver down meanwhile): it must not live on untracked, holding its ports.
+      child.kill('SIGKILL');
+      throw err;
+    }
     return {
       extender: `http://127.0.0.1:${extenderPort}`,
       admin,
