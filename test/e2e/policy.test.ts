@@ -42,7 +42,8 @@ for (const k of versions) describe(`[${k.version}] the policy: a StatefulSet's s
     const webhook = webhookConfiguration(port);
     webhook.webhooks[0].matchConditions = shipped;
     await kube.create(webhook);
-    for (const o of manifest('components/policy/policy.yaml')) await kube.create(o);
+    // The policy and its binding as shipped, applied as a user would.
+    cp.kubectl(['apply', '-f', new URL('../../manifests/components/policy/policy.yaml', import.meta.url).pathname]);
     await kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS, labels: { 'zonekeeper.io/admission': 'enabled' } } });
     await admissionReady(kube, cp.zonekeeper!.admin);
   });
