@@ -4,9 +4,10 @@
 // writes each pinned pod's zone as it is created, with no call to zonekeeper: the webhook, scoped
 // by the managed overlay's matchConditions, is skipped for the pods the policy marked.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { parseAllDocuments } from 'yaml';
+import { parseAllDocuments, stringify } from 'yaml';
 import { admissionConfig, admissionReady, webhookConfiguration } from './admissionWebhook.js';
 import { ControlPlane, kubeVersions } from './controlPlane.js';
 import { eventually, Kube, pathOf, type Obj } from './kube.js';
@@ -72,6 +73,23 @@ for (const k of versions) describe(`[${k.version}] the policy: a StatefulSet's s
   it('the API is detected and said in /debug/cache', async () => {
     const cache = await (await fetch(`${cp.zonekeeper!.admin}/debug/cache`)).json() as Obj;
     assert.deepEqual(cache.policy, { apiServed: true, seatTable: true });
+  });
+
+  it('the managed overlay with the component, as a user adds it: every object passes a server dry run, zonekeeper started with --policy-seat-table', async () => {
+    const mine = join(cp.dir, 'policy-overlay');
+    mkdirSync(mine, { recursive: true });
+    const dir = (d: string) => relative(mine, new URL(`../../manifests/${d}`, import.meta.url).pathname);
+    writeFileSync(join(mine, 'kustomization.yaml'), stringify({
+      apiVersion: 'kustomize.config.k8s.io/v1beta1', kind: 'Kustomization', resources: [dir('overlays/managed')], components: [dir('components/policy')],
+    }));
+    const built = parseAllDocuments(cp.kubectl(['kustomize', mine])).map((d) => d.toJS());
+    const deploy = built.find((o) => o.kind === 'Deployment' && o.metadata.name === 'zonekeeper-scheduler');
+    assert.ok(deploy.spec.template.spec.containers[0].args.includes('--policy-seat-table'));
+    const out = cp.kubectl(['apply', '--dry-run=server', '-k', mine]);
+    for (const o of ['mutatingadmissionpolicy.admissionregistration.k8s.io/zonekeeper-seats', 'mutatingadmissionpolicybinding.admissionregistration.k8s.io/zonekeeper-seats',
+      'clusterrole.rbac.authorization.k8s.io/zonekeeper-seat-tables']) {
+      assert.match(out, new RegExp(`${o.replace(/\./g, '\\.')} (created|configured|unchanged) \\(server dry run\\)`), o);
+    }
   });
 
   it('a StatefulSet with a frozen list: its entry published, then 6 pods created on their pins by the policy, marked, with no admission review', async () => {
