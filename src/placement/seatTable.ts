@@ -27,6 +27,9 @@ const SCALE_UP_SEATS = 100;
 /** The value of an ordinal left to the webhook or the gate. */
 export const NO_SEAT = '-';
 
+const LABEL_VALUE = /^(?=.{1,63}$)[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
+const LABEL_KEY = /^([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
+
 /** Why a StatefulSet has no entry, or undefined when its seats are certain from its frozen list. */
 export function unpublishable(w: SlimWorkload, snapshot: Snapshot, settings: PlacementSettings): string | undefined {
   if (w.kind !== 'StatefulSet') return 'not a StatefulSet';
@@ -39,6 +42,8 @@ export function unpublishable(w: SlimWorkload, snapshot: Snapshot, settings: Pla
   if (w.annotations[ANNOTATION.ignore] === 'true') return 'opted out';
   const list = model.zones();
   if (list.source !== 'annotation' || list.zones.length === 0) return 'its zone list is not frozen yet';
+  // The policy writes them into a nodeSelector as they are: a list the API would refuse there stays with the webhook.
+  if (!list.zones.every((z) => LABEL_VALUE.test(z)) || !LABEL_KEY.test(list.topologyKey)) return 'its zone list or topology key is not a valid label';
   return undefined;
 }
 

@@ -113,7 +113,7 @@ describe('the seat table: only what is certain', () => {
     return unpublishable(store.workload('StatefulSet', 'default', sts.metadata.name)!, store, s);
   };
 
-  it('a list not frozen yet, zone preferences, an adaptive fallback, a template\'s own claim, an opted-out StatefulSet: no entry, and the reason', () => {
+  it('a list not frozen yet, zone preferences, an adaptive fallback, a template\'s own claim, an opted-out StatefulSet, a zone no nodeSelector takes: no entry, and the reason', () => {
     assert.match(why(statefulSet('db', 3))!, /not frozen/);
     assert.match(why(statefulSet('db', 3, { annotations: { ...frozen, 'zonekeeper.io/zone-preferences': '{"zones":{"*":{"weight":1}}}' } }))!, /preferences/);
     assert.match(why(statefulSet('db', 3, { annotations: frozen }), [], { ...settings(), zoneFallback: 'adaptive' })!, /adaptive/);
@@ -121,6 +121,7 @@ describe('the seat table: only what is certain', () => {
     shared.spec.template = { spec: { volumes: [{ name: 'shared', persistentVolumeClaim: { claimName: 'shared' } }] } };
     assert.match(why(shared)!, /claim of its own/);
     assert.match(why(statefulSet('db', 3, { annotations: { ...frozen, 'zonekeeper.io/ignore': 'true' } }))!, /opted out|not a zone pin/);
+    assert.match(why(statefulSet('db', 3, { annotations: { 'zonekeeper.io/zones': 'zone-a,zone;b' } }))!, /not a valid label/);
     assert.equal(why(statefulSet('db', 3, { annotations: frozen })), undefined);
   });
 
