@@ -128,6 +128,33 @@ for (const k of versions) describe(`[${k.version}] the policy: a StatefulSet's s
     assert.equal(await reviews(), before, 'no admission review for it');
   });
 
+  it('templates with the zone gate and a nodeSelector of their own: the zone added beside it, the zone gate removed (the list emptied, or the other gate kept), as admission writes it', async () => {
+    const gated = async (name: string, gates: Obj[]) => {
+      const sts = await kube.create({
+        ...statefulSet(NS, name, 0, { nodeSelector: { 'example.com/pool': 'db' }, schedulingGates: gates }), metadata: { name, namespace: NS, annotations: frozen },
+      });
+      await eventually(`the seat table holds ${name}`, async () => !!(await table())[sts.metadata.uid], 60_000, 250);
+      await policyApplies(sts, 1);
+      return sts;
+    };
+    await gated('gated', [{ name: 'zonekeeper.io/zone' }]);
+    await gated('held', [{ name: 'zonekeeper.io/zone' }, { name: 'example.com/hold' }]);
+    const before = await reviews();
+    await scale('gated', 2);
+    await scale('held', 2);
+    const pods = await eventually('4 pods created', async () => {
+      const all = [...await kube.podsOf(NS, 'app=gated'), ...await kube.podsOf(NS, 'app=held')];
+      return all.length === 4 ? all : undefined;
+    }, 60_000, 250);
+    for (const p of pods) {
+      const ordinal = Number(p.metadata.name.split('-').pop());
+      assert.deepEqual(p.spec.nodeSelector, { 'example.com/pool': 'db', [ZONE]: ZONES[ordinal % 3] }, p.metadata.name);
+      assert.deepEqual(p.spec.schedulingGates, p.metadata.name.startsWith('held') ? [{ name: 'example.com/hold' }] : undefined, p.metadata.name);
+      assert.equal(p.metadata.annotations?.[MARK], 'policy', p.metadata.name);
+    }
+    assert.equal(await reviews(), before, 'no admission review for them');
+  });
+
   it('a StatefulSet with no entry (zone preferences: not plain round-robin) passes to the webhook: decided there, unmarked', async () => {
     const before = await reviews();
     const prefs = { 'zonekeeper.io/zone-preferences': JSON.stringify({ zones: { '*': { weight: 1 } } }) };
