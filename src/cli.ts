@@ -41,6 +41,8 @@ serve flags:
                          it writes the caBundle into, the name the API server calls it by (admission.certificate)
   --manage-deletion-cost keep controller.kubernetes.io/pod-deletion-cost on managed ReplicaSet pods,
                          so scale-down follows the pod picker's order (deletionCost.enabled)
+  --policy-seat-table    Kubernetes 1.36+: publish each namespace's StatefulSet seats for the
+                         MutatingAdmissionPolicy of manifests/components/policy (policy.seatTable)
   --workloadspread-status
                          standalone mode: write WorkloadSpread status as OpenKruise's controller would
                          (workloadSpread.writeStatus)
@@ -82,7 +84,7 @@ async function serve(argv: string[]): Promise<void> {
         'manage-deletion-cost': { type: 'boolean' }, 'workloadspread-status': { type: 'boolean' },
         'picker-listen': { type: 'string' }, 'picker-tls-cert': { type: 'string' }, 'picker-tls-key': { type: 'string' },
         'admission-listen': { type: 'string' }, 'admission-secret': { type: 'string' }, 'admission-webhook': { type: 'string' },
-        'admission-dns-name': { type: 'string', multiple: true },
+        'admission-dns-name': { type: 'string', multiple: true }, 'policy-seat-table': { type: 'boolean' },
       },
       strict: true, allowPositionals: false,
     }));
@@ -100,7 +102,7 @@ async function serve(argv: string[]): Promise<void> {
     const admission = values['admission-listen'] !== undefined || values['admission-secret'] !== undefined || values['admission-webhook'] !== undefined
       || values['admission-dns-name'] !== undefined;
     if (values.listen || values['admin-listen'] || values['manage-deletion-cost'] || values['workloadspread-status'] || values['admin-authorization'] || values['probe-listen']
-      || picker || admission) {
+      || picker || admission || values['policy-seat-table']) {
       config = parseConfig({
         ...config,
         extender: { ...config.extender, listen: values.listen ?? config.extender.listen },
@@ -110,6 +112,7 @@ async function serve(argv: string[]): Promise<void> {
         },
         deletionCost: { ...config.deletionCost, enabled: config.deletionCost.enabled || !!values['manage-deletion-cost'] },
         workloadSpread: { ...config.workloadSpread, writeStatus: config.workloadSpread.writeStatus || !!values['workloadspread-status'] },
+        policy: { ...config.policy, seatTable: config.policy.seatTable || !!values['policy-seat-table'] },
         picker: {
           ...config.picker, listen: values['picker-listen'] ?? config.picker.listen,
           tls: { ...config.picker.tls, certFile: values['picker-tls-cert'] ?? config.picker.tls.certFile, keyFile: values['picker-tls-key'] ?? config.picker.tls.keyFile },

@@ -24,6 +24,7 @@ import { createExtender } from './extender/extender.js';
 import { zoneGateKeeper } from './controllers/zoneGateKeeper.js';
 import { webhookCertificate } from './controllers/webhookCertificate.js';
 import { holderLabel, ownPod } from './controllers/holderLabel.js';
+import { seatTableController, servesMutatingPolicies } from './controllers/seatTable.js';
 import type { Logger } from './common/logger.js';
 import { createMetrics, registerHealthGauges, registerStateGauges, type Metrics } from './metrics/metrics.js';
 import { kubernetesAuthorizer } from './server/adminAuth.js';
@@ -170,6 +171,15 @@ export async function startServer(config: Config, choice: SourceChoice, log: Log
         events: { record: actuator.recordEvent }, subsetPatchesOwned: config.workloadSpread.writeStatus, opts: config.gate, log, metrics,
       }) : undefined;
   if (gate) controllers.push(gate);
+  // The policy transport (docs/design.md#the-policy): the seat table, only where the API server serves the policy that reads it.
+  const policy = config.policy.seatTable ? { apiServed: api ? await servesMutatingPolicies(api) : false, seatTable: false } : undefined;
+  if (policy && api && policy.apiServed === true) {
+    policy.seatTable = true;
+    controllers.push(seatTableController(api, source, { ...config.placement }, config.policy, { record: actuator.recordEvent }, log, metrics));
+    log.info({ configMap: config.policy.configMapName }, 'policy transport on: the API server serves MutatingAdmissionPolicies; the Lease holder publishes seat tables');
+  } else if (policy) {
+    log.warn({ apiServed: policy.apiServed ?? 'unknown' }, 'policy transport off: the API server does not serve admissionregistration.k8s.io/v1 mutatingadmissionpolicies (Kubernetes 1.36+); no seat table is published');
+  }
   if (config.rebalance.enabled && !api) log.warn('rebalance needs a cluster to evict in; off for a file source');
   // admission.certificate: the holder keeps the Secret and the caBundle; every replica serves what the Secret holds.
   const managed = config.admission.certificate;
@@ -207,8 +217,9 @@ export async function startServer(config: Config, choice: SourceChoice, log: Log
   });
   const ext = await listen(extenderRoutes(extender, metrics, log, config.extender), config.extender.listen, { tls: config.extender.tls, limits, ...listenerHooks('extender') });
   const auth = config.admin.authorization === 'kubernetes' && api ? kubernetesAuthorizer(api) : undefined;
-  const admin = await listen(adminRoutes({ source, views: debugViews(service, source), metrics, serving: () => serving, auth, layoutHealth, repair, gate }),
-    config.admin.listen, { limits });
+  const admin = await listen(adminRoutes({
+    source, views: debugViews(service, source), metrics, serving: () => serving, auth, layoutHealth, repair, gate, policy,
+  }), config.admin.listen, { limits });
   const probes = config.admin.probeListen ? await listen(probeRoutes({ source, serving: () => serving }), config.admin.probeListen, { limits }) : undefined;
   const pickerAuth = config.picker.authorization === 'kubernetes' && api ? (auth ?? kubernetesAuthorizer(api)) : undefined;
   const picker = config.picker.listen

@@ -242,6 +242,7 @@ export function slimWorkload(kind: WorkloadKind, o: Raw, apiVersion = 'apps/v1')
     ordinalsStart: isIndex(start) ? start : 0,
     reservedOrdinals: reservedOrdinals(o.spec?.reserveOrdinals),
     claimTemplates: claimTemplates(o.spec?.volumeClaimTemplates),
+    templateClaims: claimNames('', o.spec?.template?.spec).length > 0,
     template: templateNeeds(o.spec?.template?.spec),
     revision: kind === 'ReplicaSet' ? Math.max(0, parseIndex(str(meta.annotations?.[ANNOTATION.deploymentRevision]))) : 0,
   };

@@ -114,6 +114,8 @@ export interface SlimWorkload {
   reservedOrdinals: ReservedOrdinals;
   /** A StatefulSet's volumeClaimTemplates names: its claims are `<template>-<name>-<ordinal>`. */
   claimTemplates: readonly string[];
+  /** Its pod template mounts a claim of its own (a named PVC, a generic ephemeral volume): a zone its pods' volumes may decide. */
+  templateClaims: boolean;
   /** What its pod template asks of a node: which zones its pods can use (placement/nodeFit.ts). */
   template: NodeNeeds;
   /** A ReplicaSet's deployment.kubernetes.io/revision: the newest is its Deployment's current pod template. 0 otherwise. */

@@ -176,6 +176,13 @@ const configSchema = z.strictObject({
     fallbackEvictionsPerMinute: positive.default(6),
     fallbackDryRun: z.boolean().default(false),
   }).prefault({}),
+  // The fourth transport (docs/design.md#the-policy): the seat table a MutatingAdmissionPolicy reads. Off unless asked.
+  policy: z.strictObject({
+    seatTable: z.boolean().default(false),
+    configMapName: z.string().regex(/^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/).default('zonekeeper-seats'),
+    maxBytes: z.number().int().min(1024).max(900 * 1024).default(512 * 1024),
+    patchesPerSecond: positive.default(20),
+  }).prefault({}),
   metrics: z.strictObject({
     maxWorkloadSeries: z.number().int().min(0).default(1000),
   }).prefault({}),

@@ -14,6 +14,7 @@ export interface Metrics {
   pinVolumeConflicts: Counter<'namespace' | 'workload'>;
   invalidPreferences: Counter<'namespace' | 'workload'>;
   actuatorWrites: Counter<'action' | 'result'>;
+  seatTableLeftOut: Gauge<'namespace'>;
   gateDecisions: Counter<'outcome'>;
   gateFallbacks: Counter<'result'>;
   leader: Gauge;
@@ -84,6 +85,12 @@ export function createMetrics(opts: { defaults?: boolean } = {}): Metrics {
       name: 'zonekeeper_rebalance_evictions_total',
       help: 'Pods repair moved off their zone through the Eviction API, by result (evicted, refused = a PodDisruptionBudget said no, error, would-evict = dry run).',
       labelNames: ['result'],
+      registers: [registry],
+    }),
+    seatTableLeftOut: new Gauge({
+      name: 'zonekeeper_seat_table_left_out',
+      help: 'StatefulSets whose seats do not fit in their namespace\'s seat table (policy.maxBytes): admission or the gate decides their pods.',
+      labelNames: ['namespace'],
       registers: [registry],
     }),
     actuatorWrites: new Counter({

@@ -27,6 +27,8 @@ export interface AdminDeps {
   repair?: { status(): RepairStatus[] };
   /** The zone gate's keeper, when gate.enabled and a cluster is watched (/debug/gate). */
   gate?: { view(): { gated: number; waiting: { pod: string; why: string }[] } };
+  /** The policy transport (policy.seatTable): whether the API server serves MutatingAdmissionPolicies, and whether the seat table is written. */
+  policy?: { apiServed: boolean | undefined; seatTable: boolean };
   clock?: Clock;
 }
 
@@ -96,7 +98,7 @@ export function adminRoutes(deps: AdminDeps): Hono {
     c.header('content-type', metrics.registry.contentType);
     return c.body(await metrics.registry.metrics());
   });
-  app.get('/debug/cache', (c) => c.json({ ...source.status(), reservations: views.reservationCount() }));
+  app.get('/debug/cache', (c) => c.json({ ...source.status(), reservations: views.reservationCount(), ...(deps.policy ? { policy: deps.policy } : {}) }));
 
   app.get('/debug/workloads/:namespace/:kind/:name', (c) => {
     const { namespace, kind, name } = c.req.param();

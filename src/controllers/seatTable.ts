@@ -1,0 +1,119 @@
+import type { Logger } from 'pino';
+import { statusMessage, type ApiClient } from '../cluster/apiClient.js';
+import type { EventRecorder } from '../actuator/events.js';
+import type { SnapshotSource } from '../cluster/source.js';
+import type { Timers } from '../common/clock.js';
+import type { WorkResult } from '../common/workQueue.js';
+import type { Metrics } from '../metrics/metrics.js';
+import { seatTable, type SeatTableData } from '../placement/seatTable.js';
+import type { PlacementSettings } from '../placement/settings.js';
+import { reconciler } from './reconciler.js';
+
+// The fourth transport's writer (docs/design.md#the-policy): in the Lease holder, one ConfigMap per
+// namespace (`policy.configMapName`) holds the seat table the MutatingAdmissionPolicy reads as its
+// param. Keyed by namespace, queued by the events that change a table: a StatefulSet written
+// (replicas, its list frozen, opted out), a claim or volume bound.
+
+const POLICY_API = '/apis/admissionregistration.k8s.io/v1';
+
+/** Whether the API server serves MutatingAdmissionPolicies (admissionregistration.k8s.io/v1, Kubernetes 1.36+); undefined: could not tell. */
+export async function servesMutatingPolicies(api: ApiClient): Promise<boolean | undefined> {
+  const res = await api.request('GET', POLICY_API, { timeoutMs: 10_000 }).catch(() => undefined);
+  if (!res || (res.status !== 200 && res.status !== 404)) return undefined;
+  if (res.status === 404) return false;
+  try {
+    const list = JSON.parse(res.body) as { resources?: { name?: string }[] };
+    return (list.resources ?? []).some((r) => r.name === 'mutatingadmissionpolicies');
+  } catch {
+    return undefined;
+  }
+}
+
+export interface SeatTableOptions {
+  configMapName: string;
+  maxBytes: number;
+  patchesPerSecond: number;
+}
+
+const RESYNC_MS = 5 * 60_000;
+const sameData = (a: Record<string, string>, b: Record<string, string>) => {
+  const ka = Object.keys(a);
+  return ka.length === Object.keys(b).length && ka.every((k) => b[k] === a[k]);
+};
+
+export function seatTableController(
+  api: ApiClient, source: SnapshotSource, settings: PlacementSettings, opts: SeatTableOptions,
+  events: Pick<EventRecorder, 'record'>,
+  log: Logger, metrics: Metrics, clock?: Timers,
+) {
+  const path = (ns: string, name?: string) => `/api/v1/namespaces/${encodeURIComponent(ns)}/configmaps${name ? `/${encodeURIComponent(name)}` : ''}`;
+  /** StatefulSets left out for size, by namespace: an Event when one is newly left out. */
+  const leftOut = new Map<string, Set<string>>();
+
+  function namespaces(): Set<string> {
+    const out = new Set<string>();
+    for (const w of source.snapshot.allWorkloads()) if (w.kind === 'StatefulSet') out.add(w.namespace);
+    // A namespace whose table was written keeps its key until its table is emptied.
+    for (const ns of written) out.add(ns);
+    return out;
+  }
+  const written = new Set<string>();
+
+  async function reconcile(namespace: string): Promise<WorkResult> {
+    const table = seatTable(namespace, source.snapshot, settings, opts.maxBytes);
+    noteOverflow(namespace, table.overflow);
+    const got = await api.request('GET', path(namespace, opts.configMapName), { timeoutMs: 10_000 });
+    if (got.status === 404) {
+      if (Object.keys(table.data).length === 0) {
+        written.delete(namespace);
+        return;
+      }
+      return write('POST', path(namespace), namespace, table.data, undefined);
+    }
+    if (got.status !== 200) throw new Error(`GET ConfigMap ${namespace}/${opts.configMapName}: ${got.status} ${statusMessage(got.body)}`);
+    const have = JSON.parse(got.body) as { metadata?: { resourceVersion?: string }; data?: Record<string, string> };
+    if (sameData(have.data ?? {}, table.data)) return;
+    return write('PUT', path(namespace, opts.configMapName), namespace, table.data, have.metadata?.resourceVersion);
+  }
+
+  async function write(method: 'POST' | 'PUT', url: string, namespace: string, data: SeatTableData, resourceVersion: string | undefined): Promise<WorkResult> {
+    if (!seats.takeToken()) return 'paced';
+    // Conditional: a PUT carries the resourceVersion read; a 409 means reading again.
+    const body = JSON.stringify({
+      apiVersion: 'v1', kind: 'ConfigMap',
+      metadata: { name: opts.configMapName, namespace, labels: { 'app.kubernetes.io/managed-by': 'zonekeeper' }, ...(resourceVersion ? { resourceVersion } : {}) },
+      data,
+    });
+    const res = await api.request(method, url, { body, contentType: 'application/json', timeoutMs: 10_000 });
+    const ok = res.status === 200 || res.status === 201;
+    metrics.actuatorWrites.inc({ action: 'seat-table', result: ok ? 'ok' : res.status === 409 ? 'conflict' : 'error' });
+    if (res.status === 409) return 'retry';
+    if (!ok) throw new Error(`${method} ConfigMap ${namespace}/${opts.configMapName}: ${res.status} ${statusMessage(res.body)}`);
+    written.add(namespace);
+    return;
+  }
+
+  function noteOverflow(namespace: string, names: string[]): void {
+    const before = leftOut.get(namespace) ?? new Set();
+    const now = new Set(names);
+    metrics.seatTableLeftOut.set({ namespace }, now.size);
+    for (const name of now) {
+      if (before.has(name)) continue;
+      const w = source.snapshot.workload('StatefulSet', namespace, name);
+      if (w) events.record(w, 'Warning', 'SeatTableFull',
+        `the seat table ${opts.configMapName} is full (${opts.maxBytes} bytes): admission or the gate decides this StatefulSet's pods`);
+    }
+    if (now.size > 0) leftOut.set(namespace, now);
+    else leftOut.delete(namespace);
+  }
+
+  const seats = reconciler({
+    keys: namespaces, reconcile, resyncMs: RESYNC_MS, ready: () => source.ready(), clock, retryBaseMs: 200, retryMaxMs: 60_000,
+    pace: { perSecond: opts.patchesPerSecond, burst: opts.patchesPerSecond },
+    onError: (namespace, err) => log.warn({ namespace, err: err.message }, 'seat table not written; will retry'),
+  });
+  // What changes a namespace's table: a StatefulSet written or removed, a claim created or bound.
+  source.store.onWorkload((w) => { if (w.kind === 'StatefulSet') seats.addAfter(w.namespace, 100); });
+  source.store.onClaim((namespace) => seats.addAfter(namespace, 100));
+  return { ...seats.controller(() => leftOut.clear()), resync: () => seats.resync() };
+}

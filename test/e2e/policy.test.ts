@@ -1,0 +1,186 @@
+// End-to-end: the policy transport (docs/design.md#the-policy), Kubernetes 1.36+ only. zonekeeper
+// publishes each namespace's StatefulSet seats in the ConfigMap zonekeeper-seats; the real
+// kube-apiserver applies the shipped MutatingAdmissionPolicy (manifests/components/policy) and
+// writes each pinned pod's zone as it is created, with no call to zonekeeper: the webhook, scoped
+// by the managed overlay's matchConditions, is skipped for the pods the policy marked.
+import assert from 'node:assert/strict';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { parseAllDocuments, stringify } from 'yaml';
+import { admissionConfig, admissionReady, webhookConfiguration } from './admissionWebhook.js';
+import { ControlPlane, kubeVersions } from './controlPlane.js';
+import { eventually, Kube, pathOf, type Obj } from './kube.js';
+import { assertOnPins, preBoundVolume, statefulSet, tearDown, ZONES, zoneCounts } from './workloads.js';
+
+const ZONE = 'topology.kubernetes.io/zone';
+const NS = 'seated';
+const MARK = 'zonekeeper.io/decided-by';
+const SECRET = 'zonekeeper-system/zonekeeper-webhook-tls';
+const manifest = (path: string): Obj[] =>
+  parseAllDocuments(readFileSync(new URL(`../../manifests/${path}`, import.meta.url), 'utf8')).map((d) => d.toJS()).filter(Boolean);
+const RBAC_KINDS = new Set(['Namespace', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding']);
+const frozen = { 'zonekeeper.io/zones': ZONES.join(',') };
+
+const versions = kubeVersions().filter((k) => k.minor >= 36);
+for (const k of versions) describe(`[${k.version}] the policy: a StatefulSet's seats written into each pod by kube-apiserver itself`, () => {
+  const cp = new ControlPlane(k.bin);
+  let kube: Kube;
+  let zones: Map<string, string>;
+
+  before(async () => {
+    const { port, admission } = await admissionConfig(SECRET);
+    const config = { admission, policy: { seatTable: true }, gate: { intervalSeconds: 1 }, leaderElection: { namespace: 'zonekeeper-system' } };
+    await cp.up([{ name: 'default-scheduler', extender: false }], config);
+    kube = new Kube(cp.api);
+    // zonekeeper as the managed overlay's ServiceAccount, with that overlay's RBAC and the component's, no more.
+    const overlay = parseAllDocuments(cp.kubectl(['kustomize', new URL('../../manifests/overlays/managed', import.meta.url).pathname])).map((d) => d.toJS());
+    await cp.restartZonekeeperAs([...overlay.filter((o) => RBAC_KINDS.has(o.kind)), ...manifest('components/policy/rbac.yaml')], config);
+    for (const z of ZONES) await kube.addNode(`node-${z.slice(5)}-1`, z);
+    zones = await kube.nodeZones();
+    // The webhook with the shipped overlay's matchConditions (a pod the policy marked is skipped).
+    const shipped = overlay.find((o) => o.kind === 'MutatingWebhookConfiguration')!.webhooks[0].matchConditions;
+    const webhook = webhookConfiguration(port);
+    webhook.webhooks[0].matchConditions = shipped;
+    await kube.create(webhook);
+    // The policy and its binding as shipped, applied as a user would.
+    cp.kubectl(['apply', '-f', new URL('../../manifests/components/policy/policy.yaml', import.meta.url).pathname]);
+    await kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS, labels: { 'zonekeeper.io/admission': 'enabled' } } });
+    await admissionReady(kube, cp.zonekeeper!.admin);
+  });
+  after(() => tearDown(cp));
+
+  /** Every admission review zonekeeper answered, whatever the outcome. */
+  const reviews = async () => (await (await fetch(`${cp.zonekeeper!.admin}/metrics`)).text()).split('\n')
+    .filter((l) => l.startsWith('zonekeeper_decisions_total{') && l.includes('verb="admission"')).reduce((n, l) => n + Number(l.split(' ').pop()), 0);
+  const table = async (): Promise<Record<string, string>> =>
+    (await kube.call('GET', pathOf('v1', 'ConfigMap', NS, 'zonekeeper-seats')).catch(() => ({ data: {} }))).data ?? {};
+  /** Until kube-apiserver applies the policy with the table's entry: a dry-run create of the StatefulSet's next pod comes back marked. */
+  const policyApplies = (sts: Obj, ordinal: number) => eventually(`the policy marks a dry-run pod of ${sts.metadata.name}`, async () => {
+    const pod = {
+      apiVersion: 'v1', kind: 'Pod',
+      metadata: {
+        name: `${sts.metadata.name}-${ordinal}`, namespace: NS, labels: { 'apps.kubernetes.io/pod-index': String(ordinal) },
+        ownerReferences: [{ apiVersion: 'apps/v1', kind: 'StatefulSet', name: sts.metadata.name, uid: sts.metadata.uid, controller: true }],
+      },
+      spec: { containers: [{ name: 'c', image: 'busybox' }] },
+    };
+    const res = await kube.call('POST', `${pathOf('v1', 'Pod', NS)}?dryRun=All`, pod);
+    return res.metadata.annotations?.[MARK] === 'policy' ? res : undefined;
+  }, 60_000, 500);
+  const scale = (name: string, replicas: number) => kube.patch('apps/v1', 'StatefulSet', NS, name, { spec: { replicas } });
+
+  it('the API is detected and said in /debug/cache', async () => {
+    const cache = await (await fetch(`${cp.zonekeeper!.admin}/debug/cache`)).json() as Obj;
+    assert.deepEqual(cache.policy, { apiServed: true, seatTable: true });
+  });
+
+  it('the managed overlay with the component, as a user adds it: its objects pass a server dry run, zonekeeper started with --policy-seat-table', async () => {
+    const mine = join(cp.dir, 'policy-overlay');
+    mkdirSync(mine, { recursive: true });
+    const dir = (d: string) => relative(mine, new URL(`../../manifests/${d}`, import.meta.url).pathname);
+    writeFileSync(join(mine, 'kustomization.yaml'), stringify({
+      apiVersion: 'kustomize.config.k8s.io/v1beta1', kind: 'Kustomization', resources: [dir('overlays/managed')], components: [dir('components/policy')],
+    }));
+    const built = parseAllDocuments(cp.kubectl(['kustomize', mine])).map((d) => d.toJS());
+    const deploy = built.find((o) => o.kind === 'Deployment' && o.metadata.name === 'zonekeeper-scheduler');
+    assert.ok(deploy.spec.template.spec.containers[0].args.includes('--policy-seat-table'));
+    // The webhook is left out: this cluster's calls zonekeeper by URL, not through a Service, and a merge of the two is refused.
+    writeFileSync(join(mine, 'built.yaml'), built.filter((o) => o.kind !== 'MutatingWebhookConfiguration').map((o) => stringify(o)).join('---\n'));
+    const out = cp.kubectl(['apply', '--dry-run=server', '-f', join(mine, 'built.yaml')]);
+    for (const o of ['mutatingadmissionpolicy.admissionregistration.k8s.io/zonekeeper-seats', 'mutatingadmissionpolicybinding.admissionregistration.k8s.io/zonekeeper-seats',
+      'clusterrole.rbac.authorization.k8s.io/zonekeeper-seat-tables']) {
+      assert.match(out, new RegExp(`${o.replace(/\./g, '\\.')} (created|configured|unchanged) \\(server dry run\\)`), o);
+    }
+  });
+
+  it('a StatefulSet with a frozen list: its entry published, then 6 pods created on their pins by the policy, marked, with no admission review', async () => {
+    const sts = await kube.create({ ...statefulSet(NS, 'db', 0), metadata: { name: 'db', namespace: NS, annotations: frozen } });
+    await eventually('the seat table holds db', async () => (await table())[sts.metadata.uid] === `rr;${ZONE};0;${ZONES.join(',')}`, 60_000, 250);
+    const dryRun = await policyApplies(sts, 4);
+    assert.equal(dryRun.spec.nodeSelector[ZONE], ZONES[1], 'ordinal 4 → zones[4 mod 3]');
+    const before = await reviews();
+    await scale('db', 6);
+    await assertOnPins(kube, NS, 'db', await kube.bound(NS, 'app=db', 6, zones, 90_000));
+    for (const p of await kube.podsOf(NS, 'app=db')) assert.equal(p.metadata.annotations?.[MARK], 'policy', p.metadata.name);
+    assert.equal(await reviews(), before, 'no admission review for the pods the policy decided');
+  });
+
+  it('a volume bound in another zone: the ordinal\'s entry is the volume\'s zone, and the policy writes it', async () => {
+    await kube.create(preBoundVolume(NS, 'data-vol-0', 'zone-c'));
+    const sts = await kube.create({
+      ...statefulSet(NS, 'vol', 0, { containers: [{ name: 'c', image: 'busybox', resources: { requests: { cpu: '10m' } }, volumeMounts: [{ name: 'data', mountPath: '/data' }] }] }, {
+        volumeClaimTemplates: [{ metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], storageClassName: '', resources: { requests: { storage: '1Gi' } } } }],
+      }),
+      metadata: { name: 'vol', namespace: NS, annotations: frozen },
+    });
+    await eventually('the seat table holds vol-0 in zone-c', async () => {
+      const t = await table();
+      return t[sts.metadata.uid] === `listed;${ZONE}` && t[`${sts.metadata.uid}.0`] === 'zone-c';
+    }, 60_000, 250);
+    await policyApplies(sts, 0);
+    const before = await reviews();
+    await scale('vol', 1);
+    assert.equal(zoneCounts((await kube.bound(NS, 'app=vol', 1, zones, 90_000)).values()), 'zone-c=1', 'ordinal 0 is pinned to zone-a: the volume wins');
+    const [pod] = await kube.podsOf(NS, 'app=vol');
+    assert.equal(pod!.spec.nodeSelector[ZONE], 'zone-c');
+    assert.equal(pod!.metadata.annotations?.[MARK], 'policy');
+    assert.equal(await reviews(), before, 'no admission review for it');
+  });
+
+  it('templates with the zone gate and a nodeSelector of their own: the zone added beside it, the zone gate removed (the list emptied, or the other gate kept), as admission writes it', async () => {
+    const gated = async (name: string, gates: Obj[]) => {
+      const sts = await kube.create({
+        ...statefulSet(NS, name, 0, { nodeSelector: { 'example.com/pool': 'db' }, schedulingGates: gates }), metadata: { name, namespace: NS, annotations: frozen },
+      });
+      await eventually(`the seat table holds ${name}`, async () => !!(await table())[sts.metadata.uid], 60_000, 250);
+      await policyApplies(sts, 1);
+      return sts;
+    };
+    await gated('gated', [{ name: 'zonekeeper.io/zone' }]);
+    await gated('held', [{ name: 'zonekeeper.io/zone' }, { name: 'example.com/hold' }]);
+    const before = await reviews();
+    await scale('gated', 2);
+    await scale('held', 2);
+    const pods = await eventually('4 pods created', async () => {
+      const all = [...await kube.podsOf(NS, 'app=gated'), ...await kube.podsOf(NS, 'app=held')];
+      return all.length === 4 ? all : undefined;
+    }, 60_000, 250);
+    for (const p of pods) {
+      const ordinal = Number(p.metadata.name.split('-').pop());
+      assert.deepEqual(p.spec.nodeSelector, { 'example.com/pool': 'db', [ZONE]: ZONES[ordinal % 3] }, p.metadata.name);
+      assert.deepEqual(p.spec.schedulingGates, p.metadata.name.startsWith('held') ? [{ name: 'example.com/hold' }] : undefined, p.metadata.name);
+      assert.equal(p.metadata.annotations?.[MARK], 'policy', p.metadata.name);
+    }
+    assert.equal(await reviews(), before, 'no admission review for them');
+  });
+
+  it('a StatefulSet with no entry (zone preferences: not plain round-robin) passes to the webhook: decided there, unmarked', async () => {
+    const before = await reviews();
+    const prefs = { 'zonekeeper.io/zone-preferences': JSON.stringify({ zones: { '*': { weight: 1 } } }) };
+    await kube.create({ ...statefulSet(NS, 'fresh', 3), metadata: { name: 'fresh', namespace: NS, annotations: prefs } });
+    await assertOnPins(kube, NS, 'fresh', await kube.bound(NS, 'app=fresh', 3, zones, 90_000));
+    for (const p of await kube.podsOf(NS, 'app=fresh')) assert.equal(p.metadata.annotations?.[MARK], undefined, p.metadata.name);
+    assert.ok(await reviews() - before >= 3, 'the webhook decided them');
+  });
+});
+
+// Before 1.36 the API server serves no MutatingAdmissionPolicy: with the setting on, zonekeeper says so and publishes nothing.
+for (const k of kubeVersions().filter((v) => v.minor < 36)) describe(`[${k.version}] the policy: not served, so off`, () => {
+  const cp = new ControlPlane(k.bin);
+  let kube: Kube;
+  before(async () => {
+    await cp.up([{ name: 'default-scheduler', extender: false }], { policy: { seatTable: true } });
+    kube = new Kube(cp.api);
+    for (const z of ZONES) await kube.addNode(`node-${z.slice(5)}-1`, z);
+  });
+  after(() => tearDown(cp));
+
+  it('/debug/cache says the API is not served and no table is written for a StatefulSet with a frozen list', async () => {
+    const cache = await (await fetch(`${cp.zonekeeper!.admin}/debug/cache`)).json() as Obj;
+    assert.deepEqual(cache.policy, { apiServed: false, seatTable: false });
+    await kube.create({ ...statefulSet('default', 'db', 3, { schedulerName: 'default-scheduler' }), metadata: { name: 'db', namespace: 'default', annotations: frozen } });
+    await eventually('db\'s pods exist', async () => (await kube.podsOf('default', 'app=db')).length === 3, 60_000, 250);
+    assert.equal((await kube.list('v1', 'ConfigMap', 'default')).filter((c: Obj) => c.metadata.name === 'zonekeeper-seats').length, 0);
+  });
+});

@@ -1,0 +1,132 @@
+// The seat table's writer (docs/design.md#the-policy) on fake time: one ConfigMap per namespace,
+// created or replaced conditionally, written only when it changes, written again when a
+// StatefulSet changes, a conflict read again; and the detection of the policy API.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { addObject, memorySource } from '../../src/cluster/source.js';
+import { fakeClock } from '../../src/common/clock.js';
+import { seatTableController, servesMutatingPolicies } from '../../src/controllers/seatTable.js';
+import { createMetrics } from '../../src/metrics/metrics.js';
+import { silent } from '../support/app.js';
+import { nodes, statefulSet, storeOf } from '../support/builders.js';
+import { defaultSettings } from '../support/placement.js';
+import { recordingApi, type RecordedRequest } from '../support/recordingApi.js';
+
+const ZONES = ['zone-a', 'zone-b', 'zone-c'];
+const frozen = { 'zonekeeper.io/zones': ZONES.join(',') };
+const CM = '/api/v1/namespaces/default/configmaps';
+
+/** A namespace's ConfigMap kept as the API server keeps it: resourceVersions, and a PUT from an old one refused. */
+function configMaps(o: { conflicts?: number } = {}) {
+  let stored: { rv: number; data: Record<string, string> } | undefined;
+  let conflicts = o.conflicts ?? 0;
+  const answer = (r: RecordedRequest) => {
+    if (r.method === 'GET' && r.path === `${CM}/zonekeeper-seats`) {
+      return stored ? { status: 200, body: { metadata: { resourceVersion: String(stored.rv) }, data: stored.data } } : { status: 404 };
+    }
+    if (r.method === 'POST' && r.path === CM) {
+      if (stored) return { status: 409 };
+      stored = { rv: 1, data: r.body.data };
+      return { status: 201 };
+    }
+    if (r.method === 'PUT' && r.path === `${CM}/zonekeeper-seats`) {
+      if (conflicts > 0 || r.body.metadata.resourceVersion !== String(stored?.rv)) {
+        conflicts--;
+        stored = { rv: stored!.rv + 1, data: stored!.data };
+        return { status: 409 };
+      }
+      stored = { rv: (stored?.rv ?? 0) + 1, data: r.body.data };
+      return { status: 200 };
+    }
+    return { status: 500 };
+  };
+  return { answer, stored: () => stored };
+}
+
+function controller(objects = [statefulSet('db', 3, { annotations: frozen })], o: { conflicts?: number; maxBytes?: number } = {}) {
+  const clock = fakeClock(Date.parse('2026-11-26T10:00:00Z'));
+  const store = storeOf([...nodes(ZONES, 1), ...objects]);
+  const cms = configMaps(o);
+  const api = recordingApi(cms.answer);
+  const events: string[] = [];
+  const metrics = createMetrics();
+  const c = seatTableController(api, memorySource(store, 'test'), defaultSettings(),
+    { configMapName: 'zonekeeper-seats', maxBytes: o.maxBytes ?? 512 * 1024, patchesPerSecond: 20 },
+    { record: (w, type, reason) => events.push(`${w.name} ${type} ${reason}`) }, silent, metrics, clock);
+  const writes = () => api.requests.filter((r) => r.method === 'POST' || r.method === 'PUT').map((r) => `${r.method} ${r.body.metadata.resourceVersion ?? '-'}`);
+  return { clock, store, c, api, cms, writes, events, metrics };
+}
+
+describe('seat table controller (fake time)', () => {
+  it('creates the namespace\'s table, then writes nothing while it is the same', async () => {
+    const { clock, c, cms, writes } = controller();
+    c.start();
+    try {
+      await clock.advance(0);
+      assert.deepEqual(cms.stored()?.data, { 'sts-db': 'rr;topology.kubernetes.io/zone;0;zone-a,zone-b,zone-c' });
+      await clock.advance(15 * 60_000);
+      assert.deepEqual(writes(), ['POST -'], 'three resyncs, nothing new to write');
+    } finally {
+      await c.stop();
+    }
+  });
+
+  it('a StatefulSet written (its list frozen) is published after the 100 ms that gather a burst, replacing the table from the version read', async () => {
+    const { clock, store, c, cms, writes } = controller();
+    c.start();
+    try {
+      await clock.advance(0);
+      const late = statefulSet('late', 2, { annotations: { 'zonekeeper.io/zones': 'zone-b,zone-a' } });
+      addObject(store, late);
+      await clock.advance(99);
+      assert.deepEqual(writes(), ['POST -']);
+      await clock.advance(1);
+      assert.deepEqual(writes(), ['POST -', 'PUT 1']);
+      assert.equal(cms.stored()?.data['sts-late'], 'rr;topology.kubernetes.io/zone;0;zone-b,zone-a');
+    } finally {
+      await c.stop();
+    }
+  });
+
+  it('a conflict reads the table again and writes from the new version; stopped, nothing more', async () => {
+    const { clock, store, c, cms, writes } = controller(undefined, { conflicts: 1 });
+    c.start();
+    await clock.advance(0);
+    addObject(store, statefulSet('late', 2, { annotations: frozen }));
+    await clock.advance(100);
+    assert.deepEqual(writes(), ['POST -', 'PUT 1'], 'refused: another writer moved it');
+    await clock.advance(1000);
+    assert.deepEqual(writes(), ['POST -', 'PUT 1', 'PUT 2']);
+    assert.ok(cms.stored()?.data['sts-late']);
+    await c.stop();
+    addObject(store, statefulSet('later', 2, { annotations: frozen }));
+    await clock.advance(600_000);
+    assert.equal(writes().length, 3);
+  });
+
+  it('a table past maxBytes leaves StatefulSets out whole: a SeatTableFull Event once, the gauge says how many', async () => {
+    const sets = ['a', 'b'].map((n) => statefulSet(n, 3, { annotations: frozen }));
+    const { clock, c, cms, events, metrics } = controller(sets, { maxBytes: 100 });
+    c.start();
+    try {
+      await clock.advance(0);
+      assert.deepEqual(Object.keys(cms.stored()!.data), ['sts-a']);
+      assert.deepEqual(events, ['b Warning SeatTableFull']);
+      await clock.advance(5 * 60_000);
+      assert.deepEqual(events, ['b Warning SeatTableFull'], 'not again while it stays out');
+      assert.match(await metrics.registry.metrics(), /zonekeeper_seat_table_left_out\{namespace="default"\} 1/);
+    } finally {
+      await c.stop();
+    }
+  });
+});
+
+describe('whether the API server serves MutatingAdmissionPolicies', () => {
+  const asking = (status: number, body?: unknown) => servesMutatingPolicies(recordingApi(() => ({ status, body })));
+  it('served in admissionregistration.k8s.io/v1 (1.36+): yes; the group version without it, or absent (1.30-1.35): no; an error: unknown', async () => {
+    assert.equal(await asking(200, { resources: [{ name: 'mutatingwebhookconfigurations' }, { name: 'mutatingadmissionpolicies' }] }), true);
+    assert.equal(await asking(200, { resources: [{ name: 'mutatingwebhookconfigurations' }, { name: 'validatingadmissionpolicies' }] }), false);
+    assert.equal(await asking(404), false);
+    assert.equal(await asking(503), undefined);
+  });
+});
