@@ -99,7 +99,7 @@ for (const k of kubeVersions()) describe(`[${k.version}] a cluster shaped like p
     // Judged by zonekeeper's own (default) configuration: no zone is wanted that nothing can fill, the db pool's list of a and b leaves nothing out.
     const audit = spawnSync(process.execPath, [cli, 'audit', '--kubeconfig', cp.kubeconfig, '-n', 'prod', '-o', 'json', '--config', join(cp.dir, 'zonekeeper.yaml')], { encoding: 'utf8', timeout: 120_000 });
     assert.equal(audit.status, 0, audit.stdout + audit.stderr);
-    const health = JSON.parse(audit.stdout).health as Obj[];
+    const health = JSON.parse(audit.stdout).workloads as Obj[];
     assert.equal(health.length, 5);
     for (const h of health) assert.equal(h.atRisk, false, `${h.key}: ${h.reason}`);
     const webHealth = health.find((h) => h.key === 'prod/Deployment/web')!;
