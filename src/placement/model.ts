@@ -93,6 +93,13 @@ export function podModel(pod: SlimPod, snapshot: Snapshot, settings: PlacementSe
   const replicaSet = pod.owner?.kind === 'ReplicaSet' ? pod.owner.name : undefined;
   const model = workloadModel(resolved.ref, resolved.object, snapshot, settings, lists, replicaSet);
   if (optedOut(pod, resolved.object)) return { ...model, policy: 'none', why: 'not managed: zonekeeper.io/ignore is "true"' };
+  // WorkloadSpreads refused to zonekeeper after it watched them (RBAC revoked, or a kube-apiserver
+  // whose authorizer is still starting): a workload its last known WorkloadSpread targets waits,
+  // never placed as if it had none (its quotas would be overrun).
+  const spreadsOff = snapshot.kindOff('workloadspreads');
+  if (spreadsOff !== undefined && findWorkloadSpread(snapshot, resolved.ref, undefined)) {
+    return { ...model, policy: 'wait', governs: 'workloadspread', why: spreadsOff };
+  }
   // A kind the API server refuses or does not serve: its pods wait with the reason (the
   // permission to grant); those of a kind only a feature needs (Jobs) only when that feature
   // would place them.

@@ -234,3 +234,16 @@ describe('WorkloadSpread: a running pod keeps its subset\'s seat when its node g
     assert.match(v.summary, /b is full: 1\/1/);
   });
 });
+
+describe('WorkloadSpread: refused to zonekeeper after it watched them (found by a robustness run)', () => {
+  it('a pod its last known WorkloadSpread targets waits, naming why; it is never placed as if it had none', () => {
+    const ws = workloadSpread('web-ws', { kind: 'Deployment', name: 'web' }, [zoneSubset('a', 'zone-a', 1), zoneSubset('b', 'zone-b')]);
+    const store = storeOf([...nodes(['zone-a', 'zone-b'], 1), ...deployment('web', 3), ...deployment('other', 1), ws, rsPod('web', 'p0', { nodeName: 'node-a-1' })]);
+    assert.equal(filterFor(store, rsPod('web', 'p1')).subset?.subset.name, 'b');
+    store.setKindOff('workloadspreads', 'WorkloadSpreads are off: zonekeeper may not list apps.kruise.io/workloadspreads');
+    const v = filterFor(store, rsPod('web', 'p1'));
+    assert.equal(v.passed.length, 0, v.summary);
+    assert.match(v.summary, /WorkloadSpreads are off: zonekeeper may not list/);
+    assert.equal(filterFor(store, rsPod('other', 'q0')).managed, false, 'a workload no WorkloadSpread targets is not held');
+  });
+});
