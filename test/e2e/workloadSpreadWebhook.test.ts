@@ -109,7 +109,8 @@ for (const k of kubeVersions()) describe(`[${k.version}] OpenKruise's WorkloadSp
   const settled = <T>(app: string, what: string, check: (ps: Obj[]) => T | undefined | false) => eventually(what, async () => {
     const ps = await pods(app);
     return ps.every((p) => p.metadata.annotations?.[COST] !== undefined) && check(ps);
-  }, 60_000, 500);
+    // 120 s: once 60 s ran out on 1.30 while the machine ran other control planes (8/8 again at once).
+  }, 120_000, 500);
   const cleanUp = async (app: string) => {
     await kube.delete(WS_API, 'WorkloadSpread', ns, WS);
     await kube.delete('apps/v1', 'Deployment', ns, app);
