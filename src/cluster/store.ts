@@ -21,10 +21,9 @@ const NODE_DERIVED_KEPT = 4096;
 const REMEMBERED_ZONES = 64;
 const NO_REPORTS: readonly SlimScaleReport[] = [];
 
-/** A control-plane node's zone is no zone that workloads grow into (its nodes are not theirs). */
 const CONTROL_PLANE_ROLES = ['node-role.kubernetes.io/control-plane', 'node-role.kubernetes.io/master'];
 
-/** A control-plane node, by its role label or its role taint: no autoscaler grows its zone for workloads. */
+/** A control-plane node, by its role label or taint: its zone is no zone that workloads grow into (its nodes are not theirs). */
 function controlPlane(n: SlimNode): boolean {
   return CONTROL_PLANE_ROLES.some((role) => role in n.labels || n.taints.some((t) => t.key === role));
 }
