@@ -38,6 +38,11 @@ export interface KindSpec {
   feature?: string;
   /** A field selector on the list and the watch: only these objects of the kind are cached. */
   fieldSelector?: string;
+  /**
+   * Refused after it was watched, its objects stay as last seen (they limit other workloads'
+   * pods, which wait on them meanwhile: placement/model.ts); other kinds' are dropped.
+   */
+  keptWhenRefused?: boolean;
 }
 
 /** The workload kinds: pods' owners that policies read (and that zonekeeper annotates). */
@@ -116,20 +121,20 @@ export function ownedThrough(w: { kind: string; owner?: { kind: string } | undef
 function workloadSpreadKind(version: string): KindSpec {
   return {
     plural: 'workloadspreads', resource: 'workloadspreads', kind: 'WorkloadSpread', wireKind: 'WorkloadSpread',
-    group: KRUISE_GROUP, version, required: false, shortNames: ['ws'],
+    group: KRUISE_GROUP, version, required: false, shortNames: ['ws'], keptWhenRefused: true,
   };
 }
 
 /** A kind watched only while its CRD is served: its versions, preferred first (docs/design.md#workloadspread). */
-export interface OptionalKind extends Pick<KindSpec, 'plural' | 'kind' | 'group' | 'resource'> {
+export interface OptionalKind extends Pick<KindSpec, 'plural' | 'kind' | 'group' | 'resource' | 'keptWhenRefused'> {
   versions: readonly string[];
   at(version: string): KindSpec;
 }
 
 /** Names and group come from the spec itself, so the two cannot drift apart. */
 function optionalKind(versions: readonly string[], at: (version: string) => KindSpec): OptionalKind {
-  const { plural, kind, group, resource } = at(versions[0]!);
-  return { plural, kind, group, resource, versions, at };
+  const { plural, kind, group, resource, keptWhenRefused } = at(versions[0]!);
+  return { plural, kind, group, resource, keptWhenRefused, versions, at };
 }
 
 const KARPENTER_GROUP = 'karpenter.sh';

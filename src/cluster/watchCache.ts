@@ -96,11 +96,11 @@ export function watchCache(
         };
         if (version && running?.forbidden()) {
           // Its RBAC was revoked while it was watched: as if forbidden from the start, so its
-          // stale objects go and the probe below brings it back once granted again. WorkloadSpreads
-          // stay: they limit other workloads' pods, which wait on them meanwhile (placement/model.ts).
+          // stale objects go (unless kept: KindSpec.keptWhenRefused) and the probe below brings it
+          // back once granted again.
           await running.stop();
           optional.delete(k.plural);
-          if (k.plural !== 'workloadspreads') for (const key of store.keys(k.plural)) store.delete(k.plural, key);
+          if (!k.keptWhenRefused) for (const key of store.keys(k.plural)) store.delete(k.plural, key);
           refused();
           continue;
         }
