@@ -9,7 +9,7 @@ import { join, relative } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { parseAllDocuments, stringify } from 'yaml';
 import { admissionConfig, admissionReady, webhookConfiguration } from './admissionWebhook.js';
-import { ControlPlane, kubeVersions } from './controlPlane.js';
+import { ControlPlane, freePort, kubeVersions, type Zonekeeper } from './controlPlane.js';
 import { eventually, Kube, pathOf, type Obj } from './kube.js';
 import { assertOnPins, preBoundVolume, statefulSet, tearDown, ZONES, zoneCounts } from './workloads.js';
 
@@ -27,15 +27,20 @@ for (const k of versions) describe(`[${k.version}] the policy: a StatefulSet's s
   const cp = new ControlPlane(k.bin);
   let kube: Kube;
   let zones: Map<string, string>;
+  let config: Obj;
+  let rbac: Obj[];
+  /** The replica that holds the Lease (the last one standing, after the two-replica case). */
+  let holder: Zonekeeper;
 
   before(async () => {
     const { port, admission } = await admissionConfig(SECRET);
-    const config = { admission, policy: { seatTable: true }, gate: { intervalSeconds: 1 }, leaderElection: { namespace: 'zonekeeper-system' } };
+    config = { admission, policy: { seatTable: true }, gate: { intervalSeconds: 1 }, leaderElection: { namespace: 'zonekeeper-system' } };
     await cp.up([{ name: 'default-scheduler', extender: false }], config);
     kube = new Kube(cp.api);
     // zonekeeper as the managed overlay's ServiceAccount, with that overlay's RBAC and the component's, no more.
     const overlay = parseAllDocuments(cp.kubectl(['kustomize', new URL('../../manifests/overlays/managed', import.meta.url).pathname])).map((d) => d.toJS());
-    await cp.restartZonekeeperAs([...overlay.filter((o) => RBAC_KINDS.has(o.kind)), ...manifest('components/policy/rbac.yaml')], config);
+    rbac = [...overlay.filter((o) => RBAC_KINDS.has(o.kind)), ...manifest('components/policy/rbac.yaml')];
+    holder = await cp.restartZonekeeperAs(rbac, config);
     for (const z of ZONES) await kube.addNode(`node-${z.slice(5)}-1`, z);
     zones = await kube.nodeZones();
     // The webhook with the shipped overlay's matchConditions (a pod the policy marked is skipped).
@@ -69,6 +74,17 @@ for (const k of versions) describe(`[${k.version}] the policy: a StatefulSet's s
     return res.metadata.annotations?.[MARK] === 'policy' ? res : undefined;
   }, 60_000, 500);
   const scale = (name: string, replicas: number) => kube.patch('apps/v1', 'StatefulSet', NS, name, { spec: { replicas } });
+  /** The sum of a metric's lines on one replica's /metrics whose labels include `labels`; absent: 0. */
+  const metric = async (admin: string, name: string, labels = '') => (await (await fetch(`${admin}/metrics`)).text()).split('\n')
+    .filter((l) => (l.startsWith(`${name}{`) || l.startsWith(`${name} `)) && l.includes(labels)).reduce((n, l) => n + Number(l.split(' ').pop()), 0);
+  const tableWrites = (z: Pick<Zonekeeper, 'admin'>) => metric(z.admin, 'zonekeeper_actuator_writes_total', 'action="seat-table"');
+  const frozenOn = (name: string, replicas: number, list = ZONES, podSpec: Obj = {}, spec: Obj = {}) =>
+    kube.create({ ...statefulSet(NS, name, replicas, podSpec, spec), metadata: { name, namespace: NS, annotations: { 'zonekeeper.io/zones': list.join(',') } } });
+  const failedCreates = async (name: string) => (await kube.list('v1', 'Event', NS))
+    .filter((e) => e.involvedObject?.kind === 'StatefulSet' && e.involvedObject?.name === name && e.reason === 'FailedCreate');
+  const assertMarked = async (name: string) => {
+    for (const p of await kube.podsOf(NS, `app=${name}`)) assert.equal(p.metadata.annotations?.[MARK], 'policy', p.metadata.name);
+  };
 
   it('the API is detected and said in /debug/cache', async () => {
     const cache = await (await fetch(`${cp.zonekeeper!.admin}/debug/cache`)).json() as Obj;
@@ -162,6 +178,121 @@ for (const k of versions) describe(`[${k.version}] the policy: a StatefulSet's s
     await assertOnPins(kube, NS, 'fresh', await kube.bound(NS, 'app=fresh', 3, zones, 90_000));
     for (const p of await kube.podsOf(NS, 'app=fresh')) assert.equal(p.metadata.annotations?.[MARK], undefined, p.metadata.name);
     assert.ok(await reviews() - before >= 3, 'the webhook decided them');
+  });
+
+  it('zonekeeper down: a scale-up within the published seats creates every pod on its pin at once; an ordinal beyond them is refused by the webhook (failurePolicy Fail); back: the table catches up', async () => {
+    // A claim template with static binding (storageClassName ""): an ordinal is published only once a volume is bound to its claim.
+    const claim = {
+      pod: { containers: [{ name: 'c', image: 'busybox', resources: { requests: { cpu: '10m' } }, volumeMounts: [{ name: 'data', mountPath: '/data' }] }] },
+      spec: { volumeClaimTemplates: [{ metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], storageClassName: '', resources: { requests: { storage: '1Gi' } } } }] },
+    };
+    const steady = await frozenOn('steady', 0);
+    await kube.create(preBoundVolume(NS, 'data-kept-0', 'zone-a'));
+    const kept = await frozenOn('kept', 0, ZONES, claim.pod, claim.spec);
+    await eventually('the table holds steady and kept-0', async () => {
+      const t = await table();
+      return !!t[steady.metadata.uid] && t[`${kept.metadata.uid}.0`] === 'zone-a' && !(`${kept.metadata.uid}.1` in t);
+    }, 60_000, 250);
+    await policyApplies(steady, 5);
+    await policyApplies(kept, 0);
+    await scale('steady', 3);
+    await scale('kept', 1);
+    await kube.bound(NS, 'app=steady', 3, zones, 90_000);
+    await kube.bound(NS, 'app=kept', 1, zones, 90_000);
+
+    await holder.stop('SIGKILL');
+    const downAt = Date.now();
+    let withinMs = 0;
+    let refusal = '';
+    try {
+      await scale('steady', 6);
+      await scale('kept', 2);
+      const placed = await kube.bound(NS, 'app=steady', 6, zones, 30_000);
+      withinMs = Date.now() - downAt;
+      await assertOnPins(kube, NS, 'steady', placed);
+      await assertMarked('steady');
+      // Beyond the seats: kept-1's claim is Pending (no volume yet), so no entry; the webhook's
+      // failurePolicy (Fail, as the managed overlay ships it) refuses the pod.
+      refusal = await eventually('FailedCreate for kept naming the webhook', async () => (await failedCreates('kept'))[0]?.message as string | undefined, 30_000);
+      assert.match(refusal, /pods\.zonekeeper\.io/);
+      assert.deepEqual((await failedCreates('steady')).map((e) => e.message), [], 'no FailedCreate within the seats');
+      assert.deepEqual((await kube.podsOf(NS, 'app=kept')).map((p) => p.metadata.name), ['kept-0']);
+      // A volume for kept-1, in zone-c (its pin is zone-b), bound while zonekeeper is down: nobody publishes it yet.
+      await kube.create(preBoundVolume(NS, 'data-kept-1', 'zone-c'));
+      await eventually('data-kept-1 bound', async () => (await kube.get('v1', 'PersistentVolumeClaim', NS, 'data-kept-1')).status?.phase === 'Bound', 30_000);
+      assert.equal((await table())[`${kept.metadata.uid}.1`], undefined);
+    } finally {
+      // Back whatever happened above, so that the cases after this one start with a holder.
+      holder = await cp.restartZonekeeperAs(rbac, config);
+    }
+    const downMs = Date.now() - downAt;
+    const backAt = Date.now();
+    await eventually('the table catches up: kept-1 in its volume\'s zone', async () => (await table())[`${kept.metadata.uid}.1`] === 'zone-c', 30_000, 250);
+    const caughtUpMs = Date.now() - backAt;
+    const both = await kube.bound(NS, 'app=kept', 2, zones, 120_000);
+    assert.equal(both.get('kept-1'), 'zone-c', 'the volume\'s zone');
+    const late = (await kube.podsOf(NS, 'app=kept')).find((p) => p.metadata.name === 'kept-1')!;
+    console.log(`# zonekeeper down ${downMs} ms: steady 3→6 bound on pins in ${withinMs} ms; kept-1 refused (${refusal.slice(0, 80)}…); `
+      + `back: table caught up in ${caughtUpMs} ms, kept-1 bound ${Date.now() - backAt} ms after, decided by ${late.metadata.annotations?.[MARK] ?? 'the webhook'}`);
+  });
+
+  it('a StatefulSet deleted and created again under its name, with its list in another order: the old UID\'s seats gone, the new one\'s published, its pods on the new pins', async () => {
+    const old = await frozenOn('again', 3);
+    await eventually('the table holds the first again', async () => !!(await table())[old.metadata.uid], 60_000, 250);
+    await kube.bound(NS, 'app=again', 3, zones, 90_000);
+    await kube.delete('apps/v1', 'StatefulSet', NS, 'again');
+    await eventually('the first again\'s pods gone', async () => {
+      await kube.reapTerminating(NS);
+      return (await kube.podsOf(NS, 'app=again')).length === 0;
+    }, 60_000, 250);
+    const reversed = [...ZONES].reverse();
+    const again = await frozenOn('again', 0, reversed);
+    assert.notEqual(again.metadata.uid, old.metadata.uid);
+    await eventually('the old UID\'s key gone, the new one\'s published', async () => {
+      const t = await table();
+      return !Object.keys(t).some((k) => k.startsWith(old.metadata.uid)) && t[again.metadata.uid] === `rr;${ZONE};0;${reversed.join(',')}`;
+    }, 60_000, 250);
+    await policyApplies(again, 0);
+    await scale('again', 3);
+    const placed = await kube.bound(NS, 'app=again', 3, zones, 90_000);
+    for (const [pod, zone] of placed) assert.equal(zone, reversed[Number(pod.split('-').pop()) % 3], pod);
+    assert.equal(zoneCounts(placed.values()), 'zone-a=1 zone-b=1 zone-c=1');
+    assert.equal(placed.get('again-0'), 'zone-c', 'ordinal 0 on the new list\'s first zone, not the old one\'s');
+    await assertMarked('again');
+  });
+
+  it('two replicas: only the Lease holder writes the table; the holder SIGKILLed, the other takes the Lease and keeps the table current', async () => {
+    const first = holder;
+    const port = await freePort();
+    const second = await cp.startReplica('zonekeeper-b', { ...config, admission: { ...config.admission as Obj, listen: `127.0.0.1:${port}` } },
+      await cp.serviceAccountKubeconfig('zonekeeper-system', 'zonekeeper'));
+    assert.equal(await metric(first.admin, 'zonekeeper_leader'), 1);
+    assert.equal(await metric(second.admin, 'zonekeeper_leader'), 0);
+    const firstBefore = await tableWrites(first);
+    const pair = await frozenOn('pair', 0);
+    await eventually('the table holds pair', async () => !!(await table())[pair.metadata.uid], 60_000, 250);
+    assert.ok(await tableWrites(first) > firstBefore, 'the holder wrote it');
+    assert.equal(await tableWrites(second), 0, 'the other replica writes nothing');
+
+    await first.stop('SIGKILL');
+    const killedAt = Date.now();
+    await eventually('the other replica holds the Lease', async () => await metric(second.admin, 'zonekeeper_leader') === 1, 30_000, 250);
+    const tookOverMs = Date.now() - killedAt;
+    holder = second;
+    const reversed = [...ZONES].reverse();
+    const later = await frozenOn('later', 0, reversed);
+    await eventually('the table holds later', async () => (await table())[later.metadata.uid] === `rr;${ZONE};0;${reversed.join(',')}`, 60_000, 250);
+    assert.ok(await tableWrites(second) > 0, 'the new holder wrote it');
+    await policyApplies(later, 2);
+    await scale('later', 3);
+    const placed = await kube.bound(NS, 'app=later', 3, zones, 90_000);
+    for (const [pod, zone] of placed) assert.equal(zone, reversed[Number(pod.split('-').pop()) % 3], pod);
+    await assertMarked('later');
+    console.log(`# the holder SIGKILLed: the other replica held the Lease ${tookOverMs} ms later and published later ${Date.now() - killedAt} ms after the kill`);
+  });
+
+  it('one answer: the holder found no policy-decided pod whose zone differs from its own decision', async () => {
+    assert.equal(await metric(holder.admin, 'zonekeeper_policy_disagreements_total'), 0);
   });
 });
 
