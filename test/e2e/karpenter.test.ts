@@ -12,6 +12,7 @@ import { boundAndNodes, kubeletOfNewNodes, pooledStatefulSet, systemNodes, ZONE 
 import { ADMISSION_LABEL, admissionConfig, admissionReady, webhookConfiguration } from './admissionWebhook.js';
 import { ControlPlane, freePort, kubeVersions } from './controlPlane.js';
 import { eventually, Kube, type Obj } from './kube.js';
+import { admissionReviews, applySeatPolicy, DECIDED_BY, policyApplies, seatTable, shippedMatchConditions } from './seatPolicy.js';
 import { tearDown, zoneCounts, ZONES } from './workloads.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
@@ -52,14 +53,21 @@ for (const k of versions) describe(`[${k.version}] a real Karpenter grows the zo
   const cp = new ControlPlane(k.bin);
   let kube: Kube;
   let stopKubelet: () => Promise<void>;
+  // The policy transport where the API server serves it: the seat table on, the shipped policy applied.
+  const policy = k.minor >= 36;
 
   before(async () => {
     const webhook = await admissionConfig();
-    await cp.up([{ name: 'default-scheduler', extender: false }], { admission: webhook.admission });
+    await cp.up([{ name: 'default-scheduler', extender: false }], { admission: webhook.admission, policy: { seatTable: policy } });
     kube = new Kube(cp.api);
     await kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
     await kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ADMITTED, labels: { [ADMISSION_LABEL]: 'enabled' } } });
-    await kube.create(webhookConfiguration(webhook.port));
+    const webhookConfig = webhookConfiguration(webhook.port);
+    if (policy) {
+      webhookConfig.webhooks[0].matchConditions = shippedMatchConditions();
+      applySeatPolicy(cp);
+    }
+    await kube.create(webhookConfig);
     await systemNodes(kube);
     cp.kubectl(['apply', '-f', join(KARPENTER, 'crds')]);
     cp.kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/nodepools.karpenter.sh', 'crd/nodeclaims.karpenter.sh', 'crd/kwoknodeclasses.karpenter.kwok.sh']);
@@ -67,6 +75,7 @@ for (const k of versions) describe(`[${k.version}] a real Karpenter grows the zo
     await kube.create(nodePool('db', ZONES));
     await kube.create(nodePool('dbab', ['zone-a', 'zone-b']));
     await kube.create(nodePool('dba', ZONES));
+    await kube.create(nodePool('seats', ZONES));
     const bin = execFileSync('bash', [UNPACK], { encoding: 'utf8' }).trim();
     cp.start('karpenter', join(bin, 'karpenter'), [], {
       ...process.env, KUBECONFIG: cp.kubeconfig, DISABLE_LEADER_ELECTION: 'true', LOG_LEVEL: 'debug',
@@ -77,7 +86,7 @@ for (const k of versions) describe(`[${k.version}] a real Karpenter grows the zo
     // zonekeeper sees both NodePools before any pod is decided.
     await eventually('zonekeeper watches NodePools', async () => {
       const cache = await (await fetch(`${cp.zonekeeper!.admin}/debug/cache`)).json() as Obj;
-      return cache.kinds.find((c: Obj) => c.kind === 'nodepools')?.objects === 3;
+      return cache.kinds.find((c: Obj) => c.kind === 'nodepools')?.objects === 4;
     }, 120_000, 500);
     await admissionReady(kube, cp.zonekeeper!.admin);
   });
@@ -117,6 +126,23 @@ for (const k of versions) describe(`[${k.version}] a real Karpenter grows the zo
     assert.equal(nodes, 'zone-a=1 zone-b=1 zone-c=1');
     for (const p of await kube.podsOf(ADMITTED, 'app=dba')) assert.ok(ZONES.includes(p.spec.nodeSelector?.[ZONE]), `${p.metadata.name}: its zone in its spec`);
   });
+
+  it('the policy (1.36+), no gate in the template: a StatefulSet of 3 with a frozen list on a NodePool with no node is written its zones by kube-apiserver, no admission review, and Karpenter adds one node per pinned zone',
+    { skip: policy ? false : 'MutatingAdmissionPolicy is served from Kubernetes 1.36' }, async () => {
+      const list = ['zone-b', 'zone-c', 'zone-a'];
+      const sts = pooledStatefulSet(ADMITTED, 'seats', 'seats', 0);
+      delete sts.spec.template.spec.schedulingGates;
+      const created = await kube.create({ ...sts, metadata: { ...sts.metadata, annotations: { 'zonekeeper.io/zones': list.join(',') } } });
+      await eventually('the seat table holds seats', async () => !!(await seatTable(kube, ADMITTED))[created.metadata.uid], 60_000, 250);
+      await policyApplies(kube, created, 2);
+      const reviews = await admissionReviews(cp.zonekeeper!.admin);
+      await kube.scale('StatefulSet', ADMITTED, 'seats', 3);
+      const { pods, nodes } = await boundAndNodes(kube, ADMITTED, 'seats', 'seats', 3);
+      for (const [pod, zone] of pods) assert.equal(zone, list[Number(pod.split('-').pop()) % 3], pod);
+      assert.equal(nodes, 'zone-a=1 zone-b=1 zone-c=1', 'one node per pinned zone');
+      for (const p of await kube.podsOf(ADMITTED, 'app=seats')) assert.equal(p.metadata.annotations?.[DECIDED_BY], 'policy', p.metadata.name);
+      assert.equal(await admissionReviews(cp.zonekeeper!.admin), reviews, 'no admission review for them');
+    });
 
   it('a NodePool offering zones a and b only: the StatefulSet of 3 gets 2/1 over those two, nothing pinned to zone-c', async () => {
     await kube.create(pooledStatefulSet(NS, 'ab', 'dbab', 3));

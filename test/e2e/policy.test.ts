@@ -10,12 +10,12 @@ import { after, before, describe, it } from 'node:test';
 import { parseAllDocuments, stringify } from 'yaml';
 import { admissionConfig, admissionReady, webhookConfiguration } from './admissionWebhook.js';
 import { ControlPlane, freePort, kubeVersions, type Zonekeeper } from './controlPlane.js';
-import { eventually, Kube, pathOf, type Obj } from './kube.js';
+import { eventually, Kube, type Obj } from './kube.js';
+import { admissionReviews, applySeatPolicy, DECIDED_BY as MARK, metricSum, policyApplies as seatPolicyApplies, seatTable, shippedMatchConditions } from './seatPolicy.js';
 import { assertOnPins, preBoundVolume, statefulSet, tearDown, ZONES, zoneCounts } from './workloads.js';
 
 const ZONE = 'topology.kubernetes.io/zone';
 const NS = 'seated';
-const MARK = 'zonekeeper.io/decided-by';
 const SECRET = 'zonekeeper-system/zonekeeper-webhook-tls';
 const manifest = (path: string): Obj[] =>
   parseAllDocuments(readFileSync(new URL(`../../manifests/${path}`, import.meta.url), 'utf8')).map((d) => d.toJS()).filter(Boolean);
@@ -44,39 +44,21 @@ for (const k of versions) describe(`[${k.version}] the policy: a StatefulSet's s
     for (const z of ZONES) await kube.addNode(`node-${z.slice(5)}-1`, z);
     zones = await kube.nodeZones();
     // The webhook with the shipped overlay's matchConditions (a pod the policy marked is skipped).
-    const shipped = overlay.find((o) => o.kind === 'MutatingWebhookConfiguration')!.webhooks[0].matchConditions;
     const webhook = webhookConfiguration(port);
-    webhook.webhooks[0].matchConditions = shipped;
+    webhook.webhooks[0].matchConditions = shippedMatchConditions();
     await kube.create(webhook);
     // The policy and its binding as shipped, applied as a user would.
-    cp.kubectl(['apply', '-f', new URL('../../manifests/components/policy/policy.yaml', import.meta.url).pathname]);
+    applySeatPolicy(cp);
     await kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS, labels: { 'zonekeeper.io/admission': 'enabled' } } });
     await admissionReady(kube, cp.zonekeeper!.admin);
   });
   after(() => tearDown(cp));
 
-  /** Every admission review zonekeeper answered, whatever the outcome. */
-  const reviews = async () => (await (await fetch(`${cp.zonekeeper!.admin}/metrics`)).text()).split('\n')
-    .filter((l) => l.startsWith('zonekeeper_decisions_total{') && l.includes('verb="admission"')).reduce((n, l) => n + Number(l.split(' ').pop()), 0);
-  const table = async (): Promise<Record<string, string>> =>
-    (await kube.call('GET', pathOf('v1', 'ConfigMap', NS, 'zonekeeper-seats')).catch(() => ({ data: {} }))).data ?? {};
-  /** Until kube-apiserver applies the policy with the table's entry: a dry-run create of the StatefulSet's next pod comes back marked. */
-  const policyApplies = (sts: Obj, ordinal: number) => eventually(`the policy marks a dry-run pod of ${sts.metadata.name}`, async () => {
-    const pod = {
-      apiVersion: 'v1', kind: 'Pod',
-      metadata: {
-        name: `${sts.metadata.name}-${ordinal}`, namespace: NS, labels: { 'apps.kubernetes.io/pod-index': String(ordinal) },
-        ownerReferences: [{ apiVersion: 'apps/v1', kind: 'StatefulSet', name: sts.metadata.name, uid: sts.metadata.uid, controller: true }],
-      },
-      spec: { containers: [{ name: 'c', image: 'busybox' }] },
-    };
-    const res = await kube.call('POST', `${pathOf('v1', 'Pod', NS)}?dryRun=All`, pod);
-    return res.metadata.annotations?.[MARK] === 'policy' ? res : undefined;
-  }, 60_000, 500);
+  const reviews = () => admissionReviews(holder.admin);
+  const table = () => seatTable(kube, NS);
+  const policyApplies = (sts: Obj, ordinal: number) => seatPolicyApplies(kube, sts, ordinal);
   const scale = (name: string, replicas: number) => kube.patch('apps/v1', 'StatefulSet', NS, name, { spec: { replicas } });
-  /** The sum of a metric's lines on one replica's /metrics whose labels include `labels`; absent: 0. */
-  const metric = async (admin: string, name: string, labels = '') => (await (await fetch(`${admin}/metrics`)).text()).split('\n')
-    .filter((l) => (l.startsWith(`${name}{`) || l.startsWith(`${name} `)) && l.includes(labels)).reduce((n, l) => n + Number(l.split(' ').pop()), 0);
+  const metric = metricSum;
   const tableWrites = (z: Pick<Zonekeeper, 'admin'>) => metric(z.admin, 'zonekeeper_actuator_writes_total', 'action="seat-table"');
   const frozenOn = (name: string, replicas: number, list = ZONES, podSpec: Obj = {}, spec: Obj = {}) =>
     kube.create({ ...statefulSet(NS, name, replicas, podSpec, spec), metadata: { name, namespace: NS, annotations: { 'zonekeeper.io/zones': list.join(',') } } });
