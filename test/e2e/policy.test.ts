@@ -11,7 +11,7 @@ import { parseAllDocuments, stringify } from 'yaml';
 import { admissionConfig, admissionReady, webhookConfiguration } from './admissionWebhook.js';
 import { ControlPlane, freePort, kubeVersions, type Zonekeeper } from './controlPlane.js';
 import { eventually, Kube, type Obj } from './kube.js';
-import { admissionReviews, applySeatPolicy, DECIDED_BY as MARK, metricSum, policyApplies as seatPolicyApplies, seatTable, shippedMatchConditions } from './seatPolicy.js';
+import { admissionReviews, applySeatPolicy, DECIDED_BY as MARK, metricSum, policyApplies as seatPolicyApplies, seatTable, shippedMatchConditions, shippedWebhook } from './seatPolicy.js';
 import { assertOnPins, preBoundVolume, statefulSet, tearDown, ZONES, zoneCounts } from './workloads.js';
 
 const ZONE = 'topology.kubernetes.io/zone';
@@ -43,9 +43,10 @@ for (const k of versions) describe(`[${k.version}] the policy: a StatefulSet's s
     holder = await cp.restartZonekeeperAs(rbac, config);
     for (const z of ZONES) await kube.addNode(`node-${z.slice(5)}-1`, z);
     zones = await kube.nodeZones();
-    // The webhook with the shipped overlay's matchConditions (a pod the policy marked is skipped).
+    // The webhook with the shipped overlay's matchConditions (a pod the policy marked is skipped) and failurePolicy.
     const webhook = webhookConfiguration(port);
     webhook.webhooks[0].matchConditions = shippedMatchConditions();
+    webhook.webhooks[0].failurePolicy = shippedWebhook().failurePolicy;
     await kube.create(webhook);
     // The policy and its binding as shipped, applied as a user would.
     applySeatPolicy(cp);
@@ -195,6 +196,7 @@ for (const k of versions) describe(`[${k.version}] the policy: a StatefulSet's s
       await assertMarked('steady');
       // Beyond the seats: kept-1's claim is Pending (no volume yet), so no entry; the webhook's
       // failurePolicy (Fail, as the managed overlay ships it) refuses the pod.
+      assert.equal(shippedWebhook().failurePolicy, 'Fail', 'the managed overlay\'s failurePolicy, which this case assumes');
       refusal = await eventually('FailedCreate for kept naming the webhook', async () => (await failedCreates('kept'))[0]?.message as string | undefined, 30_000);
       assert.match(refusal, /pods\.zonekeeper\.io/);
       assert.deepEqual((await failedCreates('steady')).map((e) => e.message), [], 'no FailedCreate within the seats');

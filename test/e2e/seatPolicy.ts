@@ -12,9 +12,11 @@ export const DECIDED_BY = 'zonekeeper.io/decided-by';
 const manifest = (path: string): Obj[] =>
   parseAllDocuments(readFileSync(new URL(`../../manifests/${path}`, import.meta.url), 'utf8')).map((d) => d.toJS()).filter(Boolean);
 
+/** The managed overlay's webhook, as shipped. */
+export const shippedWebhook = (): Obj => manifest('overlays/managed/admission.yaml').find((o) => o.kind === 'MutatingWebhookConfiguration')!.webhooks[0];
+
 /** The managed overlay's webhook matchConditions, as shipped: a pod the policy marked is skipped. */
-export const shippedMatchConditions = (): Obj[] =>
-  manifest('overlays/managed/admission.yaml').find((o) => o.kind === 'MutatingWebhookConfiguration')!.webhooks[0].matchConditions;
+export const shippedMatchConditions = (): Obj[] => shippedWebhook().matchConditions;
 
 /** The policy and its binding as shipped, applied with kubectl. */
 export function applySeatPolicy(cp: ControlPlane): void {
