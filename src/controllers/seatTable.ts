@@ -53,11 +53,30 @@ export function seatTableController(
   function namespaces(): Set<string> {
     const out = new Set<string>();
     for (const w of source.snapshot.allWorkloads()) if (w.kind === 'StatefulSet') out.add(w.namespace);
-    // A namespace whose table was written keeps its key until its table is emptied.
+    // A namespace whose table exists keeps its key until its table is emptied.
     for (const ns of written) out.add(ns);
     return out;
   }
+  /** Namespaces holding a table: those this process wrote, and those found at start (another holder's). */
   const written = new Set<string>();
+
+  /** The tables already in the cluster (a previous holder's), so that one whose StatefulSets all went while no holder ran is emptied too. */
+  async function findTables(): Promise<void> {
+    const url = `/api/v1/configmaps?fieldSelector=${encodeURIComponent(`metadata.name=${opts.configMapName}`)}`;
+    try {
+      const res = await api.request('GET', url, { timeoutMs: 10_000 });
+      if (res.status !== 200) throw new Error(`${res.status} ${statusMessage(res.body)}`);
+      const list = JSON.parse(res.body) as { items?: { metadata?: { namespace?: string } }[] };
+      for (const ns of (list.items ?? []).map((i) => i.metadata?.namespace)) {
+        if (!ns || written.has(ns)) continue;
+        written.add(ns);
+        // Before the cache is synced the first resync queues it: a table is never computed from a cache not synced.
+        if (source.ready()) seats.add(ns);
+      }
+    } catch (err) {
+      log.warn({ err: (err as Error).message }, 'existing seat tables not listed: a table whose StatefulSets all went while no holder ran stays as it is');
+    }
+  }
 
   async function reconcile(namespace: string): Promise<WorkResult> {
     const table = seatTable(namespace, source.snapshot, settings, opts.maxBytes);
@@ -72,7 +91,10 @@ export function seatTableController(
     }
     if (got.status !== 200) throw new Error(`GET ConfigMap ${namespace}/${opts.configMapName}: ${got.status} ${statusMessage(got.body)}`);
     const have = JSON.parse(got.body) as { metadata?: { resourceVersion?: string }; data?: Record<string, string> };
-    if (sameData(have.data ?? {}, table.data)) return;
+    if (sameData(have.data ?? {}, table.data)) {
+      if (Object.keys(table.data).length === 0) written.delete(namespace);
+      return;
+    }
     return write('PUT', path(namespace, opts.configMapName), namespace, table.data, have.metadata?.resourceVersion);
   }
 
@@ -115,5 +137,13 @@ export function seatTableController(
   // What changes a namespace's table: a StatefulSet written or removed, a claim created or bound.
   source.store.onWorkload((w) => { if (w.kind === 'StatefulSet') seats.addAfter(w.namespace, 100); });
   source.store.onClaim((namespace) => seats.addAfter(namespace, 100));
-  return { ...seats.controller(() => leftOut.clear()), resync: () => seats.resync() };
+  const control = seats.controller(() => leftOut.clear());
+  return {
+    ...control,
+    start() {
+      control.start();
+      void findTables();
+    },
+    resync: () => seats.resync(),
+  };
 }

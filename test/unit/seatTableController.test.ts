@@ -121,6 +121,41 @@ describe('seat table controller (fake time)', () => {
   });
 });
 
+describe('seat tables a previous holder wrote', () => {
+  it('a table whose StatefulSets all went while no holder ran is found at start (listed by name) and emptied', async () => {
+    const clock = fakeClock(Date.parse('2026-11-26T10:00:00Z'));
+    const store = storeOf([...nodes(ZONES, 1), statefulSet('db', 3, { annotations: frozen })]);
+    const GONE = '/api/v1/namespaces/gone/configmaps/zonekeeper-seats';
+    let gone: { rv: number; data: Record<string, string> } = { rv: 7, data: { 'old-uid': 'rr;topology.kubernetes.io/zone;0;zone-a' } };
+    const api = recordingApi((r) => {
+      if (r.method === 'GET' && r.path.startsWith('/api/v1/configmaps?')) {
+        return { status: 200, body: { items: [{ metadata: { namespace: 'gone', name: 'zonekeeper-seats' } }, { metadata: { namespace: 'default', name: 'zonekeeper-seats' } }] } };
+      }
+      if (r.method === 'GET' && r.path === GONE) return { status: 200, body: { metadata: { resourceVersion: String(gone.rv) }, data: gone.data } };
+      if (r.method === 'PUT' && r.path === GONE && r.body.metadata.resourceVersion === String(gone.rv)) {
+        gone = { rv: gone.rv + 1, data: r.body.data ?? {} };
+        return { status: 200 };
+      }
+      if (r.path.startsWith(CM)) return r.method === 'GET' ? { status: 404 } : { status: 201 };
+      return { status: 500 };
+    });
+    const c = seatTableController(api, memorySource(store, 'test'), defaultSettings(),
+      { configMapName: 'zonekeeper-seats', maxBytes: 512 * 1024, patchesPerSecond: 20 }, { record: () => {} }, silent, createMetrics(), clock);
+    c.start();
+    try {
+      await clock.advance(0);
+      await clock.advance(0);
+      const list = api.requests.find((r) => r.path.startsWith('/api/v1/configmaps?'));
+      assert.equal(list?.path, '/api/v1/configmaps?fieldSelector=metadata.name%3Dzonekeeper-seats', 'all tables, by name only');
+      assert.deepEqual(gone, { rv: 8, data: {} }, 'the dead UID\'s seats are gone');
+      await clock.advance(10 * 60_000);
+      assert.equal(api.requests.filter((r) => r.method === 'PUT' && r.path === GONE).length, 1, 'emptied once, then left alone');
+    } finally {
+      await c.stop();
+    }
+  });
+});
+
 describe('whether the API server serves MutatingAdmissionPolicies', () => {
   const asking = (status: number, body?: unknown) => servesMutatingPolicies(recordingApi(() => ({ status, body })));
   it('served in admissionregistration.k8s.io/v1 (1.36+): yes; the group version without it, or absent (1.30-1.35): no; an error: unknown', async () => {
