@@ -176,6 +176,11 @@ for (const k of versions) describe(`[${k.version}] the policy: a StatefulSet's s
       const t = await table();
       return !!t[steady.metadata.uid] && t[`${kept.metadata.uid}.0`] === 'zone-a' && !(`${kept.metadata.uid}.1` in t);
     }, 60_000, 250);
+    // A namespace whose only StatefulSet is deleted while zonekeeper is down: only the tables a new holder lists reach it.
+    const LONE = `${NS}-lone`;
+    await kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: LONE, labels: { 'zonekeeper.io/admission': 'enabled' } } });
+    const lone = await kube.create({ ...statefulSet(LONE, 'lone', 0), metadata: { name: 'lone', namespace: LONE, annotations: { 'zonekeeper.io/zones': ZONES.join(',') } } });
+    await eventually('the lone table holds lone', async () => !!(await seatTable(kube, LONE))[lone.metadata.uid], 60_000, 250);
     await policyApplies(steady, 5);
     await policyApplies(kept, 0);
     await scale('steady', 3);
@@ -205,6 +210,7 @@ for (const k of versions) describe(`[${k.version}] the policy: a StatefulSet's s
       await kube.create(preBoundVolume(NS, 'data-kept-1', 'zone-c'));
       await eventually('data-kept-1 bound', async () => (await kube.get('v1', 'PersistentVolumeClaim', NS, 'data-kept-1')).status?.phase === 'Bound', 30_000);
       assert.equal((await table())[`${kept.metadata.uid}.1`], undefined);
+      await kube.delete('apps/v1', 'StatefulSet', LONE, 'lone');
     } finally {
       // Back whatever happened above, so that the cases after this one start with a holder.
       holder = await cp.restartZonekeeperAs(rbac, config);
@@ -213,6 +219,7 @@ for (const k of versions) describe(`[${k.version}] the policy: a StatefulSet's s
     const backAt = Date.now();
     await eventually('the table catches up: kept-1 in its volume\'s zone', async () => (await table())[`${kept.metadata.uid}.1`] === 'zone-c', 30_000, 250);
     const caughtUpMs = Date.now() - backAt;
+    await eventually('the lone table emptied of the deleted StatefulSet\'s seats', async () => !(lone.metadata.uid in await seatTable(kube, LONE)), 30_000, 250);
     const both = await kube.bound(NS, 'app=kept', 2, zones, 120_000);
     assert.equal(both.get('kept-1'), 'zone-c', 'the volume\'s zone');
     const late = (await kube.podsOf(NS, 'app=kept')).find((p) => p.metadata.name === 'kept-1')!;
