@@ -22,6 +22,7 @@ type DisagreementReason = typeof POLICY_DISAGREEMENT_REASONS[number];
 /** The zone the policy wrote for a pod, against zonekeeper's own decision for it. */
 export type PolicyAgreement =
   | { agrees: true; topologyKey: string; zone: string; why: string }
+  /** `zonekeeper`: the zone it decides (or `no zone`, a subset); `why`: its reason. */
   | { agrees: false; reason: DisagreementReason; topologyKey: string; policyZone: string | undefined; zonekeeper: string; why: string }
   /** Zonekeeper cannot decide the pod now (cache not ready, a volume that may move, its workload not cached): checked again later. */
   | { agrees: undefined; why: string };
@@ -49,17 +50,12 @@ export async function policyAgreement(source: SnapshotSource, service: DecisionS
   const policyZone = pod.selection?.nodeSelector[topologyKey];
   const { decision: d } = await decideAdmission(service, asCreated(pod, topologyKey), { dryRun: true, leading: true });
   if (d.kind === 'gate') return { agrees: undefined, why: d.why };
-  const wrote = policyZone === undefined ? `no ${topologyKey}` : `${topologyKey}=${policyZone}`;
-  if (d.kind === 'as-is') {
-    return { agrees: false, reason: 'not-managed', topologyKey, policyZone, zonekeeper: 'none', why: `the policy wrote ${wrote}; zonekeeper writes no zone: ${d.why}` };
-  }
+  if (d.kind === 'as-is') return { agrees: false, reason: 'not-managed', topologyKey, policyZone, zonekeeper: 'no zone', why: d.why };
   if (d.kind === 'subset') {
-    return { agrees: false, reason: 'other-rule', topologyKey, policyZone, zonekeeper: `subset ${d.subset}`,
-      why: `the policy wrote ${wrote}; zonekeeper places it in WorkloadSpread ${d.workloadSpread}'s subset ${d.subset}: ${d.why}` };
+    return { agrees: false, reason: 'other-rule', topologyKey, policyZone, zonekeeper: `WorkloadSpread ${d.workloadSpread}'s subset ${d.subset}`, why: d.why };
   }
   if (d.topologyKey === topologyKey && d.zone === policyZone) return { agrees: true, topologyKey, zone: d.zone, why: d.why };
-  return { agrees: false, reason: 'other-zone', topologyKey, policyZone, zonekeeper: d.zone,
-    why: `the policy wrote ${wrote}; zonekeeper decides ${d.topologyKey}=${d.zone}: ${d.why}` };
+  return { agrees: false, reason: 'other-zone', topologyKey, policyZone, zonekeeper: d.topologyKey === topologyKey ? d.zone : `${d.topologyKey} ${d.zone}`, why: d.why };
 }
 
 /** How long a pod's first event waits before its check, gathering its workload's and claims' events. */
@@ -92,7 +88,7 @@ export function policyCheckController(
     checked.add(uid);
     if (a.agrees) return;
     metrics.policyDisagreements.inc({ reason: a.reason });
-    const policyZone = a.policyZone ?? 'none';
+    const policyZone = a.policyZone ?? 'no zone';
     log.warn({ pod: `${pod.namespace}/${pod.name}`, reason: a.reason, policyZone, zonekeeper: a.zonekeeper }, 'the policy decided a pod otherwise than zonekeeper');
     events.record(pod, 'Warning', 'PolicyDisagrees',
       `the MutatingAdmissionPolicy wrote ${a.topologyKey} ${policyZone} from the seat table; zonekeeper decides ${a.zonekeeper}: ${a.why}`);
