@@ -227,7 +227,8 @@ export async function startServer(config: Config, choice: SourceChoice, log: Log
     source, views: debugViews(service, source), metrics, serving: () => serving, auth, layoutHealth, repair, gate, policy,
     policyAgreement: (p) => policyAgreement(source, service, p),
   }), config.admin.listen, { limits });
-  const probes = config.admin.probeListen ? await listen(probeRoutes({ source, serving: () => serving, policy }), config.admin.probeListen, { limits }) : undefined;
+  const probes = config.admin.probeListen
+    ? await listen(probeRoutes({ source, serving: () => serving, policy }), config.admin.probeListen, { limits }) : undefined;
   const pickerAuth = config.picker.authorization === 'kubernetes' && api ? (auth ?? kubernetesAuthorizer(api)) : undefined;
   const picker = config.picker.listen
     ? await listen(pickerRoutes(extender, metrics, log, config.extender.pickerBodyLimitBytes, pickerAuth), config.picker.listen, { tls: config.picker.tls, limits, ...listenerHooks('picker') })
