@@ -32,9 +32,9 @@ Usage:
 Every StatefulSet and every workload with zonekeeper's annotations (or a WorkloadSpread) is
 judged, whether or not zonekeeper is installed. Against a cluster, it says too whether the API
 server serves MutatingAdmissionPolicies (Kubernetes 1.36+, the policy transport) and which
-namespaces hold a seat table, with how many StatefulSets each covers. Exit status: 0 none at risk, 1 some at risk,
-2 error: also when there is no workload to judge, or the file holds items that are not
-Kubernetes objects (no kind or no metadata.name).
+namespaces hold a seat table, with how many StatefulSets each covers. Exit status: 0 none at
+risk, 1 some at risk, 2 error: also when there is no workload to judge, or the file holds items
+that are not Kubernetes objects (no kind or no metadata.name).
 `;
 
 export class AuditError extends Error {}

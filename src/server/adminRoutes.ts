@@ -28,7 +28,7 @@ export interface AdminDeps {
   repair?: { status(): RepairStatus[] };
   /** The zone gate's keeper, when gate.enabled and a cluster is watched (/debug/gate). */
   gate?: { view(): { gated: number; waiting: { pod: string; why: string }[] } };
-  /** The policy transport (policy.seatTable): whether the API server serves MutatingAdmissionPolicies, and whether the seat table is written. */
+  /** The policy transport, against a cluster: whether the API server serves MutatingAdmissionPolicies, and whether the seat table is written. */
   policy?: { apiServed: boolean | undefined; seatTable: boolean };
   /** Zonekeeper's own decision against the zone the policy wrote, for a pod marked `zonekeeper.io/decided-by: policy` (/debug/explain). */
   policyAgreement?: (pod: SlimPod) => Promise<PolicyAgreement>;
