@@ -10,6 +10,7 @@ import { createLogger } from './common/logger.js';
 import { NO_PENDING_FREEZES } from './placement/fleet.js';
 import { fleetHealth, type WorkloadHealth } from './placement/health.js';
 import { chooseSource, clusterWatch } from './sourceChoice.js';
+import { auditPolicy, auditPolicyText } from './auditPolicy.js';
 import { sleepOn, systemClock } from './common/clock.js';
 
 export const AUDIT_USAGE = `zonekeeper audit: which workloads fill fewer zones than they should (read-only)
@@ -29,9 +30,11 @@ Usage:
   --timeout SECONDS   how long listing the cluster may take (default 120)
 
 Every StatefulSet and every workload with zonekeeper's annotations (or a WorkloadSpread) is
-judged, whether or not zonekeeper is installed. Exit status: 0 none at risk, 1 some at risk,
-2 error: also when there is no workload to judge, or the file holds items that are not
-Kubernetes objects (no kind or no metadata.name).
+judged, whether or not zonekeeper is installed. Against a cluster, it says too whether the API
+server serves MutatingAdmissionPolicies (Kubernetes 1.36+, the policy transport) and which
+namespaces hold a seat table, with how many StatefulSets each covers. Exit status: 0 none at
+risk, 1 some at risk, 2 error: also when there is no workload to judge, or the file holds items
+that are not Kubernetes objects (no kind or no metadata.name).
 `;
 
 export class AuditError extends Error {}
@@ -141,9 +144,11 @@ export async function runAudit(argv: string[]): Promise<{ output: string; code: 
       throw new AuditError(`no workloads to judge in ${where}: no StatefulSet, and no workload with zonekeeper's annotations or a WorkloadSpread`);
     }
     const atRisk = health.filter((h) => h.atRisk).length;
+    // A cluster's policy transport (a file holds no discovery): under the table, or `policy` in JSON.
+    const policy = api ? await auditPolicy(api, config.policy.configMapName, values.namespace) : undefined;
     const output = values.output === 'json'
-      ? JSON.stringify({ source: source.describe(), atRisk, workloads: health }, null, 2)
-      : auditTable(health);
+      ? JSON.stringify({ source: source.describe(), atRisk, workloads: health, ...(policy ? { policy } : {}) }, null, 2)
+      : auditTable(health) + (policy ? `\n\n${auditPolicyText(policy, config.policy.configMapName)}` : '');
     return { output, code: atRisk > 0 ? 1 : 0 };
   } finally {
     await source.stop();

@@ -25,6 +25,7 @@ import { zoneGateKeeper } from './controllers/zoneGateKeeper.js';
 import { webhookCertificate } from './controllers/webhookCertificate.js';
 import { holderLabel, ownPod } from './controllers/holderLabel.js';
 import { seatTableController, servesMutatingPolicies } from './controllers/seatTable.js';
+import { policyAgreement, policyCheckController } from './controllers/policyCheck.js';
 import type { Logger } from './common/logger.js';
 import { createMetrics, registerHealthGauges, registerStateGauges, type Metrics } from './metrics/metrics.js';
 import { kubernetesAuthorizer } from './server/adminAuth.js';
@@ -172,14 +173,19 @@ export async function startServer(config: Config, choice: SourceChoice, log: Log
       }) : undefined;
   if (gate) controllers.push(gate);
   // The policy transport (docs/design.md#the-policy): the seat table, only where the API server serves the policy that reads it.
-  const policy = config.policy.seatTable ? { apiServed: api ? await servesMutatingPolicies(api) : false, seatTable: false } : undefined;
-  if (policy && api && policy.apiServed === true) {
+  // Whether it does is asked at every start (readiness details, /debug/cache), the table written only with policy.seatTable.
+  const policy = api ? { apiServed: await servesMutatingPolicies(api), seatTable: false } : undefined;
+  if (policy && api && config.policy.seatTable && policy.apiServed === true) {
     policy.seatTable = true;
     controllers.push(seatTableController(api, source, { ...config.placement }, config.policy, { record: actuator.recordEvent }, log, metrics));
     log.info({ configMap: config.policy.configMapName }, 'policy transport on: the API server serves MutatingAdmissionPolicies; the Lease holder publishes seat tables');
-  } else if (policy) {
+  } else if (policy && config.policy.seatTable) {
     log.warn({ apiServed: policy.apiServed ?? 'unknown' }, 'policy transport off: the API server does not serve admissionregistration.k8s.io/v1 mutatingadmissionpolicies (Kubernetes 1.36+); no seat table is published');
+  } else if (policy) {
+    log.info({ apiServed: policy.apiServed ?? 'unknown' }, 'policy transport off (policy.seatTable); whether the API server serves MutatingAdmissionPolicies (Kubernetes 1.36+) is in apiServed');
   }
+  // Every pod the policy decided (a table written by this or an earlier holder) is checked against zonekeeper's own decision.
+  if (api) controllers.push(policyCheckController(source, service, { record: actuator.recordEvent }, log, metrics));
   if (config.rebalance.enabled && !api) log.warn('rebalance needs a cluster to evict in; off for a file source');
   // admission.certificate: the holder keeps the Secret and the caBundle; every replica serves what the Secret holds.
   const managed = config.admission.certificate;
@@ -219,8 +225,10 @@ export async function startServer(config: Config, choice: SourceChoice, log: Log
   const auth = config.admin.authorization === 'kubernetes' && api ? kubernetesAuthorizer(api) : undefined;
   const admin = await listen(adminRoutes({
     source, views: debugViews(service, source), metrics, serving: () => serving, auth, layoutHealth, repair, gate, policy,
+    policyAgreement: (p) => policyAgreement(source, service, p),
   }), config.admin.listen, { limits });
-  const probes = config.admin.probeListen ? await listen(probeRoutes({ source, serving: () => serving }), config.admin.probeListen, { limits }) : undefined;
+  const probes = config.admin.probeListen
+    ? await listen(probeRoutes({ source, serving: () => serving, policy }), config.admin.probeListen, { limits }) : undefined;
   const pickerAuth = config.picker.authorization === 'kubernetes' && api ? (auth ?? kubernetesAuthorizer(api)) : undefined;
   const picker = config.picker.listen
     ? await listen(pickerRoutes(extender, metrics, log, config.extender.pickerBodyLimitBytes, pickerAuth), config.picker.listen, { tls: config.picker.tls, limits, ...listenerHooks('picker') })

@@ -19,6 +19,8 @@ export const ANNOTATION = {
   kruiseIgnorePatchExisting: 'workloadspread.kruise.io/ignore-patch-existing-pods-metadata',
   /** A ReplicaSet's sequence number among its Deployment's pod templates: the highest is the current one. */
   deploymentRevision: 'deployment.kubernetes.io/revision',
+  /** "policy": the MutatingAdmissionPolicy wrote the pod's zone from the seat table (docs/design.md#the-policy). */
+  decidedBy: 'zonekeeper.io/decided-by',
 } as const;
 
 /** The scheduling gate that holds a pod until zonekeeper has written its zone into its spec (docs/design.md#the-zone-gate). */

@@ -170,6 +170,7 @@ export function slimPod(o: Raw, share = intern): SlimPod {
     ...gateOf(meta, o.spec),
     ...(!o.spec?.nodeName && conditions.some((c) => c?.type === 'PodScheduled' && c?.status === 'False' && c?.reason === 'Unschedulable')
       ? { unschedulable: true } : {}),
+    ...(meta.annotations?.[ANNOTATION.decidedBy] === 'policy' ? { decidedByPolicy: true } : {}),
   };
 }
 

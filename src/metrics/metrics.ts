@@ -15,10 +15,20 @@ export interface Metrics {
   invalidPreferences: Counter<'namespace' | 'workload'>;
   actuatorWrites: Counter<'action' | 'result'>;
   seatTableLeftOut: Gauge<'namespace'>;
+  policyDisagreements: Counter<'reason'>;
   gateDecisions: Counter<'outcome'>;
   gateFallbacks: Counter<'result'>;
   leader: Gauge;
   rebalanceEvictions: Counter<'result'>;
+}
+
+/** Why zonekeeper decides a policy-decided pod otherwise (docs/design.md#the-policy): zonekeeper_policy_disagreements_total's reasons. */
+export const POLICY_DISAGREEMENT_REASONS = ['other-zone', 'not-managed', 'other-rule'] as const;
+
+/** A counter with each value of its one label shown at 0 before anything is counted. */
+function zeroed<L extends string>(c: Counter<L>, label: L, values: readonly string[]): Counter<L> {
+  for (const v of values) c.inc({ [label]: v } as Partial<Record<L, string>>, 0);
+  return c;
 }
 
 export function createMetrics(opts: { defaults?: boolean } = {}): Metrics {
@@ -93,6 +103,13 @@ export function createMetrics(opts: { defaults?: boolean } = {}): Metrics {
       labelNames: ['namespace'],
       registers: [registry],
     }),
+    // Every reason from the start at 0: an alert or a test reads the series before any disagreement.
+    policyDisagreements: zeroed(new Counter({
+      name: 'zonekeeper_policy_disagreements_total',
+      help: 'Pods the MutatingAdmissionPolicy decided from the seat table that zonekeeper decides otherwise, once per pod, by reason (other-zone, not-managed, other-rule).',
+      labelNames: ['reason'],
+      registers: [registry],
+    }), 'reason', POLICY_DISAGREEMENT_REASONS),
     actuatorWrites: new Counter({
       name: 'zonekeeper_actuator_writes_total',
       help: 'Writes to the API server by action and result.',

@@ -48,6 +48,11 @@ interface LayoutPod {
   reservedZone?: string;
   /** What decides (or decided) its zone: a volume, its seat's pin, a subset quota, zone balance, or nothing. */
   decidedBy: DecidedBy;
+  /**
+   * Which transport wrote its zone, when not zonekeeper itself: `policy`, kube-apiserver's
+   * MutatingAdmissionPolicy from the seat table (`zonekeeper.io/decided-by: policy`).
+   */
+  transport?: 'policy';
   /** Not bound: when it was created (ISO), so the page shows how long it has waited. */
   pendingSince?: string;
 }
@@ -147,6 +152,7 @@ function layoutOf(
     const node = p.nodeName ? snapshot.node(p.nodeName) : undefined;
     const zone = node && zoneOf(node, list.topologyKey);
     const out: LayoutPod = { name: p.name, node: p.nodeName, zone, decidedBy };
+    if (p.decidedByPolicy) out.transport = 'policy';
     if (!p.nodeName && p.createdAt > 0) out.pendingSince = new Date(p.createdAt).toISOString();
     const reserved = p.nodeName ? undefined : reservedZones.get(p.uid);
     if (reserved) out.reservedZone = reserved;

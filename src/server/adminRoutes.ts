@@ -1,9 +1,10 @@
 import { Hono } from 'hono';
 import { workloadKindNamed } from '../cluster/kinds.js';
 import { isDnsLabel } from '../cluster/names.js';
-import { CACHED_TOLERATIONS } from '../cluster/objects.js';
+import { CACHED_TOLERATIONS, type SlimPod } from '../cluster/objects.js';
 import type { SnapshotSource } from '../cluster/source.js';
 import type { HealthTracker } from '../controllers/layoutHealth.js';
+import type { PolicyAgreement } from '../controllers/policyCheck.js';
 import type { RepairStatus } from '../controllers/repair.js';
 import type { DebugViews } from '../decision/views.js';
 import type { Metrics } from '../metrics/metrics.js';
@@ -27,15 +28,17 @@ export interface AdminDeps {
   repair?: { status(): RepairStatus[] };
   /** The zone gate's keeper, when gate.enabled and a cluster is watched (/debug/gate). */
   gate?: { view(): { gated: number; waiting: { pod: string; why: string }[] } };
-  /** The policy transport (policy.seatTable): whether the API server serves MutatingAdmissionPolicies, and whether the seat table is written. */
+  /** The policy transport, against a cluster: whether the API server serves MutatingAdmissionPolicies, and whether the seat table is written. */
   policy?: { apiServed: boolean | undefined; seatTable: boolean };
+  /** Zonekeeper's own decision against the zone the policy wrote, for a pod marked `zonekeeper.io/decided-by: policy` (/debug/explain). */
+  policyAgreement?: (pod: SlimPod) => Promise<PolicyAgreement>;
   clock?: Clock;
 }
 
 /** Workloads /debug/health lists; the rest are counted. */
 const HEALTH_LISTED = 1000;
 
-type HealthDeps = Pick<AdminDeps, 'source' | 'serving'>;
+type HealthDeps = Pick<AdminDeps, 'source' | 'serving' | 'policy'>;
 
 /** healthz and readyz: what kubelet probes read, open to anyone who can reach the port. */
 function addHealth(app: Hono, deps: HealthDeps): void {
@@ -48,6 +51,8 @@ function addHealth(app: Hono, deps: HealthDeps): void {
     const body = {
       ready, serving: deps.serving(), synced, healthy: status.healthy,
       notReady: status.kinds.filter((k) => !k.synced || (!k.watching && k.apiVersion !== 'file')).map((k) => k.kind),
+      // A detail, never a condition: without the policy API (before 1.36) admission and the gate decide every pod.
+      ...(deps.policy ? { policy: deps.policy } : {}),
     };
     return c.json(body, ready ? 200 : 503);
   });
@@ -82,6 +87,16 @@ function podParam(value: string | undefined): { namespace: string; name: string 
   const [namespace, name, ...rest] = value.split('/');
   if (!namespace || !name || rest.length > 0) return undefined;
   return { namespace, name };
+}
+
+/** How a pod marked `zonekeeper.io/decided-by: policy` was decided, and whether zonekeeper agrees (undefined: it cannot tell now). */
+async function policyDecided(pod: SlimPod, agreement: AdminDeps['policyAgreement']) {
+  const a = await agreement?.(pod);
+  return {
+    by: 'policy', decidedBy: 'the seat table, in kube-apiserver (MutatingAdmissionPolicy zonekeeper-seats)',
+    zonekeeperAgrees: a?.agrees, ...(a?.agrees === false ? { reason: a.reason, policyZone: a.policyZone, zonekeeperDecides: a.zonekeeper } : {}),
+    why: a?.why ?? 'not checked here',
+  };
 }
 
 /** The admin listener: health, readiness, metrics and the debug views (README, Endpoints). */
@@ -128,13 +143,15 @@ export function adminRoutes(deps: AdminDeps): Hono {
     return c.json({ pod: `${pod.namespace}/${pod.name}`, decisions: views.decisionsFor(`${pod.namespace}/${pod.name}`) });
   });
 
-  app.get('/debug/explain', (c) => {
+  app.get('/debug/explain', async (c) => {
     const pod = podParam(c.req.query('pod'));
     if (!pod) return failWith(c, 400, 'bad request', 'expected ?pod=namespace/name', { field: 'pod' });
     if (!source.synced()) return failWith(c, 503, 'not ready', 'cache not synced yet');
     const result = views.explain(pod.namespace, pod.name);
     if (!result) return failWith(c, 404, 'not found', `pod ${pod.namespace}/${pod.name} is not in the cache`);
-    return c.json({ ...result, note: `dry run against every cached node; nothing reserved or written; the cache keeps a pod's first ${CACHED_TOLERATIONS} tolerations` });
+    const cached = source.snapshot.pod(pod.namespace, pod.name);
+    const transport = cached?.decidedByPolicy ? { transport: await policyDecided(cached, deps.policyAgreement) } : {};
+    return c.json({ ...result, ...transport, note: `dry run against every cached node; nothing reserved or written; the cache keeps a pod's first ${CACHED_TOLERATIONS} tolerations` });
   });
 
   // Every managed workload's health, at risk first; the shape of `zonekeeper audit -o json` (source, atRisk, workloads) plus kept and more.

@@ -75,6 +75,18 @@ describe('admin listener', () => {
     assert.equal(notReady.status, 503);
   });
 
+  it('readyz details say whether the API server serves MutatingAdmissionPolicies (the policy transport), a detail that never fails readiness', async () => {
+    const source = memorySource(new ClusterStore(), 'test');
+    for (const policy of [{ apiServed: false, seatTable: false }, { apiServed: true, seatTable: true }]) {
+      const probes = probeRoutes({ source, serving: () => true, policy });
+      const res = await probes.request('/readyz');
+      assert.equal(res.status, 200);
+      assert.deepEqual((await res.json() as { policy: unknown }).policy, policy);
+    }
+    const none = await probeRoutes({ source, serving: () => true }).request('/readyz');
+    assert.equal('policy' in (await none.json() as object), false, 'no API server asked (a file source): nothing said');
+  });
+
   it('/metrics exports every family the operations surface promises', async () => {
     const app = testApp(cluster());
     await app.post('/filter', fixture('filter-nodenames-statefulset-pod.json').body);

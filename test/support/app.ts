@@ -9,6 +9,7 @@ import { debugViews } from '../../src/decision/views.js';
 import { createExtender, type ExtenderService } from '../../src/extender/extender.js';
 import { createMetrics, registerHealthGauges, registerStateGauges } from '../../src/metrics/metrics.js';
 import { healthTracker, type HealthTracker } from '../../src/controllers/layoutHealth.js';
+import { policyAgreement } from '../../src/controllers/policyCheck.js';
 import { adminRoutes } from '../../src/server/adminRoutes.js';
 import { extenderRoutes } from '../../src/server/extenderRoutes.js';
 import { FakeClock } from './placement.js';
@@ -50,7 +51,9 @@ export function testApp(store: ClusterStore, o: { config?: Record<string, unknow
   layoutHealth.flush();
   registerHealthGauges(metrics, layoutHealth.all, config.metrics.maxWorkloadSeries);
   const extenderApp = extenderRoutes(extender, metrics, silent, config.extender);
-  const adminApp = adminRoutes({ source, views: debugViews(service, source), metrics, serving: () => true, layoutHealth });
+  const adminApp = adminRoutes({
+    source, views: debugViews(service, source), metrics, serving: () => true, layoutHealth, policyAgreement: (p) => policyAgreement(source, service, p),
+  });
   return {
     extenderApp, adminApp, service, extender, source, clock, metrics, layoutHealth,
     post: async (path, body) => extenderApp.request(path, {

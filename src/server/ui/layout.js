@@ -74,6 +74,7 @@ function cell(p, w, conflicted) {
   const details = [];
   if (p.pinnedZone !== undefined) details.push(`pin ${p.pinnedZone}`);
   details.push(pending ? 'not bound' : `on ${p.node}`);
+  if (p.transport === 'policy') details.push('zone written by the policy');
   const explain = `/debug/explain?pod=${encodeURIComponent(`${w.workload.namespace}/${p.name}`)}`;
   if (p.deletionCost && p.deletionCost.desired !== undefined) details.push(`cost ${p.deletionCost.desired}`);
   const classes = ['pod', pending ? 'pending' : 'bound', p.inPinnedZone === false ? 'off-pin' : ''].filter(Boolean).join(' ');

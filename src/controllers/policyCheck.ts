@@ -1,0 +1,117 @@
+import type { Logger } from 'pino';
+import type { EventRecorder } from '../actuator/events.js';
+import { decideAdmission } from '../admission/decide.js';
+import { ZONE_LABEL } from '../cluster/annotations.js';
+import { nodeSelection } from '../cluster/nodeNeeds.js';
+import type { SlimPod } from '../cluster/objects.js';
+import type { SnapshotSource } from '../cluster/source.js';
+import type { Timers } from '../common/clock.js';
+import type { DecisionService } from '../decision/service.js';
+import { POLICY_DISAGREEMENT_REASONS, type Metrics } from '../metrics/metrics.js';
+import { podModel } from '../placement/model.js';
+import { reconciler } from './reconciler.js';
+
+// The policy transport checked (docs/design.md#the-policy): every pod kube-apiserver's
+// MutatingAdmissionPolicy decided (`zonekeeper.io/decided-by: policy`) is decided again by
+// zonekeeper, as admission would decide the pod as created, and a difference is reported:
+// zonekeeper_policy_disagreements_total and a PolicyDisagrees Event, in the Lease holder.
+
+/** Why zonekeeper decides otherwise than the policy: a small fixed set (the metric's label). */
+type DisagreementReason = typeof POLICY_DISAGREEMENT_REASONS[number];
+
+/** The zone the policy wrote for a pod, against zonekeeper's own decision for it. */
+export type PolicyAgreement =
+  | { agrees: true; topologyKey: string; zone: string; why: string }
+  /** `zonekeeper`: the zone it decides (or `no zone`, a subset); `why`: its reason. */
+  | { agrees: false; reason: DisagreementReason; topologyKey: string; policyZone: string | undefined; zonekeeper: string; why: string }
+  /** Zonekeeper cannot decide the pod now (cache not ready, a volume that may move, its workload not cached): checked again later. */
+  | { agrees: undefined; why: string };
+
+/** The pod as its controller created it, before the policy wrote `topologyKey` into its nodeSelector. */
+function asCreated(pod: SlimPod, topologyKey: string): SlimPod {
+  const s = pod.selection;
+  if (!s || !(topologyKey in s.nodeSelector)) return pod;
+  const { [topologyKey]: _written, ...nodeSelector } = s.nodeSelector;
+  const affinity = s.affinity && { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: s.affinity } } };
+  return { ...pod, selection: nodeSelection({ nodeSelector, affinity }, false) };
+}
+
+/**
+ * What zonekeeper decides for a policy-decided pod, against the zone the policy wrote: admission's
+ * decision (a dry run, as the Lease holder) for the pod as created, so that a bound volume decides
+ * as it does for admission, never read from the seat table, which is what is checked.
+ */
+export async function policyAgreement(source: SnapshotSource, service: DecisionService, pod: SlimPod): Promise<PolicyAgreement> {
+  const model = podModel(pod, source.snapshot, service.settings);
+  if (model && pod.owner && model.workload && model.workload.uid !== pod.owner.uid) {
+    return { agrees: undefined, why: `the cache holds another ${pod.owner.kind} ${pod.owner.name} (UID ${model.workload.uid}) than the pod's owner` };
+  }
+  const topologyKey = model?.zones().topologyKey ?? ZONE_LABEL;
+  const policyZone = pod.selection?.nodeSelector[topologyKey];
+  const { decision: d } = await decideAdmission(service, asCreated(pod, topologyKey), { dryRun: true, leading: true });
+  if (d.kind === 'gate') return { agrees: undefined, why: d.why };
+  if (d.kind === 'as-is') return { agrees: false, reason: 'not-managed', topologyKey, policyZone, zonekeeper: 'no zone', why: d.why };
+  if (d.kind === 'subset') {
+    return { agrees: false, reason: 'other-rule', topologyKey, policyZone, zonekeeper: `WorkloadSpread ${d.workloadSpread}'s subset ${d.subset}`, why: d.why };
+  }
+  if (d.topologyKey === topologyKey && d.zone === policyZone) return { agrees: true, topologyKey, zone: d.zone, why: d.why };
+  return { agrees: false, reason: 'other-zone', topologyKey, policyZone, zonekeeper: d.topologyKey === topologyKey ? d.zone : `${d.topologyKey} ${d.zone}`, why: d.why };
+}
+
+/** How long a pod's first event waits before its check, gathering its workload's and claims' events. */
+const GATHER_MS = 1000;
+/** Pods zonekeeper could not decide yet are tried again at least this often. */
+const RESYNC_MS = 5 * 60_000;
+
+/**
+ * Checks every policy-decided pod the cache shows, once per UID (forgotten when the pod is
+ * deleted: memory bounded by the cached pods), fed by pod events; runs between start and stop
+ * (the Lease holder), so only the holder counts and writes Events.
+ */
+export function policyCheckController(
+  source: SnapshotSource, service: DecisionService, events: Pick<EventRecorder, 'record'>, log: Logger, metrics: Metrics, clock?: Timers,
+) {
+  /** Policy-decided pods seen and not checked yet, and those checked, by UID. */
+  const pending = new Set<string>();
+  const checked = new Set<string>();
+
+  async function reconcile(uid: string): Promise<void> {
+    if (!pending.has(uid)) return;
+    const pod = source.snapshot.podByUid(uid);
+    if (!pod || !pod.decidedByPolicy || pod.terminating) {
+      pending.delete(uid);
+      return;
+    }
+    const a = await policyAgreement(source, service, pod);
+    if (a.agrees === undefined) return;
+    pending.delete(uid);
+    checked.add(uid);
+    if (a.agrees) return;
+    metrics.policyDisagreements.inc({ reason: a.reason });
+    const policyZone = a.policyZone ?? 'no zone';
+    log.warn({ pod: `${pod.namespace}/${pod.name}`, reason: a.reason, policyZone, zonekeeper: a.zonekeeper }, 'the policy decided a pod otherwise than zonekeeper');
+    events.record(pod, 'Warning', 'PolicyDisagrees',
+      `the MutatingAdmissionPolicy wrote ${a.topologyKey} ${policyZone} from the seat table; zonekeeper decides ${a.zonekeeper}: ${a.why}`);
+  }
+
+  const queue = reconciler({
+    keys: () => [...pending], reconcile, resyncMs: RESYNC_MS, ready: () => source.ready(), clock, retryBaseMs: 1000, retryMaxMs: 60_000,
+    onError: (uid, err) => log.warn({ uid, err: err.message }, 'policy-decided pod not checked; will retry'),
+  });
+  source.store.onPod((type, pod) => {
+    if (type === 'delete') {
+      pending.delete(pod.uid);
+      checked.delete(pod.uid);
+      queue.forget(pod.uid);
+      return;
+    }
+    if (!pod.decidedByPolicy || checked.has(pod.uid)) return;
+    pending.add(pod.uid);
+    queue.addAfter(pod.uid, GATHER_MS);
+  });
+  return {
+    ...queue.controller(),
+    /** Whether the pod (by UID) was checked: for tests and /debug views. */
+    checked: (uid: string) => checked.has(uid),
+  };
+}
