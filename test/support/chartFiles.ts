@@ -6,4 +6,6 @@ export const CHART_FILE_SOURCES: Record<string, string> = {
   'workloadspread-crd.yaml': 'manifests/workloadspread-crd/50-workloadspread-crd.yaml',
   'prometheusrule.yaml': 'manifests/components/monitoring/prometheusrule.yaml',
   'zonekeeper-dashboard.json': 'manifests/components/monitoring/zonekeeper-dashboard.json',
+  'policy.yaml': 'manifests/components/policy/policy.yaml',
+  'policy-rbac.yaml': 'manifests/components/policy/rbac.yaml',
 };

@@ -26,9 +26,10 @@ export function runHelm(helm: string, args: string[]): { status: number; stdout:
 
 /**
  * The chart's modes, each as the values that install what one kustomize overlay (or an overlay
- * with the monitoring component) does. The chart's test holds each pair to the same objects.
+ * with a component) does. The chart's test holds each pair to the same objects. sinceMinor: the
+ * first Kubernetes 1.x that serves every object of the mode.
  */
-export const CHART_MODES: { overlay: string; components?: string[]; values: string[] }[] = [
+export const CHART_MODES: { overlay: string; components?: string[]; values: string[]; sinceMinor?: number }[] = [
   { overlay: 'openkruise', values: [] },
   { overlay: 'standalone', values: ['workloadSpread.standalone=true'] },
   { overlay: 'deletion-costs', values: ['workloadSpread.standalone=true', 'deletionCosts.enabled=true'] },
@@ -36,6 +37,7 @@ export const CHART_MODES: { overlay: string; components?: string[]; values: stri
   { overlay: 'gate-only', values: ['scheduler.enabled=false'] },
   { overlay: 'managed', values: ['scheduler.enabled=false', 'admission.enabled=true'] },
   { overlay: 'standalone', components: ['monitoring'], values: ['workloadSpread.standalone=true', 'monitoring.enabled=true'] },
+  { overlay: 'managed', components: ['policy'], values: ['scheduler.enabled=false', 'admission.enabled=true', 'policy.enabled=true'], sinceMinor: 36 },
 ];
 
 /** `helm template` of a mode into `namespace`: its YAML. */
