@@ -69,7 +69,7 @@ export function unsureBinding(w: SlimWorkload, snapshot: Snapshot): string | und
 }
 
 /** A namespace's claims by `<template>-<workload>`: the ordinals each has claims for (ordinal ≥ 0, written as a controller writes it). */
-export function claimOrdinals(namespace: string, snapshot: Snapshot): Map<string, Set<number>> {
+function claimOrdinals(namespace: string, snapshot: Snapshot): Map<string, Set<number>> {
   const out = new Map<string, Set<number>>();
   for (const name of snapshot.claimNamesIn(namespace)) {
     const m = /^(.+)-(0|[1-9][0-9]{0,8})$/.exec(name);
