@@ -242,7 +242,7 @@ export function slimWorkload(kind: WorkloadKind, o: Raw, apiVersion = 'apps/v1')
     owner: controllerOf(meta),
     ordinalsStart: isIndex(start) ? start : 0,
     reservedOrdinals: reservedOrdinals(o.spec?.reserveOrdinals),
-    claimTemplates: claimTemplates(o.spec?.volumeClaimTemplates),
+    ...claimTemplates(o.spec?.volumeClaimTemplates),
     templateClaims: claimNames('', o.spec?.template?.spec).length > 0,
     template: templateNeeds(o.spec?.template?.spec),
     revision: kind === 'ReplicaSet' ? Math.max(0, parseIndex(str(meta.annotations?.[ANNOTATION.deploymentRevision]))) : 0,
@@ -252,9 +252,15 @@ export function slimWorkload(kind: WorkloadKind, o: Raw, apiVersion = 'apps/v1')
 /** More templates than this are not a real StatefulSet's: the rest are ignored. */
 const MAX_CLAIM_TEMPLATES = 16;
 
-function claimTemplates(v: unknown): string[] {
-  if (!Array.isArray(v)) return [];
-  return v.slice(0, MAX_CLAIM_TEMPLATES).map((t) => t?.metadata?.name).filter((n): n is string => typeof n === 'string' && n.length > 0 && n.length <= 253).map(intern);
+const NO_TEMPLATES = { claimTemplates: [], claimTemplateClasses: [] };
+
+function claimTemplates(v: unknown): Pick<SlimWorkload, 'claimTemplates' | 'claimTemplateClasses'> {
+  if (!Array.isArray(v) || v.length === 0) return NO_TEMPLATES;
+  const kept = v.slice(0, MAX_CLAIM_TEMPLATES).filter((t) => typeof t?.metadata?.name === 'string' && t.metadata.name.length > 0 && t.metadata.name.length <= 253);
+  return {
+    claimTemplates: kept.map((t) => intern(t.metadata.name as string)),
+    claimTemplateClasses: kept.map((t) => (typeof t.spec?.storageClassName === 'string' ? intern(t.spec.storageClassName as string) : undefined)),
+  };
 }
 
 const NO_RESERVED: ReservedOrdinals = { singles: new Set(), ranges: [] };
@@ -304,6 +310,7 @@ function slimStorageClass(o: Raw): SlimStorageClass {
   return {
     name: str(o.metadata?.name),
     waitForFirstConsumer: o.volumeBindingMode === 'WaitForFirstConsumer',
+    isDefault: o.metadata?.annotations?.['storageclass.kubernetes.io/is-default-class'] === 'true',
     allowedTopologies: topologies.map((t) => ({
       matchLabelExpressions: (Array.isArray(t?.matchLabelExpressions) ? t.matchLabelExpressions : [])
         .filter((e: Raw) => typeof e?.key === 'string')

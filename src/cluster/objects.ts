@@ -116,6 +116,8 @@ export interface SlimWorkload {
   reservedOrdinals: ReservedOrdinals;
   /** A StatefulSet's volumeClaimTemplates names: its claims are `<template>-<name>-<ordinal>`. */
   claimTemplates: readonly string[];
+  /** Each claim template's spec.storageClassName, in claimTemplates' order; undefined when unset (the default StorageClass's). */
+  claimTemplateClasses: readonly (string | undefined)[];
   /** Its pod template mounts a claim of its own (a named PVC, a generic ephemeral volume): a zone its pods' volumes may decide. */
   templateClaims: boolean;
   /** What its pod template asks of a node: which zones its pods can use (placement/nodeFit.ts). */
@@ -179,6 +181,8 @@ export interface SlimStorageClass {
   name: string;
   waitForFirstConsumer: boolean;
   allowedTopologies: TopologySelectorTerm[];
+  /** Annotated storageclass.kubernetes.io/is-default-class: "true": a claim that names no class gets it. */
+  isDefault: boolean;
 }
 
 export interface WorkloadSpreadSubset {

@@ -56,6 +56,9 @@ export interface Snapshot {
   /** The PV whose claimRef names this PVC (pre-bound volumes show here before the PVC does). */
   pvForClaim(namespace: string, name: string): SlimPV | undefined;
   storageClass(name: string): SlimStorageClass | undefined;
+  storageClasses(): Iterable<SlimStorageClass>;
+  /** The names of a namespace's claims the cache knows: its PVCs, and those PVs are pre-bound to (claimRef) that have none yet. */
+  claimNamesIn(namespace: string): Iterable<string>;
   workload(kind: WorkloadKind, namespace: string, name: string): SlimWorkload | undefined;
   /** Every cached StatefulSet, ReplicaSet and Deployment. */
   allWorkloads(): Iterable<SlimWorkload>;

@@ -66,8 +66,11 @@ export class ClusterStore implements Snapshot {
   }, { uid: (p) => p.uid });
 
   private readonly seatedByOwner = new Map<string, Map<string, number>>();
-  private readonly pvs = new Indexer<SlimPV, 'claim'>((v) => v.name, { claim: (v) => v.claim && nsKey(v.claim.namespace, v.claim.name) });
-  private readonly pvcs = new Indexer<SlimPVC>((c) => nsKey(c.namespace, c.name));
+  private readonly pvs = new Indexer<SlimPV, 'claim' | 'claimNamespace'>((v) => v.name, {
+    claim: (v) => v.claim && nsKey(v.claim.namespace, v.claim.name), claimNamespace: (v) => v.claim?.namespace,
+  });
+
+  private readonly pvcs = new Indexer<SlimPVC, 'namespace'>((c) => nsKey(c.namespace, c.name), { namespace: (c) => c.namespace });
   private readonly classes = new Indexer<SlimStorageClass>((c) => c.name);
   private readonly workloads = new Indexer<SlimWorkload, 'kind' | 'owner'>((w) => ownerKey(w.kind, w.namespace, w.name), {
     kind: (w) => w.kind,
@@ -99,12 +102,18 @@ export class ClusterStore implements Snapshot {
   private readonly nodeListeners: ((before: SlimNode | undefined, after: SlimNode | undefined) => void)[] = [];
   private readonly reportListeners: ((r: SlimScaleReport) => void)[] = [];
   private readonly claimListeners: ((namespace: string, claim: string) => void)[] = [];
+  private readonly classListeners: (() => void)[] = [];
   /** Every kind's writes: no switch on the kind anywhere else. */
   private readonly entries: ReadonlyMap<KindName, KindEntry> = this.kindEntries();
 
   /** Called with the claim a PVC or PV written is about (a claim created or bound, a PV reserved for it). */
   onClaim(listener: (namespace: string, claim: string) => void): void {
     this.claimListeners.push(listener);
+  }
+
+  /** Called when a StorageClass is written or removed (which class is the default may have changed). */
+  onStorageClass(listener: () => void): void {
+    this.classListeners.push(listener);
   }
 
   /** Called with each autoscaler report written (a new or repeated refusal for a pod). */
@@ -173,7 +182,7 @@ export class ClusterStore implements Snapshot {
     }));
     entries.set('persistentvolumes', kept(this.pvs, (now) => { if (now?.claim) claimed(now.claim.namespace, now.claim.name); }));
     entries.set('persistentvolumeclaims', kept(this.pvcs, (now) => { if (now) claimed(now.namespace, now.name); }));
-    entries.set('storageclasses', kept(this.classes));
+    entries.set('storageclasses', kept(this.classes, () => { for (const l of this.classListeners) l(); }));
     entries.set('workloadspreads', kept(this.spreads));
     entries.set('nodepools', kept(this.pools, () => this.derived.clear()));
     // Rewritten every scan (10 s): only its coming or going changes the zones pods can grow into.
@@ -364,6 +373,12 @@ export class ClusterStore implements Snapshot {
   pvForClaim(namespace: string, name: string) { return this.pvs.first('claim', nsKey(namespace, name)); }
 
   storageClass(name: string) { return this.classes.get(name); }
+  storageClasses() { return this.classes.values(); }
+  *claimNamesIn(namespace: string) {
+    for (const c of this.pvcs.byIndex('namespace', namespace)) yield c.name;
+    for (const v of this.pvs.byIndex('claimNamespace', namespace)) if (v.claim && !this.pvcs.get(nsKey(namespace, v.claim.name))) yield v.claim.name;
+  }
+
   workload(kind: WorkloadKind, namespace: string, name: string) {
     return this.workloads.get(ownerKey(kind, namespace, name));
   }

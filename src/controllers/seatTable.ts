@@ -5,7 +5,7 @@ import type { SnapshotSource } from '../cluster/source.js';
 import type { Timers } from '../common/clock.js';
 import type { WorkResult } from '../common/workQueue.js';
 import type { Metrics } from '../metrics/metrics.js';
-import { seatTable, type SeatTableData } from '../placement/seatTable.js';
+import { seatedKind, seatTable, type SeatTableData } from '../placement/seatTable.js';
 import type { PlacementSettings } from '../placement/settings.js';
 import { reconciler } from './reconciler.js';
 
@@ -52,7 +52,7 @@ export function seatTableController(
 
   function namespaces(): Set<string> {
     const out = new Set<string>();
-    for (const w of source.snapshot.allWorkloads()) if (w.kind === 'StatefulSet') out.add(w.namespace);
+    for (const w of source.snapshot.allWorkloads()) if (seatedKind(w.kind)) out.add(w.namespace);
     // A namespace whose table exists keeps its key until its table is emptied.
     for (const ns of written) out.add(ns);
     return out;
@@ -121,7 +121,7 @@ export function seatTableController(
     metrics.seatTableLeftOut.set({ namespace }, now.size);
     for (const name of now) {
       if (before.has(name)) continue;
-      const w = source.snapshot.workload('StatefulSet', namespace, name);
+      const w = source.snapshot.workload('StatefulSet', namespace, name) ?? source.snapshot.workload('AdvancedStatefulSet', namespace, name);
       if (w) events.record(w, 'Warning', 'SeatTableFull',
         `the seat table ${opts.configMapName} is full (${opts.maxBytes} bytes): admission or the gate decides this StatefulSet's pods`);
     }
@@ -135,8 +135,10 @@ export function seatTableController(
     onError: (namespace, err) => log.warn({ namespace, err: err.message }, 'seat table not written; will retry'),
   });
   // What changes a namespace's table: a StatefulSet written or removed, a claim created or bound.
-  source.store.onWorkload((w) => { if (w.kind === 'StatefulSet') seats.addAfter(w.namespace, 100); });
+  source.store.onWorkload((w) => { if (seatedKind(w.kind)) seats.addAfter(w.namespace, 100); });
   source.store.onClaim((namespace) => seats.addAfter(namespace, 100));
+  // Which class is the default decides whether a claim template's claims bind where their pods go.
+  source.store.onStorageClass(() => { for (const namespace of namespaces()) seats.addAfter(namespace, 100); });
   const control = seats.controller(() => leftOut.clear());
   return {
     ...control,

@@ -3,10 +3,10 @@ import { describe, it } from 'node:test';
 import { decideAdmission } from '../../src/admission/decide.js';
 import { slimPod } from '../../src/cluster/convert.js';
 import { parseConfig } from '../../src/common/config.js';
-import { NO_SEAT, seatTable, unpublishable, type SeatTableData } from '../../src/placement/seatTable.js';
+import { NO_SEAT, seatTable, unpublishable, unsureBinding, type SeatTableData } from '../../src/placement/seatTable.js';
 import type { ClusterStore } from '../../src/cluster/store.js';
 import { testApp } from '../support/app.js';
-import { nodes, pv, pvc, statefulSet, storeOf, stsPod, type PodOpts, type Raw } from '../support/builders.js';
+import { advancedStatefulSet, astsPod, nodes, pv, pvc, statefulSet, storeOf, stsPod, type PodOpts, type Raw } from '../support/builders.js';
 
 // The seat table (docs/design.md#the-policy): what it publishes is what the decision service
 // decides for the same pods, and only what is certain is published.
@@ -24,15 +24,24 @@ function seatPod(sts: string, ordinal: number, o: PodOpts = {}): Raw {
   return p;
 }
 
+/** The pod's controller owner as the policy matches it: a StatefulSet of apps/v1 or of apps.kruise.io. */
+const seatOwner = (pod: Raw): Raw | undefined => (pod.metadata.ownerReferences ?? [])
+  .find((r: Raw) => r.controller && r.kind === 'StatefulSet' && (r.apiVersion === 'apps/v1' || String(r.apiVersion).startsWith('apps.kruise.io/')));
+
 /**
  * The zone the shipped MutatingAdmissionPolicy writes for `pod` from the table, read as its CEL
  * reads it (manifests/components/policy/policy.yaml); undefined: the pod passes unchanged.
  */
 function policyZone(data: SeatTableData, pod: Raw): { key: string; zone: string } | undefined {
-  const uid = pod.metadata.ownerReferences.find((r: Raw) => r.controller && r.kind === 'StatefulSet')?.uid as string;
-  const ordinal = pod.metadata.labels?.['apps.kubernetes.io/pod-index'] as string;
+  const owner = seatOwner(pod);
+  if (!owner) return undefined;
+  const uid = owner.uid as string;
+  const label = (pod.metadata.labels?.['apps.kubernetes.io/pod-index'] ?? '') as string;
+  const name = (pod.metadata.name ?? '') as string;
+  const index = /^[0-9]+$/.test(label) ? label : name.startsWith(`${owner.name}-`) ? name.slice(owner.name.length + 1) : '';
+  const ordinal = /^(0|[1-9][0-9]{0,8})$/.test(index) ? index : '';
   const table = (data[uid] ?? '').split(';');
-  const seat = /^[0-9]{1,9}$/.test(ordinal) ? data[`${uid}.${ordinal}`] ?? '' : NO_SEAT;
+  const seat = ordinal !== '' ? data[`${uid}.${ordinal}`] ?? '' : NO_SEAT;
   const key = table.length >= 2 ? table[1]! : '';
   const zones = table.length === 4 && table[0] === 'rr' ? table[3]!.split(',') : [];
   const zone = seat !== '' ? (seat === NO_SEAT ? '' : seat)
@@ -147,5 +156,135 @@ describe('the seat table: only what is certain', () => {
     const one = Object.entries(full.data)[0]!;
     const small = seatTable('default', store, settings(), one[0].length + one[1].length + 8);
     assert.deepEqual([Object.keys(small.data), small.overflow], [['sts-a'], ['b', 'c']]);
+  });
+});
+
+/** A StorageClass as `kubectl get sc -o yaml` shows it. */
+const storageClass = (name: string, mode: 'WaitForFirstConsumer' | 'Immediate', o: { isDefault?: boolean; allowedTopologies?: Raw[] } = {}): Raw => ({
+  apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', provisioner: 'kubernetes.io/no-provisioner', volumeBindingMode: mode,
+  metadata: { name, annotations: o.isDefault ? { 'storageclass.kubernetes.io/is-default-class': 'true' } : undefined },
+  ...(o.allowedTopologies ? { allowedTopologies: o.allowedTopologies } : {}),
+});
+
+/** A StatefulSet whose one claim template `data` names `className` (undefined: none, the default class's). */
+function claimedSet(name: string, replicas: number, className: string | undefined, extra: { ordinalsStart?: number } = {}): Raw {
+  const sts = statefulSet(name, replicas, { annotations: frozen, claimTemplates: ['data'], ...extra });
+  if (className !== undefined) sts.spec.volumeClaimTemplates[0].spec = { storageClassName: className };
+  return sts;
+}
+
+/** Admission's decision for ordinal `o` as its controller creates it: the claim first (Pending under `className` unless it exists), then the pod. */
+async function admittedWithClaim(objects: Raw[], sts: string, ordinal: number, className: string) {
+  const claim = `data-${sts}-${ordinal}`;
+  const has = objects.some((o) => o.metadata?.name === claim || o.spec?.claimRef?.name === claim);
+  const store = storeOf([...objects, ...(has ? [] : [pvc(claim, { storageClassName: className })])]);
+  const pod = seatPod(sts, ordinal, { claims: [claim] });
+  const d = await admitted(store, pod);
+  return { pod, decided: d.kind === 'zone' ? { key: d.topologyKey, zone: d.zone } : undefined, kind: d.kind };
+}
+
+describe('the seat table: claims under WaitForFirstConsumer binding', () => {
+  it('the default class binds where the pod goes: rr, with an exception for each bound claim away from its pin (far past replicas too) and for a Pending Immediate one', async () => {
+    const objects = [
+      ...nodes(ZONES, 1), claimedSet('db', 3, undefined), storageClass('local', 'WaitForFirstConsumer', { isDefault: true }),
+      storageClass('fast', 'Immediate'),
+      pv('pv-0', 'zone-a', { claim: 'data-db-0' }), pvc('data-db-0', { volumeName: 'pv-0', storageClassName: 'local' }),
+      pv('pv-1', 'zone-c', { claim: 'data-db-1' }), pvc('data-db-1', { volumeName: 'pv-1', storageClassName: 'local' }),
+      pvc('data-db-2', { storageClassName: 'fast' }),
+      // Kept by a scale-down long ago: ordinal 153 pins to zone-a, its volume is in zone-b.
+      pv('pv-153', 'zone-b', { claim: 'data-db-153' }), pvc('data-db-153', { volumeName: 'pv-153', storageClassName: 'local' }),
+      // Pre-bound, no claim yet: ordinal 4 pins to zone-b.
+      pv('pv-4', 'zone-c', { claim: 'data-db-4' }),
+      // Another StatefulSet's claim, and one not named as a controller names it.
+      pvc('data-dbx-7', { storageClassName: 'fast' }), pvc('data-db-07', { storageClassName: 'fast' }),
+    ];
+    const { data } = seatTable('default', storeOf(objects), settings(), MAX);
+    assert.deepEqual(data, {
+      'sts-db': `rr;${ZONE};0;${ZONES.join(',')}`, 'sts-db.1': 'zone-c', 'sts-db.2': NO_SEAT, 'sts-db.4': 'zone-c', 'sts-db.153': 'zone-b',
+    });
+    for (const ordinal of [0, 1, 3, 4, 5, 6, 153, 200]) {
+      const { pod, decided, kind } = await admittedWithClaim(objects, 'db', ordinal, 'local');
+      assert.equal(kind, 'zone', `ordinal ${ordinal}`);
+      assert.deepEqual(policyZone(data, pod), decided, `ordinal ${ordinal}`);
+    }
+    // The Pending Immediate claim: no entry, and admission gates it.
+    const pending = await admittedWithClaim(objects, 'db', 2, 'fast');
+    assert.equal(policyZone(data, pending.pod), undefined);
+    assert.equal(pending.kind, 'gate');
+  });
+
+  it('a class named by the template, and ordinals.start: claims below start are not published, seats count from start', async () => {
+    const objects = [
+      ...nodes(ZONES, 1), claimedSet('db', 2, 'local', { ordinalsStart: 5 }), storageClass('local', 'WaitForFirstConsumer'),
+      pv('pv-2', 'zone-c', { claim: 'data-db-2' }), pvc('data-db-2', { volumeName: 'pv-2', storageClassName: 'local' }),
+      pv('pv-5', 'zone-b', { claim: 'data-db-5' }), pvc('data-db-5', { volumeName: 'pv-5', storageClassName: 'local' }),
+    ];
+    const { data } = seatTable('default', storeOf(objects), settings(), MAX);
+    assert.deepEqual(data, { 'sts-db': `rr;${ZONE};5;${ZONES.join(',')}`, 'sts-db.5': 'zone-b' });
+    for (const ordinal of [5, 6, 7, 8]) {
+      const { pod, decided } = await admittedWithClaim(objects, 'db', ordinal, 'local');
+      assert.deepEqual(policyZone(data, pod), decided, `ordinal ${ordinal}`);
+    }
+  });
+
+  it('not certain: static binding (""), an unknown class, an Immediate one, allowedTopologies, no default, a second default that binds Immediately: listed, bound ordinals only', () => {
+    const topo = [{ matchLabelExpressions: [{ key: ZONE, values: ['zone-a'] }] }];
+    const cases: [string | undefined, Raw[]][] = [
+      ['', [storageClass('local', 'WaitForFirstConsumer', { isDefault: true })]],
+      ['gone', []],
+      ['fast', [storageClass('fast', 'Immediate')]],
+      ['zoned', [storageClass('zoned', 'WaitForFirstConsumer', { allowedTopologies: topo })]],
+      [undefined, [storageClass('local', 'WaitForFirstConsumer')]],
+      [undefined, [storageClass('local', 'WaitForFirstConsumer', { isDefault: true }), storageClass('fast', 'Immediate', { isDefault: true })]],
+    ];
+    for (const [className, classes] of cases) {
+      const store = storeOf([...nodes(ZONES, 1), claimedSet('db', 3, className), ...classes,
+        pv('pv-1', 'zone-c', { claim: 'data-db-1' }), pvc('data-db-1', { volumeName: 'pv-1' })]);
+      assert.match(unsureBinding(store.workload('StatefulSet', 'default', 'db')!, store)!, /class|static/i, String(className));
+      assert.deepEqual(seatTable('default', store, settings(), MAX).data, { 'sts-db': `listed;${ZONE}`, 'sts-db.1': 'zone-c' }, String(className));
+    }
+  });
+
+  it('a StorageClass marked default later: the table follows it (the class decides what the next claim gets)', () => {
+    const objects = [...nodes(ZONES, 1), claimedSet('db', 3, undefined)];
+    assert.equal(seatTable('default', storeOf([...objects, storageClass('local', 'WaitForFirstConsumer')]), settings(), MAX).data['sts-db'], `listed;${ZONE}`);
+    assert.match(seatTable('default', storeOf([...objects, storageClass('local', 'WaitForFirstConsumer', { isDefault: true })]), settings(), MAX).data['sts-db']!, /^rr;/);
+  });
+});
+
+describe('the seat table: Advanced StatefulSets (apps.kruise.io)', () => {
+  /** Its pod as Kruise creates it: named <sts>-<ordinal>, the pod-index label only from Kruise 1.7 with PodIndexLabel on. */
+  const kruisePod = (sts: string, ordinal: number, labelled: boolean) => {
+    const p = astsPod(sts, ordinal);
+    if (!labelled) delete p.metadata.labels;
+    p.metadata.ownerReferences[0].uid = `asts-${sts}`;
+    return p;
+  };
+
+  it('reserved ordinals do not move the others: every ordinal the policy computes, from the label or from the name, is the pin admission writes', async () => {
+    const store = storeOf([...nodes(ZONES, 1), advancedStatefulSet('db', 4, { reserveOrdinals: [1, '5-6'], annotations: frozen })]);
+    const { data } = seatTable('default', store, settings(), MAX);
+    assert.deepEqual(data, { 'asts-db': `rr;${ZONE};0;${ZONES.join(',')}` });
+    for (const ordinal of [0, 2, 3, 4, 7, 8]) {
+      for (const labelled of [true, false]) {
+        const pod = kruisePod('db', ordinal, labelled);
+        assert.ok(seatOwner(pod), 'the policy matches it');
+        const d = await admitted(store, pod);
+        assert.equal(d.kind, 'zone', `ordinal ${ordinal}`);
+        assert.deepEqual(policyZone(data, pod), d.kind === 'zone' ? { key: d.topologyKey, zone: d.zone } : undefined, `ordinal ${ordinal} labelled ${labelled}`);
+      }
+    }
+  });
+
+  it('an ordinal not written as a controller writes it ("07", a name of another owner): no entry, never a guess', () => {
+    const store = storeOf([...nodes(ZONES, 1), advancedStatefulSet('db', 4, { annotations: frozen })]);
+    const { data } = seatTable('default', store, settings(), MAX);
+    const odd = kruisePod('db', 7, false);
+    odd.metadata.labels = { 'apps.kubernetes.io/pod-index': '07' };
+    assert.equal(policyZone(data, odd), undefined);
+    const renamed = kruisePod('db', 7, false);
+    renamed.metadata.name = 'other-7';
+    assert.equal(policyZone(data, renamed), undefined);
+    assert.equal(policyZone(data, kruisePod('db', 7, false))?.zone, 'zone-b');
   });
 });
