@@ -10,7 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import { parseAllDocuments, stringify } from 'yaml';
 import { admissionConfig, admissionReady, webhookConfiguration } from './admissionWebhook.js';
 import { ControlPlane, freePort, kubeVersions, type Zonekeeper } from './controlPlane.js';
-import { eventually, Kube, type Obj } from './kube.js';
+import { eventually, Kube, pathOf, type Obj } from './kube.js';
 import { admissionReviews, applySeatPolicy, DECIDED_BY as MARK, metricSum, policyApplies as seatPolicyApplies, seatTable, shippedMatchConditions, shippedWebhook } from './seatPolicy.js';
 import { assertOnPins, preBoundVolume, statefulSet, tearDown, ZONES, zoneCounts } from './workloads.js';
 
@@ -152,6 +152,66 @@ for (const k of versions) describe(`[${k.version}] the policy: a StatefulSet's s
       assert.equal(p.metadata.annotations?.[MARK], 'policy', p.metadata.name);
     }
     assert.equal(await reviews(), before, 'no admission review for them');
+  });
+
+  it('one answer: the same pods (a pin, a volume\'s zone, own nodeSelector, gates, own affinity terms) get the same spec from the policy and the webhook', async () => {
+    const aff = await kube.create({
+      ...statefulSet(NS, 'aff', 0, {
+        affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [
+          { matchExpressions: [{ key: 'example.com/pool', operator: 'In', values: ['db'] }] },
+          { matchExpressions: [{ key: 'example.com/dedicated', operator: 'Exists' }] },
+        ] } } },
+      }),
+      metadata: { name: 'aff', namespace: NS, annotations: frozen },
+    });
+    await eventually('the seat table holds aff', async () => !!(await table())[aff.metadata.uid], 60_000, 250);
+    // Each pod as the StatefulSet controller creates it: its template, its name and index, its claims.
+    const podOf = async (name: string, ordinal: number): Promise<Obj> => {
+      const sts = await kube.get('apps/v1', 'StatefulSet', NS, name);
+      const claims = (sts.spec.volumeClaimTemplates ?? []).map((t: Obj) => ({ name: t.metadata.name, persistentVolumeClaim: { claimName: `${t.metadata.name}-${name}-${ordinal}` } }));
+      const t = sts.spec.template;
+      return {
+        apiVersion: 'v1', kind: 'Pod',
+        metadata: {
+          ...t.metadata, name: `${name}-${ordinal}`, namespace: NS, labels: { ...t.metadata.labels, 'apps.kubernetes.io/pod-index': String(ordinal) },
+          ownerReferences: [{ apiVersion: 'apps/v1', kind: 'StatefulSet', name, uid: sts.metadata.uid, controller: true, blockOwnerDeletion: true }],
+        },
+        spec: { ...t.spec, ...(claims.length > 0 ? { volumes: [...(t.spec.volumes ?? []), ...claims] } : {}) },
+      };
+    };
+    // Ordinals with no pod yet; vol-3's claim bound in zone-b (its pin is zone-a).
+    await kube.create(preBoundVolume(NS, 'data-vol-3', 'zone-b'));
+    const vol = await kube.get('apps/v1', 'StatefulSet', NS, 'vol');
+    await eventually('the seat table holds vol-3 in zone-b', async () => (await table())[`${vol.metadata.uid}.3`] === 'zone-b', 60_000, 250);
+    const cases: [string, number][] = [['db', 7], ['db', 8], ['vol', 3], ['gated', 3], ['held', 4], ['aff', 0], ['aff', 5]];
+    const dryRun = async ([name, ordinal]: [string, number]) => kube.call('POST', `${pathOf('v1', 'Pod', NS)}?dryRun=All`, await podOf(name, ordinal));
+    const spec = ({ spec: s }: Obj) => ({ nodeSelector: s.nodeSelector, affinity: s.affinity, schedulingGates: s.schedulingGates, tolerations: s.tolerations });
+    const byPolicy = new Map<string, Obj>();
+    for (const c of cases) {
+      const p = await dryRun(c);
+      assert.equal(p.metadata.annotations?.[MARK], 'policy', `${c[0]}-${c[1]} decided by the policy`);
+      byPolicy.set(`${c[0]}-${c[1]}`, p);
+    }
+    // The policy paused as docs/operations.md says (its binding pointed at no namespace): the same pods go to the
+    // webhook. Not deleted: kube-apiserver 1.36 stops reading ConfigMap params once no binding names them (kubernetes#130887).
+    const paused = (value: string | null) => kube.call('PATCH', '/apis/admissionregistration.k8s.io/v1/mutatingadmissionpolicybindings/zonekeeper-seats',
+      { spec: { matchResources: { namespaceSelector: { matchLabels: { 'zonekeeper.io/policy': value } } } } }, 'application/merge-patch+json');
+    await paused('paused');
+    try {
+      await eventually('the policy no longer applies', async () => (await dryRun(['db', 7])).metadata.annotations?.[MARK] === undefined, 60_000, 500);
+      // Unmarked, with the zone in its spec: only the webhook wrote it (a dry run is not counted in zonekeeper_decisions_total).
+      for (const c of cases) {
+        const p = await dryRun(c);
+        const key = `${c[0]}-${c[1]}`;
+        assert.equal(p.metadata.annotations?.[MARK], undefined, key);
+        assert.deepEqual(spec(p), spec(byPolicy.get(key)!), `${key}: the webhook's spec and the policy's`);
+        assert.deepEqual(p.spec, byPolicy.get(key)!.spec, `${key}: the whole spec`);
+      }
+      assert.equal(byPolicy.get('vol-3')!.spec.nodeSelector[ZONE], 'zone-b', 'the volume\'s zone, not the pin');
+    } finally {
+      await paused(null);
+      await policyApplies(aff, 1);
+    }
   });
 
   it('a StatefulSet with no entry (zone preferences: not plain round-robin) passes to the webhook: decided there, unmarked', async () => {
