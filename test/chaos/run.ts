@@ -46,17 +46,22 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** zonekeeper's resident memory above this is a leak, not a working set (a run's cluster is small). */
 const RSS_LIMIT_MIB = 512;
 
-async function observe(kube: Kube): Promise<Observation> {
-  const [pods, admittedPods, nodes, sets, admittedSets, deployments, volumes, claims, events] = await Promise.all([
+/** One read; `handovers` gathers when each Lease holder seen acquired it (a new holder starts with a full eviction budget). */
+async function observe(kube: Kube, handovers: Set<number>): Promise<Observation> {
+  const [pods, admittedPods, nodes, sets, admittedSets, deployments, volumes, claims, events, admittedEvents, leases] = await Promise.all([
     kube.list('v1', 'Pod', NS), kube.list('v1', 'Pod', ADMITTED_NS), kube.list('v1', 'Node'),
     kube.list('apps/v1', 'StatefulSet', NS), kube.list('apps/v1', 'StatefulSet', ADMITTED_NS), kube.list('apps/v1', 'Deployment', NS),
-    kube.list('v1', 'PersistentVolume'), kube.list('v1', 'PersistentVolumeClaim', NS), kube.list('v1', 'Event', NS),
+    kube.list('v1', 'PersistentVolume'), kube.list('v1', 'PersistentVolumeClaim', NS), kube.list('v1', 'Event', NS), kube.list('v1', 'Event', ADMITTED_NS),
+    kube.list('coordination.k8s.io/v1', 'Lease', 'zonekeeper-system'),
   ]);
+  for (const l of leases) if (l.spec?.acquireTime) handovers.add(Date.parse(l.spec.acquireTime));
   const kinded = (kind: string) => (o: Record<string, unknown>) => ({ ...o, kind });
+  const allEvents = [...events, ...admittedEvents];
   return {
     pods: [...pods, ...admittedPods], nodes,
     workloads: [...sets.map(kinded('StatefulSet')), ...admittedSets.map(kinded('StatefulSet')), ...deployments.map(kinded('Deployment'))],
-    volumes, claims, evictions: events.filter((e) => e.reason === 'Rebalanced'),
+    volumes, claims, evictions: allEvents.filter((e) => e.reason === 'Rebalanced'), gateWaits: allEvents.filter((e) => e.reason === 'ZoneGateWaiting'),
+    handovers: [...handovers], at: Date.now(),
   };
 }
 
@@ -125,6 +130,7 @@ export async function robustnessRun(o: RunOptions): Promise<RunFigures> {
     kubelets.push(kube.kubelet(NS), kube.kubelet(ADMITTED_NS));
     // What kube-controller-manager's pod GC does (this control plane runs none): a pod bound to a node that is gone, deleted after 10 s.
     const orphanedSince = new Map<string, number>();
+    const handovers = new Set<number>();
     const collectOrphans = async (o: Observation) => {
       const nodes = new Set(o.nodes.map((n) => n.metadata.name as string));
       for (const p of o.pods) {
@@ -137,20 +143,21 @@ export async function robustnessRun(o: RunOptions): Promise<RunFigures> {
         }
       }
     };
-    const check = async (quiet: boolean) => {
+    /** Checks every promise (`quietSince`: since when no fault has been in force, if none is); returns the first read. */
+    const check = async (quietSince?: number): Promise<Observation | undefined> => {
       let first: Observation;
       try {
-        first = await observe(kube);
+        first = await observe(kube, handovers);
       } catch {
-        return; // kube-apiserver down: nothing to judge by
+        return undefined; // kube-apiserver down: nothing to judge by
       }
       await collectOrphans(first);
       figures.checks += world!.promises.length;
-      const seen = brokenPromises(world!.promises, first, quiet);
-      if (seen.length === 0) return;
+      const seen = brokenPromises(world!.promises, first, quietSince);
+      if (seen.length === 0) return first;
       await sleep(2000);
-      const again = await observe(kube).catch(() => undefined);
-      for (const v of again ? confirmed(seen, brokenPromises(world!.promises, again, quiet)) : []) {
+      const again = await observe(kube, handovers).catch(() => undefined);
+      for (const v of again ? confirmed(seen, brokenPromises(world!.promises, again, quietSince)) : []) {
         if (figures.violations.some((x) => x.promise === v.promise && x.subject === v.subject)) continue;
         figures.violations.push(v);
         log('violation', v);
@@ -182,11 +189,11 @@ export async function robustnessRun(o: RunOptions): Promise<RunFigures> {
     // Every workload placed before the walk begins: what is broken later is the walk's doing.
     const settledBy = Date.now() + 180_000;
     for (let left = ['not observed yet']; left.length > 0; await sleep(2000)) {
-      const obs = await observe(kube).catch(() => undefined);
+      const obs = await observe(kube, handovers).catch(() => undefined);
       left = obs ? await unsettled(world, obs).catch((err: Error) => [err.message]) : ['kube-apiserver not answering'];
       if (left.length > 0 && Date.now() > settledBy) throw new Error(`the workloads did not settle before the walk: ${left.join('; ')}\n${cp.diagnosis()}`);
     }
-    await check(true);
+    await check(Date.now());
     log('settled', {});
 
     const started = Date.now();
@@ -199,7 +206,7 @@ export async function robustnessRun(o: RunOptions): Promise<RunFigures> {
         log('step-failed', (err as Error).message.slice(0, 300));
       }
       await watchProcesses();
-      await check(false);
+      await check();
       await sleep(500 + rng.below(2500));
     }
     figures.operations = walk.counts.operations;
@@ -214,8 +221,7 @@ export async function robustnessRun(o: RunOptions): Promise<RunFigures> {
     const limit = (o.convergeSeconds ?? 300) * 1000;
     while (Date.now() - healed < limit) {
       await watchProcesses();
-      const obs = await observe(kube).catch(() => undefined);
-      if (obs) await collectOrphans(obs);
+      const obs = await check(healed);
       const left = obs ? await unsettled(world, obs).catch((err: Error) => [err.message]) : ['kube-apiserver not answering'];
       figures.unconverged = left;
       if (left.length === 0) {
@@ -225,7 +231,7 @@ export async function robustnessRun(o: RunOptions): Promise<RunFigures> {
       await sleep(2000);
     }
     if (figures.convergedAfter === undefined) for (const line of await pendingReasons(world).catch((err: Error) => [err.message])) log('pending', line);
-    await check(true);
+    await check(healed);
     log('end', figures);
     return figures;
   } finally {

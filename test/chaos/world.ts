@@ -1,7 +1,8 @@
 // The cluster a robustness run drives (docs/operations.md#robustness-runs): a real control plane,
 // production-shaped pools in zones of unequal size, zonekeeper as users run it (two replicas on
-// a Lease, reaching kube-apiserver through a proxy that can cut its watches), and a workload of
-// every kind it places, through each transport: its own scheduler's extender, the gate, admission.
+// a Lease, reaching kube-apiserver through a proxy that can cut its watches; its webhook reached
+// through one that can refuse it), and a workload of every kind it places, through each
+// transport: its own scheduler's extender, the gate, admission.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse, parseAllDocuments, stringify } from 'yaml';
@@ -41,6 +42,8 @@ export interface World {
   cp: ControlPlane;
   kube: Kube;
   proxy: CuttingProxy;
+  /** Between kube-apiserver and the primary's admission webhook: `block` makes the webhook unreachable. */
+  admissionProxy: CuttingProxy;
   workloads: RunWorkload[];
   promises: RunPromise[];
   /** The replica kube-scheduler calls and the webhook reaches, and the other one; restarted by the walk. */
@@ -54,13 +57,17 @@ export interface World {
 /** Zone limits the run promises: the web Deployment's zone-c maximum, the WorkloadSpread's quotas. */
 const WEB_MAX = { 'zone-c': 1 };
 const SPREAD_QUOTA = { 'zone-a': 2, 'zone-b': 1 };
+/** Repair's budget (`rebalance.evictionsPerMinute`) in the run. */
+const EVICTIONS_PER_MINUTE = 6;
+/** How long a pod may stay unbound once the run is quiet before it must say why. */
+const PENDING_EXPLAINED_AFTER_SECONDS = 60;
 
 export async function buildWorld(cp: ControlPlane, pick: (n: number) => number): Promise<World> {
   const webhook = await admissionConfig();
   const standbyAdmission = await admissionConfig();
   const base = {
     deletionCost: { enabled: true, intervalSeconds: 2 },
-    rebalance: { enabled: true, zoneStableSeconds: 10, intervalSeconds: 2, evictionsPerMinute: 6 },
+    rebalance: { enabled: true, zoneStableSeconds: 10, intervalSeconds: 2, evictionsPerMinute: EVICTIONS_PER_MINUTE },
     gate: { intervalSeconds: 1 },
     workloadSpread: { writeStatus: true },
     leaderElection: { namespace: 'zonekeeper-system' },
@@ -100,7 +107,8 @@ export async function buildWorld(cp: ControlPlane, pick: (n: number) => number):
   await kube.create(crd);
   await kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
   await kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ADMITTED_NS, labels: { [ADMISSION_LABEL]: 'enabled' } } });
-  await kube.create(webhookConfiguration(webhook.port));
+  const admissionProxy = await cuttingProxy(webhook.port);
+  await kube.create(webhookConfiguration(admissionProxy.port));
   await kube.create(refusingPolicy());
   await eventually('one replica holds the Lease', async () => (await Promise.all(Object.values(replicas).map(leads))).some(Boolean), 60_000, 500);
   await eventually('the primary holds the Lease', async () => {
@@ -114,10 +122,11 @@ export async function buildWorld(cp: ControlPlane, pick: (n: number) => number):
 
   const { workloads, promises } = await createWorkloads(kube, pick);
   return {
-    cp, kube, proxy, workloads, promises, nodes, restart,
+    cp, kube, proxy, admissionProxy, workloads, promises, nodes, restart,
     get replicas() { return replicas; },
     async stop() {
       await proxy.close();
+      await admissionProxy.close();
     },
   };
 }
@@ -198,14 +207,17 @@ async function createWorkloads(kube: Kube, pick: (n: number) => number): Promise
 
   const sts = (namespace: string, name: string, scale: [number, number]): RunWorkload => ({ namespace, name, kind: 'StatefulSet', scale, rollout: false });
   const dep = (name: string, scale: [number, number]): RunWorkload => ({ namespace: NS, name, kind: 'Deployment', scale, rollout: true });
+  const workloads = [sts(NS, 'pin', [1, 6]), sts(NS, 'vol', [3, 3]), sts(NS, 'gated', [1, 6]), sts(ADMITTED_NS, 'admitted', [1, 6]),
+    dep('web', [2, 6]), dep('spread', [2, 6]), { ...dep('ids', [2, 5]), repaired: true }];
   return {
-    workloads: [sts(NS, 'pin', [1, 6]), sts(NS, 'vol', [3, 3]), sts(NS, 'gated', [1, 6]), sts(ADMITTED_NS, 'admitted', [1, 6]),
-      dep('web', [2, 6]), dep('spread', [2, 6]), { ...dep('ids', [2, 5]), repaired: true }],
+    workloads,
     promises: [
       { kind: 'pinned', namespace: NS, name: 'pin' }, { kind: 'pinned', namespace: NS, name: 'vol', claim: 'data' },
       { kind: 'pinned', namespace: NS, name: 'gated' }, { kind: 'pinned', namespace: ADMITTED_NS, name: 'admitted' },
       { kind: 'maximum', namespace: NS, name: 'web', max: WEB_MAX }, { kind: 'maximum', namespace: NS, name: 'spread', max: SPREAD_QUOTA, perRevision: true },
       { kind: 'instance-ids', namespace: NS, name: 'ids' }, { kind: 'never-evicted', namespace: NS, name: 'vol' },
+      { kind: 'repair-disruptions', namespace: NS, name: 'ids', perMinute: EVICTIONS_PER_MINUTE },
+      ...workloads.map((w): RunPromise => ({ kind: 'pending-reason', namespace: w.namespace, name: w.name, afterSeconds: PENDING_EXPLAINED_AFTER_SECONDS })),
     ],
   };
 }
