@@ -15,7 +15,7 @@ export type RunPromise =
    * quota); `perRevision`: of each pod-template revision (a WorkloadSpread's quota, as OpenKruise counts it).
    */
   | { kind: 'maximum'; namespace: string; name: string; max: Readonly<Record<string, number>>; perRevision?: boolean }
-  /** Instance IDs unique among the live pods; once the run is quiet, in [0, replicas) too. */
+  /** Instance IDs unique among the live pods; once the run has settled, in [0, replicas) too. */
   | { kind: 'instance-ids'; namespace: string; name: string }
   /** Never evicted by repair: its pods are held by their bound volumes. */
   | { kind: 'never-evicted'; namespace: string; name: string }
@@ -60,9 +60,12 @@ export interface Violation {
 const live = (p: Obj) => !p.metadata.deletionTimestamp && p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed';
 const appOf = (p: Obj) => p.metadata.labels?.app as string | undefined;
 
-/** Every broken promise in one observation; `quietSince`: since when the run's faults have been over (ms), if they are. */
-export function brokenPromises(promises: readonly RunPromise[], o: Observation, quietSince?: number): Violation[] {
-  const quiet = quietSince !== undefined;
+/** How far the run has calmed down: its faults over since `since` (ms); `settled`: every workload at its layout too. */
+export interface Calm { since: number; settled: boolean }
+
+/** Every broken promise in one observation; `calm`: the run's faults are over (undefined: they are not). */
+export function brokenPromises(promises: readonly RunPromise[], o: Observation, calm?: Calm): Violation[] {
+  const quiet = calm?.settled === true;
   const zoneOfNode = new Map(o.nodes.map((n) => [n.metadata.name as string, n.metadata.labels?.[ZONE] as string | undefined]));
   const podsOf = (namespace: string, name: string) => o.pods.filter((p) => p.metadata.namespace === namespace && appOf(p) === name);
   const out: Violation[] = [];
@@ -114,7 +117,7 @@ export function brokenPromises(promises: readonly RunPromise[], o: Observation, 
         }
       }
     } else if (pr.kind === 'pending-reason') {
-      if (quietSince !== undefined) out.push(...unexplainedPending(pr, pods, o, quietSince));
+      if (calm) out.push(...unexplainedPending(pr, pods, o, calm.since));
     } else if (pr.kind === 'repair-disruptions') {
       out.push(...repairBeyondLimits(pr, pods, o));
     } else {

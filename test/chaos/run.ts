@@ -10,7 +10,7 @@ import { seededRandom } from '../support/random.js';
 import { ControlPlane, kubeVersions } from '../e2e/controlPlane.js';
 import type { Kube } from '../e2e/kube.js';
 import { tearDown } from '../e2e/workloads.js';
-import { brokenPromises, confirmed, type Observation, type Violation } from './promises.js';
+import { brokenPromises, confirmed, type Calm, type Observation, type Violation } from './promises.js';
 import { walker } from './walk.js';
 import { ADMITTED_NS, buildWorld, leads, NS, type World } from './world.js';
 
@@ -36,6 +36,8 @@ export interface RunFigures {
   convergedAfter: number | undefined;
   /** What was still wrong when the time to converge ran out. */
   unconverged: string[];
+  /** The Cluster Autoscaler in the run, or why none is. */
+  autoscaler: string;
   /** Processes that ended by themselves and were started again (kube-scheduler's "cache is corrupted"). */
   selfExits: string[];
   maxRssMiB: number;
@@ -119,7 +121,7 @@ export async function robustnessRun(o: RunOptions): Promise<RunFigures> {
   const log = (kind: string, what: unknown) => appendFileSync(o.history, `${JSON.stringify({ t: Date.now(), kind, what })}\n`);
   log('start', { seed: o.seed, seconds: o.seconds, version });
   const figures: RunFigures = {
-    seed: o.seed, version, operations: 0, faults: 0, checks: 0, violations: [], convergedAfter: undefined, unconverged: [], selfExits: [], maxRssMiB: 0,
+    seed: o.seed, version, operations: 0, faults: 0, checks: 0, violations: [], convergedAfter: undefined, unconverged: [], autoscaler: 'not started', selfExits: [], maxRssMiB: 0,
     history: o.history,
   };
   let world: World | undefined;
@@ -127,6 +129,7 @@ export async function robustnessRun(o: RunOptions): Promise<RunFigures> {
   try {
     world = await buildWorld(cp, rng.below);
     const { kube } = world;
+    figures.autoscaler = typeof world.autoscaler === 'string' ? `none (${world.autoscaler})` : 'the Cluster Autoscaler (kwok provider) grows the pool grow';
     kubelets.push(kube.kubelet(NS), kube.kubelet(ADMITTED_NS));
     // What kube-controller-manager's pod GC does (this control plane runs none): a pod bound to a node that is gone, deleted after 10 s.
     const orphanedSince = new Map<string, number>();
@@ -143,8 +146,8 @@ export async function robustnessRun(o: RunOptions): Promise<RunFigures> {
         }
       }
     };
-    /** Checks every promise (`quietSince`: since when no fault has been in force, if none is); returns the first read. */
-    const check = async (quietSince?: number): Promise<Observation | undefined> => {
+    /** Checks every promise (`calm`: how far the run has calmed down, if its faults are over); returns the first read. */
+    const check = async (calm?: Calm): Promise<Observation | undefined> => {
       let first: Observation;
       try {
         first = await observe(kube, handovers);
@@ -153,11 +156,11 @@ export async function robustnessRun(o: RunOptions): Promise<RunFigures> {
       }
       await collectOrphans(first);
       figures.checks += world!.promises.length;
-      const seen = brokenPromises(world!.promises, first, quietSince);
+      const seen = brokenPromises(world!.promises, first, calm);
       if (seen.length === 0) return first;
       await sleep(2000);
       const again = await observe(kube, handovers).catch(() => undefined);
-      for (const v of again ? confirmed(seen, brokenPromises(world!.promises, again, quietSince)) : []) {
+      for (const v of again ? confirmed(seen, brokenPromises(world!.promises, again, calm)) : []) {
         if (figures.violations.some((x) => x.promise === v.promise && x.subject === v.subject)) continue;
         figures.violations.push(v);
         log('violation', v);
@@ -172,6 +175,11 @@ export async function robustnessRun(o: RunOptions): Promise<RunFigures> {
           log('self-exit', `kube-scheduler ${name} ${state.ended}: started again`);
           await cp.restartScheduler(name).catch(() => undefined);
         }
+      }
+      const autoscalerEnded = typeof world!.autoscaler === 'string' ? undefined : world!.autoscaler.revive();
+      if (autoscalerEnded) {
+        figures.selfExits.push(`cluster-autoscaler ${autoscalerEnded}`);
+        log('self-exit', `cluster-autoscaler ${autoscalerEnded}: started again`);
       }
       for (const which of ['primary', 'standby'] as const) {
         const z = world!.replicas[which];
@@ -193,7 +201,7 @@ export async function robustnessRun(o: RunOptions): Promise<RunFigures> {
       left = obs ? await unsettled(world, obs).catch((err: Error) => [err.message]) : ['kube-apiserver not answering'];
       if (left.length > 0 && Date.now() > settledBy) throw new Error(`the workloads did not settle before the walk: ${left.join('; ')}\n${cp.diagnosis()}`);
     }
-    await check(Date.now());
+    await check({ since: Date.now(), settled: true });
     log('settled', {});
 
     const started = Date.now();
@@ -221,7 +229,7 @@ export async function robustnessRun(o: RunOptions): Promise<RunFigures> {
     const limit = (o.convergeSeconds ?? 300) * 1000;
     while (Date.now() - healed < limit) {
       await watchProcesses();
-      const obs = await check(healed);
+      const obs = await check({ since: healed, settled: false });
       const left = obs ? await unsettled(world, obs).catch((err: Error) => [err.message]) : ['kube-apiserver not answering'];
       figures.unconverged = left;
       if (left.length === 0) {
@@ -231,7 +239,7 @@ export async function robustnessRun(o: RunOptions): Promise<RunFigures> {
       await sleep(2000);
     }
     if (figures.convergedAfter === undefined) for (const line of await pendingReasons(world).catch((err: Error) => [err.message])) log('pending', line);
-    await check(healed);
+    await check({ since: healed, settled: true });
     log('end', figures);
     return figures;
   } finally {
@@ -246,6 +254,7 @@ export function printFigures(f: RunFigures): string {
   return [
     `seed ${f.seed} on ${f.version}: ${f.operations} operations, ${f.faults} faults, ${f.checks} promise checks, ${f.violations.length} violations`,
     `converged ${f.convergedAfter === undefined ? `NOT within the time given (${f.unconverged.join('; ')})` : `${f.convergedAfter}s after the last heal`}`,
+    `autoscaler: ${f.autoscaler}`,
     `zonekeeper's largest resident memory ${f.maxRssMiB} MiB (limit ${RSS_LIMIT_MIB}); processes that ended by themselves: ${f.selfExits.length === 0 ? 'none' : f.selfExits.join(', ')}`,
     `history: ${f.history}`,
   ].join('\n');

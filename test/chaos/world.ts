@@ -10,6 +10,7 @@ import { ADMISSION_LABEL, admissionConfig, admissionReady, webhookConfiguration 
 import type { ControlPlane, Zonekeeper } from '../e2e/controlPlane.js';
 import { eventually, Kube, type Obj } from '../e2e/kube.js';
 import { addPools, deployment, preBoundVolume, SCHEDULER, statefulSet, type NodePool } from '../e2e/workloads.js';
+import { grownStatefulSet, noAutoscaler, startAutoscaler, type RunAutoscaler } from './autoscaler.js';
 import { cuttingProxy, type CuttingProxy } from './proxy.js';
 import type { RunPromise } from './promises.js';
 
@@ -49,6 +50,8 @@ export interface World {
   /** The replica kube-scheduler calls and the webhook reaches, and the other one; restarted by the walk. */
   replicas: { primary: Zonekeeper; standby: Zonekeeper };
   restart(which: 'primary' | 'standby'): Promise<Zonekeeper>;
+  /** The Cluster Autoscaler growing the `grow` pool (1.34+), or why the run has none. */
+  autoscaler: RunAutoscaler | string;
   /** The nodes the run started with, by name: zone. */
   nodes: Map<string, string>;
   stop(): Promise<void>;
@@ -60,7 +63,7 @@ const SPREAD_QUOTA = { 'zone-a': 2, 'zone-b': 1 };
 /** Repair's budget (`rebalance.evictionsPerMinute`) in the run. */
 const EVICTIONS_PER_MINUTE = 6;
 /** How long a pod may stay unbound once the run is quiet before it must say why. */
-const PENDING_EXPLAINED_AFTER_SECONDS = 60;
+const PENDING_EXPLAINED_AFTER_SECONDS = 30;
 
 export async function buildWorld(cp: ControlPlane, pick: (n: number) => number): Promise<World> {
   const webhook = await admissionConfig();
@@ -120,13 +123,16 @@ export async function buildWorld(cp: ControlPlane, pick: (n: number) => number):
   await eventually('the WorkloadSpread CRD is watched', async () =>
     ((await (await fetch(`${replicas.primary.admin}/debug/cache`)).json()) as Obj).workloadSpreadCRD === 'present', 60_000, 500);
 
-  const { workloads, promises } = await createWorkloads(kube, pick);
+  const zones = [...new Set(POOLS.flatMap((p) => Object.keys(p.perZone)))].sort();
+  const autoscaler = noAutoscaler(cp) ?? await startAutoscaler(cp, kube, zones, () => Object.values(replicas));
+  const { workloads, promises } = await createWorkloads(kube, pick, typeof autoscaler !== 'string');
   return {
-    cp, kube, proxy, admissionProxy, workloads, promises, nodes, restart,
+    cp, kube, proxy, admissionProxy, autoscaler, workloads, promises, nodes, restart,
     get replicas() { return replicas; },
     async stop() {
       await proxy.close();
       await admissionProxy.close();
+      if (typeof autoscaler !== 'string') await autoscaler.stop();
     },
   };
 }
@@ -167,7 +173,19 @@ export const REFUSING_BINDING: Obj = {
   spec: { policyName: 'chaos-refuse-zonekeeper-writes', validationActions: ['Deny'] },
 };
 
-async function createWorkloads(kube: Kube, pick: (n: number) => number): Promise<{ workloads: RunWorkload[]; promises: RunPromise[] }> {
+/**
+ * A workload kept off the GPU zone by its own affinity. Where a Cluster Autoscaler runs, every zone
+ * of the cluster its pods allow counts as one it may grow into (docs/autoscalers.md), and it grows
+ * no node for an extender's pin: without this the general workloads would be given seats in zone-d.
+ */
+function offGpuZone(workload: Obj): Obj {
+  const affinity = { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: ZONE, operator: 'NotIn', values: ['zone-d'] }] }] } } };
+  workload.spec.template.spec = { ...workload.spec.template.spec, affinity };
+  return workload;
+}
+
+async function createWorkloads(k: Kube, pick: (n: number) => number, grows: boolean): Promise<{ workloads: RunWorkload[]; promises: RunPromise[] }> {
+  const kube = { create: (o: Obj) => k.create(grows && ['StatefulSet', 'Deployment'].includes(o.kind) ? offGpuZone(o) : o) };
   const zones = ['zone-a', 'zone-b', 'zone-c'];
   const container = { name: 'c', image: 'busybox', resources: { requests: { cpu: '10m' } } };
   const withSchedulerName = { schedulerName: SCHEDULER };
@@ -204,16 +222,19 @@ async function createWorkloads(kube: Kube, pick: (n: number) => number): Promise
   await kube.create({ apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', metadata: { name: 'ids', namespace: NS }, spec: { maxUnavailable: 1, selector: { matchLabels: { app: 'ids' } } } });
   // Admission: a pinned StatefulSet whose template names neither zonekeeper nor its gate.
   await kube.create(statefulSet(ADMITTED_NS, 'admitted', 3));
+  // The gate, with the autoscaler: a pool with no node in any zone, each pod a node of its own.
+  if (grows) await k.create(grownStatefulSet(NS, 'grown', 2));
 
   const sts = (namespace: string, name: string, scale: [number, number]): RunWorkload => ({ namespace, name, kind: 'StatefulSet', scale, rollout: false });
   const dep = (name: string, scale: [number, number]): RunWorkload => ({ namespace: NS, name, kind: 'Deployment', scale, rollout: true });
   const workloads = [sts(NS, 'pin', [1, 6]), sts(NS, 'vol', [3, 3]), sts(NS, 'gated', [1, 6]), sts(ADMITTED_NS, 'admitted', [1, 6]),
-    dep('web', [2, 6]), dep('spread', [2, 6]), { ...dep('ids', [2, 5]), repaired: true }];
+    dep('web', [2, 6]), dep('spread', [2, 6]), { ...dep('ids', [2, 5]), repaired: true }, ...(grows ? [sts(NS, 'grown', [1, 4])] : [])];
   return {
     workloads,
     promises: [
       { kind: 'pinned', namespace: NS, name: 'pin' }, { kind: 'pinned', namespace: NS, name: 'vol', claim: 'data' },
       { kind: 'pinned', namespace: NS, name: 'gated' }, { kind: 'pinned', namespace: ADMITTED_NS, name: 'admitted' },
+      ...(grows ? [{ kind: 'pinned', namespace: NS, name: 'grown' } as const] : []),
       { kind: 'maximum', namespace: NS, name: 'web', max: WEB_MAX }, { kind: 'maximum', namespace: NS, name: 'spread', max: SPREAD_QUOTA, perRevision: true },
       { kind: 'instance-ids', namespace: NS, name: 'ids' }, { kind: 'never-evicted', namespace: NS, name: 'vol' },
       { kind: 'repair-disruptions', namespace: NS, name: 'ids', perMinute: EVICTIONS_PER_MINUTE },

@@ -65,7 +65,8 @@ describe('the robustness run\'s promises', () => {
     assert.match(brokenPromises(ids, twice)[0]!.detail, /ID 1 held by i1, i2/);
     const high = observation({ workloads: [deploy], pods: [pod('i1', 'ids', 'a-1', id('2'))] });
     assert.deepEqual(brokenPromises(ids, high), [], 'a scale-down in progress');
-    assert.match(brokenPromises(ids, high, 0)[0]!.detail, /outside \[0, 2\)/);
+    assert.deepEqual(brokenPromises(ids, high, { since: 0, settled: false }), [], 'healed, not settled yet');
+    assert.match(brokenPromises(ids, high, { since: 0, settled: true })[0]!.detail, /outside \[0, 2\)/);
   });
 
   it('repair evicting a pod its volume holds is a violation', () => {
@@ -92,8 +93,10 @@ describe('the robustness run\'s promises', () => {
       };
     };
     const waitEvent = { reason: 'ZoneGateWaiting', message: 'zonekeeper keeps the pod gated: zone-b is at its maxReplicas', involvedObject: { kind: 'Pod', namespace: 'chaos', name: 'db-0', uid: 'u-0' } };
-    const judge = (p: Obj, o: { seconds: number; quietSince?: number; gateWaits?: Obj[] }) =>
-      brokenPromises(promise, observation({ pods: [p], at: T0 + o.seconds * 1000, gateWaits: o.gateWaits ?? [] }), o.quietSince);
+    const judge = (p: Obj, o: { seconds: number; quietSince?: number; gateWaits?: Obj[] }) => {
+      const calm = o.quietSince === undefined ? undefined : { since: o.quietSince, settled: false };
+      return brokenPromises(promise, observation({ pods: [p], at: T0 + o.seconds * 1000, gateWaits: o.gateWaits ?? [] }), calm);
+    };
 
     it('a gated pod needs zonekeeper\'s ZoneGateWaiting Event about it (by UID)', () => {
       const v = judge(pending({ gated: true }), { seconds: 90, quietSince: T0 });
