@@ -36,6 +36,9 @@ export interface RunFigures {
   convergedAfter: number | undefined;
   /** What was still wrong when the time to converge ran out. */
   unconverged: string[];
+  /** Repair's evictions (pods with its `Rebalanced` Event) and the pods the zone gate said it kept waiting (`ZoneGateWaiting`), seen in the run. */
+  repairEvictions: number;
+  gateWaits: number;
   /** The Cluster Autoscaler in the run, or why none is. */
   autoscaler: string;
   /** Processes that ended by themselves and were started again (kube-scheduler's "cache is corrupted"). */
@@ -121,7 +124,7 @@ export async function robustnessRun(o: RunOptions): Promise<RunFigures> {
   const log = (kind: string, what: unknown) => appendFileSync(o.history, `${JSON.stringify({ t: Date.now(), kind, what })}\n`);
   log('start', { seed: o.seed, seconds: o.seconds, version });
   const figures: RunFigures = {
-    seed: o.seed, version, operations: 0, faults: 0, checks: 0, violations: [], convergedAfter: undefined, unconverged: [], autoscaler: 'not started', selfExits: [], maxRssMiB: 0,
+    seed: o.seed, version, operations: 0, faults: 0, checks: 0, violations: [], convergedAfter: undefined, unconverged: [], repairEvictions: 0, gateWaits: 0, autoscaler: 'not started', selfExits: [], maxRssMiB: 0,
     history: o.history,
   };
   let world: World | undefined;
@@ -133,6 +136,8 @@ export async function robustnessRun(o: RunOptions): Promise<RunFigures> {
     kubelets.push(kube.kubelet(NS), kube.kubelet(ADMITTED_NS));
     // What kube-controller-manager's pod GC does (this control plane runs none): a pod bound to a node that is gone, deleted after 10 s.
     const orphanedSince = new Map<string, number>();
+    const evicted = new Set<string>();
+    const waited = new Set<string>();
     const handovers = new Set<number>();
     const collectOrphans = async (o: Observation) => {
       const nodes = new Set(o.nodes.map((n) => n.metadata.name as string));
@@ -155,6 +160,10 @@ export async function robustnessRun(o: RunOptions): Promise<RunFigures> {
         return undefined; // kube-apiserver down: nothing to judge by
       }
       await collectOrphans(first);
+      for (const e of first.evictions) if (e.involvedObject?.kind === 'Pod') evicted.add(`${e.involvedObject.namespace}/${e.involvedObject.name}`);
+      for (const e of first.gateWaits) waited.add(String(e.involvedObject?.uid));
+      figures.repairEvictions = evicted.size;
+      figures.gateWaits = waited.size;
       figures.checks += world!.promises.length;
       const seen = brokenPromises(world!.promises, first, calm);
       if (seen.length === 0) return first;
@@ -254,7 +263,7 @@ export function printFigures(f: RunFigures): string {
   return [
     `seed ${f.seed} on ${f.version}: ${f.operations} operations, ${f.faults} faults, ${f.checks} promise checks, ${f.violations.length} violations`,
     `converged ${f.convergedAfter === undefined ? `NOT within the time given (${f.unconverged.join('; ')})` : `${f.convergedAfter}s after the last heal`}`,
-    `autoscaler: ${f.autoscaler}`,
+    `repair evictions ${f.repairEvictions}; pods the zone gate kept waiting (ZoneGateWaiting) ${f.gateWaits}; autoscaler: ${f.autoscaler}`,
     `zonekeeper's largest resident memory ${f.maxRssMiB} MiB (limit ${RSS_LIMIT_MIB}); processes that ended by themselves: ${f.selfExits.length === 0 ? 'none' : f.selfExits.join(', ')}`,
     `history: ${f.history}`,
   ].join('\n');

@@ -62,8 +62,12 @@ const WEB_MAX = { 'zone-c': 1 };
 const SPREAD_QUOTA = { 'zone-a': 2, 'zone-b': 1 };
 /** Repair's budget (`rebalance.evictionsPerMinute`) in the run. */
 const EVICTIONS_PER_MINUTE = 6;
-/** How long a pod may stay unbound once the run is quiet before it must say why. */
-const PENDING_EXPLAINED_AFTER_SECONDS = 30;
+/**
+ * How long a pod may stay unbound once the run is quiet before it must say why: client-go's
+ * reflectors back off up to 60 s (30 s, jittered up to twice) after repeated kube-apiserver kills,
+ * and until kube-scheduler's pod informer is back no pod it has not tried carries a condition.
+ */
+const PENDING_EXPLAINED_AFTER_SECONDS = 90;
 
 export async function buildWorld(cp: ControlPlane, pick: (n: number) => number): Promise<World> {
   const webhook = await admissionConfig();
