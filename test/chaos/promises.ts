@@ -15,10 +15,22 @@ export type RunPromise =
    * quota); `perRevision`: of each pod-template revision (a WorkloadSpread's quota, as OpenKruise counts it).
    */
   | { kind: 'maximum'; namespace: string; name: string; max: Readonly<Record<string, number>>; perRevision?: boolean }
-  /** Instance IDs unique among the live pods; once the run is quiet, in [0, replicas) too. */
+  /** Instance IDs unique among the live pods; once the run has settled, in [0, replicas) too. */
   | { kind: 'instance-ids'; namespace: string; name: string }
   /** Never evicted by repair: its pods are held by their bound volumes. */
-  | { kind: 'never-evicted'; namespace: string; name: string };
+  | { kind: 'never-evicted'; namespace: string; name: string }
+  /**
+   * Once quiet, no pod unbound for longer than `afterSeconds` without a reason naming what it waits
+   * for: a `ZoneGateWaiting` Event while the zone gate holds it, else kube-scheduler's
+   * PodScheduled=False (Unschedulable) message, which carries the extender's filter reasons.
+   */
+  | { kind: 'pending-reason'; namespace: string; name: string; afterSeconds: number }
+  /**
+   * Repair (opted in): never a second eviction while a pod created since the first is not Ready
+   * yet, and evictions within a token bucket of `perMinute` (refilled by `perMinute`/60 a second,
+   * full again in a new Lease holder).
+   */
+  | { kind: 'repair-disruptions'; namespace: string; name: string; perMinute: number };
 
 /** One read of the cluster: the objects of the run's namespaces. */
 export interface Observation {
@@ -29,6 +41,12 @@ export interface Observation {
   claims: readonly Obj[];
   /** zonekeeper's `Rebalanced` Events. */
   evictions: readonly Obj[];
+  /** zonekeeper's `ZoneGateWaiting` Events. */
+  gateWaits: readonly Obj[];
+  /** When each Lease holder seen so far acquired it (ms since the epoch). */
+  handovers: readonly number[];
+  /** When the read was made (ms since the epoch). */
+  at: number;
 }
 
 export interface Violation {
@@ -42,8 +60,12 @@ export interface Violation {
 const live = (p: Obj) => !p.metadata.deletionTimestamp && p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed';
 const appOf = (p: Obj) => p.metadata.labels?.app as string | undefined;
 
-/** Every broken promise in one observation; `quiet`: the run's faults are over and it has settled. */
-export function brokenPromises(promises: readonly RunPromise[], o: Observation, quiet = false): Violation[] {
+/** How far the run has calmed down: its faults over since `since` (ms); `settled`: every workload at its layout too. */
+export interface Calm { since: number; settled: boolean }
+
+/** Every broken promise in one observation; `calm`: the run's faults are over (undefined: they are not). */
+export function brokenPromises(promises: readonly RunPromise[], o: Observation, calm?: Calm): Violation[] {
+  const quiet = calm?.settled === true;
   const zoneOfNode = new Map(o.nodes.map((n) => [n.metadata.name as string, n.metadata.labels?.[ZONE] as string | undefined]));
   const podsOf = (namespace: string, name: string) => o.pods.filter((p) => p.metadata.namespace === namespace && appOf(p) === name);
   const out: Violation[] = [];
@@ -94,12 +116,86 @@ export function brokenPromises(promises: readonly RunPromise[], o: Observation, 
           if (!(Number(id) >= 0 && Number(id) < replicas)) out.push({ promise: 'instance-ids', subject: `${pr.namespace}/${pr.name}#${id}`, detail: `ID ${id} of ${names.join(', ')} outside [0, ${replicas})` });
         }
       }
+    } else if (pr.kind === 'pending-reason') {
+      if (calm) out.push(...unexplainedPending(pr, pods, o, calm.since));
+    } else if (pr.kind === 'repair-disruptions') {
+      out.push(...repairBeyondLimits(pr, pods, o));
     } else {
       for (const e of o.evictions) {
         const pod = e.involvedObject;
         if (pod?.kind === 'Pod' && pod.namespace === pr.namespace && String(pod.name).startsWith(`${pr.name}-`)) {
           out.push({ promise: 'never-evicted', subject: `${pr.namespace}/${pod.name}`, detail: `evicted by repair (${e.message}) though its volume holds it` });
         }
+      }
+    }
+  }
+  return out;
+}
+
+const time = (t: string | undefined) => (t ? Date.parse(t) : NaN);
+const GATE = 'zonekeeper.io/zone';
+
+/** Pods unbound for longer than the promise allows since the run went quiet, without a reason that names what they wait for. */
+function unexplainedPending(pr: Extract<RunPromise, { kind: 'pending-reason' }>, pods: readonly Obj[], o: Observation, quietSince: number): Violation[] {
+  const out: Violation[] = [];
+  for (const p of pods.filter((x) => live(x) && !x.spec.nodeName)) {
+    const since = Math.max(time(p.metadata.creationTimestamp), quietSince);
+    if (!(o.at - since > pr.afterSeconds * 1000)) continue;
+    const name = `${p.metadata.namespace}/${p.metadata.name}`;
+    const waited = `Pending ${Math.round((o.at - since) / 1000)}s since the run went quiet`;
+    if ((p.spec.schedulingGates ?? []).some((g: Obj) => g.name === GATE)) {
+      const told = o.gateWaits.some((e) => e.involvedObject?.kind === 'Pod' && e.involvedObject.namespace === p.metadata.namespace
+        && (e.involvedObject.uid ? e.involvedObject.uid === p.metadata.uid : e.involvedObject.name === p.metadata.name));
+      if (!told) out.push({ promise: 'pending-reason', subject: name, detail: `${waited}, held by the zone gate without a ZoneGateWaiting Event` });
+      continue;
+    }
+    const scheduled = (p.status?.conditions ?? []).find((c: Obj) => c.type === 'PodScheduled');
+    if (scheduled?.status !== 'False' || scheduled.reason !== 'Unschedulable' || !String(scheduled.message ?? '').trim()) {
+      const said = scheduled ? `PodScheduled ${scheduled.status} ${scheduled.reason ?? ''}: "${scheduled.message ?? ''}"` : 'no PodScheduled condition';
+      out.push({ promise: 'pending-reason', subject: name, detail: `${waited}, no reason kube-scheduler gives (${said})` });
+    }
+  }
+  return out;
+}
+
+/** One second: Event and creation times are in whole seconds. */
+const SECOND = 1000;
+
+/** Repair's evictions of the workload's pods (its `Rebalanced` Events on them) past its budget, or one while the previous one's replacement was not Ready. */
+function repairBeyondLimits(pr: Extract<RunPromise, { kind: 'repair-disruptions' }>, pods: readonly Obj[], o: Observation): Violation[] {
+  const out: Violation[] = [];
+  const evictions = o.evictions
+    .filter((e) => e.involvedObject?.kind === 'Pod' && e.involvedObject.namespace === pr.namespace && String(e.involvedObject.name).startsWith(`${pr.name}-`))
+    .map((e) => ({ pod: String(e.involvedObject.name), at: time(e.firstTimestamp ?? e.eventTime) }))
+    .filter((e) => !Number.isNaN(e.at))
+    .sort((a, b) => a.at - b.at);
+  // The budget: a token bucket of perMinute, spent one an eviction; the Event's whole second may be up to one early.
+  const rate = pr.perMinute / 60_000;
+  let tokens = pr.perMinute;
+  let last = -Infinity;
+  const handovers = [...o.handovers].sort((a, b) => a - b);
+  for (const e of evictions) {
+    if (handovers.some((h) => h > last && h <= e.at + SECOND)) tokens = pr.perMinute;
+    else tokens = Math.min(pr.perMinute, tokens + (e.at - last) * rate);
+    last = e.at;
+    tokens -= 1;
+    if (tokens < -rate * SECOND) {
+      out.push({ promise: 'repair-disruptions', subject: `${pr.namespace}/${pr.name}@${new Date(e.at).toISOString()}`, detail: `eviction of ${e.pod} beyond rebalance.evictionsPerMinute (${pr.perMinute}): ${evictions.filter((x) => x.at > e.at - 60_000 && x.at <= e.at).length} in the minute up to it` });
+    }
+  }
+  // One at a time: a pod created between two evictions (the first one's replacement, or any) Ready before the second.
+  for (const [i, e] of evictions.entries()) {
+    const previous = evictions[i - 1];
+    if (!previous) continue;
+    for (const p of pods.filter(live)) {
+      const created = time(p.metadata.creationTimestamp);
+      // zonekeeper's cache may show a pod a moment after the API server made it.
+      if (!(created >= previous.at && created <= e.at - 2 * SECOND)) continue;
+      const ready = (p.status?.conditions ?? []).find((c: Obj) => c.type === 'Ready' && c.status === 'True');
+      const readyAt = ready ? time(ready.lastTransitionTime) : Infinity;
+      if (readyAt > e.at + SECOND) {
+        out.push({ promise: 'repair-disruptions', subject: `${pr.namespace}/${e.pod}`, detail: `evicted while ${p.metadata.name}, created after the eviction of ${previous.pod}, was not Ready (${ready ? `Ready at ${ready.lastTransitionTime}` : 'not Ready yet'})` });
+        break;
       }
     }
   }

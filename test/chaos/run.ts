@@ -10,7 +10,7 @@ import { seededRandom } from '../support/random.js';
 import { ControlPlane, kubeVersions } from '../e2e/controlPlane.js';
 import type { Kube } from '../e2e/kube.js';
 import { tearDown } from '../e2e/workloads.js';
-import { brokenPromises, confirmed, type Observation, type Violation } from './promises.js';
+import { brokenPromises, confirmed, type Calm, type Observation, type Violation } from './promises.js';
 import { walker } from './walk.js';
 import { ADMITTED_NS, buildWorld, leads, NS, type World } from './world.js';
 
@@ -36,6 +36,11 @@ export interface RunFigures {
   convergedAfter: number | undefined;
   /** What was still wrong when the time to converge ran out. */
   unconverged: string[];
+  /** Repair's evictions (pods with its `Rebalanced` Event) and the pods the zone gate said it kept waiting (`ZoneGateWaiting`), seen in the run. */
+  repairEvictions: number;
+  gateWaits: number;
+  /** The Cluster Autoscaler in the run, or why none is. */
+  autoscaler: string;
   /** Processes that ended by themselves and were started again (kube-scheduler's "cache is corrupted"). */
   selfExits: string[];
   maxRssMiB: number;
@@ -46,17 +51,22 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** zonekeeper's resident memory above this is a leak, not a working set (a run's cluster is small). */
 const RSS_LIMIT_MIB = 512;
 
-async function observe(kube: Kube): Promise<Observation> {
-  const [pods, admittedPods, nodes, sets, admittedSets, deployments, volumes, claims, events] = await Promise.all([
+/** One read; `handovers` gathers when each Lease holder seen acquired it (a new holder starts with a full eviction budget). */
+async function observe(kube: Kube, handovers: Set<number>): Promise<Observation> {
+  const [pods, admittedPods, nodes, sets, admittedSets, deployments, volumes, claims, events, admittedEvents, leases] = await Promise.all([
     kube.list('v1', 'Pod', NS), kube.list('v1', 'Pod', ADMITTED_NS), kube.list('v1', 'Node'),
     kube.list('apps/v1', 'StatefulSet', NS), kube.list('apps/v1', 'StatefulSet', ADMITTED_NS), kube.list('apps/v1', 'Deployment', NS),
-    kube.list('v1', 'PersistentVolume'), kube.list('v1', 'PersistentVolumeClaim', NS), kube.list('v1', 'Event', NS),
+    kube.list('v1', 'PersistentVolume'), kube.list('v1', 'PersistentVolumeClaim', NS), kube.list('v1', 'Event', NS), kube.list('v1', 'Event', ADMITTED_NS),
+    kube.list('coordination.k8s.io/v1', 'Lease', 'zonekeeper-system'),
   ]);
+  for (const l of leases) if (l.spec?.acquireTime) handovers.add(Date.parse(l.spec.acquireTime));
   const kinded = (kind: string) => (o: Record<string, unknown>) => ({ ...o, kind });
+  const allEvents = [...events, ...admittedEvents];
   return {
     pods: [...pods, ...admittedPods], nodes,
     workloads: [...sets.map(kinded('StatefulSet')), ...admittedSets.map(kinded('StatefulSet')), ...deployments.map(kinded('Deployment'))],
-    volumes, claims, evictions: events.filter((e) => e.reason === 'Rebalanced'),
+    volumes, claims, evictions: allEvents.filter((e) => e.reason === 'Rebalanced'), gateWaits: allEvents.filter((e) => e.reason === 'ZoneGateWaiting'),
+    handovers: [...handovers], at: Date.now(),
   };
 }
 
@@ -114,7 +124,7 @@ export async function robustnessRun(o: RunOptions): Promise<RunFigures> {
   const log = (kind: string, what: unknown) => appendFileSync(o.history, `${JSON.stringify({ t: Date.now(), kind, what })}\n`);
   log('start', { seed: o.seed, seconds: o.seconds, version });
   const figures: RunFigures = {
-    seed: o.seed, version, operations: 0, faults: 0, checks: 0, violations: [], convergedAfter: undefined, unconverged: [], selfExits: [], maxRssMiB: 0,
+    seed: o.seed, version, operations: 0, faults: 0, checks: 0, violations: [], convergedAfter: undefined, unconverged: [], repairEvictions: 0, gateWaits: 0, autoscaler: 'not started', selfExits: [], maxRssMiB: 0,
     history: o.history,
   };
   let world: World | undefined;
@@ -122,9 +132,13 @@ export async function robustnessRun(o: RunOptions): Promise<RunFigures> {
   try {
     world = await buildWorld(cp, rng.below);
     const { kube } = world;
+    figures.autoscaler = typeof world.autoscaler === 'string' ? `none (${world.autoscaler})` : 'the Cluster Autoscaler (kwok provider) grows the pool grow';
     kubelets.push(kube.kubelet(NS), kube.kubelet(ADMITTED_NS));
     // What kube-controller-manager's pod GC does (this control plane runs none): a pod bound to a node that is gone, deleted after 10 s.
     const orphanedSince = new Map<string, number>();
+    const evicted = new Set<string>();
+    const waited = new Set<string>();
+    const handovers = new Set<number>();
     const collectOrphans = async (o: Observation) => {
       const nodes = new Set(o.nodes.map((n) => n.metadata.name as string));
       for (const p of o.pods) {
@@ -137,20 +151,25 @@ export async function robustnessRun(o: RunOptions): Promise<RunFigures> {
         }
       }
     };
-    const check = async (quiet: boolean) => {
+    /** Checks every promise (`calm`: how far the run has calmed down, if its faults are over); returns the first read. */
+    const check = async (calm?: Calm): Promise<Observation | undefined> => {
       let first: Observation;
       try {
-        first = await observe(kube);
+        first = await observe(kube, handovers);
       } catch {
-        return; // kube-apiserver down: nothing to judge by
+        return undefined; // kube-apiserver down: nothing to judge by
       }
       await collectOrphans(first);
+      for (const e of first.evictions) if (e.involvedObject?.kind === 'Pod') evicted.add(`${e.involvedObject.namespace}/${e.involvedObject.name}`);
+      for (const e of first.gateWaits) waited.add(String(e.involvedObject?.uid));
+      figures.repairEvictions = evicted.size;
+      figures.gateWaits = waited.size;
       figures.checks += world!.promises.length;
-      const seen = brokenPromises(world!.promises, first, quiet);
-      if (seen.length === 0) return;
+      const seen = brokenPromises(world!.promises, first, calm);
+      if (seen.length === 0) return first;
       await sleep(2000);
-      const again = await observe(kube).catch(() => undefined);
-      for (const v of again ? confirmed(seen, brokenPromises(world!.promises, again, quiet)) : []) {
+      const again = await observe(kube, handovers).catch(() => undefined);
+      for (const v of again ? confirmed(seen, brokenPromises(world!.promises, again, calm)) : []) {
         if (figures.violations.some((x) => x.promise === v.promise && x.subject === v.subject)) continue;
         figures.violations.push(v);
         log('violation', v);
@@ -165,6 +184,11 @@ export async function robustnessRun(o: RunOptions): Promise<RunFigures> {
           log('self-exit', `kube-scheduler ${name} ${state.ended}: started again`);
           await cp.restartScheduler(name).catch(() => undefined);
         }
+      }
+      const autoscalerEnded = typeof world!.autoscaler === 'string' ? undefined : world!.autoscaler.revive();
+      if (autoscalerEnded) {
+        figures.selfExits.push(`cluster-autoscaler ${autoscalerEnded}`);
+        log('self-exit', `cluster-autoscaler ${autoscalerEnded}: started again`);
       }
       for (const which of ['primary', 'standby'] as const) {
         const z = world!.replicas[which];
@@ -182,11 +206,11 @@ export async function robustnessRun(o: RunOptions): Promise<RunFigures> {
     // Every workload placed before the walk begins: what is broken later is the walk's doing.
     const settledBy = Date.now() + 180_000;
     for (let left = ['not observed yet']; left.length > 0; await sleep(2000)) {
-      const obs = await observe(kube).catch(() => undefined);
+      const obs = await observe(kube, handovers).catch(() => undefined);
       left = obs ? await unsettled(world, obs).catch((err: Error) => [err.message]) : ['kube-apiserver not answering'];
       if (left.length > 0 && Date.now() > settledBy) throw new Error(`the workloads did not settle before the walk: ${left.join('; ')}\n${cp.diagnosis()}`);
     }
-    await check(true);
+    await check({ since: Date.now(), settled: true });
     log('settled', {});
 
     const started = Date.now();
@@ -199,7 +223,7 @@ export async function robustnessRun(o: RunOptions): Promise<RunFigures> {
         log('step-failed', (err as Error).message.slice(0, 300));
       }
       await watchProcesses();
-      await check(false);
+      await check();
       await sleep(500 + rng.below(2500));
     }
     figures.operations = walk.counts.operations;
@@ -214,8 +238,7 @@ export async function robustnessRun(o: RunOptions): Promise<RunFigures> {
     const limit = (o.convergeSeconds ?? 300) * 1000;
     while (Date.now() - healed < limit) {
       await watchProcesses();
-      const obs = await observe(kube).catch(() => undefined);
-      if (obs) await collectOrphans(obs);
+      const obs = await check({ since: healed, settled: false });
       const left = obs ? await unsettled(world, obs).catch((err: Error) => [err.message]) : ['kube-apiserver not answering'];
       figures.unconverged = left;
       if (left.length === 0) {
@@ -225,7 +248,7 @@ export async function robustnessRun(o: RunOptions): Promise<RunFigures> {
       await sleep(2000);
     }
     if (figures.convergedAfter === undefined) for (const line of await pendingReasons(world).catch((err: Error) => [err.message])) log('pending', line);
-    await check(true);
+    await check({ since: healed, settled: true });
     log('end', figures);
     return figures;
   } finally {
@@ -240,6 +263,7 @@ export function printFigures(f: RunFigures): string {
   return [
     `seed ${f.seed} on ${f.version}: ${f.operations} operations, ${f.faults} faults, ${f.checks} promise checks, ${f.violations.length} violations`,
     `converged ${f.convergedAfter === undefined ? `NOT within the time given (${f.unconverged.join('; ')})` : `${f.convergedAfter}s after the last heal`}`,
+    `repair evictions ${f.repairEvictions}; pods the zone gate kept waiting (ZoneGateWaiting) ${f.gateWaits}; autoscaler: ${f.autoscaler}`,
     `zonekeeper's largest resident memory ${f.maxRssMiB} MiB (limit ${RSS_LIMIT_MIB}); processes that ended by themselves: ${f.selfExits.length === 0 ? 'none' : f.selfExits.join(', ')}`,
     `history: ${f.history}`,
   ].join('\n');

@@ -1,7 +1,7 @@
 // The seeded random walk of a robustness run: operations a cluster sees every day and faults it
 // should survive, each written to the history; what a fault breaks is healed after a while.
 import type { Kube, Obj } from '../e2e/kube.js';
-import { leads, REFUSING_BINDING, type World } from './world.js';
+import { ADMITTED_NS, leads, REFUSING_BINDING, type World } from './world.js';
 import { POOLS } from './world.js';
 
 export interface Rng { next(): number; below(n: number): number }
@@ -159,6 +159,22 @@ export function walker(world: World, rng: Rng): Walker {
     },
     async cutWatches() {
       return `cut zonekeeper's ${world.proxy.cut()} connections to kube-apiserver`;
+    },
+    async admissionOutage(now) {
+      if (busy.has('admission')) return 'admission endpoint unreachable: it is already';
+      busy.add('admission');
+      world.admissionProxy.block(true);
+      const down = seconds(rng, 5, 20);
+      later(now, down, 'admission endpoint reachable again', async () => {
+        world.admissionProxy.block(false);
+        busy.delete('admission');
+      });
+      // A pod of the admitted workload deleted now is made again while the webhook is away: its failure policy (Fail) refuses it until then.
+      const admitted = world.workloads.find((w) => w.namespace === ADMITTED_NS)!;
+      const pods = await kube.podsOf(admitted.namespace, `app=${admitted.name}`);
+      const p = pods.length > 0 ? pickOf(rng, pods) : undefined;
+      if (p) await kube.delete('v1', 'Pod', admitted.namespace, p.metadata.name, 0);
+      return `admission endpoint unreachable for ${down / 1000}s${p ? `, pod ${admitted.namespace}/${p.metadata.name} deleted meanwhile` : ''}`;
     },
     async refuseWrites(now) {
       if (busy.has('refusal')) return 'refuse zonekeeper\'s writes: already refused';

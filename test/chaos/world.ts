@@ -1,7 +1,8 @@
 // The cluster a robustness run drives (docs/operations.md#robustness-runs): a real control plane,
 // production-shaped pools in zones of unequal size, zonekeeper as users run it (two replicas on
-// a Lease, reaching kube-apiserver through a proxy that can cut its watches), and a workload of
-// every kind it places, through each transport: its own scheduler's extender, the gate, admission.
+// a Lease, reaching kube-apiserver through a proxy that can cut its watches; its webhook reached
+// through one that can refuse it), and a workload of every kind it places, through each
+// transport: its own scheduler's extender, the gate, admission.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse, parseAllDocuments, stringify } from 'yaml';
@@ -9,6 +10,7 @@ import { ADMISSION_LABEL, admissionConfig, admissionReady, webhookConfiguration 
 import type { ControlPlane, Zonekeeper } from '../e2e/controlPlane.js';
 import { eventually, Kube, type Obj } from '../e2e/kube.js';
 import { addPools, deployment, preBoundVolume, SCHEDULER, statefulSet, type NodePool } from '../e2e/workloads.js';
+import { grownStatefulSet, noAutoscaler, startAutoscaler, type RunAutoscaler } from './autoscaler.js';
 import { cuttingProxy, type CuttingProxy } from './proxy.js';
 import type { RunPromise } from './promises.js';
 
@@ -41,11 +43,15 @@ export interface World {
   cp: ControlPlane;
   kube: Kube;
   proxy: CuttingProxy;
+  /** Between kube-apiserver and the primary's admission webhook: `block` makes the webhook unreachable. */
+  admissionProxy: CuttingProxy;
   workloads: RunWorkload[];
   promises: RunPromise[];
   /** The replica kube-scheduler calls and the webhook reaches, and the other one; restarted by the walk. */
   replicas: { primary: Zonekeeper; standby: Zonekeeper };
   restart(which: 'primary' | 'standby'): Promise<Zonekeeper>;
+  /** The Cluster Autoscaler growing the `grow` pool (1.34+), or why the run has none. */
+  autoscaler: RunAutoscaler | string;
   /** The nodes the run started with, by name: zone. */
   nodes: Map<string, string>;
   stop(): Promise<void>;
@@ -54,13 +60,21 @@ export interface World {
 /** Zone limits the run promises: the web Deployment's zone-c maximum, the WorkloadSpread's quotas. */
 const WEB_MAX = { 'zone-c': 1 };
 const SPREAD_QUOTA = { 'zone-a': 2, 'zone-b': 1 };
+/** Repair's budget (`rebalance.evictionsPerMinute`) in the run. */
+const EVICTIONS_PER_MINUTE = 6;
+/**
+ * How long a pod may stay unbound once the run is quiet before it must say why: client-go's
+ * reflectors back off up to 60 s (30 s, jittered up to twice) after repeated kube-apiserver kills,
+ * and until kube-scheduler's pod informer is back no pod it has not tried carries a condition.
+ */
+const PENDING_EXPLAINED_AFTER_SECONDS = 90;
 
 export async function buildWorld(cp: ControlPlane, pick: (n: number) => number): Promise<World> {
   const webhook = await admissionConfig();
   const standbyAdmission = await admissionConfig();
   const base = {
     deletionCost: { enabled: true, intervalSeconds: 2 },
-    rebalance: { enabled: true, zoneStableSeconds: 10, intervalSeconds: 2, evictionsPerMinute: 6 },
+    rebalance: { enabled: true, zoneStableSeconds: 10, intervalSeconds: 2, evictionsPerMinute: EVICTIONS_PER_MINUTE },
     gate: { intervalSeconds: 1 },
     workloadSpread: { writeStatus: true },
     leaderElection: { namespace: 'zonekeeper-system' },
@@ -100,7 +114,8 @@ export async function buildWorld(cp: ControlPlane, pick: (n: number) => number):
   await kube.create(crd);
   await kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
   await kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ADMITTED_NS, labels: { [ADMISSION_LABEL]: 'enabled' } } });
-  await kube.create(webhookConfiguration(webhook.port));
+  const admissionProxy = await cuttingProxy(webhook.port);
+  await kube.create(webhookConfiguration(admissionProxy.port));
   await kube.create(refusingPolicy());
   await eventually('one replica holds the Lease', async () => (await Promise.all(Object.values(replicas).map(leads))).some(Boolean), 60_000, 500);
   await eventually('the primary holds the Lease', async () => {
@@ -112,12 +127,16 @@ export async function buildWorld(cp: ControlPlane, pick: (n: number) => number):
   await eventually('the WorkloadSpread CRD is watched', async () =>
     ((await (await fetch(`${replicas.primary.admin}/debug/cache`)).json()) as Obj).workloadSpreadCRD === 'present', 60_000, 500);
 
-  const { workloads, promises } = await createWorkloads(kube, pick);
+  const zones = [...new Set(POOLS.flatMap((p) => Object.keys(p.perZone)))].sort();
+  const autoscaler = noAutoscaler(cp) ?? await startAutoscaler(cp, kube, zones, () => Object.values(replicas));
+  const { workloads, promises } = await createWorkloads(kube, pick, typeof autoscaler !== 'string');
   return {
-    cp, kube, proxy, workloads, promises, nodes, restart,
+    cp, kube, proxy, admissionProxy, autoscaler, workloads, promises, nodes, restart,
     get replicas() { return replicas; },
     async stop() {
       await proxy.close();
+      await admissionProxy.close();
+      if (typeof autoscaler !== 'string') await autoscaler.stop();
     },
   };
 }
@@ -158,7 +177,19 @@ export const REFUSING_BINDING: Obj = {
   spec: { policyName: 'chaos-refuse-zonekeeper-writes', validationActions: ['Deny'] },
 };
 
-async function createWorkloads(kube: Kube, pick: (n: number) => number): Promise<{ workloads: RunWorkload[]; promises: RunPromise[] }> {
+/**
+ * A workload kept off the GPU zone by its own affinity. Where a Cluster Autoscaler runs, every zone
+ * of the cluster its pods allow counts as one it may grow into (docs/autoscalers.md), and it grows
+ * no node for an extender's pin: without this the general workloads would be given seats in zone-d.
+ */
+function offGpuZone(workload: Obj): Obj {
+  const affinity = { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: ZONE, operator: 'NotIn', values: ['zone-d'] }] }] } } };
+  workload.spec.template.spec = { ...workload.spec.template.spec, affinity };
+  return workload;
+}
+
+async function createWorkloads(k: Kube, pick: (n: number) => number, grows: boolean): Promise<{ workloads: RunWorkload[]; promises: RunPromise[] }> {
+  const kube = { create: (o: Obj) => k.create(grows && ['StatefulSet', 'Deployment'].includes(o.kind) ? offGpuZone(o) : o) };
   const zones = ['zone-a', 'zone-b', 'zone-c'];
   const container = { name: 'c', image: 'busybox', resources: { requests: { cpu: '10m' } } };
   const withSchedulerName = { schedulerName: SCHEDULER };
@@ -195,17 +226,23 @@ async function createWorkloads(kube: Kube, pick: (n: number) => number): Promise
   await kube.create({ apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', metadata: { name: 'ids', namespace: NS }, spec: { maxUnavailable: 1, selector: { matchLabels: { app: 'ids' } } } });
   // Admission: a pinned StatefulSet whose template names neither zonekeeper nor its gate.
   await kube.create(statefulSet(ADMITTED_NS, 'admitted', 3));
+  // The gate, with the autoscaler: a pool with no node in any zone, each pod a node of its own.
+  if (grows) await k.create(grownStatefulSet(NS, 'grown', 2));
 
   const sts = (namespace: string, name: string, scale: [number, number]): RunWorkload => ({ namespace, name, kind: 'StatefulSet', scale, rollout: false });
   const dep = (name: string, scale: [number, number]): RunWorkload => ({ namespace: NS, name, kind: 'Deployment', scale, rollout: true });
+  const workloads = [sts(NS, 'pin', [1, 6]), sts(NS, 'vol', [3, 3]), sts(NS, 'gated', [1, 6]), sts(ADMITTED_NS, 'admitted', [1, 6]),
+    dep('web', [2, 6]), dep('spread', [2, 6]), { ...dep('ids', [2, 5]), repaired: true }, ...(grows ? [sts(NS, 'grown', [1, 4])] : [])];
   return {
-    workloads: [sts(NS, 'pin', [1, 6]), sts(NS, 'vol', [3, 3]), sts(NS, 'gated', [1, 6]), sts(ADMITTED_NS, 'admitted', [1, 6]),
-      dep('web', [2, 6]), dep('spread', [2, 6]), { ...dep('ids', [2, 5]), repaired: true }],
+    workloads,
     promises: [
       { kind: 'pinned', namespace: NS, name: 'pin' }, { kind: 'pinned', namespace: NS, name: 'vol', claim: 'data' },
       { kind: 'pinned', namespace: NS, name: 'gated' }, { kind: 'pinned', namespace: ADMITTED_NS, name: 'admitted' },
+      ...(grows ? [{ kind: 'pinned', namespace: NS, name: 'grown' } as const] : []),
       { kind: 'maximum', namespace: NS, name: 'web', max: WEB_MAX }, { kind: 'maximum', namespace: NS, name: 'spread', max: SPREAD_QUOTA, perRevision: true },
       { kind: 'instance-ids', namespace: NS, name: 'ids' }, { kind: 'never-evicted', namespace: NS, name: 'vol' },
+      { kind: 'repair-disruptions', namespace: NS, name: 'ids', perMinute: EVICTIONS_PER_MINUTE },
+      ...workloads.map((w): RunPromise => ({ kind: 'pending-reason', namespace: w.namespace, name: w.name, afterSeconds: PENDING_EXPLAINED_AFTER_SECONDS })),
     ],
   };
 }

@@ -12,14 +12,15 @@ export const NODE_RESOURCES = { cpu: '4', memory: '16Gi', pods: '110' };
 /**
  * Stands in for the kubelets of the nodes an autoscaler adds: Ready with their resources, the
  * API server's not-ready (and the node controller's unreachable) taints removed, every other
- * taint kept (Karpenter removes its own), the hostname label set to the node's name.
+ * taint kept (Karpenter removes its own), the hostname label set to the node's name; only the
+ * nodes `labelSelector` selects, if given (the others' state is someone else's).
  */
-export function kubeletOfNewNodes(kube: Kube): () => Promise<void> {
+export function kubeletOfNewNodes(kube: Kube, labelSelector?: string): () => Promise<void> {
   let stopped = false;
   const loop = (async () => {
     while (!stopped) {
       try {
-        for (const n of await kube.list('v1', 'Node')) {
+        for (const n of await kube.list('v1', 'Node', undefined, labelSelector)) {
           const ready = (n.status?.conditions ?? []).some((c: Obj) => c.type === 'Ready' && c.status === 'True');
           const taints: Obj[] = n.spec?.taints ?? [];
           if (ready && !taints.some((t) => NOT_READY.has(t.key))) continue;

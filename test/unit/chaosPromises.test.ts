@@ -14,7 +14,9 @@ const pod = (name: string, app: string, nodeName?: string, o: { annotations?: Re
   spec: { nodeName }, status: { phase: nodeName ? 'Running' : 'Pending' },
 });
 const sts = (name: string, zones?: string): Obj => ({ kind: 'StatefulSet', metadata: { name, namespace: 'chaos', annotations: zones ? { 'zonekeeper.io/zones': zones } : {} }, spec: {} });
-const observation = (o: Partial<Observation>): Observation => ({ pods: [], nodes: NODES, workloads: [], volumes: [], claims: [], evictions: [], ...o });
+const observation = (o: Partial<Observation>): Observation => ({
+  pods: [], nodes: NODES, workloads: [], volumes: [], claims: [], evictions: [], gateWaits: [], handovers: [], at: 0, ...o,
+});
 
 describe('the robustness run\'s promises', () => {
   const pinned: RunPromise[] = [{ kind: 'pinned', namespace: 'chaos', name: 'db', claim: 'data' }];
@@ -63,7 +65,8 @@ describe('the robustness run\'s promises', () => {
     assert.match(brokenPromises(ids, twice)[0]!.detail, /ID 1 held by i1, i2/);
     const high = observation({ workloads: [deploy], pods: [pod('i1', 'ids', 'a-1', id('2'))] });
     assert.deepEqual(brokenPromises(ids, high), [], 'a scale-down in progress');
-    assert.match(brokenPromises(ids, high, true)[0]!.detail, /outside \[0, 2\)/);
+    assert.deepEqual(brokenPromises(ids, high, { since: 0, settled: false }), [], 'healed, not settled yet');
+    assert.match(brokenPromises(ids, high, { since: 0, settled: true })[0]!.detail, /outside \[0, 2\)/);
   });
 
   it('repair evicting a pod its volume holds is a violation', () => {
@@ -76,5 +79,87 @@ describe('the robustness run\'s promises', () => {
   it('a violation counts only when a second read sees it too', () => {
     const v = (subject: string) => ({ promise: 'pinned' as const, subject, detail: '' });
     assert.deepEqual(confirmed([v('a'), v('b')], [v('b'), v('c')]).map((x) => x.subject), ['b']);
+  });
+  describe('every Pending pod says what it waits for, once the run is quiet', () => {
+    const promise: RunPromise[] = [{ kind: 'pending-reason', namespace: 'chaos', name: 'db', afterSeconds: 60 }];
+    const T0 = Date.parse('2026-11-26T12:00:00Z');
+    const at = (s: number) => new Date(T0 + s * 1000).toISOString();
+    const pending = (o: { gated?: boolean; scheduled?: Obj } = {}): Obj => {
+      const p = pod('db-0', 'db');
+      return {
+        ...p, metadata: { ...p.metadata, uid: 'u-0', creationTimestamp: at(0) },
+        spec: { ...(o.gated ? { schedulingGates: [{ name: 'zonekeeper.io/zone' }] } : {}) },
+        status: { phase: 'Pending', conditions: o.scheduled ? [{ type: 'PodScheduled', ...o.scheduled }] : [] },
+      };
+    };
+    const waitEvent = { reason: 'ZoneGateWaiting', message: 'zonekeeper keeps the pod gated: zone-b is at its maxReplicas', involvedObject: { kind: 'Pod', namespace: 'chaos', name: 'db-0', uid: 'u-0' } };
+    const judge = (p: Obj, o: { seconds: number; quietSince?: number; gateWaits?: Obj[] }) => {
+      const calm = o.quietSince === undefined ? undefined : { since: o.quietSince, settled: false };
+      return brokenPromises(promise, observation({ pods: [p], at: T0 + o.seconds * 1000, gateWaits: o.gateWaits ?? [] }), calm);
+    };
+
+    it('a gated pod needs zonekeeper\'s ZoneGateWaiting Event about it (by UID)', () => {
+      const v = judge(pending({ gated: true }), { seconds: 90, quietSince: T0 });
+      assert.deepEqual(v.map((x) => [x.promise, x.subject]), [['pending-reason', 'chaos/db-0']]);
+      assert.match(v[0]!.detail, /held by the zone gate without a ZoneGateWaiting Event/);
+      assert.deepEqual(judge(pending({ gated: true }), { seconds: 90, quietSince: T0, gateWaits: [waitEvent] }), []);
+      const another = { ...waitEvent, involvedObject: { ...waitEvent.involvedObject, uid: 'u-old' } };
+      assert.equal(judge(pending({ gated: true }), { seconds: 90, quietSince: T0, gateWaits: [another] }).length, 1, 'the Event of an earlier pod of that name');
+    });
+
+    it('an ungated pod needs kube-scheduler\'s Unschedulable message', () => {
+      const unschedulable = { status: 'False', reason: 'Unschedulable', message: '0/6 nodes are available: 6 zonekeeper: zone-c is at its maxReplicas (1).' };
+      assert.deepEqual(judge(pending({ scheduled: unschedulable }), { seconds: 90, quietSince: T0 }), []);
+      assert.match(judge(pending(), { seconds: 90, quietSince: T0 })[0]!.detail, /no PodScheduled condition/);
+      assert.match(judge(pending({ scheduled: { status: 'False', reason: 'SchedulerError', message: 'extender unreachable' } }), { seconds: 90, quietSince: T0 })[0]!.detail, /SchedulerError/);
+      assert.equal(judge(pending({ scheduled: { ...unschedulable, message: '' } }), { seconds: 90, quietSince: T0 }).length, 1);
+    });
+
+    it('judged only once quiet, and only after the time allowed since the later of its creation and the quiet', () => {
+      assert.deepEqual(judge(pending(), { seconds: 600 }), [], 'faults in force');
+      assert.deepEqual(judge(pending(), { seconds: 59, quietSince: T0 }), []);
+      assert.deepEqual(judge(pending(), { seconds: 90, quietSince: T0 + 40_000 }), [], '50 s since the quiet began');
+      assert.equal(judge(pending(), { seconds: 101, quietSince: T0 + 40_000 }).length, 1);
+      const bound = { ...pending(), spec: { nodeName: 'a-1' } };
+      assert.deepEqual(judge(bound, { seconds: 600, quietSince: T0 }), []);
+    });
+  });
+
+  describe('repair: one disruption at a time, within its budget', () => {
+    const promise: RunPromise[] = [{ kind: 'repair-disruptions', namespace: 'chaos', name: 'ids', perMinute: 6 }];
+    const T0 = Date.parse('2026-11-26T12:00:00Z');
+    const at = (s: number) => new Date(T0 + s * 1000).toISOString();
+    const evicted = (name: string, s: number) => ({ reason: 'Rebalanced', message: 'evicted by zonekeeper', firstTimestamp: at(s), involvedObject: { kind: 'Pod', namespace: 'chaos', name } });
+    const onWorkload = { reason: 'Rebalanced', firstTimestamp: at(0), involvedObject: { kind: 'Deployment', namespace: 'chaos', name: 'ids' } };
+    const replacement = (name: string, created: number, ready?: number): Obj => {
+      const p = pod(name, 'ids', 'a-1');
+      return { ...p, metadata: { ...p.metadata, creationTimestamp: at(created) }, status: { phase: 'Running', conditions: ready === undefined ? [] : [{ type: 'Ready', status: 'True', lastTransitionTime: at(ready) }] } };
+    };
+    const judge = (o: Partial<Observation>) => brokenPromises(promise, observation({ at: T0 + 3_600_000, ...o }));
+
+    it('a seventh eviction in one second is past a budget of six a minute; one ten seconds later is not', () => {
+      const six = [0, 0, 0, 0, 0, 0].map((s, i) => evicted(`ids-${i}`, s));
+      assert.deepEqual(judge({ evictions: [...six, onWorkload, evicted('ids-6', 10)] }), []);
+      const v = judge({ evictions: [...six, evicted('ids-6', 1)] });
+      assert.deepEqual(v.map((x) => x.promise), ['repair-disruptions']);
+      assert.match(v[0]!.detail, /ids-6 beyond rebalance.evictionsPerMinute \(6\): 7 in the minute/);
+    });
+
+    it('a new Lease holder starts with a full budget of its own', () => {
+      const evictions = [...[0, 0, 0, 0, 0, 0].map((s, i) => evicted(`ids-${i}`, s)), evicted('ids-6', 3)];
+      assert.equal(judge({ evictions }).length, 1);
+      assert.deepEqual(judge({ evictions, handovers: [T0 + 2000] }), []);
+    });
+
+    it('a second eviction while a pod made since the first is not Ready is a violation', () => {
+      const evictions = [evicted('ids-a', 0), evicted('ids-b', 20)];
+      assert.deepEqual(judge({ evictions, pods: [replacement('ids-r', 1, 10)] }), [], 'the replacement was Ready first');
+      const v = judge({ evictions, pods: [replacement('ids-r', 1, 30)] });
+      assert.deepEqual(v.map((x) => x.subject), ['chaos/ids-b']);
+      assert.match(v[0]!.detail, /ids-r, created after the eviction of ids-a, was not Ready/);
+      assert.equal(judge({ evictions, pods: [replacement('ids-r', 1)] }).length, 1, 'never Ready');
+      assert.deepEqual(judge({ evictions, pods: [replacement('ids-r', 19)] }), [], 'made a moment before: zonekeeper\'s cache may not show it yet');
+      assert.deepEqual(judge({ evictions: [evicted('ids-a', 0)], pods: [replacement('ids-r', 1)] }), [], 'one eviction');
+    });
   });
 });
