@@ -16,5 +16,5 @@ export function admissionRoutes(deps: AdmissionDeps, metrics: Metrics, log: Logg
   const app = new Hono();
   app.post(ADMISSION_PATH, verbRoute(metrics, 'admission', bodyLimitBytes, (text) => parsePodCreate(parseJson(text, 'AdmissionReview')),
     async (create, c) => c.json(await admitPod(create, deps))));
-  return finish(app, [ADMISSION_PATH], `this listener serves POST ${ADMISSION_PATH} only`, log);
+  return finish(app, [ADMISSION_PATH], `this listener serves POST ${ADMISSION_PATH} only`, log, metrics);
 }

@@ -31,14 +31,16 @@ export function verbRoute<T>(metrics: Metrics, name: string, limit: number, pars
   };
 }
 
-/** 405 with Allow for the other methods of `paths`, 404 naming the routes, 500 logged. */
-export function finish(app: Hono, paths: readonly string[], routes: string, log: Logger): Hono {
+/** 405 with Allow for the other methods of `paths`, 404 naming the routes, 500 logged and counted. */
+export function finish(app: Hono, paths: readonly string[], routes: string, log: Logger, metrics: Pick<Metrics, 'internalErrors'>): Hono {
   for (const path of paths) {
     app.all(path, (c) => failWith(c, 405, 'method not allowed', `${c.req.method} ${c.req.path}: ${routes}`, { headers: { allow: 'POST' } }));
   }
   app.notFound((c) => failWith(c, 404, 'not found', `no route ${c.req.method} ${c.req.path}; ${routes}`));
   app.onError((err, c) => {
     log.error({ err: err.message, stack: err.stack, path: c.req.path }, 'request failed');
+    // The route's pattern, not the path asked: as many series as routes.
+    metrics.internalErrors.inc({ path: c.req.routePath });
     return failWith(c, 500, 'internal error', err.message);
   });
   return app;

@@ -10,6 +10,7 @@ export interface Metrics {
   connectionsDropped: Counter<'listener'>;
   decisions: Counter<'verb' | 'outcome'>;
   badRequests: Counter<'verb' | 'status'>;
+  internalErrors: Counter<'path'>;
   watchRestarts: Counter<'kind' | 'reason'>;
   pinVolumeConflicts: Counter<'namespace' | 'workload'>;
   invalidPreferences: Counter<'namespace' | 'workload'>;
@@ -110,6 +111,12 @@ export function createMetrics(opts: { defaults?: boolean } = {}): Metrics {
       labelNames: ['reason'],
       registers: [registry],
     }), 'reason', POLICY_DISAGREEMENT_REASONS),
+    internalErrors: new Counter({
+      name: 'zonekeeper_internal_errors_total',
+      help: 'Requests answered 500: a failure zonekeeper did not expect, logged with its stack, by route (extender verbs, admission, picker).',
+      labelNames: ['path'],
+      registers: [registry],
+    }),
     actuatorWrites: new Counter({
       name: 'zonekeeper_actuator_writes_total',
       help: 'Writes to the API server by action and result.',

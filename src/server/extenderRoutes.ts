@@ -46,7 +46,7 @@ export function extenderRoutes(ext: ExtenderService, metrics: Metrics, log: Logg
   app.post('/preempt', verbRoute(metrics, 'preempt', limits.bodyLimitBytes, (text) => parsePreemptionArgs(text, ext.maxCandidates()),
     (args, c) => c.body(asciiBytes(ext.preempt(args)), 200, JSON_TYPE)));
   app.post(PICKER_PATH, pickerRoute(ext, metrics, limits.pickerBodyLimitBytes));
-  return finish(app, ['/filter', '/prioritize', '/preempt', PICKER_PATH], ROUTES, log);
+  return finish(app, ['/filter', '/prioritize', '/preempt', PICKER_PATH], ROUTES, log, metrics);
 }
 
 /**
@@ -58,5 +58,5 @@ export function pickerRoutes(ext: ExtenderService, metrics: Metrics, log: Logger
   const app = new Hono();
   if (auth) app.use('/v1/downscale-pod-picker/*', requireAuthorization(auth, 'post'));
   app.post(PICKER_PATH, pickerRoute(ext, metrics, limitBytes));
-  return finish(app, [PICKER_PATH], 'this listener serves POST /v1/downscale-pod-picker/{namespace} only', log);
+  return finish(app, [PICKER_PATH], 'this listener serves POST /v1/downscale-pod-picker/{namespace} only', log, metrics);
 }

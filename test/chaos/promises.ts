@@ -50,8 +50,8 @@ export interface Observation {
 }
 
 export interface Violation {
-  /** The promise broken; `no-crash`: a zonekeeper process ended by itself. */
-  promise: RunPromise['kind'] | 'no-crash';
+  /** The promise broken; `no-crash`: a zonekeeper process ended by itself; `no-5xx`: it answered a request 500. */
+  promise: RunPromise['kind'] | 'no-crash' | 'no-5xx';
   /** What it is about (namespace/pod, or namespace/workload): the same violation seen twice has the same subject. */
   subject: string;
   detail: string;

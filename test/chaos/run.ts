@@ -12,7 +12,7 @@ import type { Kube } from '../e2e/kube.js';
 import { tearDown } from '../e2e/workloads.js';
 import { brokenPromises, confirmed, type Calm, type Observation, type Violation } from './promises.js';
 import { walker } from './walk.js';
-import { ADMITTED_NS, buildWorld, leads, NS, type World } from './world.js';
+import { ADMITTED_NS, buildWorld, internalErrors, leads, NS, type World } from './world.js';
 
 export interface RunOptions {
   seed: number;
@@ -176,6 +176,8 @@ export async function robustnessRun(o: RunOptions): Promise<RunFigures> {
         console.log(`# VIOLATION ${v.promise} ${v.subject}: ${v.detail}`);
       }
     };
+    /** Requests answered 500 so far, by zonekeeper process. */
+    const answered500 = new Map<number, number>();
     const watchProcesses = async () => {
       for (const name of ['default-scheduler', 'zonekeeper']) {
         const state = cp.processState(`kube-scheduler-${name}`);
@@ -200,6 +202,14 @@ export async function robustnessRun(o: RunOptions): Promise<RunFigures> {
           await world!.restart(which);
         }
         figures.maxRssMiB = Math.max(figures.maxRssMiB, rssMiB(z.pid));
+        // No 5xx: a replica's count of requests answered 500, read while it runs (a count lost to a kill is not seen).
+        const errors = await internalErrors(z);
+        if (errors && errors > (answered500.get(z.pid) ?? 0)) {
+          answered500.set(z.pid, errors);
+          const v: Violation = { promise: 'no-5xx', subject: `zonekeeper ${which} (pid ${z.pid})`, detail: `${errors} request(s) answered 500 (zonekeeper_internal_errors_total; its log says which)` };
+          figures.violations.push(v);
+          log('violation', v);
+        }
       }
     };
 

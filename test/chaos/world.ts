@@ -150,6 +150,16 @@ export async function leads(z: Zonekeeper): Promise<boolean> {
   }
 }
 
+/** Requests a replica answered 500 since it started (zonekeeper_internal_errors_total); unreachable or stopped: undefined. */
+export async function internalErrors(z: Zonekeeper): Promise<number | undefined> {
+  try {
+    const text = await (await fetch(`${z.admin}/metrics`, { signal: AbortSignal.timeout(2000) })).text();
+    return text.split('\n').filter((l) => l.startsWith('zonekeeper_internal_errors_total{')).reduce((n, l) => n + Number(l.split(' ').pop()), 0);
+  } catch {
+    return undefined;
+  }
+}
+
 /** A token for zonekeeper's ServiceAccount that outlives a long run (the harness's lasts an hour). */
 async function longToken(kube: Kube): Promise<string> {
   const review = await kube.call('POST', '/api/v1/namespaces/zonekeeper-system/serviceaccounts/zonekeeper/token', {

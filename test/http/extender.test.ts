@@ -282,6 +282,18 @@ describe('bad input', () => {
     assert.match(await small.metrics.registry.metrics(), /zonekeeper_bad_requests_total\{verb="filter",status="413"\} 1/);
   });
 
+  it('a failure zonekeeper did not expect is a 500, logged and counted by route; the process keeps serving', async () => {
+    const t = testApp(storeOf(capturedCluster()));
+    const filter = t.extender.filter;
+    t.extender.filter = () => { throw new Error('a bug'); };
+    const res = await t.post('/filter', valid());
+    assert.equal(res.status, 500);
+    assert.equal((await res.json()).error, 'internal error');
+    assert.match(await t.metrics.registry.metrics(), /zonekeeper_internal_errors_total\{path="\/filter"\} 1/);
+    t.extender.filter = filter;
+    assert.equal((await t.post('/filter', { Pod: valid().Pod, NodeNames: ['node-c-1'] })).status, 200);
+  });
+
   it('the default limit takes a full Node list of 5,000 nodes', async () => {
     const big = testApp(storeOf([...nodes(ZONES, 1), ...webRS()]));
     const template = fixture('filter-fullnodes-deployment-pod.json').body;
