@@ -2,7 +2,8 @@
 // zones, through the zonekeeper scheduler, through one that uses only the in-tree
 // PodTopologySpread (zone, maxSkew 1), through zonekeeper's configuration calling a bare
 // echo extender instead (the floor of any extender), and through the default scheduler with
-// the zone gate; then the zones left after scaling each down to 3.
+// the zone gate; then the zones left after scaling each down to 3. On 1.36+ the policy variant too:
+// each pod's zone written by kube-apiserver from zonekeeper's seat table, no call at all.
 // 1,500 pods over 100 nodes on every version (ZK_E2E_PODS); 1,000 pods over 5,000 Node objects (no kubelets)
 // on the newest one.
 import assert from 'node:assert/strict';
@@ -13,6 +14,7 @@ import { processCpuSeconds } from '../support/proc.js';
 import { admissionConfig, admissionReady, webhookConfiguration } from './admissionWebhook.js';
 import { ControlPlane, kubeVersions } from './controlPlane.js';
 import { eventually, Kube, type Obj } from './kube.js';
+import { admissionReviews, POLICY_MANIFEST, POLICY_MARK, seated, shippedMatchConditions } from './seats.js';
 
 const ZONES = ['zone-a', 'zone-b', 'zone-c'];
 
@@ -29,6 +31,8 @@ const MEAN_MS_BOUND = 25;
 const ADMIT = 'e2e.zonekeeper.io/admission';
 /** ... and of a bare echo webhook's (allowed, no patch): the floor of any webhook. */
 const ECHO_ADMIT = 'e2e.zonekeeper.io/echo-admission';
+/** The policy variant's namespace: labelled for the shipped binding, so the policy reads the seat table here and nowhere else. */
+const POLICY_NS = 'bench-policy';
 
 function statefulSet(name: string, schedulerName: string, spread: boolean, PODS: number, gated: false | string = false, admitted: false | string = false): Obj {
   return {
@@ -64,7 +68,9 @@ const VARIANTS: Record<string, (config: Record<string, any>) => void> = {
   /** kube-scheduler's adaptive sample of nodes instead of all of them. */
   sampled: (c) => { delete c.percentageOfNodesToScore; },
 };
-interface Variant { name: string; scheduler: string; spread: boolean; gated?: string; admitted?: string; configure?: (config: Record<string, any>) => void }
+interface Variant {
+  name: string; scheduler: string; spread: boolean; gated?: string; admitted?: string; policy?: boolean; configure?: (config: Record<string, any>) => void;
+}
 const variants: Variant[] = (process.env.ZK_E2E_VARIANTS ?? '').split(',').filter(Boolean).map((v) => {
   if (v === 'pts') return { name: 'pts', scheduler: 'spread', spread: true };
   if (v === 'echo') return { name: 'echo', scheduler: 'echo', spread: false };
@@ -73,6 +79,9 @@ const variants: Variant[] = (process.env.ZK_E2E_VARIANTS ?? '').split(',').filte
   if (v === 'admission') return { name: 'admission', scheduler: 'spread', spread: false, admitted: ADMIT };
   // The floor of any webhook: PodTopologySpread, each create also reviewed by a bare echo webhook over TLS.
   if (v === 'admission-echo') return { name: 'admission-echo', scheduler: 'spread', spread: true, admitted: ECHO_ADMIT };
+  // The policy transport (1.36+): admission's scope, but each pod's zone written by kube-apiserver
+  // from the seat table (a frozen list, seated before the burst); the webhook skips what it marked.
+  if (v === 'policy') return { name: 'policy', scheduler: 'spread', spread: false, admitted: ADMIT, policy: true };
   // The floor of any gate: the test lifts each pod's gate with one conditional patch writing a
   // zone (ordinal mod 3), as soon as its watch shows the pod; no decision, no cache.
   if (v === 'one-write') return { name: 'one-write', scheduler: 'spread', spread: false, gated: FLOOR_GATE };
@@ -100,6 +109,7 @@ for (const { k, NODES, PODS } of cases) describe(`throughput at ${NODES} nodes: 
   let echo: Awaited<ReturnType<typeof startEchoExtender>>;
   let echoWebhook: Awaited<ReturnType<typeof startEchoWebhook>> | undefined;
   let admissionPort = 0;
+  const policy = variants.some((v) => v.policy) && k.minor >= 36;
 
   before(async () => {
     echo = await startEchoExtender();
@@ -109,9 +119,16 @@ for (const { k, NODES, PODS } of cases) describe(`throughput at ${NODES} nodes: 
       { name: 'zonekeeper', extender: true }, { name: 'spread', extender: false },
       { name: 'echo', extender: true, extenderUrl: `${echo.url.origin}/third` },
       ...variants.filter((v) => v.configure).map((v) => ({ name: v.name, extender: true, configure: v.configure })),
-    ], { logLevel: 'info', admission: webhook.admission });
+    ], { logLevel: 'info', admission: webhook.admission, ...(policy ? { policy: { seatTable: true } } : {}) });
     kube = new Kube(cp.api);
-    await kube.create(webhookConfiguration(admissionPort, { objectSelector: { matchLabels: { [ADMIT]: 'enabled' } } }));
+    // The shipped matchConditions, for admission as for the policy: a pod the policy marked is not sent.
+    const admitting = webhookConfiguration(admissionPort, { objectSelector: { matchLabels: { [ADMIT]: 'enabled' } } });
+    admitting.webhooks[0].matchConditions = shippedMatchConditions();
+    await kube.create(admitting);
+    if (policy) {
+      cp.kubectl(['apply', '-f', POLICY_MANIFEST]);
+      await kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: POLICY_NS, labels: { 'zonekeeper.io/admission': 'enabled' } } });
+    }
     if (variants.some((v) => v.admitted === ECHO_ADMIT)) {
       const pki = loopbackPki();
       echoWebhook = await startEchoWebhook(pki);
@@ -198,8 +215,9 @@ for (const { k, NODES, PODS } of cases) describe(`throughput at ${NODES} nodes: 
     return (a.podsPerSecond / b.podsPerSecond).toFixed(2);
   }
 
-  function run(name: string, scheduler: string, spread: boolean, gated: false | string = false, admitted: false | string = false): Promise<void> {
-    return cp.diagnosed(`[${k.version}, ${NODES} nodes] ${name}`, () => measure(name, scheduler, spread, gated, admitted));
+  function run(name: string, scheduler: string, spread: boolean, gated: false | string = false, admitted: false | string = false,
+    byPolicy = false): Promise<void> {
+    return cp.diagnosed(`[${k.version}, ${NODES} nodes] ${name}`, () => measure(name, scheduler, spread, gated, admitted, byPolicy));
   }
 
   /** zonekeeper_request_duration_seconds per verb: sum (s) and count so far. */
@@ -229,16 +247,43 @@ for (const { k, NODES, PODS } of cases) describe(`throughput at ${NODES} nodes: 
       failed: () => failures };
   }
 
-  async function measure(name: string, scheduler: string, spread: boolean, gated: false | string, admitted: false | string): Promise<void> {
+  /**
+   * The policy's StatefulSet, created with no replicas and a frozen list, and seated (its table
+   * entry published and applied by kube-apiserver) before the burst: the burst is its scale-up.
+   */
+  async function seatedStatefulSet(name: string, scheduler: string, admitted: false | string): Promise<Obj> {
+    const template = statefulSet(name, scheduler, false, 0, false, admitted);
+    const frozen = { 'zonekeeper.io/zones': ZONES.join(',') };
+    const sts = await kube.create({ ...template, metadata: { ...template.metadata, namespace: POLICY_NS, annotations: frozen } });
+    await seated(kube, sts, ZONES, PODS - 1);
+    return sts;
+  }
+
+  /** Every pod of the policy's burst on its pin (ordinal k: zones[k mod 3]), marked by the policy, none reviewed by zonekeeper. */
+  async function assertSeated(name: string, reviewsBefore: number): Promise<void> {
+    const pods = await kube.podsOf(POLICY_NS, `app=${name}`);
+    assert.equal(pods.length, PODS);
+    const off = pods.filter((p) => zones.get(p.spec.nodeName) !== ZONES[Number(p.metadata.name.split('-').pop()) % 3]).map((p) => p.metadata.name);
+    assert.deepEqual(off, [], 'pods off their pins');
+    assert.deepEqual(pods.filter((p) => p.metadata.annotations?.[POLICY_MARK] !== 'policy').map((p) => p.metadata.name), [], 'pods the policy did not mark');
+    const reviews = admissionReviews(await adminText('/metrics')) - reviewsBefore;
+    console.log(`# [${k.version}, ${NODES} nodes] ${name}: ${PODS} pods on their pins, marked by the policy; zonekeeper's admission reviews meanwhile: ${reviews}`);
+    assert.equal(reviews, 0, 'no admission review for the pods the policy decided');
+  }
+
+  async function measure(name: string, scheduler: string, spread: boolean, gated: false | string, admitted: false | string, byPolicy: boolean): Promise<void> {
     const throughZonekeeper = name === 'zonekeeper' || name.startsWith('zk-');
+    const namespace = byPolicy ? POLICY_NS : 'bench';
+    const seatedSts = byPolicy ? await seatedStatefulSet(name, scheduler, admitted) : undefined;
+    const reviewsBefore = byPolicy ? admissionReviews(await adminText('/metrics')) : 0;
     const timeBefore = throughZonekeeper ? await zonekeeperTime() : undefined;
     const started = Date.now();
     const cpuBefore = cpuSeconds();
     const algorithmBefore = await algorithmSeconds(scheduler);
     const requestsBefore = await apiRequests();
     const writer = gated === FLOOR_GATE ? oneWriter() : undefined;
-    const bound = kube.watchBound('bench', `app=${name}`, PODS, 600_000, writer?.onCreated);
-    await kube.create(statefulSet(name, scheduler, spread, PODS, gated, admitted));
+    const bound = kube.watchBound(namespace, `app=${name}`, PODS, 600_000, writer?.onCreated);
+    await (seatedSts ? kube.scale('StatefulSet', namespace, name, PODS) : kube.create(statefulSet(name, scheduler, spread, PODS, gated, admitted)));
     await bound.done;
     assert.equal(writer?.failed() ?? 0, 0, 'every one-write patch succeeded');
     // When the watch saw half and all of the pods created, ungated and bound: where a profile waits.
@@ -269,10 +314,11 @@ for (const { k, NODES, PODS } of cases) describe(`throughput at ${NODES} nodes: 
       }
     }
     console.log(`# [${k.version}, ${NODES} nodes] ${name}: kube-scheduler's scheduling algorithm (filter and score, extender calls included): ${attempts} pods, mean ${(((algorithm.sum - algorithmBefore.sum) / attempts) * 1000).toFixed(2)} ms`);
-    await kube.scale('StatefulSet', 'bench', name, 3);
+    if (byPolicy) await assertSeated(name, reviewsBefore);
+    await kube.scale('StatefulSet', namespace, name, 3);
     const left = await eventually(`${name} down to 3`, async () => {
-      await kube.reapTerminating('bench');
-      const pods = await kube.podsOf('bench', `app=${name}`);
+      await kube.reapTerminating(namespace);
+      const pods = await kube.podsOf(namespace, `app=${name}`);
       return pods.length === 3 && pods;
     }, 300_000);
     const zonesAt3 = new Set(left.map((p: Obj) => zones.get(p.spec.nodeName))).size;
@@ -335,9 +381,12 @@ for (const { k, NODES, PODS } of cases) describe(`throughput at ${NODES} nodes: 
 
   for (let round = 1; round <= rounds; round++) {
     for (const v of variants) {
-      it(`[${k.version}, ${NODES} nodes] round ${round}: ${PODS} pods through ${v.name}`, async () => {
+      // MutatingAdmissionPolicy is served from 1.36 on.
+      const skip = v.policy && k.minor < 36 ? `the policy needs Kubernetes 1.36+; ${k.version} keeps the webhook alone` : false;
+      if (skip && round === 1) console.log(`# [${k.version}, ${NODES} nodes] ${v.name}: skipped, ${skip}`);
+      it(`[${k.version}, ${NODES} nodes] round ${round}: ${PODS} pods through ${v.name}`, { skip }, async () => {
         const name = `${v.name}-${round}`;
-        await run(name, v.scheduler, v.spread, v.gated, v.admitted);
+        await run(name, v.scheduler, v.spread, v.gated, v.admitted, v.policy);
         assert.equal(results[name]!.zonesAt3 >= (v.name === 'echo' ? 1 : 3), true);
       });
     }
