@@ -14,7 +14,7 @@ import { processCpuSeconds } from '../support/proc.js';
 import { admissionConfig, admissionReady, webhookConfiguration } from './admissionWebhook.js';
 import { ControlPlane, kubeVersions } from './controlPlane.js';
 import { eventually, Kube, type Obj } from './kube.js';
-import { admissionReviews, POLICY_MANIFEST, POLICY_MARK, seated, shippedMatchConditions } from './seats.js';
+import { admissionReviews, applySeatPolicy, DECIDED_BY, seated, shippedMatchConditions } from './seatPolicy.js';
 
 const ZONES = ['zone-a', 'zone-b', 'zone-c'];
 
@@ -126,7 +126,7 @@ for (const { k, NODES, PODS } of cases) describe(`throughput at ${NODES} nodes: 
     admitting.webhooks[0].matchConditions = shippedMatchConditions();
     await kube.create(admitting);
     if (policy) {
-      cp.kubectl(['apply', '-f', POLICY_MANIFEST]);
+      applySeatPolicy(cp);
       await kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: POLICY_NS, labels: { 'zonekeeper.io/admission': 'enabled' } } });
     }
     if (variants.some((v) => v.admitted === ECHO_ADMIT)) {
@@ -265,8 +265,8 @@ for (const { k, NODES, PODS } of cases) describe(`throughput at ${NODES} nodes: 
     assert.equal(pods.length, PODS);
     const off = pods.filter((p) => zones.get(p.spec.nodeName) !== ZONES[Number(p.metadata.name.split('-').pop()) % 3]).map((p) => p.metadata.name);
     assert.deepEqual(off, [], 'pods off their pins');
-    assert.deepEqual(pods.filter((p) => p.metadata.annotations?.[POLICY_MARK] !== 'policy').map((p) => p.metadata.name), [], 'pods the policy did not mark');
-    const reviews = admissionReviews(await adminText('/metrics')) - reviewsBefore;
+    assert.deepEqual(pods.filter((p) => p.metadata.annotations?.[DECIDED_BY] !== 'policy').map((p) => p.metadata.name), [], 'pods the policy did not mark');
+    const reviews = await admissionReviews(cp.zonekeeper!.admin) - reviewsBefore;
     console.log(`# [${k.version}, ${NODES} nodes] ${name}: ${PODS} pods on their pins, marked by the policy; zonekeeper's admission reviews meanwhile: ${reviews}`);
     assert.equal(reviews, 0, 'no admission review for the pods the policy decided');
   }
@@ -275,7 +275,7 @@ for (const { k, NODES, PODS } of cases) describe(`throughput at ${NODES} nodes: 
     const throughZonekeeper = name === 'zonekeeper' || name.startsWith('zk-');
     const namespace = byPolicy ? POLICY_NS : 'bench';
     const seatedSts = byPolicy ? await seatedStatefulSet(name, scheduler, admitted) : undefined;
-    const reviewsBefore = byPolicy ? admissionReviews(await adminText('/metrics')) : 0;
+    const reviewsBefore = byPolicy ? await admissionReviews(cp.zonekeeper!.admin) : 0;
     const timeBefore = throughZonekeeper ? await zonekeeperTime() : undefined;
     const started = Date.now();
     const cpuBefore = cpuSeconds();

@@ -45,6 +45,20 @@ export function policyApplies(kube: Kube, sts: Obj, ordinal: number): Promise<Ob
   }, 60_000, 500);
 }
 
+/**
+ * Until a StatefulSet with a frozen round-robin list is seated: its entry in its namespace's table,
+ * and kube-apiserver writing it (a dry-run create of its pod `ordinal` comes back marked, in the
+ * zone of that ordinal).
+ */
+export async function seated(kube: Kube, sts: Obj, zones: string[], ordinal: number): Promise<void> {
+  const { name, namespace, uid } = sts.metadata;
+  await eventually(`the seat table holds ${name}`, async () => (await seatTable(kube, namespace))[uid] === `rr;topology.kubernetes.io/zone;0;${zones.join(',')}`, 60_000, 250);
+  const pod = await policyApplies(kube, sts, ordinal);
+  if (pod.spec.nodeSelector?.['topology.kubernetes.io/zone'] !== zones[ordinal % zones.length]) {
+    throw new Error(`the policy wrote ${JSON.stringify(pod.spec.nodeSelector)} for ${name}-${ordinal}, not ${zones[ordinal % zones.length]}`);
+  }
+}
+
 /** The sum of a metric's lines on one replica's /metrics whose labels include `labels`; absent: 0. */
 export async function metricSum(admin: string, name: string, labels = ''): Promise<number> {
   return (await (await fetch(`${admin}/metrics`)).text()).split('\n')
