@@ -57,9 +57,10 @@ export interface World {
   stop(): Promise<void>;
 }
 
-/** Zone limits the run promises: the web Deployment's zone-c maximum, the WorkloadSpread's quotas. */
+/** Zone limits the run promises: the web Deployment's zone-c maximum, the WorkloadSpreads' quotas (Fixed, Adaptive). */
 const WEB_MAX = { 'zone-c': 1 };
 const SPREAD_QUOTA = { 'zone-a': 2, 'zone-b': 1 };
+const ADAPTIVE_QUOTA = { 'zone-a': 1, 'zone-b': 1 };
 /** Repair's budget (`rebalance.evictionsPerMinute`) in the run. */
 const EVICTIONS_PER_MINUTE = 6;
 /**
@@ -226,6 +227,20 @@ async function createWorkloads(k: Kube, pick: (n: number) => number, grows: bool
     },
   });
   await kube.create(deployment(NS, 'spread', 4));
+  // The same, Adaptive: a subset's pod that cannot be placed falls through to the next subset, within the quotas.
+  await kube.create({
+    apiVersion: 'apps.kruise.io/v1alpha1', kind: 'WorkloadSpread', metadata: { name: 'adaptive', namespace: NS },
+    spec: {
+      targetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'flex' },
+      scheduleStrategy: { type: 'Adaptive', adaptive: { rescheduleCriticalSeconds: 30 } },
+      subsets: [
+        { name: 'a', requiredNodeSelectorTerm: term(['zone-a']), maxReplicas: ADAPTIVE_QUOTA['zone-a'] },
+        { name: 'b', requiredNodeSelectorTerm: term(['zone-b']), maxReplicas: ADAPTIVE_QUOTA['zone-b'] },
+        { name: 'rest', requiredNodeSelectorTerm: term(['zone-c']) },
+      ],
+    },
+  });
+  await kube.create(deployment(NS, 'flex', 3));
   // The gate: a pinned StatefulSet, and instance IDs with repair opted in behind a PodDisruptionBudget.
   await kube.create(statefulSet(NS, 'gated', 3, GATE));
   const ids = deployment(NS, 'ids', 3);
@@ -242,7 +257,7 @@ async function createWorkloads(k: Kube, pick: (n: number) => number, grows: bool
   const sts = (namespace: string, name: string, scale: [number, number]): RunWorkload => ({ namespace, name, kind: 'StatefulSet', scale, rollout: false });
   const dep = (name: string, scale: [number, number]): RunWorkload => ({ namespace: NS, name, kind: 'Deployment', scale, rollout: true });
   const workloads = [sts(NS, 'pin', [1, 6]), sts(NS, 'vol', [3, 3]), sts(NS, 'gated', [1, 6]), sts(ADMITTED_NS, 'admitted', [1, 6]),
-    dep('web', [2, 6]), dep('spread', [2, 6]), { ...dep('ids', [2, 5]), repaired: true }, ...(grows ? [sts(NS, 'grown', [1, 4])] : [])];
+    dep('web', [2, 6]), dep('spread', [2, 6]), dep('flex', [1, 4]), { ...dep('ids', [2, 5]), repaired: true }, ...(grows ? [sts(NS, 'grown', [1, 4])] : [])];
   return {
     workloads,
     promises: [
@@ -250,6 +265,7 @@ async function createWorkloads(k: Kube, pick: (n: number) => number, grows: bool
       { kind: 'pinned', namespace: NS, name: 'gated' }, { kind: 'pinned', namespace: ADMITTED_NS, name: 'admitted' },
       ...(grows ? [{ kind: 'pinned', namespace: NS, name: 'grown' } as const] : []),
       { kind: 'maximum', namespace: NS, name: 'web', max: WEB_MAX }, { kind: 'maximum', namespace: NS, name: 'spread', max: SPREAD_QUOTA, perRevision: true },
+      { kind: 'maximum', namespace: NS, name: 'flex', max: ADAPTIVE_QUOTA, perRevision: true },
       { kind: 'instance-ids', namespace: NS, name: 'ids' }, { kind: 'never-evicted', namespace: NS, name: 'vol' },
       { kind: 'repair-disruptions', namespace: NS, name: 'ids', perMinute: EVICTIONS_PER_MINUTE },
       ...workloads.map((w): RunPromise => ({ kind: 'pending-reason', namespace: w.namespace, name: w.name, afterSeconds: PENDING_EXPLAINED_AFTER_SECONDS })),
