@@ -1,6 +1,8 @@
 // What the e2e suites with a real autoscaler share: the kubelets of the nodes it adds, the
 // cluster's tainted system nodes, and a gated StatefulSet whose pods each need a whole node.
+import assert from 'node:assert/strict';
 import { eventually, type Kube, type Obj } from './kube.js';
+import { admissionReviews, DECIDED_BY, seated } from './seatPolicy.js';
 import { zoneCounts, ZONES } from './workloads.js';
 
 export const ZONE = 'topology.kubernetes.io/zone';
@@ -83,4 +85,24 @@ export async function boundAndNodes(kube: Kube, namespace: string, app: string, 
   }, timeoutMs, 1000);
   const nodes = (await kube.list('v1', 'Node', undefined, `pool=${pool}`)).map((n) => n.metadata.labels[ZONE] as string);
   return { pods, nodes: zoneCounts(nodes) };
+}
+
+/**
+ * The policy (1.36+) ahead of an autoscaler: a StatefulSet of 3 with the list b,c,a on the pool
+ * `seats`, no gate in its template, seated, then scaled: each pod on its pin, marked by the
+ * policy, no admission review, and one node added per pinned zone.
+ */
+export async function policySeatsGrown(kube: Kube, admin: string, namespace: string): Promise<void> {
+  const list = ['zone-b', 'zone-c', 'zone-a'];
+  const sts = pooledStatefulSet(namespace, 'seats', 'seats', 0);
+  delete sts.spec.template.spec.schedulingGates;
+  const created = await kube.create({ ...sts, metadata: { ...sts.metadata, annotations: { 'zonekeeper.io/zones': list.join(',') } } });
+  await seated(kube, created, list, 2);
+  const reviews = await admissionReviews(admin);
+  await kube.scale('StatefulSet', namespace, 'seats', 3);
+  const { pods, nodes } = await boundAndNodes(kube, namespace, 'seats', 'seats', 3);
+  for (const [pod, zone] of pods) assert.equal(zone, list[Number(pod.split('-').pop()) % 3], pod);
+  assert.equal(nodes, 'zone-a=1 zone-b=1 zone-c=1', 'one node per pinned zone');
+  for (const p of await kube.podsOf(namespace, 'app=seats')) assert.equal(p.metadata.annotations?.[DECIDED_BY], 'policy', p.metadata.name);
+  assert.equal(await admissionReviews(admin), reviews, 'no admission review for them');
 }
