@@ -45,5 +45,5 @@ export function auditPolicyText(p: AuditPolicy, configMapName: string): string {
   const served = p.apiServed === undefined ? 'unknown' : p.apiServed ? 'yes' : 'no (before Kubernetes 1.36: admission and the gate decide every pod)';
   const tables = p.error ?? (p.seatTables.length === 0 ? 'none'
     : p.seatTables.map((t) => `${t.namespace} (${t.statefulSets} StatefulSet${t.statefulSets === 1 ? '' : 's'})`).join(', ') + (p.more ? ', and more' : ''));
-  return `MutatingAdmissionPolicy API served: ${served}\nSeat tables (ConfigMap ${configMapName}): ${tables}`;
+  return `MutatingAdmissionPolicy API served: ${served}\nSeat tables (ConfigMap ${configMapName}; StatefulSets of apps/v1 and apps.kruise.io): ${tables}`;
 }

@@ -24,7 +24,7 @@ import { createExtender } from './extender/extender.js';
 import { zoneGateKeeper } from './controllers/zoneGateKeeper.js';
 import { webhookCertificate } from './controllers/webhookCertificate.js';
 import { holderLabel, ownPod } from './controllers/holderLabel.js';
-import { seatTableController, servesMutatingPolicies } from './controllers/seatTable.js';
+import { seatTableController, servesMutatingPolicies, tableWrites } from './controllers/seatTable.js';
 import { policyAgreement, policyCheckController } from './controllers/policyCheck.js';
 import type { Logger } from './common/logger.js';
 import { createMetrics, registerHealthGauges, registerStateGauges, type Metrics } from './metrics/metrics.js';
@@ -175,9 +175,12 @@ export async function startServer(config: Config, choice: SourceChoice, log: Log
   // The policy transport (docs/design.md#the-policy): the seat table, only where the API server serves the policy that reads it.
   // Whether it does is asked at every start (readiness details, /debug/cache), the table written only with policy.seatTable.
   const policy = api ? { apiServed: await servesMutatingPolicies(api), seatTable: false } : undefined;
+  /** The tables this holder wrote: the check tells a pod decided from an older one. */
+  const tables = tableWrites();
   if (policy && api && config.policy.seatTable && policy.apiServed === true) {
     policy.seatTable = true;
-    controllers.push(seatTableController(api, source, { ...config.placement }, config.policy, { record: actuator.recordEvent }, log, metrics));
+    controllers.push(seatTableController(api, source, { ...config.placement }, config.policy, { record: actuator.recordEvent }, log, metrics,
+      undefined, tables));
     log.info({ configMap: config.policy.configMapName }, 'policy transport on: the API server serves MutatingAdmissionPolicies; the Lease holder publishes seat tables');
   } else if (policy && config.policy.seatTable) {
     log.warn({ apiServed: policy.apiServed ?? 'unknown' }, 'policy transport off: the API server does not serve admissionregistration.k8s.io/v1 mutatingadmissionpolicies (Kubernetes 1.36+); no seat table is published');
@@ -185,7 +188,7 @@ export async function startServer(config: Config, choice: SourceChoice, log: Log
     log.info({ apiServed: policy.apiServed ?? 'unknown' }, 'policy transport off (policy.seatTable); whether the API server serves MutatingAdmissionPolicies (Kubernetes 1.36+) is in apiServed');
   }
   // Every pod the policy decided (a table written by this or an earlier holder) is checked against zonekeeper's own decision.
-  if (api) controllers.push(policyCheckController(source, service, { record: actuator.recordEvent }, log, metrics));
+  if (api) controllers.push(policyCheckController(source, service, { record: actuator.recordEvent }, log, metrics, undefined, tables));
   if (config.rebalance.enabled && !api) log.warn('rebalance needs a cluster to evict in; off for a file source');
   // admission.certificate: the holder keeps the Secret and the caBundle; every replica serves what the Secret holds.
   const managed = config.admission.certificate;

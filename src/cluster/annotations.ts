@@ -19,14 +19,19 @@ export const ANNOTATION = {
   kruiseIgnorePatchExisting: 'workloadspread.kruise.io/ignore-patch-existing-pods-metadata',
   /** A ReplicaSet's sequence number among its Deployment's pod templates: the highest is the current one. */
   deploymentRevision: 'deployment.kubernetes.io/revision',
-  /** "policy": the MutatingAdmissionPolicy wrote the pod's zone from the seat table (docs/design.md#the-policy). */
-  decidedBy: 'zonekeeper.io/decided-by',
 } as const;
 
 /** The scheduling gate that holds a pod until zonekeeper has written its zone into its spec (docs/design.md#the-zone-gate). */
 export const ZONE_GATE = 'zonekeeper.io/zone';
 
 export const POD_INDEX_LABEL = 'apps.kubernetes.io/pod-index';
+/**
+ * "policy": the MutatingAdmissionPolicy wrote the pod's zone from the seat table
+ * (docs/design.md#the-policy). A label, so the webhook's objectSelector skips the pod before any CEL.
+ */
+export const DECIDED_BY_LABEL = 'zonekeeper.io/decided-by';
+/** The generation of the seat table the policy read for the pod (seatTable.ts GENERATION_KEY). */
+export const SEAT_TABLE_LABEL = 'zonekeeper.io/seat-table';
 export const ZONE_LABEL = 'topology.kubernetes.io/zone';
 /** The zone labels a node or PV may carry, current first: a PV's legacy labels name its zones. */
 export const ZONE_LABELS = [ZONE_LABEL, 'failure-domain.beta.kubernetes.io/zone'] as const;

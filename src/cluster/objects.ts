@@ -83,8 +83,10 @@ export interface SlimPod {
   gated: boolean;
   /** Unbound with PodScheduled False for `Unschedulable`: kube-scheduler found no node (what Adaptive reschedules). */
   unschedulable?: boolean;
-  /** Marked `zonekeeper.io/decided-by: policy`: kube-apiserver's MutatingAdmissionPolicy wrote its zone from the seat table. */
+  /** Labelled `zonekeeper.io/decided-by: policy`: kube-apiserver's MutatingAdmissionPolicy wrote its zone from the seat table. */
   decidedByPolicy?: boolean;
+  /** For such a pod: the generation of the table it was decided from (label zonekeeper.io/seat-table); undefined: none written. */
+  seatTableGeneration?: number;
   /** For a gated pod only: what the gate's patch is conditional on, and the other gates it keeps. */
   gate?: { resourceVersion: string; otherGates: readonly string[] };
   /** Its node selector and required node affinity; undefined when it sets neither. Shared between equal pods. */

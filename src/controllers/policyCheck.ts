@@ -10,11 +10,14 @@ import type { DecisionService } from '../decision/service.js';
 import { POLICY_DISAGREEMENT_REASONS, type Metrics } from '../metrics/metrics.js';
 import { podModel } from '../placement/model.js';
 import { reconciler } from './reconciler.js';
+import type { TableWrites } from './seatTable.js';
 
 // The policy transport checked (docs/design.md#the-policy): every pod kube-apiserver's
 // MutatingAdmissionPolicy decided (`zonekeeper.io/decided-by: policy`) is decided again by
 // zonekeeper, as admission would decide the pod as created, and a difference is reported:
-// zonekeeper_policy_disagreements_total and a PolicyDisagrees Event, in the Lease holder.
+// zonekeeper_policy_disagreements_total and a PolicyDisagrees Event, in the Lease holder. A pod
+// decided from a table older than one this holder wrote well before the pod was created says
+// kube-apiserver reads an old table: zonekeeper_policy_stale_tables_total, a PolicyReadStaleTable Event.
 
 /** Why zonekeeper decides otherwise than the policy: a small fixed set (the metric's label). */
 type DisagreementReason = typeof POLICY_DISAGREEMENT_REASONS[number];
@@ -62,6 +65,8 @@ export async function policyAgreement(source: SnapshotSource, service: DecisionS
 const GATHER_MS = 1000;
 /** Pods zonekeeper could not decide yet are tried again at least this often. */
 const RESYNC_MS = 5 * 60_000;
+/** How long after a table's write kube-apiserver may still apply the one before (its informer's lag; creationTimestamp is in whole seconds). */
+const STALE_GRACE_MS = 10_000;
 
 /**
  * Checks every policy-decided pod the cache shows, once per UID (forgotten when the pod is
@@ -70,10 +75,28 @@ const RESYNC_MS = 5 * 60_000;
  */
 export function policyCheckController(
   source: SnapshotSource, service: DecisionService, events: Pick<EventRecorder, 'record'>, log: Logger, metrics: Metrics, clock?: Timers,
+  writes?: Pick<TableWrites, 'newerBefore'>,
 ) {
   /** Policy-decided pods seen and not checked yet, and those checked, by UID. */
   const pending = new Set<string>();
   const checked = new Set<string>();
+  /** The newest table generation a stale read was told for, by namespace: one Event per namespace and table, not per pod. */
+  const told = new Map<string, number>();
+
+  /** Whether the policy decided the pod from a table older than one this holder wrote STALE_GRACE_MS before the pod was created. */
+  function staleRead(pod: SlimPod): void {
+    if (!writes || pod.seatTableGeneration === undefined) return;
+    const newer = writes.newerBefore(pod.namespace, pod.seatTableGeneration, pod.createdAt, STALE_GRACE_MS);
+    if (!newer) return;
+    metrics.policyStaleTables.inc();
+    if ((told.get(pod.namespace) ?? 0) >= newer.generation) return;
+    told.set(pod.namespace, newer.generation);
+    const ago = Math.round((pod.createdAt - newer.at) / 1000);
+    log.warn({ pod: `${pod.namespace}/${pod.name}`, read: pod.seatTableGeneration, written: newer.generation }, 'the policy decided a pod from an old seat table');
+    events.record(pod, 'Warning', 'PolicyReadStaleTable',
+      `the MutatingAdmissionPolicy decided this pod from the seat table written at ${new Date(pod.seatTableGeneration).toISOString()}; zonekeeper wrote a newer one ${ago} s before the pod was created: `
+      + 'kube-apiserver is not reading the table (a binding deleted and added again, kubernetes#130887: restart kube-apiserver)');
+  }
 
   async function reconcile(uid: string): Promise<void> {
     if (!pending.has(uid)) return;
@@ -106,6 +129,7 @@ export function policyCheckController(
       return;
     }
     if (!pod.decidedByPolicy || checked.has(pod.uid)) return;
+    if (!pending.has(pod.uid)) staleRead(pod);
     pending.add(pod.uid);
     queue.addAfter(pod.uid, GATHER_MS);
   });

@@ -2,10 +2,10 @@ import type { Logger } from 'pino';
 import { statusMessage, type ApiClient } from '../cluster/apiClient.js';
 import type { EventRecorder } from '../actuator/events.js';
 import type { SnapshotSource } from '../cluster/source.js';
-import type { Timers } from '../common/clock.js';
+import { systemClock, type Timers } from '../common/clock.js';
 import type { WorkResult } from '../common/workQueue.js';
 import type { Metrics } from '../metrics/metrics.js';
-import { seatedKind, seatTable, type SeatTableData } from '../placement/seatTable.js';
+import { GENERATION_KEY, seatedKind, seatTable, type SeatTableData } from '../placement/seatTable.js';
 import type { PlacementSettings } from '../placement/settings.js';
 import { reconciler } from './reconciler.js';
 
@@ -36,15 +36,36 @@ export interface SeatTableOptions {
 }
 
 const RESYNC_MS = 5 * 60_000;
-const sameData = (a: Record<string, string>, b: Record<string, string>) => {
-  const ka = Object.keys(a);
-  return ka.length === Object.keys(b).length && ka.every((k) => b[k] === a[k]);
+/** The same seats: the generation aside. */
+const sameData = (have: Record<string, string>, want: Record<string, string>) => {
+  const ka = Object.keys(have).filter((k) => k !== GENERATION_KEY);
+  return ka.length === Object.keys(want).length && ka.every((k) => want[k] === have[k]);
 };
+
+/** The generation's key and value, at most. */
+const GENERATION_BYTES = 64;
+/** Table writes remembered per namespace: a pod is checked within seconds of its creation. */
+const WRITES_KEPT = 4;
+
+/** The tables this process wrote (the last few per namespace): what tells a pod the policy decided from an older one. */
+export function tableWrites() {
+  const byNamespace = new Map<string, { generation: number; at: number }[]>();
+  return {
+    wrote(namespace: string, generation: number, at: number): void {
+      byNamespace.set(namespace, [...(byNamespace.get(namespace) ?? []), { generation, at }].slice(-WRITES_KEPT));
+    },
+    /** The newest table written in `namespace` at least `graceMs` before `createdAt` with a generation above `generation`; undefined: none known. */
+    newerBefore(namespace: string, generation: number, createdAt: number, graceMs: number): { generation: number; at: number } | undefined {
+      return (byNamespace.get(namespace) ?? []).filter((w) => w.generation > generation && w.at + graceMs <= createdAt).pop();
+    },
+  };
+}
+export type TableWrites = ReturnType<typeof tableWrites>;
 
 export function seatTableController(
   api: ApiClient, source: SnapshotSource, settings: PlacementSettings, opts: SeatTableOptions,
   events: Pick<EventRecorder, 'record'>,
-  log: Logger, metrics: Metrics, clock?: Timers,
+  log: Logger, metrics: Metrics, clock: Timers = systemClock, writes: Pick<TableWrites, 'wrote'> = tableWrites(),
 ) {
   const path = (ns: string, name?: string) => `/api/v1/namespaces/${encodeURIComponent(ns)}/configmaps${name ? `/${encodeURIComponent(name)}` : ''}`;
   /** StatefulSets left out for size, by namespace: an Event when one is newly left out. */
@@ -71,7 +92,7 @@ export function seatTableController(
         if (!ns || written.has(ns)) continue;
         written.add(ns);
         // Before the cache is synced the first resync queues it: a table is never computed from a cache not synced.
-        if (source.ready()) seats.add(ns);
+        if (source.ready()) queue.add(ns);
       }
     } catch (err) {
       log.warn({ err: (err as Error).message }, 'existing seat tables not listed: a table whose StatefulSets all went while no holder ran stays as it is');
@@ -79,7 +100,8 @@ export function seatTableController(
   }
 
   async function reconcile(namespace: string): Promise<WorkResult> {
-    const table = seatTable(namespace, source.snapshot, settings, opts.maxBytes);
+    // What the generation takes is kept out of the seats' budget.
+    const table = seatTable(namespace, source.snapshot, settings, opts.maxBytes - GENERATION_BYTES);
     noteOverflow(namespace, table.overflow);
     const got = await api.request('GET', path(namespace, opts.configMapName), { timeoutMs: 10_000 });
     if (got.status === 404) {
@@ -87,7 +109,7 @@ export function seatTableController(
         written.delete(namespace);
         return;
       }
-      return write('POST', path(namespace), namespace, table.data, undefined);
+      return write('POST', path(namespace), namespace, table.data, undefined, 0);
     }
     if (got.status !== 200) throw new Error(`GET ConfigMap ${namespace}/${opts.configMapName}: ${got.status} ${statusMessage(got.body)}`);
     const have = JSON.parse(got.body) as { metadata?: { resourceVersion?: string }; data?: Record<string, string> };
@@ -95,11 +117,15 @@ export function seatTableController(
       if (Object.keys(table.data).length === 0) written.delete(namespace);
       return;
     }
-    return write('PUT', path(namespace, opts.configMapName), namespace, table.data, have.metadata?.resourceVersion);
+    return write('PUT', path(namespace, opts.configMapName), namespace, table.data, have.metadata?.resourceVersion, Number(have.data?.[GENERATION_KEY]) || 0);
   }
 
-  async function write(method: 'POST' | 'PUT', url: string, namespace: string, data: SeatTableData, resourceVersion: string | undefined): Promise<WorkResult> {
-    if (!seats.takeToken()) return 'paced';
+  async function write(method: 'POST' | 'PUT', url: string, namespace: string, seats: SeatTableData, resourceVersion: string | undefined,
+    replaced: number): Promise<WorkResult> {
+    if (!queue.takeToken()) return 'paced';
+    // Above the one it replaces, whatever the clock of the holder that wrote that one.
+    const generation = Math.max(clock.now(), replaced + 1);
+    const data = { ...seats, [GENERATION_KEY]: String(generation) };
     // Conditional: a PUT carries the resourceVersion read; a 409 means reading again.
     const body = JSON.stringify({
       apiVersion: 'v1', kind: 'ConfigMap',
@@ -112,6 +138,7 @@ export function seatTableController(
     if (res.status === 409) return 'retry';
     if (!ok) throw new Error(`${method} ConfigMap ${namespace}/${opts.configMapName}: ${res.status} ${statusMessage(res.body)}`);
     written.add(namespace);
+    writes.wrote(namespace, generation, clock.now());
     return;
   }
 
@@ -129,23 +156,23 @@ export function seatTableController(
     else leftOut.delete(namespace);
   }
 
-  const seats = reconciler({
+  const queue = reconciler({
     keys: namespaces, reconcile, resyncMs: RESYNC_MS, ready: () => source.ready(), clock, retryBaseMs: 200, retryMaxMs: 60_000,
     pace: { perSecond: opts.patchesPerSecond, burst: opts.patchesPerSecond },
     onError: (namespace, err) => log.warn({ namespace, err: err.message }, 'seat table not written; will retry'),
   });
   // What changes a namespace's table: a StatefulSet written or removed, a claim created or bound.
-  source.store.onWorkload((w) => { if (seatedKind(w.kind)) seats.addAfter(w.namespace, 100); });
-  source.store.onClaim((namespace) => seats.addAfter(namespace, 100));
+  source.store.onWorkload((w) => { if (seatedKind(w.kind)) queue.addAfter(w.namespace, 100); });
+  source.store.onClaim((namespace) => queue.addAfter(namespace, 100));
   // Which class is the default decides whether a claim template's claims bind where their pods go.
-  source.store.onStorageClass(() => { for (const namespace of namespaces()) seats.addAfter(namespace, 100); });
-  const control = seats.controller(() => leftOut.clear());
+  source.store.onStorageClass(() => { for (const namespace of namespaces()) queue.addAfter(namespace, 100); });
+  const control = queue.controller(() => leftOut.clear());
   return {
     ...control,
     start() {
       control.start();
       void findTables();
     },
-    resync: () => seats.resync(),
+    resync: () => queue.resync(),
   };
 }

@@ -17,6 +17,7 @@ export interface Metrics {
   actuatorWrites: Counter<'action' | 'result'>;
   seatTableLeftOut: Gauge<'namespace'>;
   policyDisagreements: Counter<'reason'>;
+  policyStaleTables: Counter;
   gateDecisions: Counter<'outcome'>;
   gateFallbacks: Counter<'result'>;
   leader: Gauge;
@@ -111,6 +112,11 @@ export function createMetrics(opts: { defaults?: boolean } = {}): Metrics {
       labelNames: ['reason'],
       registers: [registry],
     }), 'reason', POLICY_DISAGREEMENT_REASONS),
+    policyStaleTables: new Counter({
+      name: 'zonekeeper_policy_stale_tables_total',
+      help: 'Pods the MutatingAdmissionPolicy decided from a seat table older than one the Lease holder had written 10 s or more before the pod was created: kube-apiserver reads an old table.',
+      registers: [registry],
+    }),
     internalErrors: new Counter({
       name: 'zonekeeper_internal_errors_total',
       help: 'Requests answered 500: a failure zonekeeper did not expect, logged with its stack, by route (extender verbs, admission, picker).',

@@ -17,8 +17,16 @@ import { claimVolumes, volumeZones } from './volumes.js';
  *   `listed;<topology key>`: only the ordinals listed below are decided.
  * - `<statefulset uid>.<ordinal>`: that ordinal's zone (its bound volume's), or `-`: no entry, the
  *   webhook or the gate decides it.
+ * - `table.generation` (GENERATION_KEY, set by the writer): see there.
  */
 export type SeatTableData = Record<string, string>;
+
+/**
+ * The table's generation: when it was written (ms since the epoch, above the one it replaced),
+ * which the policy copies into each pod it decides (label zonekeeper.io/seat-table): how the
+ * check tells a pod decided from an old table (docs/design.md#the-policy).
+ */
+export const GENERATION_KEY = 'table.generation';
 
 /** The value of an ordinal left to the webhook or the gate. */
 export const NO_SEAT = '-';

@@ -15,7 +15,7 @@ import { boundAndNodes, kubeletOfNewNodes, NODE_RESOURCES, policySeatsGrown, poo
 import { ADMISSION_LABEL, admissionConfig, admissionReady, webhookConfiguration } from './admissionWebhook.js';
 import { ControlPlane, freePort, kubeVersions } from './controlPlane.js';
 import { eventually, Kube, type Obj } from './kube.js';
-import { applySeatPolicy, DECIDED_BY, metricSum, shippedMatchConditions } from './seatPolicy.js';
+import { applySeatPolicy, DECIDED_BY, metricSum, shippedScope } from './seatPolicy.js';
 import { SCHEDULER, tearDown, zoneCounts, ZONES } from './workloads.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
@@ -58,7 +58,7 @@ for (const k of versions) describe(`[${k.version}] a real Cluster Autoscaler gro
     await kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ADMITTED, labels: { [ADMISSION_LABEL]: 'enabled' } } });
     const webhookConfig = webhookConfiguration(webhook.port);
     if (policy) {
-      webhookConfig.webhooks[0].matchConditions = shippedMatchConditions();
+      shippedScope(webhookConfig.webhooks[0]);
       applySeatPolicy(cp);
     }
     await kube.create(webhookConfig);
@@ -114,7 +114,7 @@ for (const k of versions) describe(`[${k.version}] a real Cluster Autoscaler gro
     assert.equal(six.nodes, 'zone-a=2 zone-b=2 zone-c=2');
     // With the policy (1.36+), the pods created once the list is frozen and published are the policy's.
     const admitted = await metricSum(cp.zonekeeper!.admin, 'zonekeeper_decisions_total', 'verb="admission",outcome="admitted"');
-    const marked = (await kube.podsOf(ADMITTED, 'app=dba')).filter((p) => p.metadata.annotations?.[DECIDED_BY] === 'policy').length;
+    const marked = (await kube.podsOf(ADMITTED, 'app=dba')).filter((p) => p.metadata.labels?.[DECIDED_BY] === 'policy').length;
     assert.ok(admitted + marked >= 6, `all six decided at creation: ${admitted} at admission, ${marked} by the policy`);
   });
 

@@ -103,6 +103,6 @@ export async function policySeatsGrown(kube: Kube, admin: string, namespace: str
   const { pods, nodes } = await boundAndNodes(kube, namespace, 'seats', 'seats', 3);
   for (const [pod, zone] of pods) assert.equal(zone, list[Number(pod.split('-').pop()) % 3], pod);
   assert.equal(nodes, 'zone-a=1 zone-b=1 zone-c=1', 'one node per pinned zone');
-  for (const p of await kube.podsOf(namespace, 'app=seats')) assert.equal(p.metadata.annotations?.[DECIDED_BY], 'policy', p.metadata.name);
+  for (const p of await kube.podsOf(namespace, 'app=seats')) assert.equal(p.metadata.labels?.[DECIDED_BY], 'policy', p.metadata.name);
   assert.equal(await admissionReviews(admin), reviews, 'no admission review for them');
 }

@@ -4,7 +4,8 @@
 // on the newest version, helm install, then zonekeeper running as the chart's ServiceAccount with
 // the chart's ConfigMap places a pinned StatefulSet; helm upgrade with values changed; helm
 // uninstall leaves nothing the chart created (the namespace is made first: this control plane
-// runs no namespace controller). Without ../shared/helm the suite is skipped, except in CI, where
+// runs no namespace controller). From 1.36, policy.enabled installed: kube-apiserver writes the
+// pins from the tables zonekeeper publishes as the chart's ServiceAccount. Without ../shared/helm the suite is skipped, except in CI, where
 // its absence fails the run.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -15,7 +16,8 @@ import { parse, parseAllDocuments } from 'yaml';
 import { CHART, CHART_MODES, findHelm, renderChart } from '../support/helm.js';
 import { ControlPlane, kubeVersions } from './controlPlane.js';
 import { eventually, Kube, type Obj } from './kube.js';
-import { SCHEDULER, statefulSet, tearDown, threeZoneCluster } from './workloads.js';
+import { admissionReviews, DECIDED_BY, seated } from './seatPolicy.js';
+import { SCHEDULER, statefulSet, tearDown, threeZoneCluster, ZONES } from './workloads.js';
 
 const found = findHelm();
 const skip = 'skip' in found ? found.skip : false;
@@ -111,5 +113,35 @@ for (const k of versions) describe(`[${k.version}] the Helm chart against a real
       await eventually("the Deployment's ReplicaSets and pods gone", async () =>
         (await kube.list('apps/v1', 'ReplicaSet', NS)).length === 0 && (await kube.list('v1', 'Pod', NS)).length === 0, 60_000, 500);
       console.log(`# [${k.version}] helm install, upgrade (revision 2), uninstall: ${released.length} objects created, none left`);
+    });
+
+  it(`[${k.version}] policy.enabled installed: kube-apiserver writes a StatefulSet's pins from the seat table zonekeeper publishes as the chart's ServiceAccount, no webhook call`,
+    { skip: k.minor === newest && k.minor >= 36 ? false : 'the policy needs Kubernetes 1.36+; installed on the newest version' }, async () => {
+      const values = CHART_MODES.find((m) => m.components?.includes('policy'))!.values;
+      helm(['install', RELEASE, CHART, '--namespace', NS, '--create-namespace', ...values.flatMap((v) => ['--set', v])]);
+      const args: string[] = (await kube.get('apps/v1', 'Deployment', NS, 'zonekeeper-scheduler')).spec.template.spec.containers[0].args;
+      assert.ok(args.includes('--policy-seat-table'), 'the chart turns the table on');
+      // zonekeeper as the pod would run it: the chart's ConfigMap, the flag above, only the chart's RBAC.
+      const shipped = parse((await kube.get('v1', 'ConfigMap', NS, 'zonekeeper-config')).data['zonekeeper.yaml']);
+      delete shipped.extender.listen;
+      const config = { ...shipped, policy: { ...shipped.policy, seatTable: true }, leaderElection: { namespace: NS } };
+      const zk = await cp.startZonekeeper(config, await cp.serviceAccountKubeconfig(NS, 'zonekeeper'));
+      try {
+        const ns = 'helm-seated';
+        await kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns, labels: { 'zonekeeper.io/admission': 'enabled' } } });
+        const template = statefulSet(ns, 'db', 0, { schedulerName: SCHEDULER });
+        const sts = await kube.create({ ...template, metadata: { ...template.metadata, annotations: { 'zonekeeper.io/zones': ZONES.join(',') } } });
+        await seated(kube, sts, ZONES, 5);
+        // The chart's webhook has no endpoint here (no pod runs): a pod it were sent to would fail to be created.
+        await kube.patch('apps/v1', 'StatefulSet', ns, 'db', { spec: { replicas: 6 } });
+        const placed = await kube.bound(ns, 'app=db', 6, zones, 90_000);
+        for (const [pod, zone] of placed) assert.equal(zone, ZONES[Number(pod.split('-').pop()) % 3], `${pod} on its ordinal's pin`);
+        for (const p of await kube.podsOf(ns, 'app=db')) assert.equal(p.metadata.labels?.[DECIDED_BY], 'policy', p.metadata.name);
+        assert.equal(await admissionReviews(zk.admin), 0);
+        console.log(`# [${k.version}] policy.enabled: 6 pods written on their pins by kube-apiserver from the table zonekeeper published as the chart's ServiceAccount`);
+      } finally {
+        await zk.stop();
+        helm(['uninstall', RELEASE, '--namespace', NS, '--wait', '--timeout', '60s']);
+      }
     });
 });

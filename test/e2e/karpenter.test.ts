@@ -12,7 +12,7 @@ import { boundAndNodes, kubeletOfNewNodes, policySeatsGrown, pooledStatefulSet, 
 import { ADMISSION_LABEL, admissionConfig, admissionReady, webhookConfiguration } from './admissionWebhook.js';
 import { ControlPlane, freePort, kubeVersions } from './controlPlane.js';
 import { eventually, Kube, type Obj } from './kube.js';
-import { applySeatPolicy, shippedMatchConditions } from './seatPolicy.js';
+import { applySeatPolicy, shippedScope } from './seatPolicy.js';
 import { tearDown, zoneCounts, ZONES } from './workloads.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
@@ -64,7 +64,7 @@ for (const k of versions) describe(`[${k.version}] a real Karpenter grows the zo
     await kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ADMITTED, labels: { [ADMISSION_LABEL]: 'enabled' } } });
     const webhookConfig = webhookConfiguration(webhook.port);
     if (policy) {
-      webhookConfig.webhooks[0].matchConditions = shippedMatchConditions();
+      shippedScope(webhookConfig.webhooks[0]);
       applySeatPolicy(cp);
     }
     await kube.create(webhookConfig);

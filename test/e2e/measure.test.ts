@@ -7,6 +7,10 @@
 // 1,500 pods over 100 nodes on every version (ZK_E2E_PODS); 1,000 pods over 5,000 Node objects (no kubelets)
 // on the newest one.
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse } from 'yaml';
 import { after, before, describe, it } from 'node:test';
 import { startEchoExtender } from '../support/echoExtender.js';
 import { loopbackPki, startEchoWebhook } from '../support/echoWebhook.js';
@@ -14,7 +18,7 @@ import { processCpuSeconds } from '../support/proc.js';
 import { admissionConfig, admissionReady, webhookConfiguration } from './admissionWebhook.js';
 import { ControlPlane, kubeVersions } from './controlPlane.js';
 import { eventually, Kube, type Obj } from './kube.js';
-import { admissionReviews, applySeatPolicy, DECIDED_BY, seated, shippedMatchConditions } from './seatPolicy.js';
+import { admissionReviews, applySeatPolicy, DECIDED_BY, seated, shippedScope } from './seatPolicy.js';
 
 const ZONES = ['zone-a', 'zone-b', 'zone-c'];
 
@@ -123,7 +127,7 @@ for (const { k, NODES, PODS } of cases) describe(`throughput at ${NODES} nodes: 
     kube = new Kube(cp.api);
     // The shipped matchConditions, for admission as for the policy: a pod the policy marked is not sent.
     const admitting = webhookConfiguration(admissionPort, { objectSelector: { matchLabels: { [ADMIT]: 'enabled' } } });
-    admitting.webhooks[0].matchConditions = shippedMatchConditions();
+    shippedScope(admitting.webhooks[0]);
     await kube.create(admitting);
     if (policy) {
       applySeatPolicy(cp);
@@ -203,6 +207,34 @@ for (const { k, NODES, PODS } of cases) describe(`throughput at ${NODES} nodes: 
     return out;
   }
 
+  /**
+   * kube-apiserver's time in each admission plugin so far (apiserver_admission_controller_admission_duration_seconds_sum,
+   * by name), and the webhooks' (by webhook): wall time, so a queue (ResourceQuota's) shows as much as CPU.
+   */
+  async function admissionSeconds(): Promise<Map<string, number>> {
+    const text = (await cp.api.request('GET', '/metrics')).body;
+    const out = new Map<string, number>();
+    for (const m of text.matchAll(/^apiserver_admission_(controller|webhook)_admission_duration_seconds_sum\{([^}]*)\} (\S+)$/gm)) {
+      const key = `${m[1]} ${/name="([^"]*)"/.exec(m[2]!)?.[1]} ${/type="([^"]*)"/.exec(m[2]!)?.[1]}`;
+      out.set(key, (out.get(key) ?? 0) + Number(m[3]));
+    }
+    return out;
+  }
+
+  /**
+   * With ZK_E2E_PROFILE=<folder>: a CPU profile of kube-apiserver while the burst runs
+   * (ZK_E2E_PROFILE_SECONDS, default 6), saved as <folder>/<round>.pprof for go tool pprof.
+   */
+  function profileApiServer(name: string): Promise<void> {
+    const folder = process.env.ZK_E2E_PROFILE;
+    if (!folder) return Promise.resolve();
+    const config = parse(readFileSync(cp.kubeconfig, 'utf8'));
+    const seconds = Number(process.env.ZK_E2E_PROFILE_SECONDS ?? 6);
+    const url = `${config.clusters[0].cluster.server}/debug/pprof/profile?seconds=${seconds}`;
+    return new Promise((resolve) => execFile('curl', ['-sk', '-H', `Authorization: Bearer ${config.users[0].user.token}`, '-o', join(folder, `${name}.pprof`), url],
+      (err) => { if (err) console.log(`# profile of ${name} failed: ${err.message}`); resolve(); }));
+  }
+
   /** The control plane's processes and the echo extender's: the floor's own CPU is part of what it costs. */
   const cpuSeconds = (): Record<string, number> => ({
     ...cp.cpuSeconds(), 'echo extender': processCpuSeconds(echo.child.pid!), ...(echoWebhook ? { 'echo webhook': processCpuSeconds(echoWebhook.child.pid!) } : {}),
@@ -265,7 +297,7 @@ for (const { k, NODES, PODS } of cases) describe(`throughput at ${NODES} nodes: 
     assert.equal(pods.length, PODS);
     const off = pods.filter((p) => zones.get(p.spec.nodeName) !== ZONES[Number(p.metadata.name.split('-').pop()) % 3]).map((p) => p.metadata.name);
     assert.deepEqual(off, [], 'pods off their pins');
-    assert.deepEqual(pods.filter((p) => p.metadata.annotations?.[DECIDED_BY] !== 'policy').map((p) => p.metadata.name), [], 'pods the policy did not mark');
+    assert.deepEqual(pods.filter((p) => p.metadata.labels?.[DECIDED_BY] !== 'policy').map((p) => p.metadata.name), [], 'pods the policy did not mark');
     const reviews = await admissionReviews(cp.zonekeeper!.admin) - reviewsBefore;
     console.log(`# [${k.version}, ${NODES} nodes] ${name}: ${PODS} pods on their pins, marked by the policy; zonekeeper's admission reviews meanwhile: ${reviews}`);
     assert.equal(reviews, 0, 'no admission review for the pods the policy decided');
@@ -281,10 +313,14 @@ for (const { k, NODES, PODS } of cases) describe(`throughput at ${NODES} nodes: 
     const cpuBefore = cpuSeconds();
     const algorithmBefore = await algorithmSeconds(scheduler);
     const requestsBefore = await apiRequests();
+    const admissionBefore = await admissionSeconds();
     const writer = gated === FLOOR_GATE ? oneWriter() : undefined;
     const bound = kube.watchBound(namespace, `app=${name}`, PODS, 600_000, writer?.onCreated);
+    const profiled = profileApiServer(name);
     await (seatedSts ? kube.scale('StatefulSet', namespace, name, PODS) : kube.create(statefulSet(name, scheduler, spread, PODS, gated, admitted)));
     await bound.done;
+    const ended = Date.now();
+    await profiled;
     assert.equal(writer?.failed() ?? 0, 0, 'every one-write patch succeeded');
     // When the watch saw half and all of the pods created, ungated and bound: where a profile waits.
     const at = (m: Map<string, number>, q: number) => {
@@ -292,7 +328,7 @@ for (const { k, NODES, PODS } of cases) describe(`throughput at ${NODES} nodes: 
       return ((xs[Math.ceil(q * xs.length) - 1]! - started) / 1000).toFixed(1);
     };
     console.log(`# [${k.version}, ${NODES} nodes] ${name}: seconds to half / all of the pods: created ${at(bound.seen.created, 0.5)} / ${at(bound.seen.created, 1)}, ungated ${at(bound.seen.ungated, 0.5)} / ${at(bound.seen.ungated, 1)}, bound ${at(bound.seen.bound, 0.5)} / ${at(bound.seen.bound, 1)}`);
-    const seconds = (Date.now() - started) / 1000;
+    const seconds = (ended - started) / 1000;
     // Where the machine's CPU went meanwhile: everything shares its cores.
     const cpuAfter = cpuSeconds();
     const used = Object.entries(cpuAfter).map(([proc, s]) => [proc, s - (cpuBefore[proc] ?? 0)] as const)
@@ -301,6 +337,9 @@ for (const { k, NODES, PODS } of cases) describe(`throughput at ${NODES} nodes: 
     const requests = [...await apiRequests()].map(([key, n]) => [key, n - (requestsBefore.get(key) ?? 0)] as const)
       .filter(([, n]) => n > 0).sort((a, b) => b[1] - a[1]);
     console.log(`# [${k.version}, ${NODES} nodes] ${name}: API requests while binding: ${requests.map(([key, n]) => `${key} ${n}`).join(', ')}`);
+    const admission = [...await admissionSeconds()].map(([key, s]) => [key, s - (admissionBefore.get(key) ?? 0)] as const)
+      .filter(([, s]) => s >= 0.01).sort((a, b) => b[1] - a[1]);
+    console.log(`# [${k.version}, ${NODES} nodes] ${name}: kube-apiserver's admission time while binding (s, ms per pod): ${admission.map(([key, s]) => `${key} ${s.toFixed(2)} (${((s / PODS) * 1000).toFixed(2)})`).join(', ')}`);
     const algorithm = await algorithmSeconds(scheduler);
     const attempts = algorithm.count - algorithmBefore.count;
     if (timeBefore) {

@@ -11,11 +11,13 @@ import { parseAllDocuments, stringify } from 'yaml';
 import { admissionConfig, admissionReady, webhookConfiguration } from './admissionWebhook.js';
 import { ControlPlane, freePort, kubeVersions, type Zonekeeper } from './controlPlane.js';
 import { eventually, Kube, pathOf, type Obj } from './kube.js';
-import { admissionReviews, applySeatPolicy, DECIDED_BY as MARK, metricSum, policyApplies as seatPolicyApplies, seatTable, shippedMatchConditions, shippedWebhook } from './seatPolicy.js';
+import { admissionReviews, applySeatPolicy, DECIDED_BY as MARK, metricSum, policyApplies as seatPolicyApplies, seatTable, shippedScope, shippedWebhook } from './seatPolicy.js';
 import { assertOnPins, preBoundVolume, statefulSet, tearDown, ZONES, zoneCounts } from './workloads.js';
 
 const ZONE = 'topology.kubernetes.io/zone';
 const NS = 'seated';
+const SEAT_TABLE = 'zonekeeper.io/seat-table';
+const BINDING = '/apis/admissionregistration.k8s.io/v1/mutatingadmissionpolicybindings/zonekeeper-seats';
 const SECRET = 'zonekeeper-system/zonekeeper-webhook-tls';
 const manifest = (path: string): Obj[] =>
   parseAllDocuments(readFileSync(new URL(`../../manifests/${path}`, import.meta.url), 'utf8')).map((d) => d.toJS()).filter(Boolean);
@@ -43,9 +45,9 @@ for (const k of versions) describe(`[${k.version}] the policy: a StatefulSet's s
     holder = await cp.restartZonekeeperAs(rbac, config);
     for (const z of ZONES) await kube.addNode(`node-${z.slice(5)}-1`, z);
     zones = await kube.nodeZones();
-    // The webhook with the shipped overlay's matchConditions (a pod the policy marked is skipped) and failurePolicy.
+    // The webhook with the shipped overlay's scope (a pod the policy labelled is skipped) and failurePolicy.
     const webhook = webhookConfiguration(port);
-    webhook.webhooks[0].matchConditions = shippedMatchConditions();
+    shippedScope(webhook.webhooks[0]);
     webhook.webhooks[0].failurePolicy = shippedWebhook().failurePolicy;
     await kube.create(webhook);
     // The policy and its binding as shipped, applied as a user would.
@@ -65,8 +67,12 @@ for (const k of versions) describe(`[${k.version}] the policy: a StatefulSet's s
     kube.create({ ...statefulSet(NS, name, replicas, podSpec, spec), metadata: { name, namespace: NS, annotations: { 'zonekeeper.io/zones': list.join(',') } } });
   const failedCreates = async (name: string) => (await kube.list('v1', 'Event', NS))
     .filter((e) => e.involvedObject?.kind === 'StatefulSet' && e.involvedObject?.name === name && e.reason === 'FailedCreate');
+  /** Labelled by the policy, with the generation of the table it read. */
   const assertMarked = async (name: string) => {
-    for (const p of await kube.podsOf(NS, `app=${name}`)) assert.equal(p.metadata.annotations?.[MARK], 'policy', p.metadata.name);
+    for (const p of await kube.podsOf(NS, `app=${name}`)) {
+      assert.equal(p.metadata.labels?.[MARK], 'policy', p.metadata.name);
+      assert.match(p.metadata.labels?.[SEAT_TABLE] ?? '', /^[1-9][0-9]{12}$/, `${p.metadata.name}: the table's generation`);
+    }
   };
 
   it('the API is detected and said in /debug/cache', async () => {
@@ -101,7 +107,7 @@ for (const k of versions) describe(`[${k.version}] the policy: a StatefulSet's s
     const before = await reviews();
     await scale('db', 6);
     await assertOnPins(kube, NS, 'db', await kube.bound(NS, 'app=db', 6, zones, 90_000));
-    for (const p of await kube.podsOf(NS, 'app=db')) assert.equal(p.metadata.annotations?.[MARK], 'policy', p.metadata.name);
+    for (const p of await kube.podsOf(NS, 'app=db')) assert.equal(p.metadata.labels?.[MARK], 'policy', p.metadata.name);
     assert.equal(await reviews(), before, 'no admission review for the pods the policy decided');
   });
 
@@ -123,7 +129,7 @@ for (const k of versions) describe(`[${k.version}] the policy: a StatefulSet's s
     assert.equal(zoneCounts((await kube.bound(NS, 'app=vol', 1, zones, 90_000)).values()), 'zone-c=1', 'ordinal 0 is pinned to zone-a: the volume wins');
     const [pod] = await kube.podsOf(NS, 'app=vol');
     assert.equal(pod!.spec.nodeSelector[ZONE], 'zone-c');
-    assert.equal(pod!.metadata.annotations?.[MARK], 'policy');
+    assert.equal(pod!.metadata.labels?.[MARK], 'policy');
     assert.equal(await reviews(), before, 'no admission review for it');
   });
 
@@ -149,7 +155,7 @@ for (const k of versions) describe(`[${k.version}] the policy: a StatefulSet's s
       const ordinal = Number(p.metadata.name.split('-').pop());
       assert.deepEqual(p.spec.nodeSelector, { 'example.com/pool': 'db', [ZONE]: ZONES[ordinal % 3] }, p.metadata.name);
       assert.deepEqual(p.spec.schedulingGates, p.metadata.name.startsWith('held') ? [{ name: 'example.com/hold' }] : undefined, p.metadata.name);
-      assert.equal(p.metadata.annotations?.[MARK], 'policy', p.metadata.name);
+      assert.equal(p.metadata.labels?.[MARK], 'policy', p.metadata.name);
     }
     assert.equal(await reviews(), before, 'no admission review for them');
   });
@@ -173,7 +179,7 @@ for (const k of versions) describe(`[${k.version}] the policy: a StatefulSet's s
       return {
         apiVersion: 'v1', kind: 'Pod',
         metadata: {
-          ...t.metadata, name: `${name}-${ordinal}`, namespace: NS, labels: { ...t.metadata.labels, 'apps.kubernetes.io/pod-index': String(ordinal) },
+          ...t.metadata, name: `${name}-${ordinal}`, namespace: NS, labels: { ...t.metadata.labels, 'apps.kubernetes.io/pod-index': String(ordinal), 'statefulset.kubernetes.io/pod-name': `${name}-${ordinal}` },
           ownerReferences: [{ apiVersion: 'apps/v1', kind: 'StatefulSet', name, uid: sts.metadata.uid, controller: true, blockOwnerDeletion: true }],
         },
         spec: { ...t.spec, ...(claims.length > 0 ? { volumes: [...(t.spec.volumes ?? []), ...claims] } : {}) },
@@ -189,7 +195,7 @@ for (const k of versions) describe(`[${k.version}] the policy: a StatefulSet's s
     const byPolicy = new Map<string, Obj>();
     for (const c of cases) {
       const p = await dryRun(c);
-      assert.equal(p.metadata.annotations?.[MARK], 'policy', `${c[0]}-${c[1]} decided by the policy`);
+      assert.equal(p.metadata.labels?.[MARK], 'policy', `${c[0]}-${c[1]} decided by the policy`);
       byPolicy.set(`${c[0]}-${c[1]}`, p);
     }
     // The policy paused as docs/operations.md says (its binding pointed at no namespace): the same pods go to the
@@ -198,12 +204,12 @@ for (const k of versions) describe(`[${k.version}] the policy: a StatefulSet's s
       { spec: { matchResources: { namespaceSelector: { matchLabels: { 'zonekeeper.io/policy': value } } } } }, 'application/merge-patch+json');
     await paused('paused');
     try {
-      await eventually('the policy no longer applies', async () => (await dryRun(['db', 7])).metadata.annotations?.[MARK] === undefined, 60_000, 500);
+      await eventually('the policy no longer applies', async () => (await dryRun(['db', 7])).metadata.labels?.[MARK] === undefined, 60_000, 500);
       // Unmarked, with the zone in its spec: only the webhook wrote it (a dry run is not counted in zonekeeper_decisions_total).
       for (const c of cases) {
         const p = await dryRun(c);
         const key = `${c[0]}-${c[1]}`;
-        assert.equal(p.metadata.annotations?.[MARK], undefined, key);
+        assert.equal(p.metadata.labels?.[MARK], undefined, key);
         assert.deepEqual(spec(p), spec(byPolicy.get(key)!), `${key}: the webhook's spec and the policy's`);
         assert.deepEqual(p.spec, byPolicy.get(key)!.spec, `${key}: the whole spec`);
       }
@@ -219,7 +225,7 @@ for (const k of versions) describe(`[${k.version}] the policy: a StatefulSet's s
     const prefs = { 'zonekeeper.io/zone-preferences': JSON.stringify({ zones: { '*': { weight: 1 } } }) };
     await kube.create({ ...statefulSet(NS, 'fresh', 3), metadata: { name: 'fresh', namespace: NS, annotations: prefs } });
     await assertOnPins(kube, NS, 'fresh', await kube.bound(NS, 'app=fresh', 3, zones, 90_000));
-    for (const p of await kube.podsOf(NS, 'app=fresh')) assert.equal(p.metadata.annotations?.[MARK], undefined, p.metadata.name);
+    for (const p of await kube.podsOf(NS, 'app=fresh')) assert.equal(p.metadata.labels?.[MARK], undefined, p.metadata.name);
     assert.ok(await reviews() - before >= 3, 'the webhook decided them');
   });
 
@@ -284,7 +290,7 @@ for (const k of versions) describe(`[${k.version}] the policy: a StatefulSet's s
     assert.equal(both.get('kept-1'), 'zone-c', 'the volume\'s zone');
     const late = (await kube.podsOf(NS, 'app=kept')).find((p) => p.metadata.name === 'kept-1')!;
     console.log(`# zonekeeper down ${downMs} ms: steady 3→6 bound on pins in ${withinMs} ms; kept-1 refused (${refusal.slice(0, 80)}…); `
-      + `back: table caught up in ${caughtUpMs} ms, kept-1 bound ${Date.now() - backAt} ms after, decided by ${late.metadata.annotations?.[MARK] ?? 'the webhook'}`);
+      + `back: table caught up in ${caughtUpMs} ms, kept-1 bound ${Date.now() - backAt} ms after, decided by ${late.metadata.labels?.[MARK] ?? 'the webhook'}`);
   });
 
   it('a StatefulSet deleted and created again under its name, with its list in another order: the old UID\'s seats gone, the new one\'s published, its pods on the new pins', async () => {
@@ -344,6 +350,43 @@ for (const k of versions) describe(`[${k.version}] the policy: a StatefulSet's s
 
   it('one answer: the holder found no policy-decided pod whose zone differs from its own decision', async () => {
     assert.equal(await metric(holder.admin, 'zonekeeper_policy_disagreements_total'), 0);
+    assert.equal(await metric(holder.admin, 'zonekeeper_policy_stale_tables_total'), 0, 'and none decided from an old table');
+  });
+
+  // Last: it leaves kube-apiserver reading old tables until the restart at its end.
+  it('kubernetes#130887: the binding deleted and added again, kube-apiserver keeps the tables as they were; the holder tells it (PolicyReadStaleTable, the metric), a kube-apiserver restart ends it', async () => {
+    const old = await frozenOn('stale-a', 1);
+    await policyApplies(old, 1);
+    const binding = await kube.call('GET', BINDING);
+    await kube.call('DELETE', BINDING);
+    // Over a refresh tick (1 s) with no binding naming ConfigMap params: kube-apiserver drops their informer.
+    await new Promise((r) => setTimeout(r, 3000));
+    await kube.call('POST', BINDING.slice(0, BINDING.lastIndexOf('/')), { apiVersion: binding.apiVersion, kind: binding.kind, metadata: { name: binding.metadata.name }, spec: binding.spec });
+    const fresh = await frozenOn('stale-b', 0);
+    await eventually('the table holds stale-b', async () => !!(await table())[fresh.metadata.uid], 60_000, 250);
+    const written = Number((await table())['table.generation']);
+    // The new entry never reaches the policy; stale-a's old one still does.
+    await policyApplies(old, 2);
+    const probe = await kube.call('POST', `${pathOf('v1', 'Pod', NS)}?dryRun=All`, {
+      apiVersion: 'v1', kind: 'Pod',
+      metadata: { name: 'stale-b-0', namespace: NS, labels: { 'apps.kubernetes.io/pod-index': '0', 'statefulset.kubernetes.io/pod-name': 'stale-b-0' },
+        ownerReferences: [{ apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'stale-b', uid: fresh.metadata.uid, controller: true }] },
+      spec: { containers: [{ name: 'c', image: 'busybox' }] },
+    });
+    assert.equal(probe.metadata.labels?.[MARK], undefined, 'stale-b\'s entry is not read');
+    // A pod created more than the 10 s allowed after that write, decided from the table before it.
+    await new Promise((r) => setTimeout(r, 12_000));
+    await scale('stale-a', 2);
+    await eventually('the holder tells the stale read', async () => await metric(holder.admin, 'zonekeeper_policy_stale_tables_total') >= 1, 60_000, 500);
+    const pod = await kube.get('v1', 'Pod', NS, 'stale-a-1');
+    assert.ok(Number(pod.metadata.labels[SEAT_TABLE]) < written, `decided from ${pod.metadata.labels[SEAT_TABLE]}, older than ${written}`);
+    const told = (await kube.list('v1', 'Event', NS)).filter((e) => e.reason === 'PolicyReadStaleTable');
+    assert.deepEqual(told.map((e) => e.involvedObject.name), ['stale-a-1']);
+    assert.match(told[0]!.message, /kubernetes#130887: restart kube-apiserver/);
+    await cp.killApiServer();
+    await cp.startApiServer();
+    await policyApplies(fresh, 0);
+    console.log(`# kubernetes#130887 reproduced: stale-b's entry unread until kube-apiserver restarted; told: ${told[0]!.message}`);
   });
 });
 

@@ -52,13 +52,14 @@ for (const k of versions) describe(`[${k.version}] the policy: seats of WaitForF
     const pod = {
       apiVersion: 'v1', kind: 'Pod',
       metadata: {
-        name: `${owner.metadata.name}-${ordinal}`, namespace: NS, ...(labelled ? { labels: { 'apps.kubernetes.io/pod-index': String(ordinal) } } : {}),
+        name: `${owner.metadata.name}-${ordinal}`, namespace: NS,
+        labels: { 'statefulset.kubernetes.io/pod-name': `${owner.metadata.name}-${ordinal}`, ...(labelled ? { 'apps.kubernetes.io/pod-index': String(ordinal) } : {}) },
         ownerReferences: [{ apiVersion: owner.apiVersion, kind: 'StatefulSet', name: owner.metadata.name, uid: owner.metadata.uid, controller: true }],
       },
       spec: { containers: [{ name: 'c', image: 'busybox' }] },
     };
     const res = await kube.call('POST', `${pathOf('v1', 'Pod', NS)}?dryRun=All`, pod);
-    return res.metadata.annotations?.[MARK] === 'policy' ? res.spec.nodeSelector?.[ZONE] : undefined;
+    return res.metadata.labels?.[MARK] === 'policy' ? res.spec.nodeSelector?.[ZONE] : undefined;
   };
 
   it('claims of the default class, WaitForFirstConsumer: new ordinals get their pins from the policy, bound volumes elsewhere (far past replicas too) their zones, and the pods land there', async () => {
@@ -88,7 +89,7 @@ for (const k of versions) describe(`[${k.version}] the policy: seats of WaitForF
     await kube.patch('apps/v1', 'StatefulSet', NS, 'wf', { spec: { replicas: 3 } });
     const placed = await kube.bound(NS, 'app=wf', 3, zones, 90_000);
     assert.deepEqual([0, 1, 2].map((o) => placed.get(`wf-${o}`)), ['zone-c', 'zone-b', 'zone-c']);
-    for (const p of await kube.podsOf(NS, 'app=wf')) assert.equal(p.metadata.annotations?.[MARK], 'policy', p.metadata.name);
+    for (const p of await kube.podsOf(NS, 'app=wf')) assert.equal(p.metadata.labels?.[MARK], 'policy', p.metadata.name);
   });
 
   it('an Advanced StatefulSet with reserved ordinals: its entry published, its pods (pod-index label or not) written on their pins', async () => {
@@ -104,17 +105,17 @@ for (const k of versions) describe(`[${k.version}] the policy: seats of WaitForF
     // Kruise sets the pod-index label only from 1.7 (PodIndexLabel gate): without it the name says the ordinal.
     assert.deepEqual(await Promise.all([[2, true], [3, false], [4, false], [7, true]].map(([o, l]) => policyZone(asts, o as number, l as boolean))),
       ['zone-c', 'zone-a', 'zone-b', 'zone-b']);
-    // Its pods created as Kruise (< 1.7) creates them: the policy writes their zones, the default scheduler follows.
+    // Its pods created as Kruise (< 1.7) creates them (the pod-name label, no pod-index): the policy writes their zones, the default scheduler follows.
     for (const o of [0, 2, 3]) {
       await kube.create({
         apiVersion: 'v1', kind: 'Pod',
-        metadata: { name: `adb-${o}`, namespace: NS, labels: { app: 'adb' }, ownerReferences: [{ apiVersion: ASTS, kind: 'StatefulSet', name: 'adb', uid: asts.metadata.uid, controller: true }] },
+        metadata: { name: `adb-${o}`, namespace: NS, labels: { app: 'adb', 'statefulset.kubernetes.io/pod-name': `adb-${o}` }, ownerReferences: [{ apiVersion: ASTS, kind: 'StatefulSet', name: 'adb', uid: asts.metadata.uid, controller: true }] },
         spec: { terminationGracePeriodSeconds: 0, containers: [{ name: 'c', image: 'busybox', resources: { requests: { cpu: '10m' } } }] },
       });
     }
     const placed = await kube.bound(NS, 'app=adb', 3, zones, 90_000);
     assert.equal(zoneCounts(placed.values()), 'zone-a=2 zone-c=1');
     assert.deepEqual([0, 2, 3].map((o) => placed.get(`adb-${o}`)), ['zone-a', 'zone-c', 'zone-a']);
-    for (const p of await kube.podsOf(NS, 'app=adb')) assert.equal(p.metadata.annotations?.[MARK], 'policy', p.metadata.name);
+    for (const p of await kube.podsOf(NS, 'app=adb')) assert.equal(p.metadata.labels?.[MARK], 'policy', p.metadata.name);
   });
 });

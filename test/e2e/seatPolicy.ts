@@ -15,8 +15,16 @@ const manifest = (path: string): Obj[] =>
 /** The managed overlay's webhook, as shipped. */
 export const shippedWebhook = (): Obj => manifest('overlays/managed/admission.yaml').find((o) => o.kind === 'MutatingWebhookConfiguration')!.webhooks[0];
 
-/** The managed overlay's webhook matchConditions, as shipped: a pod the policy marked is skipped. */
-export const shippedMatchConditions = (): Obj[] => shippedWebhook().matchConditions;
+/**
+ * The managed overlay's scope on a test's webhook: its matchConditions, and its objectSelector's
+ * expressions (a pod the policy labelled is not sent) beside the test's own.
+ */
+export function shippedScope(webhook: Obj): void {
+  const shipped = shippedWebhook();
+  webhook.matchConditions = shipped.matchConditions;
+  const own: Obj[] = webhook.objectSelector?.matchExpressions ?? [];
+  webhook.objectSelector = { ...webhook.objectSelector, matchExpressions: [...own, ...shipped.objectSelector.matchExpressions] };
+}
 
 /** The policy and its binding as shipped, applied with kubectl. */
 export function applySeatPolicy(cp: ControlPlane): void {
@@ -35,13 +43,13 @@ export function policyApplies(kube: Kube, sts: Obj, ordinal: number): Promise<Ob
     const pod = {
       apiVersion: 'v1', kind: 'Pod',
       metadata: {
-        name: `${name}-${ordinal}`, namespace, labels: { 'apps.kubernetes.io/pod-index': String(ordinal) },
+        name: `${name}-${ordinal}`, namespace, labels: { 'apps.kubernetes.io/pod-index': String(ordinal), 'statefulset.kubernetes.io/pod-name': `${name}-${ordinal}` },
         ownerReferences: [{ apiVersion: 'apps/v1', kind: 'StatefulSet', name, uid, controller: true }],
       },
       spec: { containers: [{ name: 'c', image: 'busybox' }] },
     };
     const res = await kube.call('POST', `${pathOf('v1', 'Pod', namespace)}?dryRun=All`, pod);
-    return res.metadata.annotations?.[DECIDED_BY] === 'policy' ? res : undefined;
+    return res.metadata.labels?.[DECIDED_BY] === 'policy' ? res : undefined;
   }, 60_000, 500);
 }
 

@@ -31,7 +31,7 @@ describe('audit: the policy transport', () => {
     const list = api.requests.find((r) => r.path.includes('configmaps'))!;
     assert.equal(list.path, '/api/v1/configmaps?fieldSelector=metadata.name%3Dzonekeeper-seats&limit=100', 'one page, by name');
     assert.equal(auditPolicyText(p, 'zonekeeper-seats'),
-      'MutatingAdmissionPolicy API served: yes\nSeat tables (ConfigMap zonekeeper-seats): bank (1 StatefulSet), shop (2 StatefulSets)');
+      'MutatingAdmissionPolicy API served: yes\nSeat tables (ConfigMap zonekeeper-seats; StatefulSets of apps/v1 and apps.kruise.io): bank (1 StatefulSet), shop (2 StatefulSets)');
   });
 
   it('before 1.36: not served, no table; -n asks one namespace; more tables than a page say so', async () => {
@@ -39,7 +39,7 @@ describe('audit: the policy transport', () => {
     const p = await auditPolicy(old, 'zonekeeper-seats', 'shop');
     assert.deepEqual(p, { apiServed: false, seatTables: [], more: false });
     assert.ok(old.requests.some((r) => r.path.startsWith('/api/v1/namespaces/shop/configmaps?')));
-    assert.match(auditPolicyText(p, 'zonekeeper-seats'), /served: no \(before Kubernetes 1\.36.*\nSeat tables \(ConfigMap zonekeeper-seats\): none$/);
+    assert.match(auditPolicyText(p, 'zonekeeper-seats'), /served: no \(before Kubernetes 1\.36.*\nSeat tables \(ConfigMap zonekeeper-seats; StatefulSets of apps\/v1 and apps\.kruise\.io\): none$/);
     const many = await auditPolicy(cluster({ served: true, tables: [table('a', {})], more: true }), 'zonekeeper-seats');
     assert.match(auditPolicyText(many, 'zonekeeper-seats'), /a \(0 StatefulSets\), and more$/);
   });
@@ -48,6 +48,6 @@ describe('audit: the policy transport', () => {
     const p = await auditPolicy(cluster({ served: true, listStatus: 403 }), 'zonekeeper-seats');
     assert.equal(p.apiServed, true);
     assert.match(p.error!, /^ConfigMaps zonekeeper-seats not listed: 403 configmaps is forbidden/);
-    assert.match(auditPolicyText(p, 'zonekeeper-seats'), /Seat tables \(ConfigMap zonekeeper-seats\): ConfigMaps zonekeeper-seats not listed: 403/);
+    assert.match(auditPolicyText(p, 'zonekeeper-seats'), /Seat tables \(ConfigMap zonekeeper-seats; StatefulSets of apps\/v1 and apps\.kruise\.io\): ConfigMaps zonekeeper-seats not listed: 403/);
   });
 });

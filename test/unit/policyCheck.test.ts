@@ -8,6 +8,7 @@ import { addObject } from '../../src/cluster/source.js';
 import type { ClusterStore } from '../../src/cluster/store.js';
 import { fakeClock } from '../../src/common/clock.js';
 import { policyCheckController } from '../../src/controllers/policyCheck.js';
+import { tableWrites } from '../../src/controllers/seatTable.js';
 import { silent, testApp } from '../support/app.js';
 import { nodes, pv, pvc, statefulSet, storeOf, stsPod, type PodOpts, type Raw } from '../support/builders.js';
 
@@ -16,22 +17,27 @@ const ZONE = 'topology.kubernetes.io/zone';
 const frozen = { 'zonekeeper.io/zones': ZONES.join(',') };
 
 /** A StatefulSet's pod as the policy leaves it: owned by the StatefulSet's UID, its ordinal labelled, `zone` written and marked. */
-function policyPod(sts: string, ordinal: number, zone: string, o: PodOpts = {}): Raw {
+function policyPod(sts: string, ordinal: number, zone: string, o: PodOpts & { table?: number } = {}): Raw {
   const p = stsPod(sts, ordinal, {
-    ...o, labels: { 'apps.kubernetes.io/pod-index': String(ordinal) }, annotations: { 'zonekeeper.io/decided-by': 'policy', ...o.annotations },
+    ...o, labels: {
+      'apps.kubernetes.io/pod-index': String(ordinal), 'zonekeeper.io/decided-by': 'policy',
+      ...(o.table !== undefined ? { 'zonekeeper.io/seat-table': String(o.table) } : {}),
+    },
     nodeSelector: { ...o.nodeSelector, [ZONE]: zone },
   });
   p.metadata.ownerReferences[0].uid = `sts-${sts}`;
   return p;
 }
 
-function checker(objects: Raw[]) {
+const T0 = Date.parse('2026-11-26T10:00:00Z');
+
+function checker(objects: Raw[], tables = tableWrites()) {
   const store = storeOf([...nodes(ZONES, 1), ...objects]);
   const app = testApp(store);
-  const clock = fakeClock(Date.parse('2026-11-26T10:00:00Z'));
+  const clock = fakeClock(T0);
   const events: string[] = [];
   const c = policyCheckController(app.source, app.service, { record: (o, type, reason, message) => events.push(`${o.name} ${type} ${reason}: ${message}`) },
-    silent, app.metrics, clock);
+    silent, app.metrics, clock, tables);
   const counted = async () => {
     const m = await app.metrics.policyDisagreements.get();
     return Object.fromEntries(m.values.map((v) => [v.labels.reason, v.value]));
@@ -126,10 +132,31 @@ describe('policy check (fake time)', () => {
     });
   });
 
+  it('decided from a table older than one written 10 s or more before the pod was created: counted per pod, told once per namespace and table', async () => {
+    const tables = tableWrites();
+    tables.wrote('default', T0 - 60_000, T0 - 60_000);
+    tables.wrote('default', T0 - 30_000, T0 - 30_000);
+    const { store, app, clock, c, events } = checker([statefulSet('db', 5, { annotations: frozen })], tables);
+    const at = (s: number) => new Date(T0 + s * 1000).toISOString();
+    const pods = [
+      policyPod('db', 0, 'zone-a', { table: T0 - 60_000, createdAt: at(0) }), // the older table, 30 s after the newer one: stale
+      policyPod('db', 1, 'zone-b', { table: T0 - 60_000, createdAt: at(0) }), // the same: counted, not told again
+      policyPod('db', 2, 'zone-c', { table: T0 - 30_000, createdAt: at(0) }), // the newest: fresh
+      policyPod('db', 3, 'zone-a', { table: T0 - 60_000, createdAt: at(-25) }), // 5 s after the newer one's write: within the lag allowed
+      policyPod('db', 4, 'zone-b', { createdAt: at(0) }), // no generation (a policy before it): not judged
+    ];
+    await running(store, c, clock, pods, async () => {
+      assert.equal((await app.metrics.policyStaleTables.get()).values[0]?.value, 2);
+      const told = events.filter((e) => e.includes('PolicyReadStaleTable'));
+      assert.equal(told.length, 1);
+      assert.match(told[0]!, /^db-0 Warning PolicyReadStaleTable: .*written at 2026-11-26T09:59:00.000Z; zonekeeper wrote a newer one 30 s before the pod was created: .*kubernetes#130887/);
+    });
+  });
+
   it('a pod without the mark is not checked: admission or the gate decided it', async () => {
     const { store, clock, c, counted } = checker([statefulSet('db', 3, { annotations: frozen })]);
     const unmarked = policyPod('db', 1, 'zone-c');
-    delete unmarked.metadata.annotations['zonekeeper.io/decided-by'];
+    delete unmarked.metadata.labels['zonekeeper.io/decided-by'];
     await running(store, c, clock, [unmarked], async () => {
       assert.deepEqual(await counted(), NONE);
       assert.equal(c.checked('pod-db-1'), false);

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { addObject, memorySource } from '../../src/cluster/source.js';
 import { fakeClock } from '../../src/common/clock.js';
-import { seatTableController, servesMutatingPolicies } from '../../src/controllers/seatTable.js';
+import { seatTableController, servesMutatingPolicies, tableWrites } from '../../src/controllers/seatTable.js';
 import { createMetrics } from '../../src/metrics/metrics.js';
 import { silent } from '../support/app.js';
 import { nodes, statefulSet, storeOf } from '../support/builders.js';
@@ -15,10 +15,11 @@ import { recordingApi, type RecordedRequest } from '../support/recordingApi.js';
 const ZONES = ['zone-a', 'zone-b', 'zone-c'];
 const frozen = { 'zonekeeper.io/zones': ZONES.join(',') };
 const CM = '/api/v1/namespaces/default/configmaps';
+const T0 = Date.parse('2026-11-26T10:00:00Z');
 
 /** A namespace's ConfigMap kept as the API server keeps it: resourceVersions, and a PUT from an old one refused. */
-function configMaps(o: { conflicts?: number } = {}) {
-  let stored: { rv: number; data: Record<string, string> } | undefined;
+function configMaps(o: { conflicts?: number; stored?: Record<string, string> } = {}) {
+  let stored: { rv: number; data: Record<string, string> } | undefined = o.stored && { rv: 1, data: o.stored };
   let conflicts = o.conflicts ?? 0;
   const answer = (r: RecordedRequest) => {
     if (r.method === 'GET' && r.path === `${CM}/zonekeeper-seats`) {
@@ -43,18 +44,19 @@ function configMaps(o: { conflicts?: number } = {}) {
   return { answer, stored: () => stored };
 }
 
-function controller(objects = [statefulSet('db', 3, { annotations: frozen })], o: { conflicts?: number; maxBytes?: number } = {}) {
-  const clock = fakeClock(Date.parse('2026-11-26T10:00:00Z'));
+function controller(objects = [statefulSet('db', 3, { annotations: frozen })], o: { conflicts?: number; maxBytes?: number; stored?: Record<string, string> } = {}) {
+  const clock = fakeClock(T0);
   const store = storeOf([...nodes(ZONES, 1), ...objects]);
   const cms = configMaps(o);
   const api = recordingApi(cms.answer);
   const events: string[] = [];
   const metrics = createMetrics();
+  const tables = tableWrites();
   const c = seatTableController(api, memorySource(store, 'test'), defaultSettings(),
     { configMapName: 'zonekeeper-seats', maxBytes: o.maxBytes ?? 512 * 1024, patchesPerSecond: 20 },
-    { record: (w, type, reason) => events.push(`${w.name} ${type} ${reason}`) }, silent, metrics, clock);
+    { record: (w, type, reason) => events.push(`${w.name} ${type} ${reason}`) }, silent, metrics, clock, tables);
   const writes = () => api.requests.filter((r) => r.method === 'POST' || r.method === 'PUT').map((r) => `${r.method} ${r.body.metadata.resourceVersion ?? '-'}`);
-  return { clock, store, c, api, cms, writes, events, metrics };
+  return { clock, store, c, api, cms, writes, events, metrics, tables };
 }
 
 describe('seat table controller (fake time)', () => {
@@ -63,7 +65,7 @@ describe('seat table controller (fake time)', () => {
     c.start();
     try {
       await clock.advance(0);
-      assert.deepEqual(cms.stored()?.data, { 'sts-db': 'rr;topology.kubernetes.io/zone;0;zone-a,zone-b,zone-c' });
+      assert.deepEqual(cms.stored()?.data, { 'sts-db': 'rr;topology.kubernetes.io/zone;0;zone-a,zone-b,zone-c', 'table.generation': String(T0) });
       await clock.advance(15 * 60_000);
       assert.deepEqual(writes(), ['POST -'], 'three resyncs, nothing new to write');
     } finally {
@@ -88,6 +90,29 @@ describe('seat table controller (fake time)', () => {
     }
   });
 
+  it('each write a new generation, above the one it replaces (another holder\'s clock ahead), remembered for the check; the same seats under another generation: not written', async () => {
+    const same = { 'sts-db': 'rr;topology.kubernetes.io/zone;0;zone-a,zone-b,zone-c', 'table.generation': String(T0 + 3_600_000) };
+    const { clock, store, c, cms, writes, tables } = controller(undefined, { stored: same });
+    c.start();
+    try {
+      await clock.advance(0);
+      assert.deepEqual(writes(), [], 'the seats are the same');
+      await clock.advance(5000);
+      addObject(store, statefulSet('late', 2, { annotations: frozen }));
+      await clock.advance(100);
+      assert.deepEqual(writes(), ['PUT 1']);
+      assert.equal(cms.stored()?.data['table.generation'], String(T0 + 3_600_001), 'above the replaced one, not the clock');
+      // A pod created 10 s after that write and decided from the table before it is told; one decided from it, or created sooner, is not.
+      const after = T0 + 5100 + 10_000;
+      assert.deepEqual(tables.newerBefore('default', T0 + 3_600_000, after, 10_000), { generation: T0 + 3_600_001, at: T0 + 5100 });
+      assert.equal(tables.newerBefore('default', T0 + 3_600_001, after, 10_000), undefined);
+      assert.equal(tables.newerBefore('default', T0 + 3_600_000, after - 1, 10_000), undefined);
+      assert.equal(tables.newerBefore('other', 0, after, 10_000), undefined);
+    } finally {
+      await c.stop();
+    }
+  });
+
   it('a conflict reads the table again and writes from the new version; stopped, nothing more', async () => {
     const { clock, store, c, cms, writes } = controller(undefined, { conflicts: 1 });
     c.start();
@@ -106,11 +131,11 @@ describe('seat table controller (fake time)', () => {
 
   it('a table past maxBytes leaves StatefulSets out whole: a SeatTableFull Event once, the gauge says how many', async () => {
     const sets = ['a', 'b'].map((n) => statefulSet(n, 3, { annotations: frozen }));
-    const { clock, c, cms, events, metrics } = controller(sets, { maxBytes: 100 });
+    const { clock, c, cms, events, metrics } = controller(sets, { maxBytes: 164 });
     c.start();
     try {
       await clock.advance(0);
-      assert.deepEqual(Object.keys(cms.stored()!.data), ['sts-a']);
+      assert.deepEqual(Object.keys(cms.stored()!.data), ['sts-a', 'table.generation']);
       assert.deepEqual(events, ['b Warning SeatTableFull']);
       await clock.advance(5 * 60_000);
       assert.deepEqual(events, ['b Warning SeatTableFull'], 'not again while it stays out');
@@ -147,7 +172,7 @@ describe('seat tables a previous holder wrote', () => {
       await clock.advance(0);
       const list = api.requests.find((r) => r.path.startsWith('/api/v1/configmaps?'));
       assert.equal(list?.path, '/api/v1/configmaps?fieldSelector=metadata.name%3Dzonekeeper-seats', 'all tables, by name only');
-      assert.deepEqual(gone, { rv: 8, data: {} }, 'the dead UID\'s seats are gone');
+      assert.deepEqual(gone, { rv: 8, data: { 'table.generation': String(T0) } }, 'the dead UID\'s seats are gone');
       await clock.advance(10 * 60_000);
       assert.equal(api.requests.filter((r) => r.method === 'PUT' && r.path === GONE).length, 1, 'emptied once, then left alone');
     } finally {

@@ -3,7 +3,7 @@ import { rejectionOf } from '../../../placement/verdict.js';
 import { describe, it } from 'node:test';
 import { Reservations } from '../../../decision/reservations.js';
 import { resolveMax, subsetKey } from '../../../placement/policies/workloadSpread/subsets.js';
-import { slimWorkloadSpread } from '../../../cluster/convert.js';
+import { slimWorkloadSpread } from '../../../cluster/convertWorkloadSpread.js';
 import { ClusterStore } from '../../../cluster/store.js';
 import { addObject } from '../../../cluster/source.js';
 import {
