@@ -166,7 +166,7 @@ export function slimPod(o: Raw, share = intern): SlimPod {
 
 /** The seat table generation a policy-decided pod carries: digits as zonekeeper writes them (ms since the epoch). */
 function tableGeneration(v: unknown): Pick<SlimPod, 'seatTableGeneration'> {
-  return typeof v === 'string' && /^[1-9][0-9]{0,15}$/.test(v) ? { seatTableGeneration: Number(v) } : {};
+  return typeof v === 'string' && /^[1-9][0-9]{0,14}$/.test(v) ? { seatTableGeneration: Number(v) } : {};
 }
 
 /** Whether the pod is gated by zonekeeper.io/zone, and for such a pod what its patch needs. */

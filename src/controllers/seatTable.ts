@@ -42,6 +42,8 @@ const sameData = (have: Record<string, string>, want: Record<string, string>) =>
   return ka.length === Object.keys(want).length && ka.every((k) => want[k] === have[k]);
 };
 
+/** A table's generation as zonekeeper writes it (digits, a label value), or 0: anything else is not built upon. */
+const generationOf = (v: string | undefined): number => (v !== undefined && /^[1-9][0-9]{0,14}$/.test(v) ? Number(v) : 0);
 /** The generation's key and value, at most. */
 const GENERATION_BYTES = 64;
 /** Table writes remembered per namespace: a pod is checked within seconds of its creation. */
@@ -117,7 +119,7 @@ export function seatTableController(
       if (Object.keys(table.data).length === 0) written.delete(namespace);
       return;
     }
-    return write('PUT', path(namespace, opts.configMapName), namespace, table.data, have.metadata?.resourceVersion, Number(have.data?.[GENERATION_KEY]) || 0);
+    return write('PUT', path(namespace, opts.configMapName), namespace, table.data, have.metadata?.resourceVersion, generationOf(have.data?.[GENERATION_KEY]));
   }
 
   async function write(method: 'POST' | 'PUT', url: string, namespace: string, seats: SeatTableData, resourceVersion: string | undefined,

@@ -113,6 +113,21 @@ describe('seat table controller (fake time)', () => {
     }
   });
 
+  it('a generation not written as zonekeeper writes it (not digits, past 15 of them) is not built upon: the clock decides', async () => {
+    for (const bad of ['1e+300', '9999999999999999', '-5', 'x']) {
+      const { clock, store, c, cms } = controller(undefined, { stored: { 'table.generation': bad } });
+      c.start();
+      try {
+        await clock.advance(0);
+        addObject(store, statefulSet('late', 2, { annotations: frozen }));
+        await clock.advance(100);
+        assert.equal(cms.stored()?.data['table.generation'], String(T0 + 100), bad);
+      } finally {
+        await c.stop();
+      }
+    }
+  });
+
   it('a conflict reads the table again and writes from the new version; stopped, nothing more', async () => {
     const { clock, store, c, cms, writes } = controller(undefined, { conflicts: 1 });
     c.start();
