@@ -129,7 +129,8 @@ export function policyCheckController(
       return;
     }
     if (!pod.decidedByPolicy || checked.has(pod.uid)) return;
-    if (!pending.has(pod.uid)) staleRead(pod);
+    // As it is first seen, by the holder (the one whose writes it knows).
+    if (!pending.has(pod.uid) && queue.running()) staleRead(pod);
     pending.add(pod.uid);
     queue.addAfter(pod.uid, GATHER_MS);
   });

@@ -153,6 +153,16 @@ describe('policy check (fake time)', () => {
     });
   });
 
+  it('a stale read seen by a replica not holding the Lease (not started) is neither counted nor told', async () => {
+    const tables = tableWrites();
+    tables.wrote('default', T0 - 30_000, T0 - 30_000);
+    const { store, app, clock, events } = checker([statefulSet('db', 1, { annotations: frozen })], tables);
+    addObject(store, policyPod('db', 0, 'zone-a', { table: T0 - 60_000, createdAt: new Date(T0).toISOString() }));
+    await clock.advance(1000);
+    assert.equal((await app.metrics.policyStaleTables.get()).values[0]?.value ?? 0, 0);
+    assert.deepEqual(events, []);
+  });
+
   it('a pod without the mark is not checked: admission or the gate decided it', async () => {
     const { store, clock, c, counted } = checker([statefulSet('db', 3, { annotations: frozen })]);
     const unmarked = policyPod('db', 1, 'zone-c');
