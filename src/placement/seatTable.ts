@@ -3,7 +3,7 @@ import type { SlimStorageClass, SlimWorkload } from '../cluster/objects.js';
 import type { Snapshot } from '../cluster/store.js';
 import { workloadModel } from './model.js';
 import type { PlacementSettings } from './settings.js';
-import { claimVolumes, volumeZones } from './volumes.js';
+import { claimBound, claimVolumes, volumeZones } from './volumes.js';
 
 // The seat table (docs/design.md#the-policy): what the zone pin of a StatefulSet's ordinal is
 // certain to be before the pod exists, published for a MutatingAdmissionPolicy to write into
@@ -89,20 +89,23 @@ function claimOrdinals(namespace: string, snapshot: Snapshot): Map<string, Set<n
   return out;
 }
 
+/** The claims of a StatefulSet's ordinal, named as its controller names them. */
+const claimsOf = (w: SlimWorkload, ordinal: number): string[] => w.claimTemplates.map((t) => `${t}-${w.name}-${ordinal}`);
+
 /**
  * What the zone pin decides for one ordinal from its claims, as admission reads them when its pod
  * is created: the pin when every volume allows it, else the volumes' one zone, else `-`. A claim
  * not created yet, or Pending, under a class that binds where the pod goes sets no bound.
  */
 function ordinalSeat(w: SlimWorkload, ordinal: number, pin: string, topologyKey: string, snapshot: Snapshot, unboundFollowsPod: boolean): string {
-  const claims = w.claimTemplates.map((t) => `${t}-${w.name}-${ordinal}`);
   const known: string[] = [];
-  for (const claim of claims) {
+  for (const claim of claimsOf(w, ordinal)) {
+    if (claimBound(w.namespace, claim, snapshot)) {
+      known.push(claim);
+      continue;
+    }
     const pvc = snapshot.pvc(w.namespace, claim);
-    const bound = !!pvc?.volumeName || !!snapshot.pvForClaim(w.namespace, claim);
-    if (bound) known.push(claim);
-    else if (pvc && !(unboundFollowsPod && bindsWherePodGoes(pvc.storageClassName ? snapshot.storageClass(pvc.storageClassName) : undefined))) return NO_SEAT;
-    else if (!pvc && !unboundFollowsPod) return NO_SEAT;
+    if (!unboundFollowsPod || (pvc && !bindsWherePodGoes(pvc.storageClassName ? snapshot.storageClass(pvc.storageClassName) : undefined))) return NO_SEAT;
   }
   const volumes = claimVolumes(w.namespace, known, snapshot);
   if (volumes.missing.length > 0) return NO_SEAT;
@@ -138,11 +141,7 @@ function entriesOf(w: SlimWorkload, snapshot: Snapshot, settings: PlacementSetti
   // A claim not created or not bound yet may be bound anywhere (Immediate binding): only ordinals whose claims are all bound are listed.
   out[w.uid] = `listed;${topologyKey}`;
   for (const ordinal of ordinals) {
-    const bound = w.claimTemplates.every((t) => {
-      const claim = `${t}-${w.name}-${ordinal}`;
-      return !!snapshot.pvc(w.namespace, claim)?.volumeName || !!snapshot.pvForClaim(w.namespace, claim);
-    });
-    if (bound) out[`${w.uid}.${ordinal}`] = ordinalSeat(w, ordinal, pinOf(ordinal), topologyKey, snapshot, false);
+    if (claimsOf(w, ordinal).every((claim) => claimBound(w.namespace, claim, snapshot))) out[`${w.uid}.${ordinal}`] = ordinalSeat(w, ordinal, pinOf(ordinal), topologyKey, snapshot, false);
   }
   return out;
 }

@@ -50,6 +50,10 @@ export function podVolumes(pod: SlimPod, snapshot: Snapshot): PodVolumes {
   return claimVolumes(pod.namespace, pod.claims, snapshot);
 }
 
+/** Whether a claim is bound: its PVC names a volume, or a PV is pre-bound to it (claimRef). */
+export const claimBound = (namespace: string, claim: string, snapshot: Snapshot): boolean =>
+  !!snapshot.pvc(namespace, claim)?.volumeName || !!snapshot.pvForClaim(namespace, claim);
+
 /** Where claims of a namespace let a pod run: bound and pre-bound PVs, WaitForFirstConsumer topologies. */
 export function claimVolumes(namespace: string, claims: readonly string[], snapshot: Snapshot): PodVolumes {
   const out: PodVolumes = { constraints: [], missing: [] };
