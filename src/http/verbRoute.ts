@@ -9,6 +9,9 @@ import { readBody } from './requestBody.js';
 // What every transport's routes share: a verb's body read within a limit, parsed, answered,
 // timed and counted; the answers for other methods, unknown paths and failures.
 
+/** The client closed its connection before its body arrived: no answer can reach it, and it is not zonekeeper's failure. */
+class ClientClosed extends Error {}
+
 export type Answer<T> = (input: T, c: Context) => Response | Promise<Response>;
 
 /** A verb's route: the body read within `limit`, parsed, answered; an HttpError becomes its answer and is counted. */
@@ -17,10 +20,17 @@ export function verbRoute<T>(metrics: Metrics, name: string, limit: number, pars
     const done = metrics.requestDuration.startTimer({ verb: name });
     let bytes = 0;
     try {
-      const text = await readBody(c, limit);
+      const text = await readBody(c, limit).catch((err: unknown) => {
+        // A kube-scheduler or kube-apiserver that ended mid-request; counted as nginx's 499.
+        throw c.req.raw.signal.aborted && !(err instanceof HttpError) ? new ClientClosed('client closed request', { cause: err }) : err;
+      });
       bytes = text.length;
       return await answer(parse(text), c);
     } catch (err) {
+      if (err instanceof ClientClosed) {
+        metrics.badRequests.inc({ verb: name, status: '499' });
+        return new Response(null, { status: 499 });
+      }
       if (!(err instanceof HttpError)) throw err;
       metrics.badRequests.inc({ verb: name, status: String(err.status) });
       return errorResponse(c, err);

@@ -66,7 +66,7 @@ export function createMetrics(opts: { defaults?: boolean } = {}): Metrics {
     }),
     badRequests: new Counter({
       name: 'zonekeeper_bad_requests_total',
-      help: 'Requests refused before a decision (400 malformed, 413 too large), by verb.',
+      help: 'Requests refused before a decision (400 malformed, 413 too large, 415 not JSON; 499 the client closed the connection before its body arrived), by verb.',
       labelNames: ['verb', 'status'],
       registers: [registry],
     }),

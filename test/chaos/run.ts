@@ -12,7 +12,7 @@ import type { Kube } from '../e2e/kube.js';
 import { tearDown } from '../e2e/workloads.js';
 import { brokenPromises, confirmed, type Calm, type Observation, type Violation } from './promises.js';
 import { walker } from './walk.js';
-import { ADMITTED_NS, buildWorld, internalErrors, leads, NS, type World } from './world.js';
+import { ADMITTED_NS, buildWorld, failedRequests, internalErrors, leads, NS, type World } from './world.js';
 
 export interface RunOptions {
   seed: number;
@@ -206,7 +206,7 @@ export async function robustnessRun(o: RunOptions): Promise<RunFigures> {
         const errors = await internalErrors(z);
         if (errors && errors > (answered500.get(z.pid) ?? 0)) {
           answered500.set(z.pid, errors);
-          const v: Violation = { promise: 'no-5xx', subject: `zonekeeper ${which} (pid ${z.pid})`, detail: `${errors} request(s) answered 500 (zonekeeper_internal_errors_total; its log says which)` };
+          const v: Violation = { promise: 'no-5xx', subject: `zonekeeper ${which} (pid ${z.pid})`, detail: `${errors} request(s) answered 500: ${failedRequests(z).join('; ')}` };
           figures.violations.push(v);
           log('violation', v);
         }

@@ -161,6 +161,15 @@ export async function internalErrors(z: Zonekeeper): Promise<number | undefined>
   }
 }
 
+/** What a replica's log says of its last requests answered 500 (route and error), for the violation's detail. */
+export function failedRequests(z: Zonekeeper, last = 3): string[] {
+  const lines = readFileSync(z.log, 'utf8').split('\n').filter((l) => l.includes('"msg":"request failed"'));
+  return lines.slice(-last).map((l) => {
+    const e = JSON.parse(l) as { path?: string; err?: string; stack?: string };
+    return `${e.path}: ${e.err} (${(e.stack ?? '').split('\n').slice(1, 4).map((s) => s.trim()).join(' ← ')})`;
+  });
+}
+
 /** A token for zonekeeper's ServiceAccount that outlives a long run (the harness's lasts an hour). */
 async function longToken(kube: Kube): Promise<string> {
   const review = await kube.call('POST', '/api/v1/namespaces/zonekeeper-system/serviceaccounts/zonekeeper/token', {

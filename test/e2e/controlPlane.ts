@@ -136,6 +136,8 @@ export interface Zonekeeper {
   extender: string;
   admin: string;
   pid: number;
+  /** Its log file (pino's JSON lines). */
+  log: string;
   /** How it ended (a signal or an exit code), or undefined while it runs. */
   ended(): string | undefined;
   stop(signal?: NodeJS.Signals): Promise<void>;
@@ -371,6 +373,7 @@ export class ControlPlane {
       extender: `http://127.0.0.1:${extenderPort}`,
       admin,
       pid: child.pid!,
+      log: this.logPath(name),
       ended: () => this.ended.get(child),
       stop: async (signal: NodeJS.Signals = 'SIGTERM') => {
         if (child.exitCode !== null || child.signalCode !== null) return;

@@ -14,6 +14,8 @@ import { Hono } from 'hono';
 import { renewed } from '../../src/admission/certificates.js';
 import { fakeClock } from '../../src/common/clock.js';
 import { listen, TLS_RELOAD_MS } from '../../src/server/listen.js';
+import { testApp } from '../support/app.js';
+import { nodes, storeOf } from '../support/builders.js';
 import { turns, waitFor } from '../support/wait.js';
 
 describe('a listener at http.maxConnections', () => {
@@ -41,6 +43,31 @@ describe('a listener at http.maxConnections', () => {
     assert.equal(accepted, 1);
     await l.close(0);
   });
+});
+
+describe('a client that closes its connection before its body arrives', () => {
+  for (const [framing, head] of [
+    ['Content-Length', 'Content-Length: 1000\r\n\r\n{"Pod":'],
+    ['chunked', 'Transfer-Encoding: chunked\r\n\r\n7\r\n{"Pod":\r\n'],
+  ] as const) {
+    it(`${framing}: counted as a 499 of its verb, not an internal error; the listener keeps serving`, async () => {
+      const t = testApp(storeOf(nodes(['zone-a'], 1)));
+      let arrived = 0;
+      const app = new Hono().use(async (_c, next) => { arrived++; await next(); }).route('/', t.extenderApp);
+      const l = await listen(app, '127.0.0.1:0');
+      const sock = net.connect(l.port, '127.0.0.1');
+      sock.on('error', () => {});
+      await once(sock, 'connect');
+      sock.write(`POST /filter HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n${head}`);
+      await waitFor(() => arrived === 1, 'the request handed to the routes');
+      sock.destroy();
+      await waitFor(async () => /zonekeeper_bad_requests_total\{verb="filter",status="499"\} 1/.test(await t.metrics.registry.metrics()), 'the closed request counted', 2_000);
+      assert.doesNotMatch(await t.metrics.registry.metrics(), /zonekeeper_internal_errors_total\{/);
+      const res = await fetch(`${l.url}/filter`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{' });
+      assert.equal(res.status, 400);
+      await l.close(0);
+    });
+  }
 });
 
 describe('listeners closed together (shutdown, fake time)', () => {
