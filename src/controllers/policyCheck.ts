@@ -16,7 +16,7 @@ import type { TableWrites } from './seatTable.js';
 // MutatingAdmissionPolicy decided (`zonekeeper.io/decided-by: policy`) is decided again by
 // zonekeeper, as admission would decide the pod as created, and a difference is reported:
 // zonekeeper_policy_disagreements_total and a PolicyDisagrees Event, in the Lease holder. A pod
-// decided from a table older than one this holder wrote well before the pod was created says
+// decided from a table older than one this holder wrote or found well before the pod was created says
 // kube-apiserver reads an old table: zonekeeper_policy_stale_tables_total, a PolicyReadStaleTable Event.
 
 /** Why zonekeeper decides otherwise than the policy: a small fixed set (the metric's label). */
@@ -83,7 +83,7 @@ export function policyCheckController(
   /** The newest table generation a stale read was told for, by namespace: one Event per namespace and table, not per pod. */
   const told = new Map<string, number>();
 
-  /** Whether the policy decided the pod from a table older than one this holder wrote STALE_GRACE_MS before the pod was created. */
+  /** Whether the policy decided the pod from a table older than one this holder wrote (or found) STALE_GRACE_MS before the pod was created. */
   function staleRead(pod: SlimPod): void {
     if (!writes || pod.seatTableGeneration === undefined) return;
     const newer = writes.newerBefore(pod.namespace, pod.seatTableGeneration, pod.createdAt, STALE_GRACE_MS);

@@ -49,12 +49,20 @@ const GENERATION_BYTES = 64;
 /** Table writes remembered per namespace: a pod is checked within seconds of its creation. */
 const WRITES_KEPT = 4;
 
-/** The tables this process wrote (the last few per namespace): what tells a pod the policy decided from an older one. */
+/** The tables this process wrote or read (the last few per namespace): what tells a pod the policy decided from an older one. */
 export function tableWrites() {
   const byNamespace = new Map<string, { generation: number; at: number }[]>();
+  const wrote = (namespace: string, generation: number, at: number): void => {
+    byNamespace.set(namespace, [...(byNamespace.get(namespace) ?? []), { generation, at }].slice(-WRITES_KEPT));
+  };
   return {
-    wrote(namespace: string, generation: number, at: number): void {
-      byNamespace.set(namespace, [...(byNamespace.get(namespace) ?? []), { generation, at }].slice(-WRITES_KEPT));
+    wrote,
+    /**
+     * A table read from the cluster, another holder's after a hand-over: known as written when its
+     * generation says (ms, the writer's clock), unless a table as new is known already.
+     */
+    found(namespace: string, generation: number): void {
+      if (generation > 0 && (byNamespace.get(namespace) ?? []).every((w) => w.generation < generation)) wrote(namespace, generation, generation);
     },
     /** The newest table written in `namespace` at least `graceMs` before `createdAt` with a generation above `generation`; undefined: none known. */
     newerBefore(namespace: string, generation: number, createdAt: number, graceMs: number): { generation: number; at: number } | undefined {
@@ -67,7 +75,7 @@ export type TableWrites = ReturnType<typeof tableWrites>;
 export function seatTableController(
   api: ApiClient, source: SnapshotSource, settings: PlacementSettings, opts: SeatTableOptions,
   events: Pick<EventRecorder, 'record'>,
-  log: Logger, metrics: Metrics, clock: Timers = systemClock, writes: Pick<TableWrites, 'wrote'> = tableWrites(),
+  log: Logger, metrics: Metrics, clock: Timers = systemClock, writes: Pick<TableWrites, 'wrote' | 'found'> = tableWrites(),
 ) {
   const path = (ns: string, name?: string) => `/api/v1/namespaces/${encodeURIComponent(ns)}/configmaps${name ? `/${encodeURIComponent(name)}` : ''}`;
   /** StatefulSets left out for size, by namespace: an Event when one is newly left out. */
@@ -115,6 +123,8 @@ export function seatTableController(
     }
     if (got.status !== 200) throw new Error(`GET ConfigMap ${namespace}/${opts.configMapName}: ${got.status} ${statusMessage(got.body)}`);
     const have = JSON.parse(got.body) as { metadata?: { resourceVersion?: string }; data?: Record<string, string> };
+    // After a hand-over, the table the old holder wrote is what the check compares pods with.
+    writes.found(namespace, generationOf(have.data?.[GENERATION_KEY]));
     if (sameData(have.data ?? {}, table.data)) {
       if (Object.keys(table.data).length === 0) written.delete(namespace);
       return;

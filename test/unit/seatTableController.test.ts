@@ -113,6 +113,23 @@ describe('seat table controller (fake time)', () => {
     }
   });
 
+  it('a table a previous holder wrote is known as written at its generation: a pod decided from an older one is told after a hand-over too', async () => {
+    const before = T0 - 60_000;
+    const same = { 'sts-db': 'rr;topology.kubernetes.io/zone;0;zone-a,zone-b,zone-c', 'table.generation': String(before) };
+    const { clock, c, writes, tables } = controller(undefined, { stored: same });
+    assert.equal(tables.newerBefore('default', before - 1, T0, 10_000), undefined, 'nothing known before the table is read');
+    c.start();
+    try {
+      await clock.advance(0);
+      assert.deepEqual(writes(), [], 'the seats are the same: read, not written');
+      assert.deepEqual(tables.newerBefore('default', before - 1, T0, 10_000), { generation: before, at: before });
+      assert.equal(tables.newerBefore('default', before, T0, 10_000), undefined, 'decided from it');
+      assert.equal(tables.newerBefore('default', before - 1, before + 9_999, 10_000), undefined, 'created within the grace');
+    } finally {
+      await c.stop();
+    }
+  });
+
   it('a generation not written as zonekeeper writes it (not digits, past 15 of them) is not built upon: the clock decides', async () => {
     for (const bad of ['1e+300', '9999999999999999', '-5', 'x']) {
       const { clock, store, c, cms } = controller(undefined, { stored: { 'table.generation': bad } });
