@@ -41,6 +41,8 @@ export interface RunFigures {
   gateWaits: number;
   /** The Cluster Autoscaler in the run, or why none is. */
   autoscaler: string;
+  /** StatefulSets the run retried by hand after an admission outage (retryRefusedCreates), as operations tells an operator. */
+  retriedByHand: string[];
   /** Processes that ended by themselves and were started again (kube-scheduler's "cache is corrupted"). */
   selfExits: string[];
   maxRssMiB: number;
@@ -100,6 +102,30 @@ async function unsettled(world: World, o: Observation): Promise<string[]> {
   return out;
 }
 
+/** How long after the heal a StatefulSet without its pods is retried by hand. */
+const RETRY_BY_HAND_MS = 60_000;
+
+/**
+ * Pod creates the webhook refused during an admission outage, each pod event retrying at once,
+ * can push kube-controller-manager's backoff for a StatefulSet to 1000 s (kubernetes#132805).
+ * A StatefulSet still short of pods a minute after the heal, with a FailedCreate naming the
+ * webhook, is annotated as docs/operations.md tells an operator to (an update is retried at once).
+ */
+async function retryRefusedCreates(world: World, o: Observation, retried: string[]): Promise<string[]> {
+  const out: string[] = [];
+  for (const w of world.workloads.filter((x) => x.kind === 'StatefulSet' && !retried.includes(`${x.namespace}/${x.name}`))) {
+    const spec = o.workloads.find((x) => x.kind === w.kind && x.metadata.namespace === w.namespace && x.metadata.name === w.name);
+    const pods = o.pods.filter((p) => p.metadata.namespace === w.namespace && p.metadata.labels?.app === w.name && !p.metadata.deletionTimestamp);
+    if (!spec || pods.length >= spec.spec.replicas) continue;
+    const refused = (await world.kube.list('v1', 'Event', w.namespace)).some((e) => e.involvedObject?.kind === 'StatefulSet'
+      && e.involvedObject.name === w.name && e.reason === 'FailedCreate' && String(e.message).includes('pods.zonekeeper.io'));
+    if (!refused) continue;
+    await world.kube.patch('apps/v1', 'StatefulSet', w.namespace, w.name, { metadata: { annotations: { 'chaos.zonekeeper.io/retried-at': String(Date.now()) } } });
+    out.push(`${w.namespace}/${w.name}`);
+  }
+  return out;
+}
+
 /** Each pod not bound and why, by kube-scheduler's condition and zonekeeper's explanation: what a run that did not converge waits on. */
 async function pendingReasons(world: World): Promise<string[]> {
   const holder = (await leads(world.replicas.primary)) ? world.replicas.primary : world.replicas.standby;
@@ -124,7 +150,7 @@ export async function robustnessRun(o: RunOptions): Promise<RunFigures> {
   const log = (kind: string, what: unknown) => appendFileSync(o.history, `${JSON.stringify({ t: Date.now(), kind, what })}\n`);
   log('start', { seed: o.seed, seconds: o.seconds, version });
   const figures: RunFigures = {
-    seed: o.seed, version, operations: 0, faults: 0, checks: 0, violations: [], convergedAfter: undefined, unconverged: [], repairEvictions: 0, gateWaits: 0, autoscaler: 'not started', selfExits: [], maxRssMiB: 0,
+    seed: o.seed, version, operations: 0, faults: 0, checks: 0, violations: [], convergedAfter: undefined, unconverged: [], repairEvictions: 0, gateWaits: 0, autoscaler: 'not started', retriedByHand: [], selfExits: [], maxRssMiB: 0,
     history: o.history,
   };
   let world: World | undefined;
@@ -255,6 +281,12 @@ export async function robustnessRun(o: RunOptions): Promise<RunFigures> {
         figures.convergedAfter = Math.round((Date.now() - healed) / 1000);
         break;
       }
+      if (obs && Date.now() - healed >= RETRY_BY_HAND_MS) {
+        for (const name of await retryRefusedCreates(world, obs, figures.retriedByHand)) {
+          figures.retriedByHand.push(name);
+          log('retried-by-hand', `${name}: short of pods ${Math.round((Date.now() - healed) / 1000)}s after the heal, its creates refused by the webhook before`);
+        }
+      }
       await sleep(2000);
     }
     if (figures.convergedAfter === undefined) for (const line of await pendingReasons(world).catch((err: Error) => [err.message])) log('pending', line);
@@ -273,6 +305,7 @@ export function printFigures(f: RunFigures): string {
   return [
     `seed ${f.seed} on ${f.version}: ${f.operations} operations, ${f.faults} faults, ${f.checks} promise checks, ${f.violations.length} violations`,
     `converged ${f.convergedAfter === undefined ? `NOT within the time given (${f.unconverged.join('; ')})` : `${f.convergedAfter}s after the last heal`}`,
+    `StatefulSets retried by hand after an admission outage (kube-controller-manager's backoff, kubernetes#132805): ${f.retriedByHand.join(', ') || 'none'}`,
     `repair evictions ${f.repairEvictions}; pods the zone gate kept waiting (ZoneGateWaiting) ${f.gateWaits}; autoscaler: ${f.autoscaler}`,
     `zonekeeper's largest resident memory ${f.maxRssMiB} MiB (limit ${RSS_LIMIT_MIB}); processes that ended by themselves: ${f.selfExits.length === 0 ? 'none' : f.selfExits.join(', ')}`,
     `history: ${f.history}`,
