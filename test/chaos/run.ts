@@ -108,8 +108,8 @@ const RETRY_BY_HAND_MS = 60_000;
 /**
  * Pod creates the webhook refused during an admission outage, each pod event retrying at once,
  * can push kube-controller-manager's backoff for a StatefulSet to 1000 s (kubernetes#132805).
- * A StatefulSet still short of pods a minute after the heal, with a FailedCreate naming the
- * webhook, is annotated as docs/operations.md tells an operator to (an update is retried at once).
+ * A StatefulSet still short of pods a minute after the heal, with a FailedCreate saying the
+ * webhook could not be called (not a denial), is annotated as docs/operations.md tells an operator to (an update is retried at once).
  */
 async function retryRefusedCreates(world: World, o: Observation, retried: string[]): Promise<string[]> {
   const out: string[] = [];
@@ -118,7 +118,7 @@ async function retryRefusedCreates(world: World, o: Observation, retried: string
     const pods = o.pods.filter((p) => p.metadata.namespace === w.namespace && p.metadata.labels?.app === w.name && !p.metadata.deletionTimestamp);
     if (!spec || pods.length >= spec.spec.replicas) continue;
     const refused = (await world.kube.list('v1', 'Event', w.namespace)).some((e) => e.involvedObject?.kind === 'StatefulSet'
-      && e.involvedObject.name === w.name && e.reason === 'FailedCreate' && String(e.message).includes('pods.zonekeeper.io'));
+      && e.involvedObject.name === w.name && e.reason === 'FailedCreate' && String(e.message).includes('failed calling webhook "pods.zonekeeper.io"'));
     if (!refused) continue;
     await world.kube.patch('apps/v1', 'StatefulSet', w.namespace, w.name, { metadata: { annotations: { 'chaos.zonekeeper.io/retried-at': String(Date.now()) } } });
     out.push(`${w.namespace}/${w.name}`);
