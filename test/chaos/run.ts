@@ -109,7 +109,8 @@ const RETRY_BY_HAND_MS = 60_000;
  * Pod creates the webhook refused during an admission outage, each pod event retrying at once,
  * can push kube-controller-manager's backoff for a StatefulSet to 1000 s (kubernetes#132805).
  * A StatefulSet still short of pods a minute after the heal, with a FailedCreate saying the
- * webhook could not be called (not a denial), is annotated as docs/operations.md tells an operator to (an update is retried at once).
+ * webhook could not be called (not a denial), is annotated as docs/operations.md tells an
+ * operator to: an update is retried at once.
  */
 async function retryRefusedCreates(world: World, o: Observation, retried: string[]): Promise<string[]> {
   const out: string[] = [];

@@ -165,8 +165,12 @@ export async function internalErrors(z: Zonekeeper): Promise<number | undefined>
 export function failedRequests(z: Zonekeeper, last = 3): string[] {
   const lines = readFileSync(z.log, 'utf8').split('\n').filter((l) => l.includes('"msg":"request failed"'));
   return lines.slice(-last).map((l) => {
-    const e = JSON.parse(l) as { path?: string; err?: string; stack?: string };
-    return `${e.path}: ${e.err} (${(e.stack ?? '').split('\n').slice(1, 4).map((s) => s.trim()).join(' ← ')})`;
+    try {
+      const e = JSON.parse(l) as { path?: string; err?: string; stack?: string };
+      return `${e.path}: ${e.err} (${(e.stack ?? '').split('\n').slice(1, 4).map((s) => s.trim()).join(' ← ')})`;
+    } catch {
+      return l.slice(0, 500); // a line still being written
+    }
   });
 }
 
