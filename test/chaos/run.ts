@@ -81,6 +81,14 @@ function rssMiB(pid: number): number {
   }
 }
 
+/** A workload of the run as observed: its object and its live pods. */
+function observed(w: World['workloads'][number], o: Observation) {
+  return {
+    spec: o.workloads.find((x) => x.kind === w.kind && x.metadata.namespace === w.namespace && x.metadata.name === w.name),
+    pods: o.pods.filter((p) => p.metadata.namespace === w.namespace && p.metadata.labels?.app === w.name && !p.metadata.deletionTimestamp),
+  };
+}
+
 /**
  * What keeps a healed cluster from its layout: a workload short of live pods bound to nodes that
  * exist, or, where repair is opted in, pods off their seats by zonekeeper's own record (those a
@@ -90,8 +98,7 @@ async function unsettled(world: World, o: Observation): Promise<string[]> {
   const out: string[] = [];
   const nodes = new Set(o.nodes.map((n) => n.metadata.name as string));
   for (const w of world.workloads) {
-    const spec = o.workloads.find((x) => x.kind === w.kind && x.metadata.namespace === w.namespace && x.metadata.name === w.name);
-    const pods = o.pods.filter((p) => p.metadata.namespace === w.namespace && p.metadata.labels?.app === w.name && !p.metadata.deletionTimestamp);
+    const { spec, pods } = observed(w, o);
     const bound = pods.filter((p) => nodes.has(p.spec.nodeName)).length;
     if (bound !== spec?.spec.replicas || pods.length !== spec?.spec.replicas) out.push(`${w.namespace}/${w.name}: ${bound} bound of ${pods.length} pods, ${spec?.spec.replicas} replicas`);
   }
@@ -115,8 +122,7 @@ const RETRY_BY_HAND_MS = 60_000;
 async function retryRefusedCreates(world: World, o: Observation, retried: string[]): Promise<string[]> {
   const out: string[] = [];
   for (const w of world.workloads.filter((x) => x.kind === 'StatefulSet' && !retried.includes(`${x.namespace}/${x.name}`))) {
-    const spec = o.workloads.find((x) => x.kind === w.kind && x.metadata.namespace === w.namespace && x.metadata.name === w.name);
-    const pods = o.pods.filter((p) => p.metadata.namespace === w.namespace && p.metadata.labels?.app === w.name && !p.metadata.deletionTimestamp);
+    const { spec, pods } = observed(w, o);
     if (!spec || pods.length >= spec.spec.replicas) continue;
     const refused = (await world.kube.list('v1', 'Event', w.namespace)).some((e) => e.involvedObject?.kind === 'StatefulSet'
       && e.involvedObject.name === w.name && e.reason === 'FailedCreate' && String(e.message).includes('failed calling webhook "pods.zonekeeper.io"'));
