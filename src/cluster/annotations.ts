@@ -9,6 +9,10 @@ export const ANNOTATION = {
   /** "true": repair may move this workload's pods back to their zones (docs/design.md#repair). */
   rebalance: 'zonekeeper.io/rebalance',
   zonePreferences: 'zonekeeper.io/zone-preferences',
+  /** Opt-in: how many of a zone's seats voluntary disruptions may take at once ("zone", a count, a percentage; docs/design.md#zone-at-a-time). */
+  zoneDisruptionBudget: 'zonekeeper.io/zone-disruption-budget',
+  /** The eviction gate's approvals on the workload (JSON): its conditional record, as a PDB's status.disruptedPods. */
+  disruptionApprovals: 'zonekeeper.io/disruption-approvals',
   instanceIds: 'zonekeeper.io/instance-ids',
   deletionCost: 'controller.kubernetes.io/pod-deletion-cost',
   instanceAssignment: 'zonekeeper.io/instance-assignment',

@@ -63,11 +63,20 @@ function podOwners(ref: WorkloadRef, snapshot: Snapshot): { kind: string; names:
 
 /** Pods that hold a seat of the workload: not terminating, not finished. */
 export function workloadPods(ref: WorkloadRef, snapshot: Snapshot): SlimPod[] {
+  return ownedPods(ref, snapshot, holdsSeat);
+}
+
+/** Pods of the workload not finished, terminating ones too: a pod on its way out is a seat going empty. */
+export function workloadLivePods(ref: WorkloadRef, snapshot: Snapshot): SlimPod[] {
+  return ownedPods(ref, snapshot, (p) => !p.finished);
+}
+
+function ownedPods(ref: WorkloadRef, snapshot: Snapshot, keep: (pod: SlimPod) => boolean): SlimPod[] {
   const { kind, names } = podOwners(ref, snapshot);
   const out: SlimPod[] = [];
   for (const owner of names) {
     for (const pod of snapshot.podsOwnedBy(kind, ref.namespace, owner)) {
-      if (holdsSeat(pod)) out.push(pod);
+      if (keep(pod)) out.push(pod);
     }
   }
   return out;
