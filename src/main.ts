@@ -8,6 +8,7 @@ import { workloadSpreadStatusController } from './controllers/workloadSpreadStat
 import { ownerArrival } from './admission/ownerArrival.js';
 import { healthTracker } from './controllers/layoutHealth.js';
 import { repairController } from './controllers/repair.js';
+import type { EvictionGate } from './controllers/eviction.js';
 import { leaseElector } from './actuator/leaderElection.js';
 import { kubeApiClient, type ApiClient } from './cluster/apiClient.js';
 import { loadClusterAccess } from './cluster/kubeconfig.js';
@@ -17,6 +18,7 @@ import { clusterWatch, type SourceChoice } from './sourceChoice.js';
 
 export { chooseSource, DEMO_CLUSTER, type SourceChoice } from './sourceChoice.js';
 import { admissionRoutes } from './admission/routes.js';
+import { evictionRoute } from './eviction/routes.js';
 import { decideGate } from './controllers/gateDecision.js';
 import { decisionService } from './decision/service.js';
 import { debugViews } from './decision/views.js';
@@ -141,6 +143,8 @@ export async function startServer(config: Config, choice: SourceChoice, log: Log
   }
   // The one decision service (one reservation ledger, one decision log), handed to every transport.
   const service = decisionService({ source, actuator, metrics, log, config });
+  // zonekeeper's own evictions (repair, fallbacks, rescheduling) ask the zone disruption budget first, as the holder.
+  const evictionGate: EvictionGate = async (pod, by) => service.eviction({ ...pod, dryRun: false, leading: true, by });
   const extender = createExtender(service, { source, log, config });
   const lists = { pendingFreezes: actuator.pendingFreezes };
   const controllers: LeaderController[] = [];
@@ -157,19 +161,21 @@ export async function startServer(config: Config, choice: SourceChoice, log: Log
       patchesPerSecond: config.deletionCost.patchesPerSecond }, log, metrics, lists));
     controllers.push(workloadSpreadStatusController(api, source, { ...config.placement }, service.state.reservations, { record: actuator.recordEvent },
       { intervalSeconds: config.workloadSpread.statusIntervalSeconds, patchesApplied: !!config.admission.listen,
-        rescheduleEvictionsPerMinute: config.workloadSpread.rescheduleEvictionsPerMinute, rescheduleDryRun: config.workloadSpread.rescheduleDryRun },
+        rescheduleEvictionsPerMinute: config.workloadSpread.rescheduleEvictionsPerMinute, rescheduleDryRun: config.workloadSpread.rescheduleDryRun,
+        evictionGate },
       log, metrics, lists));
   }
   // Health is kept in every replica (metrics, the page); only the Lease's holder records its Events.
   const layoutHealth = healthTracker(source, service.state, actuator.recordEvent, config.health, log);
   if (config.health.events && api) controllers.push({ start: layoutHealth.startEvents, stop: layoutHealth.stopEvents });
   const repair = config.rebalance.enabled && api
-    ? repairController(api, source, layoutHealth, service.state, { record: actuator.recordEvent }, config.rebalance, log, metrics) : undefined;
+    ? repairController(api, source, layoutHealth, service.state, { record: actuator.recordEvent }, { ...config.rebalance, gate: evictionGate }, log,
+        metrics) : undefined;
   if (repair) controllers.push(repair);
   const gate = config.gate.enabled && api
     ? zoneGateKeeper({
         api, source, decide: (pod) => decideGate(service, pod), skipForSuccessor: (fb) => service.state.gateFallback(fb),
-        events: { record: actuator.recordEvent }, subsetPatchesOwned: config.workloadSpread.writeStatus, opts: config.gate, log, metrics,
+        events: { record: actuator.recordEvent }, subsetPatchesOwned: config.workloadSpread.writeStatus, evictionGate, opts: config.gate, log, metrics,
       }) : undefined;
   if (gate) controllers.push(gate);
   // The policy transport (docs/design.md#the-policy): the seat table, only where the API server serves the policy that reads it.
@@ -197,7 +203,7 @@ export async function startServer(config: Config, choice: SourceChoice, log: Log
   const certificate = config.admission.listen && managed.secret && api
     ? webhookCertificate(api, {
         secret: { namespace: managed.secret.slice(0, managed.secret.indexOf('/')), name: managed.secret.slice(managed.secret.indexOf('/') + 1) },
-        webhookConfiguration: managed.webhookConfiguration,
+        webhookConfiguration: managed.webhookConfiguration, evictionWebhookConfiguration: managed.evictionWebhookConfiguration,
         names: { dnsNames: managed.dnsNames, ipAddresses: managed.ipAddresses }, validityDays: managed.validityDays, renewBeforeDays: managed.renewBeforeDays,
         checkIntervalSeconds: managed.checkIntervalSeconds,
       }, (cert, key) => serveCertificate(cert, key), log, metrics) : undefined;
@@ -241,8 +247,9 @@ export async function startServer(config: Config, choice: SourceChoice, log: Log
     ownerArrival: ownerArrival(source, OWNER_ARRIVAL_MS),
   };
   const admission = config.admission.listen
-    ? await listen(admissionRoutes(admissionDeps, metrics, log, config.admission.bodyLimitBytes), config.admission.listen,
-        { tls: certificate ? { managed: true } : { ...config.admission.tls, clientCAFile: '' }, limits: { ...limits, maxConnections: config.admission.maxConnections }, ...listenerHooks('admission') })
+    ? await listen(admissionRoutes(admissionDeps, metrics, log, config.admission.bodyLimitBytes,
+        [evictionRoute({ service, leading: () => lead.holds, log }, metrics, config.admission.bodyLimitBytes)]), config.admission.listen,
+      { tls: certificate ? { managed: true } : { ...config.admission.tls, clientCAFile: '' }, limits: { ...limits, maxConnections: config.admission.maxConnections }, ...listenerHooks('admission') })
     : undefined;
   if (admission && certificate) {
     serveCertificate = admission.useCertificate;

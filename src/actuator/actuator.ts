@@ -3,7 +3,7 @@ import { LRUCache } from 'lru-cache';
 import { systemClock, type Timers } from '../common/clock.js';
 import type { WorkResult } from '../common/workQueue.js';
 import type { ApiClient } from '../cluster/apiClient.js';
-import { retryOnConflict, StillConflicting, WRITE_BACKOFF_MS } from './conditionalPatch.js';
+import { retryOnConflict, StillConflicting, WRITE_BACKOFF_MS, type PatchStep } from './conditionalPatch.js';
 import { ANNOTATION } from '../cluster/annotations.js';
 import { type SlimWorkload } from '../cluster/objects.js';
 import { workloadPath, WORKLOAD_KINDS } from '../cluster/kinds.js';
@@ -28,6 +28,12 @@ export interface Actuator {
   readonly pendingFreezes: PendingFreezes;
   /** The pod's instance ID, written to its owner and the pod if it had none (docs/design.md#instance-ids). */
   assignInstanceId(req: AssignRequest): Promise<number>;
+  /**
+   * The eviction gate's record on the workload (docs/design.md#zone-at-a-time): `decide` reads the
+   * approvals as the API server has them now and says what to write; written conditionally on what
+   * was read, decided again after a conflict, durable before the answer.
+   */
+  recordApprovals<T>(w: SlimWorkload, decide: (recorded: string | undefined) => PatchStep<T>): Promise<T>;
   /** A Kubernetes Event on the workload, deduplicated and rate-limited (events.ts). */
   recordEvent: EventRecorder['record'];
   /** Resolves when every write started so far has finished. */
@@ -52,6 +58,7 @@ interface Writer {
   /** Freezes `zones` unless a list is frozen already; resolves to the list that is frozen now. */
   write(w: SlimWorkload, zones: string[]): Promise<string[]>;
   assign(req: AssignRequest): Promise<number>;
+  recordApprovals: Actuator['recordApprovals'];
 }
 
 function actuator(writer: Writer, events: EventRecorder, log: Logger, metrics: Metrics, clock: Timers): Actuator {
@@ -125,6 +132,7 @@ function actuator(writer: Writer, events: EventRecorder, log: Logger, metrics: M
     pendingFreeze: (key) => pending.get(key)?.zones,
     pendingFreezes: { get: (key) => pending.get(key), values: () => pending.values() },
     assignInstanceId: (req) => writer.assign(req),
+    recordApprovals: (w, decide) => writer.recordApprovals(w, decide),
     recordEvent: (w, type, reason, message) => events.record(w, type, reason, message),
     async settle() {
       await Promise.all([queue.idle(), events.settle()]);
@@ -132,10 +140,23 @@ function actuator(writer: Writer, events: EventRecorder, log: Logger, metrics: M
   };
 }
 
+/** An approval lost to another writer this many times in a row is refused (the client retries, as after a PDB's 429). */
+const APPROVAL_ATTEMPTS = 3;
+
 export function kubeActuator(api: ApiClient, log: Logger, metrics: Metrics, assignDeadlineMs = 2000, clock: Timers = systemClock): Actuator {
   const ids = instanceIdWriter(api, log, metrics, assignDeadlineMs, clock);
   return actuator({
     assign: ids.assign,
+    // Conditional on the workload's resourceVersion: two approvals in two zones at the same instant
+    // cannot both be written, the second reads the first's and is judged again.
+    recordApprovals(w, decide) {
+      const path = workloadPath(w);
+      return retryOnConflict(api, path, {
+        describe: path, timeoutMs: () => 5_000, fail: (m) => new Error(m),
+        onConflict: () => metrics.actuatorWrites.inc({ action: 'disruption-approval', result: 'conflict' }),
+        afterConflict: (attempt) => (attempt < APPROVAL_ATTEMPTS ? 0 : new StillConflicting(`${path}: approvals still conflicting after ${APPROVAL_ATTEMPTS} attempts`)),
+      }, (obj) => decide(obj.metadata?.annotations?.[ANNOTATION.disruptionApprovals]));
+    },
     // Conditional on the workload's resourceVersion, so two replicas can never freeze two
     // different lists: the second one's patch conflicts, it reads again and finds the first's.
     async write(w, zones) {
@@ -161,6 +182,12 @@ export function memoryActuator(store: ClusterStore, log: Logger, metrics: Metric
     store.upsert(WORKLOAD_KINDS[w.kind].plural, { ...current, annotations: { ...current.annotations, [key]: value } });
   };
   return actuator({
+    async recordApprovals(w, decide) {
+      const step = decide(store.workload(w.kind, w.namespace, w.name)?.annotations[ANNOTATION.disruptionApprovals]);
+      if ('done' in step) return step.done;
+      for (const [k, v] of Object.entries(step.annotations)) annotate(w, k, v);
+      return step.result;
+    },
     async write(w, zones) {
       annotate(w, ANNOTATION.zones, zones.join(','));
       annotate(w, ANNOTATION.zonesFrozenAt, new Date(clock.now()).toISOString());

@@ -53,6 +53,8 @@ const configSchema = z.strictObject({
       secret: z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?\/[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, 'namespace/name').or(z.literal('')).default(''),
       // The MutatingWebhookConfiguration whose webhooks get the CA as caBundle; '' = written by someone else.
       webhookConfiguration: z.string().max(253).default(''),
+      // The ValidatingWebhookConfiguration of the eviction gate (pods/eviction), whose webhooks get the CA too; '' = none.
+      evictionWebhookConfiguration: z.string().max(253).default(''),
       // The names kube-apiserver calls the webhook by: the Service's DNS names, or IPs.
       dnsNames: z.array(z.string().min(1).max(253)).max(64).default([]),
       ipAddresses: z.array(z.union([z.ipv4(), z.ipv6()])).max(64).default([]),
@@ -125,6 +127,10 @@ const configSchema = z.strictObject({
     spreadNodes: z.boolean().default(true),
     growInto: z.enum(['auto', 'cluster', 'nodePools']).default('auto'),
     clusterZones: z.array(z.string().min(1).max(63)).max(256).default([]),
+  }).prefault({}),
+  disruption: z.strictObject({
+    // An approved eviction whose pod is not deleted within this long lapses (a PDB refused it, the client gave up).
+    approvalSeconds: positive.default(30),
   }).prefault({}),
   deletionCost: z.strictObject({
     enabled: z.boolean().default(false),

@@ -5,10 +5,17 @@ import { tokenBucket } from '../common/tokenBucket.js';
 import { systemClock } from '../common/clock.js';
 
 // Every pod zonekeeper moves goes through the Eviction API, so PodDisruptionBudgets decide
-// (a 429 is their refusal), within a budget per minute.
+// (a 429 is their refusal), within a budget per minute, and first through the zone disruption
+// budget in process (docs/design.md#zone-at-a-time): repair and rescheduling are disruptions too.
 
-/** POST pods/eviction; the status and the API server's message (status 0: not sent). */
-export async function evictPod(api: ApiClient, pod: Pick<SlimPod, 'namespace' | 'name'>, log: Logger): Promise<{ status: number; message: string }> {
+/** The decision service's eviction gate, as zonekeeper's own evictions ask it (`by`: which of them). */
+export type EvictionGate = (pod: { namespace: string; name: string }, by: string) => Promise<{ allowed: boolean; why: string }>;
+
+/** POST pods/eviction once `gate` allows it (a refusal is a 429, as the webhook's); the status and the message (status 0: not sent). */
+export async function evictPod(api: ApiClient, pod: Pick<SlimPod, 'namespace' | 'name'>, log: Logger,
+  gate?: { judge: EvictionGate; by: string }): Promise<{ status: number; message: string }> {
+  const judged = gate && await gate.judge(pod, gate.by);
+  if (judged && !judged.allowed) return { status: 429, message: judged.why };
   const path = `/api/v1/namespaces/${encodeURIComponent(pod.namespace)}/pods/${encodeURIComponent(pod.name)}/eviction`;
   const body = JSON.stringify({ apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name: pod.name, namespace: pod.namespace } });
   try {

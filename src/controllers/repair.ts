@@ -9,7 +9,7 @@ import type { WorkResult } from '../common/workQueue.js';
 import { workloadModel } from '../placement/model.js';
 import type { DecisionState } from '../placement/policy.js';
 import { rebalanceRequested, repairStep } from '../placement/repair.js';
-import { evictPod, perMinuteBudget } from './eviction.js';
+import { evictPod, perMinuteBudget, type EvictionGate } from './eviction.js';
 import type { HealthTracker } from './layoutHealth.js';
 import { reconciler } from './reconciler.js';
 import { zoneStability } from './zoneStability.js';
@@ -19,6 +19,8 @@ export interface RepairOptions {
   evictionsPerMinute: number;
   zoneStableSeconds: number;
   intervalSeconds: number;
+  /** The zone disruption budget, judged before each eviction. */
+  gate?: EvictionGate;
 }
 
 /** What repair last decided for a workload (/debug/repair). */
@@ -109,7 +111,7 @@ export function repairController(
       note({ workload: key, decision: 'wait', message: `rebalance.evictionsPerMinute (${opts.evictionsPerMinute}) spent: next round` });
       return { againAfterMs: 60_000 / Math.max(1, opts.evictionsPerMinute) };
     }
-    const res = await evictPod(api, step.pod, log);
+    const res = await evictPod(api, step.pod, log, opts.gate && { judge: opts.gate, by: 'zonekeeper repair' });
     if (res.status === 201 || res.status === 200) {
       evicted.set(key, { uid: step.pod.uid, name: step.pod.name });
       metrics.rebalanceEvictions.inc({ result: 'evicted' });
@@ -126,7 +128,7 @@ export function repairController(
       // Tried again after the queue's backoff step for this workload; no add runs it sooner.
       const ms = queue.retryDelay(key);
       metrics.rebalanceEvictions.inc({ result: refused ? 'refused' : 'error' });
-      const message = `${refused ? 'refused (a PodDisruptionBudget allows no disruption now)' : `failed (${res.status || 'no answer'})`}: ${res.message}; next try in ${ms / 1000}s`;
+      const message = `${refused ? 'refused (a PodDisruptionBudget or the zone disruption budget allows no disruption now)' : `failed (${res.status || 'no answer'})`}: ${res.message}; next try in ${ms / 1000}s`;
       note({ workload: key, decision: refused ? 'refused' : 'error', pod: step.pod.name, message });
       if (!refused) log.warn({ workload: key, pod: step.pod.name, status: res.status, err: res.message }, 'eviction failed');
       return 'retry';

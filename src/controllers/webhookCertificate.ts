@@ -14,6 +14,8 @@ export interface CertificateOptions {
   secret: { namespace: string; name: string };
   /** The MutatingWebhookConfiguration whose webhooks get the caBundle; '' = none (cert-manager's injector, or by hand). */
   webhookConfiguration: string;
+  /** The eviction gate's ValidatingWebhookConfiguration, served by the same listener; '' = none. */
+  evictionWebhookConfiguration?: string;
   names: ServingNames;
   validityDays: number;
   renewBeforeDays: number;
@@ -31,7 +33,10 @@ export function webhookCertificate(api: ApiClient, opts: CertificateOptions, ser
   clock: Timers = systemClock) {
   const { namespace, name } = opts.secret;
   const secretPath = `/api/v1/namespaces/${encodeURIComponent(namespace)}/secrets`;
-  const webhookPath = `/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/${encodeURIComponent(opts.webhookConfiguration)}`;
+  const configurations = [
+    { kind: 'MutatingWebhookConfiguration', name: opts.webhookConfiguration, plural: 'mutatingwebhookconfigurations' },
+    { kind: 'ValidatingWebhookConfiguration', name: opts.evictionWebhookConfiguration ?? '', plural: 'validatingwebhookconfigurations' },
+  ].filter((c) => c.name);
   let served = '';
 
   /** What the Secret holds; nothing (and no resourceVersion) while it does not exist. */
@@ -74,16 +79,17 @@ export function webhookCertificate(api: ApiClient, opts: CertificateOptions, ser
       log.info({ secret: `${namespace}/${name}`, renewed: due.what, why: due.why }, 'admission: certificate issued');
     }
     use(pki);
-    if (opts.webhookConfiguration && pki.caBundle) await writeCaBundle(b64(pki.caBundle));
+    if (pki.caBundle) for (const c of configurations) await writeCaBundle(c, b64(pki.caBundle));
   }
 
-  async function writeCaBundle(caBundle: string): Promise<void> {
+  async function writeCaBundle(c: (typeof configurations)[number], caBundle: string): Promise<void> {
+    const webhookPath = `/apis/admissionregistration.k8s.io/v1/${c.plural}/${encodeURIComponent(c.name)}`;
     const res = await api.request('GET', webhookPath, { timeoutMs: 10_000 });
     if (res.status === 404) {
-      log.warn({ webhookConfiguration: opts.webhookConfiguration }, 'admission: MutatingWebhookConfiguration not found; its caBundle is written once it exists');
+      log.warn({ webhookConfiguration: c.name }, `admission: ${c.kind} not found; its caBundle is written once it exists`);
       return;
     }
-    if (res.status !== 200) throw new Error(`GET mutatingwebhookconfiguration ${opts.webhookConfiguration}: ${res.status} ${statusMessage(res.body)}`);
+    if (res.status !== 200) throw new Error(`GET ${c.kind} ${c.name}: ${res.status} ${statusMessage(res.body)}`);
     const o = JSON.parse(res.body);
     const webhooks: unknown[] = Array.isArray(o.webhooks) ? o.webhooks : [];
     const ops = webhooks.flatMap((w: any, i) => (w?.clientConfig?.caBundle === caBundle ? [] : [{ op: 'add', path: `/webhooks/${i}/clientConfig/caBundle`, value: caBundle }]));
@@ -91,8 +97,8 @@ export function webhookCertificate(api: ApiClient, opts: CertificateOptions, ser
     const patch = [{ op: 'test', path: '/metadata/resourceVersion', value: o.metadata?.resourceVersion }, ...ops];
     const put = await api.request('PATCH', webhookPath, { body: JSON.stringify(patch), contentType: 'application/json-patch+json', timeoutMs: 10_000 });
     metrics.actuatorWrites.inc({ action: 'webhook-cabundle', result: put.status === 200 ? 'ok' : 'error' });
-    if (put.status !== 200) throw new Error(`writing the caBundle of ${opts.webhookConfiguration}: ${put.status} ${statusMessage(put.body)}`);
-    log.info({ webhookConfiguration: opts.webhookConfiguration, webhooks: ops.length }, 'admission: caBundle written');
+    if (put.status !== 200) throw new Error(`writing the caBundle of ${c.kind} ${c.name}: ${put.status} ${statusMessage(put.body)}`);
+    log.info({ webhookConfiguration: c.name, kind: c.kind, webhooks: ops.length }, 'admission: caBundle written');
   }
 
   /** Every replica: what the Secret holds is served, read again at every resync (every UNTIL_LOADED_MS while nothing is served). */

@@ -10,7 +10,7 @@ import type { ZoneListDeps } from '../placement/model.js';
 import { kruiseStatusJson, workloadSpreadStatus, type SpreadStatusPass } from '../placement/policies/workloadSpread/status.js';
 import type { ReservationView } from '../placement/reservations.js';
 import type { PlacementSettings } from '../placement/settings.js';
-import { evictPod, perMinuteBudget } from './eviction.js';
+import { evictPod, perMinuteBudget, type EvictionGate } from './eviction.js';
 import { reconciler } from './reconciler.js';
 
 export interface StatusOptions {
@@ -20,6 +20,8 @@ export interface StatusOptions {
   /** Adaptive: at most this many unscheduled pods deleted (evicted) per minute; with dryRun none, an Event says which. */
   rescheduleEvictionsPerMinute: number;
   rescheduleDryRun: boolean;
+  /** The zone disruption budget, judged before each eviction. */
+  evictionGate?: EvictionGate;
 }
 
 /** How long a WorkloadSpread waits after a pod change of its namespace, gathering a burst, before its status is reconciled. */
@@ -135,7 +137,7 @@ export function workloadSpreadStatusController(
         continue;
       }
       if (!budget.take()) return 60_000 / Math.max(1, opts.rescheduleEvictionsPerMinute);
-      const res = await evictPod(api, pod, log);
+      const res = await evictPod(api, pod, log, opts.evictionGate && { judge: opts.evictionGate, by: 'zonekeeper Adaptive rescheduling' });
       const ok = res.status === 200 || res.status === 201 || res.status === 404;
       metrics.actuatorWrites.inc({ action: 'workloadspread-reschedule', result: ok ? 'ok' : 'error' });
       if (ok) {

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { liftGate, type LiftResult } from './podGate.js';
 import type { EventRecorder } from '../actuator/events.js';
-import { evictPod, perMinuteBudget } from './eviction.js';
+import { evictPod, perMinuteBudget, type EvictionGate } from './eviction.js';
 import type { ApiClient } from '../cluster/apiClient.js';
 import type { SlimNode, SlimPod } from '../cluster/objects.js';
 import type { SnapshotSource } from '../cluster/source.js';
@@ -32,6 +32,8 @@ export interface GateKeeperDeps {
   events: Pick<EventRecorder, 'record'>;
   /** zonekeeper owns WorkloadSpreads (no OpenKruise): a subset's patch this keeper cannot apply is reported. */
   subsetPatchesOwned?: boolean;
+  /** The zone disruption budget, judged before an adaptive fallback's eviction. */
+  evictionGate?: EvictionGate;
   opts: GateOptions;
   log: Logger;
   metrics: Metrics;
@@ -212,7 +214,7 @@ export function zoneGateKeeper(deps: GateKeeperDeps) {
       return;
     }
     if (!budget.take()) return { againAfterMs: 60_000 / Math.max(1, opts.fallbackEvictionsPerMinute) };
-    const res = await evictPod(api, p.pod, log);
+    const res = await evictPod(api, p.pod, log, deps.evictionGate && { judge: deps.evictionGate, by: 'zonekeeper adaptive fallback' });
     if (res.status === 200 || res.status === 201 || res.status === 404) {
       placed.delete(uid);
       deps.skipForSuccessor(p.fallback);

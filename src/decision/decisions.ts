@@ -7,7 +7,7 @@ const SAMPLE = 20;
 /** One decision about a pod, by the transport's verb that asked, kept for /debug/decisions. */
 export interface DecisionRecord {
   at: string;
-  verb: 'filter' | 'prioritize' | 'preempt' | 'explain' | 'gate' | 'admission';
+  verb: 'filter' | 'prioritize' | 'preempt' | 'explain' | 'gate' | 'admission' | 'eviction';
   /** The extender's verbs: how kube-scheduler sent the nodes. */
   mode?: 'NodeNames' | 'Nodes';
   pod: string;

@@ -5,6 +5,7 @@ import { rejectedCount, type FilterVerdict } from '../placement/verdict.js';
 import { gateDecision, schedulableNodes, volumeStillMoving, type GateDecision } from '../placement/zoneGate.js';
 import { decisionCore, type CandidateNodes, type Decided, type DecisionCoreDeps } from './core.js';
 import { DecisionLog, summarizeRejections, type DecisionRecord } from './decisions.js';
+import { decideEviction, type EvictionAnswer, type EvictionAsk } from './disruption.js';
 
 // The one decision service (docs/design.md#data-flow): built once in main.ts and handed to every
 // transport (the extender's verbs, admission, the gate keeper, the debug views). It owns the one
@@ -96,7 +97,24 @@ export function decisionService(deps: DecisionServiceDeps) {
     return d;
   }
 
+  /** An eviction judged by the zone disruption budget (recorded on its workload when allowed), kept in the log and counted. */
+  async function eviction(ask: EvictionAsk): Promise<EvictionAnswer> {
+    const approvalMs = config.disruption.approvalSeconds * 1000;
+    const answer = await decideEviction({ source, settings: core.settings, actuator: deps.actuator, clock, approvalMs, notReady }, ask);
+    const pod = source.snapshot.pod(ask.namespace, ask.name);
+    const d: DecisionRecord = {
+      at: new Date(clock.now()).toISOString(), verb: 'eviction', pod: `${ask.namespace}/${ask.name}`, uid: pod?.uid ?? '', outcome: answer.outcome,
+      policy: answer.workload ? 'zone-disruption-budget' : 'none', workload: answer.workload, summary: clipReason(answer.why), nodes: 0,
+      passed: { count: 0, sample: [] }, rejected: [],
+    };
+    if (answer.outcome !== 'not-covered') log.record(d);
+    metrics.evictions.inc({ outcome: answer.outcome });
+    return answer;
+  }
+
   return {
+    /** Judges a voluntary disruption of a pod by its workload's zone disruption budget (docs/design.md#zone-at-a-time). */
+    eviction,
     /** Reservations, waits, conflicts: what decisions remember, and the debug views and controllers read. */
     state: core.state,
     settings: core.settings,

@@ -14,6 +14,9 @@ class ClientClosed extends Error {}
 
 export type Answer<T> = (input: T, c: Context) => Response | Promise<Response>;
 
+/** One POST route of a webhook listener: admission and the eviction gate share one (one certificate). */
+export interface WebhookRoute { path: string; handler: (c: Context) => Promise<Response> }
+
 /** A verb's route: the body read within `limit`, parsed, answered; an HttpError becomes its answer and is counted. */
 export function verbRoute<T>(metrics: Metrics, name: string, limit: number, parse: (text: string) => T, answer: Answer<T>) {
   return async (c: Context) => {

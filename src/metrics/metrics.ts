@@ -22,7 +22,11 @@ export interface Metrics {
   gateFallbacks: Counter<'result'>;
   leader: Gauge;
   rebalanceEvictions: Counter<'result'>;
+  evictions: Counter<'outcome'>;
 }
+
+/** The eviction gate's outcomes (docs/design.md#zone-at-a-time): zonekeeper_evictions_total's. */
+const EVICTION_OUTCOMES = ['not-covered', 'allowed', 'refused', 'not-ready', 'not-leading', 'conflict', 'error'] as const;
 
 /** Why zonekeeper decides a policy-decided pod otherwise (docs/design.md#the-policy): zonekeeper_policy_disagreements_total's reasons. */
 export const POLICY_DISAGREEMENT_REASONS = ['other-zone', 'not-managed', 'other-rule'] as const;
@@ -135,6 +139,12 @@ export function createMetrics(opts: { defaults?: boolean } = {}): Metrics {
       labelNames: ['result'],
       registers: [registry],
     }),
+    evictions: zeroed(new Counter({
+      name: 'zonekeeper_evictions_total',
+      help: 'Evictions judged by the zone disruption budget, by outcome: allowed, refused (429: waits for another zone or its own budget), not-covered (no budget on the workload), not-ready, not-leading, conflict, error.',
+      labelNames: ['outcome'],
+      registers: [registry],
+    }), 'outcome', EVICTION_OUTCOMES),
     gateDecisions: new Counter({
       name: 'zonekeeper_gate_decisions_total',
       help: 'Gated pods decided, by outcome: zone, subset, as-is (lifted unchanged), waiting (kept gated).',

@@ -38,10 +38,10 @@ export function budgetIn(budget: ZoneBudget, seats: number): number {
 }
 
 /** A seat that is not available, in words (its pod, or the ordinal that has none). */
-export interface DownSeat { pod?: string; what: string }
+interface DownSeat { pod?: string; what: string }
 
 /** A pod holding a seat: its zone (undefined: not known yet) and whether it is available. */
-export interface SeatHolder { pod: SlimPod; zone: string | undefined; available: boolean }
+interface SeatHolder { pod: SlimPod; zone: string | undefined; available: boolean }
 
 /** Per zone of a workload: how many seats it has and which are down; seats down in no known zone; the seat holders by name. */
 export interface SeatMap {
@@ -52,7 +52,7 @@ export interface SeatMap {
 }
 
 /** Available: Ready, on a Ready node, not terminating (what a PodDisruptionBudget counts, and the node's state too). */
-export function podAvailable(pod: SlimPod, snapshot: Snapshot): boolean {
+function podAvailable(pod: SlimPod, snapshot: Snapshot): boolean {
   if (!pod.ready || pod.terminating || pod.finished || !pod.nodeName) return false;
   return snapshot.node(pod.nodeName)?.ready === true;
 }
@@ -165,7 +165,10 @@ export type EvictionVerdict =
   | { allowed: true; zone: string | undefined; approvals: Approval[]; why: string }
   | { allowed: false; zone: string | undefined; why: string; waitsFor: string[] };
 
-/** Down seats of each zone as the gate counts them: the seat map's, approvals not yet seen as evictions, unplaced replicas charged to the zone approvals name. */
+/**
+ * Down seats of each zone as the gate counts them: the seat map's, approvals not yet seen as
+ * evictions, unplaced replicas charged to the zone the approvals name.
+ */
 function downByZone(map: SeatMap, live: readonly Approval[]): { down: Map<string, string[]>; unknown: string[] } {
   const down = new Map<string, string[]>();
   const add = (z: string, what: string) => (down.get(z) ?? down.set(z, []).get(z)!).push(what);

@@ -29,6 +29,22 @@ export function webhookConfiguration(port: number, selector: Obj = { namespaceSe
   };
 }
 
+export const EVICTION_WEBHOOK = 'zonekeeper-evictions';
+export const EVICTIONS_LABEL = 'zonekeeper.io/evictions';
+
+/** The eviction gate's webhook for pods/eviction, by URL, failing closed, as manifests/components/zone-disruption declares it. */
+export function evictionWebhookConfiguration(port: number): Obj {
+  return {
+    apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration', metadata: { name: EVICTION_WEBHOOK },
+    webhooks: [{
+      name: 'evictions.zonekeeper.io', admissionReviewVersions: ['v1'], sideEffects: 'NoneOnDryRun', failurePolicy: 'Fail', timeoutSeconds: 10,
+      clientConfig: { url: `https://127.0.0.1:${port}/admission/evictions` },
+      rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods/eviction'], scope: 'Namespaced' }],
+      namespaceSelector: { matchLabels: { [EVICTIONS_LABEL]: 'enabled' } },
+    }],
+  };
+}
+
 /** The webhook's caBundle as zonekeeper wrote it, or undefined. */
 export async function caBundle(kube: Kube): Promise<string | undefined> {
   return (await kube.get('admissionregistration.k8s.io/v1', 'MutatingWebhookConfiguration', undefined, WEBHOOK))?.webhooks[0].clientConfig.caBundle;

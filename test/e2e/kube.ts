@@ -10,10 +10,10 @@ const PLURALS: Record<string, string> = {
   CloneSet: 'clonesets', ServiceAccount: 'serviceaccounts', ClusterRole: 'clusterroles', ClusterRoleBinding: 'clusterrolebindings',
   PodDisruptionBudget: 'poddisruptionbudgets', PriorityClass: 'priorityclasses', ConfigMap: 'configmaps', Job: 'jobs',
   NodePool: 'nodepools', KWOKNodeClass: 'kwoknodeclasses', MutatingWebhookConfiguration: 'mutatingwebhookconfigurations', Secret: 'secrets',
-  ValidatingAdmissionPolicy: 'validatingadmissionpolicies', ValidatingAdmissionPolicyBinding: 'validatingadmissionpolicybindings', Lease: 'leases',
+  ValidatingAdmissionPolicy: 'validatingadmissionpolicies', ValidatingWebhookConfiguration: 'validatingwebhookconfigurations', ValidatingAdmissionPolicyBinding: 'validatingadmissionpolicybindings', Lease: 'leases',
 };
 const CLUSTER_SCOPED = new Set(['Node', 'PersistentVolume', 'StorageClass', 'Namespace', 'CustomResourceDefinition', 'ClusterRole', 'ClusterRoleBinding', 'PriorityClass',
-  'NodePool', 'KWOKNodeClass', 'MutatingWebhookConfiguration', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
+  'NodePool', 'KWOKNodeClass', 'MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
 
 export function pathOf(apiVersion: string, kind: string, namespace?: string, name?: string): string {
   const base = apiVersion.includes('/') ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
@@ -184,10 +184,13 @@ export class Kube {
 
   /**
    * Stands in for the missing kubelets for a while: bound pods become Running and Ready (so a
-   * Deployment's rollout proceeds), terminating ones are finished. Returns the stop.
+   * Deployment's rollout proceeds), `readyAfterMs` after they were first seen bound; terminating
+   * ones are finished. Returns the stop.
    */
-  kubelet(namespace: string, everyMs = 300): () => Promise<void> {
+  kubelet(namespace: string, everyMs = 300, readyAfterMs = 0): () => Promise<void> {
     let stopped = false;
+    // When each pod was first seen bound: Ready `readyAfterMs` later, as a container that takes that long to start.
+    const boundAt = new Map<string, number>();
     const loop = (async () => {
       while (!stopped) {
         try {
@@ -195,6 +198,8 @@ export class Kube {
           for (const p of await this.list('v1', 'Pod', namespace)) {
             const ready = (p.status?.conditions ?? []).some((c: Obj) => c.type === 'Ready' && c.status === 'True');
             if (!p.spec.nodeName || ready || p.metadata.deletionTimestamp) continue;
+            if (!boundAt.has(p.metadata.uid)) boundAt.set(p.metadata.uid, Date.now());
+            if (Date.now() - boundAt.get(p.metadata.uid)! < readyAfterMs) continue;
             const now = new Date().toISOString();
             const conditions = ['PodScheduled', 'Initialized', 'ContainersReady', 'Ready'].map((type) => ({ type, status: 'True', lastTransitionTime: now }));
             await this.call('PATCH', `/api/v1/namespaces/${namespace}/pods/${p.metadata.name}/status`, { status: { phase: 'Running', startTime: now, conditions } }, 'application/merge-patch+json')

@@ -1,0 +1,32 @@
+import type { Logger } from 'pino';
+import type { DecisionService } from '../decision/service.js';
+import { parseJson } from '../http/requestBody.js';
+import { verbRoute, type WebhookRoute } from '../http/verbRoute.js';
+import type { Metrics } from '../metrics/metrics.js';
+import { evictionAllowed, evictionRefused, parseEvictionReview } from './review.js';
+
+// The eviction gate (docs/design.md#zone-at-a-time): a transport like the others, decode → one
+// call to the decision service → encode. Served on the admission listener (the same certificate).
+
+const EVICTION_PATH = '/admission/evictions';
+
+export interface EvictionDeps {
+  service: Pick<DecisionService, 'eviction'>;
+  /** Whether this replica holds the Lease (or runs alone). */
+  leading(): boolean;
+  log: Logger;
+}
+
+export function evictionRoute(deps: EvictionDeps, metrics: Metrics, bodyLimitBytes: number): WebhookRoute {
+  return {
+    path: EVICTION_PATH,
+    handler: verbRoute(metrics, 'eviction', bodyLimitBytes, (text) => parseEvictionReview(parseJson(text, 'AdmissionReview')), async (r, c) => {
+      const answer = await deps.service.eviction({ namespace: r.namespace, name: r.name, dryRun: r.dryRun, leading: deps.leading(), by: r.by });
+      if (answer.outcome !== 'not-covered') {
+        deps.log.info({ pod: `${r.namespace}/${r.name}`, by: r.by, allowed: answer.allowed, outcome: answer.outcome, workload: answer.workload, zone: answer.zone, why: answer.why },
+          'eviction judged by the zone disruption budget');
+      }
+      return c.json(answer.allowed ? evictionAllowed(r.uid) : evictionRefused(r.uid, answer.why));
+    }),
+  };
+}

@@ -1,0 +1,147 @@
+// End-to-end: the zone disruption budget (docs/design.md#zone-at-a-time). kube-apiserver calls
+// zonekeeper's validating webhook for every pods/eviction in a labelled namespace; kubectl drain
+// retries its refusals (429) as it retries a PodDisruptionBudget's. A kubelet stand-in makes bound
+// pods Ready a few seconds after they bind, as a container that takes that long to start.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { after, before, describe, it } from 'node:test';
+import { admissionConfig, caBundle, EVICTION_WEBHOOK, EVICTIONS_LABEL, evictionWebhookConfiguration } from './admissionWebhook.js';
+import { ControlPlane, kubeVersions } from './controlPlane.js';
+import { eventually, type Kube, type Obj } from './kube.js';
+import { SCHEDULER, statefulSet, tearDown, threeZoneCluster, ZONES } from './workloads.js';
+
+/** How long a pod takes from bound to Ready (the stand-in kubelet): a restart's length. */
+const READY_AFTER_MS = 4000;
+const ready = (p: Obj) => !p.metadata.deletionTimestamp && (p.status?.conditions ?? []).some((c: Obj) => c.type === 'Ready' && c.status === 'True');
+
+for (const k of kubeVersions()) describe(`[${k.version}] the zone disruption budget: evictions a zone at a time`, () => {
+  const cp = new ControlPlane(k.bin);
+  let kube: Kube;
+  let zones: Map<string, string>;
+  const stops: (() => Promise<void>)[] = [];
+
+  before(async () => {
+    const { port, admission } = await admissionConfig('default/zonekeeper-webhook-tls');
+    admission.certificate.evictionWebhookConfiguration = EVICTION_WEBHOOK;
+    ({ kube, zones } = await threeZoneCluster(cp, { admission, disruption: { approvalSeconds: 30 } }));
+    await kube.create(evictionWebhookConfiguration(port));
+    await eventually('zonekeeper wrote the eviction webhook\'s caBundle', async () =>
+      !!(await kube.get('admissionregistration.k8s.io/v1', 'ValidatingWebhookConfiguration', undefined, EVICTION_WEBHOOK)).webhooks[0].clientConfig.caBundle
+      && !!(await caBundle(kube).catch(() => 'none')), 60_000);
+  });
+  after(async () => {
+    for (const stop of stops) await stop();
+    await tearDown(cp);
+  });
+
+  /** A pinned StatefulSet of 6 behind its own PDB (maxUnavailable 2), opted in with `budget`; all Ready on their pins. */
+  const pinned = async (namespace: string, budget: string) => {
+    await kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace, labels: { [EVICTIONS_LABEL]: 'enabled' } } });
+    stops.push(kube.kubelet(namespace, 300, READY_AFTER_MS));
+    await kube.create({ apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', metadata: { name: 'web', namespace }, spec: { maxUnavailable: 2, selector: { matchLabels: { app: 'web' } } } });
+    const sts = statefulSet(namespace, 'web', 6, { schedulerName: SCHEDULER });
+    sts.metadata.annotations = { 'zonekeeper.io/zones': ZONES.join(','), 'zonekeeper.io/zone-disruption-budget': budget };
+    await kube.create(sts);
+    await eventually('6 pods Ready on their pins', async () => {
+      const pods = await kube.podsOf(namespace, 'app=web');
+      return pods.length === 6 && pods.every((p) => ready(p) && zones.get(p.spec.nodeName) === ZONES[Number(p.metadata.name.split('-').pop()) % 3]);
+    }, 120_000);
+  };
+
+  /** Samples, every second, which zones have a seat without a Ready pod; stops when `done` resolves. Returns the samples. */
+  const sampleDownZones = async (namespace: string, done: Promise<unknown>): Promise<string[][]> => {
+    const samples: string[][] = [];
+    let finished = false;
+    void done.finally(() => { finished = true; });
+    while (!finished) {
+      const pods = await kube.list('v1', 'Pod', namespace, 'app=web');
+      const up = new Set(pods.filter(ready).map((p) => p.metadata.name));
+      const down = new Set<string>();
+      for (let i = 0; i < 6; i++) if (!up.has(`web-${i}`)) down.add(ZONES[i % 3]!);
+      samples.push([...down].sort());
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+    return samples;
+  };
+
+  /** kubectl drain of `nodes`, as an operator runs it; resolves with its exit code, output and how long it took. */
+  const drain = (nodes: string[]) => new Promise<{ code: number | null; out: string; seconds: number }>((resolve) => {
+    const started = Date.now();
+    const child = spawn('kubectl', ['--kubeconfig', cp.kubeconfig, 'drain', ...nodes, '--ignore-daemonsets', '--delete-emptydir-data', '--timeout=300s'],
+      { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (out += d));
+    child.on('exit', (code) => resolve({ code, out, seconds: (Date.now() - started) / 1000 }));
+  });
+  const uncordonAll = async () => {
+    for (const n of zones.keys()) await kube.patch('v1', 'Node', undefined, n, { spec: { unschedulable: null } });
+  };
+  const nodeOf = async (namespace: string, pod: string) => (await kube.get('v1', 'Pod', namespace, pod)).spec.nodeName as string;
+  const metric = async (outcome: string) => {
+    const line = (await (await fetch(`${cp.zonekeeper!.admin}/metrics`)).text()).split('\n').find((l) => l.startsWith(`zonekeeper_evictions_total{outcome="${outcome}"}`));
+    return Number(line?.split(' ').pop() ?? 0);
+  };
+
+  it('two drains in two zones started together: never two zones down, both finish; the refusal is a 429 naming the zone and what it waits for', async () => {
+    await pinned('zd1', 'zone');
+    const a = await nodeOf('zd1', 'web-0');
+    const b = await nodeOf('zd1', 'web-1');
+    const refusedBefore = await metric('refused');
+    const both = Promise.all([drain([a]), drain([b])]);
+    const samples = await sampleDownZones('zd1', both);
+    const [da, db] = await both;
+    assert.equal(da.code, 0, da.out);
+    assert.equal(db.code, 0, db.out);
+    const twoDown = samples.filter((s) => s.length > 1);
+    console.log(`# [${k.version}] drains of ${a} (zone-a) and ${b} (zone-b) together: ${da.seconds.toFixed(0)} s and ${db.seconds.toFixed(0)} s; ${samples.length} samples, ${twoDown.length} with two zones down`);
+    assert.deepEqual(twoDown, [], 'no moment with pods of two zones unavailable');
+    assert.ok(await metric('refused') > refusedBefore, 'the second zone waited for the first');
+    // What kubectl drain printed for the refusal: the webhook's 429, its message naming the zone under disruption.
+    const refusal = [da.out, db.out].join('\n').split('\n').find((l) => l.includes('zone disruption budget'));
+    assert.ok(refusal, `a drain printed the refusal:\n${da.out}\n${db.out}`);
+    assert.match(refusal, /(will retry after 5s)|Too Many Requests|TooManyRequests/);
+    assert.match(refusal, /StatefulSet zd1\/web: zone-[ab] is under disruption; pod web-\d of zone-[ab] may go once every seat outside it is available: waits for/);
+    await uncordonAll();
+  });
+
+  it('the nodes of zone-a drained at once: a whole-zone budget takes its pods together, a budget of 1 one restart at a time', async () => {
+    const zoneA = [...zones].filter(([, z]) => z === 'zone-a').map(([n]) => n);
+    // A node the upgrade has already added, where zone-a's pods come back: cordoned while they are first placed.
+    await kube.addNode('spare-a-1', 'zone-a');
+    const spare = (on: boolean) => kube.patch('v1', 'Node', undefined, 'spare-a-1', { spec: { unschedulable: on || null } });
+    await spare(true);
+    await pinned('zd2', 'zone');
+    await spare(false);
+    const whole = await drain(zoneA);
+    assert.equal(whole.code, 0, whole.out);
+    await uncordonAll();
+    await spare(true);
+    await pinned('zd3', '1');
+    await spare(false);
+    const one = await drain(zoneA);
+    assert.equal(one.code, 0, one.out);
+    console.log(`# [${k.version}] zone-a's two nodes drained (pods Ready ${READY_AFTER_MS / 1000} s after binding): ${whole.seconds.toFixed(1)} s under a whole-zone budget, ${one.seconds.toFixed(1)} s under a budget of 1`);
+    assert.ok(whole.seconds < one.seconds, 'the whole zone at once is faster than one restart at a time');
+    await uncordonAll();
+  });
+
+  it('a dry-run eviction is judged and recorded nowhere; pods of a workload without the annotation are not covered', async () => {
+    await eventually('zd3 back to 6 Ready pods', async () => (await kube.podsOf('zd3', 'app=web')).filter(ready).length === 6, 120_000);
+    const before = (await kube.get('apps/v1', 'StatefulSet', 'zd3', 'web')).metadata.annotations['zonekeeper.io/disruption-approvals'];
+    const res = await cp.api.request('POST', '/api/v1/namespaces/zd3/pods/web-0/eviction?dryRun=All', {
+      body: JSON.stringify({ apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name: 'web-0', namespace: 'zd3' } }), contentType: 'application/json', timeoutMs: 10_000,
+    });
+    assert.equal(res.status, 201, res.body);
+    assert.equal((await kube.get('apps/v1', 'StatefulSet', 'zd3', 'web')).metadata.annotations['zonekeeper.io/disruption-approvals'], before);
+    assert.ok((await kube.get('v1', 'Pod', 'zd3', 'web-0')).metadata.deletionTimestamp === undefined);
+    const notCoveredBefore = await metric('not-covered');
+    await kube.create(statefulSet('zd3', 'plain', 1, { schedulerName: SCHEDULER }));
+    await eventually('plain-0 bound', async () => (await kube.get('v1', 'Pod', 'zd3', 'plain-0').catch(() => undefined))?.spec.nodeName);
+    const plain = await cp.api.request('POST', '/api/v1/namespaces/zd3/pods/plain-0/eviction', {
+      body: JSON.stringify({ apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name: 'plain-0', namespace: 'zd3' } }), contentType: 'application/json', timeoutMs: 10_000,
+    });
+    assert.equal(plain.status, 201, plain.body);
+    assert.equal(await metric('not-covered'), notCoveredBefore + 1);
+  });
+});

@@ -1,0 +1,147 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { ClusterStore } from '../../src/cluster/store.js';
+import { workloadModel, type CachedModel } from '../../src/placement/model.js';
+import {
+  budgetIn, evictionVerdict, formatApprovals, liveApprovals, parseApprovals, parseBudget, seatMap, zoneBudgetOf, type Approval,
+} from '../../src/placement/zoneDisruption.js';
+import { deployment, node, nodes, rsPod, statefulSet, stsPod, storeOf, type Raw } from '../support/builders.js';
+import { defaultSettings } from '../support/placement.js';
+
+const ZONES = ['zone-a', 'zone-b', 'zone-c'];
+const NOW = Date.parse('2026-11-27T12:00:00Z');
+const APPROVAL_MS = 30_000;
+const FROZEN = { 'zonekeeper.io/zones': ZONES.join(','), 'zonekeeper.io/zone-disruption-budget': 'zone' };
+/** web-i's seat: zone-a, b, c, a, b, c (the frozen list, round robin). */
+const seatOf = (i: number) => ZONES[i % 3]!;
+const on = (zone: string) => `node-${zone.slice(5)}-1`;
+
+function sts(replicas: number, pods: Raw[], annotations: Record<string, string> = FROZEN, extra: Raw[] = []) {
+  const store = storeOf([...nodes(ZONES, 1), ...extra, statefulSet('web', replicas, { annotations }), ...pods]);
+  return { store, ...modelOf(store, 'StatefulSet', 'web') };
+}
+function modelOf(store: ClusterStore, kind: string, name: string) {
+  const w = store.workload(kind as 'StatefulSet', 'default', name)!;
+  const model = workloadModel({ kind, namespace: 'default', name }, w, store, defaultSettings()) as CachedModel;
+  return { w, model, map: seatMap(model, w, store) };
+}
+/** Six pods on their seats, all Ready, but those `down` names. */
+const six = (down: Record<number, Raw> = {}) => Array.from({ length: 6 }, (_, i) => stsPod('web', i, { nodeName: on(seatOf(i)), ready: true, ...down[i] }));
+const verdict = (map: ReturnType<typeof seatMap>, pod: string, approvals: Approval[] = [], budget = parseBudget('zone', 'b')) =>
+  evictionVerdict('StatefulSet default/web', map, approvals, pod, budget as never, NOW, APPROVAL_MS);
+
+describe('the zone disruption budget: never two zones down at once', () => {
+  it('reads the opt-in: "zone", a count, a percentage; a bad value is named', () => {
+    assert.deepEqual(parseBudget('zone', 'x'), { kind: 'zone' });
+    assert.deepEqual(parseBudget('2', 'x'), { kind: 'count', n: 2 });
+    assert.deepEqual(parseBudget('50%', 'x'), { kind: 'percent', p: 50 });
+    assert.deepEqual(parseBudget('100%', 'x'), { kind: 'zone' });
+    for (const bad of ['0', '-1', '150%', 'zoen', '1e9', '']) assert.match((parseBudget(bad, 'the budget') as { error: string }).error, /^the budget: ".*" is not/);
+    assert.equal(zoneBudgetOf(undefined), undefined);
+    assert.equal(budgetIn({ kind: 'percent', p: 50 }, 3), 2, 'rounds up, as a PDB');
+    assert.equal(budgetIn({ kind: 'percent', p: 1 }, 3), 1, 'at least one');
+    assert.equal(budgetIn({ kind: 'zone' }, 4), 4);
+  });
+
+  it('maps seats to zones: a pod by its node, a missing ordinal by its seat, a terminating pod as a seat going empty', () => {
+    const pods = six({ 1: { terminating: true }, 2: { ready: false } }).filter((p) => p.metadata.name !== 'web-4');
+    const { map } = sts(6, pods);
+    assert.deepEqual([...map.zones].map(([z, v]) => [z, v.seats, v.down.map((d) => d.what)]), [
+      ['zone-a', 2, []],
+      ['zone-b', 2, ['pod web-1 is terminating', 'ordinal 4 has no pod']],
+      ['zone-c', 2, ['pod web-2 is not Ready']],
+    ]);
+    assert.equal(map.unplaced, undefined);
+  });
+
+  it('allows a whole zone at once, and nothing in a second zone while a seat of the first is down', () => {
+    const all = sts(6, six()).map;
+    const first = verdict(all, 'web-0');
+    assert.equal(first.allowed, true);
+    assert.equal(first.zone, 'zone-a');
+    const approved = first.allowed ? first.approvals : [];
+    assert.deepEqual(approved.map((a) => [a.pod, a.zone]), [['web-0', 'zone-a']]);
+    // Same zone: within the whole-zone budget, even while web-0 is only approved (not yet seen terminating).
+    const second = verdict(all, 'web-3', approved);
+    assert.equal(second.allowed, true, second.why);
+    // Another zone: refused, naming what it waits for.
+    const other = verdict(all, 'web-1', approved);
+    assert.equal(other.allowed, false);
+    assert.match(other.why, /zone-a is under disruption; pod web-1 of zone-b may go once every seat outside it is available: waits for pod web-0 is being evicted \(zone-a\)/);
+    // Once web-0 is terminating and then replaced but not Ready: still zone-a's.
+    const replaced = sts(6, six({ 0: { ready: false } })).map;
+    assert.equal(verdict(replaced, 'web-1').allowed, false);
+    assert.equal(verdict(replaced, 'web-3').allowed, true);
+    // Back up: zone-b may go.
+    assert.equal(verdict(sts(6, six()).map, 'web-1', approved.map((a) => ({ ...a, at: NOW - APPROVAL_MS - 1 }))).allowed, true);
+  });
+
+  it('a count or a percentage caps a zone: web-3 waits while web-0 is down under a budget of 1', () => {
+    const { map } = sts(6, six({ 0: { ready: false } }));
+    const v = verdict(map, 'web-3', [], parseBudget('1', 'b') as never);
+    assert.equal(v.allowed, false);
+    assert.match(v.why, /zone-a has 1 of its 2 seats down, at most 1 at once; pod web-3 waits for pod web-0 is not Ready/);
+    assert.equal(verdict(map, 'web-3', [], parseBudget('100%', 'b') as never).allowed, true);
+  });
+
+  it('a pod already down may go when no other zone is down (nothing more goes down), and is not recorded', () => {
+    const { map } = sts(6, six({ 1: { ready: false } }));
+    const v = verdict(map, 'web-1');
+    assert.equal(v.allowed, true);
+    assert.deepEqual(v.allowed && v.approvals, []);
+  });
+
+  it('a pod on a node that is not Ready is down in its zone', () => {
+    const notReady = { ...node('node-c-1', 'zone-c'), status: { conditions: [{ type: 'Ready', status: 'Unknown' }] } };
+    const store = storeOf([node('node-a-1', 'zone-a'), node('node-b-1', 'zone-b'), notReady, statefulSet('web', 6, { annotations: FROZEN }), ...six()]);
+    const { map } = modelOf(store, 'StatefulSet', 'web');
+    const v = verdict(map, 'web-0');
+    assert.equal(v.allowed, false);
+    assert.match(v.why, /pod web-2 is on node node-c-1, which is not Ready \(zone-c\); pod web-5 is on node node-c-1/);
+  });
+
+  it('approvals: one whose pod still stands lapses after approvalSeconds; one whose pod went holds its zone until it is back', () => {
+    const standing: Approval = { pod: 'web-0', uid: 'pod-web-0', zone: 'zone-a', at: NOW - 1000 };
+    const up = sts(6, six()).map;
+    assert.equal(liveApprovals([standing], up, NOW, APPROVAL_MS).length, 1);
+    assert.equal(liveApprovals([{ ...standing, at: NOW - APPROVAL_MS }], up, NOW, APPROVAL_MS).length, 0, 'never became an eviction');
+    const gone = sts(6, six().filter((p) => p.metadata.name !== 'web-0')).map;
+    assert.equal(liveApprovals([{ ...standing, at: NOW - 3_600_000 }], gone, NOW, APPROVAL_MS).length, 1, 'its seat is still empty');
+    const back = sts(6, six({ 0: { uid: 'pod-web-0-new' } })).map;
+    assert.equal(liveApprovals([{ ...standing, at: NOW - 1000 }], back, NOW, APPROVAL_MS).length, 0, 'its successor is Ready');
+    // The record round-trips; garbage in it is dropped; its length is bounded by what the caller allows.
+    assert.deepEqual(parseApprovals(formatApprovals([standing]), 10), [standing]);
+    assert.deepEqual(parseApprovals('not json', 10), []);
+    assert.deepEqual(parseApprovals(JSON.stringify([{ pod: 1 }, 'x', null, { pod: 'a', uid: 'u', zone: 'z', at: 'never' }]), 10), []);
+    assert.equal(parseApprovals(JSON.stringify(Array.from({ length: 1000 }, () => ({ pod: 'a', uid: 'u', zone: 'z', at: '2026-01-01T00:00:00Z' }))), 16).length, 16);
+  });
+
+  it('a retried eviction of an approved pod is allowed again without a second record', () => {
+    const map = sts(6, six()).map;
+    const first = verdict(map, 'web-0');
+    const again = verdict(map, 'web-0', first.allowed ? first.approvals : []);
+    assert.equal(again.allowed, true);
+    assert.equal(again.allowed && again.approvals.length, 1);
+  });
+
+  it('a Deployment: a replica with no pod yet is charged to the zone the approval names, and blocks the others', () => {
+    const objects = [...nodes(ZONES, 1), ...deployment('api', 3, { 'zonekeeper.io/zone-preferences': '{}', 'zonekeeper.io/zone-disruption-budget': 'zone' }),
+      rsPod('api', 'b', { nodeName: on('zone-b'), ready: true }), rsPod('api', 'c', { nodeName: on('zone-c'), ready: true })];
+    const { map } = modelOf(storeOf(objects), 'Deployment', 'api');
+    assert.equal(map.unplaced?.count, 1);
+    const approval: Approval = { pod: 'api-rs-a', uid: 'pod-api-rs-a', zone: 'zone-a', at: NOW - 5000 };
+    const v = evictionVerdict('Deployment default/api', map, [approval], 'api-rs-b', { kind: 'zone' }, NOW, APPROVAL_MS);
+    assert.equal(v.allowed, false);
+    assert.match(v.why, /zone-a is under disruption/);
+    // Without an approval to charge it to, a replica in no known zone blocks every zone.
+    const unknown = evictionVerdict('Deployment default/api', map, [], 'api-rs-b', { kind: 'zone' }, NOW, APPROVAL_MS);
+    assert.equal(unknown.allowed, false);
+    assert.match(unknown.why, /a zone not known yet is under disruption/);
+  });
+
+  it('work is bounded by the pods, not by a replica count someone wrote', () => {
+    const { map } = sts(1_000_000_000, six());
+    assert.equal([...map.zones.values()].reduce((n, z) => n + z.down.length, 0), 64, 'missing ordinals listed one by one only up to a bound');
+    assert.ok(map.unplaced && map.unplaced.count > 900_000_000);
+  });
+});
