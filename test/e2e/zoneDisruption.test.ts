@@ -100,6 +100,7 @@ for (const k of kubeVersions()) describe(`[${k.version}] the zone disruption bud
     // What kubectl drain printed for the refusal: the webhook's 429, its message naming the zone under disruption.
     const refusal = [da.out, db.out].join('\n').split('\n').find((l) => l.includes('zone disruption budget'));
     assert.ok(refusal, `a drain printed the refusal:\n${da.out}\n${db.out}`);
+    console.log(`# [${k.version}] kubectl drain printed: ${refusal.trim()}`);
     assert.match(refusal, /(will retry after 5s)|Too Many Requests|TooManyRequests/);
     assert.match(refusal, /StatefulSet zd1\/web: zone-[ab] is under disruption; pod web-\d of zone-[ab] may go once every seat outside it is available: waits for/);
     await uncordonAll();
