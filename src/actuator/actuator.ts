@@ -149,13 +149,25 @@ export function kubeActuator(api: ApiClient, log: Logger, metrics: Metrics, assi
     assign: ids.assign,
     // Conditional on the workload's resourceVersion: two approvals in two zones at the same instant
     // cannot both be written, the second reads the first's and is judged again.
-    recordApprovals(w, decide) {
+    async recordApprovals(w, decide) {
       const path = workloadPath(w);
-      return retryOnConflict(api, path, {
-        describe: path, timeoutMs: () => 5_000, fail: (m) => new Error(m),
-        onConflict: () => metrics.actuatorWrites.inc({ action: 'disruption-approval', result: 'conflict' }),
-        afterConflict: (attempt) => (attempt < APPROVAL_ATTEMPTS ? 0 : new StillConflicting(`${path}: approvals still conflicting after ${APPROVAL_ATTEMPTS} attempts`)),
-      }, (obj) => decide(obj.metadata?.annotations?.[ANNOTATION.disruptionApprovals]));
+      let writes = false;
+      const count = (result: string) => metrics.actuatorWrites.inc({ action: 'disruption-approval', result });
+      try {
+        const done = await retryOnConflict(api, path, {
+          describe: path, timeoutMs: () => 5_000, fail: (m) => new Error(m), onConflict: () => count('conflict'),
+          afterConflict: (attempt) => (attempt < APPROVAL_ATTEMPTS ? 0 : new StillConflicting(`${path}: approvals still conflicting after ${APPROVAL_ATTEMPTS} attempts`)),
+        }, (obj) => {
+          const step = decide(obj.metadata?.annotations?.[ANNOTATION.disruptionApprovals]);
+          writes = !('done' in step);
+          return step;
+        });
+        if (writes) count('ok');
+        return done;
+      } catch (err) {
+        if (!(err instanceof StillConflicting)) count('error');
+        throw err;
+      }
     },
     // Conditional on the workload's resourceVersion, so two replicas can never freeze two
     // different lists: the second one's patch conflicts, it reads again and finds the first's.
