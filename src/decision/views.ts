@@ -5,6 +5,8 @@ import { LAYOUT_PODS_PER_ANSWER, managedLayouts, workloadLayout, type WorkloadLa
 import type { Candidates } from '../placement/policy.js';
 import { workloadKey } from '../placement/workload.js';
 import { zonesShown } from '../placement/zones.js';
+import { disruptionState } from '../placement/zoneDisruption.js';
+import type { DisruptionState } from '../placement/healthRecord.js';
 import type { DecisionRecord } from './decisions.js';
 import type { PinConflict } from './placementState.js';
 import type { DecisionService } from './service.js';
@@ -17,6 +19,8 @@ type Explained = DecisionRecord & {
   failed: Record<string, string>;
   /** The zone list; `unusable`: listed zones no node fits the pods in; `excluded`: the cluster's other zones the pods cannot use. */
   zones?: { list: string[]; unusable: string[]; excluded: string[] };
+  /** Its workload opted in to the zone disruption budget: the zones with seats down now, and the last eviction of this pod judged. */
+  disruption?: DisruptionState & { lastEviction?: Pick<DecisionRecord, 'at' | 'outcome' | 'summary'> };
 };
 
 /** What the admin routes read of the decisions: the debug views. */
@@ -49,7 +53,11 @@ export function debugViews(service: DecisionService, source: SnapshotSource): De
       for (const [r, names] of v.rejected) for (const n of names) failed[n] = `${r.rule}: ${r.reason}`;
       const zones = v.model && v.model.policy !== 'none' && v.model.policy !== 'wait' ? zonesShown(v.model.zones(), source.snapshot) : undefined;
       const record = service.recordOf('explain', { namespace, name, uid: raw.uid }, v);
-      return { ...record, nodes: all.length, passed: { count: v.passed.length, sample: [...v.passed] }, failed, zones };
+      const model = v.model && v.model.policy !== 'none' && v.model.policy !== 'wait' ? v.model : undefined;
+      const state = model?.workload && disruptionState(model, model.workload, source.snapshot);
+      const last = service.decisionsFor(`${namespace}/${name}`).findLast((d) => d.verb === 'eviction');
+      const disruption = state && { ...state, ...(last ? { lastEviction: { at: last.at, outcome: last.outcome, summary: last.summary } } : {}) };
+      return { ...record, nodes: all.length, passed: { count: v.passed.length, sample: [...v.passed] }, failed, zones, ...(disruption ? { disruption } : {}) };
     },
     decisionsFor: service.decisionsFor,
     reservationCount: () => state.reservations.size(),

@@ -3,7 +3,8 @@ import { zoneOf, type SlimPod, type SlimWorkload } from '../cluster/objects.js';
 import type { Snapshot } from '../cluster/store.js';
 import { adoptedList, placedSeats } from './adoption.js';
 import { removalOrder } from './downscale.js';
-import { managedModels, policyOf, type WorkloadModel } from './model.js';
+import { managedModels, policyOf, type CachedModel, type WorkloadModel } from './model.js';
+import { disruptionLine, disruptionState } from './zoneDisruption.js';
 import type { DecisionState } from './policy.js';
 import { podVolumes, volumeZones } from './volumes.js';
 import { judged, type HealthBase, type OffPinCause, type OffPinPod, type WorkloadHealth } from './healthRecord.js';
@@ -93,8 +94,17 @@ function cannotGrowOf(pending: readonly SlimPod[], snapshot: Snapshot, topologyK
   return { cannotGrow, cannotGrowCount };
 }
 
-/** The health of a managed workload (a model some policy covers). */
+/** The health of a managed workload (a model some policy covers), with its disruptions when it is opted in to the zone disruption budget. */
 export function workloadHealth(model: WorkloadModel, w: SlimWorkload, snapshot: Snapshot, state: DecisionState,
+  opts: HealthOptions): WorkloadHealth | undefined {
+  const h = layoutHealth(model, w, snapshot, state, opts);
+  const disruption = h && disruptionState(model as CachedModel, w, snapshot);
+  if (!h || !disruption) return h;
+  const line = disruptionLine(disruption);
+  return { ...h, disruption, reason: line === undefined ? h.reason : h.reason === 'ok' ? line : `${h.reason}; ${line}` };
+}
+
+function layoutHealth(model: WorkloadModel, w: SlimWorkload, snapshot: Snapshot, state: DecisionState,
   opts: HealthOptions): WorkloadHealth | undefined {
   const policy = policyOf(model);
   if (!policy) return undefined;

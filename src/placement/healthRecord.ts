@@ -69,6 +69,16 @@ export interface WorkloadHealth {
   atRisk: boolean;
   /** One line: what is wrong, or "ok". */
   reason: string;
+  /** Opted in to the zone disruption budget (docs/design.md#the-zone-disruption-budget): zones with seats down and why, approvals recorded. */
+  disruption?: DisruptionState;
+}
+
+/** A workload's disruptions as the eviction gate sees them. */
+export interface DisruptionState {
+  budget: string;
+  /** Zones with a seat down (a disruption under way), each with the first reasons; `unknown` for replicas in no known zone. */
+  down: { zone: string; count: number; what: string[] }[];
+  approvals: number;
 }
 
 /** The part of a health record a policy's own judgement starts from. */

@@ -1,6 +1,7 @@
 import { ANNOTATION } from '../cluster/annotations.js';
 import { zoneOf, type SlimPod, type SlimWorkload } from '../cluster/objects.js';
 import type { Snapshot } from '../cluster/store.js';
+import type { DisruptionState } from './healthRecord.js';
 import type { CachedModel } from './model.js';
 import { expectedOrdinals, workloadLivePods } from './workload.js';
 import { seatZones } from './zoneSequence.js';
@@ -227,4 +228,23 @@ export function evictionVerdict(what: string, map: SeatMap, recorded: readonly A
   }
   const approvals = holder.available && zone !== undefined ? [...live, { pod: podName, uid: holder.pod.uid, zone, at: now }] : live;
   return { allowed: true, zone, approvals, why: `${zone} may lose ${allowedDown} of ${seats} seats; ${after} down with ${podName}` };
+}
+
+/** The zones with seats down, in words, for health and the views; undefined for a workload not opted in. */
+export function disruptionState(model: CachedModel, w: SlimWorkload, snapshot: Snapshot): DisruptionState | undefined {
+  const budget = w.annotations[ANNOTATION.zoneDisruptionBudget];
+  if (budget === undefined) return undefined;
+  const map = seatMap(model, w, snapshot);
+  const down: DisruptionState['down'] = [];
+  for (const [zone, z] of map.zones) if (z.down.length > 0) down.push({ zone, count: z.down.length, what: z.down.slice(0, NAMED).map((d) => d.what) });
+  if (map.unplaced) down.push({ zone: 'unknown', count: map.unplaced.count, what: [map.unplaced.what] });
+  const approvals = parseApprovals(w.annotations[ANNOTATION.disruptionApprovals], map.holders.size + 16).length;
+  return { budget, down: down.sort((a, b) => a.zone.localeCompare(b.zone)), approvals };
+}
+
+/** One line of a disruption under way, for a health record's reason; undefined when no seat is down. */
+export function disruptionLine(d: DisruptionState | undefined): string | undefined {
+  if (!d || d.down.length === 0) return undefined;
+  const zones = d.down.map((z) => `${z.zone} (${z.what[0]}${z.count > 1 ? `, ${z.count} down` : ''})`).join(', ');
+  return `under disruption: ${zones}; evictions in other zones wait (zone disruption budget ${d.budget})`;
 }

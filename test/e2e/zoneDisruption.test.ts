@@ -4,14 +4,18 @@
 // pods Ready a few seconds after they bind, as a container that takes that long to start.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { parseAllDocuments, stringify } from 'yaml';
 import { after, before, describe, it } from 'node:test';
-import { admissionConfig, caBundle, EVICTION_WEBHOOK, EVICTIONS_LABEL, evictionWebhookConfiguration } from './admissionWebhook.js';
+import { admissionConfig, EVICTION_WEBHOOK, EVICTIONS_LABEL, evictionWebhookConfiguration } from './admissionWebhook.js';
 import { ControlPlane, kubeVersions } from './controlPlane.js';
 import { eventually, type Kube, type Obj } from './kube.js';
 import { SCHEDULER, statefulSet, tearDown, threeZoneCluster, ZONES } from './workloads.js';
 
 /** How long a pod takes from bound to Ready (the stand-in kubelet): a restart's length. */
 const READY_AFTER_MS = 4000;
+const RBAC_KINDS = new Set(['Namespace', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding']);
 const ready = (p: Obj) => !p.metadata.deletionTimestamp && (p.status?.conditions ?? []).some((c: Obj) => c.type === 'Ready' && c.status === 'True');
 
 for (const k of kubeVersions()) describe(`[${k.version}] the zone disruption budget: evictions a zone at a time`, () => {
@@ -20,14 +24,27 @@ for (const k of kubeVersions()) describe(`[${k.version}] the zone disruption bud
   let zones: Map<string, string>;
   const stops: (() => Promise<void>)[] = [];
 
+  let rbac: Obj[];
+  let config: Obj;
   before(async () => {
-    const { port, admission } = await admissionConfig('default/zonekeeper-webhook-tls');
+    const { port, admission } = await admissionConfig('zonekeeper-system/zonekeeper-webhook-tls');
     admission.certificate.evictionWebhookConfiguration = EVICTION_WEBHOOK;
-    ({ kube, zones } = await threeZoneCluster(cp, { admission, disruption: { approvalSeconds: 30 } }));
+    config = { admission, disruption: { approvalSeconds: 30 } };
+    ({ kube, zones } = await threeZoneCluster(cp, config));
+    // zonekeeper as the managed overlay with the component grants it, and no more.
+    const mine = join(cp.dir, 'zone-disruption-overlay');
+    mkdirSync(mine, { recursive: true });
+    const dir = (d: string) => relative(mine, new URL(`../../manifests/${d}`, import.meta.url).pathname);
+    writeFileSync(join(mine, 'kustomization.yaml'), stringify({
+      apiVersion: 'kustomize.config.k8s.io/v1beta1', kind: 'Kustomization', resources: [dir('overlays/managed')], components: [dir('components/zone-disruption')],
+    }));
+    const built = parseAllDocuments(cp.kubectl(['kustomize', mine])).map((d) => d.toJS());
+    assert.ok(built.find((o) => o.kind === 'Deployment').spec.template.spec.containers[0].args.includes(`--admission-eviction-webhook=${EVICTION_WEBHOOK}`));
+    rbac = built.filter((o) => RBAC_KINDS.has(o.kind));
+    await cp.restartZonekeeperAs(rbac, config);
     await kube.create(evictionWebhookConfiguration(port));
     await eventually('zonekeeper wrote the eviction webhook\'s caBundle', async () =>
-      !!(await kube.get('admissionregistration.k8s.io/v1', 'ValidatingWebhookConfiguration', undefined, EVICTION_WEBHOOK)).webhooks[0].clientConfig.caBundle
-      && !!(await caBundle(kube).catch(() => 'none')), 60_000);
+      !!(await kube.get('admissionregistration.k8s.io/v1', 'ValidatingWebhookConfiguration', undefined, EVICTION_WEBHOOK)).webhooks[0].clientConfig.caBundle, 60_000);
   });
   after(async () => {
     for (const stop of stops) await stop();
@@ -110,6 +127,7 @@ for (const k of kubeVersions()) describe(`[${k.version}] the zone disruption bud
     const zoneA = [...zones].filter(([, z]) => z === 'zone-a').map(([n]) => n);
     // A node the upgrade has already added, where zone-a's pods come back: cordoned while they are first placed.
     await kube.addNode('spare-a-1', 'zone-a');
+    zones = await kube.nodeZones();
     const spare = (on: boolean) => kube.patch('v1', 'Node', undefined, 'spare-a-1', { spec: { unschedulable: on || null } });
     await spare(true);
     await pinned('zd2', 'zone');
@@ -144,5 +162,36 @@ for (const k of kubeVersions()) describe(`[${k.version}] the zone disruption bud
     });
     assert.equal(plain.status, 201, plain.body);
     assert.equal(await metric('not-covered'), notCoveredBefore + 1);
+  });
+
+  it('the Lease holder killed mid-drain: the record on the workload carries over, never two zones down, each drained pod evicted once', async () => {
+    await pinned('zd4', 'zone');
+    const before = new Map((await kube.podsOf('zd4', 'app=web')).map((p) => [p.metadata.name as string, { uid: p.metadata.uid as string, node: p.spec.nodeName as string }]));
+    const drained = [before.get('web-0')!.node, before.get('web-1')!.node];
+    let reruns = 0;
+    /** kubectl drain again after an error (the webhook unreachable while zonekeeper restarts fails a drain), as an operator would. */
+    const drainUntilDone = async (node: string) => {
+      for (;;) {
+        const r = await drain([node]);
+        if (r.code === 0) return r;
+        if (reruns === 0) console.log(`# [${k.version}] kubectl drain while zonekeeper restarted: ${r.out.split('\n').find((l) => /error/i.test(l))?.trim()}`);
+        reruns++;
+        assert.ok(reruns < 10, r.out);
+      }
+    };
+    const both = Promise.all(drained.map(drainUntilDone));
+    const samples = sampleDownZones('zd4', both);
+    await eventually('an approval recorded', async () =>
+      (await kube.get('apps/v1', 'StatefulSet', 'zd4', 'web')).metadata.annotations?.['zonekeeper.io/disruption-approvals']?.includes('"pod"'), 60_000, 100);
+    await cp.zonekeeper!.stop('SIGKILL');
+    await cp.restartZonekeeperAs(rbac, config);
+    await both;
+    const twoDown = (await samples).filter((x) => x.length > 1);
+    const after = await kube.podsOf('zd4', 'app=web');
+    const replaced = after.filter((p) => before.get(p.metadata.name)!.uid !== p.metadata.uid).map((p) => p.metadata.name).sort();
+    console.log(`# [${k.version}] holder SIGKILLed mid-drain: ${reruns} drain rerun(s) after the webhook was unreachable; replaced ${replaced.join(', ')}; ${twoDown.length} samples with two zones down`);
+    assert.deepEqual(twoDown, []);
+    assert.deepEqual(replaced, [...before].filter(([, v]) => drained.includes(v.node)).map(([n]) => n).sort(), 'exactly the pods of the drained nodes, once each');
+    await uncordonAll();
   });
 });

@@ -57,8 +57,13 @@ describe('the eviction gate webhook', () => {
     const metrics = await app.metrics.registry.getSingleMetricAsString('zonekeeper_evictions_total');
     assert.match(metrics, /outcome="allowed"} 2/);
     assert.match(metrics, /outcome="refused"} 1/);
-    // The decision is kept for /debug/decisions, with the long reason.
+    // The decision is kept for /debug/decisions, with the long reason, and /debug/explain shows the last one and the zones down.
     assert.equal(app.service.decisionsFor('default/web-1')[0]?.outcome, 'refused');
+    const explained = await (await app.adminApp.request('/debug/explain?pod=default/web-1')).json() as Raw;
+    assert.equal(explained.disruption.budget, 'zone');
+    assert.equal(explained.disruption.approvals, 2);
+    assert.equal(explained.disruption.lastEviction.outcome, 'refused');
+    assert.match(explained.disruption.lastEviction.summary, /waits for pod web-0 is being evicted/);
   });
 
   it('two evictions in two zones at the same instant: one passes', async () => {

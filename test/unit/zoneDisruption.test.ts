@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { ClusterStore } from '../../src/cluster/store.js';
+import { Reservations } from '../../src/decision/reservations.js';
+import { NO_PENDING_FREEZES } from '../../src/placement/fleet.js';
+import { workloadHealth } from '../../src/placement/health.js';
 import { workloadModel, type CachedModel } from '../../src/placement/model.js';
 import {
   budgetIn, evictionVerdict, formatApprovals, liveApprovals, parseApprovals, parseBudget, seatMap, zoneBudgetOf, type Approval,
@@ -143,5 +146,17 @@ describe('the zone disruption budget: never two zones down at once', () => {
     const { map } = sts(1_000_000_000, six());
     assert.equal([...map.zones.values()].reduce((n, z) => n + z.down.length, 0), 64, 'missing ordinals listed one by one only up to a bound');
     assert.ok(map.unplaced && map.unplaced.count > 900_000_000);
+  });
+
+  it('health says which zone is under disruption and what it waits for; a workload not opted in says nothing of it', () => {
+    const state = { settings: defaultSettings(), reservations: new Reservations(30), pendingFreezes: NO_PENDING_FREEZES, unschedulableSubsets: new Map() };
+    const { store, w, model } = sts(6, six({ 4: { ready: false } }));
+    const h = workloadHealth(model, w, store, state, { now: NOW, settleSeconds: 60 })!;
+    assert.deepEqual(h.disruption, { budget: 'zone', down: [{ zone: 'zone-b', count: 1, what: ['pod web-4 is not Ready'] }], approvals: 0 });
+    assert.match(h.reason, /under disruption: zone-b \(pod web-4 is not Ready\); evictions in other zones wait \(zone disruption budget zone\)/);
+    const plain = sts(6, six({ 4: { ready: false } }), { 'zonekeeper.io/zones': ZONES.join(',') });
+    const p = workloadHealth(plain.model, plain.w, plain.store, state, { now: NOW, settleSeconds: 60 })!;
+    assert.equal(p.disruption, undefined);
+    assert.doesNotMatch(p.reason, /disruption/);
   });
 });
