@@ -30,7 +30,15 @@ export type RunPromise =
    * yet, and evictions within a token bucket of `perMinute` (refilled by `perMinute`/60 a second,
    * full again in a new Lease holder).
    */
-  | { kind: 'repair-disruptions'; namespace: string; name: string; perMinute: number };
+  | { kind: 'repair-disruptions'; namespace: string; name: string; perMinute: number }
+  /**
+   * Opted in to the zone disruption budget: no voluntary eviction of a pod in one zone while a seat
+   * of another zone, emptied by an earlier eviction, had no Ready pod again.
+   */
+  | { kind: 'zone-at-a-time'; namespace: string; name: string };
+
+/** A voluntary eviction the run made and the API server allowed (a drain's). */
+export interface Disruption { namespace: string; pod: string; uid: string; zone: string; at: number }
 
 /** One read of the cluster: the objects of the run's namespaces. */
 export interface Observation {
@@ -47,6 +55,8 @@ export interface Observation {
   handovers: readonly number[];
   /** When the read was made (ms since the epoch). */
   at: number;
+  /** The run's voluntary evictions so far, oldest first. */
+  disruptions?: readonly Disruption[];
 }
 
 export interface Violation {
@@ -120,6 +130,8 @@ export function brokenPromises(promises: readonly RunPromise[], o: Observation, 
       if (calm) out.push(...unexplainedPending(pr, pods, o, calm.since));
     } else if (pr.kind === 'repair-disruptions') {
       out.push(...repairBeyondLimits(pr, pods, o));
+    } else if (pr.kind === 'zone-at-a-time') {
+      out.push(...twoZonesDisrupted(pr, pods, o.disruptions ?? []));
     } else {
       for (const e of o.evictions) {
         const pod = e.involvedObject;
@@ -195,6 +207,32 @@ function repairBeyondLimits(pr: Extract<RunPromise, { kind: 'repair-disruptions'
       const readyAt = ready ? time(ready.lastTransitionTime) : Infinity;
       if (readyAt > e.at + SECOND) {
         out.push({ promise: 'repair-disruptions', subject: `${pr.namespace}/${e.pod}`, detail: `evicted while ${p.metadata.name}, created after the eviction of ${previous.pod}, was not Ready (${ready ? `Ready at ${ready.lastTransitionTime}` : 'not Ready yet'})` });
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+/**
+ * Evictions of the workload's pods in a zone while a seat another eviction had emptied in another
+ * zone was still down: its pod's successor, created between the two, not Ready until after the
+ * second (whole seconds on the API server's side: a second's doubt is given to zonekeeper).
+ */
+export function twoZonesDisrupted(pr: Extract<RunPromise, { kind: 'zone-at-a-time' }>, pods: readonly Obj[], disruptions: readonly Disruption[]): Violation[] {
+  const out: Violation[] = [];
+  const mine = disruptions.filter((d) => d.namespace === pr.namespace && d.pod.startsWith(`${pr.name}-`));
+  for (const [j, later] of mine.entries()) {
+    for (const earlier of mine.slice(0, j)) {
+      if (earlier.zone === later.zone || earlier.at >= later.at) continue;
+      const successor = pods.find((p) => p.metadata.name === earlier.pod && p.metadata.uid !== earlier.uid);
+      if (!successor) continue;
+      const created = time(successor.metadata.creationTimestamp);
+      if (!(created >= earlier.at - SECOND && created <= later.at - SECOND)) continue;
+      const ready = (successor.status?.conditions ?? []).find((c: Obj) => c.type === 'Ready' && c.status === 'True');
+      const readyAt = ready ? time(ready.lastTransitionTime) : Infinity;
+      if (readyAt > later.at + SECOND) {
+        out.push({ promise: 'zone-at-a-time', subject: `${pr.namespace}/${later.pod}`, detail: `evicted in ${later.zone} at ${new Date(later.at).toISOString()} while ${earlier.pod}, evicted in ${earlier.zone} at ${new Date(earlier.at).toISOString()}, had no Ready successor (${ready ? `Ready at ${ready.lastTransitionTime}` : 'not Ready yet'})` });
         break;
       }
     }

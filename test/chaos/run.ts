@@ -54,7 +54,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const RSS_LIMIT_MIB = 512;
 
 /** One read; `handovers` gathers when each Lease holder seen acquired it (a new holder starts with a full eviction budget). */
-async function observe(kube: Kube, handovers: Set<number>): Promise<Observation> {
+async function observe(kube: Kube, handovers: Set<number>, disruptions: Observation['disruptions']): Promise<Observation> {
   const [pods, admittedPods, nodes, sets, admittedSets, deployments, volumes, claims, events, admittedEvents, leases] = await Promise.all([
     kube.list('v1', 'Pod', NS), kube.list('v1', 'Pod', ADMITTED_NS), kube.list('v1', 'Node'),
     kube.list('apps/v1', 'StatefulSet', NS), kube.list('apps/v1', 'StatefulSet', ADMITTED_NS), kube.list('apps/v1', 'Deployment', NS),
@@ -68,7 +68,7 @@ async function observe(kube: Kube, handovers: Set<number>): Promise<Observation>
     pods: [...pods, ...admittedPods], nodes,
     workloads: [...sets.map(kinded('StatefulSet')), ...admittedSets.map(kinded('StatefulSet')), ...deployments.map(kinded('Deployment'))],
     volumes, claims, evictions: allEvents.filter((e) => e.reason === 'Rebalanced'), gateWaits: allEvents.filter((e) => e.reason === 'ZoneGateWaiting'),
-    handovers: [...handovers], at: Date.now(),
+    handovers: [...handovers], at: Date.now(), disruptions,
   };
 }
 
@@ -164,7 +164,7 @@ export async function robustnessRun(o: RunOptions): Promise<RunFigures> {
   const kubelets: (() => Promise<void>)[] = [];
   try {
     world = await buildWorld(cp, rng.below);
-    const { kube } = world;
+    const { kube, disruptions } = world;
     figures.autoscaler = typeof world.autoscaler === 'string' ? `none (${world.autoscaler})` : 'the Cluster Autoscaler (kwok provider) grows the pool grow';
     kubelets.push(kube.kubelet(NS), kube.kubelet(ADMITTED_NS));
     // What kube-controller-manager's pod GC does (this control plane runs none): a pod bound to a node that is gone, deleted after 10 s.
@@ -188,7 +188,7 @@ export async function robustnessRun(o: RunOptions): Promise<RunFigures> {
     const check = async (calm?: Calm): Promise<Observation | undefined> => {
       let first: Observation;
       try {
-        first = await observe(kube, handovers);
+        first = await observe(kube, handovers, disruptions);
       } catch {
         return undefined; // kube-apiserver down: nothing to judge by
       }
@@ -201,7 +201,7 @@ export async function robustnessRun(o: RunOptions): Promise<RunFigures> {
       const seen = brokenPromises(world!.promises, first, calm);
       if (seen.length === 0) return first;
       await sleep(2000);
-      const again = await observe(kube, handovers).catch(() => undefined);
+      const again = await observe(kube, handovers, disruptions).catch(() => undefined);
       for (const v of again ? confirmed(seen, brokenPromises(world!.promises, again, calm)) : []) {
         if (figures.violations.some((x) => x.promise === v.promise && x.subject === v.subject)) continue;
         figures.violations.push(v);
@@ -249,7 +249,7 @@ export async function robustnessRun(o: RunOptions): Promise<RunFigures> {
     // Every workload placed before the walk begins: what is broken later is the walk's doing.
     const settledBy = Date.now() + 180_000;
     for (let left = ['not observed yet']; left.length > 0; await sleep(2000)) {
-      const obs = await observe(kube, handovers).catch(() => undefined);
+      const obs = await observe(kube, handovers, disruptions).catch(() => undefined);
       left = obs ? await unsettled(world, obs).catch((err: Error) => [err.message]) : ['kube-apiserver not answering'];
       if (left.length > 0 && Date.now() > settledBy) throw new Error(`the workloads did not settle before the walk: ${left.join('; ')}\n${cp.diagnosis()}`);
     }

@@ -1,7 +1,7 @@
 // The seeded random walk of a robustness run: operations a cluster sees every day and faults it
 // should survive, each written to the history; what a fault breaks is healed after a while.
 import type { Kube, Obj } from '../e2e/kube.js';
-import { ADMITTED_NS, leads, REFUSING_BINDING, type World } from './world.js';
+import { ADMITTED_NS, leads, NS, REFUSING_BINDING, type World } from './world.js';
 import { POOLS } from './world.js';
 
 export interface Rng { next(): number; below(n: number): number }
@@ -91,6 +91,38 @@ export function walker(world: World, rng: Rng): Walker {
         busy.delete(node);
       });
       return `taint ${node} chaos/tainted:NoSchedule`;
+    },
+    async drain(now) {
+      // Two nodes of two zones drained at the same moment, as two node-pool upgrades would: cordoned, every pod on them evicted once.
+      const free = [...world.nodes].filter(([n]) => n.startsWith('general-') && !busy.has(n));
+      const first = free.length > 0 ? pickOf(rng, free) : undefined;
+      const others = free.filter(([, z]) => z !== first?.[1]);
+      if (!first || others.length === 0) return 'drain two nodes of two zones: no two free nodes in two zones';
+      const second = pickOf(rng, others);
+      const nodes = [first, second];
+      for (const [n] of nodes) {
+        busy.add(n);
+        await kube.patch('v1', 'Node', undefined, n, { spec: { unschedulable: true } });
+      }
+      const names = nodes.map(([n]) => n);
+      const pods = (await kube.list('v1', 'Pod', NS)).filter((p) => names.includes(p.spec.nodeName) && !p.metadata.deletionTimestamp);
+      const answers = await Promise.all(pods.map(async (p) => {
+        const res = await cp.api.request('POST', `/api/v1/namespaces/${NS}/pods/${p.metadata.name}/eviction`, {
+          body: JSON.stringify({ apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name: p.metadata.name, namespace: NS } }), contentType: 'application/json', timeoutMs: 15_000,
+        }).catch(() => ({ status: 0 }));
+        if (res.status === 201 || res.status === 200) {
+          world.disruptions.push({ namespace: NS, pod: p.metadata.name, uid: p.metadata.uid, zone: world.nodes.get(p.spec.nodeName)!, at: Date.now() });
+        }
+        return res.status;
+      }));
+      later(now, seconds(rng, 10, 30), `uncordon ${names.join(', ')}`, async () => {
+        for (const n of names) {
+          await kube.patch('v1', 'Node', undefined, n, { spec: { unschedulable: null } });
+          busy.delete(n);
+        }
+      });
+      const allowed = answers.filter((s) => s === 200 || s === 201).length;
+      return `drain ${nodes.map(([n, z]) => `${n} (${z})`).join(' and ')} at once: ${allowed} of ${pods.length} pods evicted, ${answers.filter((s) => s === 429).length} refused (429)`;
     },
     async addNode(now) {
       const zone = pickOf(rng, ['zone-a', 'zone-b', 'zone-c']);

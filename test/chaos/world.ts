@@ -6,13 +6,13 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse, parseAllDocuments, stringify } from 'yaml';
-import { ADMISSION_LABEL, admissionConfig, admissionReady, webhookConfiguration } from '../e2e/admissionWebhook.js';
+import { ADMISSION_LABEL, admissionConfig, admissionReady, EVICTION_WEBHOOK, EVICTIONS_LABEL, evictionWebhookConfiguration, webhookConfiguration } from '../e2e/admissionWebhook.js';
 import type { ControlPlane, Zonekeeper } from '../e2e/controlPlane.js';
 import { eventually, Kube, type Obj } from '../e2e/kube.js';
 import { addPools, deployment, preBoundVolume, SCHEDULER, statefulSet, type NodePool } from '../e2e/workloads.js';
 import { grownStatefulSet, noAutoscaler, startAutoscaler, type RunAutoscaler } from './autoscaler.js';
 import { cuttingProxy, type CuttingProxy } from './proxy.js';
-import type { RunPromise } from './promises.js';
+import type { Disruption, RunPromise } from './promises.js';
 
 export const NS = 'chaos';
 export const ADMITTED_NS = 'chaos-admitted';
@@ -54,6 +54,8 @@ export interface World {
   autoscaler: RunAutoscaler | string;
   /** The nodes the run started with, by name: zone. */
   nodes: Map<string, string>;
+  /** The voluntary evictions the walk's drains made, oldest first (the zone-at-a-time promise reads them). */
+  disruptions: Disruption[];
   stop(): Promise<void>;
 }
 
@@ -73,6 +75,8 @@ const PENDING_EXPLAINED_AFTER_SECONDS = 90;
 export async function buildWorld(cp: ControlPlane, pick: (n: number) => number): Promise<World> {
   const webhook = await admissionConfig();
   const standbyAdmission = await admissionConfig();
+  // Both replicas keep the eviction gate's caBundle; kube-apiserver reaches the primary's, as it does for admission.
+  for (const a of [webhook, standbyAdmission]) a.admission.certificate.evictionWebhookConfiguration = EVICTION_WEBHOOK;
   const base = {
     deletionCost: { enabled: true, intervalSeconds: 2 },
     rebalance: { enabled: true, zoneStableSeconds: 10, intervalSeconds: 2, evictionsPerMinute: EVICTIONS_PER_MINUTE },
@@ -113,10 +117,11 @@ export async function buildWorld(cp: ControlPlane, pick: (n: number) => number):
   const nodes = await addPools(kube, POOLS);
   const crd = parseAllDocuments(readFileSync(new URL('../../manifests/workloadspread-crd/50-workloadspread-crd.yaml', import.meta.url), 'utf8'))[0]!.toJS();
   await kube.create(crd);
-  await kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
+  await kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS, labels: { [EVICTIONS_LABEL]: 'enabled' } } });
   await kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ADMITTED_NS, labels: { [ADMISSION_LABEL]: 'enabled' } } });
   const admissionProxy = await cuttingProxy(webhook.port);
   await kube.create(webhookConfiguration(admissionProxy.port));
+  await kube.create(evictionWebhookConfiguration(admissionProxy.port));
   await kube.create(refusingPolicy());
   await eventually('one replica holds the Lease', async () => (await Promise.all(Object.values(replicas).map(leads))).some(Boolean), 60_000, 500);
   await eventually('the primary holds the Lease', async () => {
@@ -132,7 +137,7 @@ export async function buildWorld(cp: ControlPlane, pick: (n: number) => number):
   const autoscaler = noAutoscaler(cp) ?? await startAutoscaler(cp, kube, zones, () => Object.values(replicas));
   const { workloads, promises } = await createWorkloads(kube, pick, typeof autoscaler !== 'string');
   return {
-    cp, kube, proxy, admissionProxy, autoscaler, workloads, promises, nodes, restart,
+    cp, kube, proxy, admissionProxy, autoscaler, workloads, promises, nodes, restart, disruptions: [],
     get replicas() { return replicas; },
     async stop() {
       await proxy.close();
@@ -217,8 +222,10 @@ async function createWorkloads(k: Kube, pick: (n: number) => number, grows: bool
   const zones = ['zone-a', 'zone-b', 'zone-c'];
   const container = { name: 'c', image: 'busybox', resources: { requests: { cpu: '10m' } } };
   const withSchedulerName = { schedulerName: SCHEDULER };
-  // The extender: a pinned StatefulSet, and one whose claims are bound in zones chosen by the seed.
-  await kube.create(statefulSet(NS, 'pin', 3, withSchedulerName));
+  // The extender: a pinned StatefulSet whose evictions go a zone at a time, and one whose claims are bound in zones chosen by the seed.
+  const pin = statefulSet(NS, 'pin', 3, withSchedulerName);
+  pin.metadata.annotations = { 'zonekeeper.io/zone-disruption-budget': 'zone' };
+  await kube.create(pin);
   const volumeZones = [0, 1, 2].map(() => zones[pick(zones.length)]!);
   for (const [i, z] of volumeZones.entries()) await kube.create(preBoundVolume(NS, `data-vol-${i}`, z));
   await kube.create(statefulSet(NS, 'vol', 3, { ...withSchedulerName, containers: [{ ...container, volumeMounts: [{ name: 'data', mountPath: '/data' }] }] },
@@ -281,6 +288,7 @@ async function createWorkloads(k: Kube, pick: (n: number) => number, grows: bool
       { kind: 'maximum', namespace: NS, name: 'flex', max: ADAPTIVE_QUOTA, perRevision: true },
       { kind: 'instance-ids', namespace: NS, name: 'ids' }, { kind: 'never-evicted', namespace: NS, name: 'vol' },
       { kind: 'repair-disruptions', namespace: NS, name: 'ids', perMinute: EVICTIONS_PER_MINUTE },
+      { kind: 'zone-at-a-time', namespace: NS, name: 'pin' },
       ...workloads.map((w): RunPromise => ({ kind: 'pending-reason', namespace: w.namespace, name: w.name, afterSeconds: PENDING_EXPLAINED_AFTER_SECONDS })),
     ],
   };

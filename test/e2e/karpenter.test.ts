@@ -9,7 +9,8 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { boundAndNodes, kubeletOfNewNodes, policySeatsGrown, pooledStatefulSet, systemNodes, ZONE } from './autoscaling.js';
-import { ADMISSION_LABEL, admissionConfig, admissionReady, webhookConfiguration } from './admissionWebhook.js';
+import { ADMISSION_LABEL, admissionConfig, admissionReady, EVICTION_WEBHOOK, EVICTIONS_LABEL, evictionWebhookConfiguration, webhookConfiguration } from './admissionWebhook.js';
+import { podUp, sampleDownZones } from './disruptions.js';
 import { ControlPlane, freePort, kubeVersions } from './controlPlane.js';
 import { eventually, Kube, type Obj } from './kube.js';
 import { applySeatPolicy, shippedScope } from './seatPolicy.js';
@@ -58,6 +59,7 @@ for (const k of versions) describe(`[${k.version}] a real Karpenter grows the zo
 
   before(async () => {
     const webhook = await admissionConfig();
+    webhook.admission.certificate.evictionWebhookConfiguration = EVICTION_WEBHOOK;
     await cp.up([{ name: 'default-scheduler', extender: false }], { admission: webhook.admission, policy: { seatTable: policy } });
     kube = new Kube(cp.api);
     await kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
@@ -68,6 +70,7 @@ for (const k of versions) describe(`[${k.version}] a real Karpenter grows the zo
       applySeatPolicy(cp);
     }
     await kube.create(webhookConfig);
+    await kube.create(evictionWebhookConfiguration(webhook.port));
     await systemNodes(kube);
     cp.kubectl(['apply', '-f', join(KARPENTER, 'crds')]);
     cp.kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/nodepools.karpenter.sh', 'crd/nodeclaims.karpenter.sh', 'crd/kwoknodeclasses.karpenter.kwok.sh']);
@@ -76,6 +79,7 @@ for (const k of versions) describe(`[${k.version}] a real Karpenter grows the zo
     await kube.create(nodePool('dbab', ['zone-a', 'zone-b']));
     await kube.create(nodePool('dba', ZONES));
     await kube.create(nodePool('seats', ZONES));
+    await kube.create(nodePool('quorum', ZONES));
     const bin = execFileSync('bash', [UNPACK], { encoding: 'utf8' }).trim();
     cp.start('karpenter', join(bin, 'karpenter'), [], {
       ...process.env, KUBECONFIG: cp.kubeconfig, DISABLE_LEADER_ELECTION: 'true', LOG_LEVEL: 'debug',
@@ -86,7 +90,7 @@ for (const k of versions) describe(`[${k.version}] a real Karpenter grows the zo
     // zonekeeper sees both NodePools before any pod is decided.
     await eventually('zonekeeper watches NodePools', async () => {
       const cache = await (await fetch(`${cp.zonekeeper!.admin}/debug/cache`)).json() as Obj;
-      return cache.kinds.find((c: Obj) => c.kind === 'nodepools')?.objects === 4;
+      return cache.kinds.find((c: Obj) => c.kind === 'nodepools')?.objects === 5;
     }, 120_000, 500);
     await admissionReady(kube, cp.zonekeeper!.admin);
   });
@@ -146,5 +150,40 @@ for (const k of versions) describe(`[${k.version}] a real Karpenter grows the zo
       (await kube.list('v1', 'Event', NS)).find((e) => e.reason === 'CannotGrow' && e.involvedObject.name === 'abc'), 120_000, 1000);
     assert.match(event.message, /abc-2 in zone-c, karpenter: /);
     console.log(`# CannotGrow: ${event.message}`);
+  });
+
+  it('Karpenter disrupting nodes in two zones at once (two NodeClaims deleted together): its evictions go a zone at a time, and both nodes are replaced', async () => {
+    const ns = 'quorum';
+    await kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns, labels: { [ADMISSION_LABEL]: 'enabled', [EVICTIONS_LABEL]: 'enabled' } } });
+    const stopPods = kube.kubelet(ns, 300, 3000);
+    try {
+      await kube.create({ apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', metadata: { name: 'db', namespace: ns }, spec: { maxUnavailable: 2, selector: { matchLabels: { app: 'db' } } } });
+      const sts = pooledStatefulSet(ns, 'db', 'quorum', 6);
+      delete sts.spec.template.spec.schedulingGates;
+      sts.metadata.annotations = { 'zonekeeper.io/zone-disruption-budget': 'zone' };
+      await kube.create(sts);
+      await boundAndNodes(kube, ns, 'db', 'quorum', 6);
+      const list = await kube.frozenZones('apps/v1', 'StatefulSet', ns, 'db');
+      await eventually('6 pods Ready', async () => (await kube.podsOf(ns, 'app=db')).filter(podUp).length === 6, 120_000, 1000);
+      const nodeOf = async (pod: string) => (await kube.get('v1', 'Pod', ns, pod)).spec.nodeName as string;
+      // db-0 and db-1: their seats are in two zones; their NodeClaims go together, as a drift or an expiry would take them.
+      const nodes = [await nodeOf('db-0'), await nodeOf('db-1')];
+      const claims = (await kube.call('GET', '/apis/karpenter.sh/v1/nodeclaims')).items.filter((c: Obj) => nodes.includes(c.status?.nodeName)).map((c: Obj) => c.metadata.name);
+      assert.equal(claims.length, 2, `the NodeClaims of ${nodes.join(', ')}`);
+      const started = Date.now();
+      cp.kubectl(['delete', 'nodeclaim', ...claims, '--wait=false']);
+      const gone = eventually('both nodes gone and 6 pods Ready again', async () => {
+        const left = (await kube.list('v1', 'Node')).filter((n) => nodes.includes(n.metadata.name));
+        return left.length === 0 && (await kube.podsOf(ns, 'app=db')).filter(podUp).length === 6;
+      }, 300_000, 1000);
+      const samples = await sampleDownZones(kube, ns, 'db', 6, list, gone);
+      await gone;
+      const twoDown = samples.filter((x) => x.length > 1);
+      const refusals = (await kube.list('v1', 'Event', ns)).filter((e) => /zone disruption budget/.test(e.message ?? ''));
+      console.log(`# [${k.version}] Karpenter replaced the nodes of db-0 and db-1 in ${((Date.now() - started) / 1000).toFixed(0)} s; ${samples.length} samples, ${twoDown.length} with two zones down; ${refusals.length} Event(s) quoting the refusal${refusals[0] ? `: ${refusals[0].reason}: ${refusals[0].message}` : ''}`);
+      assert.deepEqual(twoDown, [], 'no moment with pods of two zones unavailable');
+    } finally {
+      await stopPods();
+    }
   });
 });

@@ -162,4 +162,21 @@ describe('the robustness run\'s promises', () => {
       assert.deepEqual(judge({ evictions: [evicted('ids-a', 0)], pods: [replacement('ids-r', 1)] }), [], 'one eviction');
     });
   });
+
+  it('zone at a time: an eviction in zone-b while the successor of one evicted in zone-a was not Ready is a violation; after it was, or in the same zone, is not', () => {
+    const pr: RunPromise[] = [{ kind: 'zone-at-a-time', namespace: 'chaos', name: 'pin' }];
+    const t = (s: number) => Date.parse('2026-11-27T12:00:00Z') + s * 1000;
+    const iso = (s: number) => new Date(t(s)).toISOString();
+    const successor = (readyAt: number | undefined): Obj => ({
+      metadata: { name: 'pin-0', namespace: 'chaos', uid: 'new', labels: { app: 'pin' }, creationTimestamp: iso(2) },
+      spec: { nodeName: 'a-1' }, status: { phase: 'Running', conditions: readyAt === undefined ? [] : [{ type: 'Ready', status: 'True', lastTransitionTime: iso(readyAt) }] },
+    });
+    const disruptions = [{ namespace: 'chaos', pod: 'pin-0', uid: 'old', zone: 'zone-a', at: t(1) }, { namespace: 'chaos', pod: 'pin-1', uid: 'b', zone: 'zone-b', at: t(10) }];
+    const v = brokenPromises(pr, observation({ pods: [successor(30)], disruptions }));
+    assert.deepEqual(v.map((x) => [x.promise, x.subject]), [['zone-at-a-time', 'chaos/pin-1']]);
+    assert.match(v[0]!.detail, /evicted in zone-b .* while pin-0, evicted in zone-a .*, had no Ready successor \(Ready at/);
+    assert.equal(brokenPromises(pr, observation({ pods: [successor(undefined)], disruptions })).length, 1, 'never Ready');
+    assert.deepEqual(brokenPromises(pr, observation({ pods: [successor(5)], disruptions })), [], 'Ready before the second eviction');
+    assert.deepEqual(brokenPromises(pr, observation({ pods: [successor(30)], disruptions: disruptions.map((d) => ({ ...d, zone: 'zone-a' })) })), [], 'one zone');
+  });
 });
