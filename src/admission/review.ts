@@ -1,23 +1,15 @@
 import { z } from 'zod';
 import { BadRequest, badRequestOf } from '../common/errors.js';
+import { ADMISSION_API_VERSION, admissionReview } from '../http/admissionReview.js';
 import type { JsonPatchOp } from '../placement/zoneGate.js';
 
 // admission.k8s.io/v1 AdmissionReview on the wire: what kube-apiserver sends a mutating
 // webhook for a pod CREATE, and the answer (allowed, with a JSONPatch, or refused with a message).
 
-const API_VERSION = 'admission.k8s.io/v1';
+const API_VERSION = ADMISSION_API_VERSION;
 
-const review = z.looseObject({
-  apiVersion: z.literal(API_VERSION),
-  kind: z.literal('AdmissionReview'),
-  request: z.looseObject({
-    uid: z.string().min(1).max(128),
-    kind: z.looseObject({ group: z.string().max(253), version: z.string().max(63), kind: z.string().max(63) }),
-    operation: z.string().max(16),
-    namespace: z.string().max(63).optional(),
-    dryRun: z.boolean().optional(),
-    object: z.looseObject({ metadata: z.looseObject({}).optional(), spec: z.looseObject({}).optional() }),
-  }),
+const review = admissionReview({
+  object: z.looseObject({ metadata: z.looseObject({}).optional(), spec: z.looseObject({}).optional() }),
 });
 
 export interface PodCreate {

@@ -1,26 +1,18 @@
 import { z } from 'zod';
 import { BadRequest, badRequestOf } from '../common/errors.js';
+import { ADMISSION_API_VERSION, admissionReview } from '../http/admissionReview.js';
 
 // admission.k8s.io/v1 AdmissionReview of a pods/eviction CREATE, as kube-apiserver sends it to a
 // validating webhook (kubectl drain, Karpenter, the Cluster Autoscaler, the descheduler all evict
 // so), and the answer: allowed, or refused with 429 as a PodDisruptionBudget refuses.
 
-const API_VERSION = 'admission.k8s.io/v1';
+const API_VERSION = ADMISSION_API_VERSION;
 
-const review = z.looseObject({
-  apiVersion: z.literal(API_VERSION),
-  kind: z.literal('AdmissionReview'),
-  request: z.looseObject({
-    uid: z.string().min(1).max(128),
-    kind: z.looseObject({ group: z.string().max(253), version: z.string().max(63), kind: z.string().max(63) }),
-    resource: z.looseObject({ group: z.string().max(253), version: z.string().max(63), resource: z.string().max(63) }),
-    subResource: z.string().max(63).optional(),
-    operation: z.string().max(16),
-    name: z.string().max(253).optional(),
-    namespace: z.string().max(63).optional(),
-    dryRun: z.boolean().optional(),
-    userInfo: z.looseObject({ username: z.string().max(512).optional() }).optional(),
-  }),
+const review = admissionReview({
+  resource: z.looseObject({ group: z.string().max(253), version: z.string().max(63), resource: z.string().max(63) }),
+  subResource: z.string().max(63).optional(),
+  name: z.string().max(253).optional(),
+  userInfo: z.looseObject({ username: z.string().max(512).optional() }).optional(),
 });
 
 export interface EvictionReview {
