@@ -2,7 +2,10 @@
 // for 127.0.0.1) and the MutatingWebhookConfiguration that calls it by URL, as
 // manifests/overlays/managed declares it but without a Service (zonekeeper runs beside the
 // control plane, not in a pod).
-import { freePort } from './controlPlane.js';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { parseAllDocuments, stringify } from 'yaml';
+import { freePort, type ControlPlane } from './controlPlane.js';
 import { eventually, type Kube, type Obj } from './kube.js';
 
 export const ADMISSION_LABEL = 'zonekeeper.io/admission';
@@ -54,4 +57,15 @@ export async function caBundle(kube: Kube): Promise<string | undefined> {
 export async function admissionReady(kube: Kube, admin: string): Promise<void> {
   await eventually('zonekeeper holds the Lease and wrote the caBundle', async () =>
     /^zonekeeper_leader 1$/m.test(await (await fetch(`${admin}/metrics`)).text()) && !!(await caBundle(kube)), 60_000, 250);
+}
+
+/** The managed overlay with `component` (a folder of manifests/components), as a user adds it: its objects, built by kubectl. */
+export function managedWith(cp: ControlPlane, component: string): { dir: string; objects: any[] } {
+  const dir = join(cp.dir, `${component}-overlay`);
+  mkdirSync(dir, { recursive: true });
+  const manifests = (d: string) => relative(dir, new URL(`../../manifests/${d}`, import.meta.url).pathname);
+  writeFileSync(join(dir, 'kustomization.yaml'), stringify({
+    apiVersion: 'kustomize.config.k8s.io/v1beta1', kind: 'Kustomization', resources: [manifests('overlays/managed')], components: [manifests(`components/${component}`)],
+  }));
+  return { dir, objects: parseAllDocuments(cp.kubectl(['kustomize', dir])).map((d) => d.toJS()) };
 }

@@ -4,11 +4,11 @@
 // writes each pinned pod's zone as it is created, with no call to zonekeeper: the webhook, scoped
 // by the managed overlay's matchConditions, is skipped for the pods the policy marked.
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { parseAllDocuments, stringify } from 'yaml';
-import { admissionConfig, admissionReady, webhookConfiguration } from './admissionWebhook.js';
+import { admissionConfig, admissionReady, managedWith, webhookConfiguration } from './admissionWebhook.js';
 import { ControlPlane, freePort, kubeVersions, type Zonekeeper } from './controlPlane.js';
 import { eventually, Kube, pathOf, type Obj } from './kube.js';
 import { admissionReviews, applySeatPolicy, DECIDED_BY as MARK, metricSum, policyApplies as seatPolicyApplies, seatTable, shippedScope, shippedWebhook } from './seatPolicy.js';
@@ -81,13 +81,7 @@ for (const k of versions) describe(`[${k.version}] the policy: a StatefulSet's s
   });
 
   it('the managed overlay with the component, as a user adds it: its objects pass a server dry run, zonekeeper started with --policy-seat-table', async () => {
-    const mine = join(cp.dir, 'policy-overlay');
-    mkdirSync(mine, { recursive: true });
-    const dir = (d: string) => relative(mine, new URL(`../../manifests/${d}`, import.meta.url).pathname);
-    writeFileSync(join(mine, 'kustomization.yaml'), stringify({
-      apiVersion: 'kustomize.config.k8s.io/v1beta1', kind: 'Kustomization', resources: [dir('overlays/managed')], components: [dir('components/policy')],
-    }));
-    const built = parseAllDocuments(cp.kubectl(['kustomize', mine])).map((d) => d.toJS());
+    const { dir: mine, objects: built } = managedWith(cp, 'policy');
     const deploy = built.find((o) => o.kind === 'Deployment' && o.metadata.name === 'zonekeeper-scheduler');
     assert.ok(deploy.spec.template.spec.containers[0].args.includes('--policy-seat-table'));
     // The webhook is left out: this cluster's calls zonekeeper by URL, not through a Service, and a merge of the two is refused.

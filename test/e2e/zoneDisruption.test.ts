@@ -4,11 +4,8 @@
 // pods Ready a few seconds after they bind, as a container that takes that long to start.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
-import { parseAllDocuments, stringify } from 'yaml';
 import { after, before, describe, it } from 'node:test';
-import { admissionConfig, EVICTION_WEBHOOK, EVICTIONS_LABEL, evictionWebhookConfiguration } from './admissionWebhook.js';
+import { admissionConfig, managedWith, EVICTION_WEBHOOK, EVICTIONS_LABEL, evictionWebhookConfiguration } from './admissionWebhook.js';
 import { ControlPlane, kubeVersions } from './controlPlane.js';
 import { podUp, sampleDownZones as sampled } from './disruptions.js';
 import { eventually, type Kube, type Obj } from './kube.js';
@@ -33,13 +30,7 @@ for (const k of kubeVersions()) describe(`[${k.version}] the zone disruption bud
     config = { admission, disruption: { approvalSeconds: 30 } };
     ({ kube, zones } = await threeZoneCluster(cp, config));
     // zonekeeper as the managed overlay with the component grants it, and no more.
-    const mine = join(cp.dir, 'zone-disruption-overlay');
-    mkdirSync(mine, { recursive: true });
-    const dir = (d: string) => relative(mine, new URL(`../../manifests/${d}`, import.meta.url).pathname);
-    writeFileSync(join(mine, 'kustomization.yaml'), stringify({
-      apiVersion: 'kustomize.config.k8s.io/v1beta1', kind: 'Kustomization', resources: [dir('overlays/managed')], components: [dir('components/zone-disruption')],
-    }));
-    const built = parseAllDocuments(cp.kubectl(['kustomize', mine])).map((d) => d.toJS());
+    const built = managedWith(cp, 'zone-disruption').objects;
     assert.ok(built.find((o) => o.kind === 'Deployment').spec.template.spec.containers[0].args.includes(`--admission-eviction-webhook=${EVICTION_WEBHOOK}`));
     rbac = built.filter((o) => RBAC_KINDS.has(o.kind));
     await cp.restartZonekeeperAs(rbac, config);
