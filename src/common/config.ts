@@ -22,7 +22,7 @@ function isLoopback(hp: string): boolean {
 
 // Every option, strict: an unknown key is an error that names it. Defaults live here and
 // are listed, with a comment each, in config/zonekeeper.yaml.
-const configSchema = z.strictObject({
+export const configSchema = z.strictObject({
   extender: z.strictObject({
     listen: hostPort.default('127.0.0.1:8888'),
     bodyLimitBytes: z.number().int().positive().default(128 * 1024 * 1024),

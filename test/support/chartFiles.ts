@@ -1,5 +1,8 @@
 // The files the Helm chart ships verbatim (charts/zonekeeper/files/), by name, and where each is
 // copied from: config/ and manifests/ stay the one source (npm run manifests copies them).
+import { z } from 'zod';
+import { configSchema } from '../../src/common/config.js';
+
 export const CHART_FILE_SOURCES: Record<string, string> = {
   'zonekeeper.yaml': 'config/zonekeeper.yaml',
   'scheduler-config.yaml': 'config/scheduler-config.yaml',
@@ -9,3 +12,13 @@ export const CHART_FILE_SOURCES: Record<string, string> = {
   'policy.yaml': 'manifests/components/policy/policy.yaml',
   'policy-rbac.yaml': 'manifests/components/policy/rbac.yaml',
 };
+
+/**
+ * The chart's `config` value in values.schema.json: zonekeeper's configuration schema (src/common/config.ts)
+ * as JSON Schema, so `helm template` refuses an unknown key or a wrong type as `serve --config` does.
+ * The rules between keys (a TLS half, a lease's timings) are checked when zonekeeper starts.
+ */
+export function chartConfigSchema(): Record<string, unknown> {
+  const { $schema: _, ...schema } = z.toJSONSchema(configSchema, { target: 'draft-7', io: 'input' });
+  return { ...schema, description: 'zonekeeper.yaml as a map ({} = config/zonekeeper.yaml); its schema is generated from zonekeeper\'s (npm run manifests)' };
+}

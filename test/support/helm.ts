@@ -40,9 +40,10 @@ export const CHART_MODES: { overlay: string; components?: string[]; values: stri
   { overlay: 'managed', components: ['policy'], values: ['scheduler.enabled=false', 'admission.enabled=true', 'policy.enabled=true'], sinceMinor: 36 },
 ];
 
-/** `helm template` of a mode into `namespace`: its YAML. */
-export function renderChart(helm: string, values: string[], namespace = 'zonekeeper-system', release = 'zonekeeper'): string {
-  const out = runHelm(helm, ['template', release, CHART, '--namespace', namespace, ...values.flatMap((v) => ['--set', v])]);
+/** `helm template` of a mode into `namespace` (for a cluster of `kubeVersion`, else Helm's default): its YAML. */
+export function renderChart(helm: string, values: string[], namespace = 'zonekeeper-system', release = 'zonekeeper', kubeVersion?: string): string {
+  const version = kubeVersion ? ['--kube-version', kubeVersion] : [];
+  const out = runHelm(helm, ['template', release, CHART, '--namespace', namespace, ...version, ...values.flatMap((v) => ['--set', v])]);
   if (out.status !== 0) throw new Error(`helm template ${values.join(' ')}: ${out.stderr}`);
   return out.stdout;
 }

@@ -1,8 +1,9 @@
 // npm run manifests: writes manifests/base/20-configmaps.yaml from the files in config/ (and the
 // configuration table of docs/reference.md from config/zonekeeper.yaml), and copies into the Helm
-// chart's files/ what it ships verbatim (CHART_FILE_SOURCES); tests keep them equal.
+// chart's files/ what it ships verbatim (CHART_FILE_SOURCES), and the schema of the chart's `config`
+// value into values.schema.json; tests keep them equal.
 import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
-import { CHART_FILE_SOURCES } from './chartFiles.js';
+import { CHART_FILE_SOURCES, chartConfigSchema } from './chartFiles.js';
 import { withConfigTable } from './configTable.js';
 
 const root = new URL('../../', import.meta.url);
@@ -24,3 +25,8 @@ const reference = new URL('docs/reference.md', root);
 writeFileSync(reference, withConfigTable(readFileSync(reference, 'utf8'), readFileSync(new URL('config/zonekeeper.yaml', root), 'utf8')));
 
 for (const [file, source] of Object.entries(CHART_FILE_SOURCES)) copyFileSync(new URL(source, root), new URL(`charts/zonekeeper/files/${file}`, root));
+
+const valuesSchema = new URL('charts/zonekeeper/values.schema.json', root);
+const values = JSON.parse(readFileSync(valuesSchema, 'utf8'));
+values.properties.config = chartConfigSchema();
+writeFileSync(valuesSchema, `${JSON.stringify(values, null, 2)}\n`);

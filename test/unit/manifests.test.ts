@@ -110,6 +110,24 @@ describe('manifests', () => {
     for (const o of objects) assert.ok(o.apiVersion && o.kind && o.metadata?.name, `incomplete object in manifests: ${JSON.stringify(o).slice(0, 80)}`);
   });
 
+  it("zonekeeper's own pods: one drained at a time, never on one node, spread over zones, restricted", () => {
+    const selector = { matchLabels: { 'app.kubernetes.io/name': 'zonekeeper' } };
+    assert.deepEqual(deploy.spec.template.metadata.labels, selector.matchLabels);
+    const pdb = find('PodDisruptionBudget', 'zonekeeper', 'zonekeeper-system')!;
+    assert.deepEqual(pdb.spec, { maxUnavailable: 1, unhealthyPodEvictionPolicy: 'AlwaysAllow', selector });
+    const spec = deploy.spec.template.spec;
+    assert.deepEqual(spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution, [{ topologyKey: 'kubernetes.io/hostname', labelSelector: selector }]);
+    assert.deepEqual(spec.topologySpreadConstraints, [{ maxSkew: 1, topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'DoNotSchedule', nodeTaintsPolicy: 'Honor', labelSelector: selector }]);
+    assert.deepEqual(deploy.spec.strategy.rollingUpdate, { maxSurge: 0, maxUnavailable: 1 }, 'no surge: the anti-affinity needs no spare node');
+    assert.deepEqual(spec.securityContext, { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } });
+    for (const c of containers) {
+      assert.equal(c.securityContext.allowPrivilegeEscalation, false, c.name);
+      assert.deepEqual(c.securityContext.capabilities, { drop: ['ALL'] }, c.name);
+      assert.equal(c.securityContext.runAsNonRoot, true, c.name);
+      assert.deepEqual(c.securityContext.seccompProfile, { type: 'RuntimeDefault' }, c.name);
+    }
+  });
+
   it('ConfigMaps carry exactly the files in config/', () => {
     assert.equal(zkConfigMap.data['zonekeeper.yaml'], read('config/zonekeeper.yaml'));
     assert.equal(schedConfigMap.data['scheduler-config.yaml'], read('config/scheduler-config.yaml'));
