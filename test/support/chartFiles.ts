@@ -11,6 +11,7 @@ export const CHART_FILE_SOURCES: Record<string, string> = {
   'zonekeeper-dashboard.json': 'manifests/components/monitoring/zonekeeper-dashboard.json',
   'policy.yaml': 'manifests/components/policy/policy.yaml',
   'policy-rbac.yaml': 'manifests/components/policy/rbac.yaml',
+  'zone-disruption.yaml': 'manifests/components/zone-disruption/webhook.yaml',
 };
 
 /**
