@@ -8,12 +8,13 @@ import { zonesShown } from '../placement/zones.js';
 import type { DecisionRecord } from './decisions.js';
 import type { PinConflict } from './placementState.js';
 import type { DecisionService } from './service.js';
+import { explainSeat, type SeatExplanation } from './seatExplanation.js';
 
 /** A workload's layout with the pin conflicts seen for it. */
 type LayoutWithConflicts = WorkloadLayout & { conflicts: PinConflict[] };
 
-/** A dry-run filter: the decision, why each node failed, and the zones the workload can use. */
-type Explained = DecisionRecord & {
+/** A dry-run filter: the decision, why each node failed, the zones the workload can use, and the pod against its seat. */
+export type Explained = DecisionRecord & SeatExplanation & {
   failed: Record<string, string>;
   /** The zone list; `unusable`: listed zones no node fits the pods in; `excluded`: the cluster's other zones the pods cannot use. */
   zones?: { list: string[]; unusable: string[]; excluded: string[] };
@@ -49,7 +50,10 @@ export function debugViews(service: DecisionService, source: SnapshotSource): De
       for (const [r, names] of v.rejected) for (const n of names) failed[n] = `${r.rule}: ${r.reason}`;
       const zones = v.model && v.model.policy !== 'none' && v.model.policy !== 'wait' ? zonesShown(v.model.zones(), source.snapshot) : undefined;
       const record = service.recordOf('explain', { namespace, name, uid: raw.uid }, v);
-      return { ...record, nodes: all.length, passed: { count: v.passed.length, sample: [...v.passed] }, failed, zones };
+      return {
+        ...record, nodes: all.length, passed: { count: v.passed.length, sample: [...v.passed] }, failed, zones,
+        ...explainSeat(raw, v.model, source.snapshot, state.settings, { passed: v.passed, summary: v.summary }),
+      };
     },
     decisionsFor: service.decisionsFor,
     reservationCount: () => state.reservations.size(),
