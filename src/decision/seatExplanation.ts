@@ -24,7 +24,7 @@ export interface SeatExplanation {
   location: { node: string; zone: string | undefined };
   /** Its seat ("ordinal 1", its index) and the zone the list gives it; absent when its workload has no seats. */
   seat?: { label: string; index: number; zone: string | undefined; list: string[]; listSource: ZoneListSource };
-  /** Set when the pod is bound outside its seat's zone: the cause health counts, in words. */
+  /** Set when the pod is bound outside its seat's zone: the cause health counts, in words (a pending pod's volume: in `explanation`). */
   offSeat?: { cause: OffPinCause; why: string; heldByVolume: boolean };
   /** What would bring pod and seat together, each with the command that does it. */
   fixes: { by: FixBy; what: string; command: string }[];
@@ -76,15 +76,16 @@ function listFix(model: WorkloadModel, pod: SlimPod, index: number, zone: string
   };
 }
 
-/** Where a pending pod's dry-run filter sends it, in a sentence. */
-function sendsTo(decision: { passed: readonly string[]; summary: string }, snapshot: Snapshot, topologyKey: string): string {
+/** Where a pending pod's dry-run filter sends it: the one zone of the nodes it passed, if one, and a sentence. */
+function destination(decision: { passed: readonly string[]; summary: string }, snapshot: Snapshot, topologyKey: string): { zone?: string; sentence: string } {
   const zones = new Set<string | undefined>();
   for (const n of decision.passed) {
     const node = snapshot.node(n);
     zones.add(node && zoneOf(node, topologyKey));
   }
-  const where = decision.passed.length === 0 ? 'no node now' : zones.size === 1 && !zones.has(undefined) ? [...zones][0]! : `${decision.passed.length} nodes`;
-  return `Its dry-run filter sends it to ${where}: ${decision.summary}.`;
+  const zone = zones.size === 1 ? [...zones][0] : undefined;
+  const where = decision.passed.length === 0 ? 'no node now' : zone ?? `${decision.passed.length} nodes`;
+  return { zone, sentence: `Its dry-run filter sends it to ${where}: ${decision.summary}.` };
 }
 
 /**
@@ -105,28 +106,32 @@ export function explainSeat(pod: SlimPod, model: WorkloadModel | undefined, snap
   const index = model && model.seats !== 'none' ? model.seat(pod) : undefined;
   if (!model || !list || !w || !index || index.index < 0) {
     sentences.push(model && model.policy === 'none' ? `zonekeeper does not place it: ${model.why}.` : 'It holds no seat: its workload\'s zone balance or WorkloadSpread decides its zone.');
-    if (!pod.nodeName && model?.policy !== 'none') sentences.push(sendsTo(decision, snapshot, topologyKey));
+    if (!pod.nodeName && model?.policy !== 'none') sentences.push(destination(decision, snapshot, topologyKey).sentence);
     return { location, fixes: [], explanation: sentences };
   }
   const seatZone = seatZones(list.zones, model.preferences.sequence)(index.index).zone;
   const seat = { label: index.label, index: index.index, zone: seatZone, list: list.zones, listSource: list.source };
   sentences.push(`Its seat, ${index.label} of ${w.kind} ${w.namespace}/${w.name}, is in ${seatZone ?? 'no zone'} (zone list ${list.zones.join(',')}, ${LIST_WORDS[list.source]}).`);
-  if (!pod.nodeName || location.zone === undefined || location.zone === seatZone) {
-    sentences.push(pod.nodeName ? (location.zone === seatZone ? 'It is on its seat: nothing to fix.' : 'Its zone cannot be read.') : sendsTo(decision, snapshot, topologyKey));
+  const going = pod.nodeName ? undefined : destination(decision, snapshot, topologyKey);
+  if (going) sentences.push(going.sentence);
+  // Where it is, or (pending) the one zone it is going to: a pending pod differs from its seat only where its volume sends it.
+  const here = pod.nodeName ? location.zone : going?.zone;
+  const bound = podVolumes(pod, snapshot).constraints.filter((c) => c.bound);
+  const volumeAt = bound.length > 0 ? volumeZones(bound, snapshot, list.topologyKey) : undefined;
+  const heldByVolume = here !== undefined && volumeAt !== undefined && volumeAt.has(here);
+  if (here === undefined || here === seatZone || (!pod.nodeName && !heldByVolume)) {
+    if (pod.nodeName) sentences.push(here === seatZone ? 'It is on its seat: nothing to fix.' : 'Its zone cannot be read.');
     return { location, seat, fixes: [], explanation: sentences };
   }
   const cause = podOffPinCause(pod, seatZone, w, snapshot, list, settings);
-  const bound = podVolumes(pod, snapshot).constraints.filter((c) => c.bound);
-  const volumeAt = bound.length > 0 ? volumeZones(bound, snapshot, list.topologyKey) : undefined;
-  const heldByVolume = volumeAt !== undefined && volumeAt.has(location.zone);
   const why = causeWords(cause, pod, w, volumeAt && [...volumeAt].join(', '), settings, list.source);
-  sentences.push(`They differ because ${why}.`);
+  sentences.push(`They ${pod.nodeName ? 'differ' : 'will differ'} because ${why}.`);
   const fixes: SeatExplanation['fixes'] = [];
   if (heldByVolume) {
     const claims = bound.map((c) => c.claim);
     fixes.push({
       by: 'move-data',
-      what: `zonekeeper never moves it and repair skips it: a new pod would come back to ${location.zone}. Only moving its data puts it on its seat: if the application rebuilds the replica from the others, delete its claim and the pod, and the ${w.kind} makes both again in ${seatZone} (the data on ${claims.join(', ')} is lost)`,
+      what: `zonekeeper never moves it and repair skips it: ${pod.nodeName ? 'a new pod would come back' : 'it goes'} to ${here}. Only moving its data puts it on its seat: if the application rebuilds the replica from the others, delete its claim and the pod: the ${w.kind} makes both again, and the new pod goes to ${seatZone} (its new volume too, where its StorageClass binds WaitForFirstConsumer; the data on ${claims.join(', ')} is lost)`,
       command: `kubectl -n ${pod.namespace} delete pvc ${claims.join(' ')} --wait=false && kubectl -n ${pod.namespace} delete pod ${pod.name}`,
     });
   } else {
@@ -142,9 +147,9 @@ export function explainSeat(pod: SlimPod, model: WorkloadModel | undefined, snap
       command: `kubectl -n ${pod.namespace} delete pod ${pod.name}`,
     });
   }
-  const zoneList = listFix(model, pod, index.index, location.zone, snapshot, w);
+  const zoneList = listFix(model, pod, index.index, here, snapshot, w);
   if (zoneList) fixes.push(zoneList);
-  else if (model.preferences.parsed === undefined) sentences.push(`No zone list puts its seat in ${location.zone} without moving more seats out of theirs.`);
+  else if (model.preferences.parsed === undefined) sentences.push(`No zone list puts its seat in ${here} without moving more seats out of theirs.`);
   sentences.push(...fixes.map((f) => `${f.what}: ${f.command}`));
-  return { location, seat, offSeat: { cause, why, heldByVolume }, fixes, explanation: sentences };
+  return { location, seat, ...(pod.nodeName ? { offSeat: { cause, why, heldByVolume } } : {}), fixes, explanation: sentences };
 }

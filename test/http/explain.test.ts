@@ -50,13 +50,25 @@ describe('/debug/explain: the pod against its seat', () => {
       ...nodes(ZONES, 1), statefulSet('kv', 3, { annotations: { 'zonekeeper.io/zones': ZONES.join(',') } }),
       pvc('data-kv-1', { volumeName: 'pv-kv-1' }), pv('pv-kv-1', 'zone-c', { claim: 'data-kv-1' }),
       stsPod('kv', 1, { nodeName: 'node-c-1', claims: ['data-kv-1'] }),
+      pvc('data-kv-2', { volumeName: 'pv-kv-2' }), pv('pv-kv-2', 'zone-a', { claim: 'data-kv-2' }), stsPod('kv', 2, { claims: ['data-kv-2'] }),
     ]));
     const body: any = await (await explain(app, 'kv-1')).json();
     assert.deepEqual([body.offSeat.cause, body.offSeat.heldByVolume], ['volume', true]);
     assert.deepEqual(body.fixes.map((f: any) => f.by), ['move-data', 'zone-list']);
     assert.equal(body.fixes[0].command, 'kubectl -n default delete pvc data-kv-1 --wait=false && kubectl -n default delete pod kv-1');
     assert.match(body.fixes[0].what, /^zonekeeper never moves it and repair skips it/);
-    assert.equal(body.fixes[1].command, 'kubectl -n default annotate statefulsets kv zonekeeper.io/zones=zone-a,zone-c,zone-b --overwrite');
+    assert.equal(body.fixes[1].command, 'kubectl -n default annotate statefulsets kv zonekeeper.io/zones=zone-b,zone-c,zone-a --overwrite');
+    assert.match(body.fixes[1].what, /2 of 2 placed seats are in their zone \(0 with the list now\)/);
+    // Pending, its volume in zone-a, its seat in zone-c: it will be off its seat, and the same fixes say so.
+    const pending: any = await (await explain(app, 'kv-2')).json();
+    assert.equal(pending.offSeat, undefined, 'offSeat: bound pods only');
+    assert.deepEqual(pending.explanation.slice(1, 4), [
+      'Its seat, ordinal 2 of StatefulSet default/kv, is in zone-c (zone list zone-a,zone-b,zone-c, frozen in zonekeeper.io/zones).',
+      'Its dry-run filter sends it to zone-a: volume data-kv-2 (PV pv-kv-2) is in zone-a: volume wins over the pin to zone-c (ordinal 2 → zone-c (3 zones)).',
+      'They will differ because its bound volume is in zone-a: a bound volume\'s zone wins over the pin, and data does not move (volume).',
+    ]);
+    assert.deepEqual(pending.fixes.map((f: any) => f.by), ['move-data', 'zone-list']);
+    assert.match(pending.fixes[0].what, /^zonekeeper never moves it and repair skips it: it goes to zone-a\./);
   });
 
   it('a pod on its seat, and a pending one: nothing to fix; where its dry-run filter sends it', async () => {
