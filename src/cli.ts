@@ -71,10 +71,11 @@ function version(): string {
 }
 
 async function serve(argv: string[]): Promise<void> {
-  const { ConfigError, loadConfig, parseConfig } = await import('./common/config.js');
+  const { ConfigError, hostPortProblem, LISTENER_SETTINGS, loadConfig, parseConfig } = await import('./common/config.js');
   const { createLogger } = await import('./common/logger.js');
   const { chooseSource, startServer } = await import('./main.js');
   const { UnreadableFileError } = await import('./common/errors.js');
+  const { ListenError } = await import('./server/listen.js');
   let values;
   try {
     ({ values } = parseArgs({
@@ -97,6 +98,11 @@ async function serve(argv: string[]): Promise<void> {
   if (values.help) {
     process.stdout.write(USAGE);
     return;
+  }
+  for (const { flag } of Object.values(LISTENER_SETTINGS)) {
+    const value = values[flag.slice(2) as keyof typeof values];
+    const problem = typeof value === 'string' ? hostPortProblem(value) : undefined;
+    if (problem) usage(`${flag} ${value}: ${problem}`, 'zonekeeper serve --help');
   }
   let config;
   try {
@@ -143,6 +149,7 @@ async function serve(argv: string[]): Promise<void> {
   } catch (err) {
     const { SnapshotFileError } = await import('./cluster/source.js');
     if (err instanceof SnapshotFileError || err instanceof UnreadableFileError) fail(err.message);
+    if (err instanceof ListenError) fail(err.message, 1);
     log.fatal({ err: (err as Error).message }, 'could not start');
     process.exit(1);
   }

@@ -13,8 +13,8 @@ import { leaseElector } from './actuator/leaderElection.js';
 import { kubeApiClient, type ApiClient } from './cluster/apiClient.js';
 import { loadClusterAccess } from './cluster/kubeconfig.js';
 import { fileSource, type SnapshotSource } from './cluster/source.js';
-import type { Config } from './common/config.js';
-import { clusterWatch, type SourceChoice } from './sourceChoice.js';
+import { LISTENER_SETTINGS, type Config } from './common/config.js';
+import { clusterWatch, DEMO_WRITTEN_AT, type SourceChoice } from './sourceChoice.js';
 
 export { chooseSource, DEMO_CLUSTER, type SourceChoice } from './sourceChoice.js';
 import { admissionRoutes } from './admission/routes.js';
@@ -61,7 +61,8 @@ function openSource(choice: SourceChoice, config: Config, log: Logger, metrics: 
   if (choice.kind === 'snapshot' || choice.kind === 'demo') {
     // The page's header shows the label: the demo by its name in the package, never the server's disk path.
     const label = choice.kind === 'demo' ? 'demo cluster (config/demo-cluster.yaml)' : `snapshot ${choice.path}`;
-    const source = fileSource(choice.path, label, choice.kind === 'demo' ? '--demo' : '--snapshot');
+    const source = choice.kind === 'demo'
+      ? fileSource(choice.path, label, '--demo', systemClock.now() - DEMO_WRITTEN_AT) : fileSource(choice.path, label);
     if (choice.kind === 'demo') log.info({ file: choice.path, why: choice.why }, 'serving the bundled demo cluster');
     log.info({ source: label, objects: source.loaded.loaded, skipped: source.loaded.skipped, notObjects: source.loaded.notObjects }, 'loaded objects from file');
     return { source, actuator: memoryActuator(source.store, log, metrics) };
@@ -168,6 +169,8 @@ export async function startServer(config: Config, choice: SourceChoice, log: Log
   // Health is kept in every replica (metrics, the page); only the Lease's holder records its Events.
   const layoutHealth = healthTracker(source, service.state, actuator.recordEvent, config.health, log);
   if (config.health.events && api) controllers.push({ start: layoutHealth.startEvents, stop: layoutHealth.stopEvents });
+  // A file source has no Lease and no API server: this process records them, to its log (memoryActuator).
+  if (config.health.events && !api) layoutHealth.startEvents();
   const repair = config.rebalance.enabled && api
     ? repairController(api, source, layoutHealth, service.state, { record: actuator.recordEvent }, { ...config.rebalance, gate: evictionGate }, log,
         metrics) : undefined;
@@ -225,7 +228,9 @@ export async function startServer(config: Config, choice: SourceChoice, log: Log
   layoutHealth.start();
   const limits = config.http;
   // Connections counted, and TLS files read again as cert-manager renews them (docs/operations.md#the-admission-certificate).
-  const listenerHooks = (listener: string) => ({
+  const setting = (name: keyof typeof LISTENER_SETTINGS) => ({ name, ...LISTENER_SETTINGS[name] });
+  const listenerHooks = (listener: keyof typeof LISTENER_SETTINGS) => ({
+    setting: setting(listener),
     onConnection: () => metrics.connections.inc({ listener }), onDrop: () => metrics.connectionsDropped.inc({ listener }),
     onTlsReload: (err?: Error) => (err ? log.warn({ listener, err: err.message }, 'TLS files not read again; the ones served stay')
       : log.info({ listener }, 'TLS files changed: new connections get the new certificate')),
@@ -235,9 +240,10 @@ export async function startServer(config: Config, choice: SourceChoice, log: Log
   const admin = await listen(adminRoutes({
     source, views: debugViews(service, source), metrics, serving: () => serving, auth, layoutHealth, repair, gate, policy,
     policyAgreement: (p) => policyAgreement(source, service, p),
-  }), config.admin.listen, { limits });
+  }), config.admin.listen, { limits, setting: setting('admin') });
   const probes = config.admin.probeListen
-    ? await listen(probeRoutes({ source, serving: () => serving, policy }), config.admin.probeListen, { limits }) : undefined;
+    ? await listen(probeRoutes({ source, serving: () => serving, policy }), config.admin.probeListen,
+        { limits, setting: setting('probe') }) : undefined;
   const pickerAuth = config.picker.authorization === 'kubernetes' && api ? (auth ?? kubernetesAuthorizer(api)) : undefined;
   const picker = config.picker.listen
     ? await listen(pickerRoutes(extender, metrics, log, config.extender.pickerBodyLimitBytes, pickerAuth), config.picker.listen, { tls: config.picker.tls, limits, ...listenerHooks('picker') })

@@ -11,6 +11,8 @@ import { UnreadableFileError } from './common/errors.js';
 // Where `serve` and `audit` find the cluster, and the watch cache over an API server.
 
 export const DEMO_CLUSTER = fileURLToPath(new URL('../config/demo-cluster.yaml', import.meta.url));
+/** The instant the demo's times are written as seen at: serving shifts them so that it is the start (ages as the file means them). */
+export const DEMO_WRITTEN_AT = Date.parse('2026-01-01T00:00:00Z');
 const IN_CLUSTER_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
 
 export type SourceChoice =

@@ -54,8 +54,22 @@ export function addObject(store: ClusterStore, raw: any): boolean {
 
 const isListKind = (kind: unknown) => kind === 'List' || String(kind ?? '').endsWith('List');
 
-/** Visits a parsed value: a List's items, an array's elements, or one object. */
-function objectVisitor(store: ClusterStore, result: LoadedObjects): (o: any) => void {
+/** Keys whose RFC 3339 values a demo's shift moves: metadata.creationTimestamp, an Event's times, conditions', a frozen list's. */
+const TIME_KEY = /(Timestamp|Time)$|^zonekeeper\.io\/zones-frozen-at$/;
+
+/** Moves every time in `o` (and what it holds) by `byMs`, in place. */
+function shiftTimes(o: any, byMs: number): void {
+  for (const [k, v] of Object.entries(o)) {
+    if (v && typeof v === 'object') shiftTimes(v, byMs);
+    else if (typeof v === 'string' && TIME_KEY.test(k)) {
+      const t = Date.parse(v);
+      if (Number.isFinite(t)) o[k] = new Date(t + byMs).toISOString();
+    }
+  }
+}
+
+/** Visits a parsed value: a List's items, an array's elements, or one object; `shiftMs` moves its times. */
+function objectVisitor(store: ClusterStore, result: LoadedObjects, shiftMs = 0): (o: any) => void {
   const visit = (o: any): void => {
     if (!o || typeof o !== 'object') return;
     if (Array.isArray(o)) {
@@ -72,6 +86,7 @@ function objectVisitor(store: ClusterStore, result: LoadedObjects): (o: any) => 
       result.notObjects++;
       return;
     }
+    if (named && shiftMs !== 0) shiftTimes(o, shiftMs);
     if (named && addObject(store, o)) {
       result.loaded++;
       return;
@@ -84,24 +99,24 @@ function objectVisitor(store: ClusterStore, result: LoadedObjects): (o: any) => 
 export interface LoadedStore { store: ClusterStore; loaded: LoadedObjects }
 
 /** A JSON List's items a slice at a time, or undefined when it is not one (see listSlices.ts). */
-function loadListSlices(bytes: Uint8Array): LoadedStore | undefined {
+function loadListSlices(bytes: Uint8Array, shiftMs: number): LoadedStore | undefined {
   const store = new ClusterStore();
   const loaded: LoadedObjects = { loaded: 0, skipped: {}, notObjects: 0 };
-  const visit = objectVisitor(store, loaded);
+  const visit = objectVisitor(store, loaded, shiftMs);
   const frame = forEachListSlice(bytes, (items) => { for (const item of items) visit(item); });
   return frame && isListKind(frame.kind) ? { store, loaded } : undefined;
 }
 
-/** Parses a `List` or a multi-document YAML/JSON of objects into a new store. */
-export function loadObjects(content: string | Uint8Array, origin: string): LoadedStore {
+/** Parses a `List` or a multi-document YAML/JSON of objects into a new store; `shiftMs` moves every time the objects hold. */
+export function loadObjects(content: string | Uint8Array, origin: string, shiftMs = 0): LoadedStore {
   if (typeof content !== 'string') {
-    const sliced = loadListSlices(content);
+    const sliced = loadListSlices(content, shiftMs);
     if (sliced) return nonEmpty(sliced, origin);
     content = Buffer.from(content.buffer, content.byteOffset, content.byteLength).toString('utf8');
   }
   const store = new ClusterStore();
   const loaded: LoadedObjects = { loaded: 0, skipped: {}, notObjects: 0 };
-  const visit = objectVisitor(store, loaded);
+  const visit = objectVisitor(store, loaded, shiftMs);
   // `kubectl get -o json` prints one JSON document: JSON.parse reads it many times faster than
   // YAML. A file that opens like JSON and is no YAML either (JSON documents between `---` are)
   // gets JSON's error: that is what its content calls for.
@@ -167,14 +182,14 @@ export function memorySource(store: ClusterStore, label: string): SnapshotSource
   };
 }
 
-/** The demo cluster and offline replay: the objects of a file. */
-export function fileSource(path: string, label = path, flag = '--snapshot'): SnapshotSource & { loaded: LoadedObjects } {
+/** The demo cluster and offline replay: the objects of a file; `shiftMs` moves their times (the demo's, to its start). */
+export function fileSource(path: string, label = path, flag = '--snapshot', shiftMs = 0): SnapshotSource & { loaded: LoadedObjects } {
   let bytes: Buffer;
   try {
     bytes = readFileSync(path);
   } catch (err) {
     throw new UnreadableFileError(flag, path, err as NodeJS.ErrnoException);
   }
-  const { store, loaded } = loadObjects(bytes, path);
+  const { store, loaded } = loadObjects(bytes, path, shiftMs);
   return { ...memorySource(store, label), loaded };
 }

@@ -3,7 +3,30 @@ import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
 import { z } from 'zod';
 
-const hostPort = z.string().regex(/^(\[[0-9a-fA-F:]+\]|[^:\s]+):\d{1,5}$/, 'expected HOST:PORT');
+/** What is wrong with a HOST:PORT value, or undefined: the config's check and the serve flags' alike. */
+export function hostPortProblem(value: string): string | undefined {
+  const m = /^(\[[0-9a-fA-F:]+\]|[^:\s]+):(\d{1,5})$/.exec(value);
+  if (!m) return 'expected HOST:PORT';
+  const port = Number(m[2]);
+  return port > 65535 ? `port ${port} is out of range: 0 to 65535 (0: any free port)` : undefined;
+}
+
+/** HOST:PORT; `optional`: '' too, for a listener that is off. */
+const hostPortValue = (optional: boolean) => z.string().superRefine((v, ctx) => {
+  const problem = optional && v === '' ? undefined : hostPortProblem(v);
+  if (problem) ctx.addIssue({ code: 'custom', message: optional ? `${problem}, or "" for none` : problem });
+});
+const hostPort = hostPortValue(false);
+const optionalHostPort = hostPortValue(true);
+
+/** Every listener `serve` opens: its config key and the flag that overrides it (a port in use names both). */
+export const LISTENER_SETTINGS = {
+  extender: { key: 'extender.listen', flag: '--listen' },
+  admin: { key: 'admin.listen', flag: '--admin-listen' },
+  probe: { key: 'admin.probeListen', flag: '--probe-listen' },
+  picker: { key: 'picker.listen', flag: '--picker-listen' },
+  admission: { key: 'admission.listen', flag: '--admission-listen' },
+} as const;
 const positive = z.number().positive();
 
 /** Half a TLS configuration would quietly serve plain HTTP: refuse it, naming what is missing. */
@@ -37,7 +60,7 @@ export const configSchema = z.strictObject({
   }).prefault({}),
   admission: z.strictObject({
     // The mutating webhook for pod CREATE (docs/design.md#admission), on a TLS listener of its own; '' = off.
-    listen: hostPort.or(z.literal('')).default(''),
+    listen: optionalHostPort.default(''),
     // A pod and its review: kube-apiserver takes no request over 3 MiB.
     bodyLimitBytes: z.number().int().positive().default(4 * 1024 * 1024),
     // kube-apiserver opens one connection per call in flight (HTTP/1.1 to webhooks): a burst of creates needs more than http.maxConnections.
@@ -78,7 +101,7 @@ export const configSchema = z.strictObject({
   admin: z.strictObject({
     listen: hostPort.default('127.0.0.1:9090'),
     // Health only, for kubelet probes on the pod IP; '' = no such listener.
-    probeListen: hostPort.or(z.literal('')).default(''),
+    probeListen: optionalHostPort.default(''),
     authorization: z.enum(['none', 'kubernetes']).default('none'),
   }).prefault({}).superRefine((a, ctx) => {
     if (a.authorization === 'none' && !isLoopback(a.listen)) {
@@ -87,7 +110,7 @@ export const configSchema = z.strictObject({
   }),
   picker: z.strictObject({
     // KEP-3189's pod picker for controllers in other pods; '' = not served on a listener of its own.
-    listen: hostPort.or(z.literal('')).default(''),
+    listen: optionalHostPort.default(''),
     authorization: z.enum(['none', 'kubernetes']).default('kubernetes'),
     tls: z.strictObject({
       certFile: z.string().default(''),

@@ -10,12 +10,13 @@ import type { DisruptionState } from '../placement/healthRecord.js';
 import type { DecisionRecord } from './decisions.js';
 import type { PinConflict } from './placementState.js';
 import type { DecisionService } from './service.js';
+import { explainSeat, type SeatExplanation } from './seatExplanation.js';
 
 /** A workload's layout with the pin conflicts seen for it. */
 type LayoutWithConflicts = WorkloadLayout & { conflicts: PinConflict[] };
 
-/** A dry-run filter: the decision, why each node failed, and the zones the workload can use. */
-type Explained = DecisionRecord & {
+/** A dry-run filter: the decision, why each node failed, the zones the workload can use, and the pod against its seat. */
+export type Explained = DecisionRecord & SeatExplanation & {
   failed: Record<string, string>;
   /** The zone list; `unusable`: listed zones no node fits the pods in; `excluded`: the cluster's other zones the pods cannot use. */
   zones?: { list: string[]; unusable: string[]; excluded: string[] };
@@ -54,10 +55,14 @@ export function debugViews(service: DecisionService, source: SnapshotSource): De
       const zones = v.model && v.model.policy !== 'none' && v.model.policy !== 'wait' ? zonesShown(v.model.zones(), source.snapshot) : undefined;
       const record = service.recordOf('explain', { namespace, name, uid: raw.uid }, v);
       const model = v.model && v.model.policy !== 'none' && v.model.policy !== 'wait' ? v.model : undefined;
-      const state = model?.workload && disruptionState(model, model.workload, source.snapshot);
+      const down = model?.workload && disruptionState(model, model.workload, source.snapshot);
       const last = service.decisionsFor(`${namespace}/${name}`).findLast((d) => d.verb === 'eviction');
-      const disruption = state && { ...state, ...(last ? { lastEviction: { at: last.at, outcome: last.outcome, summary: last.summary } } : {}) };
-      return { ...record, nodes: all.length, passed: { count: v.passed.length, sample: [...v.passed] }, failed, zones, ...(disruption ? { disruption } : {}) };
+      const disruption = down && { ...down, ...(last ? { lastEviction: { at: last.at, outcome: last.outcome, summary: last.summary } } : {}) };
+      return {
+        ...record, nodes: all.length, passed: { count: v.passed.length, sample: [...v.passed] }, failed, zones,
+        ...explainSeat(raw, v.model, source.snapshot, state.settings, { passed: v.passed, summary: v.summary }),
+        ...(disruption ? { disruption } : {}),
+      };
     },
     decisionsFor: service.decisionsFor,
     reservationCount: () => state.reservations.size(),

@@ -47,6 +47,13 @@ function causeOf(pod: SlimPod, pinned: string | undefined, volumes: Set<string> 
   return settings.zoneFallback === 'adaptive' && Number.isFinite(frozenAt) ? 'fallback' : 'unknown';
 }
 
+/** Why a bound pod sits outside `pinned`, its seat's zone, read as health reads it: the layout page and /debug/explain ask per pod. */
+export function podOffPinCause(pod: SlimPod, pinned: string | undefined, w: SlimWorkload, snapshot: Snapshot, list: ZoneList,
+  settings: DecisionState['settings']): OffPinCause {
+  const frozenAt = Date.parse(w.annotations[ANNOTATION.zonesFrozenAt] ?? '');
+  return causeOf(pod, pinned, boundVolumeZones(pod, snapshot, list.topologyKey), frozenAt, list, settings);
+}
+
 /**
  * Scale-down risk: keeping the bound pods in the reverse of the removal order, the largest
  * size m below the current one whose kept pods cover fewer wanted zones than the first m

@@ -5,7 +5,8 @@ import type { Snapshot } from '../cluster/store.js';
 import type { ZonePreferencesSpec } from '../cluster/zonePreferences.js';
 import { deletionCosts } from './downscale.js';
 import { parseAssignment, serializeAssignment } from './instanceAssignment.js';
-import type { WorkloadHealth } from './healthRecord.js';
+import type { OffPinCause, WorkloadHealth } from './healthRecord.js';
+import { podOffPinCause } from './health.js';
 import { managedModels, policyOf, workloadModel, type CachedModel } from './model.js';
 import { unboundReservations, zoneOccupancy } from './occupancy.js';
 import { planReplicas } from './planner.js';
@@ -37,6 +38,8 @@ interface LayoutPod {
   instanceId?: number;
   pinnedZone?: string;
   inPinnedZone?: boolean;
+  /** Bound outside its pinned zone: why, as health counts it (docs/design.md#health). */
+  offPinCause?: OffPinCause;
   subset?: string;
   /** controller.kubernetes.io/pod-deletion-cost as the pod has it, and as zonekeeper wants it. */
   deletionCost?: { current: string | undefined; desired: number | undefined };
@@ -165,6 +168,7 @@ function layoutOf(
       if (model.seats === 'instance-id') out.instanceId = p.instanceId;
       out.pinnedZone = index >= 0 ? (sequence[index] ?? seatZone(list.zones, index, prefs).zone) : undefined;
       if (zone !== undefined && index >= 0) out.inPinnedZone = zone === out.pinnedZone;
+      if (out.inPinnedZone === false) out.offPinCause = podOffPinCause(p, out.pinnedZone, w, snapshot, list, deps.settings);
       if (out.pinnedZone !== undefined && out.volumeZones && !out.volumeZones.includes(out.pinnedZone)) {
         out.volumeWins = true;
         out.decidedBy = 'volume';

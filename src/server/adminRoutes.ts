@@ -10,7 +10,8 @@ import type { DebugViews } from '../decision/views.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { requireAuthorization, type AdminAuthorizer } from './adminAuth.js';
 import { failWith } from '../http/httpErrors.js';
-import { addLayoutPage } from './uiRoutes.js';
+import { addLayoutPage, CSP } from './uiRoutes.js';
+import { explainPage, wantsHtml } from './explainPage.js';
 import { systemClock, type Clock } from '../common/clock.js';
 
 export interface AdminDeps {
@@ -151,7 +152,11 @@ export function adminRoutes(deps: AdminDeps): Hono {
     if (!result) return failWith(c, 404, 'not found', `pod ${pod.namespace}/${pod.name} is not in the cache`);
     const cached = source.snapshot.pod(pod.namespace, pod.name);
     const transport = cached?.decidedByPolicy ? { transport: await policyDecided(cached, deps.policyAgreement) } : {};
-    return c.json({ ...result, ...transport, note: `dry run against every cached node; nothing reserved or written; the cache keeps a pod's first ${CACHED_TOLERATIONS} tolerations` });
+    const body = { ...result, ...transport, note: `dry run against every cached node; nothing reserved or written; the cache keeps a pod's first ${CACHED_TOLERATIONS} tolerations` };
+    // One answer, two forms: a page for a browser, JSON for curl and jq (and for any client that does not name text/html).
+    c.header('vary', 'Accept');
+    if (!wantsHtml(c.req.header('accept'))) return c.json(body);
+    return c.html(explainPage(body, c.req.url), 200, { 'content-security-policy': CSP, 'x-content-type-options': 'nosniff' });
   });
 
   // Every managed workload's health, at risk first; the shape of `zonekeeper audit -o json` (source, atRisk, workloads) plus kept and more.

@@ -7,6 +7,7 @@ import { createAdaptorServer } from '@hono/node-server';
 import type { Hono } from 'hono';
 import { splitHostPort } from '../common/config.js';
 import { systemClock, type Timers } from '../common/clock.js';
+import { ZonekeeperError } from '../common/errors.js';
 
 interface TlsFiles { certFile: string; keyFile: string; clientCAFile: string }
 
@@ -45,6 +46,21 @@ interface ListenOptions {
   /** TLS files changed and are served from now on, or could not be read again (the old ones stay). */
   onTlsReload?: (err?: Error) => void;
   clock?: Timers;
+  /** What the listener is and where it is set (LISTENER_SETTINGS): a failure to listen names them. */
+  setting?: { name: string; key: string; flag: string };
+}
+
+/** A listener that could not open its port, in one line naming it and how to move it. */
+export class ListenError extends ZonekeeperError {}
+
+/** Why a port could not be opened, in a user's words. */
+function listenFailure(err: NodeJS.ErrnoException): string {
+  switch (err.code) {
+    case 'EADDRINUSE': return 'the port is in use (another process, or another zonekeeper, listens there)';
+    case 'EACCES': return 'permission denied (ports below 1024 need privileges)';
+    case 'EADDRNOTAVAIL': return 'no interface of this machine has that address';
+    default: return err.message;
+  }
 }
 
 /** TLS files are read again this often: cert-manager renews a mounted Secret's files in place. */
@@ -74,9 +90,13 @@ export async function listen(app: Hono, hostPort: string, o: ListenOptions = {})
   if (o.onConnection) server.on(secure ? 'secureConnection' : 'connection', o.onConnection);
   if (o.onDrop) server.on('drop', o.onDrop);
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    const failed = (err: NodeJS.ErrnoException) => {
+      const s = o.setting;
+      reject(s ? new ListenError(`the ${s.name} listener cannot listen on ${hostPort}: ${listenFailure(err)}; choose another with ${s.flag} HOST:PORT (${s.key})`, { cause: err }) : err);
+    };
+    server.once('error', failed);
     server.listen(port, host, () => {
-      server.off('error', reject);
+      server.off('error', failed);
       resolve();
     });
   });

@@ -13,7 +13,7 @@ const ASSETS = {
 } as const;
 
 /** Scripts and styles from this origin only, no inline code: a hostile name in the data can only ever be text. */
-const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+export const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 export function addLayoutPage(app: Hono): void {
   const dir = new URL('./ui/', import.meta.url);

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fixture } from '../support/app.js';
 import { CLI, startServe as start } from '../support/serve.js';
+import { waitFor } from '../support/wait.js';
 
 const JSON_TYPE = { 'content-type': 'application/json' };
 const DEMO = new URL('../../config/demo-cluster.yaml', import.meta.url).pathname;
@@ -21,6 +22,23 @@ describe('zonekeeper serve on real ports', () => {
     assert.ok(server.logs.some((l) => l.includes('serving the bundled demo cluster')));
     const serving = JSON.parse(server.logs.find((l) => l.includes('"msg":"zonekeeper serving"'))!);
     assert.equal(serving.page, `${server.admin}/ui`);
+  });
+
+  it("records the demo's Events to its log: queue's LayoutAtRisk, with why", async () => {
+    const atRisk = () => server.logs.map((l) => (l.startsWith('{') ? JSON.parse(l) : {})).find((l) => l.reason === 'LayoutAtRisk');
+    await waitFor(() => atRisk() !== undefined, 'a LayoutAtRisk record in the log');
+    const record = atRisk();
+    assert.equal(record.workload, 'default/StatefulSet/queue');
+    assert.equal(record.type, 'Warning');
+    assert.match(record.msg, /^layout at risk: 1 of 3 zones hold pods \(zone-b, zone-c empty\); 1 pod off pin \(placed-before 1\)/);
+  });
+
+  it("shifts the demo's times to its start: queue-2 has waited 10 minutes, as the file means", async () => {
+    const layouts: any = await (await fetch(`${server.admin}/debug/layouts`)).json();
+    const pod = layouts.workloads.flatMap((w: any) => w.pods).find((p: any) => p.name === 'queue-2');
+    const waited = Date.parse(layouts.generatedAt) - Date.parse(pod.pendingSince);
+    // Written 10 minutes before the file's instant; the server started moments before this answer.
+    assert.ok(waited >= 10 * 60_000 && waited < 11 * 60_000, `queue-2 pending for ${waited} ms`);
   });
 
   it('answers the captured kube-scheduler requests over HTTP', async () => {
@@ -81,6 +99,34 @@ describe('zonekeeper serve lifecycle', () => {
     assert.deepEqual(await exited, [0, null]);
     const order = ['shutting down', '"msg":"stopped"'].map((m) => s.logs.findIndex((l) => l.includes(m)));
     assert.ok(order[0]! >= 0 && order[1]! > order[0]!, 'said it was shutting down, then stopped');
+  });
+
+  it('a port in use: one line naming the listener and the flag and key that move it, for each listener', async () => {
+    const taken = net.createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const at = `127.0.0.1:${(taken.address() as net.AddressInfo).port}`;
+    try {
+      for (const [flag, name, key] of [['--listen', 'extender', 'extender.listen'], ['--admin-listen', 'admin', 'admin.listen']]) {
+        const r = spawnSync(process.execPath, [CLI, 'serve', '--demo', '--listen', '127.0.0.1:0', '--admin-listen', '127.0.0.1:0', flag!, at], { encoding: 'utf8' });
+        assert.equal(r.status, 1);
+        assert.equal(r.stderr, `zonekeeper: the ${name} listener cannot listen on ${at}: the port is in use (another process, or another zonekeeper, listens there); `
+        + `choose another with ${flag} HOST:PORT (${key})\n`);
+        assert.doesNotMatch(r.stdout, /EADDRINUSE|could not start/);
+      }
+    } finally {
+      taken.close();
+    }
+  });
+
+  it('an out-of-range port is a flag error naming the flag, and a config error naming the key', () => {
+    const flag = spawnSync(process.execPath, [CLI, 'serve', '--demo', '--listen', '127.0.0.1:99999'], { encoding: 'utf8' });
+    assert.equal(flag.status, 2);
+    assert.equal(flag.stderr, "zonekeeper: --listen 127.0.0.1:99999: port 99999 is out of range: 0 to 65535 (0: any free port) (see 'zonekeeper serve --help')\n");
+    const dir = mkdtempSync(join(tmpdir(), 'zk-port-'));
+    writeFileSync(join(dir, 'zk.yaml'), 'admin:\n  probeListen: 0.0.0.0:70000\n');
+    const config = spawnSync(process.execPath, [CLI, 'serve', '--demo', '--config', join(dir, 'zk.yaml')], { encoding: 'utf8' });
+    assert.equal(config.status, 2);
+    assert.match(config.stderr, /admin\.probeListen: port 70000 is out of range: 0 to 65535 \(0: any free port\), or "" for none\n$/);
   });
 
   it('refuses half a TLS configuration, naming the missing key', () => {

@@ -4,6 +4,9 @@ import { dirname, join, resolve } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { withConfigTable } from '../support/configTable.js';
+import { memorySource } from '../../src/cluster/source.js';
+import { ClusterStore } from '../../src/cluster/store.js';
+import { createMetrics, registerHealthGauges, registerStateGauges } from '../../src/metrics/metrics.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const pages = ['README.md', ...readdirSync(join(root, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
@@ -39,6 +42,18 @@ describe('README and docs/', () => {
     const reference = readFileSync(join(root, 'docs/reference.md'), 'utf8');
     assert.equal(reference, withConfigTable(reference, readFileSync(join(root, 'config/zonekeeper.yaml'), 'utf8')));
     assert.match(reference, /\| `instanceIds\.keepPods` \| `true` \|/);
+  });
+
+  it('every metric zonekeeper exports has its row in the metrics table of docs/operations.md, and every row is one it exports', async () => {
+    const metrics = createMetrics({ defaults: false });
+    registerStateGauges(metrics, memorySource(new ClusterStore(), 'test'), () => 0);
+    registerHealthGauges(metrics, () => [], 1000);
+    const exported = (await metrics.registry.getMetricsAsJSON()).map((m) => m.name).sort();
+    const operations = readFileSync(join(root, 'docs/operations.md'), 'utf8');
+    const table = operations.split('\n## Metrics\n')[1]!.split('\n## ')[0]!;
+    const rows = [...table.matchAll(/^\| `(zonekeeper_[a-z_]+)` \|/gm)].map((m) => m[1]!).sort();
+    assert.ok(exported.length >= 25, `${exported.length} exported`);
+    assert.deepEqual(rows, exported);
   });
 
   it('README is a front door: at most 10 KB', () => {

@@ -136,3 +136,23 @@ describe('a JSON List read a slice at a time', () => {
     assert.throws(() => loadObjects(Buffer.from(small.slice(0, -100)), 'cluster.json'), /^SnapshotFileError: cluster\.json: not valid JSON/);
   });
 });
+
+describe("a file's times moved as it loads (the demo's, to its start)", () => {
+  const objects = [
+    { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'default', uid: 'p', creationTimestamp: '2026-01-01T00:00:00Z' }, spec: {} },
+    {
+      apiVersion: 'apps/v1', kind: 'StatefulSet', spec: { replicas: 1 },
+      metadata: { name: 's', namespace: 'default', uid: 's', annotations: { 'zonekeeper.io/zones-frozen-at': '2025-12-31T00:00:00Z', 'zonekeeper.io/zones': 'a,b' } },
+    },
+  ];
+  const day = 86_400_000;
+  for (const [form, content] of [['YAML', objects.map((o) => JSON.stringify(o)).join('\n---\n')], ['a JSON List', new TextEncoder().encode(JSON.stringify({ kind: 'List', items: objects }))]] as const) {
+    it(`${form}: creation times and a frozen list's time move by the shift, nothing else`, () => {
+      const { store } = loadObjects(content, 'test', day);
+      assert.equal(store.pod('default', 'p')!.createdAt, Date.parse('2026-01-02T00:00:00Z'));
+      const s = store.workload('StatefulSet', 'default', 's')!;
+      assert.deepEqual(s.annotations, { 'zonekeeper.io/zones-frozen-at': '2026-01-01T00:00:00.000Z', 'zonekeeper.io/zones': 'a,b' });
+      assert.equal(loadObjects(content, 'test').store.pod('default', 'p')!.createdAt, Date.parse('2026-01-01T00:00:00Z'), 'no shift: as written');
+    });
+  }
+});

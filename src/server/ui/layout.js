@@ -59,6 +59,20 @@ function seatOf(p, w) {
   return '';
 }
 
+/** Why a pod is off its seat, in words (the cause health counts it by, design.md#health). */
+const CAUSES = {
+  volume: ['its volume holds it here', 'its bound volume is in this zone: the volume wins over the pin, and data does not move'],
+  fallback: ['adaptive fallback', 'placement.zoneFallback: adaptive let it fall through here when its seat\'s zone had no room'],
+  'placed-before': ['placed before zonekeeper', 'scheduled before zonekeeper froze the zone list, so no pin held it'],
+  unknown: ['cause unknown', 'zonekeeper did not place it here: another scheduler, or its node\'s zone label changed'],
+};
+
+function offSeat(p) {
+  const [short, long] = CAUSES[p.offPinCause] || CAUSES.unknown;
+  return el('div', { class: 'cause', 'data-cause': p.offPinCause, title: `${long}; its explanation says what would fix it` },
+    `off its seat (${p.pinnedZone}): ${short}`);
+}
+
 function cell(p, w, conflicted) {
   const pending = !p.node;
   const badges = [];
@@ -84,6 +98,7 @@ function cell(p, w, conflicted) {
   el('div', {}, el('a', { class: 'name', href: explain, title: 'why it is (or would be) placed here: a dry-run filter against every node' }, p.name),
     el('span', { class: 'seat' }, seatOf(p, w))),
   el('div', { class: 'detail' }, details.join(' · ')),
+  p.inPinnedZone === false ? offSeat(p) : null,
   badges.length ? el('div', {}, badges) : null);
 }
 
