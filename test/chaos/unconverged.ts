@@ -86,7 +86,7 @@ function statusLine(o: Obj): string {
   const counts = ['replicas', 'readyReplicas', 'availableReplicas', 'updatedReplicas'].filter((k) => k !== 'updatedReplicas' || o.kind !== 'ReplicaSet')
     .map((k) => `${k} ${s[k] ?? 0}`).join(', ');
   const revisions = s.updateRevision ? `; revisions current ${s.currentRevision}, update ${s.updateRevision}` : '';
-  const conditions = (s.conditions ?? []).map((c: Obj) => `${c.type}=${c.status} ${c.reason ?? ''}${c.status === 'True' ? '' : ` "${c.message ?? ''}"`}`.trim());
+  const conditions = (s.conditions ?? []).map((c: Obj) => `${c.type}=${c.status} ${c.reason ?? ''}${c.status === 'True' || !c.message ? '' : ` (${c.message})`}`.trim());
   return `spec.replicas ${o.spec?.replicas ?? '?'}; ${counts}; generation ${o.metadata?.generation} observed ${s.observedGeneration ?? '?'}${revisions}`
     + `${conditions.length > 0 ? `; ${conditions.join(', ')}` : ''}`;
 }
@@ -140,7 +140,7 @@ export function describeUnsettled(e: WorkloadEvidence): string[] {
   return [
     object,
     ...capped(setLines, REPLICA_SETS_SHOWN, 'ReplicaSets'),
-    ...(idle > 0 ? [`${idle} ReplicaSets at 0`] : []),
+    ...(idle > 0 ? [`ReplicaSets at 0: ${idle}`] : []),
     ...(pods.length === 0 ? ['no pods'] : capped(pods, PODS_SHOWN, 'pods')),
     healthLine(e.health),
     ...(events.length === 0 ? [`no Events about it in the last ${EVENTS_SECONDS}s`] : capped(events, EVENTS_SHOWN, 'Events', true)),

@@ -66,10 +66,10 @@ describe('the printout of an unsettled workload', () => {
     ]));
     assert.deepEqual(lines, [
       'Deployment spread: spec.replicas 3; replicas 4, readyReplicas 4, availableReplicas 4, updatedReplicas 3; generation 9 observed 9; '
-      + 'Available=True MinimumReplicasAvailable, Progressing=False ProgressDeadlineExceeded "ReplicaSet "spread-new" has timed out progressing."',
+      + 'Available=True MinimumReplicasAvailable, Progressing=False ProgressDeadlineExceeded (ReplicaSet "spread-new" has timed out progressing.)',
       'ReplicaSet spread-new (revision 5): spec.replicas 3; replicas 3, readyReplicas 3, availableReplicas 3; generation 2 observed 2',
       'ReplicaSet spread-old (revision 4): spec.replicas 1; replicas 1, readyReplicas 1, availableReplicas 1; generation 2 observed 2',
-      '1 ReplicaSets at 0',
+      'ReplicaSets at 0: 1',
       'pod spread-new-a (made 30s ago): ReplicaSet spread-new, pod-template-hash new, node general-zone-b-1, Running, Ready=True',
       'pod spread-new-b (made 30s ago): no owner, no revision label, unbound, Pending, Ready=unknown',
       'pod spread-new-c (made 30s ago): ReplicaSet spread-new, pod-template-hash new, node general-zone-a-1, Running, Ready=True',
