@@ -11,6 +11,7 @@ import { ControlPlane, kubeVersions } from '../e2e/controlPlane.js';
 import type { Kube } from '../e2e/kube.js';
 import { tearDown } from '../e2e/workloads.js';
 import { brokenPromises, confirmed, type Calm, type Observation, type Violation } from './promises.js';
+import { aboutWorkload, classify, describeUnsettled, printUnconverged, refusedCreates, type Unconverged, type WorkloadName } from './unconverged.js';
 import { walker } from './walk.js';
 import { ADMITTED_NS, buildWorld, failedRequests, internalErrors, leads, NS, type World } from './world.js';
 
@@ -34,8 +35,8 @@ export interface RunFigures {
   violations: Violation[];
   /** Seconds from the last heal until every workload held its layout, or undefined: not within convergeSeconds. */
   convergedAfter: number | undefined;
-  /** What was still wrong when the time to converge ran out. */
-  unconverged: string[];
+  /** What was still wrong when the time to converge ran out, each with what an operator would look at and the rule's verdict (unconverged.ts). */
+  unconverged: Unconverged[];
   /** Repair's evictions (pods with its `Rebalanced` Event) and the pods the zone gate said it kept waiting (`ZoneGateWaiting`), seen in the run. */
   repairEvictions: number;
   gateWaits: number;
@@ -89,23 +90,63 @@ function observed(w: World['workloads'][number], o: Observation) {
   };
 }
 
+/** The replica holding the Lease (the primary when neither says so). */
+async function holderOf(world: World) {
+  return (await leads(world.replicas.primary)) || !(await leads(world.replicas.standby)) ? world.replicas.primary : world.replicas.standby;
+}
+
+/** A workload keeping the cluster from its layout, and why (undefined workload: the check itself could not tell). */
+interface Unsettled { workload?: WorkloadName; what: string }
+const lineOf = (u: Unsettled) => u.workload ? `${u.workload.namespace}/${u.workload.name}: ${u.what}` : u.what;
+
 /**
  * What keeps a healed cluster from its layout: a workload short of live pods bound to nodes that
  * exist, or, where repair is opted in, pods off their seats by zonekeeper's own record (those a
  * volume holds excepted: data does not move). Without repair a pod placed during an outage stays.
  */
-async function unsettled(world: World, o: Observation): Promise<string[]> {
-  const out: string[] = [];
+async function unsettled(world: World, o: Observation): Promise<Unsettled[]> {
+  const out: Unsettled[] = [];
   const nodes = new Set(o.nodes.map((n) => n.metadata.name as string));
   for (const w of world.workloads) {
     const { spec, pods } = observed(w, o);
     const bound = pods.filter((p) => nodes.has(p.spec.nodeName)).length;
-    if (bound !== spec?.spec.replicas || pods.length !== spec?.spec.replicas) out.push(`${w.namespace}/${w.name}: ${bound} bound of ${pods.length} pods, ${spec?.spec.replicas} replicas`);
+    if (bound !== spec?.spec.replicas || pods.length !== spec?.spec.replicas) out.push({ workload: w, what: `${bound} bound of ${pods.length} pods, ${spec?.spec.replicas} replicas` });
   }
-  const repaired = new Set(world.workloads.filter((w) => w.repaired).map((w) => `${w.namespace}/${w.kind}/${w.name}`));
-  const holder = (await leads(world.replicas.primary)) ? world.replicas.primary : world.replicas.standby;
-  const health = await (await fetch(`${holder.admin}/debug/health`)).json() as { workloads?: { key: string; offPin: number; causes: Record<string, number>; reason: string }[] };
-  for (const h of health.workloads ?? []) if (repaired.has(h.key) && h.offPin - (h.causes.volume ?? 0) > 0) out.push(`${h.key}: ${h.reason}`);
+  const health = await (await fetch(`${(await holderOf(world)).admin}/debug/health`)).json() as { workloads?: { key: string; offPin: number; causes: Record<string, number>; reason: string }[] };
+  for (const w of world.workloads.filter((x) => x.repaired)) {
+    const h = health.workloads?.find((x) => x.key === `${w.namespace}/${w.kind}/${w.name}`);
+    if (h && h.offPin - (h.causes.volume ?? 0) > 0) out.push({ workload: w, what: h.reason });
+  }
+  return out;
+}
+
+/** For each workload still unsettled, what an operator would look at, read now, and the rule's verdict on it (unconverged.ts). */
+async function explainUnsettled(world: World, left: Unsettled[], healedAt: number, retried: string[]): Promise<Unconverged[]> {
+  const { kube } = world;
+  const holder = await holderOf(world);
+  const nodes = (await kube.list('v1', 'Node')).map((n) => n.metadata.name as string);
+  const byWorkload = new Map<string, { workload: WorkloadName; what: string[] }>();
+  const out: Unconverged[] = left.filter((u) => !u.workload).map((u) => ({ what: u.what, detail: [] }));
+  for (const u of left.filter((x) => x.workload)) {
+    const key = `${u.workload!.namespace}/${u.workload!.kind}/${u.workload!.name}`;
+    byWorkload.set(key, { workload: u.workload!, what: [...byWorkload.get(key)?.what ?? [], u.what] });
+  }
+  for (const [key, { workload: w, what }] of byWorkload) {
+    const [object, sets, pods, events, health] = await Promise.all([
+      kube.get('apps/v1', w.kind, w.namespace, w.name).catch(() => undefined),
+      w.kind === 'Deployment' ? kube.list('apps/v1', 'ReplicaSet', w.namespace) : [],
+      kube.list('v1', 'Pod', w.namespace, `app=${w.name}`),
+      kube.list('v1', 'Event', w.namespace),
+      fetch(`${holder.admin}/debug/health?namespace=${w.namespace}`).then((r) => r.json() as Promise<{ workloads?: { key: string }[] }>)
+        .then((b) => b.workloads?.find((h) => h.key === key) ?? 'no health record for it on the Lease holder')
+        .catch((err: Error) => `health not read from the Lease holder: ${err.message}`),
+    ]);
+    const evidence = {
+      workload: w, object, pods, nodes, health, events: aboutWorkload(events, w), healedAt, now: Date.now(),
+      replicaSets: sets.filter((rs) => (rs.metadata.ownerReferences ?? []).some((r: { uid: string }) => r.uid === object?.metadata.uid)),
+    };
+    out.push({ what: `${w.namespace}/${w.name}: ${what.join('; ')}`, upstream: classify(evidence, retried.includes(`${w.namespace}/${w.name}`)), detail: describeUnsettled(evidence) });
+  }
   return out;
 }
 
@@ -124,9 +165,7 @@ async function retryRefusedCreates(world: World, o: Observation, retried: string
   for (const w of world.workloads.filter((x) => x.kind === 'StatefulSet' && !retried.includes(`${x.namespace}/${x.name}`))) {
     const { spec, pods } = observed(w, o);
     if (!spec || pods.length >= spec.spec.replicas) continue;
-    const refused = (await world.kube.list('v1', 'Event', w.namespace)).some((e) => e.involvedObject?.kind === 'StatefulSet'
-      && e.involvedObject.name === w.name && e.reason === 'FailedCreate' && String(e.message).includes('failed calling webhook "pods.zonekeeper.io"'));
-    if (!refused) continue;
+    if (refusedCreates(await world.kube.list('v1', 'Event', w.namespace), w).length === 0) continue;
     await world.kube.patch('apps/v1', 'StatefulSet', w.namespace, w.name, { metadata: { annotations: { 'chaos.zonekeeper.io/retried-at': String(Date.now()) } } });
     out.push(`${w.namespace}/${w.name}`);
   }
@@ -135,7 +174,7 @@ async function retryRefusedCreates(world: World, o: Observation, retried: string
 
 /** Each pod not bound and why, by kube-scheduler's condition and zonekeeper's explanation: what a run that did not converge waits on. */
 async function pendingReasons(world: World): Promise<string[]> {
-  const holder = (await leads(world.replicas.primary)) ? world.replicas.primary : world.replicas.standby;
+  const holder = await holderOf(world);
   const out: string[] = [];
   for (const ns of [NS, ADMITTED_NS]) {
     for (const p of await world.kube.list('v1', 'Pod', ns)) {
@@ -250,7 +289,7 @@ export async function robustnessRun(o: RunOptions): Promise<RunFigures> {
     const settledBy = Date.now() + 180_000;
     for (let left = ['not observed yet']; left.length > 0; await sleep(2000)) {
       const obs = await observe(kube, handovers, disruptions).catch(() => undefined);
-      left = obs ? await unsettled(world, obs).catch((err: Error) => [err.message]) : ['kube-apiserver not answering'];
+      left = obs ? (await unsettled(world, obs).catch((err: Error) => [{ what: err.message }])).map(lineOf) : ['kube-apiserver not answering'];
       if (left.length > 0 && Date.now() > settledBy) throw new Error(`the workloads did not settle before the walk: ${left.join('; ')}\n${cp.diagnosis()}`);
     }
     await check({ since: Date.now(), settled: true });
@@ -279,11 +318,11 @@ export async function robustnessRun(o: RunOptions): Promise<RunFigures> {
     const healed = Date.now();
     log('healed', {});
     const limit = (o.convergeSeconds ?? 300) * 1000;
+    let left: Unsettled[] = [{ what: 'not observed after the heal' }];
     while (Date.now() - healed < limit) {
       await watchProcesses();
       const obs = await check({ since: healed, settled: false });
-      const left = obs ? await unsettled(world, obs).catch((err: Error) => [err.message]) : ['kube-apiserver not answering'];
-      figures.unconverged = left;
+      left = obs ? await unsettled(world, obs).catch((err: Error) => [{ what: err.message }]) : [{ what: 'kube-apiserver not answering' }];
       if (left.length === 0) {
         figures.convergedAfter = Math.round((Date.now() - healed) / 1000);
         break;
@@ -296,7 +335,12 @@ export async function robustnessRun(o: RunOptions): Promise<RunFigures> {
       }
       await sleep(2000);
     }
-    if (figures.convergedAfter === undefined) for (const line of await pendingReasons(world).catch((err: Error) => [err.message])) log('pending', line);
+    if (figures.convergedAfter === undefined) {
+      for (const line of await pendingReasons(world).catch((err: Error) => [err.message])) log('pending', line);
+      figures.unconverged = await explainUnsettled(world, left, healed, figures.retriedByHand)
+        .catch((err: Error) => left.map((u) => ({ what: lineOf(u), detail: [`not read: ${err.message}`] })));
+      for (const u of figures.unconverged) log('unconverged', u);
+    }
     await check({ since: healed, settled: true });
     log('end', figures);
     return figures;
@@ -311,7 +355,7 @@ export async function robustnessRun(o: RunOptions): Promise<RunFigures> {
 export function printFigures(f: RunFigures): string {
   return [
     `seed ${f.seed} on ${f.version}: ${f.operations} operations, ${f.faults} faults, ${f.checks} promise checks, ${f.violations.length} violations`,
-    `converged ${f.convergedAfter === undefined ? `NOT within the time given (${f.unconverged.join('; ')})` : `${f.convergedAfter}s after the last heal`}`,
+    ...(f.convergedAfter === undefined ? ['converged NOT within the time given', ...printUnconverged(f.unconverged)] : [`converged ${f.convergedAfter}s after the last heal`]),
     `StatefulSets retried by hand after an admission outage (kube-controller-manager's backoff, kubernetes#132805): ${f.retriedByHand.join(', ') || 'none'}`,
     `repair evictions ${f.repairEvictions}; pods the zone gate kept waiting (ZoneGateWaiting) ${f.gateWaits}; autoscaler: ${f.autoscaler}`,
     `zonekeeper's largest resident memory ${f.maxRssMiB} MiB (limit ${RSS_LIMIT_MIB}); processes that ended by themselves: ${f.selfExits.length === 0 ? 'none' : f.selfExits.join(', ')}`,
@@ -319,9 +363,14 @@ export function printFigures(f: RunFigures): string {
   ].join('\n');
 }
 
-/** The run's verdict: violations, a crash, memory past its limit, or no convergence. */
+/**
+ * The run's verdict: violations (a crash among them), memory past its limit, or no convergence,
+ * unless every workload left unsettled is one the run's evidence attributes to a named upstream
+ * behaviour (classify in unconverged.ts), which is printed instead.
+ */
 export function failed(f: RunFigures): boolean {
-  return f.violations.length > 0 || f.convergedAfter === undefined || f.maxRssMiB > RSS_LIMIT_MIB;
+  const unexplained = f.convergedAfter === undefined && (f.unconverged.length === 0 || f.unconverged.some((u) => !u.upstream));
+  return f.violations.length > 0 || unexplained || f.maxRssMiB > RSS_LIMIT_MIB;
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
