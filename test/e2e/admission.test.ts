@@ -111,6 +111,21 @@ for (const k of kubeVersions()) describe(`[${k.version}] admission: the zone wri
     }
   });
 
+  it("the managed overlay's ServiceAccount writes that WorkloadSpread's status (workloadSpread.writeStatus): its subsets counted, no write refused", async () => {
+    const writes = async (result: string) => {
+      const text = await (await fetch(`${cp.zonekeeper!.admin}/metrics`)).text();
+      return Number(text.split('\n').find((l) => l.startsWith('zonekeeper_actuator_writes_total{') && l.includes('action="workloadspread-status"') && l.includes(`result="${result}"`))?.split(' ').pop() ?? 0);
+    };
+    const status = await eventually('the status of WorkloadSpread arch, written for its generation', async () => {
+      const ws = await kube.get('apps.kruise.io/v1alpha1', 'WorkloadSpread', NS, 'arch');
+      return ws.status?.observedGeneration === ws.metadata.generation && ws.status;
+    }, 60_000, 500);
+    const subsets = Object.fromEntries(status.subsetStatuses.map((x: Obj) => [x.name, [x.replicas, x.missingReplicas]]));
+    assert.deepEqual(subsets, { x86: [2, 0], arm: [1, -1] });
+    assert.ok(await writes('ok') >= 1);
+    assert.equal(await writes('error'), 0, 'no status write refused (403 before the managed overlay granted workloadspreads/status)');
+  });
+
   it('a Deployment with instance IDs: each pod takes a unique ID in [0, 6) at creation and lands in its zone', async () => {
     await kube.create(deployment('ids', 6, { 'zonekeeper.io/instance-ids': 'true' }));
     await assertIdsOnList(kube, NS, 'ids', await bound('ids', 6), 6);
