@@ -44,7 +44,7 @@ function nextCondition(old: SubsetCondition | undefined, status: 'True' | 'False
 }
 
 /** The pods the target workload holds, its replicas and the key its reservations are kept under; none while it is not cached. */
-function targetPods(ws: SlimWorkloadSpread, snapshot: Snapshot, settings: PlacementSettings, lists: ZoneListDeps) {
+export function targetPods(ws: SlimWorkloadSpread, snapshot: Snapshot, settings: PlacementSettings, lists: ZoneListDeps) {
   const kind = workloadKindSpec(ws.targetRef.kind)?.kind as WorkloadKind | undefined;
   if (!kind) return { pods: [] as readonly SlimPod[], replicas: 0, key: undefined };
   const target = snapshot.workload(kind, ws.namespace, ws.targetRef.name);
