@@ -11,6 +11,7 @@ import { NO_PENDING_FREEZES } from './placement/fleet.js';
 import { fleetHealth, type WorkloadHealth } from './placement/health.js';
 import { chooseSource, clusterWatch } from './sourceChoice.js';
 import { auditPolicy, auditPolicyText } from './auditPolicy.js';
+import { subsetPatchShortfalls, subsetPatchShortfallText } from './auditSubsetPatches.js';
 import { sleepOn, systemClock } from './common/clock.js';
 
 export const AUDIT_USAGE = `zonekeeper audit: which workloads fill fewer zones than they should (read-only)
@@ -32,7 +33,9 @@ Usage:
 Every StatefulSet and every workload with zonekeeper's annotations (or a WorkloadSpread) is
 judged, whether or not zonekeeper is installed. Against a cluster, it says too whether the API
 server serves MutatingAdmissionPolicies (Kubernetes 1.36+, the policy transport) and which
-namespaces hold a seat table, with how many StatefulSets each covers. Exit status: 0 none at
+namespaces hold a seat table, with how many StatefulSets each covers. Pods the zone gate decided
+after their creation that lack part of their WorkloadSpread subset's patch are listed under it.
+Exit status: 0 none at
 risk, 1 some at risk, 2 error: also when there is no workload to judge, or the file holds items
 that are not Kubernetes objects (no kind or no metadata.name).
 `;
@@ -146,9 +149,13 @@ export async function runAudit(argv: string[]): Promise<{ output: string; code: 
     const atRisk = health.filter((h) => h.atRisk).length;
     // A cluster's policy transport (a file holds no discovery): under the table, or `policy` in JSON.
     const policy = api ? await auditPolicy(api, config.policy.configMapName, values.namespace) : undefined;
+    // Pods the gate decided after their creation, without part of their subset's patch: listed, not at risk.
+    const patches = subsetPatchShortfalls(source.snapshot, state.settings, values.namespace);
+    const extra = { ...(policy ? { policy } : {}), ...(patches.length > 0 ? { subsetPatchesNotApplied: patches } : {}) };
     const output = values.output === 'json'
-      ? JSON.stringify({ source: source.describe(), atRisk, workloads: health, ...(policy ? { policy } : {}) }, null, 2)
-      : auditTable(health) + (policy ? `\n\n${auditPolicyText(policy, config.policy.configMapName)}` : '');
+      ? JSON.stringify({ source: source.describe(), atRisk, workloads: health, ...extra }, null, 2)
+      : auditTable(health) + (policy ? `\n\n${auditPolicyText(policy, config.policy.configMapName)}` : '')
+        + (patches.length > 0 ? `\n\n${subsetPatchShortfallText(patches)}` : '');
     return { output, code: atRisk > 0 ? 1 : 0 };
   } finally {
     await source.stop();

@@ -19,6 +19,8 @@ export const ANNOTATION = {
   instanceId: 'zonekeeper.io/instance-id',
   instanceCount: 'zonekeeper.io/instance-count',
   kruiseMatched: 'apps.kruise.io/matched-workloadspread',
+  /** On a pod the zone gate decided after its creation: the fields of its subset's `patch` it could not write. */
+  subsetPatchNotApplied: 'zonekeeper.io/subset-patch-not-applied',
   /** A WorkloadSpread's "true": Kruise does not copy its subsets' patch metadata onto the pods it adopts. */
   kruiseIgnorePatchExisting: 'workloadspread.kruise.io/ignore-patch-existing-pods-metadata',
   /** A ReplicaSet's sequence number among its Deployment's pod templates: the highest is the current one. */

@@ -161,6 +161,7 @@ export function slimPod(o: Raw, share = intern): SlimPod {
     ...(!o.spec?.nodeName && conditions.some((c) => c?.type === 'PodScheduled' && c?.status === 'False' && c?.reason === 'Unschedulable')
       ? { unschedulable: true } : {}),
     ...(meta.labels?.[DECIDED_BY_LABEL] === 'policy' ? { decidedByPolicy: true, ...tableGeneration(meta.labels[SEAT_TABLE_LABEL]) } : {}),
+    ...(typeof meta.annotations?.[ANNOTATION.subsetPatchNotApplied] === 'string' ? { subsetPatchNotApplied: share(meta.annotations[ANNOTATION.subsetPatchNotApplied]) } : {}),
   };
 }
 

@@ -87,6 +87,8 @@ export interface SlimPod {
   decidedByPolicy?: boolean;
   /** For such a pod: the generation of the table it was decided from (label zonekeeper.io/seat-table); undefined: none written. */
   seatTableGeneration?: number;
+  /** zonekeeper.io/subset-patch-not-applied: the fields of its subset's patch the gate could not write (zonekeeper audit). */
+  subsetPatchNotApplied?: string;
   /** For a gated pod only: what the gate's patch is conditional on, and the other gates it keeps. */
   gate?: { resourceVersion: string; otherGates: readonly string[] };
   /** Its node selector and required node affinity; undefined when it sets neither. Shared between equal pods. */

@@ -2,13 +2,15 @@ import { statusMessage, type ApiClient } from '../cluster/apiClient.js';
 import { ZONE_GATE } from '../cluster/annotations.js';
 import { objectPath, POD_KIND } from '../cluster/kinds.js';
 import type { SlimPod } from '../cluster/objects.js';
-import { gatePatch, unwritable, type GateDecision } from '../placement/zoneGate.js';
+import { gateWrite } from '../placement/gatedSubsetPatch.js';
+import { unwritable, type GateDecision } from '../placement/zoneGate.js';
 
 // The one write of the zone gate (docs/design.md#the-zone-gate): the decision written into the
 // pod's spec and the gate lifted in one merge patch carrying the resourceVersion it was made from.
 
 export type LiftResult =
-  | { result: 'lifted'; unwritable?: string }
+  /** `patchNotApplied`: the fields of a subset's `patch` the stored pod could not take. */
+  | { result: 'lifted'; unwritable?: string; patchNotApplied?: string }
   /** Gone, replaced (another UID), or no longer gated: nothing to do. */
   | { result: 'gone' | 'not-gated' }
   /** Changed since it was read (another writer, a hand-over): decide again from the cache. */
@@ -45,10 +47,11 @@ export async function liftGate(
 
 /** One PATCH of `decision` into `raw` (as read), conditional on its resourceVersion. */
 async function write(api: ApiClient, path: string, raw: any, decision: Exclude<GateDecision, { kind: 'wait' }>, timeoutMs: number): Promise<LiftResult> {
-  const body = JSON.stringify(gatePatch(raw, decision));
+  const { patch, patchNotApplied } = gateWrite(raw, decision);
+  const body = JSON.stringify(patch);
   const res = await api.request('PATCH', path, { body, contentType: 'application/merge-patch+json', timeoutMs });
   if (res.status === 409) return { result: 'conflict' };
   if (res.status === 404) return { result: 'gone' };
   if (res.status !== 200) throw new GateWriteError(`PATCH ${path}: ${res.status} ${statusMessage(res.body)}`);
-  return { result: 'lifted', unwritable: unwritable(raw, decision) };
+  return { result: 'lifted', unwritable: unwritable(raw, decision), ...(patchNotApplied ? { patchNotApplied } : {}) };
 }

@@ -116,9 +116,7 @@ export function repairController(
       evicted.set(key, { uid: step.pod.uid, name: step.pod.name });
       metrics.rebalanceEvictions.inc({ result: 'evicted' });
       note({ workload: key, decision: 'evicted', pod: step.pod.name, message: what });
-      const topologyKey = model.zones().topologyKey;
-      const stableFor = Object.fromEntries(Object.keys(h.perZone).map((z) => [z, Math.round((clock.now() - zones.stableSince(topologyKey, z)) / 1000)]));
-      log.info({ workload: key, pod: step.pod.name, from: step.from, to: step.to, stableForSeconds: stableFor }, 'evicted a pod off its zone');
+      log.info({ workload: key, pod: step.pod.name, from: step.from, to: step.to, stableForSeconds: step.stableFor }, `evicted a pod off its ${h.domain}`);
       events.record(w, 'Normal', 'Rebalanced', `evicted ${what}`);
       events.record(step.pod, 'Normal', 'Rebalanced', `evicted by zonekeeper for ${key}: ${step.why}`);
     } else if (res.status === 404) {

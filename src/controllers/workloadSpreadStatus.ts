@@ -17,7 +17,10 @@ export interface StatusOptions {
   intervalSeconds: number;
   /** Admission applies subsets' patches (docs/design.md#admission): nothing to warn about. */
   patchesApplied: boolean;
-  /** Adaptive: at most this many unscheduled pods deleted (evicted) per minute; with dryRun none, an Event says which. */
+  /**
+   * Adaptive: at most this many unscheduled pods deleted (evicted) per minute. With dryRun none, and no
+   * subset is marked Schedulable False (placement would skip it): an Event, a log line and a metric say which.
+   */
   rescheduleEvictionsPerMinute: number;
   rescheduleDryRun: boolean;
   /** The zone disruption budget, judged before each eviction. */
@@ -96,7 +99,7 @@ export function workloadSpreadStatusController(
         `subsets ${[...ws.patches.keys()].join(', ')} have a patch: zonekeeper applies subset patches only at admission (admission.listen), which is off`);
     }
     const seen = written.has(key) && writtenConditions.has(key) ? { ...ws, schedulable: writtenConditions.get(key)! } : ws;
-    const pass = workloadSpreadStatus(seen, snapshot, settings, reservations, clock.now(), lists);
+    const pass = workloadSpreadStatus(seen, snapshot, settings, reservations, clock.now(), lists, !opts.rescheduleDryRun);
     const { status } = pass;
     const digest = statusDigest(status.observedGeneration, status.subsetStatuses);
     if (digest === ws.statusDigest) {
@@ -117,14 +120,14 @@ export function workloadSpreadStatusController(
   /**
    * Kruise's cleanupUnscheduledPods: the unscheduled pods of a subset the cache shows marked
    * unschedulable (the mark is durable first, so that every replica's admission skips the subset
-   * for their replacements), within the budget, never one its bound volume holds. How long to
-   * wait before the rest, if some are left.
+   * for their replacements), within the budget, never one its bound volume holds. In a dry run
+   * nothing is marked: each pod is announced once. How long to wait before the rest, if some are left.
    */
   async function reschedule(ws: SlimWorkloadSpread, pass: SpreadStatusPass): Promise<number | undefined> {
     let waitMs: number | undefined;
     for (const { subset, pod, heldByVolume } of pass.unscheduled) {
       if (rescheduled.has(pod.uid) || heldByVolume) continue;
-      if (ws.schedulable.get(subset)?.status !== 'False') {
+      if (!opts.rescheduleDryRun && ws.schedulable.get(subset)?.status !== 'False') {
         waitMs = GATHER_MS;
         continue;
       }
@@ -133,7 +136,9 @@ export function workloadSpreadStatusController(
       if (opts.rescheduleDryRun) {
         rescheduled.add(pod.uid);
         metrics.actuatorWrites.inc({ action: 'workloadspread-reschedule', result: 'would-delete' });
-        events.record(pod, 'Normal', 'RescheduleWouldDelete', `workloadSpread.rescheduleDryRun: ${what}; would delete it so that its replacement goes to the next subset`);
+        log.info({ workloadSpread: `${ws.namespace}/${ws.name}`, subset, pod: pod.name }, 'Adaptive WorkloadSpread, dry run: would mark the subset unschedulable and delete a pod not scheduled in time');
+        events.record(pod, 'Normal', 'RescheduleWouldDelete',
+          `workloadSpread.rescheduleDryRun: ${what}; would mark the subset Schedulable False and delete the pod so that its replacement goes to the next subset`);
         continue;
       }
       if (!budget.take()) return 60_000 / Math.max(1, opts.rescheduleEvictionsPerMinute);

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { liftGate, type LiftResult } from './podGate.js';
 import type { EventRecorder } from '../actuator/events.js';
 import { evictPod, perMinuteBudget, type EvictionGate } from './eviction.js';
+import { ANNOTATION } from '../cluster/annotations.js';
 import type { ApiClient } from '../cluster/apiClient.js';
 import type { SlimNode, SlimPod } from '../cluster/objects.js';
 import type { SnapshotSource } from '../cluster/source.js';
@@ -30,7 +31,7 @@ export interface GateKeeperDeps {
   /** A pod given `fb` was deleted for not being scheduled in time: its successor skips what it was given. */
   skipForSuccessor(fb: GateFallback): void;
   events: Pick<EventRecorder, 'record'>;
-  /** zonekeeper owns WorkloadSpreads (no OpenKruise): a subset's patch this keeper cannot apply is reported. */
+  /** zonekeeper owns WorkloadSpreads (no OpenKruise): the keeper writes what a stored pod takes of a subset's patch, and reports the rest. */
   subsetPatchesOwned?: boolean;
   /** The zone disruption budget, judged before an adaptive fallback's eviction. */
   evictionGate?: EvictionGate;
@@ -69,6 +70,8 @@ export function zoneGateKeeper(deps: GateKeeperDeps) {
   /** Pods lifted under an adaptive fallback, until they bind: deleted if they do not in time. */
   const placed = new Map<string, { pod: Pick<SlimPod, 'namespace' | 'name'>; fallback: GateFallback; at: number }>();
   const budget = perMinuteBudget(opts.fallbackEvictionsPerMinute, clock.now);
+  /** WorkloadSpread generations and subsets already told that part of a patch was not applied. */
+  const toldSpreads = new Set<string>();
   const queueOpts = {
     resyncMs: opts.intervalSeconds * 1000, ready: source.ready, clock, retryBaseMs: 200, retryMaxMs: opts.intervalSeconds * 1000,
     onError: (key: string, err: Error) => log.error({ pod: key, err: err.message }, 'zone gate: deciding a pod failed'),
@@ -149,7 +152,8 @@ export function zoneGateKeeper(deps: GateKeeperDeps) {
     lifted.set(uid, true);
     let r: LiftResult;
     try {
-      r = await liftGate(api, cached, d);
+      // With OpenKruise its webhook owns patches: the keeper writes none.
+      r = await liftGate(api, cached, d.kind === 'subset' && !deps.subsetPatchesOwned ? { ...d, patch: undefined } : d);
     } catch (err) {
       lifted.delete(uid);
       metrics.actuatorWrites.inc({ action: 'lift-zone-gate', result: 'error' });
@@ -175,10 +179,25 @@ export function zoneGateKeeper(deps: GateKeeperDeps) {
     if (liftedSince++ === 0) stopReport = clock.after(1000, reportLifted);
     log.debug({ pod: `${cached.namespace}/${cached.name}`, decision: d.kind, zone: d.kind === 'zone' ? d.zone : undefined, subset: d.kind === 'subset' ? d.subset : undefined }, 'zone gate lifted');
     if (d.kind === 'as-is') events.record(cached, 'Normal', 'ZoneGateLifted', `zonekeeper lifted the gate without a zone: ${d.why}`);
-    if (d.kind === 'subset' && d.patch && deps.subsetPatchesOwned) {
-      events.record(cached, 'Warning', 'SubsetPatchNotApplied', `WorkloadSpread ${d.workloadSpread} subset ${d.subset}: its patch was not applied (only admission can, at creation; this pod was gated then)`);
-    }
+    if (d.kind === 'subset' && r.patchNotApplied) patchNotApplied(cached, d.workloadSpread, d.subset, r.patchNotApplied);
     if (r.unwritable) events.record(cached, 'Warning', 'ZoneGateLifted', `zonekeeper lifted the gate but could not write ${d.kind === 'zone' ? d.zone : 'the zone'}: ${r.unwritable}`);
+  }
+
+  /**
+   * Part of a subset's patch a gated pod could not take (docs/design.md#the-zone-gate): said on the
+   * pod, and once per generation of its WorkloadSpread on the WorkloadSpread.
+   */
+  function patchNotApplied(pod: SlimPod, workloadSpread: string, subset: string, fields: string): void {
+    events.record(pod, 'Warning', 'SubsetPatchNotApplied', `WorkloadSpread ${workloadSpread} subset ${subset}: decided by the zone gate after the pod's `
+    + `creation, so only what a stored pod takes was written (labels, annotations, images, tolerations and node selector keys added, node affinity); not applied: ${fields}`);
+    for (const ws of source.snapshot.workloadSpreads(pod.namespace)) {
+      const key = `${ws.uid}/${ws.generation}/${subset}`;
+      if (ws.name !== workloadSpread || toldSpreads.has(key)) continue;
+      if (toldSpreads.size >= 10_000) toldSpreads.clear();
+      toldSpreads.add(key);
+      events.record(ws, 'Warning', 'SubsetPatchNotApplied', `subset ${subset}: pods decided by the zone gate after their creation do not get ${fields} of its patch `
+      + `(only admission applies all of it); they carry the annotation ${ANNOTATION.subsetPatchNotApplied}, and zonekeeper audit lists them`);
+    }
   }
 
   /** One line of log a second while gates are lifted; each pod's lift is at debug. */

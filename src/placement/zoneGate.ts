@@ -25,7 +25,7 @@ export type GateDecision =
   | {
     kind: 'subset'; workloadSpread: string; subset: string; term: NodeSelectorTerm | undefined;
     preferred: readonly { weight: number; preference: NodeSelectorTerm }[]; tolerations: readonly Toleration[]; why: string; fallback?: GateFallback;
-    /** The subset's `patch`: only admission can apply it (a stored pod's resources do not change). */
+    /** The subset's `patch`: admission applies all of it; the gate what a stored pod takes (gatedSubsetPatch.ts). */
     patch?: Readonly<Record<string, unknown>>;
   }
   /** Lift the gate, spec unchanged: no policy covers the pod, or its volumes decide alone. */

@@ -2,6 +2,7 @@
 // webhook over TLS for every pod CREATE in a labelled namespace; no pod template carries a gate.
 // The default scheduler alone places the pods, from what admission wrote into them.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import net, { type AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
@@ -109,6 +110,51 @@ for (const k of kubeVersions()) describe(`[${k.version}] admission: the zone wri
       assert.equal(p.spec.containers[0].resources.limits.cpu, subset === 'x86' ? '500m' : '300m', p.metadata.name);
       assert.equal(p.spec.containers[0].resources.requests.cpu, '10m', 'the template\'s own requests stay');
     }
+  });
+
+  it("the managed overlay's ServiceAccount writes that WorkloadSpread's status (workloadSpread.writeStatus): its subsets counted, no write refused", async () => {
+    const writes = async (result: string) => {
+      const text = await (await fetch(`${cp.zonekeeper!.admin}/metrics`)).text();
+      return Number(text.split('\n').find((l) => l.startsWith('zonekeeper_actuator_writes_total{') && l.includes('action="workloadspread-status"') && l.includes(`result="${result}"`))?.split(' ').pop() ?? 0);
+    };
+    const status = await eventually('the status of WorkloadSpread arch, written for its generation', async () => {
+      const ws = await kube.get('apps.kruise.io/v1alpha1', 'WorkloadSpread', NS, 'arch');
+      return ws.status?.observedGeneration === ws.metadata.generation && ws.status;
+    }, 60_000, 500);
+    const subsets = Object.fromEntries(status.subsetStatuses.map((x: Obj) => [x.name, [x.replicas, x.missingReplicas]]));
+    assert.deepEqual(subsets, { x86: [2, 0], arm: [1, -1] });
+    assert.ok(await writes('ok') >= 1);
+    assert.equal(await writes('error'), 0, 'no status write refused (403 before the managed overlay granted workloadspreads/status)');
+  });
+
+  it("a pod the gate decides after its creation (its namespace has no admission): its subset patch's labels and image written, its resources named on the pod, in Events and by zonekeeper audit", async () => {
+    const patch = { metadata: { labels: { 'resource.cpu/arch': 'x86' } }, spec: { containers: [{ name: 'c', image: 'busybox:1.36', resources: { limits: { cpu: '500m' } } }] } };
+    await kube.create({
+      apiVersion: 'apps.kruise.io/v1alpha1', kind: 'WorkloadSpread', metadata: { name: 'gated-arch', namespace: OTHER },
+      spec: { targetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'gated-arch' },
+        subsets: [{ name: 'x86', requiredNodeSelectorTerm: { matchExpressions: [{ key: ZONE, operator: 'In', values: ['zone-a'] }] }, patch }] },
+    });
+    await watchingEveryWorkloadSpread(cp.zonekeeper!.admin);
+    const d = deployment('gated-arch', 2, {});
+    d.metadata.namespace = OTHER;
+    d.spec.template.spec.schedulingGates = [{ name: 'zonekeeper.io/zone' }];
+    await kube.create(d);
+    const placed = await kube.bound(OTHER, 'app=gated-arch', 2, zones, 90_000);
+    assert.equal(zoneCounts(placed.values()), 'zone-a=2');
+    for (const p of await kube.podsOf(OTHER, 'app=gated-arch')) {
+      assert.equal(p.metadata.labels['resource.cpu/arch'], 'x86', p.metadata.name);
+      assert.equal(p.spec.containers[0].image, 'busybox:1.36', 'an image is one of the fields a stored pod takes');
+      assert.deepEqual(p.spec.containers[0].resources, { requests: { cpu: '10m' } }, 'a stored pod\'s resources do not change');
+      assert.equal(p.metadata.annotations['zonekeeper.io/subset-patch-not-applied'], 'spec.containers[c].resources', p.metadata.name);
+    }
+    const warned = (kind: string) => eventually(`a SubsetPatchNotApplied Warning on a ${kind}`, async () =>
+      (await kube.list('v1', 'Event', OTHER)).find((e) => e.involvedObject?.kind === kind && e.reason === 'SubsetPatchNotApplied' && e.type === 'Warning'), 30_000);
+    assert.match((await warned('Pod')).message, /not applied: spec\.containers\[c\]\.resources$/);
+    assert.match((await warned('WorkloadSpread')).message, /^subset x86: pods decided by the zone gate after their creation do not get spec\.containers\[c\]\.resources/);
+    const audit = spawnSync(process.execPath, [new URL('../../dist/cli.js', import.meta.url).pathname, 'audit', '--kubeconfig', cp.kubeconfig, '-n', OTHER],
+      { encoding: 'utf8', timeout: 120_000 });
+    assert.notEqual(audit.status, 2, audit.stderr);
+    assert.match(audit.stdout, /\n {2}elsewhere\/gated-arch subset x86: 2 pods \(gated-arch-[^,]+, …\) without spec\.containers\[c\]\.resources$/m);
   });
 
   it('a Deployment with instance IDs: each pod takes a unique ID in [0, 6) at creation and lands in its zone', async () => {

@@ -24,7 +24,6 @@ const MATCHED = 'apps.kruise.io/matched-workloadspread';
 const COST = 'controller.kubernetes.io/pod-deletion-cost';
 const RECOVERY_SECONDS = 20;
 const OVERLAY = new URL('../../manifests/overlays/managed', import.meta.url).pathname;
-const STATUS_RBAC = new URL('../../manifests/overlays/standalone/rbac-workloadspread-status.yaml', import.meta.url);
 const RBAC_KINDS = new Set(['Namespace', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding']);
 
 const zoneSubset = (name: string, zone: string, maxReplicas: number | null): Obj => ({
@@ -56,9 +55,8 @@ for (const k of kubeVersions()) describe(`[${k.version}] OpenKruise's WorkloadSp
     };
     await cp.up([{ name: 'default-scheduler', extender: false }], config);
     kube = new Kube(cp.api);
-    // zonekeeper as the managed overlay's ServiceAccount with that overlay's RBAC, and the standalone one's for WorkloadSpread status.
-    const rbac = [...parseAllDocuments(cp.kubectl(['kustomize', OVERLAY])), ...parseAllDocuments(readFileSync(STATUS_RBAC, 'utf8'))]
-      .map((d) => d.toJS()).filter((o) => o && RBAC_KINDS.has(o.kind));
+    // zonekeeper as the managed overlay's ServiceAccount with that overlay's RBAC (WorkloadSpread status included).
+    const rbac = parseAllDocuments(cp.kubectl(['kustomize', OVERLAY])).map((d) => d.toJS()).filter((o) => o && RBAC_KINDS.has(o.kind));
     await cp.restartZonekeeperAs(rbac, config);
     // Kruise's cluster: worker 0 in zone-a, workers 1 and 2 in zone-b.
     await kube.addNode('worker-0', 'zone-a');

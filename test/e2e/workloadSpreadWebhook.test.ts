@@ -18,7 +18,6 @@ const GATED = 'workloadspread-gated';
 const ZONE_GATE = 'zonekeeper.io/zone';
 const SECRET = 'zonekeeper-system/zonekeeper-webhook-tls';
 const OVERLAY = new URL('../../manifests/overlays/managed', import.meta.url).pathname;
-const STATUS_RBAC = new URL('../../manifests/overlays/standalone/rbac-workloadspread-status.yaml', import.meta.url);
 const RBAC_KINDS = new Set(['Namespace', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding']);
 const WS_API = 'apps.kruise.io/v1alpha1';
 const MATCHED = 'apps.kruise.io/matched-workloadspread';
@@ -67,9 +66,8 @@ for (const k of kubeVersions()) describe(`[${k.version}] OpenKruise's WorkloadSp
     };
     await cp.up([{ name: 'default-scheduler', extender: false }], config);
     kube = new Kube(cp.api);
-    // The managed overlay's RBAC, and the standalone overlay's for WorkloadSpread status (its comment: add it without OpenKruise).
-    const rbac = [...parseAllDocuments(cp.kubectl(['kustomize', OVERLAY])), ...parseAllDocuments(readFileSync(STATUS_RBAC, 'utf8'))]
-      .map((d) => d.toJS()).filter((o) => RBAC_KINDS.has(o.kind));
+    // The managed overlay's RBAC, WorkloadSpread status included.
+    const rbac = parseAllDocuments(cp.kubectl(['kustomize', OVERLAY])).map((d) => d.toJS()).filter((o) => RBAC_KINDS.has(o.kind));
     await cp.restartZonekeeperAs(rbac, config);
     for (const [zone, names] of Object.entries(NODES)) for (const n of names) await kube.addNode(n, zone);
     await kube.create(parseAllDocuments(readFileSync(new URL('../../manifests/workloadspread-crd/50-workloadspread-crd.yaml', import.meta.url), 'utf8'))[0]!.toJS());

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { stringify } from 'yaml';
-import { nodes, statefulSet, stsPod, type Raw } from '../support/builders.js';
+import { deployment, nodes, rsPod, statefulSet, stsPod, workloadSpread, zoneSubset, type Raw } from '../support/builders.js';
 
 const cli = new URL('../../dist/cli.js', import.meta.url).pathname;
 const ZONES = ['zone-a', 'zone-b', 'zone-c'];
@@ -70,6 +70,20 @@ describe('zonekeeper audit on a kubectl get -o yaml or -o json file', () => {
     const short = audit('--snapshot', join(dir, 'short.json'));
     assert.equal(short.status, 2, short.stdout);
     assert.match(short.stderr, /short\.json: not valid JSON/);
+  });
+
+  it("lists pods the zone gate decided without part of their subset's patch, by WorkloadSpread and subset; -o json gives them too", () => {
+    const matched = (suffix: string, fields?: string) => rsPod('web', suffix, { namespace: 'shop', nodeName: 'node-a-1', annotations: {
+      'apps.kruise.io/matched-workloadspread': JSON.stringify({ name: 'arch', subset: 'x86' }), ...(fields ? { 'zonekeeper.io/subset-patch-not-applied': fields } : {}) } });
+    const objects = [...cluster, ...deployment('web', 3).map((o) => ({ ...o, metadata: { ...o.metadata, namespace: 'shop' } })),
+      { ...workloadSpread('arch', { kind: 'Deployment', name: 'web' }, [zoneSubset('x86', 'zone-a')]), metadata: { name: 'arch', namespace: 'shop', uid: 'ws-arch' } },
+      matched('b', 'spec.containers[c].resources'), matched('a', 'spec.containers[c].resources'), matched('c')];
+    const out = audit('--snapshot', snapshotFile(objects));
+    assert.equal(out.status, 1, out.stderr);
+    assert.match(out.stdout, /\n\nSubset patches not applied in full \(pods the zone gate decided after their creation; annotation zonekeeper\.io\/subset-patch-not-applied\):\n {2}shop\/arch subset x86: 2 pods \(web-rs-a, …\) without spec\.containers\[c\]\.resources\n?$/);
+    const json = JSON.parse(audit('--snapshot', snapshotFile(objects), '-o', 'json').stdout);
+    assert.deepEqual(json.subsetPatchesNotApplied, [{ namespace: 'shop', workloadSpread: 'arch', subset: 'x86', notApplied: 'spec.containers[c].resources', pods: 2, example: 'web-rs-a' }]);
+    assert.equal(JSON.parse(audit('--snapshot', snapshotFile(cluster), '-o', 'json').stdout).subsetPatchesNotApplied, undefined, 'none: the key is left out');
   });
 
   it('a file that is not what it claims is an error, never "nothing at risk": empty, not a List, what a failed kubectl left, a directory', () => {

@@ -114,6 +114,22 @@ describe('the Helm chart', { skip }, () => {
     });
   }
 
+  it('every mode that can write WorkloadSpread status grants workloadspreads/status to zonekeeper\'s ServiceAccount, in the chart as in the overlay', { skip: kustomize ? false : 'kubectl cannot build the overlays' }, () => {
+    // Standalone sets --workloadspread-status; managed is told to add it without OpenKruise (its kustomization's comment).
+    const writesStatus = (overlay: string) => !['openkruise', 'gate-only'].includes(overlay);
+    const grants = (all: Obj[]) => {
+      const roles = new Set(all.filter((o) => o.kind === 'ClusterRole' && o.rules.some((r: Obj) => r.apiGroups?.includes('apps.kruise.io')
+        && r.resources?.includes('workloadspreads/status') && r.verbs.includes('patch'))).map((o) => o.metadata.name));
+      return all.some((o) => o.kind === 'ClusterRoleBinding' && roles.has(o.roleRef.name)
+        && o.subjects.some((x: Obj) => x.kind === 'ServiceAccount' && x.name === 'zonekeeper' && x.namespace === 'zonekeeper-system'));
+    };
+    for (const mode of CHART_MODES) {
+      const name = [mode.overlay, ...(mode.components ?? [])].join(' + ');
+      assert.equal(grants(objects(renderChart(helm, mode.values))), writesStatus(mode.overlay), `chart: ${name}`);
+      assert.equal(grants(overlayObjects(mode.overlay, mode.components)), writesStatus(mode.overlay), `overlay: ${name}`);
+    }
+  });
+
   it('every object carries Helm\'s labels, and the chart follows another namespace everywhere a namespace is named', () => {
     const all = ['workloadSpread.standalone=true', 'admission.enabled=true', 'picker.enabled=true', 'monitoring.enabled=true', 'deletionCosts.enabled=true'];
     const rendered = renderChart(helm, all, 'zk-elsewhere', 'zk');

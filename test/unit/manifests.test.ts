@@ -11,7 +11,7 @@ type Raw = Record<string, any>;
 const root = new URL('../../', import.meta.url);
 const read = (p: string) => readFileSync(new URL(p, root), 'utf8');
 // The objects of every kustomization (base, CRD, examples), as the overlays put them together.
-const files = ['base', 'workloadspread-crd', 'examples'].flatMap((dir) => readdirSync(new URL(`manifests/${dir}/`, root))
+const files = ['base', 'workloadspread-crd', 'workloadspread-status', 'examples'].flatMap((dir) => readdirSync(new URL(`manifests/${dir}/`, root))
   .filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml').sort().map((f) => `${dir}/${f}`));
 const objects: Raw[] = files.flatMap((f) => parseAllDocuments(read(`manifests/${f}`)).map((d) => {
   assert.equal(d.errors.length, 0, `${f}: ${d.errors[0]?.message}`);
@@ -33,17 +33,17 @@ const flag = (args: string[], name: string) => { const i = args.indexOf(name); r
 
 describe('manifests', () => {
   it('each kustomization lists exactly the files beside it; each overlay builds on the base', () => {
-    for (const dir of ['base', 'workloadspread-crd']) {
+    for (const dir of ['base', 'workloadspread-crd', 'workloadspread-status']) {
       const k = parse(read(`manifests/${dir}/kustomization.yaml`));
       const beside = readdirSync(new URL(`manifests/${dir}/`, root)).filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml').sort();
       assert.deepEqual([...k.resources].sort(), beside, dir);
     }
     const overlay = (name: string) => parse(read(`manifests/overlays/${name}/kustomization.yaml`));
     const standalone = overlay('standalone');
-    assert.deepEqual(standalone.resources, ['../../base', '../../workloadspread-crd', 'rbac-workloadspread-status.yaml']);
+    assert.deepEqual(standalone.resources, ['../../base', '../../workloadspread-crd', '../../workloadspread-status']);
     // Standalone: no Kruise controller writes WorkloadSpread status, so the leader does, with a grant for it.
     assert.match(standalone.patches[0].patch, /containers\/1\/args\/-[\s\S]*--workloadspread-status/);
-    const grant = parse(read('manifests/overlays/standalone/rbac-workloadspread-status.yaml').split(/^---$/m)[0]!);
+    const grant = find('ClusterRole', 'zonekeeper-workloadspread-status')!;
     assert.deepEqual(grant.rules, [{ apiGroups: ['apps.kruise.io'], resources: ['workloadspreads/status'], verbs: ['get', 'patch'] }]);
     assert.deepEqual(overlay('openkruise').resources, ['../../base'], 'with OpenKruise, its own CRD stays');
     const costs = overlay('deletion-costs');
@@ -69,7 +69,8 @@ describe('manifests', () => {
 
   it('the managed overlay: admission on top of gate-only, its flags, Service, webhook, Secret and RBAC naming the same things', () => {
     const k = parse(read('manifests/overlays/managed/kustomization.yaml'));
-    assert.deepEqual(k.resources, ['../gate-only', 'admission.yaml']);
+    // The grant for WorkloadSpread status too: without OpenKruise, adding --workloadspread-status is enough.
+    assert.deepEqual(k.resources, ['../gate-only', 'admission.yaml', '../../workloadspread-status']);
     const ops = parse(k.patches[0].patch) as Raw[];
     const args = ops.filter((o) => o.path === '/spec/template/spec/containers/0/args/-').map((o) => o.value as string);
     const arg = (name: string) => args.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];

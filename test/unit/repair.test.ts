@@ -9,7 +9,7 @@ import { workloadHealth } from '../../src/placement/health.js';
 import { workloadModel } from '../../src/placement/model.js';
 import type { DecisionState } from '../../src/placement/policy.js';
 import { rebalanceRequested, repairStep, type RepairInputs } from '../../src/placement/repair.js';
-import { node, nodes, pv, pvc, statefulSet, stsPod, storeOf, type Raw } from '../support/builders.js';
+import { deployment, node, nodes, pv, pvc, rsPod, statefulSet, stsPod, storeOf, workloadSpread, zoneSubset, type Raw } from '../support/builders.js';
 import { defaultSettings, FakeClock } from '../support/placement.js';
 
 const ZONES = ['zone-a', 'zone-b', 'zone-c'];
@@ -92,6 +92,52 @@ describe('repair: which pod moves next, or why none may', () => {
       statefulSet('d', 1),
     ]);
     assert.deepEqual(['a', 'b', 'c', 'd'].map((n) => rebalanceRequested(store.workload('StatefulSet', 'default', n)!)), [true, true, false, false]);
+  });
+});
+
+describe('repair of a WorkloadSpread: its subsets judged by their own nodes, not by their names', () => {
+  // Subsets named as users name them: subset-a (zone-a), ecs (nodes labelled pool=ecs, in zone-b), elastic (zone-c).
+  const allocatable = { cpu: '8', memory: '32Gi', pods: '110' };
+  const withRoom = (n: Raw) => ({ ...n, status: { ...n.status, allocatable } });
+  const cluster = (ecs: { unschedulable?: boolean } = {}) => [
+    withRoom(node('node-a-1', 'zone-a')), withRoom(node('node-b-1', 'zone-b', { labels: { pool: 'ecs' }, ...ecs })), withRoom(node('node-b-2', 'zone-b')),
+    withRoom(node('node-c-1', 'zone-c')),
+  ];
+  const ecs = { name: 'ecs', maxReplicas: 2, requiredNodeSelectorTerm: { matchExpressions: [{ key: 'pool', operator: 'In', values: ['ecs'] }] } };
+  const spread = workloadSpread('web-ws', { kind: 'Deployment', name: 'web' }, [zoneSubset('subset-a', 'zone-a', 2), ecs, zoneSubset('elastic', 'zone-c')]);
+  // Four replicas: subset-a wants 2 and holds 3 (the newest over its quota), ecs wants 2 and holds 1.
+  const pods = ['node-a-1', 'node-a-1', 'node-a-1', 'node-b-1'].map((n, i) => rsPod('web', `p${i}`, { nodeName: n, ready: true, createdAt: `2026-11-23T11:0${i}:00Z` }));
+  const hourAgo: RepairInputs['zones'] = { schedulableNodes: () => 0, stableSince: () => NOW - 3_600_000 };
+  function spreadStep(o: Partial<RepairInputs> = {}, store = storeOf([...cluster(), ...deployment('web', 4, { 'zonekeeper.io/rebalance': 'true' }), spread, ...pods])) {
+    const ref = { kind: 'Deployment' as const, namespace: 'default', name: 'web' };
+    const w = store.workload('Deployment', 'default', 'web')!;
+    const model = workloadModel(ref, w, store, state.settings, state);
+    const health = workloadHealth(model, w, store, state, { now: NOW, settleSeconds: 60 })!;
+    assert.equal(health.domain, 'subset');
+    return repairStep(model, w, health, store, { now: NOW, zoneStableSeconds: 300, zones: hourAgo, evicted: undefined, ...o });
+  }
+
+  it('the pod over subset-a\'s quota moves towards ecs, whose node is in zone-b', () => {
+    const s = spreadStep();
+    assert.equal(s.kind, 'evict', s.kind === 'wait' ? s.reason : s.kind);
+    if (s.kind !== 'evict') return;
+    assert.deepEqual([s.pod.name, s.from, s.to], ['web-rs-p2', 'subset-a', 'ecs']);
+    assert.match(s.why, /subset-a holds more than its share, ecs fewer/);
+    assert.deepEqual(Object.keys(s.stableFor).sort(), ['ecs', 'subset-a']);
+  });
+
+  it('waits while ecs\'s own node is cordoned (zone-b still has a schedulable node), and while a zone of its nodes is not stable', () => {
+    const cordoned = spreadStep({}, storeOf([...cluster({ unschedulable: true }), ...deployment('web', 4, { 'zonekeeper.io/rebalance': 'true' }), spread, ...pods]));
+    assert.deepEqual(cordoned, { kind: 'wait', reason: 'subset ecs has no schedulable node' });
+    const flapping = spreadStep({ zones: { schedulableNodes: () => 0, stableSince: (_k, z) => (z === 'zone-b' ? NOW - 20_000 : NOW - 3_600_000) } });
+    assert.deepEqual(flapping, { kind: 'wait', reason: 'subset ecs changed 20s ago: waiting until it has been stable for 300s' });
+  });
+
+  it('with the controller\'s own zone stability (from the store): an hour of stable zones, the same move', () => {
+    const store = storeOf([...cluster(), ...deployment('web', 4, { 'zonekeeper.io/rebalance': 'true' }), spread, ...pods]);
+    const zones = zoneStability(store, new FakeClock(NOW - 3_600_000), ['topology.kubernetes.io/zone']);
+    const s = spreadStep({ zones }, store);
+    assert.deepEqual(s.kind === 'evict' ? [s.pod.name, s.to] : s, ['web-rs-p2', 'ecs']);
   });
 });
 

@@ -221,11 +221,19 @@ describe('the status controller (Lease holder): status first, then the evictions
     }
   });
 
-  it('dry run: Events say which pods would go, nothing is evicted; a refused eviction is reported', async () => {
+  it('dry run: Events say which pods would go, nothing is evicted and no subset marked; a refused eviction is reported', async () => {
     const dry = await run({ dryRun: true });
+    // The status is still written (Kruise's counts), but subset-a stays Schedulable: admission, the gate and the filter keep choosing it.
+    assert.ok(dry.requests.some((r) => r.startsWith('PATCH') && r.endsWith('/status')));
+    const unmarked = workloadSpreadStatus(spreadOf(dry.store), dry.store, defaultSettings(), new Reservations(30, new FakeClock()), T0 + 6_000, {}, false);
+    assert.deepEqual([rows(unmarked).map((r) => r[3]), unmarked.unscheduled.length], [['True/Sufficient', 'True/Sufficient'], 3], 'reported, not marked');
+    assert.equal(spreadOf(dry.store).schedulable.get('subset-a')?.status, 'True', 'what was written');
+    await dry.clock.advance(60_000);
+    await dry.controller.idle();
     await dry.controller.stop();
     assert.deepEqual(evictions(dry.requests), []);
-    assert.equal(dry.events.filter((e) => / RescheduleWouldDelete: workloadSpread.rescheduleDryRun: pod web-rs-p\d was not scheduled in subset subset-a/.test(e)).length, 3);
+    assert.equal(spreadOf(dry.store).schedulable.get('subset-a')?.status, 'True', 'a minute later too');
+    assert.equal(dry.events.filter((e) => / RescheduleWouldDelete: workloadSpread.rescheduleDryRun: pod web-rs-p\d was not scheduled in subset subset-a/.test(e)).length, 3, 'once per pod');
     const refused = await run({ refuse: ['p1'] });
     await refused.controller.stop();
     assert.ok(refused.events.some((e) => /DeletePodFailed: Failed to delete unschedulable Pod default\/web-rs-p1 in Subset subset-a/.test(e)), refused.events.join('\n'));

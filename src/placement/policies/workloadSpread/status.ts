@@ -44,7 +44,7 @@ function nextCondition(old: SubsetCondition | undefined, status: 'True' | 'False
 }
 
 /** The pods the target workload holds, its replicas and the key its reservations are kept under; none while it is not cached. */
-function targetPods(ws: SlimWorkloadSpread, snapshot: Snapshot, settings: PlacementSettings, lists: ZoneListDeps) {
+export function targetPods(ws: SlimWorkloadSpread, snapshot: Snapshot, settings: PlacementSettings, lists: ZoneListDeps) {
   const kind = workloadKindSpec(ws.targetRef.kind)?.kind as WorkloadKind | undefined;
   if (!kind) return { pods: [] as readonly SlimPod[], replicas: 0, key: undefined };
   const target = snapshot.workload(kind, ws.namespace, ws.targetRef.name);
@@ -59,9 +59,11 @@ function targetPods(ws: SlimWorkloadSpread, snapshot: Snapshot, settings: Placem
  * pods given a seat there that the cache does not count yet, and, for Adaptive, the
  * `Schedulable` condition: False while a pod of the subset (the last one excepted) has waited
  * unscheduled beyond rescheduleCriticalSeconds, True again `recoverySeconds` after it turned False.
+ * `marks` false (workloadSpread.rescheduleDryRun): such pods are reported, no subset is marked False.
  */
 export function workloadSpreadStatus(
   ws: SlimWorkloadSpread, snapshot: Snapshot, settings: PlacementSettings, reservations: ReservationView, now: number, lists: ZoneListDeps = {},
+  marks = true,
 ): SpreadStatusPass {
   const { pods, replicas, key } = targetPods(ws, snapshot, settings, lists);
   const members = new Map<string, SlimPod[]>(ws.subsets.map((s) => [s.name, []]));
@@ -106,7 +108,7 @@ export function workloadSpreadStatus(
         return left < 0;
       });
       for (const pod of timedOut) unscheduled.push({ subset: s.name, pod, heldByVolume: podVolumes(pod, snapshot).constraints.some((c) => c.bound) });
-      if (timedOut.length > 0) conditions.push(nextCondition(old, 'False', 'PodUnschedulable', now));
+      if (timedOut.length > 0 && marks) conditions.push(nextCondition(old, 'False', 'PodUnschedulable', now));
       else if (old?.status === 'False') {
         const left = Date.parse(old.lastTransitionTime) + recoveryMs - now;
         if (left < 0 || Number.isNaN(left)) {

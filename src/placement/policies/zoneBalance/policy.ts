@@ -1,5 +1,5 @@
 import { workloadKindSpec } from '../../../cluster/kinds.js';
-import type { PendingPod, SlimWorkload } from '../../../cluster/objects.js';
+import type { PendingPod, SlimNode, SlimWorkload } from '../../../cluster/objects.js';
 import type { Snapshot } from '../../../cluster/store.js';
 import { zoneOccupancy } from '../../occupancy.js';
 import type { PlacementPolicy, PolicyContext, PolicyModelOf, PolicyOutcome } from '../../policy.js';
@@ -15,9 +15,14 @@ type BalanceModel = PolicyModelOf<'zone-balance', { workload: SlimWorkload }>;
  * (NotReady, unreachable taints).
  */
 export function fitInZone(zone: string, topologyKey: string, pod: PendingPod, snapshot: Snapshot): number {
+  return fitOnNodes(snapshot.nodesInZone(topologyKey, zone), pod, snapshot);
+}
+
+/** The same over any nodes (a WorkloadSpread subset's). */
+export function fitOnNodes(nodes: Iterable<SlimNode>, pod: PendingPod, snapshot: Snapshot): number {
   let fit = 0;
   const misfit = misfitOf({ selection: pod.selection, tolerations: pod.tolerations });
-  for (const node of snapshot.nodesInZone(topologyKey, zone)) {
+  for (const node of nodes) {
     if (!node.ready || node.unschedulable || misfit(node) !== undefined) continue;
     const used = snapshot.nodeUsage(node.name);
     const by = (free: number, need: number) => (need > 0 ? Math.floor(free / need) : Infinity);
