@@ -8,6 +8,8 @@ import { workloadSpreadStatusController } from './controllers/workloadSpreadStat
 import { ownerArrival } from './admission/ownerArrival.js';
 import { healthTracker } from './controllers/layoutHealth.js';
 import { repairController } from './controllers/repair.js';
+import { evictPod } from './controllers/eviction.js';
+import { zoneRolloutController } from './controllers/zoneRollout.js';
 import { leaseElector } from './actuator/leaderElection.js';
 import { kubeApiClient, type ApiClient } from './cluster/apiClient.js';
 import { loadClusterAccess } from './cluster/kubeconfig.js';
@@ -161,11 +163,19 @@ export async function startServer(config: Config, choice: SourceChoice, log: Log
       log, metrics, lists));
   }
   // Health is kept in every replica (metrics, the page); only the Lease's holder records its Events.
-  const layoutHealth = healthTracker(source, service.state, actuator.recordEvent, config.health, log);
+  const layoutHealth = healthTracker(source, service.state, actuator.recordEvent,
+    { ...config.health, rollout: config.zoneRollout.enabled ? config.zoneRollout : undefined }, log);
   if (config.health.events && api) controllers.push({ start: layoutHealth.startEvents, stop: layoutHealth.stopEvents });
   const repair = config.rebalance.enabled && api
     ? repairController(api, source, layoutHealth, service.state, { record: actuator.recordEvent }, config.rebalance, log, metrics) : undefined;
   if (repair) controllers.push(repair);
+  // Zone-by-zone rollouts: every eviction through the Eviction API (PodDisruptionBudgets and the zone budget decide).
+  const rollouts = config.zoneRollout.enabled && api
+    ? zoneRolloutController({
+        api, source, settings: { ...config.placement }, lists, evict: (pod) => evictPod(api, pod, log), events: { record: actuator.recordEvent },
+        opts: config.zoneRollout, log, metrics,
+      }) : undefined;
+  if (rollouts) controllers.push(rollouts);
   const gate = config.gate.enabled && api
     ? zoneGateKeeper({
         api, source, decide: (pod) => decideGate(service, pod), skipForSuccessor: (fb) => service.state.gateFallback(fb),
@@ -227,7 +237,7 @@ export async function startServer(config: Config, choice: SourceChoice, log: Log
   const ext = await listen(extenderRoutes(extender, metrics, log, config.extender), config.extender.listen, { tls: config.extender.tls, limits, ...listenerHooks('extender') });
   const auth = config.admin.authorization === 'kubernetes' && api ? kubernetesAuthorizer(api) : undefined;
   const admin = await listen(adminRoutes({
-    source, views: debugViews(service, source), metrics, serving: () => serving, auth, layoutHealth, repair, gate, policy,
+    source, views: debugViews(service, source), metrics, serving: () => serving, auth, layoutHealth, repair, rollouts, gate, policy,
     policyAgreement: (p) => policyAgreement(source, service, p),
   }), config.admin.listen, { limits });
   const probes = config.admin.probeListen

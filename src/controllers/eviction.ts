@@ -7,10 +7,16 @@ import { systemClock } from '../common/clock.js';
 // Every pod zonekeeper moves goes through the Eviction API, so PodDisruptionBudgets decide
 // (a 429 is their refusal), within a budget per minute.
 
-/** POST pods/eviction; the status and the API server's message (status 0: not sent). */
-export async function evictPod(api: ApiClient, pod: Pick<SlimPod, 'namespace' | 'name'>, log: Logger): Promise<{ status: number; message: string }> {
+/**
+ * POST pods/eviction; the status and the API server's message (status 0: not sent). With a UID,
+ * only that pod goes (409 otherwise): a successor of the same name is never evicted in its place.
+ */
+export async function evictPod(api: ApiClient, pod: Pick<SlimPod, 'namespace' | 'name'> & { uid?: string }, log: Logger): Promise<{ status: number; message: string }> {
   const path = `/api/v1/namespaces/${encodeURIComponent(pod.namespace)}/pods/${encodeURIComponent(pod.name)}/eviction`;
-  const body = JSON.stringify({ apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name: pod.name, namespace: pod.namespace } });
+  const body = JSON.stringify({
+    apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name: pod.name, namespace: pod.namespace },
+    ...(pod.uid ? { deleteOptions: { preconditions: { uid: pod.uid } } } : {}),
+  });
   try {
     const res = await api.request('POST', path, { body, contentType: 'application/json', timeoutMs: 10_000 });
     return { status: res.status, message: res.status < 300 ? '' : statusMessage(res.body) };

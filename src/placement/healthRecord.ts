@@ -1,4 +1,5 @@
 import type { WorkloadRef } from './workload.js';
+import type { RolloutView } from './zoneRollout.js';
 
 // A workload's health as plain data (docs/design.md#health): the record every view reads and
 // the step that turns counts per zone into it, shared by every policy.
@@ -69,6 +70,8 @@ export interface WorkloadHealth {
   atRisk: boolean;
   /** One line: what is wrong, or "ok". */
   reason: string;
+  /** A zone-by-zone rollout under way or paused: its zone, step, and what it waits for. */
+  rollout?: RolloutView;
 }
 
 /** The part of a health record a policy's own judgement starts from. */

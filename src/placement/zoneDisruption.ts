@@ -165,7 +165,10 @@ export type EvictionVerdict =
   | { allowed: true; zone: string | undefined; approvals: Approval[]; why: string }
   | { allowed: false; zone: string | undefined; why: string; waitsFor: string[] };
 
-/** Down seats of each zone as the gate counts them: the seat map's, approvals not yet seen as evictions, unplaced replicas charged to the zone approvals name. */
+/**
+ * Down seats of each zone as the gate counts them: the seat map's, approvals not yet seen as
+ * evictions, unplaced replicas charged to the zone approvals name.
+ */
 function downByZone(map: SeatMap, live: readonly Approval[]): { down: Map<string, string[]>; unknown: string[] } {
   const down = new Map<string, string[]>();
   const add = (z: string, what: string) => (down.get(z) ?? down.set(z, []).get(z)!).push(what);
