@@ -62,9 +62,9 @@ export function pauseRecord(revision: string, at: number, why: string): string {
 /** Where a rollout stands: what health, /debug/rollouts and the metrics show. */
 export interface RolloutView {
   revision: string;
-  /** The zone being rolled (undefined: none yet, or done). */
+  /** The zone being rolled, or next (undefined: not known yet). */
   zone: string | undefined;
-  /** The batch's number within its zone (1, 2, …) and its size. */
+  /** The zone's next batch: its number within the zone (1, 2, …; a batch under way counts as done) and its size. */
   step: number;
   batch: number;
   /** Pods on the update revision, and pods still on an older one. */
@@ -168,12 +168,15 @@ export function rolloutStep(model: CachedModel, w: SlimWorkload, snapshot: Snaps
   const order = replacementOrder(old.map((h) => h.pod), (p) => map.holders.get(p.name)?.zone, zones);
   const zone = map.holders.get(order[0]!.name)?.zone;
   if (zone === undefined) return wait(`pod ${order[0]!.name} is in no known zone yet`, [`pod ${order[0]!.name} bound`], recheckMs);
-  view.zone = zone;
+  const here = map.zones.get(zone)!;
+  const allowed = budgetIn(settings.maxUnavailable, here.seats);
+  const { step, size } = batchSize(settings.batchGrowth, updated.filter((h) => h.zone === zone).length, allowed);
+  const inZone = order.filter((p) => map.holders.get(p.name)?.zone === zone);
+  Object.assign(view, { zone, step, batch: Math.min(size, inZone.length) });
   // No pod of this zone goes while a seat elsewhere is down; none while a batch here is under way.
   const elsewhere = [...map.zones].filter(([z]) => z !== zone).flatMap(([z, s]) => s.down.map((d) => `${d.what} (${z})`));
   if (map.unplaced) elsewhere.push(map.unplaced.what);
   if (elsewhere.length > 0) return wait(`${zone} is next; it waits until every seat outside it is available`, elsewhere, recheckMs);
-  const here = map.zones.get(zone)!;
   const isOldDown = (d: { pod?: string }) => d.pod !== undefined && old.some((h) => h.pod.name === d.pod);
   const underWay = here.down.filter((d) => !isOldDown(d)).map((d) => d.what);
   if (underWay.length > 0) return wait(`a batch in ${zone} is under way`, underWay, recheckMs);
@@ -186,10 +189,6 @@ export function rolloutStep(model: CachedModel, w: SlimWorkload, snapshot: Snaps
       Math.min(left, recheckMs ?? Infinity));
   }
 
-  const allowed = budgetIn(settings.maxUnavailable, here.seats);
-  const updatedHere = updated.filter((h) => h.zone === zone).length;
-  const { step, size } = batchSize(settings.batchGrowth, updatedHere, allowed);
-  const inZone = order.filter((p) => map.holders.get(p.name)?.zone === zone);
   // Old pods already down go first: replacing them takes nothing more down.
   const down = inZone.filter((p) => !podAvailable(p, snapshot));
   const up = inZone.filter((p) => podAvailable(p, snapshot));

@@ -184,10 +184,12 @@ export class Kube {
 
   /**
    * Stands in for the missing kubelets for a while: bound pods become Running and Ready (so a
-   * Deployment's rollout proceeds), terminating ones are finished. Returns the stop.
+   * Deployment's rollout proceeds), `readyAfterMs` after the stand-in first saw them bound (a
+   * container's start), terminating ones are finished. Returns the stop.
    */
-  kubelet(namespace: string, everyMs = 300): () => Promise<void> {
+  kubelet(namespace: string, everyMs = 300, readyAfterMs = 0): () => Promise<void> {
     let stopped = false;
+    const boundAt = new Map<string, number>();
     const loop = (async () => {
       while (!stopped) {
         try {
@@ -195,6 +197,8 @@ export class Kube {
           for (const p of await this.list('v1', 'Pod', namespace)) {
             const ready = (p.status?.conditions ?? []).some((c: Obj) => c.type === 'Ready' && c.status === 'True');
             if (!p.spec.nodeName || ready || p.metadata.deletionTimestamp) continue;
+            if (!boundAt.has(p.metadata.uid)) boundAt.set(p.metadata.uid, Date.now());
+            if (Date.now() - boundAt.get(p.metadata.uid)! < readyAfterMs) continue;
             const now = new Date().toISOString();
             const conditions = ['PodScheduled', 'Initialized', 'ContainersReady', 'Ready'].map((type) => ({ type, status: 'True', lastTransitionTime: now }));
             await this.call('PATCH', `/api/v1/namespaces/${namespace}/pods/${p.metadata.name}/status`, { status: { phase: 'Running', startTime: now, conditions } }, 'application/merge-patch+json')
