@@ -1,8 +1,23 @@
 import type { WorkloadRef } from './workload.js';
-import type { RolloutView } from './zoneRollout.js';
 
 // A workload's health as plain data (docs/design.md#health): the record every view reads and
 // the step that turns counts per zone into it, shared by every policy.
+
+/** Where a rollout stands: what health, /debug/rollouts and the metrics show. */
+export interface RolloutView {
+  revision: string;
+  /** The zone being rolled, or next (undefined: not known yet). */
+  zone: string | undefined;
+  /** The zone's next batch: its number within the zone (1, 2, …; a batch under way counts as done) and its size. */
+  step: number;
+  batch: number;
+  /** Pods on the update revision, and pods still on an older one. */
+  replaced: number;
+  remaining: number;
+  paused: string | undefined;
+  /** What the next batch waits for (at most a few, counted). */
+  waitsFor: string[];
+}
 
 /** Why a pod is not where its seat is. */
 export type OffPinCause = 'volume' | 'fallback' | 'placed-before' | 'unknown';

@@ -1,6 +1,7 @@
 import { ANNOTATION } from '../cluster/annotations.js';
 import type { SlimPod, SlimWorkload } from '../cluster/objects.js';
 import type { Snapshot } from '../cluster/store.js';
+import type { RolloutView } from './healthRecord.js';
 import type { CachedModel } from './model.js';
 import { budgetIn, parseBudget, podAvailable, seatMap, type ZoneBudget } from './zoneDisruption.js';
 
@@ -57,22 +58,6 @@ export function pauseOf(w: SlimWorkload): RolloutPause | undefined {
 /** zonekeeper's record of a pause: for `revision` only, so a new spec resumes it. */
 export function pauseRecord(revision: string, at: number, why: string): string {
   return JSON.stringify({ revision, at: new Date(at).toISOString(), why });
-}
-
-/** Where a rollout stands: what health, /debug/rollouts and the metrics show. */
-export interface RolloutView {
-  revision: string;
-  /** The zone being rolled, or next (undefined: not known yet). */
-  zone: string | undefined;
-  /** The zone's next batch: its number within the zone (1, 2, …; a batch under way counts as done) and its size. */
-  step: number;
-  batch: number;
-  /** Pods on the update revision, and pods still on an older one. */
-  replaced: number;
-  remaining: number;
-  paused: string | undefined;
-  /** What the next batch waits for (at most a few, counted). */
-  waitsFor: string[];
 }
 
 export type RolloutStep =
