@@ -6,11 +6,12 @@
 // time by zonekeeper; one RollingUpdate, one pod at a time by its controller.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { ControlPlane, kubeVersions } from './controlPlane.js';
+import { ControlPlane, kubeVersions, type Zonekeeper } from './controlPlane.js';
 import { eventually, type Kube, type Obj } from './kube.js';
 import { SCHEDULER, statefulSet, tearDown, threeZoneCluster } from './workloads.js';
 
 const REPLICAS = 30;
+const CONFIG = { zoneRollout: { intervalSeconds: 1 }, health: { settleSeconds: 5, intervalSeconds: 2 } };
 /** A pod is Ready this long after it is bound: what one restart costs, for both StatefulSets alike. */
 const READY_AFTER_MS = 3_000;
 
@@ -22,7 +23,7 @@ for (const k of kubeVersions()) describe(`zone-by-zone rollouts with kube-contro
   const ready = (p: Obj) => !p.metadata.deletionTimestamp && (p.status?.conditions ?? []).some((c: Obj) => c.type === 'Ready' && c.status === 'True');
 
   before(async () => {
-    ({ kube, zones } = await threeZoneCluster(cp, { zoneRollout: { intervalSeconds: 1 }, health: { settleSeconds: 5, intervalSeconds: 2 } }));
+    ({ kube, zones } = await threeZoneCluster(cp, CONFIG));
   });
 
   after(async () => {
@@ -30,13 +31,32 @@ for (const k of kubeVersions()) describe(`zone-by-zone rollouts with kube-contro
     await tearDown(cp);
   });
 
-  /** Every pod on the StatefulSet's update revision and Ready, `REPLICAS` of them. */
-  const rolled = async (namespace: string) => {
+  /** Sampled every second until stopped: the zones with a seat down (a pod not Ready, terminating, or missing). */
+  const zonesDown = (namespace: string, list: string[], replicas: number) => {
+    let sampling = true;
+    const samples: string[][] = [];
+    const loop = (async () => {
+      while (sampling) {
+        const pods = new Map((await kube.list('v1', 'Pod', namespace, 'app=db')).map((p) => [p.metadata.name as string, p]));
+        const down = new Set<string>();
+        for (let i = 0; i < replicas; i++) {
+          const p = pods.get(`db-${i}`);
+          if (!p || !ready(p)) down.add(list[i % 3]!);
+        }
+        samples.push([...down]);
+        await new Promise((r) => setTimeout(r, 1000));
+      }
+    })();
+    return { stop: async () => { sampling = false; await loop; return samples; } };
+  };
+
+  /** Every pod on the StatefulSet's update revision and Ready, `replicas` of them. */
+  const rolled = async (namespace: string, replicas = REPLICAS) => {
     const sts = await kube.get('apps/v1', 'StatefulSet', namespace, 'db');
     const revision = sts.status?.updateRevision;
     if (sts.status?.observedGeneration !== sts.metadata.generation || !revision) return false;
     const pods = (await kube.list('v1', 'Pod', namespace, 'app=db')).filter((p) => !p.metadata.deletionTimestamp);
-    return pods.length === REPLICAS && pods.every((p) => ready(p) && p.metadata.labels['controller-revision-hash'] === revision);
+    return pods.length === replicas && pods.every((p) => ready(p) && p.metadata.labels['controller-revision-hash'] === revision);
   };
 
   it(`[${k.version}] 60. a 30-pod StatefulSet rolled a zone at a time against RollingUpdate one pod at a time, updated together: ≥ 5× faster, never two zones with a pod unavailable`, async () => {
@@ -54,22 +74,7 @@ for (const k of kubeVersions()) describe(`zone-by-zone rollouts with kube-contro
     const placed = await kube.list('v1', 'Pod', 'zr-zone', 'app=db');
     for (const p of placed) assert.equal(zones.get(p.spec.nodeName), list[Number(p.metadata.name.split('-')[1]) % 3], `${p.metadata.name} in its seat's zone`);
 
-    // Sampled every second: the zones with a seat down (a pod not Ready, terminating, or missing).
-    let sampling = true;
-    const samples: string[][] = [];
-    const sampler = (async () => {
-      while (sampling) {
-        const pods = new Map((await kube.list('v1', 'Pod', 'zr-zone', 'app=db')).map((p) => [p.metadata.name as string, p]));
-        const down = new Set<string>();
-        for (let i = 0; i < REPLICAS; i++) {
-          const p = pods.get(`db-${i}`);
-          if (!p || !ready(p)) down.add(list[i % 3]!);
-        }
-        samples.push([...down]);
-        await new Promise((r) => setTimeout(r, 1000));
-      }
-    })();
-
+    const sampler = zonesDown('zr-zone', list, REPLICAS);
     const template = { spec: { template: { metadata: { annotations: { 'e2e/restartedAt': new Date().toISOString() } } } } };
     const started = Date.now();
     await Promise.all(['zr-zone', 'zr-rolling'].map((ns) => kube.patch('apps/v1', 'StatefulSet', ns, 'db', template)));
@@ -83,8 +88,7 @@ for (const k of kubeVersions()) describe(`zone-by-zone rollouts with kube-contro
       }
       return took['zr-zone'] !== undefined && took['zr-rolling'] !== undefined;
     }, 600_000, 1000);
-    sampling = false;
-    await sampler;
+    const samples = await sampler.stop();
 
     const twoZones = samples.filter((z) => z.length > 1);
     const steps = (await kube.list('v1', 'Event', 'zr-zone')).filter((e) => e.reason === 'ZoneRolloutStep').map((e) => e.message as string);
@@ -100,5 +104,76 @@ for (const k of kubeVersions()) describe(`zone-by-zone rollouts with kube-contro
     assert.equal(rollouts.workloads.find((w) => w.workload === 'zr-zone/StatefulSet/db')?.lastStep?.decision, 'done');
     const metrics = await (await fetch(`${cp.zonekeeper!.admin}/metrics`)).text();
     assert.match(metrics, /zonekeeper_rollout_pods_replaced_total 30/);
+  });
+
+  it(`[${k.version}] 61. the Lease holder killed mid-rollout: another replica goes on from the cluster; no pod of the new revision is ever evicted (no step twice), every old one is (none lost), never two zones down`, async () => {
+    const ns = 'zr-handover';
+    const replicas = 12;
+    await kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+    stops.push(kube.kubelet(ns, 300, READY_AFTER_MS));
+    const second = await cp.startReplica('zonekeeper-2', CONFIG);
+    stops.push(() => second.stop());
+    const sts = statefulSet(ns, 'db', replicas, { schedulerName: SCHEDULER }, { updateStrategy: { type: 'OnDelete' } });
+    // Batches of 1, 2, 1 in each zone of 4: nine steps to hand over in the middle of.
+    sts.metadata.annotations = { 'zonekeeper.io/zone-rollout': 'true' };
+    await kube.create(sts);
+    await eventually('12 pods Ready', () => rolled(ns, replicas), 180_000, 1000);
+    const list = await kube.frozenZones('apps/v1', 'StatefulSet', ns, 'db');
+    const holder = async () => (await kube.get('coordination.k8s.io/v1', 'Lease', 'default', 'zonekeeper-writers')).spec.holderIdentity as string;
+    const before = await holder();
+
+    // Every pod deletion the watch shows, with the revision the pod was on.
+    const deleted: { name: string; uid: string; revision: string }[] = [];
+    const abort = new AbortController();
+    const watching = (async () => {
+      const rv = (await kube.call('GET', `/api/v1/namespaces/${ns}/pods?limit=1`)).metadata.resourceVersion;
+      const res = await kube.api.stream(`/api/v1/namespaces/${ns}/pods?watch=1&resourceVersion=${rv}`, abort.signal);
+      res.setEncoding('utf8');
+      let buffered = '';
+      const seen = new Set<string>();
+      try {
+        for await (const chunk of res as AsyncIterable<string>) {
+          buffered += chunk;
+          for (let nl = buffered.indexOf('\n'); nl >= 0; nl = buffered.indexOf('\n')) {
+            const event = JSON.parse(buffered.slice(0, nl));
+            buffered = buffered.slice(nl + 1);
+            const p = event.object;
+            if ((event.type === 'DELETED' || p?.metadata?.deletionTimestamp) && !seen.has(p.metadata.uid)) {
+              seen.add(p.metadata.uid);
+              deleted.push({ name: p.metadata.name, uid: p.metadata.uid, revision: p.metadata.labels?.['controller-revision-hash'] });
+            }
+          }
+        }
+      } catch { /* aborted */ }
+    })();
+    const sampler = zonesDown(ns, list, replicas);
+    await kube.patch('apps/v1', 'StatefulSet', ns, 'db', { spec: { template: { metadata: { annotations: { 'e2e/restartedAt': new Date().toISOString() } } } } });
+    const revision = await eventually('the new update revision', async () => {
+      const s = await kube.get('apps/v1', 'StatefulSet', ns, 'db');
+      return s.status?.observedGeneration === s.metadata.generation && s.status.updateRevision;
+    }, 30_000);
+    // Mid-rollout: once zone-b's first batch is gone, the holder is killed (its Events may be lost with it; the watch is not).
+    await eventually('four pods evicted', async () => deleted.length >= 4, 120_000, 200);
+    const killedAt = deleted.length;
+    const leads = async (z: Zonekeeper) => /^zonekeeper_leader 1$/m.test(await (await fetch(`${z.admin}/metrics`)).text());
+    const killed = await leads(cp.zonekeeper!) ? 'zonekeeper' : await leads(second) ? 'zonekeeper-2' : 'neither';
+    assert.notEqual(killed, 'neither', 'one replica holds the Lease');
+    if (killed === 'zonekeeper-2') await second.stop('SIGKILL');
+    else {
+      await cp.zonekeeper!.stop('SIGKILL');
+      // The scheduler's extender comes back at once; the Lease goes to whichever replica takes it first.
+      await cp.startZonekeeper(CONFIG);
+    }
+    await eventually('all 12 rolled', () => rolled(ns, replicas), 300_000, 1000);
+    const after = await holder();
+    const samples = await sampler.stop();
+    abort.abort();
+    await watching;
+    const twoZones = samples.filter((z) => z.length > 1);
+    console.log(`# [${k.version}] holder ${killed} (${before}) SIGKILLed after ${killedAt} evictions; finished under ${after}; ${deleted.length} pods deleted, ${samples.length} samples, ${twoZones.length} with two zones down`);
+    assert.equal(deleted.filter((d) => d.revision === revision).length, 0, `no pod of the new revision evicted: ${JSON.stringify(deleted.filter((d) => d.revision === revision))}`);
+    assert.deepEqual(deleted.map((d) => d.name).sort(), Array.from({ length: replicas }, (_, i) => `db-${i}`).sort(), 'each old pod deleted once');
+    assert.equal(twoZones.length, 0);
+    assert.ok(killedAt < replicas, 'the holder was killed before the rollout ended');
   });
 });
