@@ -8,7 +8,8 @@ import { workloadSpreadStatusController } from './controllers/workloadSpreadStat
 import { ownerArrival } from './admission/ownerArrival.js';
 import { healthTracker } from './controllers/layoutHealth.js';
 import { repairController } from './controllers/repair.js';
-import type { EvictionGate } from './controllers/eviction.js';
+import { evictPod, type EvictionGate } from './controllers/eviction.js';
+import { zoneRolloutController } from './controllers/zoneRollout.js';
 import { leaseElector } from './actuator/leaderElection.js';
 import { kubeApiClient, type ApiClient } from './cluster/apiClient.js';
 import { loadClusterAccess } from './cluster/kubeconfig.js';
@@ -167,7 +168,8 @@ export async function startServer(config: Config, choice: SourceChoice, log: Log
       log, metrics, lists));
   }
   // Health is kept in every replica (metrics, the page); only the Lease's holder records its Events.
-  const layoutHealth = healthTracker(source, service.state, actuator.recordEvent, config.health, log);
+  const layoutHealth = healthTracker(source, service.state, actuator.recordEvent,
+    { ...config.health, rollout: config.zoneRollout.enabled ? config.zoneRollout : undefined }, log);
   if (config.health.events && api) controllers.push({ start: layoutHealth.startEvents, stop: layoutHealth.stopEvents });
   // A file source has no Lease and no API server: this process records them, to its log (memoryActuator).
   if (config.health.events && !api) layoutHealth.startEvents();
@@ -175,6 +177,13 @@ export async function startServer(config: Config, choice: SourceChoice, log: Log
     ? repairController(api, source, layoutHealth, service.state, { record: actuator.recordEvent }, { ...config.rebalance, gate: evictionGate }, log,
         metrics) : undefined;
   if (repair) controllers.push(repair);
+  // Zone-by-zone rollouts: every eviction through the Eviction API (PodDisruptionBudgets and the zone budget decide).
+  const rollouts = config.zoneRollout.enabled && api
+    ? zoneRolloutController({
+        api, source, settings: { ...config.placement }, lists, evict: (pod) => evictPod(api, pod, log, { judge: evictionGate, by: 'zonekeeper zone-by-zone rollout' }), events: { record: actuator.recordEvent },
+        opts: config.zoneRollout, log, metrics,
+      }) : undefined;
+  if (rollouts) controllers.push(rollouts);
   const gate = config.gate.enabled && api
     ? zoneGateKeeper({
         api, source, decide: (pod) => decideGate(service, pod), skipForSuccessor: (fb) => service.state.gateFallback(fb),
@@ -238,7 +247,7 @@ export async function startServer(config: Config, choice: SourceChoice, log: Log
   const ext = await listen(extenderRoutes(extender, metrics, log, config.extender), config.extender.listen, { tls: config.extender.tls, limits, ...listenerHooks('extender') });
   const auth = config.admin.authorization === 'kubernetes' && api ? kubernetesAuthorizer(api) : undefined;
   const admin = await listen(adminRoutes({
-    source, views: debugViews(service, source), metrics, serving: () => serving, auth, layoutHealth, repair, gate, policy,
+    source, views: debugViews(service, source), metrics, serving: () => serving, auth, layoutHealth, repair, rollouts, gate, policy,
     policyAgreement: (p) => policyAgreement(source, service, p),
   }), config.admin.listen, { limits, setting: setting('admin') });
   const probes = config.admin.probeListen

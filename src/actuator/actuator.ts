@@ -189,9 +189,10 @@ export function kubeActuator(api: ApiClient, log: Logger, metrics: Metrics, assi
 export function memoryActuator(store: ClusterStore, log: Logger, metrics: Metrics, clock: Timers = systemClock): Actuator {
   // A merge of one key into the stored object, as a merge patch would: a CloneSet holds both
   // its zone list and its instance IDs, and the caller's copy may predate the other write.
-  const annotate = (w: SlimWorkload, key: string, value: string) => {
+  const annotate = (w: SlimWorkload, key: string, value: string | null) => {
     const current = store.workload(w.kind, w.namespace, w.name) ?? w;
-    store.upsert(WORKLOAD_KINDS[w.kind].plural, { ...current, annotations: { ...current.annotations, [key]: value } });
+    const { [key]: _, ...others } = current.annotations;
+    store.upsert(WORKLOAD_KINDS[w.kind].plural, { ...current, annotations: value === null ? others : { ...others, [key]: value } });
   };
   return actuator({
     async recordApprovals(w, decide) {

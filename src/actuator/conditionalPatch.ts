@@ -10,8 +10,8 @@ export const WRITE_BACKOFF_MS = { first: 1_000, max: 300_000 };
 /** Another writer kept winning (say, a workload's status while it scales): tried again after a backoff step. */
 export class StillConflicting extends Error {}
 
-/** What one attempt decides from the object as read: nothing to write, or annotations to patch. */
-export type PatchStep<T> = { done: T } | { annotations: Record<string, string>; result: T };
+/** What one attempt decides from the object as read: nothing to write, or annotations to patch (null removes one). */
+export type PatchStep<T> = { done: T } | { annotations: Record<string, string | null>; result: T };
 
 export interface RetryOptions {
   /** Names the object in errors: its path, or "Kind ns/name". */

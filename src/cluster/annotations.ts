@@ -13,6 +13,16 @@ export const ANNOTATION = {
   zoneDisruptionBudget: 'zonekeeper.io/zone-disruption-budget',
   /** The eviction gate's approvals on the workload (JSON): its conditional record, as a PDB's status.disruptedPods. */
   disruptionApprovals: 'zonekeeper.io/disruption-approvals',
+  /** "true": the Lease holder replaces an OnDelete StatefulSet's old-revision pods a zone at a time (docs/design.md#zone-by-zone-rollouts). */
+  zoneRollout: 'zonekeeper.io/zone-rollout',
+  /** A rollout's per-zone maxUnavailable: "zone", a count or a percentage. */
+  zoneRolloutMaxUnavailable: 'zonekeeper.io/zone-rollout-max-unavailable',
+  /** How batches grow within a zone: 1, f, f², … (0: fixed batches of maxUnavailable). */
+  zoneRolloutBatchGrowth: 'zonekeeper.io/zone-rollout-batch-growth',
+  /** Seconds a replaced pod has to become Ready before the rollout pauses. */
+  zoneRolloutProgressDeadline: 'zonekeeper.io/zone-rollout-progress-deadline-seconds',
+  /** Set: the rollout is paused (zonekeeper's record of a missed deadline, or any value a user writes); removed: it resumes. */
+  zoneRolloutPaused: 'zonekeeper.io/zone-rollout-paused',
   instanceIds: 'zonekeeper.io/instance-ids',
   deletionCost: 'controller.kubernetes.io/pod-deletion-cost',
   instanceAssignment: 'zonekeeper.io/instance-assignment',
@@ -31,6 +41,8 @@ export const ANNOTATION = {
 export const ZONE_GATE = 'zonekeeper.io/zone';
 
 export const POD_INDEX_LABEL = 'apps.kubernetes.io/pod-index';
+/** A StatefulSet's (and an Advanced StatefulSet's) pod: the revision of the template it was made from. */
+export const REVISION_LABEL = 'controller-revision-hash';
 /**
  * "policy": the MutatingAdmissionPolicy wrote the pod's zone from the seat table
  * (docs/design.md#the-policy). A label, so the webhook's objectSelector skips the pod before any CEL.

@@ -1,11 +1,12 @@
 // Raw JSON from the API server (or a file, or a request) to the slim objects of objects.ts:
 // everything a policy does not read is dropped on arrival, repeated strings are shared.
 
-import { ANNOTATION, DECIDED_BY_LABEL, POD_INDEX_LABEL, SEAT_TABLE_LABEL, ZONE_GATE, ZONE_LABEL, ZONE_LABELS } from './annotations.js';
+import { ANNOTATION, DECIDED_BY_LABEL, POD_INDEX_LABEL, REVISION_LABEL, SEAT_TABLE_LABEL, ZONE_GATE, ZONE_LABEL, ZONE_LABELS } from './annotations.js';
 import { parsePreferences, type ParsedPreferences } from './zonePreferences.js';
 import { isWorkloadKindName, workloadKindOf, WORKLOAD_KINDS, type KindSpec, type WorkloadKind } from './kinds.js';
 import {
-  MAX_INDEX, SCALE_REPORT_MESSAGE, type NodeSelectorTerm, type SlimAutoscalerStatus, type SlimNodePool, type SlimScaleReport, type OwnerRef, type PendingPod,
+  MAX_INDEX, SCALE_REPORT_MESSAGE, type StatefulUpdate,
+  type NodeSelectorTerm, type SlimAutoscalerStatus, type SlimNodePool, type SlimScaleReport, type OwnerRef, type PendingPod,
   type ReservedOrdinals, type SlimNode, type SlimPod, type SlimPV, type SlimPVC, type SlimStorageClass,
   type SlimWorkload, type Taint,
 } from './objects.js';
@@ -162,7 +163,17 @@ export function slimPod(o: Raw, share = intern): SlimPod {
       ? { unschedulable: true } : {}),
     ...(meta.labels?.[DECIDED_BY_LABEL] === 'policy' ? { decidedByPolicy: true, ...tableGeneration(meta.labels[SEAT_TABLE_LABEL]) } : {}),
     ...(typeof meta.annotations?.[ANNOTATION.subsetPatchNotApplied] === 'string' ? { subsetPatchNotApplied: share(meta.annotations[ANNOTATION.subsetPatchNotApplied]) } : {}),
+    ...revisionOf(meta.labels?.[REVISION_LABEL], conditions, share),
   };
+}
+
+/** A pod's template revision and when its Ready condition last changed: what a zone-by-zone rollout reads; nothing kept for a pod without them. */
+function revisionOf(label: unknown, conditions: readonly Raw[], share: (s: string) => string): Pick<SlimPod, 'revision' | 'readyChangedAt'> {
+  const out: Pick<SlimPod, 'revision' | 'readyChangedAt'> = {};
+  if (typeof label === 'string' && label.length > 0 && label.length <= 253) out.revision = share(label);
+  const changed = timestamp(conditions.find((c) => c?.type === 'Ready')?.lastTransitionTime);
+  if (changed > 0) out.readyChangedAt = changed;
+  return out;
 }
 
 /** The seat table generation a policy-decided pod carries: digits as zonekeeper writes them (ms since the epoch). */
@@ -188,6 +199,7 @@ export function sharedPod(p: SlimPod): SlimPod {
   }
   if (p.deletionCost !== undefined) p.deletionCost = intern(p.deletionCost);
   if (p.instanceCount !== undefined) p.instanceCount = intern(p.instanceCount);
+  if (p.revision !== undefined) p.revision = intern(p.revision);
   if (p.claims.length === 0) p.claims = EMPTY;
   if (p.selection) p.selection = sharedSelection(p.selection);
   const list = p.tolerations;
@@ -242,6 +254,20 @@ export function slimWorkload(kind: WorkloadKind, o: Raw, apiVersion = 'apps/v1')
     templateClaims: claimNames('', o.spec?.template?.spec).length > 0,
     template: templateNeeds(o.spec?.template?.spec),
     revision: kind === 'ReplicaSet' ? Math.max(0, parseIndex(str(meta.annotations?.[ANNOTATION.deploymentRevision]))) : 0,
+    ...(kind === 'StatefulSet' || kind === 'AdvancedStatefulSet' ? { update: statefulUpdate(o) } : {}),
+  };
+}
+
+/** A StatefulSet's update strategy and revision as its controller reports them (Kruise's minReadySeconds may sit under rollingUpdate). */
+function statefulUpdate(o: Raw): StatefulUpdate {
+  const generation = o.metadata?.generation, observed = o.status?.observedGeneration;
+  const minReady = o.spec?.minReadySeconds ?? o.spec?.updateStrategy?.rollingUpdate?.minReadySeconds;
+  return {
+    onDelete: o.spec?.updateStrategy?.type === 'OnDelete',
+    updateRevision: str(o.status?.updateRevision),
+    // Objects without generations (a snapshot file) are taken as observed.
+    observed: !Number.isInteger(generation) || (Number.isInteger(observed) && observed >= generation),
+    minReadySeconds: Number.isInteger(minReady) && minReady > 0 ? Math.min(minReady, 86_400) : 0,
   };
 }
 

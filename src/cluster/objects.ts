@@ -93,6 +93,10 @@ export interface SlimPod {
   gate?: { resourceVersion: string; otherGates: readonly string[] };
   /** Its node selector and required node affinity; undefined when it sets neither. Shared between equal pods. */
   selection: NodeSelection | undefined;
+  /** Its `controller-revision-hash` label (a StatefulSet's pod template revision); undefined without one. */
+  revision?: string;
+  /** When its Ready condition last changed (ms since the epoch); undefined without one. */
+  readyChangedAt?: number;
 }
 
 /** The pod in a scheduling request: all of its tolerations, nothing shared. */
@@ -128,6 +132,20 @@ export interface SlimWorkload {
   template: NodeNeeds;
   /** A ReplicaSet's deployment.kubernetes.io/revision: the newest is its Deployment's current pod template. 0 otherwise. */
   revision: number;
+  /** A StatefulSet's (an Advanced StatefulSet's) update as its controller reports it (zone-by-zone rollouts); undefined for other kinds. */
+  update?: StatefulUpdate;
+}
+
+/** What a zone-by-zone rollout reads of a StatefulSet (docs/design.md#zone-by-zone-rollouts). */
+export interface StatefulUpdate {
+  /** spec.updateStrategy.type is OnDelete: its controller replaces a pod only once it is deleted. */
+  onDelete: boolean;
+  /** status.updateRevision: the revision a pod created now gets ('' before the controller wrote one). */
+  updateRevision: string;
+  /** status.observedGeneration ≥ metadata.generation: updateRevision is that of the spec as it is. */
+  observed: boolean;
+  /** spec.minReadySeconds: how long a new pod is Ready before it counts as available. */
+  minReadySeconds: number;
 }
 
 /** A Karpenter NodePool as matched against a pod (placement/zoneReach.ts): what its nodes would carry. */

@@ -198,6 +198,14 @@ export const configSchema = z.strictObject({
     zoneStableSeconds: z.number().min(0).default(300),
     intervalSeconds: positive.default(5),
   }).prefault({}),
+  // Zone-by-zone rollouts of OnDelete StatefulSets that opt in (docs/design.md#zone-by-zone-rollouts).
+  zoneRollout: z.strictObject({
+    enabled: z.boolean().default(true),
+    maxUnavailable: z.string().regex(/^(zone|[1-9]\d{0,5}|[1-9]\d?%|100%)$/, 'expected "zone", a count (1, 2, …) or a percentage (1%–100%)').default('zone'),
+    batchGrowth: z.number().int().min(0).max(10).default(2),
+    progressDeadlineSeconds: z.number().int().min(1).max(86_400).default(600),
+    intervalSeconds: positive.default(10),
+  }).prefault({}),
   gate: z.strictObject({
     enabled: z.boolean().default(true),
     intervalSeconds: positive.default(5),

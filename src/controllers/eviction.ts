@@ -11,13 +11,20 @@ import { systemClock } from '../common/clock.js';
 /** The decision service's eviction gate, as zonekeeper's own evictions ask it (`by`: which of them). */
 export type EvictionGate = (pod: { namespace: string; name: string }, by: string) => Promise<{ allowed: boolean; why: string }>;
 
-/** POST pods/eviction once `gate` allows it (a refusal is a 429, as the webhook's); the status and the message (status 0: not sent). */
-export async function evictPod(api: ApiClient, pod: Pick<SlimPod, 'namespace' | 'name'>, log: Logger,
+/**
+ * POST pods/eviction once `gate` allows it (a refusal is a 429, as the webhook's); the status and the
+ * message (status 0: not sent). With a UID, only that pod goes (409 otherwise): a successor of the
+ * same name is never evicted in its place.
+ */
+export async function evictPod(api: ApiClient, pod: Pick<SlimPod, 'namespace' | 'name'> & { uid?: string }, log: Logger,
   gate?: { judge: EvictionGate; by: string }): Promise<{ status: number; message: string }> {
   const judged = gate && await gate.judge(pod, gate.by);
   if (judged && !judged.allowed) return { status: 429, message: judged.why };
   const path = `/api/v1/namespaces/${encodeURIComponent(pod.namespace)}/pods/${encodeURIComponent(pod.name)}/eviction`;
-  const body = JSON.stringify({ apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name: pod.name, namespace: pod.namespace } });
+  const body = JSON.stringify({
+    apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name: pod.name, namespace: pod.namespace },
+    ...(pod.uid ? { deleteOptions: { preconditions: { uid: pod.uid } } } : {}),
+  });
   try {
     const res = await api.request('POST', path, { body, contentType: 'application/json', timeoutMs: 10_000 });
     return { status: res.status, message: res.status < 300 ? '' : statusMessage(res.body) };

@@ -10,6 +10,7 @@ import type { DecisionState } from '../placement/policy.js';
 import { changedWorkloadKey, resolveWorkload, workloadByKey, workloadKey } from '../placement/workload.js';
 import { systemClock, yieldTurn, type Timers } from '../common/clock.js';
 import { reconciler } from './reconciler.js';
+import { rolloutView, type RolloutDefaults } from '../placement/zoneRollout.js';
 
 /** How long one slice of a sweep may hold the event loop (ms). */
 const SLICE_MS = 20;
@@ -20,6 +21,8 @@ export interface HealthTrackerOptions {
   /** How long a changed workload waits, gathering more changes, before it is recomputed (ms). */
   tickMs?: number;
   clock?: Timers;
+  /** Zone-by-zone rollouts' defaults (config zoneRollout); undefined: rollouts are off, none is shown. */
+  rollout?: RolloutDefaults;
 }
 
 /** Every managed workload's health, kept from cache events (docs/design.md#health). */
@@ -119,7 +122,11 @@ export function healthTracker(
     const w = workloadByKey(snapshot, key);
     if (!w) return undefined;
     const model = workloadModel({ kind: w.kind, namespace: w.namespace, name: w.name }, w, snapshot, state.settings, state);
-    return model.policy === 'none' ? undefined : workloadHealth(model, w, snapshot, state, healthOptions());
+    if (model.policy === 'none') return undefined;
+    const h = workloadHealth(model, w, snapshot, state, healthOptions());
+    const rollout = h && opts.rollout ? rolloutView(model, w, snapshot, opts.rollout, clock.now()) : undefined;
+    if (rollout) h!.rollout = rollout;
+    return h;
   }
 
   /** Every cached workload that could be managed (a Deployment's ReplicaSets are its own), and every one kept (gone ones leave). */

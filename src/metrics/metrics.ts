@@ -23,6 +23,8 @@ export interface Metrics {
   leader: Gauge;
   rebalanceEvictions: Counter<'result'>;
   evictions: Counter<'outcome'>;
+  rolloutPodsReplaced: Counter;
+  rolloutPauses: Counter;
 }
 
 /** The eviction gate's outcomes (docs/design.md#zone-at-a-time): zonekeeper_evictions_total's. */
@@ -101,6 +103,16 @@ export function createMetrics(opts: { defaults?: boolean } = {}): Metrics {
       name: 'zonekeeper_rebalance_evictions_total',
       help: 'Pods repair moved off their zone through the Eviction API, by result (evicted, refused = a PodDisruptionBudget said no, error, would-evict = dry run).',
       labelNames: ['result'],
+      registers: [registry],
+    }),
+    rolloutPodsReplaced: new Counter({
+      name: 'zonekeeper_rollout_pods_replaced_total',
+      help: 'Old-revision pods a zone-by-zone rollout evicted through the Eviction API (their StatefulSet controller makes the replacements).',
+      registers: [registry],
+    }),
+    rolloutPauses: new Counter({
+      name: 'zonekeeper_rollout_pauses_total',
+      help: 'Zone-by-zone rollouts paused by zonekeeper: a new pod not available within the progress deadline.',
       registers: [registry],
     }),
     seatTableLeftOut: new Gauge({
@@ -222,6 +234,17 @@ export function registerHealthGauges(m: Metrics, health: () => readonly Workload
   perWorkload('zonekeeper_workload_zones', 'Zones (a WorkloadSpread\'s subsets) the workload\'s layout wants filled that hold a bound pod.', (h) => h.zones);
   perWorkload('zonekeeper_workload_zones_wanted', 'Zones (subsets) the layout for the workload\'s replicas fills: min(replicas, zones) for equal weights.', (h) => h.wanted);
   perWorkload('zonekeeper_workload_pods_off_pin', 'Bound pods outside their seat\'s zone, or over their zone\'s share.', (h) => h.offPin);
+  const rolling = (name: string, help: string, value: (r: NonNullable<WorkloadHealth['rollout']>) => number) => new Gauge({
+    name, help, labelNames, registers: [m.registry],
+    collect() {
+      this.reset();
+      for (const h of health().slice(0, maxSeries)) {
+        if (h.rollout) this.set({ namespace: h.ref.namespace, kind: h.ref.kind, name: h.ref.name }, value(h.rollout));
+      }
+    },
+  });
+  rolling('zonekeeper_rollout_paused', '1 while the workload\'s zone-by-zone rollout is paused (zonekeeper.io/zone-rollout-paused), 0 while it runs; no series when none runs.', (r) => (r.paused === undefined ? 0 : 1));
+  rolling('zonekeeper_rollout_pods_remaining', 'Pods of a zone-by-zone rollout still on an old revision.', (r) => r.remaining);
   perWorkload('zonekeeper_workload_at_risk', '1 when the workload fills fewer zones than it should now or after a scale-down by its own removal order.', (h) => (h.atRisk ? 1 : 0));
   new Gauge({
     name: 'zonekeeper_workloads_at_risk', help: 'Managed workloads at risk, all of them (no per-workload limit).', registers: [m.registry],

@@ -3,6 +3,22 @@ import type { WorkloadRef } from './workload.js';
 // A workload's health as plain data (docs/design.md#health): the record every view reads and
 // the step that turns counts per zone into it, shared by every policy.
 
+/** Where a rollout stands: what health, /debug/rollouts and the metrics show. */
+export interface RolloutView {
+  revision: string;
+  /** The zone being rolled, or next (undefined: not known yet). */
+  zone: string | undefined;
+  /** The zone's next batch: its number within the zone (1, 2, …; a batch under way counts as done) and its size. */
+  step: number;
+  batch: number;
+  /** Pods on the update revision, and pods still on an older one. */
+  replaced: number;
+  remaining: number;
+  paused: string | undefined;
+  /** What the next batch waits for (at most a few, counted). */
+  waitsFor: string[];
+}
+
 /** Why a pod is not where its seat is. */
 export type OffPinCause = 'volume' | 'fallback' | 'placed-before' | 'unknown';
 export const OFF_PIN_CAUSES: readonly OffPinCause[] = ['volume', 'fallback', 'placed-before', 'unknown'];
@@ -69,6 +85,8 @@ export interface WorkloadHealth {
   atRisk: boolean;
   /** One line: what is wrong, or "ok". */
   reason: string;
+  /** A zone-by-zone rollout under way or paused: its zone, step, and what it waits for. */
+  rollout?: RolloutView;
   /** Opted in to the zone disruption budget (docs/design.md#the-zone-disruption-budget): zones with seats down and why, approvals recorded. */
   disruption?: DisruptionState;
 }

@@ -53,7 +53,7 @@ export interface SeatMap {
 }
 
 /** Available: Ready, on a Ready node, not terminating (what a PodDisruptionBudget counts, and the node's state too). */
-function podAvailable(pod: SlimPod, snapshot: Snapshot): boolean {
+export function podAvailable(pod: SlimPod, snapshot: Snapshot): boolean {
   if (!pod.ready || pod.terminating || pod.finished || !pod.nodeName) return false;
   return snapshot.node(pod.nodeName)?.ready === true;
 }

@@ -6,6 +6,7 @@ import type { SnapshotSource } from '../cluster/source.js';
 import type { HealthTracker } from '../controllers/layoutHealth.js';
 import type { PolicyAgreement } from '../controllers/policyCheck.js';
 import type { RepairStatus } from '../controllers/repair.js';
+import type { RolloutStatus } from '../controllers/zoneRollout.js';
 import type { DebugViews } from '../decision/views.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { requireAuthorization, type AdminAuthorizer } from './adminAuth.js';
@@ -27,6 +28,8 @@ export interface AdminDeps {
   layoutHealth?: Pick<HealthTracker, 'all' | 'get'>;
   /** Repair's last decision per opted-in workload, when rebalance is enabled (/debug/repair). */
   repair?: { status(): RepairStatus[] };
+  /** Zone-by-zone rollouts' last step per opted-in workload, in the replica that runs them (/debug/rollouts). */
+  rollouts?: { status(): RolloutStatus[] };
   /** The zone gate's keeper, when gate.enabled and a cluster is watched (/debug/gate). */
   gate?: { view(): { gated: number; waiting: { pod: string; why: string }[] } };
   /** The policy transport, against a cluster: whether the API server serves MutatingAdmissionPolicies, and whether the seat table is written. */
@@ -171,6 +174,16 @@ export function adminRoutes(deps: AdminDeps): Hono {
 
   // What repair last decided for each opted-in workload, and why it waits.
   app.get('/debug/repair', (c) => c.json({ enabled: deps.repair !== undefined, workloads: deps.repair?.status() ?? [] }));
+  // Every rollout health shows (any replica), and what this replica last did for each, when it holds the Lease.
+  app.get('/debug/rollouts', (c) => {
+    const steps = new Map((deps.rollouts?.status() ?? []).map((s) => [s.workload, s]));
+    const shown = (deps.layoutHealth?.all() ?? []).filter((h) => h.rollout !== undefined || steps.has(h.key));
+    return c.json({
+      enabled: deps.rollouts !== undefined,
+      workloads: shown.slice(0, HEALTH_LISTED).map((h) => ({ workload: h.key, rollout: h.rollout, lastStep: steps.get(h.key) })),
+      more: Math.max(0, shown.length - HEALTH_LISTED),
+    });
+  });
   // Gated pods the cache shows, and why each still waits (the first 100).
   app.get('/debug/gate', (c) => c.json({ enabled: deps.gate !== undefined, ...(deps.gate?.view() ?? { gated: 0, waiting: [] }) }));
 

@@ -47,7 +47,8 @@ export function testApp(store: ClusterStore, o: { config?: Record<string, unknow
   const service = decisionService({ source, actuator: memoryActuator(store, silent, metrics), metrics, log: silent, config, clock });
   const extender = createExtender(service, { source, log: silent, config });
   registerStateGauges(metrics, source, () => service.state.reservations.size());
-  const layoutHealth = healthTracker(source, service.state, () => {}, config.health, silent);
+  const layoutHealth = healthTracker(source, service.state, () => {},
+    { ...config.health, rollout: config.zoneRollout.enabled ? config.zoneRollout : undefined }, silent);
   layoutHealth.flush();
   registerHealthGauges(metrics, layoutHealth.all, config.metrics.maxWorkloadSeries);
   const extenderApp = extenderRoutes(extender, metrics, silent, config.extender);

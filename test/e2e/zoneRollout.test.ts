@@ -1,0 +1,179 @@
+// End-to-end: a zone-by-zone rollout (docs/design.md#zone-by-zone-rollouts) with the real
+// kube-apiserver, kube-scheduler and kube-controller-manager (the StatefulSet controller makes
+// the replacements), and a kubelet stand-in that makes a bound pod Ready READY_AFTER_MS after it
+// sees it bound (a container's start) and finishes terminating ones. Two StatefulSets of 30
+// pinned round-robin over three zones are updated together: one OnDelete, rolled a zone at a
+// time by zonekeeper; one RollingUpdate, one pod at a time by its controller.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { ControlPlane, kubeVersions, type Zonekeeper } from './controlPlane.js';
+import { eventually, type Kube, type Obj } from './kube.js';
+import { SCHEDULER, statefulSet, tearDown, threeZoneCluster } from './workloads.js';
+
+const REPLICAS = 30;
+const CONFIG = { zoneRollout: { intervalSeconds: 1 }, health: { settleSeconds: 5, intervalSeconds: 2 } };
+/** A pod is Ready this long after it is bound: what one restart costs, for both StatefulSets alike. */
+const READY_AFTER_MS = 3_000;
+
+for (const k of kubeVersions()) describe(`zone-by-zone rollouts with kube-controller-manager ${k.version} and a real kube-apiserver`, () => {
+  const cp = new ControlPlane(k.bin);
+  let kube: Kube;
+  let zones: Map<string, string>;
+  const stops: (() => Promise<void>)[] = [];
+  const ready = (p: Obj) => !p.metadata.deletionTimestamp && (p.status?.conditions ?? []).some((c: Obj) => c.type === 'Ready' && c.status === 'True');
+
+  before(async () => {
+    ({ kube, zones } = await threeZoneCluster(cp, CONFIG));
+  });
+
+  after(async () => {
+    for (const stop of stops) await stop();
+    await tearDown(cp);
+  });
+
+  /** Sampled every second until stopped: the zones with a seat down (a pod not Ready, terminating, or missing). */
+  const zonesDown = (namespace: string, list: string[], replicas: number) => {
+    let sampling = true;
+    const samples: string[][] = [];
+    const loop = (async () => {
+      while (sampling) {
+        const pods = new Map((await kube.list('v1', 'Pod', namespace, 'app=db')).map((p) => [p.metadata.name as string, p]));
+        const down = new Set<string>();
+        for (let i = 0; i < replicas; i++) {
+          const p = pods.get(`db-${i}`);
+          if (!p || !ready(p)) down.add(list[i % 3]!);
+        }
+        samples.push([...down]);
+        await new Promise((r) => setTimeout(r, 1000));
+      }
+    })();
+    return { stop: async () => { sampling = false; await loop; return samples; } };
+  };
+
+  /** Every pod on the StatefulSet's update revision and Ready, `replicas` of them. */
+  const rolled = async (namespace: string, replicas = REPLICAS) => {
+    const sts = await kube.get('apps/v1', 'StatefulSet', namespace, 'db');
+    const revision = sts.status?.updateRevision;
+    if (sts.status?.observedGeneration !== sts.metadata.generation || !revision) return false;
+    const pods = (await kube.list('v1', 'Pod', namespace, 'app=db')).filter((p) => !p.metadata.deletionTimestamp);
+    return pods.length === replicas && pods.every((p) => ready(p) && p.metadata.labels['controller-revision-hash'] === revision);
+  };
+
+  it(`[${k.version}] 60. a 30-pod StatefulSet rolled a zone at a time against RollingUpdate one pod at a time, updated together: ≥ 5× faster, never two zones with a pod unavailable`, async () => {
+    for (const namespace of ['zr-zone', 'zr-rolling']) {
+      await kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
+      stops.push(kube.kubelet(namespace, 300, READY_AFTER_MS));
+    }
+    const zoneRolled = statefulSet('zr-zone', 'db', REPLICAS, { schedulerName: SCHEDULER }, { updateStrategy: { type: 'OnDelete' } });
+    // Whole zones at once (maxUnavailable "zone"), in fixed batches: three steps for three zones.
+    zoneRolled.metadata.annotations = { 'zonekeeper.io/zone-rollout': 'true', 'zonekeeper.io/zone-rollout-batch-growth': '0' };
+    await kube.create(zoneRolled);
+    await kube.create(statefulSet('zr-rolling', 'db', REPLICAS, { schedulerName: SCHEDULER }, { updateStrategy: { type: 'RollingUpdate' } }));
+    await eventually('60 pods Ready', async () => (await rolled('zr-zone')) && (await rolled('zr-rolling')), 240_000, 1000);
+    const list = await kube.frozenZones('apps/v1', 'StatefulSet', 'zr-zone', 'db');
+    const placed = await kube.list('v1', 'Pod', 'zr-zone', 'app=db');
+    for (const p of placed) assert.equal(zones.get(p.spec.nodeName), list[Number(p.metadata.name.split('-')[1]) % 3], `${p.metadata.name} in its seat's zone`);
+
+    const sampler = zonesDown('zr-zone', list, REPLICAS);
+    const template = { spec: { template: { metadata: { annotations: { 'e2e/restartedAt': new Date().toISOString() } } } } };
+    const started = Date.now();
+    await Promise.all(['zr-zone', 'zr-rolling'].map((ns) => kube.patch('apps/v1', 'StatefulSet', ns, 'db', template)));
+    const took: Record<string, number> = {};
+    let midway: Obj | undefined;
+    await eventually('both rolled', async () => {
+      for (const ns of ['zr-zone', 'zr-rolling']) if (took[ns] === undefined && await rolled(ns)) took[ns] = (Date.now() - started) / 1000;
+      if (took['zr-zone'] === undefined && !midway) {
+        const health = await (await fetch(`${cp.zonekeeper!.admin}/debug/health?namespace=zr-zone`)).json() as { workloads: Obj[] };
+        if (health.workloads[0]?.rollout?.zone) midway = health.workloads[0].rollout;
+      }
+      return took['zr-zone'] !== undefined && took['zr-rolling'] !== undefined;
+    }, 600_000, 1000);
+    const samples = await sampler.stop();
+
+    const twoZones = samples.filter((z) => z.length > 1);
+    const steps = (await kube.list('v1', 'Event', 'zr-zone')).filter((e) => e.reason === 'ZoneRolloutStep').map((e) => e.message as string);
+    const ratio = took['zr-rolling']! / took['zr-zone']!;
+    console.log(`# [${k.version}] ${REPLICAS} pods, Ready ${READY_AFTER_MS / 1000} s after binding: zone by zone ${took['zr-zone']!.toFixed(1)} s (${steps.length} batches), RollingUpdate one at a time ${took['zr-rolling']!.toFixed(1)} s: ${ratio.toFixed(1)}x; ${samples.length} samples, ${twoZones.length} with two zones down; health midway: ${JSON.stringify(midway)}`);
+    assert.equal(twoZones.length, 0, `never two zones with a pod unavailable: ${JSON.stringify(twoZones.slice(0, 3))}`);
+    assert.ok(samples.some((z) => z.length === 1), 'the sampler saw the rollout take a zone down');
+    assert.ok(ratio >= 5, `at least 5× faster: ${ratio.toFixed(1)}x`);
+    assert.deepEqual(steps.map((m) => m.split(',')[0]).reverse().filter((z, i, a) => a.indexOf(z) === i).sort(), [...list].sort(), 'a batch in each zone');
+    assert.equal(steps.length, 3, `one batch per zone: ${steps.join(' | ')}`);
+    assert.ok(midway && list.includes(midway.zone), 'health showed the zone being rolled');
+    const rollouts = await (await fetch(`${cp.zonekeeper!.admin}/debug/rollouts`)).json() as { workloads: Obj[] };
+    assert.equal(rollouts.workloads.find((w) => w.workload === 'zr-zone/StatefulSet/db')?.lastStep?.decision, 'done');
+    const metrics = await (await fetch(`${cp.zonekeeper!.admin}/metrics`)).text();
+    assert.match(metrics, /zonekeeper_rollout_pods_replaced_total 30/);
+  });
+
+  it(`[${k.version}] 61. the Lease holder killed mid-rollout: another replica goes on from the cluster; no pod of the new revision is ever evicted (no step twice), every old one is (none lost), never two zones down`, async () => {
+    const ns = 'zr-handover';
+    const replicas = 12;
+    await kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+    stops.push(kube.kubelet(ns, 300, READY_AFTER_MS));
+    const second = await cp.startReplica('zonekeeper-2', CONFIG);
+    stops.push(() => second.stop());
+    const sts = statefulSet(ns, 'db', replicas, { schedulerName: SCHEDULER }, { updateStrategy: { type: 'OnDelete' } });
+    // Batches of 1, 2, 1 in each zone of 4: nine steps to hand over in the middle of.
+    sts.metadata.annotations = { 'zonekeeper.io/zone-rollout': 'true' };
+    await kube.create(sts);
+    await eventually('12 pods Ready', () => rolled(ns, replicas), 180_000, 1000);
+    const list = await kube.frozenZones('apps/v1', 'StatefulSet', ns, 'db');
+    const holder = async () => (await kube.get('coordination.k8s.io/v1', 'Lease', 'default', 'zonekeeper-writers')).spec.holderIdentity as string;
+    const before = await holder();
+
+    // Every pod deletion the watch shows, with the revision the pod was on.
+    const deleted: { name: string; uid: string; revision: string }[] = [];
+    const abort = new AbortController();
+    const watching = (async () => {
+      const rv = (await kube.call('GET', `/api/v1/namespaces/${ns}/pods?limit=1`)).metadata.resourceVersion;
+      const res = await kube.api.stream(`/api/v1/namespaces/${ns}/pods?watch=1&resourceVersion=${rv}`, abort.signal);
+      res.setEncoding('utf8');
+      let buffered = '';
+      const seen = new Set<string>();
+      try {
+        for await (const chunk of res as AsyncIterable<string>) {
+          buffered += chunk;
+          for (let nl = buffered.indexOf('\n'); nl >= 0; nl = buffered.indexOf('\n')) {
+            const event = JSON.parse(buffered.slice(0, nl));
+            buffered = buffered.slice(nl + 1);
+            const p = event.object;
+            if ((event.type === 'DELETED' || p?.metadata?.deletionTimestamp) && !seen.has(p.metadata.uid)) {
+              seen.add(p.metadata.uid);
+              deleted.push({ name: p.metadata.name, uid: p.metadata.uid, revision: p.metadata.labels?.['controller-revision-hash'] });
+            }
+          }
+        }
+      } catch { /* aborted */ }
+    })();
+    const sampler = zonesDown(ns, list, replicas);
+    await kube.patch('apps/v1', 'StatefulSet', ns, 'db', { spec: { template: { metadata: { annotations: { 'e2e/restartedAt': new Date().toISOString() } } } } });
+    const revision = await eventually('the new update revision', async () => {
+      const s = await kube.get('apps/v1', 'StatefulSet', ns, 'db');
+      return s.status?.observedGeneration === s.metadata.generation && s.status.updateRevision;
+    }, 30_000);
+    // Mid-rollout: once zone-b's first batch is gone, the holder is killed (its Events may be lost with it; the watch is not).
+    await eventually('four pods evicted', async () => deleted.length >= 4, 120_000, 200);
+    const killedAt = deleted.length;
+    const leads = async (z: Zonekeeper) => /^zonekeeper_leader 1$/m.test(await (await fetch(`${z.admin}/metrics`)).text());
+    const killed = await leads(cp.zonekeeper!) ? 'zonekeeper' : await leads(second) ? 'zonekeeper-2' : 'neither';
+    assert.notEqual(killed, 'neither', 'one replica holds the Lease');
+    if (killed === 'zonekeeper-2') await second.stop('SIGKILL');
+    else {
+      await cp.zonekeeper!.stop('SIGKILL');
+      // The scheduler's extender comes back at once; the Lease goes to whichever replica takes it first.
+      await cp.startZonekeeper(CONFIG);
+    }
+    await eventually('all 12 rolled', () => rolled(ns, replicas), 300_000, 1000);
+    const after = await holder();
+    const samples = await sampler.stop();
+    abort.abort();
+    await watching;
+    const twoZones = samples.filter((z) => z.length > 1);
+    console.log(`# [${k.version}] holder ${killed} (${before}) SIGKILLed after ${killedAt} evictions; finished under ${after}; ${deleted.length} pods deleted, ${samples.length} samples, ${twoZones.length} with two zones down`);
+    assert.equal(deleted.filter((d) => d.revision === revision).length, 0, `no pod of the new revision evicted: ${JSON.stringify(deleted.filter((d) => d.revision === revision))}`);
+    assert.deepEqual(deleted.map((d) => d.name).sort(), Array.from({ length: replicas }, (_, i) => `db-${i}`).sort(), 'each old pod deleted once');
+    assert.equal(twoZones.length, 0);
+    assert.ok(killedAt < replicas, 'the holder was killed before the rollout ended');
+  });
+});
