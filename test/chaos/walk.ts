@@ -122,7 +122,11 @@ export function walker(world: World, rng: Rng): Walker {
         }
       });
       const allowed = answers.filter((s) => s === 200 || s === 201).length;
-      return `drain ${nodes.map(([n, z]) => `${n} (${z})`).join(' and ')} at once: ${allowed} of ${pods.length} pods evicted, ${answers.filter((s) => s === 429).length} refused (429)`;
+      const refused = answers.filter((s) => s === 429).length;
+      // Anything else: kube-apiserver down (0), the webhook unreachable (500, failurePolicy Fail), a pod gone (404).
+      const failed = [...new Set(answers.filter((s) => s !== 200 && s !== 201 && s !== 429))].join(', ');
+      return `drain ${nodes.map(([n, z]) => `${n} (${z})`).join(' and ')} at once: ${allowed} of ${pods.length} pods evicted, ${refused} refused (429)`
+        + (failed ? `, ${pods.length - allowed - refused} failed (${failed})` : '');
     },
     async addNode(now) {
       const zone = pickOf(rng, ['zone-a', 'zone-b', 'zone-c']);
