@@ -141,7 +141,9 @@ export async function runAudit(argv: string[]): Promise<{ output: string; code: 
       settings: { ...config.placement }, reservations: new Reservations(config.placement.reservationTtlSeconds),
       pendingFreezes: NO_PENDING_FREEZES, unschedulableSubsets: new Map<string, number>(),
     };
-    const health = fleetHealth(source.snapshot, state, { now: systemClock.now(), settleSeconds: config.health.settleSeconds }, values.namespace);
+    const health = fleetHealth(source.snapshot, state, {
+      now: systemClock.now(), settleSeconds: config.health.settleSeconds, rollout: config.zoneRollout.enabled ? config.zoneRollout : undefined,
+    }, values.namespace);
     if (health.length === 0) {
       const where = values.namespace ? `namespace ${values.namespace} of ${source.describe()}` : source.describe();
       throw new AuditError(`no workloads to judge in ${where}: no StatefulSet, and no workload with zonekeeper's annotations or a WorkloadSpread`);

@@ -10,7 +10,7 @@ import type { DecisionState } from '../placement/policy.js';
 import { changedWorkloadKey, resolveWorkload, workloadByKey, workloadKey } from '../placement/workload.js';
 import { systemClock, yieldTurn, type Timers } from '../common/clock.js';
 import { reconciler } from './reconciler.js';
-import { rolloutView, type RolloutDefaults } from '../placement/zoneRollout.js';
+import type { RolloutDefaults } from '../placement/zoneRollout.js';
 
 /** How long one slice of a sweep may hold the event loop (ms). */
 const SLICE_MS = 20;
@@ -61,7 +61,7 @@ export function healthTracker(
   let sorted: WorkloadHealth[] | undefined;
   let events = false;
   let sliceStarted = clock.now();
-  const healthOptions = () => ({ now: clock.now(), settleSeconds: opts.settleSeconds });
+  const healthOptions = () => ({ now: clock.now(), settleSeconds: opts.settleSeconds, rollout: opts.rollout });
   const queue = reconciler({
     keys: allKeys,
     async reconcile(key) {
@@ -123,10 +123,7 @@ export function healthTracker(
     if (!w) return undefined;
     const model = workloadModel({ kind: w.kind, namespace: w.namespace, name: w.name }, w, snapshot, state.settings, state);
     if (model.policy === 'none') return undefined;
-    const h = workloadHealth(model, w, snapshot, state, healthOptions());
-    const rollout = h && opts.rollout ? rolloutView(model, w, snapshot, opts.rollout, clock.now()) : undefined;
-    if (rollout) h!.rollout = rollout;
-    return h;
+    return workloadHealth(model, w, snapshot, state, healthOptions());
   }
 
   /** Every cached workload that could be managed (a Deployment's ReplicaSets are its own), and every one kept (gone ones leave). */

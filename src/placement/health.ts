@@ -5,6 +5,7 @@ import { adoptedList, placedSeats } from './adoption.js';
 import { removalOrder } from './downscale.js';
 import { managedModels, policyOf, type CachedModel, type WorkloadModel } from './model.js';
 import { disruptionLine, disruptionState } from './zoneDisruption.js';
+import { rolloutLine, rolloutView, type RolloutDefaults } from './zoneRollout.js';
 import type { DecisionState } from './policy.js';
 import { podVolumes, volumeZones } from './volumes.js';
 import { judged, type HealthBase, type OffPinCause, type OffPinPod, type WorkloadHealth } from './healthRecord.js';
@@ -22,6 +23,8 @@ export interface HealthOptions {
   now: number;
   /** Unbound pods younger than this may still fill a zone: no risk is called for them yet. */
   settleSeconds: number;
+  /** Zone-by-zone rollouts' defaults (config zoneRollout); undefined: rollouts are off, none is shown. */
+  rollout?: RolloutDefaults;
 }
 
 /** The list to judge a pinned workload by: frozen, else the one adoption would freeze. */
@@ -105,10 +108,13 @@ function cannotGrowOf(pending: readonly SlimPod[], snapshot: Snapshot, topologyK
 export function workloadHealth(model: WorkloadModel, w: SlimWorkload, snapshot: Snapshot, state: DecisionState,
   opts: HealthOptions): WorkloadHealth | undefined {
   const h = layoutHealth(model, w, snapshot, state, opts);
-  const disruption = h && disruptionState(model as CachedModel, w, snapshot);
-  if (!h || !disruption) return h;
-  const line = disruptionLine(disruption);
-  return { ...h, disruption, reason: line === undefined ? h.reason : h.reason === 'ok' ? line : `${h.reason}; ${line}` };
+  if (!h) return h;
+  const disruption = disruptionState(model as CachedModel, w, snapshot);
+  const rollout = opts.rollout ? rolloutView(model as CachedModel, w, snapshot, opts.rollout, opts.now) : undefined;
+  const lines = [disruptionLine(disruption), rolloutLine(rollout)].filter((l) => l !== undefined);
+  if (!disruption && !rollout) return h;
+  const reason = lines.length === 0 ? h.reason : [...(h.reason === 'ok' ? [] : [h.reason]), ...lines].join('; ');
+  return { ...h, ...(disruption ? { disruption } : {}), ...(rollout ? { rollout } : {}), reason };
 }
 
 function layoutHealth(model: WorkloadModel, w: SlimWorkload, snapshot: Snapshot, state: DecisionState,

@@ -193,3 +193,11 @@ export function rolloutView(model: CachedModel, w: SlimWorkload, snapshot: Snaps
   const s = rolloutStep(model, w, snapshot, settings, now);
   return s.kind === 'none' ? undefined : s.view;
 }
+
+/** One line of a rollout under way, for a health record's reason (the page and `audit` show it); undefined without one. */
+export function rolloutLine(v: RolloutView | undefined): string | undefined {
+  if (!v) return undefined;
+  const where = `rolling out ${v.revision} a zone at a time: ${v.replaced} replaced, ${v.remaining} to go${v.zone ? `; zone ${v.zone}, batch ${v.step} of ${v.batch} pod${v.batch === 1 ? '' : 's'}` : ''}`;
+  if (v.paused) return `${where}; paused: ${v.paused}`;
+  return v.waitsFor.length > 0 ? `${where}; waits for ${v.waitsFor.slice(0, 2).join('; ')}` : where;
+}

@@ -17,10 +17,12 @@ describe('zone-by-zone rollouts in the admin views', () => {
     db6.status.conditions = [{ type: 'Ready', status: 'False', lastTransitionTime: new Date().toISOString() }];
     c.put(db6);
     const app = testApp(c.store);
-    const health = await (await app.adminApp.request('/debug/health')).json() as { workloads: { rollout?: Record<string, unknown> }[] };
+    const health = await (await app.adminApp.request('/debug/health')).json() as { workloads: { rollout?: Record<string, unknown>; reason: string }[] };
     assert.deepEqual(health.workloads[0]!.rollout, {
       revision: 'db-r2', zone: 'zone-a', step: 2, batch: 2, replaced: 1, remaining: 8, waitsFor: ['pod db-6 is not Ready'],
     });
+    // The reason the page and `zonekeeper audit` print says it too.
+    assert.match(health.workloads[0]!.reason, /rolling out db-r2 a zone at a time: 1 replaced, 8 to go; zone zone-a, batch 2 of 2 pods; waits for pod db-6 is not Ready/);
     let metrics = await app.metrics.registry.metrics();
     assert.match(metrics, /zonekeeper_rollout_pods_remaining\{namespace="default",kind="StatefulSet",name="db"\} 8/);
     assert.match(metrics, /zonekeeper_rollout_paused\{namespace="default",kind="StatefulSet",name="db"\} 0/);
@@ -33,6 +35,8 @@ describe('zone-by-zone rollouts in the admin views', () => {
     assert.equal(rollouts.workloads[0]!.rollout.paused, 'paused by hand (zonekeeper.io/zone-rollout-paused: "until Monday")');
     metrics = await app.metrics.registry.metrics();
     assert.match(metrics, /zonekeeper_rollout_paused\{namespace="default",kind="StatefulSet",name="db"\} 1/);
+    const paused = await (await app.adminApp.request('/debug/health')).json() as { workloads: { reason: string }[] };
+    assert.match(paused.workloads[0]!.reason, /; paused: paused by hand \(zonekeeper\.io\/zone-rollout-paused: "until Monday"\)/);
   });
 
   it('no series and no record once every pod is on the update revision', async () => {
