@@ -142,6 +142,8 @@ function actuator(writer: Writer, events: EventRecorder, log: Logger, metrics: M
 
 /** An approval lost to another writer this many times in a row is refused (the client retries, as after a PDB's 429). */
 const APPROVAL_ATTEMPTS = 3;
+/** All of an approval's reads and writes within this, under the webhook's 10 s: a late one would be kube-apiserver's 500, not a 429. */
+const APPROVAL_DEADLINE_MS = 8_000;
 
 export function kubeActuator(api: ApiClient, log: Logger, metrics: Metrics, assignDeadlineMs = 2000, clock: Timers = systemClock): Actuator {
   const ids = instanceIdWriter(api, log, metrics, assignDeadlineMs, clock);
@@ -153,10 +155,12 @@ export function kubeActuator(api: ApiClient, log: Logger, metrics: Metrics, assi
       const path = workloadPath(w);
       let writes = false;
       const count = (result: string) => metrics.actuatorWrites.inc({ action: 'disruption-approval', result });
+      const deadline = clock.now() + APPROVAL_DEADLINE_MS;
       try {
         const done = await retryOnConflict(api, path, {
-          describe: path, timeoutMs: () => 5_000, fail: (m) => new Error(m), onConflict: () => count('conflict'),
-          afterConflict: (attempt) => (attempt < APPROVAL_ATTEMPTS ? 0 : new StillConflicting(`${path}: approvals still conflicting after ${APPROVAL_ATTEMPTS} attempts`)),
+          describe: path, timeoutMs: () => Math.max(250, deadline - clock.now()), fail: (m) => new Error(m), onConflict: () => count('conflict'),
+          afterConflict: (attempt) => (attempt < APPROVAL_ATTEMPTS && clock.now() < deadline ? 0
+            : new StillConflicting(`${path}: approvals still conflicting after ${attempt} attempts`)),
         }, (obj) => {
           const step = decide(obj.metadata?.annotations?.[ANNOTATION.disruptionApprovals]);
           writes = !('done' in step);

@@ -6,7 +6,7 @@ import type { Clock } from '../common/clock.js';
 import { podModel } from '../placement/model.js';
 import type { PlacementSettings } from '../placement/settings.js';
 import { workloadKey } from '../placement/workload.js';
-import { evictionVerdict, formatApprovals, parseApprovals, seatMap, zoneBudgetOf, type EvictionVerdict } from '../placement/zoneDisruption.js';
+import { approvalsLimit, evictionVerdict, formatApprovals, parseApprovals, seatMap, zoneBudgetOf, type EvictionVerdict } from '../placement/zoneDisruption.js';
 
 // The eviction gate's decision (docs/design.md#zone-at-a-time): whether a voluntary disruption of
 // one pod may go now, judged on the seat map that places pods, and the approval recorded on its
@@ -53,14 +53,15 @@ const covered = (why: string): EvictionAnswer => ({ allowed: true, why, outcome:
 /** Decides one eviction; an allowed one is recorded on its workload before it returns. */
 export async function decideEviction(deps: DisruptionDeps, ask: EvictionAsk): Promise<EvictionAnswer> {
   const { source, clock } = deps;
-  const waits = deps.notReady();
-  if (waits) return { allowed: false, why: waits, outcome: 'not-ready' };
+  if (deps.notReady()) return { allowed: false, why: 'zonekeeper: its cluster cache is not ready (never decides blind); retry the eviction', outcome: 'not-ready' };
   const snapshot = source.snapshot;
   const pod = snapshot.pod(ask.namespace, ask.name);
   if (!pod) return covered(`pod ${ask.namespace}/${ask.name} is not in zonekeeper's cache: not a pod of a workload it keeps`);
   const model = podModel(pod, snapshot, deps.settings);
   const w = model?.workload;
-  if (!model || !w || model.policy === 'none' || model.policy === 'wait') return covered(`pod ${ask.name}: ${model?.policy === 'wait' ? model.why : 'no zone layout covers it'}`);
+  // Its workload not in the cache yet: whether it is opted in cannot be told, so it waits (never decides blind).
+  if (model?.policy === 'wait') return { allowed: false, why: `zonekeeper: ${model.why}; retry the eviction`, outcome: 'not-ready' };
+  if (!model || !w || model.policy === 'none') return covered(`pod ${ask.name}: no zone layout covers it`);
   const budget = zoneBudgetOf(w);
   const what = `${w.kind} ${w.namespace}/${w.name}`;
   const workload = workloadKey(w);
@@ -71,7 +72,7 @@ export async function decideEviction(deps: DisruptionDeps, ask: EvictionAsk): Pr
   }
   const judge = (recorded: string | undefined): EvictionVerdict => {
     const map = seatMap(model, w, source.snapshot);
-    const approvals = parseApprovals(recorded, 2 * map.holders.size + 16);
+    const approvals = parseApprovals(recorded, approvalsLimit(map));
     return evictionVerdict(what, map, approvals, ask.name, budget, clock.now(), deps.approvalMs);
   };
   let v: EvictionVerdict;

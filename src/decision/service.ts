@@ -104,7 +104,8 @@ export function decisionService(deps: DecisionServiceDeps) {
     const pod = source.snapshot.pod(ask.namespace, ask.name);
     const d: DecisionRecord = {
       at: new Date(clock.now()).toISOString(), verb: 'eviction', pod: `${ask.namespace}/${ask.name}`, uid: pod?.uid ?? '', outcome: answer.outcome,
-      policy: answer.workload ? 'zone-disruption-budget' : 'none', workload: answer.workload, summary: clipReason(answer.why), nodes: 0,
+      policy: answer.workload ? 'zone-disruption-budget' : 'none', workload: answer.workload, nodes: 0,
+      summary: clipReason(ask.by ? `${answer.why} (asked by ${ask.by})` : answer.why),
       passed: { count: 0, sample: [] }, rejected: [],
     };
     if (answer.outcome !== 'not-covered') log.record(d);

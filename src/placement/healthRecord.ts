@@ -94,6 +94,8 @@ export interface WorkloadHealth {
 /** A workload's disruptions as the eviction gate sees them. */
 export interface DisruptionState {
   budget: string;
+  /** The budget does not parse: every eviction of the workload is refused until it does. */
+  error?: string;
   /** Zones with a seat down (a disruption under way), each with the first reasons; `unknown` for replicas in no known zone. */
   down: { zone: string; count: number; what: string[] }[];
   approvals: number;

@@ -123,6 +123,9 @@ export function seatMap(model: CachedModel, w: SlimWorkload, snapshot: Snapshot)
 /** An approval the eviction gate recorded on the workload before answering: the pod, its zone, when. */
 export interface Approval { pod: string; uid: string; zone: string; at: number }
 
+/** How many approvals a record is read for: the workload's pods bound them. */
+export const approvalsLimit = (map: SeatMap) => 2 * map.holders.size + 16;
+
 /** Approvals read back from the workload's annotation: what is not one is dropped, at most `limit` (the workload's pods bound them). */
 export function parseApprovals(text: string | undefined, limit: number): Approval[] {
   if (!text) return [];
@@ -134,7 +137,8 @@ export function parseApprovals(text: string | undefined, limit: number): Approva
   }
   if (!Array.isArray(raw)) return [];
   const out: Approval[] = [];
-  for (const a of raw.slice(0, limit)) {
+  // The newest last, as they are written: a record longer than the limit keeps its newest.
+  for (const a of raw.slice(-limit)) {
     if (typeof a !== 'object' || a === null) continue;
     const { pod, uid, zone, at } = a as Record<string, unknown>;
     const when = typeof at === 'string' ? Date.parse(at) : NaN;
@@ -156,7 +160,8 @@ export function liveApprovals(approvals: readonly Approval[], map: SeatMap, now:
   return approvals.filter((a) => {
     const holder = map.holders.get(a.pod);
     const standing = holder !== undefined && holder.pod.uid === a.uid;
-    if (standing) return now - a.at < approvalMs;
+    // A time ahead of this clock (another holder's skew, a hand-written record) counts from now: it lapses all the same.
+    if (standing) return now - Math.min(a.at, now) < approvalMs && a.at <= now + approvalMs;
     return (map.zones.get(a.zone)?.down.length ?? 0) > 0 || map.unplaced !== undefined;
   });
 }
@@ -188,6 +193,9 @@ function downByZone(map: SeatMap, live: readonly Approval[]): { down: Map<string
   return { down, unknown };
 }
 
+/** The zone an approval names for an available pod whose node carries no zone: it counts as a zone of its own. */
+const NO_ZONE = '(no zone)';
+
 /** At most this many reasons named in a refusal: the rest are counted. */
 const NAMED = 3;
 const named = (whats: readonly string[]) => whats.slice(0, NAMED).join('; ') + (whats.length > NAMED ? `; and ${whats.length - NAMED} more` : '');
@@ -202,7 +210,8 @@ export function evictionVerdict(what: string, map: SeatMap, recorded: readonly A
   const live = liveApprovals(recorded, map, now, approvalMs);
   const holder = map.holders.get(podName);
   if (!holder) return { allowed: true, zone: undefined, approvals: live, why: `${podName} holds no seat of ${what}: evicting it takes no seat down` };
-  const zone = holder.zone;
+  // An available pod in no known zone is recorded all the same (under NO_ZONE): every eviction that goes is a conditional write.
+  const zone = holder.zone ?? (holder.available ? NO_ZONE : undefined);
   if (live.some((a) => a.pod === podName && a.uid === holder.pod.uid)) {
     return { allowed: true, zone, approvals: live, why: `already approved: ${podName} of ${what} in ${zone}` };
   }
@@ -216,17 +225,19 @@ export function evictionVerdict(what: string, map: SeatMap, recorded: readonly A
       why: `zone disruption budget of ${what}: ${zonesDown.join(', ')} ${zonesDown.length > 1 ? 'are' : 'is'} under disruption; pod ${podName} of ${zone ?? 'an unknown zone'} may go once every seat outside it is available: waits for ${named(waits)}`,
     };
   }
-  const seats = zone === undefined ? 0 : (map.zones.get(zone)?.seats ?? 0);
-  const inZone = zone === undefined ? [] : (down.get(zone) ?? []);
+  // A pod already down takes nothing more down: no other zone is, so it may go whatever its own zone's count.
+  if (!holder.available || zone === undefined) return { allowed: true, zone, approvals: live, why: `${podName} is down already and no other zone is: evicting it takes nothing more down` };
+  const seats = map.zones.get(zone)?.seats ?? 0;
+  const inZone = down.get(zone) ?? [];
   const allowedDown = budgetIn(budget, seats);
-  const after = inZone.length + (holder.available ? 1 : 0);
+  const after = inZone.length + 1;
   if (after > allowedDown) {
     return {
       allowed: false, zone, waitsFor: inZone,
       why: `zone disruption budget of ${what}: ${zone} has ${inZone.length} of its ${seats} seats down, at most ${allowedDown} at once; pod ${podName} waits for ${named(inZone)}`,
     };
   }
-  const approvals = holder.available && zone !== undefined ? [...live, { pod: podName, uid: holder.pod.uid, zone, at: now }] : live;
+  const approvals = [...live, { pod: podName, uid: holder.pod.uid, zone, at: now }];
   return { allowed: true, zone, approvals, why: `${zone} may lose ${allowedDown} of ${seats} seats; ${after} down with ${podName}` };
 }
 
@@ -238,12 +249,15 @@ export function disruptionState(model: CachedModel, w: SlimWorkload, snapshot: S
   const down: DisruptionState['down'] = [];
   for (const [zone, z] of map.zones) if (z.down.length > 0) down.push({ zone, count: z.down.length, what: z.down.slice(0, NAMED).map((d) => d.what) });
   if (map.unplaced) down.push({ zone: 'unknown', count: map.unplaced.count, what: [map.unplaced.what] });
-  const approvals = parseApprovals(w.annotations[ANNOTATION.disruptionApprovals], map.holders.size + 16).length;
-  return { budget, down: down.sort((a, b) => a.zone.localeCompare(b.zone)), approvals };
+  const approvals = parseApprovals(w.annotations[ANNOTATION.disruptionApprovals], approvalsLimit(map)).length;
+  const parsed = zoneBudgetOf(w);
+  const error = parsed && 'error' in parsed ? parsed.error : undefined;
+  return { budget, ...(error ? { error } : {}), down: down.sort((a, b) => a.zone.localeCompare(b.zone)), approvals };
 }
 
 /** One line of a disruption under way, for a health record's reason; undefined when no seat is down. */
 export function disruptionLine(d: DisruptionState | undefined): string | undefined {
+  if (d?.error) return `${d.error}: every eviction of its pods is refused until it does`;
   if (!d || d.down.length === 0) return undefined;
   const zones = d.down.map((z) => `${z.zone} (${z.what[0]}${z.count > 1 ? `, ${z.count} down` : ''})`).join(', ');
   return `under disruption: ${zones}; evictions in other zones wait (zone disruption budget ${d.budget})`;

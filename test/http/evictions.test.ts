@@ -84,6 +84,12 @@ describe('the eviction gate webhook', () => {
     assert.equal((await plain.post(review('web-0'))).json.response.allowed, true);
     assert.equal((await plain.post(review('web-1'))).json.response.allowed, true, 'no budget: two zones, as before');
     assert.equal((await plain.post(review('nobody'))).json.response.allowed, true);
+    // A pod whose workload is not in the cache yet: whether it is opted in cannot be told, so it waits.
+    const orphan = setup();
+    orphan.store.upsert('pods', { ...orphan.store.pod('default', 'web-0')!, owner: { kind: 'StatefulSet', name: 'later', uid: 'x', apiVersion: 'apps/v1' } } as never);
+    const waits = (await orphan.post(review('web-0'))).json.response;
+    assert.equal(waits.status?.code, 429, JSON.stringify(waits));
+    assert.match(waits.status.message, /StatefulSet default\/later is not in the cache yet; retry the eviction/);
   });
 
   it('a bad budget value refuses, naming the annotation and the value', async () => {

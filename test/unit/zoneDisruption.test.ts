@@ -158,5 +158,36 @@ describe('the zone disruption budget: never two zones down at once', () => {
     const p = workloadHealth(plain.model, plain.w, plain.store, state, { now: NOW, settleSeconds: 60 })!;
     assert.equal(p.disruption, undefined);
     assert.doesNotMatch(p.reason, /disruption/);
+    // A budget that does not parse is said, not left to the 429s alone.
+    const bad = sts(6, six(), { ...FROZEN, 'zonekeeper.io/zone-disruption-budget': 'half' });
+    const b = workloadHealth(bad.model, bad.w, bad.store, state, { now: NOW, settleSeconds: 60 })!;
+    assert.match(b.reason, /zonekeeper\.io\/zone-disruption-budget: "half" is not .*: every eviction of its pods is refused until it does/);
+  });
+
+  it('review findings: a pod already down goes even when its zone is over its budget; the newest approvals are read; a time ahead lapses', () => {
+    // web-0 and web-3 (zone-a) both not Ready under a budget of 1: either may go, it takes nothing more down.
+    const { map } = sts(6, six({ 0: { ready: false }, 3: { ready: false } }));
+    const v = verdict(map, 'web-0', [], parseBudget('1', 'b') as never);
+    assert.equal(v.allowed, true, v.why);
+    assert.match(v.why, /down already/);
+    // A record longer than its limit keeps its newest entries (the pods being evicted now).
+    const old = Array.from({ length: 40 }, (_, i) => ({ pod: `old-${i}`, uid: `u${i}`, zone: 'zone-a', at: '2026-01-01T00:00:00Z' }));
+    const fresh = { pod: 'web-1', uid: 'pod-web-1', zone: 'zone-b', at: new Date(NOW).toISOString() };
+    assert.deepEqual(parseApprovals(JSON.stringify([...old, fresh]), 28).at(-1)?.pod, 'web-1');
+    // An approval dated far ahead does not hold a zone forever.
+    const ahead: Approval = { pod: 'web-0', uid: 'pod-web-0', zone: 'zone-a', at: Date.parse('2099-01-01T00:00:00Z') };
+    assert.equal(liveApprovals([ahead], sts(6, six()).map, NOW, APPROVAL_MS).length, 0);
+    assert.equal(verdict(sts(6, six()).map, 'web-1', [ahead]).allowed, true);
+  });
+
+  it('review findings: an available pod with no zone at all (no seat, a node without the label) is recorded, and holds the others back', () => {
+    const objects = [...nodes(ZONES, 1), node('bare-1', undefined), ...deployment('api', 3, { 'zonekeeper.io/zone-preferences': '{}', 'zonekeeper.io/zone-disruption-budget': 'zone' }),
+      rsPod('api', 'x', { nodeName: 'bare-1', ready: true }), rsPod('api', 'b', { nodeName: on('zone-b'), ready: true }), rsPod('api', 'c', { nodeName: on('zone-c'), ready: true })];
+    const { map } = modelOf(storeOf(objects), 'Deployment', 'api');
+    const v = evictionVerdict('Deployment default/api', map, [], 'api-rs-x', { kind: 'zone' }, NOW, APPROVAL_MS);
+    assert.equal(v.allowed, true, v.why);
+    assert.deepEqual(v.allowed && v.approvals.map((a) => a.zone), ['(no zone)']);
+    const next = evictionVerdict('Deployment default/api', map, v.allowed ? v.approvals : [], 'api-rs-b', { kind: 'zone' }, NOW, APPROVAL_MS);
+    assert.equal(next.allowed, false, 'another zone waits for it');
   });
 });
