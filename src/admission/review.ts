@@ -6,8 +6,6 @@ import type { JsonPatchOp } from '../placement/zoneGate.js';
 // admission.k8s.io/v1 AdmissionReview on the wire: what kube-apiserver sends a mutating
 // webhook for a pod CREATE, and the answer (allowed, with a JSONPatch, or refused with a message).
 
-const API_VERSION = ADMISSION_API_VERSION;
-
 const review = admissionReview({
   object: z.looseObject({ metadata: z.looseObject({}).optional(), spec: z.looseObject({}).optional() }),
 });
@@ -36,7 +34,7 @@ export function parsePodCreate(body: unknown): PodCreate {
 /** Allowed, with `patch` applied to the pod when it has operations. */
 export function allowed(uid: string, patch: readonly JsonPatchOp[], warnings: readonly string[] = []): object {
   return {
-    apiVersion: API_VERSION, kind: 'AdmissionReview',
+    apiVersion: ADMISSION_API_VERSION, kind: 'AdmissionReview',
     response: {
       uid, allowed: true,
       ...(patch.length > 0 ? { patchType: 'JSONPatch', patch: Buffer.from(JSON.stringify(patch)).toString('base64') } : {}),
@@ -47,5 +45,5 @@ export function allowed(uid: string, patch: readonly JsonPatchOp[], warnings: re
 
 /** Refused: the API server fails the CREATE with `message` (the pod's controller retries). */
 export function denied(uid: string, message: string): object {
-  return { apiVersion: API_VERSION, kind: 'AdmissionReview', response: { uid, allowed: false, status: { code: 422, message } } };
+  return { apiVersion: ADMISSION_API_VERSION, kind: 'AdmissionReview', response: { uid, allowed: false, status: { code: 422, message } } };
 }

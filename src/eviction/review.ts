@@ -6,8 +6,6 @@ import { ADMISSION_API_VERSION, admissionReview } from '../http/admissionReview.
 // validating webhook (kubectl drain, Karpenter, the Cluster Autoscaler, the descheduler all evict
 // so), and the answer: allowed, or refused with 429 as a PodDisruptionBudget refuses.
 
-const API_VERSION = ADMISSION_API_VERSION;
-
 const review = admissionReview({
   resource: z.looseObject({ group: z.string().max(253), version: z.string().max(63), resource: z.string().max(63) }),
   subResource: z.string().max(63).optional(),
@@ -40,13 +38,13 @@ export function parseEvictionReview(body: unknown): EvictionReview {
 
 /** Allowed: the eviction goes on to the user's PodDisruptionBudgets. */
 export function evictionAllowed(uid: string): object {
-  return { apiVersion: API_VERSION, kind: 'AdmissionReview', response: { uid, allowed: true } };
+  return { apiVersion: ADMISSION_API_VERSION, kind: 'AdmissionReview', response: { uid, allowed: true } };
 }
 
 /** Refused with 429 Too Many Requests: kubectl drain, Karpenter and the Cluster Autoscaler retry, as after a PDB's refusal. */
 export function evictionRefused(uid: string, message: string): object {
   return {
-    apiVersion: API_VERSION, kind: 'AdmissionReview',
+    apiVersion: ADMISSION_API_VERSION, kind: 'AdmissionReview',
     response: { uid, allowed: false, status: { status: 'Failure', code: 429, reason: 'TooManyRequests', message } },
   };
 }

@@ -82,13 +82,14 @@ export function seatMap(model: CachedModel, w: SlimWorkload, snapshot: Snapshot)
   const at = (z: string) => zones.get(z) ?? zones.set(z, { seats: 0, down: [] }).get(z)!;
   const holders = new Map<string, SeatHolder>();
   const live = workloadLivePods(model.ref, snapshot);
+  const indexes = live.map((pod) => model.seat(pod).index);
   const seated = new Set<number>();
-  for (const pod of live) if (!pod.terminating) seated.add(model.seat(pod).index);
+  for (const [i, pod] of live.entries()) if (!pod.terminating) seated.add(indexes[i]!);
   const leaving = new Set<number>();
   let up = 0;
   let downKnown = 0;
-  for (const pod of live) {
-    const index = model.seat(pod).index;
+  for (const [i, pod] of live.entries()) {
+    const index = indexes[i]!;
     // A terminating pod whose successor already holds its seat is not a second seat.
     if (pod.terminating && index >= 0 && seated.has(index)) continue;
     const node = pod.nodeName ? snapshot.node(pod.nodeName) : undefined;
