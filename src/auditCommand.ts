@@ -4,7 +4,7 @@ import { loadClusterAccess } from './cluster/kubeconfig.js';
 import { isDnsLabel } from './cluster/names.js';
 import { fileSource, type SnapshotSource } from './cluster/source.js';
 import { ConfigError, loadConfig } from './common/config.js';
-import { Reservations } from './decision/reservations.js';
+import { Reservations } from './decision/reservationLedger.js';
 import { UnreadableFileError } from './common/errors.js';
 import { createLogger } from './common/logger.js';
 import { NO_PENDING_FREEZES } from './placement/fleet.js';

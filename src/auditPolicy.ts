@@ -1,5 +1,5 @@
 import { statusMessage, type ApiClient } from './cluster/apiClient.js';
-import { servesMutatingPolicies } from './controllers/seatTable.js';
+import { servesMutatingPolicies } from './policy/tableWriter.js';
 
 // What `zonekeeper audit` says of the policy transport (docs/design.md#the-policy), on any cluster,
 // zonekeeper installed or not: whether the API server serves MutatingAdmissionPolicies (1.36+),

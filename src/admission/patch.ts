@@ -1,13 +1,11 @@
 import { ZONE_GATE } from '../cluster/annotations.js';
-import { gatePatch, type GateDecision, type JsonPatchOp } from '../placement/zoneGate.js';
+import { gatePatch, type SpecDecision } from '../decision/spec.js';
+import type { JsonPatchOp } from '../placement/subsetPatch.js';
 
 // Admission's JSONPatch: the decision written into a pod being created, exactly as the gate's
 // merge patch writes it into a stored pod, or the zone gate added for the keeper.
 
 type Raw = Record<string, any>;
-
-/** What admission does with a pod being created: write a decision now, or add the zone gate for the keeper. */
-export type AdmissionDecision = Exclude<GateDecision, { kind: 'wait' }> | { kind: 'gate'; why: string };
 
 /** A JSON Pointer token (RFC 6901): `~` and `/` escaped. */
 const pointer = (key: string) => key.replace(/~/g, '~0').replace(/\//g, '~1');
@@ -23,7 +21,7 @@ function setKeys(path: string, have: unknown, changes: Raw): JsonPatchOp[] {
  * the gate's merge patch writes into a stored pod (`gatePatch`), and the zone gate removed if
  * the template carries it. `'gate'`: the zone gate added instead, the decision left to the keeper.
  */
-export function admissionPatch(pod: Raw, d: Exclude<GateDecision, { kind: 'wait' }> | 'gate'): JsonPatchOp[] {
+export function admissionPatch(pod: Raw, d: Exclude<SpecDecision, { kind: 'wait' }> | 'gate'): JsonPatchOp[] {
   const spec = pod.spec ?? {};
   const gates: Raw[] = Array.isArray(spec.schedulingGates) ? spec.schedulingGates : [];
   if (d === 'gate') {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { BadRequest, badRequestOf } from '../common/errors.js';
 import { ADMISSION_API_VERSION, admissionReview } from '../http/admissionReview.js';
-import type { JsonPatchOp } from '../placement/zoneGate.js';
+import type { JsonPatchOp } from '../placement/subsetPatch.js';
 
 // admission.k8s.io/v1 AdmissionReview on the wire: what kube-apiserver sends a mutating
 // webhook for a pod CREATE, and the answer (allowed, with a JSONPatch, or refused with a message).

@@ -213,7 +213,7 @@ export const configSchema = z.strictObject({
     fallbackEvictionsPerMinute: positive.default(6),
     fallbackDryRun: z.boolean().default(false),
   }).prefault({}),
-  // The fourth transport (docs/design.md#the-policy): the seat table a MutatingAdmissionPolicy reads. Off unless asked.
+  // The policy transport (docs/design.md#the-policy): the seat table a MutatingAdmissionPolicy reads. Off unless asked.
   policy: z.strictObject({
     seatTable: z.boolean().default(false),
     configMapName: z.string().regex(/^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/).default('zonekeeper-seats'),

@@ -8,7 +8,7 @@ import type { Metrics } from '../metrics/metrics.js';
 import type { WorkResult } from '../common/workQueue.js';
 import { workloadModel } from '../placement/model.js';
 import type { DecisionState } from '../placement/policy.js';
-import { rebalanceRequested, repairStep } from '../placement/repair.js';
+import { rebalanceRequested, repairStep } from '../placement/repairChoice.js';
 import { evictPod, perMinuteBudget, type EvictionGate } from './eviction.js';
 import type { HealthTracker } from './layoutHealth.js';
 import { reconciler } from './reconciler.js';

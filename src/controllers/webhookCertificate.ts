@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { renewalDue, renewed, type ServingNames, type WebhookPki } from '../admission/certificates.js';
+import { renewalDue, renewed, type ServingNames, type WebhookPki } from './webhookPki.js';
 import { statusMessage, type ApiClient } from '../cluster/apiClient.js';
 import { systemClock, type Timers } from '../common/clock.js';
 import type { Metrics } from '../metrics/metrics.js';

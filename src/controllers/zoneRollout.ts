@@ -12,7 +12,7 @@ import type { Metrics } from '../metrics/metrics.js';
 import { workloadModel, type ZoneListDeps } from '../placement/model.js';
 import type { PlacementSettings } from '../placement/settings.js';
 import { resolveWorkload, workloadByKey, workloadKey } from '../placement/workload.js';
-import { pauseOf, pauseRecord, rolloutOptedIn, rolloutSettingsOf, rolloutStep, type RolloutDefaults } from '../placement/zoneRollout.js';
+import { pauseOf, pauseRecord, rolloutOptedIn, rolloutSettingsOf, rolloutStep, type RolloutDefaults } from '../placement/rolloutPlan.js';
 import type { RolloutView } from '../placement/healthRecord.js';
 import { reconciler } from './reconciler.js';
 

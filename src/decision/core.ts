@@ -61,6 +61,9 @@ export interface DecisionCoreDeps {
   clock?: Clock;
 }
 
+/** What the service is built on; only service.ts builds one. */
+export type DecisionCore = ReturnType<typeof decisionCore>;
+
 export function decisionCore(deps: DecisionCoreDeps) {
   const { source, actuator, metrics, log, config } = deps;
   const state = new PlacementState(config, source, actuator, metrics, log, deps.clock ?? systemClock);

@@ -11,8 +11,8 @@ import type { PendingFreezes } from '../placement/fleet.js';
 import { clipReason, type Candidates, type DecisionState, type PlacementInput } from '../placement/policy.js';
 import type { PlacementSettings } from '../placement/settings.js';
 import type { FilterVerdict } from '../placement/verdict.js';
-import type { GateFallback } from '../placement/zoneGate.js';
-import { Reservations } from './reservations.js';
+import type { GateFallback } from './spec.js';
+import { Reservations } from './reservationLedger.js';
 
 export interface PinConflict {
   pod: string;

@@ -9,7 +9,8 @@ import { disruptionState } from '../placement/zoneDisruption.js';
 import type { DisruptionState } from '../placement/healthRecord.js';
 import type { DecisionRecord } from './decisions.js';
 import type { PinConflict } from './placementState.js';
-import type { DecisionService } from './service.js';
+import type { DecisionCore } from './core.js';
+import type { DecisionRecorder } from './recording.js';
 import { explainSeat, type SeatExplanation } from './seatExplanation.js';
 
 /** A workload's layout with the pin conflicts seen for it. */
@@ -40,8 +41,8 @@ export interface DebugViews {
 }
 
 /** The debug views over the decision service and the cache: nothing reserved or written. */
-export function debugViews(service: DecisionService, source: SnapshotSource): DebugViews {
-  const { state } = service;
+export function debugViews(core: DecisionCore, recorder: DecisionRecorder, source: SnapshotSource): DebugViews {
+  const { state } = core;
   return {
     explain(namespace, name) {
       const raw = source.snapshot.pod(namespace, name);
@@ -49,14 +50,14 @@ export function debugViews(service: DecisionService, source: SnapshotSource): De
       const all = [...source.snapshot.nodes()];
       const candidates: Candidates = { names: all.map((n) => n.name), nodes: all };
       // The instance ID it holds or this process gave it, as the filter would see it; nothing claimed.
-      const v = service.decideNow(raw, { names: candidates.names, resolve: () => candidates }).verdict;
+      const v = core.decideNow(raw, { names: candidates.names, resolve: () => candidates }).verdict;
       const failed: Record<string, string> = {};
       for (const [r, names] of v.rejected) for (const n of names) failed[n] = `${r.rule}: ${r.reason}`;
       const zones = v.model && v.model.policy !== 'none' && v.model.policy !== 'wait' ? zonesShown(v.model.zones(), source.snapshot) : undefined;
-      const record = service.recordOf('explain', { namespace, name, uid: raw.uid }, v);
+      const record = recorder.recordOf('explain', { namespace, name, uid: raw.uid }, v);
       const model = v.model && v.model.policy !== 'none' && v.model.policy !== 'wait' ? v.model : undefined;
       const down = model?.workload && disruptionState(model, model.workload, source.snapshot);
-      const last = service.decisionsFor(`${namespace}/${name}`).findLast((d) => d.verb === 'eviction');
+      const last = recorder.decisionsFor(`${namespace}/${name}`).findLast((d) => d.verb === 'eviction');
       const disruption = down && { ...down, ...(last ? { lastEviction: { at: last.at, outcome: last.outcome, summary: last.summary } } : {}) };
       return {
         ...record, nodes: all.length, passed: { count: v.passed.length, sample: [...v.passed] }, failed, zones,
@@ -64,7 +65,7 @@ export function debugViews(service: DecisionService, source: SnapshotSource): De
         ...(disruption ? { disruption } : {}),
       };
     },
-    decisionsFor: service.decisionsFor,
+    decisionsFor: recorder.decisionsFor,
     reservationCount: () => state.reservations.size(),
     workloadLayout(kind, namespace, name) {
       const layout = workloadLayout(source.snapshot, kind, namespace, name, state);

@@ -2,18 +2,15 @@ import { pendingPod, slimNode, unshared } from '../cluster/convert.js';
 import type { SnapshotSource } from '../cluster/source.js';
 import type { Config } from '../common/config.js';
 import type { Logger } from '../common/logger.js';
-import { pickPodsToRemove } from '../placement/downscale.js';
 import { candidatesNamed, clipReason, type Candidates } from '../placement/policy.js';
-import { passedInOrder, scoreAllowed, scoreNodes } from '../placement/scoring.js';
 import type { FilterVerdict } from '../placement/verdict.js';
-import { withoutPods } from '../placement/withoutPods.js';
 import type { CandidateNodes } from '../decision/core.js';
-import type { DecisionService, PodRef } from '../decision/service.js';
+import type { DecisionService } from '../decision/service.js';
 import { maxCandidates, namesMode, type ExtenderArgs } from './wire/args.js';
 import { encodeError, encodeFilterResult, encodePriorities, quotedNames } from './wire/encoding.js';
 import type { AnsweredNames } from './wire/namesSection.js';
 import { pickResult, type PickResult } from './wire/picker.js';
-import { encodePreemptionResult, type MetaVictims, type PreemptionArgs } from './wire/preemption.js';
+import { encodePreemptionResult, type PreemptionArgs } from './wire/preemption.js';
 import type { RawObject } from './wire/validation.js';
 
 /** What the extender reads besides the decision service. */
@@ -39,15 +36,15 @@ export interface ExtenderService {
   pickPodsToRemove(namespace: string, n: number, candidates: readonly string[]): PickResult | undefined;
 }
 
-/** The pod a request is about, named as its wire names it. */
-function podOf(args: Pick<ExtenderArgs, 'Pod'>): PodRef {
+/** The pod a request is about, as its wire names it (for the log). */
+function podName(args: Pick<ExtenderArgs, 'Pod'>): string {
   const meta = args.Pod.metadata as RawObject;
-  return { namespace: String(meta.namespace ?? 'default'), name: String(meta.name), uid: String(meta.uid) };
+  return `${String(meta.namespace ?? 'default')}/${String(meta.name)}`;
 }
 
 /**
  * The extender's verbs over the decision service: each request's nodes and pod decoded from the
- * wire, decided by the service, the answer encoded, the decision recorded.
+ * wire, one call to the service's scheduling verbs (which decide and record), the answer encoded.
  */
 export function createExtender(service: DecisionService, deps: ExtenderDeps): ExtenderService {
   const { source, log, config } = deps;
@@ -65,7 +62,6 @@ export function createExtender(service: DecisionService, deps: ExtenderDeps): Ex
 
   /** A request's nodes as the decision service takes them: looked up only if a policy places the pod. */
   const nodesOf = (args: ExtenderArgs, names = namesOf(args)): CandidateNodes => ({ names, resolve: () => candidatesOf(args, names) });
-  const resolved = (candidates: Candidates): CandidateNodes => ({ names: candidates.names, resolve: () => candidates });
   const modeOf = (args: ExtenderArgs) => (namesMode(args) ? 'NodeNames' as const : 'Nodes' as const);
 
   /**
@@ -86,9 +82,6 @@ export function createExtender(service: DecisionService, deps: ExtenderDeps): Ex
     return answered;
   }
 
-  // Pairs, not an object keyed by name (docs/performance.md#why-the-code-is-shaped-this-way).
-  const firstScores = (names: readonly string[], scores: number[]) => scores.slice(0, 50).map((score, i) => ({ node: names[i]!, score }));
-
   return {
     maxCandidates: () => maxCandidates(source.snapshot.nodeCount()),
     *answeredNames(): Iterable<AnsweredNames> {
@@ -97,96 +90,43 @@ export function createExtender(service: DecisionService, deps: ExtenderDeps): Ex
 
     /** The ExtenderFilterResult as JSON text (see encoding.ts for why not an object). */
     async filter(args: ExtenderArgs): Promise<string> {
-      const mode = modeOf(args);
-      const notReady = service.notReady();
-      if (notReady) {
-        // Fail safe: a pinned pod is never placed on a cache that may be wrong.
-        service.record('filter', podOf(args), undefined, { mode, error: notReady });
-        return encodeError(notReady);
-      }
-      const decided = await service.decide(pendingPod(args.Pod), nodesOf(args), { claimId: { annotate: true }, commit: () => true });
-      const v = decided.verdict;
-      const answered = namesMode(args) ? keepForPrioritize(decided.input.pod.uid, v) : undefined;
-      const d = service.record('filter', podOf(args), v, { mode });
-      if (log.isLevelEnabled('debug')) log.debug({ pod: d.pod, outcome: d.outcome, passed: d.passed.count, nodes: d.nodes }, v.summary);
+      const answer = await service.scheduling.filter(pendingPod(args.Pod), nodesOf(args), modeOf(args));
+      // Fail safe: a pinned pod is never placed on a cache that may be wrong.
+      if (answer.kind === 'not-ready') return encodeError(answer.why);
+      const v = answer.verdict;
+      if (log.isLevelEnabled('debug')) log.debug({ pod: podName(args), policy: v.policy, passed: v.passed.length }, v.summary);
       // A wait that ends with time, not with a cluster event: an error makes kube-scheduler
       // retry with its backoff, where "no node fits" would park the pod for minutes.
       if (v.passed.length === 0 && v.retryAfterMs !== undefined) {
         return encodeError(`zonekeeper: ${clipReason(v.summary)} (retry in ${Math.ceil(v.retryAfterMs / 1000)}s)`);
       }
+      const answered = namesMode(args) ? keepForPrioritize(String((args.Pod.metadata as RawObject).uid), v) : undefined;
       return encodeFilterResult(v, namesMode(args) ? undefined : args.Nodes?.items ?? [], config.extender, answered?.text);
     },
 
     /** The HostPriorityList as JSON text. */
     prioritize(args: ExtenderArgs): string {
-      if (service.notReady()) {
-        service.count('prioritize', 'not_ready');
-        return '[]';
-      }
-      const mode = modeOf(args);
-      const pod = service.known(pendingPod(args.Pod));
+      const pod = pendingPod(args.Pod);
       const names = namesOf(args);
       // After its filter: the cycle's verdict, and no lookup per name.
       const kept = namesMode(args) ? cycleVerdicts.get(pod.uid)?.verdict : undefined;
       cycleVerdicts.delete(pod.uid);
-      const allowed = kept && passedInOrder(names, kept.passed);
-      if (kept && allowed) {
-        const scores = scoreAllowed(allowed, kept, pod.uid, (i) => source.snapshot.node(names[i]!));
-        service.record('prioritize', podOf(args), kept, {
-          mode, nodes: names.length, passed: { count: names.length, sample: names.slice(0, 20) }, scores: firstScores(names, scores),
-        });
-        return encodePriorities(names, scores, () => !kept.passedUnknown);
-      }
-      const { input, verdict: v } = service.decideNow(pod, nodesOf(args, names));
-      const scores = scoreNodes(input, v);
-      service.record('prioritize', podOf(args), v, { mode, scores: firstScores(names, scores) });
-      const { nodes } = input.candidates;
-      return encodePriorities(names, scores, (i) => nodes[i] !== undefined);
+      const answer = service.scheduling.prioritize(pod, nodesOf(args, names), modeOf(args), kept);
+      return answer ? encodePriorities(names, answer.scores, answer.known) : '[]';
     },
 
-    /**
-     * Preemption (docs/design.md#preemption): of kube-scheduler's candidate nodes, those the
-     * pod may use once their victims are gone. A node the decision passes is kept; one only an
-     * unresolvable rule rejects (a pin, a volume, the pod's own affinity) is dropped, whatever
-     * victims it offers; one a resolvable rule rejects (a quota, a limit, spreading) is decided
-     * again over the cluster without its victims, and kept only if the pod then fits there.
-     * Nothing is reserved; on a cache that is not ready no candidate is kept.
-     */
+    /** Preemption (docs/design.md#preemption): of kube-scheduler's candidate nodes, those the pod may use once their victims are gone. */
     preempt(args: PreemptionArgs): string {
-      const names = [...args.candidates.keys()];
-      const notReady = service.notReady();
-      if (notReady) {
-        service.record('preempt', podOf(args), undefined, { mode: 'NodeNames', error: notReady });
-        return encodePreemptionResult(new Map());
-      }
-      const pod = pendingPod(args.Pod);
-      const v = service.decideNow(pod, resolved(candidatesNamed(names, source.snapshot))).verdict;
-      const passed = new Set(v.passed);
-      const replay = new Set<string>();
-      for (const [r, rejected] of v.rejected) if (!r.unresolvable && r.rule !== 'cache') for (const n of rejected) replay.add(n);
-      const kept = new Map<string, MetaVictims>();
-      for (const [node, victims] of args.candidates) {
-        if (passed.has(node)) kept.set(node, victims);
-        else if (replay.has(node) && victims.Pods.length > 0) {
-          const without = withoutPods(source.snapshot, new Set(victims.Pods.map((p) => p.UID)));
-          const again = service.decideNow(pod, resolved(candidatesNamed([node], without)), {}, without).verdict;
-          if (again.passed.includes(node)) kept.set(node, victims);
-        }
-      }
-      service.record('preempt', podOf(args), v, { mode: 'NodeNames', passed: { count: kept.size, sample: [...kept.keys()].slice(0, 20) } });
-      return encodePreemptionResult(kept);
+      const victims = new Map([...args.candidates].map(([node, v]) => [node, v.Pods.map((p) => p.UID)]));
+      const kept = service.scheduling.preempt(pendingPod(args.Pod), victims);
+      return encodePreemptionResult(new Map([...args.candidates].filter(([node]) => kept?.has(node))));
     },
 
     /** KEP-3189 pod picker over the cache; undefined until the cache has synced. */
     pickPodsToRemove(namespace: string, n: number, candidates: readonly string[]): PickResult | undefined {
-      if (!source.synced()) {
-        service.count('downscale-pod-picker', 'not_ready');
-        return undefined;
-      }
-      const pick = pickPodsToRemove(namespace, n, candidates, source.snapshot, service.settings, service.state);
-      service.count('downscale-pod-picker', pick.warnings.length > 0 ? 'warnings' : 'picked');
-      log.debug({ namespace, n, candidates: candidates.length, chosen: pick.chosen, tied: pick.tied }, 'downscale pod picker');
-      return pickResult(pick);
+      const pick = service.scheduling.pickPodsToRemove(namespace, n, candidates);
+      if (pick) log.debug({ namespace, n, candidates: candidates.length, chosen: pick.chosen, tied: pick.tied }, 'downscale pod picker');
+      return pick && pickResult(pick);
     },
   };
 }

@@ -1,11 +1,11 @@
 import { ANNOTATION } from '../cluster/annotations.js';
 import { zoneOf, type SlimPod, type SlimWorkload } from '../cluster/objects.js';
 import type { Snapshot } from '../cluster/store.js';
-import { adoptedList, placedSeats } from './adoption.js';
+import { adoptedList, placedSeats } from './zoneListAdoption.js';
 import { removalOrder } from './downscale.js';
 import { managedModels, policyOf, type CachedModel, type WorkloadModel } from './model.js';
 import { disruptionLine, disruptionState } from './zoneDisruption.js';
-import { rolloutLine, rolloutView, type RolloutDefaults } from './zoneRollout.js';
+import { rolloutLine, rolloutView, type RolloutDefaults } from './rolloutPlan.js';
 import type { DecisionState } from './policy.js';
 import { podVolumes, volumeZones } from './volumes.js';
 import { judged, type HealthBase, type OffPinCause, type OffPinPod, type WorkloadHealth } from './healthRecord.js';

@@ -10,7 +10,7 @@ import type { PlacementSettings } from './settings.js';
 import { preferencesOfWorkload, seatKindOf, seatReader, type WorkloadFacts } from './workloadFacts.js';
 import { optedOut, resolveWorkload, workloadKey, workloadPods, workloadPodsPerNode, type WorkloadRef } from './workload.js';
 import { zoneListOf, type ZoneList } from './zones.js';
-import { adoptedList, placedSeats } from './adoption.js';
+import { adoptedList, placedSeats } from './zoneListAdoption.js';
 
 // The workload as every decision sees it, built once (per pod for filter and prioritize, per
 // workload for the picker, deletion costs and the debug views), as PodTopologySpread builds

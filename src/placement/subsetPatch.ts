@@ -1,10 +1,11 @@
-import type { JsonPatchOp } from './zoneGate.js';
-
 // A WorkloadSpread subset's `patch` applied to a pod being created, as OpenKruise's webhook
 // applies it (a strategic merge patch), then written as JSONPatch operations. Pure: the pod
 // and the patch in, the patched pod and its operations (or why it cannot be applied) out.
 
 type Raw = Record<string, any>;
+
+/** One RFC 6902 operation, as an AdmissionReview's JSONPatch carries it (a subset's patch and admission build them). */
+export type JsonPatchOp = { op: 'add' | 'replace'; path: string; value: unknown } | { op: 'remove'; path: string };
 
 /** List fields merged element by element on a key, as the Pod's strategic-merge schema says; any other list is replaced. */
 const MERGE_KEYS: Readonly<Record<string, string>> = {

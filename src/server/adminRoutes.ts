@@ -4,7 +4,7 @@ import { isDnsLabel } from '../cluster/names.js';
 import { CACHED_TOLERATIONS, type SlimPod } from '../cluster/objects.js';
 import type { SnapshotSource } from '../cluster/source.js';
 import type { HealthTracker } from '../controllers/layoutHealth.js';
-import type { PolicyAgreement } from '../controllers/policyCheck.js';
+import type { PolicyAgreement } from '../policy/check.js';
 import type { RepairStatus } from '../controllers/repair.js';
 import type { RolloutStatus } from '../controllers/zoneRollout.js';
 import type { DebugViews } from '../decision/views.js';

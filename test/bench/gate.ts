@@ -17,7 +17,7 @@ export async function gateCase(): Promise<void> {
   const { ClusterStore } = await dist('cluster/store.js');
   const { memoryActuator } = await dist('actuator/actuator.js');
   const { decisionService } = await dist('decision/service.js');
-  const { decideGate } = await dist('controllers/gateDecision.js');
+  const { decideGate } = await dist('controllers/specDecisionOf.js');
   const { createMetrics } = await dist('metrics/metrics.js');
   const { createLogger } = await dist('common/logger.js');
   const { gatePatch } = await dist('placement/zoneGate.js');

@@ -42,7 +42,7 @@ if (process.argv[3] === 'parts') {
   const { filterNodes } = await import('../../src/placement/filtering.js');
   const { encodeFilterResult } = await import('../../src/extender/wire/encoding.js');
   const { summarizeRejections } = await import('../../src/decision/decisions.js');
-  const { Reservations } = await import('../../src/decision/reservations.js');
+  const { Reservations } = await import('../../src/decision/reservationLedger.js');
   const { pendingPod } = await import('../../src/cluster/convert.js');
   const settings = { ...parseConfig({}).placement };
   const reservations = new Reservations(30);

@@ -227,7 +227,7 @@ describe('admin listener', () => {
     assert.equal(body.failed['node-a-1'], "node-spread: holds more of this workload's pods than other nodes the pod may use");
     assert.equal(body.failed['node-b-1'], 'zone-pin: pinned to zone-a');
     assert.match(body.summary, /^pinned: ordinal 3 → zone-a \(3 zones\)/);
-    assert.equal(app.service.state.reservations.size(), 0);
+    assert.equal(app.service.views.reservationCount(), 0);
     assert.equal((await get(app, '/debug/explain?pod=default/ghost')).status, 404);
     assert.equal((await get(app, '/debug/explain')).status, 400);
   });

@@ -58,7 +58,7 @@ describe('the eviction gate webhook', () => {
     assert.match(metrics, /outcome="allowed"} 2/);
     assert.match(metrics, /outcome="refused"} 1/);
     // The decision is kept for /debug/decisions, with the long reason, and /debug/explain shows the last one and the zones down.
-    assert.equal(app.service.decisionsFor('default/web-1')[0]?.outcome, 'refused');
+    assert.equal(app.service.views.decisionsFor('default/web-1')[0]?.outcome, 'refused');
     const explained = await (await app.adminApp.request('/debug/explain?pod=default/web-1')).json() as Raw;
     assert.equal(explained.disruption.budget, 'zone');
     assert.equal(explained.disruption.approvals, 2);

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { slimPod } from '../../src/cluster/convert.js';
-import { NOT_SYNCED } from '../../src/decision/service.js';
+import { NOT_SYNCED } from '../../src/decision/recording.js';
 import {
   deployment, nodes, pv, pvc, statefulSet, storeOf, stsPod, workloadSpread, zoneSubset, type Raw,
 } from '../support/builders.js';
@@ -28,8 +28,8 @@ describe('POST /filter with the captured kube-scheduler v1.20 requests', () => {
     assert.equal(body.Nodes, null);
     assert.deepEqual(body.FailedNodes, {});
     assert.equal(body.Error, '');
-    assert.equal(app.service.state.conflicts().length, 1);
-    assert.equal(app.service.state.conflicts()[0]!.pinnedZone, 'zone-a');
+    assert.equal(app.service.views.workloadLayout('StatefulSet', 'default', 'db')!.conflicts.length, 1);
+    assert.equal(app.service.views.workloadLayout('StatefulSet', 'default', 'db')!.conflicts[0]!.pinnedZone, 'zone-a');
     const metrics = await app.metrics.registry.metrics();
     assert.match(metrics, /zonekeeper_pin_volume_conflicts_total\{namespace="default",workload="StatefulSet\/db"\} 1/);
   });
@@ -56,7 +56,7 @@ describe('POST /filter with the captured kube-scheduler v1.20 requests', () => {
     const placed = await (await app.post('/filter', req)).json();
     assert.deepEqual(placed.NodeNames, ['node-a-1']);
     assert.deepEqual([placed.FailedNodes, placed.FailedAndUnresolvableNodes], [{}, {}]);
-    const [logged] = app.service.decisionsFor('default/db-0').slice(-1);
+    const [logged] = app.service.views.decisionsFor('default/db-0').slice(-1);
     assert.deepEqual(logged!.rejected.map((r) => [r.count, r.sample]), [[2, ['node-b-1', 'node-c-1']]]);
     assert.equal(logged!.rejected[0]!.reason, 'pinned to zone-a');
     // Nothing passes: every node with its reason, for kube-scheduler's "0/N nodes are available".
@@ -116,7 +116,7 @@ describe('POST /prioritize with the captured requests', () => {
     // workload: both score 10, which ranks them as no score does.
     assert.deepEqual(await res.json(), []);
     const pod = `${req.Pod.metadata.namespace}/${req.Pod.metadata.name}`;
-    assert.deepEqual(app.service.decisionsFor(pod).at(-1)!.scores, [{ node: 'node-c-1', score: 10 }, { node: 'node-c-2', score: 10 }]);
+    assert.deepEqual(app.service.views.decisionsFor(pod).at(-1)!.scores, [{ node: 'node-c-1', score: 10 }, { node: 'node-c-2', score: 10 }]);
     // One of them holding a pod of the workload: the other is preferred, and listed.
     const busy = testApp(storeOf([...capturedCluster(), stsPod('db', 1, { nodeName: 'node-c-1' })]));
     assert.deepEqual(await (await busy.post('/prioritize', req)).json(), [{ Host: 'node-c-2', Score: 10 }]);
@@ -182,7 +182,7 @@ describe('prioritize after its filter', () => {
     assert.equal(lookups.n, 0);
     assert.deepEqual(after, { 'node-a-2': 10, 'node-a-3': 10 });
     assert.deepEqual(after, byHost(await (await alone.post('/prioritize', args(db3, filtered.NodeNames))).json()));
-    const last = app.service.decisionsFor('default/db-3').at(-1)!;
+    const last = app.service.views.decisionsFor('default/db-3').at(-1)!;
     assert.equal(last.passed.count, 3);
     assert.deepEqual(last.scores, [{ node: 'node-a-1', score: 0 }, { node: 'node-a-2', score: 10 }, { node: 'node-a-3', score: 10 }], '/debug/decisions shows the first scores in the order sent');
   });
@@ -213,7 +213,7 @@ describe('prioritize after its filter', () => {
     // Both zone-a nodes hold no pod of the workload: the preferred one is passed alone.
     const spreading = testApp(storeOf(objects()));
     assert.deepEqual((await (await spreading.post('/filter', args(raw, names))).json()).NodeNames, ['node-a-2']);
-    assert.equal(spreading.service.decisionsFor(`default/${raw.metadata.name}`).at(-1)?.rejected.some((r) => /preferred terms/.test(r.reason)), true);
+    assert.equal(spreading.service.views.decisionsFor(`default/${raw.metadata.name}`).at(-1)?.rejected.some((r) => /preferred terms/.test(r.reason)), true);
     const app = testApp(storeOf(objects()), scoring);
     const filtered = await (await app.post('/filter', args(raw, names))).json();
     assert.deepEqual(filtered.NodeNames, ['node-a-1', 'node-a-2']);
@@ -368,8 +368,8 @@ describe('reservations through the protocol', () => {
     req.NodeNames = ['node-a-1', 'node-b-1'];
     req.Nodes = null;
     await app.post('/filter', req);
-    assert.equal(app.service.state.reservations.size(), 1);
+    assert.equal(app.service.views.reservationCount(), 1);
     store.upsert('pods', slimPod({ ...req.Pod, spec: { ...req.Pod.spec, nodeName: 'node-a-1' } }));
-    assert.equal(app.service.state.reservations.size(), 0);
+    assert.equal(app.service.views.reservationCount(), 0);
   });
 });

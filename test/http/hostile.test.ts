@@ -147,8 +147,8 @@ describe('D2: names, uids and labels within Kubernetes\' limits, or 400 naming t
       b.Pod.metadata.name = `${big.slice(0, 1000)}${i}`;
       assert.equal((await app.post('/filter', b)).status, 400);
     }
-    assert.equal(app.service.state.reservations.size(), 0);
-    assert.deepEqual(app.service.decisionsFor(`default/${big.slice(0, 1000)}0`), []);
+    assert.equal(app.service.views.reservationCount(), 0);
+    assert.deepEqual(app.service.views.decisionsFor(`default/${big.slice(0, 1000)}0`), []);
   });
 
   it('the decision log is bounded in bytes as well as in pods', async () => {
@@ -162,11 +162,11 @@ describe('D2: names, uids and labels within Kubernetes\' limits, or 400 naming t
     }
     let kept = 0, bytes = 0;
     for (let i = 0; i < 200; i++) {
-      for (const d of app.service.decisionsFor(`default/${names(i)}`)) { kept++; bytes += decisionBytes(d); }
+      for (const d of app.service.views.decisionsFor(`default/${names(i)}`)) { kept++; bytes += decisionBytes(d); }
     }
     assert.ok(kept > 0 && kept < 200, `${kept} decisions kept`);
     assert.ok(bytes <= 64 * 1024, `${bytes} bytes kept`);
-    assert.equal(app.service.decisionsFor(`default/${names(199)}`).length, 1, 'the newest are kept');
+    assert.equal(app.service.views.decisionsFor(`default/${names(199)}`).length, 1, 'the newest are kept');
   });
 });
 

@@ -7,8 +7,8 @@ import type { ApiClient } from '../../src/cluster/apiClient.js';
 import type { SnapshotSource } from '../../src/cluster/source.js';
 import { watchCache, type WatchCacheOptions } from '../../src/cluster/watchCache.js';
 import { parseConfig } from '../../src/common/config.js';
-import { decisionService, STALE } from '../../src/decision/service.js';
-import { debugViews } from '../../src/decision/views.js';
+import { STALE } from '../../src/decision/recording.js';
+import { decisionService } from '../../src/decision/service.js';
 import { createExtender } from '../../src/extender/extender.js';
 import { createMetrics } from '../../src/metrics/metrics.js';
 import { kubernetesAuthorizer } from '../../src/server/adminAuth.js';
@@ -73,7 +73,7 @@ describe('D9: a watch that keeps failing relists, then turns stale (fake time)',
     const metrics = createMetrics();
     const service = decisionService({ source: cache, actuator: memoryActuator(cache.store, silent, metrics), metrics, log: silent, config });
     const extender = createExtender(service, { source: cache, log: silent, config });
-    const admin = adminRoutes({ source: cache, views: debugViews(service, cache), metrics, serving: () => true });
+    const admin = adminRoutes({ source: cache, views: service.views, metrics, serving: () => true });
     const routes = extenderRoutes(extender, metrics, silent, config.extender);
     assert.equal((await admin.request('/readyz')).status, 200);
 
@@ -127,7 +127,7 @@ describe('D6: /metrics and /debug need a token the API server accepts and author
     const config = parseConfig({});
     const metrics = createMetrics();
     const service = decisionService({ source: cache, actuator: memoryActuator(cache.store, silent, metrics), metrics, log: silent, config });
-    admin = await listen(adminRoutes({ source: cache, views: debugViews(service, cache), metrics, serving: () => true, auth: kubernetesAuthorizer(client) }), '127.0.0.1:0');
+    admin = await listen(adminRoutes({ source: cache, views: service.views, metrics, serving: () => true, auth: kubernetesAuthorizer(client) }), '127.0.0.1:0');
     probes = await listen(probeRoutes({ source: cache, serving: () => true }), '127.0.0.1:0');
     stopCache = () => cache.stop();
   });

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { parse, parseAllDocuments } from 'yaml';
-import { renewed } from '../../src/admission/certificates.js';
+import { renewed } from '../../src/controllers/webhookPki.js';
 import { ConfigError, parseConfig } from '../../src/common/config.js';
 import { CHART, CHART_MODES, findHelm, runHelm } from '../support/helm.js';
 import { startServe } from '../support/serve.js';

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import tls from 'node:tls';
 import { describe, it } from 'node:test';
 import { Hono } from 'hono';
-import { renewed } from '../../src/admission/certificates.js';
+import { renewed } from '../../src/controllers/webhookPki.js';
 import { fakeClock } from '../../src/common/clock.js';
 import { listen, TLS_RELOAD_MS } from '../../src/server/listen.js';
 import { testApp } from '../support/app.js';

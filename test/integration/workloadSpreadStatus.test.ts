@@ -4,7 +4,7 @@ import type { SnapshotSource } from '../../src/cluster/source.js';
 import { watchCache } from '../../src/cluster/watchCache.js';
 import { fakeClock } from '../../src/common/clock.js';
 import { workloadSpreadStatusController } from '../../src/controllers/workloadSpreadStatus.js';
-import { Reservations } from '../../src/decision/reservations.js';
+import { Reservations } from '../../src/decision/reservationLedger.js';
 import { createMetrics } from '../../src/metrics/metrics.js';
 import { rfc3339 } from '../../src/placement/policies/workloadSpread/status.js';
 import { silent } from '../support/app.js';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { liftGate } from '../../src/controllers/podGate.js';
+import { liftGate } from '../../src/gate/lift.js';
 import type { ApiClient } from '../../src/cluster/apiClient.js';
 import { FakeApiServer } from '../support/fakeApiServer.js';
 import { node, pv, statefulSet, stsPod } from '../support/builders.js';
@@ -9,9 +9,9 @@ import { silent } from '../support/app.js';
 import { waitFor } from '../support/wait.js';
 import { ClusterStore } from '../../src/cluster/store.js';
 import { addObject, memorySource } from '../../src/cluster/source.js';
-import { zoneGateKeeper } from '../../src/controllers/zoneGateKeeper.js';
+import { zoneGateKeeper } from '../../src/gate/keeper.js';
 import { createMetrics } from '../../src/metrics/metrics.js';
-import type { GateFallback } from '../../src/placement/zoneGate.js';
+import type { GateFallback } from '../../src/decision/spec.js';
 
 // The gate's one write over HTTP (docs/design.md#the-zone-gate): conditional on what was read,
 // so two holders (a Lease hand-over) can never both lift a pod's gate, nor with two zones.

@@ -3,7 +3,7 @@
 // zonekeeper, and by the e2e measurement as a second webhook in front of PodTopologySpread.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { renewed } from '../../src/admission/certificates.js';
+import { renewed } from '../../src/controllers/webhookPki.js';
 
 const ECHO = `
 const https = require('node:https');

@@ -4,7 +4,7 @@ import { filterNodes } from '../../src/placement/filtering.js';
 import { NO_PENDING_FREEZES } from '../../src/placement/fleet.js';
 import { pickPodsToRemove } from '../../src/placement/downscale.js';
 import { pickResult } from '../../src/extender/wire/picker.js';
-import { Reservations } from '../../src/decision/reservations.js';
+import { Reservations } from '../../src/decision/reservationLedger.js';
 import { candidatesNamed, type PlacementInput } from '../../src/placement/policy.js';
 import { type FilterVerdict } from '../../src/placement/verdict.js';
 import { type PlacementSettings } from '../../src/placement/settings.js';

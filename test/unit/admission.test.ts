@@ -6,8 +6,8 @@ import { slimPod } from '../../src/cluster/convert.js';
 import { fakeClock } from '../../src/common/clock.js';
 import { admissionPatch } from '../../src/admission/patch.js';
 import { admissionRoutes } from '../../src/admission/routes.js';
-import { gatePatch, type GateDecision, type JsonPatchOp } from '../../src/placement/zoneGate.js';
-import { subsetPatched } from '../../src/placement/subsetPatch.js';
+import { gatePatch, type SpecDecision } from '../../src/decision/spec.js';
+import { subsetPatched, type JsonPatchOp } from '../../src/placement/subsetPatch.js';
 import { deployment, nodes, rsPod, statefulSet, storeOf, stsPod, workloadSpread, zoneSubset, type Raw } from '../support/builders.js';
 import { silent, testApp } from '../support/app.js';
 import { applyMergePatch } from '../support/mergePatch.js';
@@ -37,7 +37,7 @@ function applyJsonPatch(doc: Raw, ops: readonly JsonPatchOp[]): Raw {
 describe('admission: the JSONPatch writes what the gate writes', () => {
   const gated = (raw: Raw) => ({ ...raw, spec: { ...raw.spec, schedulingGates: [{ name: 'zonekeeper.io/zone' }] } });
   const term = { matchExpressions: [{ key: ZONE, operator: 'In', values: ['zone-a'] }], matchFields: [] };
-  const decisions: Exclude<GateDecision, { kind: 'wait' }>[] = [
+  const decisions: Exclude<SpecDecision, { kind: 'wait' }>[] = [
     { kind: 'zone', topologyKey: ZONE, zone: 'zone-b', why: '', instanceId: 3 },
     { kind: 'subset', workloadSpread: 'ws', subset: 'a', term, preferred: [{ weight: 5, preference: term }], tolerations: [{ key: 'spot', operator: 'Exists', value: '', effect: 'NoSchedule' }], why: '' },
     { kind: 'as-is', why: '' },
@@ -119,15 +119,15 @@ describe('admission: the webhook route', () => {
     assert.ok(names.every((n) => /^web-rs-[bcdfghjklmnpqrstvwxz2456789]{5}$/.test(n)), `named as the API server names: ${names}`);
     assert.equal(new Set(names).size, 3);
     assert.deepEqual(answers.map(zoneOf).sort(), ZONES, 'one pod per zone: each decision saw the reservations before it');
-    assert.equal(app.service.state.reservations.size(), 3);
+    assert.equal(app.service.views.reservationCount(), 3);
     // The watch shows the first pod stored (its own UID, the zone in its spec): its spec counts it now, not the reservation.
     const stored = rsPod('web', 'x', { uid: 'real-uid-1', nodeSelector: { [ZONE]: zoneOf(answers[0]!)! } });
     stored.metadata.name = names[0];
     addObject(app.source.store, stored);
-    assert.equal(app.service.state.reservations.size(), 2, 'the admitted reservation ends when the stored pod shows');
+    assert.equal(app.service.views.reservationCount(), 2, 'the admitted reservation ends when the stored pod shows');
     // Two admitted pods never stored (a quota refused them, another webhook denied them): their seats last reservationTtlSeconds.
     app.clock.advance(31_000);
-    assert.equal(app.service.state.reservations.size(), 0);
+    assert.equal(app.service.views.reservationCount(), 0);
   });
 
   it('a replica without the Lease gates every pod a policy covers, even a pinned ordinal', async () => {
@@ -142,12 +142,12 @@ describe('admission: the webhook route', () => {
     const r = await post(review(creating(rsPod('plain', 'p'))));
     assert.equal(r.json.response.allowed, true);
     assert.equal(r.json.response.patch, undefined);
-    const before = app.service.state.reservations.size();
+    const before = app.service.views.reservationCount();
     const dry = await post(review(creating(stsPod('db', 2)), { dryRun: true }));
     assert.ok(dry.patch.some((op) => op.path === '/spec/nodeSelector'), 'a dry run answers the same patch');
-    assert.equal(app.service.state.reservations.size(), before, 'and reserves nothing');
+    assert.equal(app.service.views.reservationCount(), before, 'and reserves nothing');
     await post(review(creating(stsPod('db', 2))));
-    assert.equal(app.service.state.reservations.size(), before + 1, 'where a real one reserves its node');
+    assert.equal(app.service.views.reservationCount(), before + 1, 'where a real one reserves its node');
   });
 
   it('bad reviews are 400s that name what is wrong; another kind or operation is refused', async () => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { adoptedList, minCostAssignment } from '../../src/placement/adoption.js';
+import { adoptedList, minCostAssignment } from '../../src/placement/zoneListAdoption.js';
 import { nodes, pv, pvc, statefulSet, stsPod, storeOf } from '../support/builders.js';
 import { filterFor, passedZones } from '../support/placement.js';
 

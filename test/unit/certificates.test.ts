@@ -3,7 +3,7 @@ import { X509Certificate } from 'node:crypto';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { describe, it } from 'node:test';
-import { renewalDue, renewed } from '../../src/admission/certificates.js';
+import { renewalDue, renewed } from '../../src/controllers/webhookPki.js';
 
 // The webhook's certificates (docs/operations.md#the-admission-certificate): issued, checked, renewed.
 

@@ -1,9 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { decideAdmission } from '../../src/admission/decide.js';
 import { slimPod } from '../../src/cluster/convert.js';
-import { decideGate } from '../../src/controllers/gateDecision.js';
-import { NOT_SYNCED } from '../../src/decision/service.js';
+import { NOT_SYNCED } from '../../src/decision/recording.js';
 import { deployment, nodes, rsPod, statefulSet, storeOf, stsPod, type Raw } from '../support/builders.js';
 import { testApp } from '../support/app.js';
 
@@ -17,30 +15,30 @@ const balanced = { 'zonekeeper.io/zone-preferences': JSON.stringify({ zones: { '
 describe('one decision service for every transport', () => {
   it('one ledger: pods decided by the gate, admission and the filter in turn each see the reservations of those before (a balanced Deployment of 3 gets 1/1/1)', async () => {
     const app = testApp(storeOf([...nodes(ZONES, 1), ...deployment('web', 3, balanced)]));
-    const gate = await decideGate(app.service, slimPod(gated(rsPod('web', 'p0'))));
-    const admitted = await decideAdmission(app.service, slimPod(rsPod('web', 'p1')), { dryRun: false, leading: true });
+    const gate = await app.service.spec.ungate(slimPod(gated(rsPod('web', 'p0'))));
+    const admitted = await app.service.spec.admit(slimPod(rsPod('web', 'p1')), { created: rsPod('web', 'p1'), dryRun: false, leading: true });
     const res = await app.post('/filter', { Pod: rsPod('web', 'p2'), NodeNames: ZONES.map((z) => `node-${z.slice(-1)}-1`) });
     const filtered = (await res.json()).NodeNames as string[];
-    assert.equal(app.service.state.reservations.size(), 3);
-    const zones = [gate.kind === 'zone' && gate.zone, admitted.decision.kind === 'zone' && admitted.decision.zone, `zone-${filtered[0]?.split('-')[1]}`];
+    assert.equal(app.service.views.reservationCount(), 3);
+    const zones = [gate.kind === 'zone' && gate.zone, admitted.kind === 'zone' && admitted.zone, `zone-${filtered[0]?.split('-')[1]}`];
     assert.equal(filtered.length, 1, `the filter passes the one zone left: ${filtered.join(',')}`);
     assert.deepEqual([...zones].sort(), ZONES);
   });
 
   it('one log: a pod\'s decisions by the gate and the filter are kept together, by verb; only the extender\'s carry its wire mode', async () => {
     const app = testApp(storeOf([...nodes(ZONES, 1), statefulSet('db', 3, { annotations: { 'zonekeeper.io/zones': ZONES.join(',') } })]));
-    await decideGate(app.service, slimPod(gated(stsPod('db', 0))));
+    await app.service.spec.ungate(slimPod(gated(stsPod('db', 0))));
     await app.post('/filter', { Pod: stsPod('db', 0), NodeNames: ['node-a-1', 'node-b-1'] });
-    const kept = app.service.decisionsFor('default/db-0');
+    const kept = app.service.views.decisionsFor('default/db-0');
     assert.deepEqual(kept.map((d) => [d.verb, d.outcome, d.mode]), [['gate', 'ungated', undefined], ['filter', 'placed', 'NodeNames']]);
   });
 
   it('never decided blind, said once: the filter, the gate and admission give the same reason on a cache not synced', async () => {
     const app = testApp(storeOf([...nodes(ZONES, 1), statefulSet('db', 3)]), { synced: () => false });
     const filter = await (await app.post('/filter', { Pod: stsPod('db', 0), NodeNames: ['node-a-1'] })).json();
-    const gate = await decideGate(app.service, slimPod(gated(stsPod('db', 0))));
-    const admitted = await decideAdmission(app.service, slimPod(stsPod('db', 0)), { dryRun: false, leading: true });
-    assert.deepEqual([filter.Error, gate.kind === 'wait' && gate.why, admitted.decision.kind === 'gate' && admitted.decision.why], [NOT_SYNCED, NOT_SYNCED, NOT_SYNCED]);
-    assert.equal(app.service.state.reservations.size(), 0);
+    const gate = await app.service.spec.ungate(slimPod(gated(stsPod('db', 0))));
+    const admitted = await app.service.spec.admit(slimPod(stsPod('db', 0)), { created: stsPod('db', 0), dryRun: false, leading: true });
+    assert.deepEqual([filter.Error, gate.kind === 'wait' && gate.why, admitted.kind === 'gate' && admitted.why], [NOT_SYNCED, NOT_SYNCED, NOT_SYNCED]);
+    assert.equal(app.service.views.reservationCount(), 0);
   });
 });

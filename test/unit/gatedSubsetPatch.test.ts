@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { gateWrite } from '../../src/placement/gatedSubsetPatch.js';
-import type { GateDecision } from '../../src/placement/zoneGate.js';
+import { gateWrite } from '../../src/decision/gatedSubsetPatch.js';
+import type { SpecDecision } from '../../src/decision/spec.js';
 import { rsPod, type Raw } from '../support/builders.js';
 import { applyMergePatch } from '../support/mergePatch.js';
 
@@ -10,7 +10,7 @@ import { applyMergePatch } from '../support/mergePatch.js';
 
 const ZONE = 'topology.kubernetes.io/zone';
 const term = { matchExpressions: [{ key: ZONE, operator: 'In', values: ['zone-a'] }], matchFields: [] };
-const subset = (patch: Raw | undefined): Exclude<GateDecision, { kind: 'wait' }> => ({
+const subset = (patch: Raw | undefined): Exclude<SpecDecision, { kind: 'wait' }> => ({
   kind: 'subset', workloadSpread: 'arch', subset: 'x86', term, preferred: [], tolerations: [], why: '', patch,
 });
 /** A stored pod as the gate reads it: gated, with one container and the scheduler's defaults. */

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { Reservations } from '../../src/decision/reservations.js';
+import { Reservations } from '../../src/decision/reservationLedger.js';
 import { NO_PENDING_FREEZES } from '../../src/placement/fleet.js';
 import { fleetHealth, type WorkloadHealth } from '../../src/placement/health.js';
 import type { DecisionState } from '../../src/placement/policy.js';

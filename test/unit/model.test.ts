@@ -11,7 +11,7 @@ import { encodeError, encodeFilterResult, encodePriorities } from '../../src/ext
 import { scoreNodes } from '../../src/placement/scoring.js';
 import { workloadLayout } from '../../src/placement/layout.js';
 import { podModel, workloadModel } from '../../src/placement/model.js';
-import { Reservations } from '../../src/decision/reservations.js';
+import { Reservations } from '../../src/decision/reservationLedger.js';
 import { candidatesNamed, REASON_MAX, type Rejection } from '../../src/placement/policy.js';
 import { type FilterVerdict } from '../../src/placement/verdict.js';
 import {

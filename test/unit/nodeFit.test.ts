@@ -3,13 +3,13 @@ import { describe, it } from 'node:test';
 import { slimNode } from '../../src/cluster/convert.js';
 import { nodeSelection, tolerations } from '../../src/cluster/nodeNeeds.js';
 import { addObject } from '../../src/cluster/source.js';
-import { Reservations } from '../../src/decision/reservations.js';
+import { Reservations } from '../../src/decision/reservationLedger.js';
 import { NO_PENDING_FREEZES } from '../../src/placement/fleet.js';
 import { fleetHealth, workloadHealth } from '../../src/placement/health.js';
 import { workloadModel } from '../../src/placement/model.js';
 import { misfitOf, nodeFit, selects } from '../../src/placement/nodeFit.js';
 import type { DecisionState } from '../../src/placement/policy.js';
-import { repairStep } from '../../src/placement/repair.js';
+import { repairStep } from '../../src/placement/repairChoice.js';
 import { deployment, node, rsPod, statefulSet, stsPod, storeOf, type NodeAsks, type Raw } from '../support/builders.js';
 import { defaultSettings, filterFor, passedZones } from '../support/placement.js';
 

@@ -7,8 +7,8 @@ import { describe, it } from 'node:test';
 import { addObject } from '../../src/cluster/source.js';
 import type { ClusterStore } from '../../src/cluster/store.js';
 import { fakeClock } from '../../src/common/clock.js';
-import { policyCheckController } from '../../src/controllers/policyCheck.js';
-import { tableWrites } from '../../src/controllers/seatTable.js';
+import { policyCheckController } from '../../src/policy/check.js';
+import { tableWrites } from '../../src/policy/tableWriter.js';
 import { silent, testApp } from '../support/app.js';
 import { nodes, pv, pvc, statefulSet, storeOf, stsPod, type PodOpts, type Raw } from '../support/builders.js';
 

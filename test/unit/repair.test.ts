@@ -3,12 +3,12 @@ import { describe, it } from 'node:test';
 import { zoneStability } from '../../src/controllers/zoneStability.js';
 import { slimNode } from '../../src/cluster/convert.js';
 import type { ClusterStore } from '../../src/cluster/store.js';
-import { Reservations } from '../../src/decision/reservations.js';
+import { Reservations } from '../../src/decision/reservationLedger.js';
 import { NO_PENDING_FREEZES } from '../../src/placement/fleet.js';
 import { workloadHealth } from '../../src/placement/health.js';
 import { workloadModel } from '../../src/placement/model.js';
 import type { DecisionState } from '../../src/placement/policy.js';
-import { rebalanceRequested, repairStep, type RepairInputs } from '../../src/placement/repair.js';
+import { rebalanceRequested, repairStep, type RepairInputs } from '../../src/placement/repairChoice.js';
 import { deployment, node, nodes, pv, pvc, rsPod, statefulSet, stsPod, storeOf, workloadSpread, zoneSubset, type Raw } from '../support/builders.js';
 import { defaultSettings, FakeClock } from '../support/placement.js';
 

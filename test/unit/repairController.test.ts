@@ -6,7 +6,7 @@ import { memorySource } from '../../src/cluster/source.js';
 import { fakeClock } from '../../src/common/clock.js';
 import { healthTracker } from '../../src/controllers/layoutHealth.js';
 import { repairController, type RepairOptions } from '../../src/controllers/repair.js';
-import { Reservations } from '../../src/decision/reservations.js';
+import { Reservations } from '../../src/decision/reservationLedger.js';
 import { createMetrics } from '../../src/metrics/metrics.js';
 import { NO_PENDING_FREEZES } from '../../src/placement/fleet.js';
 import type { DecisionState } from '../../src/placement/policy.js';

@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { decideAdmission } from '../../src/admission/decide.js';
 import { slimPod } from '../../src/cluster/convert.js';
 import { parseConfig } from '../../src/common/config.js';
-import { NO_SEAT, seatTable, unpublishable, unsureBinding, type SeatTableData } from '../../src/placement/seatTable.js';
+import { NO_SEAT, seatTable, unpublishable, unsureBinding, type SeatTableData } from '../../src/policy/seatTable.js';
 import type { ClusterStore } from '../../src/cluster/store.js';
 import { testApp } from '../support/app.js';
 import { advancedStatefulSet, astsPod, nodes, pv, pvc, statefulSet, storeOf, stsPod, type PodOpts, type Raw } from '../support/builders.js';
@@ -16,6 +15,10 @@ const ZONE = 'topology.kubernetes.io/zone';
 const frozen = { 'zonekeeper.io/zones': ZONES.join(',') };
 const settings = () => ({ ...parseConfig({}).placement });
 const MAX = 512 * 1024;
+/** The seats the decision service gives: what the table publishes. */
+const seats = (store: ClusterStore) => testApp(store).service.spec.seatOf;
+/** A namespace's table over a store, its seats asked of that store's decision service. */
+const tableOf = (store: ClusterStore, s: ReturnType<typeof settings>, max: number) => seatTable('default', store, s, max, seats(store));
 
 /** A StatefulSet's pod as its controller creates it: owned by the StatefulSet's UID, its ordinal in the pod-index label. */
 function seatPod(sts: string, ordinal: number, o: PodOpts = {}): Raw {
@@ -52,13 +55,13 @@ function policyZone(data: SeatTableData, pod: Raw): { key: string; zone: string 
 /** What admission decides for the pod now (the Lease holder, a dry run: nothing reserved). */
 async function admitted(store: ClusterStore, pod: Raw) {
   const app = testApp(store);
-  return (await decideAdmission(app.service, slimPod(pod), { dryRun: true, leading: true })).decision;
+  return app.service.spec.admit(slimPod(pod), { created: pod, dryRun: true, leading: true });
 }
 
 describe('the seat table: one answer with the decision service', () => {
   it('a frozen list and plain round-robin: every ordinal the policy computes (live and past replicas) is the pin admission writes', async () => {
     const store = storeOf([...nodes(ZONES, 1), statefulSet('db', 6, { annotations: frozen })]);
-    const { data } = seatTable('default', store, settings(), MAX);
+    const { data } = seatTable('default', store, settings(), MAX, seats(store));
     assert.deepEqual(data, { 'sts-db': `rr;${ZONE};0;${ZONES.join(',')}` });
     for (let ordinal = 0; ordinal < 9; ordinal++) {
       const pod = seatPod('db', ordinal);
@@ -70,7 +73,7 @@ describe('the seat table: one answer with the decision service', () => {
 
   it('ordinals.start: seat k is ordinal start + k, as the pin reads it', async () => {
     const store = storeOf([...nodes(ZONES, 1), statefulSet('db', 3, { annotations: { 'zonekeeper.io/zones': 'zone-c,zone-a,zone-b' }, ordinalsStart: 5 })]);
-    const { data } = seatTable('default', store, settings(), MAX);
+    const { data } = seatTable('default', store, settings(), MAX, seats(store));
     for (const ordinal of [5, 6, 7, 8]) {
       const d = await admitted(store, seatPod('db', ordinal));
       assert.deepEqual(policyZone(data, seatPod('db', ordinal)), d.kind === 'zone' ? { key: d.topologyKey, zone: d.zone } : undefined, `ordinal ${ordinal}`);
@@ -86,7 +89,7 @@ describe('the seat table: one answer with the decision service', () => {
       pv('pv-1', 'zone-b', { claim: 'data-vol-1' }), pvc('data-vol-1', { volumeName: 'pv-1' }),
       pvc('data-vol-2', { storageClassName: 'now' }),
     ]);
-    const { data } = seatTable('default', store, settings(), MAX);
+    const { data } = seatTable('default', store, settings(), MAX, seats(store));
     assert.deepEqual(data, { 'sts-vol': `listed;${ZONE}`, 'sts-vol.0': 'zone-c', 'sts-vol.1': 'zone-b' });
     for (const ordinal of [0, 1]) {
       const pod = seatPod('vol', ordinal, { claims: [`data-vol-${ordinal}`] });
@@ -104,14 +107,14 @@ describe('the seat table: one answer with the decision service', () => {
     const span = [{ matchExpressions: [{ key: ZONE, operator: 'In', values: ['zone-b', 'zone-c'] }] }];
     const store = storeOf([...nodes(ZONES, 1), statefulSet('vol', 1, { annotations: frozen, claimTemplates: ['data'] }),
       pv('pv-0', undefined, { claim: 'data-vol-0', affinity: span }), pvc('data-vol-0', { volumeName: 'pv-0' })]);
-    const { data } = seatTable('default', store, settings(), MAX);
+    const { data } = seatTable('default', store, settings(), MAX, seats(store));
     assert.equal(data['sts-vol.0'], NO_SEAT);
     assert.equal(policyZone(data, seatPod('vol', 0, { claims: ['data-vol-0'] })), undefined);
   });
 
   it('a pod whose nodeSelector already names its zone key passes unchanged (the webhook says why)', () => {
     const store = storeOf([...nodes(ZONES, 1), statefulSet('db', 3, { annotations: frozen })]);
-    const { data } = seatTable('default', store, settings(), MAX);
+    const { data } = seatTable('default', store, settings(), MAX, seats(store));
     assert.equal(policyZone(data, seatPod('db', 0, { nodeSelector: { [ZONE]: 'zone-b' } })), undefined);
   });
 });
@@ -137,8 +140,8 @@ describe('the seat table: only what is certain', () => {
   it('keyed by UID: a StatefulSet recreated under its name never reads the old one\'s seats', () => {
     const old = statefulSet('db', 3, { annotations: frozen });
     const again = { ...old, metadata: { ...old.metadata, uid: 'sts-db-again', annotations: { 'zonekeeper.io/zones': 'zone-b,zone-c,zone-a' } } };
-    const before = seatTable('default', storeOf([...nodes(ZONES, 1), old]), settings(), MAX).data;
-    const after = seatTable('default', storeOf([...nodes(ZONES, 1), again]), settings(), MAX).data;
+    const before = tableOf(storeOf([...nodes(ZONES, 1), old]), settings(), MAX).data;
+    const after = tableOf(storeOf([...nodes(ZONES, 1), again]), settings(), MAX).data;
     assert.deepEqual(Object.keys(before), ['sts-db']);
     assert.deepEqual(Object.keys(after), ['sts-db-again']);
     const pod = seatPod('db', 0);
@@ -151,10 +154,10 @@ describe('the seat table: only what is certain', () => {
     const elsewhere = statefulSet('x', 3, { annotations: frozen, namespace: 'other' });
     elsewhere.metadata.uid = 'sts-x';
     const store = storeOf([...nodes(ZONES, 1), ...sets, elsewhere]);
-    const full = seatTable('default', store, settings(), MAX);
+    const full = seatTable('default', store, settings(), MAX, seats(store));
     assert.deepEqual(Object.keys(full.data).sort(), ['sts-a', 'sts-b', 'sts-c']);
     const one = Object.entries(full.data)[0]!;
-    const small = seatTable('default', store, settings(), one[0].length + one[1].length + 8);
+    const small = seatTable('default', store, settings(), one[0].length + one[1].length + 8, seats(store));
     assert.deepEqual([Object.keys(small.data), small.overflow], [['sts-a'], ['b', 'c']]);
   });
 });
@@ -198,7 +201,7 @@ describe('the seat table: claims under WaitForFirstConsumer binding', () => {
       // Another StatefulSet's claim, and one not named as a controller names it.
       pvc('data-dbx-7', { storageClassName: 'fast' }), pvc('data-db-07', { storageClassName: 'fast' }),
     ];
-    const { data } = seatTable('default', storeOf(objects), settings(), MAX);
+    const { data } = tableOf(storeOf(objects), settings(), MAX);
     assert.deepEqual(data, {
       'sts-db': `rr;${ZONE};0;${ZONES.join(',')}`, 'sts-db.1': 'zone-c', 'sts-db.2': NO_SEAT, 'sts-db.4': 'zone-c', 'sts-db.153': 'zone-b',
     });
@@ -219,7 +222,7 @@ describe('the seat table: claims under WaitForFirstConsumer binding', () => {
       pv('pv-2', 'zone-c', { claim: 'data-db-2' }), pvc('data-db-2', { volumeName: 'pv-2', storageClassName: 'local' }),
       pv('pv-5', 'zone-b', { claim: 'data-db-5' }), pvc('data-db-5', { volumeName: 'pv-5', storageClassName: 'local' }),
     ];
-    const { data } = seatTable('default', storeOf(objects), settings(), MAX);
+    const { data } = tableOf(storeOf(objects), settings(), MAX);
     assert.deepEqual(data, { 'sts-db': `rr;${ZONE};5;${ZONES.join(',')}`, 'sts-db.5': 'zone-b' });
     for (const ordinal of [5, 6, 7, 8]) {
       const { pod, decided } = await admittedWithClaim(objects, 'db', ordinal, 'local');
@@ -241,14 +244,14 @@ describe('the seat table: claims under WaitForFirstConsumer binding', () => {
       const store = storeOf([...nodes(ZONES, 1), claimedSet('db', 3, className), ...classes,
         pv('pv-1', 'zone-c', { claim: 'data-db-1' }), pvc('data-db-1', { volumeName: 'pv-1' })]);
       assert.match(unsureBinding(store.workload('StatefulSet', 'default', 'db')!, store)!, /class|static/i, String(className));
-      assert.deepEqual(seatTable('default', store, settings(), MAX).data, { 'sts-db': `listed;${ZONE}`, 'sts-db.1': 'zone-c' }, String(className));
+      assert.deepEqual(seatTable('default', store, settings(), MAX, seats(store)).data, { 'sts-db': `listed;${ZONE}`, 'sts-db.1': 'zone-c' }, String(className));
     }
   });
 
   it('a StorageClass marked default later: the table follows it (the class decides what the next claim gets)', () => {
     const objects = [...nodes(ZONES, 1), claimedSet('db', 3, undefined)];
-    assert.equal(seatTable('default', storeOf([...objects, storageClass('local', 'WaitForFirstConsumer')]), settings(), MAX).data['sts-db'], `listed;${ZONE}`);
-    assert.match(seatTable('default', storeOf([...objects, storageClass('local', 'WaitForFirstConsumer', { isDefault: true })]), settings(), MAX).data['sts-db']!, /^rr;/);
+    assert.equal(tableOf(storeOf([...objects, storageClass('local', 'WaitForFirstConsumer')]), settings(), MAX).data['sts-db'], `listed;${ZONE}`);
+    assert.match(tableOf(storeOf([...objects, storageClass('local', 'WaitForFirstConsumer', { isDefault: true })]), settings(), MAX).data['sts-db']!, /^rr;/);
   });
 });
 
@@ -263,7 +266,7 @@ describe('the seat table: Advanced StatefulSets (apps.kruise.io)', () => {
 
   it('reserved ordinals do not move the others: every ordinal the policy computes, from the label or from the name, is the pin admission writes', async () => {
     const store = storeOf([...nodes(ZONES, 1), advancedStatefulSet('db', 4, { reserveOrdinals: [1, '5-6'], annotations: frozen })]);
-    const { data } = seatTable('default', store, settings(), MAX);
+    const { data } = seatTable('default', store, settings(), MAX, seats(store));
     assert.deepEqual(data, { 'asts-db': `rr;${ZONE};0;${ZONES.join(',')}` });
     for (const ordinal of [0, 2, 3, 4, 7, 8]) {
       for (const labelled of [true, false]) {
@@ -278,7 +281,7 @@ describe('the seat table: Advanced StatefulSets (apps.kruise.io)', () => {
 
   it('an ordinal not written as a controller writes it ("07", a name of another owner): no entry, never a guess', () => {
     const store = storeOf([...nodes(ZONES, 1), advancedStatefulSet('db', 4, { annotations: frozen })]);
-    const { data } = seatTable('default', store, settings(), MAX);
+    const { data } = seatTable('default', store, settings(), MAX, seats(store));
     const odd = kruisePod('db', 7, false);
     odd.metadata.labels = { 'apps.kubernetes.io/pod-index': '07' };
     assert.equal(policyZone(data, odd), undefined);

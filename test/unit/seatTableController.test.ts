@@ -5,9 +5,9 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { addObject, memorySource } from '../../src/cluster/source.js';
 import { fakeClock } from '../../src/common/clock.js';
-import { seatTableController, servesMutatingPolicies, tableWrites } from '../../src/controllers/seatTable.js';
+import { seatTableController, servesMutatingPolicies, tableWrites } from '../../src/policy/tableWriter.js';
 import { createMetrics } from '../../src/metrics/metrics.js';
-import { silent } from '../support/app.js';
+import { silent, testApp } from '../support/app.js';
 import { nodes, statefulSet, storeOf } from '../support/builders.js';
 import { defaultSettings } from '../support/placement.js';
 import { recordingApi, type RecordedRequest } from '../support/recordingApi.js';
@@ -52,7 +52,7 @@ function controller(objects = [statefulSet('db', 3, { annotations: frozen })], o
   const events: string[] = [];
   const metrics = createMetrics();
   const tables = tableWrites();
-  const c = seatTableController(api, memorySource(store, 'test'), defaultSettings(),
+  const c = seatTableController(api, memorySource(store, 'test'), defaultSettings(), testApp(store).service.spec.seatOf,
     { configMapName: 'zonekeeper-seats', maxBytes: o.maxBytes ?? 512 * 1024, patchesPerSecond: 20 },
     { record: (w, type, reason) => events.push(`${w.name} ${type} ${reason}`) }, silent, metrics, clock, tables);
   const writes = () => api.requests.filter((r) => r.method === 'POST' || r.method === 'PUT').map((r) => `${r.method} ${r.body.metadata.resourceVersion ?? '-'}`);
@@ -196,7 +196,7 @@ describe('seat tables a previous holder wrote', () => {
       if (r.path.startsWith(CM)) return r.method === 'GET' ? { status: 404 } : { status: 201 };
       return { status: 500 };
     });
-    const c = seatTableController(api, memorySource(store, 'test'), defaultSettings(),
+    const c = seatTableController(api, memorySource(store, 'test'), defaultSettings(), testApp(store).service.spec.seatOf,
       { configMapName: 'zonekeeper-seats', maxBytes: 512 * 1024, patchesPerSecond: 20 }, { record: () => {} }, silent, createMetrics(), clock);
     c.start();
     try {

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { renewed } from '../../src/admission/certificates.js';
+import { renewed } from '../../src/controllers/webhookPki.js';
 import { fakeClock } from '../../src/common/clock.js';
 import { webhookCertificate, type CertificateOptions } from '../../src/controllers/webhookCertificate.js';
 import { createMetrics } from '../../src/metrics/metrics.js';

@@ -5,7 +5,7 @@ import { addObject, memorySource } from '../../src/cluster/source.js';
 import type { ClusterStore } from '../../src/cluster/store.js';
 import { fakeClock } from '../../src/common/clock.js';
 import { workloadSpreadStatusController } from '../../src/controllers/workloadSpreadStatus.js';
-import { Reservations } from '../../src/decision/reservations.js';
+import { Reservations } from '../../src/decision/reservationLedger.js';
 import { createMetrics } from '../../src/metrics/metrics.js';
 import { deletionCosts } from '../../src/placement/downscale.js';
 import { workloadModel } from '../../src/placement/model.js';

@@ -6,7 +6,7 @@ import { describe, it } from 'node:test';
 import { addObject, memorySource } from '../../src/cluster/source.js';
 import { fakeClock } from '../../src/common/clock.js';
 import { workloadSpreadStatusController } from '../../src/controllers/workloadSpreadStatus.js';
-import { Reservations } from '../../src/decision/reservations.js';
+import { Reservations } from '../../src/decision/reservationLedger.js';
 import { createMetrics } from '../../src/metrics/metrics.js';
 import { silent } from '../support/app.js';
 import { deployment, nodes, rsPod, storeOf, workloadSpread, zoneSubset } from '../support/builders.js';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { ClusterStore } from '../../src/cluster/store.js';
-import { Reservations } from '../../src/decision/reservations.js';
+import { Reservations } from '../../src/decision/reservationLedger.js';
 import { NO_PENDING_FREEZES } from '../../src/placement/fleet.js';
 import { workloadHealth } from '../../src/placement/health.js';
 import { workloadModel, type CachedModel } from '../../src/placement/model.js';

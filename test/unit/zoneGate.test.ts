@@ -1,12 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { gatePatch, mergedTerms, unwritable, volumeStillMoving, type GateDecision } from '../../src/placement/zoneGate.js';
+import { gatePatch, mergedTerms, unwritable, volumeStillMoving, type SpecDecision } from '../../src/decision/spec.js';
 import { slimPod } from '../../src/cluster/convert.js';
 import { addObject } from '../../src/cluster/source.js';
 import { filterNodes } from '../../src/placement/filtering.js';
 import { deployment, node, nodes, pv, pvc, rsPod, statefulSet, storeOf, stsPod, workloadSpread, zoneSubset, type Raw } from '../support/builders.js';
 import { inputFor } from '../support/placement.js';
-import { decideGate } from '../../src/controllers/gateDecision.js';
 import { testApp } from '../support/app.js';
 
 // The zone gate's pure part (docs/design.md#the-zone-gate): the decision from the filter, the
@@ -22,16 +21,16 @@ describe("the gate decides with the filter's own policy code", () => {
     const store = storeOf([...nodes(ZONES, 1), statefulSet('db', 3, { annotations: { 'zonekeeper.io/zones': ZONES.join(',') } }),
       pvc('data-db-1', { volumeName: 'pv-1' }), pv('pv-1', 'zone-c', { claim: 'data-db-1' })]);
     const app = testApp(store);
-    const d0 = await decideGate(app.service, slimPod(gated(stsPod('db', 0))));
+    const d0 = await app.service.spec.ungate(slimPod(gated(stsPod('db', 0))));
     assert.deepEqual([d0.kind, d0.kind === 'zone' && d0.zone, d0.kind === 'zone' && d0.topologyKey], ['zone', 'zone-a', ZONE]);
-    const d1 = await decideGate(app.service, slimPod(gated(stsPod('db', 1, { claims: ['data-db-1'] }))));
+    const d1 = await app.service.spec.ungate(slimPod(gated(stsPod('db', 1, { claims: ['data-db-1'] }))));
     assert.equal(d1.kind === 'zone' && d1.zone, 'zone-c', 'the volume wins over the pin to zone-b');
   });
 
   it('pinned even where no node is schedulable now (an autoscaler adds one)', async () => {
     const offline = nodes(ZONES, 1).map((n) => (n.metadata.labels[ZONE] === 'zone-b' ? { ...n, spec: { unschedulable: true } } : n));
     const app = testApp(storeOf([...offline, statefulSet('db', 3, { annotations: { 'zonekeeper.io/zones': ZONES.join(',') } })]));
-    const d = await decideGate(app.service, slimPod(gated(stsPod('db', 1))));
+    const d = await app.service.spec.ungate(slimPod(gated(stsPod('db', 1))));
     assert.equal(d.kind === 'zone' && d.zone, 'zone-b');
   });
 
@@ -42,9 +41,9 @@ describe("the gate decides with the filter's own policy code", () => {
     // A Cluster Autoscaler runs: its status ConfigMap is there.
     const autoscaler = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { namespace: 'kube-system', name: 'cluster-autoscaler-status' } };
     const app = testApp(storeOf([autoscaler, ...system, statefulSet('db', 3, { template: pool }), ...deployment('web', 3, balanced, pool)]));
-    const sts = await decideGate(app.service, slimPod(gated(stsPod('db', 2, pool))));
+    const sts = await app.service.spec.ungate(slimPod(gated(stsPod('db', 2, pool))));
     assert.equal(sts.kind, 'zone', 'on main: "no node has label ...: nothing to pin to"');
-    const web = await decideGate(app.service, slimPod(gated(rsPod('web', 'x', pool))));
+    const web = await app.service.spec.ungate(slimPod(gated(rsPod('web', 'x', pool))));
     assert.equal(web.kind === 'zone' && ZONES.includes(web.zone), true, `a zone to grow into, not a wait: ${web.kind === 'wait' ? web.why : ''}`);
   });
 
@@ -52,7 +51,7 @@ describe("the gate decides with the filter's own policy code", () => {
     const balanced = { 'zonekeeper.io/zone-preferences': JSON.stringify({ zones: { '*': { weight: 1 } } }) };
     const app = testApp(storeOf([...nodes(ZONES, 1), ...deployment('web', 6, balanced)]));
     const pods = Array.from({ length: 6 }, (_, i) => slimPod(gated(rsPod('web', `p${i}`))));
-    const decided = await Promise.all(pods.map((p) => decideGate(app.service, p)));
+    const decided = await Promise.all(pods.map((p) => app.service.spec.ungate(p)));
     const counts = new Map<string, number>();
     for (const d of decided) if (d.kind === 'zone') counts.set(d.zone, (counts.get(d.zone) ?? 0) + 1);
     assert.deepEqual([...counts].sort(), [['zone-a', 2], ['zone-b', 2], ['zone-c', 2]]);
@@ -60,15 +59,15 @@ describe("the gate decides with the filter's own policy code", () => {
 
   it('waits: on a cache not synced, for an Immediate-binding claim not bound, when every zone is at its limit', async () => {
     const notSynced = testApp(storeOf([...nodes(ZONES, 1), statefulSet('db', 3)]), { synced: () => false });
-    assert.equal((await decideGate(notSynced.service, slimPod(gated(stsPod('db', 0))))).kind, 'wait');
+    assert.equal((await notSynced.service.spec.ungate(slimPod(gated(stsPod('db', 0))))).kind, 'wait');
     const store = storeOf([...nodes(ZONES, 1), statefulSet('db', 3), pvc('data-db-0', { storageClassName: 'fast' })]);
     const pod = slimPod(gated(stsPod('db', 0, { claims: ['data-db-0'] })));
     assert.match(volumeStillMoving(pod, store)!, /claim data-db-0 is not bound yet \(Immediate binding\)/);
-    const d = await decideGate(testApp(store).service, pod);
+    const d = await testApp(store).service.spec.ungate(pod);
     assert.equal(d.kind, 'wait');
     const capped = { 'zonekeeper.io/zone-preferences': JSON.stringify({ zones: { 'zone-a': { weight: 1, maxReplicas: 1 } } }) };
     const full = testApp(storeOf([...nodes(ZONES, 1), ...deployment('web', 2, capped), rsPod('web', 'bound', { nodeName: 'node-a-1' })]));
-    const w = await decideGate(full.service, slimPod(gated(rsPod('web', 'x'))));
+    const w = await full.service.spec.ungate(slimPod(gated(rsPod('web', 'x'))));
     assert.equal(w.kind, 'wait');
     assert.match(w.why, /every zone is at its limit/);
   });
@@ -78,7 +77,7 @@ describe("the gate decides with the filter's own policy code", () => {
     const app = testApp(store);
     const raw = gated(rsPod('ids', 'x'));
     addObject(store, raw);
-    const d = await decideGate(app.service, slimPod(raw));
+    const d = await app.service.spec.ungate(slimPod(raw));
     assert.ok(d.kind === 'zone');
     assert.equal(d.instanceId, 0);
     assert.equal(d.zone, ZONES[0]);
@@ -89,8 +88,8 @@ describe("the gate decides with the filter's own policy code", () => {
     const store = storeOf([...nodes(ZONES, 1), ...deployment('web', 3), workloadSpread('ws', { kind: 'Deployment', name: 'web' }, [zoneSubset('a', 'zone-a', 1), zoneSubset('b', 'zone-b')]),
       ...deployment('plain', 1)]);
     const app = testApp(store);
-    assert.equal((await decideGate(app.service, slimPod(gated(rsPod('plain', 'x'))))).kind, 'as-is');
-    const d = await decideGate(app.service, slimPod(gated(rsPod('web', 'x'))));
+    assert.equal((await app.service.spec.ungate(slimPod(gated(rsPod('plain', 'x'))))).kind, 'as-is');
+    const d = await app.service.spec.ungate(slimPod(gated(rsPod('web', 'x'))));
     assert.deepEqual([d.kind, d.kind === 'subset' && d.subset], ['subset', 'a']);
   });
 });
@@ -100,31 +99,31 @@ describe('adaptive fallback with the gate: what a pod not scheduled in time was 
 
   it('strict (the default): no fallback is ever armed', async () => {
     const app = testApp(storeOf([...nodes(ZONES, 1), statefulSet('db', 3, { annotations: list })]));
-    const d = await decideGate(app.service, slimPod(gated(stsPod('db', 1))));
+    const d = await app.service.spec.ungate(slimPod(gated(stsPod('db', 1))));
     assert.equal(d.kind === 'zone' && d.fallback, undefined);
   });
 
   it("zoneFallback adaptive: armed for the seat; once it fell back, the seat's next pod goes to the next zone, and again", async () => {
     const app = testApp(storeOf([...nodes(ZONES, 1), statefulSet('db', 3, { annotations: list })]), { config: { placement: { zoneFallback: 'adaptive', fallbackAfterSeconds: 30 } } });
-    const d = await decideGate(app.service, slimPod(gated(stsPod('db', 1))));
+    const d = await app.service.spec.ungate(slimPod(gated(stsPod('db', 1))));
     assert.ok(d.kind === 'zone' && d.fallback);
     assert.deepEqual(d.fallback, { kind: 'pin', key: 'default/StatefulSet/db#1', workload: 'default/StatefulSet/db', given: 'zone-b', afterMs: 30_000 });
-    app.service.state.gateFallback(d.fallback);
-    const next = await decideGate(app.service, slimPod(gated(stsPod('db', 1, { uid: 'successor' }))));
+    app.service.fallbackExpired(d.fallback);
+    const next = await app.service.spec.ungate(slimPod(gated(stsPod('db', 1, { uid: 'successor' }))));
     assert.equal(next.kind === 'zone' && next.zone, 'zone-c');
     assert.match(next.why, /fell through from zone-b to zone-c: a pod of this seat was not scheduled there in time/);
-    app.service.state.gateFallback(next.kind === 'zone' ? next.fallback! : d.fallback);
-    const third = await decideGate(app.service, slimPod(gated(stsPod('db', 1, { uid: 'third' }))));
+    app.service.fallbackExpired(next.kind === 'zone' ? next.fallback! : d.fallback);
+    const third = await app.service.spec.ungate(slimPod(gated(stsPod('db', 1, { uid: 'third' }))));
     assert.equal(third.kind === 'zone' && third.zone, 'zone-a');
     // Other seats keep their pins.
-    const other = await decideGate(app.service, slimPod(gated(stsPod('db', 2))));
+    const other = await app.service.spec.ungate(slimPod(gated(stsPod('db', 2))));
     assert.equal(other.kind === 'zone' && other.zone, 'zone-c');
   });
 
   it('never for a pod its bound volume holds', async () => {
     const store = storeOf([...nodes(ZONES, 1), statefulSet('db', 3, { annotations: list }), pvc('data-db-1', { volumeName: 'pv-1' }), pv('pv-1', 'zone-b', { claim: 'data-db-1' })]);
     const app = testApp(store, { config: { placement: { zoneFallback: 'adaptive' } } });
-    const d = await decideGate(app.service, slimPod(gated(stsPod('db', 1, { claims: ['data-db-1'] }))));
+    const d = await app.service.spec.ungate(slimPod(gated(stsPod('db', 1, { claims: ['data-db-1'] }))));
     assert.deepEqual([d.kind === 'zone' && d.zone, d.kind === 'zone' && d.fallback], ['zone-b', undefined]);
   });
 
@@ -132,17 +131,17 @@ describe('adaptive fallback with the gate: what a pod not scheduled in time was 
     const adaptive = { type: 'Adaptive', adaptive: { rescheduleCriticalSeconds: 10 } };
     const store = storeOf([...nodes(ZONES, 1), ...deployment('web', 4), workloadSpread('ws', { kind: 'Deployment', name: 'web' }, [zoneSubset('a', 'zone-a', 2), zoneSubset('b', 'zone-b')], adaptive)]);
     const app = testApp(store);
-    const d = await decideGate(app.service, slimPod(gated(rsPod('web', 'x'))));
+    const d = await app.service.spec.ungate(slimPod(gated(rsPod('web', 'x'))));
     assert.ok(d.kind === 'subset' && d.fallback);
     assert.deepEqual([d.subset, d.fallback.kind, d.fallback.afterMs], ['a', 'subset', 10_000]);
-    app.service.state.gateFallback(d.fallback);
-    const next = await decideGate(app.service, slimPod(gated(rsPod('web', 'y'))));
+    app.service.fallbackExpired(d.fallback);
+    const next = await app.service.spec.ungate(slimPod(gated(rsPod('web', 'y'))));
     assert.equal(next.kind === 'subset' && next.subset, 'b');
   });
 });
 
 describe('the patch: the decision written into the spec, the gate lifted, in one conditional write', () => {
-  const zone: GateDecision & { kind: 'zone' } = { kind: 'zone', topologyKey: ZONE, zone: 'zone-b', why: '' };
+  const zone: SpecDecision & { kind: 'zone' } = { kind: 'zone', topologyKey: ZONE, zone: 'zone-b', why: '' };
 
   it('a zone: a nodeSelector entry, other gates kept, the resourceVersion read', () => {
     const patch = gatePatch(gated(stsPod('db', 1), { nodeSelector: { disk: 'ssd' } }), zone);
@@ -182,7 +181,7 @@ describe('the patch: the decision written into the spec, the gate lifted, in one
     // From a WorkloadSpread: the subset's preferred terms reach the decision (on main they were dropped).
     const subset = { ...zoneSubset('a', 'zone-a', 3), preferredNodeSelectorTerms: [ssd] };
     const app = testApp(storeOf([...nodes(ZONES, 1), ...deployment('web', 3), workloadSpread('ws', { kind: 'Deployment', name: 'web' }, [subset])]));
-    const d = await decideGate(app.service, slimPod(gated(rsPod('web', 'y'))));
+    const d = await app.service.spec.ungate(slimPod(gated(rsPod('web', 'y'))));
     assert.equal(d.kind, 'subset');
     assert.deepEqual(d.kind === 'subset' && d.preferred.map((p) => p.weight), [10]);
   });

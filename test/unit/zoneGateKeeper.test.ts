@@ -6,20 +6,20 @@ import { describe, it } from 'node:test';
 import { ClusterStore } from '../../src/cluster/store.js';
 import { addObject, memorySource } from '../../src/cluster/source.js';
 import { fakeClock } from '../../src/common/clock.js';
-import { zoneGateKeeper } from '../../src/controllers/zoneGateKeeper.js';
+import { zoneGateKeeper } from '../../src/gate/keeper.js';
 import { createMetrics } from '../../src/metrics/metrics.js';
-import type { GateDecision } from '../../src/placement/zoneGate.js';
+import type { SpecDecision } from '../../src/decision/spec.js';
 import { silent } from '../support/app.js';
 import { stsPod } from '../support/builders.js';
 import { recordingApi } from '../support/recordingApi.js';
 
-const zone = (z: string): GateDecision => ({ kind: 'zone', topologyKey: 'topology.kubernetes.io/zone', zone: z, why: '' });
+const zone = (z: string): SpecDecision => ({ kind: 'zone', topologyKey: 'topology.kubernetes.io/zone', zone: z, why: '' });
 const gatedPod = (ordinal: number) => {
   const p = stsPod('db', ordinal);
   return { ...p, metadata: { ...p.metadata, resourceVersion: '5' }, spec: { ...p.spec, schedulingGates: [{ name: 'zonekeeper.io/zone' }] } };
 };
 
-function keeper(o: { patchesPerSecond: number; decide?: (name: string) => GateDecision; refuse?: number[] }) {
+function keeper(o: { patchesPerSecond: number; decide?: (name: string) => SpecDecision; refuse?: number[] }) {
   const clock = fakeClock(Date.parse('2026-11-25T12:00:00Z'));
   const store = new ClusterStore();
   const decided: string[] = [];

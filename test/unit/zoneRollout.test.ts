@@ -5,7 +5,7 @@ import { describe, it } from 'node:test';
 import { slimWorkload } from '../../src/cluster/convert.js';
 import { fakeClock } from '../../src/common/clock.js';
 import { workloadModel } from '../../src/placement/model.js';
-import { batchSize, rolloutSettingsOf, rolloutStep, type RolloutSettings } from '../../src/placement/zoneRollout.js';
+import { batchSize, rolloutSettingsOf, rolloutStep, type RolloutSettings } from '../../src/placement/rolloutPlan.js';
 import { statefulSet } from '../support/builders.js';
 import { defaultSettings } from '../support/placement.js';
 import { rolloutCluster } from '../support/rolloutCluster.js';

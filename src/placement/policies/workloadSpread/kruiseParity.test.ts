@@ -3,7 +3,6 @@ import { describe, it } from 'node:test';
 import { ANNOTATION } from '../../../cluster/annotations.js';
 import { slimPod } from '../../../cluster/convert.js';
 import { admissionRoutes } from '../../../admission/routes.js';
-import { decideGate } from '../../../controllers/gateDecision.js';
 import { addObject } from '../../../cluster/source.js';
 import { deletionCosts } from '../../downscale.js';
 import { workloadModel } from '../../model.js';
@@ -48,8 +47,8 @@ describe('WorkloadSpread: pods beyond every subset (Kruise: "only one subset, zo
     for (const podsBeyondSubsets of ['admit', 'wait'] as const) {
       const app = testApp(full(), { config: { workloadSpread: { writeStatus: true, podsBeyondSubsets } } });
       const raw = rsPod('web', 'p2');
-      const gate = await decideGate(app.service, slimPod(rsPod('web', 'gated')));
-      const routes = admissionRoutes({ service: app.service, leading: () => true, gateEnabled: true, applySubsetPatches: true, log: silent },
+      const gate = await app.service.spec.ungate(slimPod(rsPod('web', 'gated')));
+      const routes = admissionRoutes({ service: app.service, leading: () => true, gateEnabled: true, log: silent },
         app.metrics, silent, 1 << 20);
       const body = { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview',
         request: { uid: 'r1', kind: { group: '', version: 'v1', kind: 'Pod' }, operation: 'CREATE', namespace: 'default', object: { ...raw, metadata: { ...raw.metadata, uid: undefined } } } };

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { rejectionOf } from '../../../placement/verdict.js';
 import { describe, it } from 'node:test';
-import { Reservations } from '../../../decision/reservations.js';
+import { Reservations } from '../../../decision/reservationLedger.js';
 import { resolveMax, subsetKey } from '../../../placement/policies/workloadSpread/subsets.js';
 import { slimWorkloadSpread } from '../../../cluster/convertWorkloadSpread.js';
 import { ClusterStore } from '../../../cluster/store.js';

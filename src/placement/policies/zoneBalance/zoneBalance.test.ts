@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { fleetOrder } from '../../../placement/fleet.js';
-import { Reservations } from '../../../decision/reservations.js';
+import { Reservations } from '../../../decision/reservationLedger.js';
 import { rejectionOf } from '../../../placement/verdict.js';
 import { deployment, node, nodes, rsPod, statefulSet, storeOf, stsPod, type Raw } from '../../../../test/support/builders.js';
 import { FakeClock, filterAndReserve, filterFor, passedZones } from '../../../../test/support/placement.js';

@@ -2,8 +2,8 @@ import { statusMessage, type ApiClient } from '../cluster/apiClient.js';
 import { ZONE_GATE } from '../cluster/annotations.js';
 import { objectPath, POD_KIND } from '../cluster/kinds.js';
 import type { SlimPod } from '../cluster/objects.js';
-import { gateWrite } from '../placement/gatedSubsetPatch.js';
-import { unwritable, type GateDecision } from '../placement/zoneGate.js';
+import { gateWrite } from '../decision/gatedSubsetPatch.js';
+import { unwritable, type SpecDecision } from '../decision/spec.js';
 
 // The one write of the zone gate (docs/design.md#the-zone-gate): the decision written into the
 // pod's spec and the gate lifted in one merge patch carrying the resourceVersion it was made from.
@@ -24,7 +24,7 @@ class GateWriteError extends Error {}
  */
 export async function liftGate(
   api: ApiClient, pod: Pick<SlimPod, 'namespace' | 'name' | 'uid'> & Partial<Pick<SlimPod, 'gate' | 'selection'>>,
-  decision: Exclude<GateDecision, { kind: 'wait' }>, timeoutMs = 10_000,
+  decision: Exclude<SpecDecision, { kind: 'wait' }>, timeoutMs = 10_000,
 ): Promise<LiftResult> {
   const path = objectPath(POD_KIND, pod.namespace, pod.name);
   if (pod.gate?.resourceVersion && decision.kind !== 'subset') {
@@ -46,7 +46,7 @@ export async function liftGate(
 }
 
 /** One PATCH of `decision` into `raw` (as read), conditional on its resourceVersion. */
-async function write(api: ApiClient, path: string, raw: any, decision: Exclude<GateDecision, { kind: 'wait' }>, timeoutMs: number): Promise<LiftResult> {
+async function write(api: ApiClient, path: string, raw: any, decision: Exclude<SpecDecision, { kind: 'wait' }>, timeoutMs: number): Promise<LiftResult> {
   const { patch, patchNotApplied } = gateWrite(raw, decision);
   const body = JSON.stringify(patch);
   const res = await api.request('PATCH', path, { body, contentType: 'application/merge-patch+json', timeoutMs });

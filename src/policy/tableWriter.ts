@@ -5,11 +5,11 @@ import type { SnapshotSource } from '../cluster/source.js';
 import { systemClock, type Timers } from '../common/clock.js';
 import type { WorkResult } from '../common/workQueue.js';
 import type { Metrics } from '../metrics/metrics.js';
-import { GENERATION_KEY, seatedKind, seatTable, type SeatTableData } from '../placement/seatTable.js';
+import { GENERATION_KEY, seatedKind, seatTable, type SeatOf, type SeatTableData } from './seatTable.js';
 import type { PlacementSettings } from '../placement/settings.js';
-import { reconciler } from './reconciler.js';
+import { reconciler } from '../controllers/reconciler.js';
 
-// The fourth transport's writer (docs/design.md#the-policy): in the Lease holder, one ConfigMap per
+// The policy transport's writer (docs/design.md#the-policy): in the Lease holder, one ConfigMap per
 // namespace (`policy.configMapName`) holds the seat table the MutatingAdmissionPolicy reads as its
 // param. Keyed by namespace, queued by the events that change a table: a StatefulSet written
 // (replicas, its list frozen, opted out), a claim or volume bound.
@@ -73,7 +73,7 @@ export function tableWrites() {
 export type TableWrites = ReturnType<typeof tableWrites>;
 
 export function seatTableController(
-  api: ApiClient, source: SnapshotSource, settings: PlacementSettings, opts: SeatTableOptions,
+  api: ApiClient, source: SnapshotSource, settings: PlacementSettings, seatOf: SeatOf, opts: SeatTableOptions,
   events: Pick<EventRecorder, 'record'>,
   log: Logger, metrics: Metrics, clock: Timers = systemClock, writes: Pick<TableWrites, 'wrote' | 'found'> = tableWrites(),
 ) {
@@ -111,7 +111,7 @@ export function seatTableController(
 
   async function reconcile(namespace: string): Promise<WorkResult> {
     // What the generation takes is kept out of the seats' budget.
-    const table = seatTable(namespace, source.snapshot, settings, opts.maxBytes - GENERATION_BYTES);
+    const table = seatTable(namespace, source.snapshot, settings, opts.maxBytes - GENERATION_BYTES, seatOf);
     noteOverflow(namespace, table.overflow);
     const got = await api.request('GET', path(namespace, opts.configMapName), { timeoutMs: 10_000 });
     if (got.status === 404) {

@@ -1,6 +1,6 @@
 import { ANNOTATION } from '../cluster/annotations.js';
-import { subsetPatched } from './subsetPatch.js';
-import { gatePatch, type GateDecision } from './zoneGate.js';
+import { subsetPatched } from '../placement/subsetPatch.js';
+import { gatePatch, type SpecDecision } from './spec.js';
 
 // A WorkloadSpread subset's `patch` for a pod the zone gate decides after its creation
 // (docs/design.md#the-zone-gate). A stored pod takes only some changes: any to its labels and
@@ -133,7 +133,7 @@ const NOT_APPLIED_MAX = 1024;
  * owns WorkloadSpreads) what of it the stored pod takes (subsetPatchWhileGated), in the same write.
  * `patchNotApplied`: the fields it could not take, also written on the pod (for `zonekeeper audit`).
  */
-export function gateWrite(pod: Raw, d: Exclude<GateDecision, { kind: 'wait' }>): { patch: Raw; patchNotApplied?: string } {
+export function gateWrite(pod: Raw, d: Exclude<SpecDecision, { kind: 'wait' }>): { patch: Raw; patchNotApplied?: string } {
   if (d.kind !== 'subset' || !d.patch) return { patch: gatePatch(pod, d) };
   const partial = subsetPatchWhileGated(pod, d.patch);
   const patch = partial.error === undefined ? composedMergePatch(partial.merge, gatePatch(partial.pod, d)) : gatePatch(pod, d);

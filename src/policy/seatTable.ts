@@ -1,14 +1,14 @@
 import { ANNOTATION } from '../cluster/annotations.js';
 import type { SlimStorageClass, SlimWorkload } from '../cluster/objects.js';
 import type { Snapshot } from '../cluster/store.js';
-import { workloadModel } from './model.js';
-import type { PlacementSettings } from './settings.js';
-import { claimBound, claimVolumes, volumeZones } from './volumes.js';
+import { workloadModel } from '../placement/model.js';
+import type { PlacementSettings } from '../placement/settings.js';
+import { claimBound } from '../placement/volumes.js';
 
-// The seat table (docs/design.md#the-policy): what the zone pin of a StatefulSet's ordinal is
-// certain to be before the pod exists, published for a MutatingAdmissionPolicy to write into
-// each pod inside kube-apiserver. Only what is certain goes in; everything else is left out and
-// admission or the gate decides it as before. Pure: the controller writes it.
+// The seat table (docs/design.md#the-policy): the zone admission would write for a StatefulSet's
+// ordinal, asked of the decision service before the pod exists and published for a
+// MutatingAdmissionPolicy to write into each pod inside kube-apiserver. Only what is certain goes
+// in; everything else is left out and admission or the gate decides it as before.
 
 /**
  * A ConfigMap's data, by key:
@@ -93,33 +93,25 @@ function claimOrdinals(namespace: string, snapshot: Snapshot): Map<string, Set<n
 const claimsOf = (w: SlimWorkload, ordinal: number): string[] => w.claimTemplates.map((t) => `${t}-${w.name}-${ordinal}`);
 
 /**
- * What the zone pin decides for one ordinal from its claims, as admission reads them when its pod
- * is created: the pin when every volume allows it, else the volumes' one zone, else `-`. A claim
- * not created yet, or Pending, under a class that binds where the pod goes sets no bound.
+ * The zone the decision service's admission would write for a StatefulSet's ordinal whose pod
+ * mounts `claims`, or undefined where it would write none (DecisionService.seatOf).
  */
-function ordinalSeat(w: SlimWorkload, ordinal: number, pin: string, topologyKey: string, snapshot: Snapshot, unboundFollowsPod: boolean): string {
-  const known: string[] = [];
-  for (const claim of claimsOf(w, ordinal)) {
-    if (claimBound(w.namespace, claim, snapshot)) {
-      known.push(claim);
-      continue;
-    }
-    const pvc = snapshot.pvc(w.namespace, claim);
-    if (!unboundFollowsPod || (pvc && !bindsWherePodGoes(pvc.storageClassName ? snapshot.storageClass(pvc.storageClassName) : undefined))) return NO_SEAT;
-  }
-  const volumes = claimVolumes(w.namespace, known, snapshot);
-  if (volumes.missing.length > 0) return NO_SEAT;
-  if (volumes.constraints.length === 0) return pin;
-  const vz = volumeZones(volumes.constraints, snapshot, topologyKey);
-  return vz.has(pin) ? pin : vz.size === 1 ? [...vz][0]! : NO_SEAT;
-}
+export type SeatOf = (w: SlimWorkload, ordinal: number, claims: readonly string[]) => string | undefined;
 
-/** One StatefulSet's entries: its list, and the ordinals whose bound volumes decide (or leave undecided) their zone. */
-function entriesOf(w: SlimWorkload, snapshot: Snapshot, settings: PlacementSettings, claimed: () => Map<string, Set<number>>): SeatTableData {
+/**
+ * One StatefulSet's entries, every one asked of the decision service: its list (the seats of one
+ * turn of it), and the ordinals whose claims exist, where a volume may decide; undefined when a
+ * seat of the turn has no certain zone.
+ */
+function entriesOf(
+  w: SlimWorkload, snapshot: Snapshot, settings: PlacementSettings, claimed: () => Map<string, Set<number>>, seatOf: SeatOf,
+): SeatTableData | undefined {
   const model = workloadModel({ kind: w.kind, namespace: w.namespace, name: w.name }, w, snapshot, settings);
   const { zones, topologyKey } = model.zones();
+  const turn = zones.map((_, k) => seatOf(w, w.ordinalsStart + k, []));
+  if (turn.some((z) => z === undefined)) return undefined;
   const out: SeatTableData = {};
-  const rr = `rr;${topologyKey};${w.ordinalsStart};${zones.join(',')}`;
+  const rr = `rr;${topologyKey};${w.ordinalsStart};${turn.join(',')}`;
   if (w.claimTemplates.length === 0) {
     out[w.uid] = rr;
     return out;
@@ -127,23 +119,36 @@ function entriesOf(w: SlimWorkload, snapshot: Snapshot, settings: PlacementSetti
   // Every ordinal the namespace holds a claim for (bounded by the cache, not by replicas: a scale-down keeps its claims).
   const ordinals = new Set<number>();
   for (const t of w.claimTemplates) for (const o of claimed().get(`${t}-${w.name}`) ?? []) if (o >= w.ordinalsStart) ordinals.add(o);
-  const pinOf = (ordinal: number) => zones[(ordinal - w.ordinalsStart) % zones.length]!;
+  const exists = (claim: string) => snapshot.pvc(w.namespace, claim) !== undefined;
+  // A claim admission reads a zone from: created, or a volume already bound to its name.
+  const known = (claim: string) => exists(claim) || claimBound(w.namespace, claim, snapshot);
   if (unsureBinding(w, snapshot) === undefined) {
-    // Every class binds where the pod goes: the pin is certain for an ordinal with no bound claim;
-    // the others are exceptions (the volume's zone, or `-`).
+    // Every class binds where the pod goes: a claim not created yet follows the pod; an ordinal
+    // whose zone is not its turn's is an exception (its volume's zone, or `-`).
     out[w.uid] = rr;
     for (const ordinal of [...ordinals].sort((a, b) => a - b)) {
-      const zone = ordinalSeat(w, ordinal, pinOf(ordinal), topologyKey, snapshot, true);
-      if (zone !== pinOf(ordinal)) out[`${w.uid}.${ordinal}`] = zone;
+      const claims = claimsOf(w, ordinal);
+      // A claim made by hand under a class that may bind elsewhere: its zone is not certain before the pod.
+      const unsure = claims.some((claim) => !claimBound(w.namespace, claim, snapshot) && exists(claim)
+        && !bindsWherePodGoes(classOf(w.namespace, claim, snapshot)));
+      const zone = unsure ? NO_SEAT : seatOf(w, ordinal, claims.filter(known)) ?? NO_SEAT;
+      if (zone !== turn[(ordinal - w.ordinalsStart) % turn.length]) out[`${w.uid}.${ordinal}`] = zone;
     }
     return out;
   }
   // A claim not created or not bound yet may be bound anywhere (Immediate binding): only ordinals whose claims are all bound are listed.
   out[w.uid] = `listed;${topologyKey}`;
   for (const ordinal of ordinals) {
-    if (claimsOf(w, ordinal).every((claim) => claimBound(w.namespace, claim, snapshot))) out[`${w.uid}.${ordinal}`] = ordinalSeat(w, ordinal, pinOf(ordinal), topologyKey, snapshot, false);
+    const claims = claimsOf(w, ordinal);
+    if (claims.every((claim) => claimBound(w.namespace, claim, snapshot))) out[`${w.uid}.${ordinal}`] = seatOf(w, ordinal, claims) ?? NO_SEAT;
   }
   return out;
+}
+
+/** A claim's StorageClass, if it names one that is cached. */
+function classOf(namespace: string, claim: string, snapshot: Snapshot): SlimStorageClass | undefined {
+  const pvc = snapshot.pvc(namespace, claim);
+  return pvc?.storageClassName ? snapshot.storageClass(pvc.storageClassName) : undefined;
 }
 
 export interface SeatTable {
@@ -156,7 +161,7 @@ export interface SeatTable {
  * The seat table of a namespace: every StatefulSet whose seats are certain, in name order, while
  * the data stays within `maxBytes` (what does not fit is left out whole, and named).
  */
-export function seatTable(namespace: string, snapshot: Snapshot, settings: PlacementSettings, maxBytes: number): SeatTable {
+export function seatTable(namespace: string, snapshot: Snapshot, settings: PlacementSettings, maxBytes: number, seatOf: SeatOf): SeatTable {
   const sets = [...snapshot.allWorkloads()].filter((w) => w.namespace === namespace && seatedKind(w.kind))
     .sort((a, b) => a.name.localeCompare(b.name) || a.kind.localeCompare(b.kind));
   let claims: Map<string, Set<number>> | undefined;
@@ -166,7 +171,8 @@ export function seatTable(namespace: string, snapshot: Snapshot, settings: Place
   let bytes = 0;
   for (const w of sets) {
     if (unpublishable(w, snapshot, settings) !== undefined) continue;
-    const entries = entriesOf(w, snapshot, settings, claimed);
+    const entries = entriesOf(w, snapshot, settings, claimed, seatOf);
+    if (!entries) continue;
     const size = Object.entries(entries).reduce((n, [k, v]) => n + k.length + v.length + 8, 0);
     if (bytes + size > maxBytes) {
       overflow.push(w.name);

@@ -1,6 +1,5 @@
 import type { Logger } from 'pino';
 import type { EventRecorder } from '../actuator/events.js';
-import { decideAdmission } from '../admission/decide.js';
 import { ZONE_LABEL } from '../cluster/annotations.js';
 import { nodeSelection } from '../cluster/nodeNeeds.js';
 import type { SlimPod } from '../cluster/objects.js';
@@ -9,8 +8,8 @@ import type { Timers } from '../common/clock.js';
 import type { DecisionService } from '../decision/service.js';
 import { POLICY_DISAGREEMENT_REASONS, type Metrics } from '../metrics/metrics.js';
 import { podModel } from '../placement/model.js';
-import { reconciler } from './reconciler.js';
-import type { TableWrites } from './seatTable.js';
+import { reconciler } from '../controllers/reconciler.js';
+import type { TableWrites } from './tableWriter.js';
 
 // The policy transport checked (docs/design.md#the-policy): every pod kube-apiserver's
 // MutatingAdmissionPolicy decided (`zonekeeper.io/decided-by: policy`) is decided again by
@@ -44,15 +43,15 @@ function asCreated(pod: SlimPod, topologyKey: string): SlimPod {
  * decision (a dry run, as the Lease holder) for the pod as created, so that a bound volume decides
  * as it does for admission, never read from the seat table, which is what is checked.
  */
-export async function policyAgreement(source: SnapshotSource, service: DecisionService, pod: SlimPod): Promise<PolicyAgreement> {
+export async function policyAgreement(source: SnapshotSource, service: Pick<DecisionService, 'spec' | 'settings'>, pod: SlimPod): Promise<PolicyAgreement> {
   const model = podModel(pod, source.snapshot, service.settings);
   if (model && pod.owner && model.workload && model.workload.uid !== pod.owner.uid) {
     return { agrees: undefined, why: `the cache holds another ${pod.owner.kind} ${pod.owner.name} (UID ${model.workload.uid}) than the pod's owner` };
   }
   const topologyKey = model?.zones().topologyKey ?? ZONE_LABEL;
   const policyZone = pod.selection?.nodeSelector[topologyKey];
-  const { decision: d } = await decideAdmission(service, asCreated(pod, topologyKey), { dryRun: true, leading: true });
-  if (d.kind === 'gate') return { agrees: undefined, why: d.why };
+  const d = service.spec.wouldAdmit(asCreated(pod, topologyKey));
+  if (d.kind === 'gate' || d.kind === 'refused') return { agrees: undefined, why: d.why };
   if (d.kind === 'as-is') return { agrees: false, reason: 'not-managed', topologyKey, policyZone, zonekeeper: 'no zone', why: d.why };
   if (d.kind === 'subset') {
     return { agrees: false, reason: 'other-rule', topologyKey, policyZone, zonekeeper: `WorkloadSpread ${d.workloadSpread}'s subset ${d.subset}`, why: d.why };

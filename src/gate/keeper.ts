@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
-import { liftGate, type LiftResult } from './podGate.js';
+import { liftGate, type LiftResult } from './lift.js';
 import type { EventRecorder } from '../actuator/events.js';
-import { evictPod, perMinuteBudget, type EvictionGate } from './eviction.js';
+import { evictPod, perMinuteBudget, type EvictionGate } from '../controllers/eviction.js';
 import { ANNOTATION } from '../cluster/annotations.js';
 import type { ApiClient } from '../cluster/apiClient.js';
 import type { SlimNode, SlimPod } from '../cluster/objects.js';
@@ -11,8 +11,8 @@ import { ExpiringMap } from '../common/expiringMap.js';
 import type { WorkResult } from '../common/workQueue.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { changedWorkloadKey, resolveWorkload, workloadKey } from '../placement/workload.js';
-import type { GateDecision, GateFallback } from '../placement/zoneGate.js';
-import { reconciler } from './reconciler.js';
+import type { SpecDecision, GateFallback } from '../decision/spec.js';
+import { reconciler } from '../controllers/reconciler.js';
 
 interface GateOptions {
   /** How often every gated pod is queued (a resync): a pod whose decision waits is decided again then if no event woke it sooner. */
@@ -26,8 +26,8 @@ interface GateOptions {
 export interface GateKeeperDeps {
   api: ApiClient;
   source: SnapshotSource;
-  /** The decision service's decision for a gated pod (gateDecision.ts). */
-  decide(pod: SlimPod): Promise<GateDecision>;
+  /** The decision service's decision for a gated pod (specDecisionOf.ts). */
+  decide(pod: SlimPod): Promise<SpecDecision>;
   /** A pod given `fb` was deleted for not being scheduled in time: its successor skips what it was given. */
   skipForSuccessor(fb: GateFallback): void;
   events: Pick<EventRecorder, 'record'>;

@@ -1,13 +1,13 @@
 import { ANNOTATION, ZONE_GATE } from '../cluster/annotations.js';
 import type { NodeSelectorTerm, SlimNode, SlimPod, Toleration } from '../cluster/objects.js';
 import type { Snapshot } from '../cluster/store.js';
-import { failedPinKey, type Candidates, type PlacementInput } from './policy.js';
-import { subsetKey } from './policies/workloadSpread/subsets.js';
-import type { FilterVerdict } from './verdict.js';
+import { failedPinKey, type Candidates, type PlacementInput } from '../placement/policy.js';
+import { subsetKey } from '../placement/policies/workloadSpread/subsets.js';
+import type { FilterVerdict } from '../placement/verdict.js';
 
-// The zone gate (docs/design.md#the-zone-gate): a gated pod's zone is decided by the filter's own
-// policy code, then written into its spec, where every other component (the default scheduler,
-// Cluster Autoscaler, Karpenter, preemption) reads it. This file is the pure part: what to write.
+// A decision written into a pod's spec (docs/design.md#the-zone-gate, #admission): the filter's own
+// verdict turned into what the gate's patch or admission writes, where every other component (the
+// default scheduler, Cluster Autoscaler, Karpenter, preemption) reads it. Pure: what to write.
 
 /**
  * Adaptive fallback with the gate: a pod not scheduled within `afterMs` of its gate being lifted
@@ -17,8 +17,8 @@ import type { FilterVerdict } from './verdict.js';
  */
 export interface GateFallback { kind: 'pin' | 'subset'; key: string; workload: string; given: string; afterMs: number }
 
-/** What the gate does with a gated pod. */
-export type GateDecision =
+/** What is written into a pod's spec (the gate's patch, admission's), or that it waits. */
+export type SpecDecision =
   /** Write the zone as a nodeSelector entry on the workload's topology key. */
   | { kind: 'zone'; topologyKey: string; zone: string; why: string; fallback?: GateFallback; instanceId?: number }
   /** Merge a WorkloadSpread subset's required term into every required term, as Kruise's webhook does. */
@@ -33,8 +33,8 @@ export type GateDecision =
   /** Keep the gate: the decision waits (a volume not bound yet, every zone at its limit, a cache behind). */
   | { kind: 'wait'; why: string };
 
-/** The gate's decision from the filter's verdict over the cluster's schedulable nodes. */
-export function gateDecision(v: FilterVerdict, input: PlacementInput): GateDecision {
+/** The decision to write, from the filter's verdict over the cluster's schedulable nodes. */
+export function specDecisionOf(v: FilterVerdict, input: PlacementInput): SpecDecision {
   if (!v.managed) return { kind: 'as-is', why: v.summary };
   const model = v.model;
   if (v.subset) {
@@ -105,7 +105,7 @@ export function mergedTerms(terms: readonly Raw[] | undefined, term: NodeSelecto
 }
 
 /** Why a decision cannot be written into this pod's spec as it is, or undefined. */
-export function unwritable(pod: Raw, d: GateDecision): string | undefined {
+export function unwritable(pod: Raw, d: SpecDecision): string | undefined {
   if (d.kind !== 'zone') return undefined;
   const have = pod.spec?.nodeSelector?.[d.topologyKey];
   return have !== undefined && have !== d.zone ? `its nodeSelector already says ${d.topologyKey}=${have}, not ${d.zone}` : undefined;
@@ -116,7 +116,7 @@ export function unwritable(pod: Raw, d: GateDecision): string | undefined {
  * resourceVersion read (Kubernetes lets a gated pod's nodeSelector gain keys and its required
  * node affinity narrow: KEP-3521, KEP-3838). Other gates stay.
  */
-export function gatePatch(pod: Raw, d: Exclude<GateDecision, { kind: 'wait' }>): Raw {
+export function gatePatch(pod: Raw, d: Exclude<SpecDecision, { kind: 'wait' }>): Raw {
   const gates = (Array.isArray(pod.spec?.schedulingGates) ? pod.spec.schedulingGates : []).filter((g: Raw) => g?.name !== ZONE_GATE);
   const spec: Raw = { schedulingGates: gates.length > 0 ? gates : null };
   const metadata: Raw = { resourceVersion: pod.metadata?.resourceVersion };
@@ -152,6 +152,3 @@ function asWritten(t: Toleration): Raw {
   if (t.effect) out.effect = t.effect;
   return out;
 }
-
-/** One RFC 6902 operation, as an AdmissionReview's JSONPatch carries it (a subset's patch and admission build them). */
-export type JsonPatchOp = { op: 'add' | 'replace'; path: string; value: unknown } | { op: 'remove'; path: string };
