@@ -22,9 +22,7 @@ import { reconciler } from '../controllers/reconciler.js';
 export interface Actuator {
   /** Freezes the derived zone list onto the workload; fire and forget, deduplicated. `adopted`: how many placed seats it keeps in place. */
   freezeZones(workload: SlimWorkload, zones: string[], adopted?: { agree: number; seats: number }): void;
-  /** A list being frozen that the watch may not show yet, by workload key. */
-  pendingFreeze(workloadKey: string): string[] | undefined;
-  /** Every list being frozen, by workload key, for the model and fleet balance (a read-only view). */
+  /** Every list being frozen that the watch may not show yet, by workload key, for the model and fleet balance (a read-only view). */
   readonly pendingFreezes: PendingFreezes;
   /** The pod's instance ID, written to its owner and the pod if it had none (docs/design.md#instance-ids). */
   assignInstanceId(req: AssignRequest): Promise<number>;
@@ -129,7 +127,6 @@ function actuator(writer: Writer, events: EventRecorder, log: Logger, metrics: M
   };
   return {
     freezeZones,
-    pendingFreeze: (key) => pending.get(key)?.zones,
     pendingFreezes: { get: (key) => pending.get(key), values: () => pending.values() },
     assignInstanceId: (req) => writer.assign(req),
     recordApprovals: (w, decide) => writer.recordApprovals(w, decide),

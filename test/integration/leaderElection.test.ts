@@ -120,8 +120,8 @@ describe('the zone-list freeze is conditional on the workload\'s resourceVersion
     const frozen = api.get('StatefulSet', 'default', 'db')!.metadata.annotations['zonekeeper.io/zones'];
     assert.equal(api.patches.length, 1, 'one patch applied');
     assert.ok(api.conflicts >= 1, 'the other conflicted');
-    assert.equal(one.pendingFreeze('default/StatefulSet/db')!.join(','), frozen);
-    assert.equal(two.pendingFreeze('default/StatefulSet/db')!.join(','), frozen, 'the loser uses the winner\'s list');
+    assert.equal(one.pendingFreezes.get('default/StatefulSet/db')!.zones.join(','), frozen);
+    assert.equal(two.pendingFreezes.get('default/StatefulSet/db')!.zones.join(','), frozen, 'the loser uses the winner\'s list');
     await api.stop();
   });
 });

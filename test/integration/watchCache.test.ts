@@ -156,7 +156,7 @@ describe('watch cache against a list/watch server on 127.0.0.1', () => {
     const sts = cache.snapshot.workload('StatefulSet', 'default', 'db')!;
     actuator.freezeZones(sts, ['zone-a', 'zone-b', 'zone-c']);
     actuator.freezeZones(sts, ['zone-a', 'zone-b', 'zone-c']);
-    assert.deepEqual(actuator.pendingFreeze('default/StatefulSet/db'), ['zone-a', 'zone-b', 'zone-c']);
+    assert.deepEqual(actuator.pendingFreezes.get('default/StatefulSet/db')?.zones, ['zone-a', 'zone-b', 'zone-c']);
     await actuator.settle();
     assert.equal(api.patches.length, 1, 'deduplicated');
     const { 'zonekeeper.io/zones-frozen-at': frozenAt, ...annotations } = api.patches[0]!.body.metadata.annotations;

@@ -37,6 +37,33 @@ function filesUnder(dir: string): string[] {
   });
 }
 
+/** A project path in inline code: the path, then a `:line` (or `:first-last`) or a `#heading` it may name. */
+const PROJECT_PATH = /(?<![\w./-])(?:\.\/)?((?:src|test|manifests|chart|config)\/[^\s`'",;:#)]*)(?::(\d+)(?:-\d+)?)?(?:#([\p{L}\p{N}_-]+))?/gu;
+
+/** Folders .gitignore keeps out of the repository: what a run writes there is named by the test that writes it. */
+const written = readFileSync(join(root, '.gitignore'), 'utf8').split('\n').filter((l) => l.includes('/') && l.endsWith('/'));
+
+/** What is wrong with a project path named in the docs, or undefined when it is there. */
+function pathProblem(path: string, line: string | undefined, anchor: string | undefined): string | undefined {
+  // A placeholder (`<name>`) or a glob stands for files of a folder: the folder is there.
+  const at = path.search(/[<*]/);
+  const file = at < 0 ? path : path.slice(0, path.lastIndexOf('/', at) + 1);
+  if (written.some((dir) => file.startsWith(dir))) {
+    const name = file.slice(file.lastIndexOf('/') + 1);
+    return filesUnder('test').some((f) => readFileSync(join(root, f), 'utf8').includes(`'${name}'`)) ? undefined : 'no test writes it';
+  }
+  if (!existsSync(join(root, file))) return 'no file';
+  if (line && readFileSync(join(root, file), 'utf8').split('\n').length < Number(line)) return `no line ${line}`;
+  if (anchor && file.endsWith('.md') && !anchorsOf(file).has(anchor)) return 'no heading';
+  return undefined;
+}
+
+/** Every project path in a page's inline code (fenced blocks hold commands and files a user makes), with what is wrong with each. */
+function projectPaths(text: string): { path: string; problem: string | undefined }[] {
+  const inline = [...text.replace(/```[\s\S]*?```/g, '').matchAll(/`([^`\n]+)`/g)].map((m) => m[1]!);
+  return inline.flatMap((code) => [...code.matchAll(PROJECT_PATH)].map(([named, path, line, anchor]) => ({ path: named.replace(/^\.\//, ''), problem: pathProblem(path!, line, anchor) })));
+}
+
 describe('README and docs/', () => {
   it('the configuration table in docs/reference.md is config/zonekeeper.yaml, key for key (npm run manifests)', () => {
     const reference = readFileSync(join(root, 'docs/reference.md'), 'utf8');
@@ -73,6 +100,22 @@ describe('README and docs/', () => {
       }
     }
     assert.deepEqual(broken, []);
+  });
+
+  it('every project path in inline code is there: a file (its line, its heading), a folder, or what a test writes', () => {
+    const named = pages.flatMap((page) => projectPaths(readFileSync(join(root, page), 'utf8')).map((p) => ({ page, ...p })));
+    assert.deepEqual(named.filter((p) => p.problem).map((p) => `${p.page}: ${p.path} (${p.problem})`), []);
+    assert.ok(named.length > 100, `${named.length} paths checked`);
+  });
+
+  it('the path check finds what is not there', () => {
+    const found = projectPaths('`src/cluster/nowhere.ts`, `npm run x test/unit/docs.test.ts:100000`, `docs/design.md`, `src/placement/policies/<name>/`, `test/artifacts/nobody-writes.png`, ```\nsrc/in-a-block.ts\n```');
+    assert.deepEqual(found, [
+      { path: 'src/cluster/nowhere.ts', problem: 'no file' },
+      { path: 'test/unit/docs.test.ts:100000', problem: 'no line 100000' },
+      { path: 'src/placement/policies/<name>/', problem: undefined },
+      { path: 'test/artifacts/nobody-writes.png', problem: 'no test writes it' },
+    ]);
   });
 });
 

@@ -30,7 +30,7 @@ describe('zone-list freezes on their queue (fake time)', () => {
     await clock.advance(0);
     await actuator.settle();
     assert.deepEqual(written(), ['zone-a,zone-b,zone-c']);
-    assert.equal(actuator.pendingFreeze('default/StatefulSet/db'), undefined, 'refused: the derived list is read meanwhile');
+    assert.equal(actuator.pendingFreezes.get('default/StatefulSet/db'), undefined, 'refused: the derived list is read meanwhile');
     actuator.freezeZones(w, ['zone-b', 'zone-c', 'zone-a']);
     await clock.advance(99);
     assert.equal(written().length, 1, 'a placement does not try it sooner');
@@ -38,7 +38,7 @@ describe('zone-list freezes on their queue (fake time)', () => {
     await clock.advance(200);
     await actuator.settle();
     assert.deepEqual(written(), ['zone-a,zone-b,zone-c', 'zone-b,zone-c,zone-a', 'zone-b,zone-c,zone-a']);
-    assert.deepEqual(actuator.pendingFreeze('default/StatefulSet/db'), ['zone-b', 'zone-c', 'zone-a'], 'written: read as frozen until the watch shows it');
+    assert.deepEqual(actuator.pendingFreezes.get('default/StatefulSet/db'), { namespace: 'default', kind: 'StatefulSet', name: 'db', zones: ['zone-b', 'zone-c', 'zone-a'] }, 'written: read as frozen until the watch shows it');
     await clock.advance(3_600_000);
     assert.equal(written().length, 3, 'nothing more once written');
   });

@@ -1,0 +1,150 @@
+import { holdsSeat, type SlimNode, type SlimPod } from './objects.js';
+import { ZONE_LABEL } from './annotations.js';
+import type { NodeUsage } from './snapshot.js';
+
+const NO_USAGE: NodeUsage = { cpuMilli: 0, memory: 0, pods: 0 };
+const NO_COUNTS: ReadonlyMap<string, number> = new Map();
+/** Values `nodeDerived` keeps: one per distinct pod template's needs, bounded by the cluster. */
+const NODE_DERIVED_KEPT = 4096;
+/** Zones remembered per label after their last node went away: a bound whatever the churn. */
+const REMEMBERED_ZONES = 64;
+
+const CONTROL_PLANE_ROLES = ['node-role.kubernetes.io/control-plane', 'node-role.kubernetes.io/master'];
+
+/** A control-plane node, by its role label or taint: its zone is no zone that workloads grow into (its nodes are not theirs). */
+function controlPlane(n: SlimNode): boolean {
+  return CONTROL_PLANE_ROLES.some((role) => role in n.labels || n.taints.some((t) => t.key === role));
+}
+
+/** Whether a node's change can change what matches it: its labels or its taints (or it came or went). */
+function reshaped(before: SlimNode | undefined, after: SlimNode | undefined): boolean {
+  if (!before || !after) return true;
+  if (before.taints.length !== after.taints.length) return true;
+  for (let i = 0; i < before.taints.length; i++) {
+    const a = before.taints[i]!, b = after.taints[i]!;
+    if (a.key !== b.key || a.value !== b.value || a.effect !== b.effect) return true;
+  }
+  const keys = Object.keys(before.labels);
+  if (keys.length !== Object.keys(after.labels).length) return true;
+  return keys.some((k) => before.labels[k] !== after.labels[k]);
+}
+
+/**
+ * What is derived from the indexed objects as they come and go, so a decision reads it without
+ * a walk: requests per node and seated pods per owner and node (kept per pod change); nodes and
+ * zones by label (rebuilt on first use after a node change); zones remembered after their last
+ * node went away; `nodeDerived`'s values (dropped when nodes are reshaped).
+ */
+export class DerivedCaches {
+  /** Per owner key, per node: pods bound there holding a seat. */
+  private readonly seatedByOwner = new Map<string, Map<string, number>>();
+  /** Requests of the pods on each node (zone balance's capacity). */
+  private readonly usage = new Map<string, NodeUsage>();
+  /** Zones remembered by label after their last (non-control-plane) node went away, for the labels asked about. */
+  private readonly remembered = new Map<string, Set<string>>([[ZONE_LABEL, new Set()]]);
+  /** Sorted zone values by topology key, from `zoneNodes`. */
+  private readonly zoneCache = new Map<string, string[]>();
+  /** Nodes by topology key, then zone: built on first use, dropped on any node change. */
+  private readonly zoneNodes = new Map<string, Map<string, SlimNode[]>>();
+  /** `nodeDerived`'s values, dropped when a node is reshaped. */
+  private readonly derived = new Map<string, unknown>();
+
+  /** `nodes`: every cached node, read when a zone index is rebuilt. */
+  constructor(private readonly nodes: () => Iterable<SlimNode>) {}
+
+  /** A pod written (sign 1) or gone (-1), under its owner's key: its requests and seat counted. */
+  podCounted(pod: SlimPod, owner: string | undefined, sign: 1 | -1): void {
+    if (!pod.nodeName) return;
+    if (!pod.finished) this.addUsage(pod.nodeName, pod, sign);
+    if (owner !== undefined && holdsSeat(pod)) this.countSeated(owner, pod.nodeName, sign);
+  }
+
+  /** A node written or removed (`after` undefined): zones rebuilt on next use, derived values dropped if it was reshaped. */
+  nodeChanged(before: SlimNode | undefined, after: SlimNode | undefined): void {
+    if (before && !after) this.remember(before);
+    this.zoneCache.clear();
+    this.zoneNodes.clear();
+    if (reshaped(before, after)) this.derived.clear();
+  }
+
+  /** Something beside the nodes that `nodeDerived` values read changed (NodePools, the autoscaler's coming or going). */
+  dropNodeDerived(): void { this.derived.clear(); }
+
+  nodeDerived<T>(key: string, compute: () => T): T {
+    if (this.derived.has(key)) return this.derived.get(key) as T;
+    const value = compute();
+    if (this.derived.size >= NODE_DERIVED_KEPT) this.derived.delete(this.derived.keys().next().value!);
+    this.derived.set(key, value);
+    return value;
+  }
+
+  zones(topologyKey: string): string[] {
+    let zones = this.zoneCache.get(topologyKey);
+    if (!zones) {
+      zones = [...this.zoneIndex(topologyKey).keys()].filter(Boolean).sort();
+      this.zoneCache.set(topologyKey, zones);
+    }
+    return zones;
+  }
+
+  clusterZones(topologyKey: string): string[] {
+    return this.nodeDerived(`clusterZones\u0002${topologyKey}`, () => {
+      let remembered = this.remembered.get(topologyKey);
+      if (!remembered) this.remembered.set(topologyKey, (remembered = new Set()));
+      const zones = new Set(remembered);
+      for (const [z, nodes] of this.zoneIndex(topologyKey)) if (z && nodes.some((n) => !controlPlane(n))) zones.add(z);
+      return [...zones].sort();
+    });
+  }
+
+  nodesInZone(topologyKey: string, zone: string): readonly SlimNode[] {
+    return this.zoneIndex(topologyKey).get(zone) ?? [];
+  }
+
+  nodeUsage(node: string): NodeUsage { return this.usage.get(node) ?? NO_USAGE; }
+
+  seatedPodsPerNode(owner: string): ReadonlyMap<string, number> { return this.seatedByOwner.get(owner) ?? NO_COUNTS; }
+
+  /** A node going away leaves its zones remembered, on the labels asked about so far. */
+  private remember(node: SlimNode): void {
+    if (controlPlane(node)) return;
+    for (const [key, zones] of this.remembered) {
+      const z = node.labels[key];
+      if (!z || zones.has(z)) continue;
+      if (zones.size >= REMEMBERED_ZONES) zones.delete(zones.values().next().value!);
+      zones.add(z);
+    }
+  }
+
+  /** Nodes by zone value of one label: built on first use, dropped on any node change. */
+  private zoneIndex(topologyKey: string): Map<string, SlimNode[]> {
+    let byZone = this.zoneNodes.get(topologyKey);
+    if (!byZone) {
+      byZone = new Map();
+      for (const n of this.nodes()) {
+        const z = n.labels[topologyKey];
+        if (z !== undefined) (byZone.get(z) ?? byZone.set(z, []).get(z)!).push(n);
+      }
+      this.zoneNodes.set(topologyKey, byZone);
+    }
+    return byZone;
+  }
+
+  private addUsage(node: string, pod: SlimPod, sign: 1 | -1): void {
+    const u = this.usage.get(node) ?? { cpuMilli: 0, memory: 0, pods: 0 };
+    u.cpuMilli += sign * pod.cpuMilli;
+    u.memory += sign * pod.memory;
+    u.pods += sign;
+    if (u.pods === 0) this.usage.delete(node);
+    else this.usage.set(node, u);
+  }
+
+  private countSeated(owner: string, node: string, sign: 1 | -1): void {
+    let counts = this.seatedByOwner.get(owner);
+    if (!counts) this.seatedByOwner.set(owner, (counts = new Map()));
+    const n = (counts.get(node) ?? 0) + sign;
+    if (n > 0) counts.set(node, n);
+    else counts.delete(node);
+    if (counts.size === 0) this.seatedByOwner.delete(owner);
+  }
+}
