@@ -156,7 +156,7 @@ export function kubeActuator(api: ApiClient, log: Logger, metrics: Metrics, assi
       try {
         const done = await retryOnConflict(api, path, {
           describe: path, timeoutMs: () => Math.max(250, deadline - clock.now()), fail: (m) => new Error(m), onConflict: () => count('conflict'),
-          afterConflict: (attempt) => (attempt < APPROVAL_ATTEMPTS && clock.now() < deadline ? 0
+          giveUp: (attempt) => (attempt < APPROVAL_ATTEMPTS && clock.now() < deadline ? undefined
             : new StillConflicting(`${path}: approvals still conflicting after ${attempt} attempts`)),
         }, (obj) => {
           const step = decide(obj.metadata?.annotations?.[ANNOTATION.disruptionApprovals]);
@@ -177,7 +177,7 @@ export function kubeActuator(api: ApiClient, log: Logger, metrics: Metrics, assi
       return retryOnConflict<string[]>(api, path, {
         describe: path, timeoutMs: () => 10_000, fail: (m, status) => (status === 404 ? new WorkloadGone(m) : new Error(m)),
         onConflict: () => metrics.actuatorWrites.inc({ action: 'freeze-zones', result: 'conflict' }),
-        afterConflict: (attempt) => (attempt < FREEZE_ATTEMPTS ? 0 : new StillConflicting(`${path}: still conflicting after ${FREEZE_ATTEMPTS} attempts`)),
+        giveUp: (attempt) => (attempt < FREEZE_ATTEMPTS ? undefined : new StillConflicting(`${path}: still conflicting after ${FREEZE_ATTEMPTS} attempts`)),
       }, (obj) => {
         const existing = parseZoneList(obj.metadata?.annotations?.[ANNOTATION.zones] ?? '');
         return existing.length > 0 ? { done: existing } : { annotations: { [ANNOTATION.zones]: zones.join(','), [ANNOTATION.zonesFrozenAt]: new Date(clock.now()).toISOString() }, result: zones };

@@ -1,5 +1,4 @@
 import { statusMessage, type ApiClient } from '../cluster/apiClient.js';
-import { sleepOn, systemClock, type Timers } from '../common/clock.js';
 
 // Written state is conditional: a merge patch of annotations that carries the resourceVersion
 // it was computed from; a 409 means another writer was first, so read again and recompute.
@@ -18,16 +17,14 @@ export interface RetryOptions {
   describe: string;
   /** The timeout of each request. */
   timeoutMs(): number;
-  /** Whether to try again after `attempt` conflicts, and after how long; an Error ends it. */
-  afterConflict(attempt: number): number | Error;
+  /** After `attempt` conflicts: an Error ends the tries; undefined reads again at once (nothing sleeps here). */
+  giveUp(attempt: number): Error | undefined;
   onConflict?(): void;
   /** The error a failed GET or PATCH (its status) becomes. */
   fail(message: string, status: number): Error;
-  /** What waits between attempts are measured on. */
-  clock?: Timers;
 }
 
-/** GET, decide, PATCH with the resourceVersion read; again on 409 as `afterConflict` says. */
+/** GET, decide, PATCH with the resourceVersion read; again at once on 409 until `giveUp` says. */
 export async function retryOnConflict<T>(api: ApiClient, path: string, o: RetryOptions, step: (obj: any) => Promise<PatchStep<T>> | PatchStep<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     const got = await api.request('GET', path, { timeoutMs: o.timeoutMs() });
@@ -40,8 +37,7 @@ export async function retryOnConflict<T>(api: ApiClient, path: string, o: RetryO
     if (res.status === 200) return s.result;
     if (res.status !== 409) throw o.fail(`PATCH ${o.describe}: ${res.status} ${statusMessage(res.body)}`, res.status);
     o.onConflict?.();
-    const wait = o.afterConflict(attempt);
-    if (wait instanceof Error) throw wait;
-    if (wait > 0) await sleepOn(o.clock ?? systemClock, wait);
+    const stop = o.giveUp(attempt);
+    if (stop) throw stop;
   }
 }

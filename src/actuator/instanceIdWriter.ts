@@ -33,11 +33,13 @@ class WriteFailed extends AssignmentError {}
 /**
  * Writes instance IDs with an optimistic-concurrency check: the patch carries the
  * resourceVersion it was computed from, a 409 means someone else wrote first, so re-read and
- * retry with jitter until the deadline. Assignments for one owner are serialized in this
- * process, so our own writes do not conflict with each other.
+ * retry until the deadline. Claims for one owner take turns in this process (a lock, not a
+ * queue: each is awaited by the decision that needs it), so our own writes do not conflict with
+ * each other. The background hand-overs come here from the pod annotations' paced queue.
  */
 export function instanceIdWriter(api: ApiClient, log: Logger, metrics: Metrics, deadlineMs: number, clock: Timers = systemClock) {
-  const queues = new Map<string, Promise<unknown>>();
+  /** The claim last begun per owner: the next one waits for it. */
+  const turns = new Map<string, Promise<unknown>>();
   const failing = keyedBackoff(WRITE_BACKOFF_MS.first, WRITE_BACKOFF_MS.max, clock);
   const lastFailure = new LRUCache<string, string>({ max: 10_000 });
 
@@ -49,14 +51,11 @@ export function instanceIdWriter(api: ApiClient, log: Logger, metrics: Metrics, 
     let pruned: string[] = [];
     const out = await retryOnConflict<{ id: number; written: boolean }>(api, path, {
       describe: named,
-      clock,
       timeoutMs: () => Math.max(1, Math.ceil(deadline - clock.now())),
       fail: (m) => new WriteFailed(m),
       onConflict: () => metrics.actuatorWrites.inc({ action: 'instance-id', result: 'conflict' }),
-      afterConflict: (attempt) => {
-        const wait = 5 + Math.random() * 20 * Math.min(attempt, 5);
-        return clock.now() + wait >= deadline ? new AssignmentError(`${named}: still conflicting after ${attempt} attempts within ${deadlineMs} ms`) : wait;
-      },
+      // Read again at once, no sleep: the filter's verdict waits on this claim, and a 409 means another write landed (progress, no livelock).
+      giveUp: (attempt) => (clock.now() >= deadline ? new AssignmentError(`${named}: still conflicting after ${attempt} attempts within ${deadlineMs} ms`) : undefined),
     }, async (obj) => {
       const annotations: Record<string, string> = obj.metadata?.annotations ?? {};
       let current;
@@ -111,13 +110,13 @@ export function instanceIdWriter(api: ApiClient, log: Logger, metrics: Metrics, 
       // Writes that the API server refuses are not tried at every filter: the pod waits, answered at once.
       const wait = failing.waitLeft(key);
       if (wait > 0) throw new AssignmentError(`writes to ${req.owner.kind} ${req.owner.namespace}/${req.owner.name} are failing (${lastFailure.get(key) ?? 'unknown'}); next try in ${Math.ceil(wait / 1000)}s`);
-      const previous = queues.get(key) ?? Promise.resolve();
+      const previous = turns.get(key) ?? Promise.resolve();
       const mine = previous.catch(() => {}).then(async () => {
         const id = await assignOnce(req);
         if (req.annotatePod !== false) await annotatePod(req.owner.namespace, req.pod, id);
         return id;
       });
-      queues.set(key, mine);
+      turns.set(key, mine);
       try {
         const id = await mine;
         failing.succeeded(key);
@@ -132,7 +131,7 @@ export function instanceIdWriter(api: ApiClient, log: Logger, metrics: Metrics, 
         }
         throw err;
       } finally {
-        if (queues.get(key) === mine) queues.delete(key);
+        if (turns.get(key) === mine) turns.delete(key);
       }
     },
   };

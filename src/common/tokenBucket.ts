@@ -2,11 +2,11 @@ import { systemClock } from './clock.js';
 
 /**
  * A token bucket: `perSecond` tokens a second, at most `burst` saved. `take` takes one if there
- * is one; `wait` takes one in advance and says how long (ms) to wait until it is due; `due` says
- * how long until one is there, taking nothing; `giveBack` returns one taken and not used.
+ * is one; `wait` takes one in advance and says how long (ms) to wait until it is due (a turn, as
+ * golang.org/x/time/rate's Reserve); `giveBack` returns one taken and not used.
  */
 export function tokenBucket(perSecond: number, burst: number, now: () => number = systemClock.now): {
-  take(): boolean; wait(): number; due(): number; giveBack(): void;
+  take(): boolean; wait(): number; giveBack(): void;
 } {
   let tokens = burst;
   let at = now();
@@ -27,11 +27,8 @@ export function tokenBucket(perSecond: number, burst: number, now: () => number 
       tokens--;
       return tokens >= 0 ? 0 : (-tokens / perSecond) * 1000;
     },
-    due() {
-      refill();
-      return tokens >= 1 ? 0 : Math.ceil(((1 - tokens) / perSecond) * 1000);
-    },
     giveBack() {
+      refill();
       tokens = Math.min(burst, tokens + 1);
     },
   };

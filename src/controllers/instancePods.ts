@@ -13,6 +13,7 @@ import type { PodAnnotator } from './podAnnotations.js';
  * is due once it is free (a rollout's surge pod gets the ID of the pod it replaced).
  */
 export function instancePodAnnotator(actuator: Actuator, settings: PlacementSettings, lists: ZoneListDeps, log: Logger): PodAnnotator {
+  /** Hand-overs under way: not queued again until done. */
   const assigning = new Set<string>();
   return {
     action: 'instance-count',
@@ -24,26 +25,35 @@ export function instancePodAnnotator(actuator: Actuator, settings: PlacementSett
       const value = String(model.workload.replicas);
       for (const pod of model.pods()) yield { pod, value };
     },
-    alsoReconcile(snapshot, w) {
+    // The ID due to a placed pod (a rollout's successor), handed on by the writes' queue, paced with the counts.
+    *otherWrites(snapshot, w) {
       const model = instanceIdModel(w, snapshot, settings, lists);
-      if (model) {
-        const seats = instanceSeats(model, snapshot);
-        const ns = model.ref.namespace;
-        for (const [pod, id] of seats.due) {
-          const key = `${ns}/${pod}`;
-          if (assigning.has(key)) continue;
-          assigning.add(key);
-          actuator.assignInstanceId({
-            owner: { kind: model.ref.kind as WorkloadKind, namespace: ns, name: model.ref.name },
-            pod,
-            replicas: seats.replicas,
-            live: livePodIn(snapshot, ns),
-            choice: { held: seats.held, prefer: id, reserved: new Set([...seats.due].filter(([p]) => p !== pod).map(([, i]) => i)) },
-          }).then(
-            (got) => log.info({ pod: key, instanceId: got, due: id }, 'instance ID handed to a placed pod'),
-            (err: Error) => log.warn({ pod: key, err: err.message }, 'instance ID not handed on; retried on the next change'),
-          ).finally(() => assigning.delete(key));
-        }
+      if (!model) return;
+      const seats = instanceSeats(model, snapshot);
+      const ns = model.ref.namespace;
+      for (const [pod, id] of seats.due) {
+        const key = `${ns}/${pod}`;
+        if (assigning.has(key)) continue;
+        const req = {
+          owner: { kind: model.ref.kind as WorkloadKind, namespace: ns, name: model.ref.name },
+          pod,
+          replicas: seats.replicas,
+          live: livePodIn(snapshot, ns),
+          choice: { held: seats.held, prefer: id, reserved: new Set([...seats.due].filter(([p]) => p !== pod).map(([, i]) => i)) },
+        };
+        yield {
+          key: `instance-id:${key}`,
+          async write() {
+            assigning.add(key);
+            try {
+              log.info({ pod: key, instanceId: await actuator.assignInstanceId(req), due: id }, 'instance ID handed to a placed pod');
+            } catch (err) {
+              log.warn({ pod: key, err: (err as Error).message }, 'instance ID not handed on; retried on the next change');
+            } finally {
+              assigning.delete(key);
+            }
+          },
+        };
       }
     },
   };

@@ -27,8 +27,8 @@ export interface PodAnnotator {
   current(pod: SlimPod): string | undefined;
   /** The wanted value on each pod of `w`; nothing when the annotator does not manage `w`. */
   desired(snapshot: Snapshot, w: SlimWorkload): Iterable<{ pod: SlimPod; value: string }>;
-  /** Leader-only work for the same workload, after its values are written. */
-  alsoReconcile?(snapshot: Snapshot, w: SlimWorkload): void;
+  /** Other writes for the pods of `w`, each by a key of its own: queued after its values, on the same paced queue. */
+  otherWrites?(snapshot: Snapshot, w: SlimWorkload): Iterable<{ key: string; write(): Promise<void> }>;
   /**
    * Written only over the pod as the cache showed it: read first, patched with the resourceVersion
    * read and the labels and annotations this returns beside the value; undefined (the stored pod
@@ -41,12 +41,12 @@ export interface PodAnnotator {
 const GATHER_MS = 200;
 
 /**
- * Keeps an annotation on pods (docs/design.md#scale-down, #instance-ids) on the work queue, by
- * workload: a pod change queues its workload, and every `intervalSeconds` all are queued.
- * Patches only what differs from the cached value, so a restart writes nothing when the
- * values are already right; patches are paced by the queue's token bucket (a workload with
- * more to write than tokens comes back when the next is due). Runs only while started (the
- * Lease's holder).
+ * Keeps an annotation on pods (docs/design.md#scale-down, #instance-ids) on two work queues: by
+ * workload, what each pod should say (a pod change queues its workload, and every
+ * `intervalSeconds` all are queued); by pod, the writes, a paced queue (each write takes its turn
+ * from the token bucket as it is queued, `patchesPerSecond`). Patches only what differs from the
+ * cached value, so a restart writes nothing when the values are already right. Runs only while
+ * started (the Lease's holder).
  */
 export function podAnnotationController(
   api: ApiClient, source: SnapshotSource, annotator: PodAnnotator, opts: PacingOptions, log: Logger, metrics: Metrics, clock: Timers = systemClock,
@@ -54,33 +54,52 @@ export function podAnnotationController(
   // Values patched that the watch does not show yet: not written again meanwhile, so a pod is
   // written once per change even when a reconcile comes before the watch catches up.
   const written = new Map<string, string>();
+  /** The writes queued, by key (a pod's, or another write's): the newest wins until its turn comes. */
+  const due = new Map<string, () => Promise<void>>();
+  const common = {
+    resyncMs: opts.intervalSeconds * 1000, ready: source.synced, clock,
+    onError: (key: string, err: Error) => log.error({ key, err: err.message }, `${annotator.annotation}: reconcile failed`),
+  };
   const queue = reconciler({
+    ...common, reconcile,
     keys: function *() { for (const w of source.snapshot.allWorkloads()) if (!ownedThrough(w)) yield workloadKey(w); },
-    reconcile,
-    resyncMs: opts.intervalSeconds * 1000,
-    ready: source.synced,
-    clock,
-    pace: { perSecond: opts.patchesPerSecond, burst: 1 },
-    onError: (key, err) => log.error({ workload: key, err: err.message }, `${annotator.annotation}: reconcile failed`),
   });
+  // One write at a time, in the order queued: a workload's values, then its other writes.
+  const writes = reconciler({ ...common, keys: () => due.keys(), reconcile: writeDue, pace: { perSecond: opts.patchesPerSecond, burst: 1 } });
 
-  /** Writes the values of one workload's pods that differ from the cache. */
+  /** Queues the writes of one workload: its pods' values that differ from the cache, then the annotator's others. */
   async function reconcile(key: string): Promise<WorkResult> {
     const snapshot = source.snapshot;
     const w = workloadByKey(snapshot, key);
     if (!w) return;
     for (const { pod, value } of [...annotator.desired(snapshot, w)]) {
-      if (!queue.running()) return;
       const podKey = `${pod.namespace}/${pod.name}`;
       if (annotator.current(pod) === value) {
         written.delete(podKey);
+        due.delete(podKey);
         continue;
       }
-      if (written.get(podKey) === value) continue;
-      if (!queue.takeToken()) return 'paced';
-      await patch(pod, podKey, value);
+      if (written.get(podKey) !== value) queueWrite(podKey, () => patchIfStill(pod, podKey, value));
     }
-    if (queue.running()) annotator.alsoReconcile?.(source.snapshot, w);
+    for (const other of annotator.otherWrites?.(snapshot, w) ?? []) queueWrite(other.key, other.write);
+  }
+
+  function queueWrite(key: string, write: () => Promise<void>): void {
+    due.set(key, write);
+    writes.add(key);
+  }
+
+  async function writeDue(key: string): Promise<WorkResult> {
+    const write = due.get(key);
+    due.delete(key);
+    await write?.();
+  }
+
+  /** Patches `value` computed from the cache's view `pod` unless the cache shows it, or it was written, since. */
+  async function patchIfStill(pod: SlimPod, key: string, value: string): Promise<void> {
+    const now = source.snapshot.pod(pod.namespace, pod.name);
+    if (!now || annotator.current(now) === value || written.get(key) === value) return;
+    await patch(pod, key, value);
   }
 
   /** The merge patch's metadata: the value alone, or (conditional) over the pod read again, undefined when it changed since the cache's view. */
@@ -128,5 +147,19 @@ export function podAnnotationController(
   });
 
   // Starts (or, after stop, restarts: leadership comes and goes) with every workload queued; no patch starts after stop resolves.
-  return queue.controller(() => written.clear());
+  return {
+    start() {
+      writes.start();
+      queue.start();
+    },
+    async stop() {
+      await Promise.all([queue.stop(), writes.stop()]);
+      written.clear();
+      due.clear();
+    },
+    async idle() {
+      await queue.idle();
+      await writes.idle();
+    },
+  };
 }

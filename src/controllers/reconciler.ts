@@ -18,13 +18,13 @@ export interface ReconcilerSpec {
   workers?: number;
   retryBaseMs?: number;
   retryMaxMs?: number;
-  /** The writes' pace: the queue's token bucket (workQueue.ts). */
+  /** The writes' pace: each key queued (by an event, a resync or a retry) takes its turn from the queue's token bucket (workQueue.ts). */
   pace?: { perSecond: number; burst: number };
   clock?: Timers;
   onError?: (key: string, err: Error) => void;
 }
 
-export interface Reconciler extends Pick<WorkQueue, 'add' | 'addAfter' | 'forget' | 'idle' | 'length' | 'retryDelay' | 'takeToken' | 'giveBackToken'> {
+export interface Reconciler extends Pick<WorkQueue, 'add' | 'addAfter' | 'forget' | 'idle' | 'length' | 'retryDelay'> {
   /** Queues every key now (and starts the resync timer over). */
   resync(): void;
   running(): boolean;
@@ -55,8 +55,6 @@ export function reconciler(spec: ReconcilerSpec): Reconciler {
     addAfter: (key, ms) => { if (started) queue.addAfter(key, ms); },
     forget: queue.forget,
     retryDelay: queue.retryDelay,
-    takeToken: queue.takeToken,
-    giveBackToken: queue.giveBackToken,
     idle: queue.idle,
     length: queue.length,
     resync,

@@ -87,7 +87,7 @@ export function zoneRolloutController(deps: {
   async function writePause(w: SlimWorkload, revision: string, value: string | null): Promise<boolean> {
     return retryOnConflict<boolean>(api, workloadPath(w), {
       describe: `${w.kind} ${w.namespace}/${w.name}`, timeoutMs: () => 10_000, fail: (m) => new Error(m),
-      afterConflict: (attempt) => (attempt < 3 ? 0 : new Error(`${w.namespace}/${w.name}: still conflicting`)), clock,
+      giveUp: (attempt) => (attempt < 3 ? undefined : new Error(`${w.namespace}/${w.name}: still conflicting`)),
     }, (obj) => {
       const now = obj?.metadata?.annotations?.[ANNOTATION.zoneRolloutPaused];
       const rev = obj?.status?.updateRevision;

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { liftGate, type LiftResult } from './lift.js';
 import type { EventRecorder } from '../actuator/events.js';
-import { evictPod, perMinuteBudget, type EvictionGate } from '../controllers/eviction.js';
+import { evictPod, type EvictionGate } from '../controllers/eviction.js';
 import { ANNOTATION } from '../cluster/annotations.js';
 import type { ApiClient } from '../cluster/apiClient.js';
 import type { SlimNode, SlimPod } from '../cluster/objects.js';
@@ -52,12 +52,13 @@ interface Waiting { why: string; claims: readonly string[]; workload: string | u
 /**
  * Lifts the zone gate of gated pods (docs/design.md#the-zone-gate) on a reconciler: each pod
  * (by UID) is decided by the filter's policy code, then one conditional patch writes the zone
- * and removes the gate, paced by the queue's token bucket. Runs only while started (the Lease's
- * holder). A pod whose decision waits is decided again when something that can end its wait
- * happens: a claim of its own bound or given a volume, a node turning Ready or joining, a pod of
- * its workload going away, its workload changed; else at the resync, every `intervalSeconds`.
+ * and removes the gate; each pod queued takes its turn from the queue's token bucket, so the
+ * decision is as fresh as its write. Runs only while started (the Lease's holder). A pod whose
+ * decision waits is decided again when something that can end its wait happens: a claim of its
+ * own bound or given a volume, a node turning Ready or joining, a pod of its workload going
+ * away, its workload changed; else at the resync, every `intervalSeconds`.
  * Pods lifted under an adaptive fallback go on a second reconciler, due when their time is up
- * or an autoscaler refuses them a node.
+ * or an autoscaler refuses them a node, paced by the eviction budget.
  */
 export function zoneGateKeeper(deps: GateKeeperDeps) {
   const { api, source, decide, events, opts, log, metrics } = deps;
@@ -69,7 +70,6 @@ export function zoneGateKeeper(deps: GateKeeperDeps) {
   const waiting = new Map<string, Waiting>();
   /** Pods lifted under an adaptive fallback, until they bind: deleted if they do not in time. */
   const placed = new Map<string, { pod: Pick<SlimPod, 'namespace' | 'name'>; fallback: GateFallback; at: number }>();
-  const budget = perMinuteBudget(opts.fallbackEvictionsPerMinute, clock.now);
   /** WorkloadSpread generations and subsets already told that part of a patch was not applied. */
   const toldSpreads = new Set<string>();
   const queueOpts = {
@@ -81,7 +81,11 @@ export function zoneGateKeeper(deps: GateKeeperDeps) {
     // Writes in bursts of up to a tenth of a second's.
     pace: { perSecond: opts.patchesPerSecond, burst: Math.max(1, opts.patchesPerSecond / 10) },
   });
-  const fallbacks = reconciler({ ...queueOpts, keys: () => placed.keys(), reconcile: evictUnscheduled, workers: 1 });
+  // The eviction budget (at most fallbackEvictionsPerMinute, spread over the minute) is the queue's pace: each pod due takes its turn.
+  const fallbacks = reconciler({
+    ...queueOpts, keys: fallbacksDue, reconcile: evictUnscheduled, workers: 1,
+    pace: { perSecond: opts.fallbackEvictionsPerMinute / 60, burst: opts.fallbackEvictionsPerMinute },
+  });
   let liftedSince = 0;
   let stopReport: (() => void) | undefined;
 
@@ -138,11 +142,8 @@ export function zoneGateKeeper(deps: GateKeeperDeps) {
     if (!source.ready()) return 'retry'; // never decided blind
     const cached = source.snapshot.podByUid(uid);
     if (!cached?.gated || lifted.get(uid)) return;
-    // The write's token is taken before deciding, so the decision is as fresh as its write; a pod that waits gives it back.
-    if (!gates.takeToken()) return 'paced';
     const d = await decide(cached);
     if (d.kind === 'wait') {
-      gates.giveBackToken();
       const before = waiting.get(uid)?.why;
       waiting.set(uid, { why: d.why, claims: cached.claims.map((c) => `${cached.namespace}/${c}`), workload: workloadOf(cached) });
       metrics.gateDecisions.inc({ outcome: 'waiting' });
@@ -206,6 +207,14 @@ export function zoneGateKeeper(deps: GateKeeperDeps) {
     liftedSince = 0;
   }
 
+  /** An autoscaler's refusal of a node to a pod lifted under an adaptive fallback, since it was lifted. */
+  const refusal = (uid: string, p: { at: number }) => source.snapshot.scaleReports(uid).find((r) => r.at >= p.at - 1000);
+
+  /** Pods lifted under an adaptive fallback whose time is up or that an autoscaler refused: what a resync queues (each takes a turn of the budget). */
+  function *fallbacksDue(): Iterable<string> {
+    for (const [uid, p] of placed) if (p.at + p.fallback.afterMs <= clock.now() || refusal(uid, p)) yield uid;
+  }
+
   /**
    * Adaptive fallback (docs/design.md#the-zone-gate): a pod lifted with a zone or subset that is
    * still not scheduled after its time, or that an autoscaler refused a node, is evicted
@@ -219,7 +228,7 @@ export function zoneGateKeeper(deps: GateKeeperDeps) {
       placed.delete(uid);
       return;
     }
-    const refused = source.snapshot.scaleReports(uid).find((r) => r.at >= p.at - 1000);
+    const refused = refusal(uid, p);
     const left = p.at + p.fallback.afterMs - clock.now();
     if (!refused && left > 0) return { againAfterMs: left };
     const what = refused
@@ -232,7 +241,6 @@ export function zoneGateKeeper(deps: GateKeeperDeps) {
       events.record(cached, 'Normal', 'ZoneFallbackWouldDelete', `gate.fallbackDryRun: ${what}; would delete it so that its successor goes elsewhere`);
       return;
     }
-    if (!budget.take()) return { againAfterMs: 60_000 / Math.max(1, opts.fallbackEvictionsPerMinute) };
     const res = await evictPod(api, p.pod, log, deps.evictionGate && { judge: deps.evictionGate, by: 'zonekeeper adaptive fallback' });
     if (res.status === 200 || res.status === 201 || res.status === 404) {
       placed.delete(uid);

@@ -134,7 +134,6 @@ export function seatTableController(
 
   async function write(method: 'POST' | 'PUT', url: string, namespace: string, seats: SeatTableData, resourceVersion: string | undefined,
     replaced: number): Promise<WorkResult> {
-    if (!queue.takeToken()) return 'paced';
     // Above the one it replaces, whatever the clock of the holder that wrote that one.
     const generation = Math.max(clock.now(), replaced + 1);
     const data = { ...seats, [GENERATION_KEY]: String(generation) };
@@ -170,6 +169,7 @@ export function seatTableController(
 
   const queue = reconciler({
     keys: namespaces, reconcile, resyncMs: RESYNC_MS, ready: () => source.ready(), clock, retryBaseMs: 200, retryMaxMs: 60_000,
+    // Each namespace queued takes its turn (its read and its write) from the queue's token bucket.
     pace: { perSecond: opts.patchesPerSecond, burst: opts.patchesPerSecond },
     onError: (namespace, err) => log.warn({ namespace, err: err.message }, 'seat table not written; will retry'),
   });

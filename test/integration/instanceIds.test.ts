@@ -10,7 +10,7 @@ import { fakeClock } from '../../src/common/clock.js';
 
 describe('instance ID writes against a list/watch server with optimistic concurrency', () => {
   let api: FakeApiServer;
-  // The waits after a conflict run on fake time, moved while a test waits on the writers.
+  // The writers read the deadline of their claims and their backoff from fake time, moved while a test waits on them.
   const clock = fakeClock(Date.parse('2026-11-25T12:00:00Z'));
   const writer = () => instanceIdWriter(api.client(), silent, createMetrics(), 5000, clock);
   const owner = { kind: 'ReplicaSet' as const, namespace: 'default', name: 'web-rs' };

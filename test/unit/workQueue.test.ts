@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { fakeClock } from '../../src/common/clock.js';
-import { workQueue, type WorkQueue, type WorkResult } from '../../src/common/workQueue.js';
+import { workQueue, type WorkResult } from '../../src/common/workQueue.js';
 import { reconciler } from '../../src/controllers/reconciler.js';
 
 // The work queue's client-go semantics, on fake time: nothing here waits on the wall clock.
@@ -106,23 +106,66 @@ describe('work queue', () => {
     assert.deepEqual(at, [0, 1000, 3000, 3000], 'and adds run it at once again');
   });
 
-  it('paced: writes take the queue\'s tokens; a worker with none hands its key back until one is due, and a token not used is given back', async () => {
+  it('paced: each key takes its turn from the bucket as it is queued (the burst at once, then one per 1/rate); the worker takes nothing', async () => {
     const clock = fakeClock();
-    const wrote: [string, number][] = [];
-    const q: WorkQueue = workQueue<string>(async (key): Promise<WorkResult> => {
-      if (key.startsWith('wait')) return;
-      if (!q.takeToken()) return 'paced';
-      if (key.startsWith('unused')) return q.giveBackToken();
-      wrote.push([key, clock.now()]);
-    }, { clock, workers: 4, pace: { perSecond: 10, burst: 2 } });
+    const ran: [string, number][] = [];
+    const q = workQueue<string>(async (key) => { ran.push([key, clock.now()]); }, { clock, workers: 4, pace: { perSecond: 10, burst: 2 } });
     q.start();
-    for (const k of ['a', 'b', 'wait-1', 'c', 'd', 'unused', 'e']) q.add(k);
+    for (const k of ['a', 'b', 'c', 'd', 'c', 'e']) q.add(k);
+    assert.equal(q.delayed(), 3, 'c, d and e wait for their turns; c queued twice takes one');
     await clock.advance(0);
-    assert.deepEqual(wrote, [['a', 0], ['b', 0]], 'the burst at once; keys that write nothing take nothing');
+    assert.deepEqual(ran, [['a', 0], ['b', 0]], 'the burst at once');
+    q.forget('d');
     await clock.advance(1000);
-    assert.deepEqual(wrote.map(([, t]) => t), [0, 0, 100, 200, 300], 'then one each 100 ms: c, d and e (the unused token went back)');
-    assert.deepEqual(wrote.map(([k]) => k).sort(), ['a', 'b', 'c', 'd', 'e']);
+    assert.deepEqual(ran, [['a', 0], ['b', 0], ['c', 100], ['e', 300]], 'one each 100 ms; d forgotten does not run, its turn spent (the pace holds)');
     assert.equal(q.delayed(), 0);
+    q.add('f');
+    await clock.advance(0);
+    assert.deepEqual(ran.at(-1), ['f', 1000], 'the bucket refilled while idle');
+  });
+
+  it('paced: a key added while in hand takes its turn when it is queued again after', async () => {
+    const clock = fakeClock();
+    const w = heldWorker();
+    const q = workQueue(w.work, { clock, pace: { perSecond: 1, burst: 1 } });
+    q.start();
+    q.add('a');
+    await clock.advance(0);
+    q.add('a');
+    await w.finish('a');
+    assert.deepEqual(w.calls, ['a'], 'not at once: the burst was spent');
+    await clock.advance(999);
+    assert.deepEqual(w.calls, ['a']);
+    await clock.advance(1);
+    assert.deepEqual(w.calls, ['a', 'a'], 'a second later, its turn');
+    await w.finish('a');
+  });
+
+  it('paced retries wait the longer of the key\'s backoff and its turn (client-go\'s max of the two limiters); requeues counts them, forget ends them', async () => {
+    const clock = fakeClock();
+    const at: [string, number][] = [];
+    let fails = 3;
+    const q = workQueue<string>(async (key) => {
+      at.push([key, clock.now()]);
+      if (key === 'a' && fails-- > 0) return 'retry';
+    }, { clock, retryBaseMs: 100, retryMaxMs: 10_000, pace: { perSecond: 2, burst: 1 } });
+    q.start();
+    q.add('a');
+    await clock.advance(0);
+    assert.equal(q.requeues('a'), 1);
+    await clock.advance(500);
+    assert.deepEqual(at, [['a', 0], ['a', 500]], 'the backoff (100 ms) is shorter than its turn (500 ms): the turn');
+    await clock.advance(600);
+    assert.deepEqual(at.at(-1), ['a', 1000], 'then 200 ms against 500: the turn again');
+    assert.equal(q.requeues('a'), 3);
+    q.forget('a');
+    assert.equal(q.requeues('a'), 0, 'forget ends its failures');
+    assert.equal(q.delayed(), 0, 'and its retry');
+    fails = 0;
+    q.add('a');
+    await clock.advance(10_000);
+    assert.deepEqual(at.at(-1), ['a', 2000], 'an add after forget runs at the next turn: the forgotten retry\'s (1500) stays spent');
+    assert.equal(q.requeues('a'), 0, 'a success keeps it at 0');
   });
 
   it('againAfterMs: the key comes back at its time; an earlier delayed add wins; forget drops it', async () => {
