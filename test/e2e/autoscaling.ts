@@ -127,7 +127,8 @@ export function nodeGroupTemplate(pool: string, zone: string, { min = 0, max = 6
     apiVersion: 'v1', kind: 'Node',
     metadata: {
       name, labels: { [GROUP_LABEL]: name, pool, [ZONE]: zone, 'kubernetes.io/os': 'linux', 'kubernetes.io/hostname': name },
-      annotations: { 'cluster-autoscaler.kwok.nodegroup/min-count': String(min), 'cluster-autoscaler.kwok.nodegroup/max-count': String(max) },
+      // Its desired count defaults to 0, and the kwok provider exits on a min-count above it.
+      annotations: Object.fromEntries(Object.entries({ min, max, desired: min }).map(([k, v]) => [`cluster-autoscaler.kwok.nodegroup/${k}-count`, String(v)])),
     },
     ...(taints ? { spec: { taints } } : {}),
     status: { capacity: NODE_RESOURCES, allocatable: NODE_RESOURCES, conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'template' }] },
