@@ -6,44 +6,22 @@
 // (docs/autoscalers.md). A pool whose groups cover two zones of three: the third seat's refusal
 // is reported.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { stringify } from 'yaml';
-import { boundAndNodes, kubeletOfNewNodes, NODE_RESOURCES, policySeatsGrown, pooledStatefulSet, systemNodes, ZONE } from './autoscaling.js';
+import { boundAndNodes, CA_UNPACK, CA_UNPACKED, kubeletOfNewNodes, nodeGroupTemplate, policySeatsGrown, pooledStatefulSet, startClusterAutoscaler, systemNodes, ZONE } from './autoscaling.js';
 import { ADMISSION_LABEL, admissionConfig, admissionReady, webhookConfiguration } from './admissionWebhook.js';
-import { ControlPlane, freePort, kubeVersions } from './controlPlane.js';
+import { ControlPlane, kubeVersions } from './controlPlane.js';
 import { eventually, Kube, type Obj } from './kube.js';
 import { applySeatPolicy, DECIDED_BY, metricSum, shippedScope } from './seatPolicy.js';
 import { SCHEDULER, tearDown, zoneCounts, ZONES } from './workloads.js';
 
-const ROOT = new URL('../../', import.meta.url).pathname;
-const SHARED = process.env.KUBE_SHARED ?? join(ROOT, '../shared');
-const UNPACK = join(SHARED, 'cluster-autoscaler/unpack.sh');
 const NS = 'scaled';
 const ADMITTED = 'admitted';
-const GROUP_LABEL = 'zk-nodegroup';
-
-/** One template Node per pool and zone: an empty node group (min 0) of 4-CPU nodes labelled with the pool. */
-function template(pool: string, zone: string): Obj {
-  const name = `ng-${pool}-${zone.slice(5)}`;
-  return {
-    apiVersion: 'v1', kind: 'Node',
-    metadata: {
-      name, labels: { [GROUP_LABEL]: name, pool, [ZONE]: zone, 'kubernetes.io/os': 'linux', 'kubernetes.io/hostname': name },
-      annotations: { 'cluster-autoscaler.kwok.nodegroup/min-count': '0', 'cluster-autoscaler.kwok.nodegroup/max-count': '6' },
-    },
-    status: { capacity: NODE_RESOURCES, allocatable: NODE_RESOURCES, conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'template' }] },
-  };
-}
 
 // This autoscaler watches resource.k8s.io/v1, served from Kubernetes 1.34 on.
 const versions = kubeVersions().filter((k) => k.minor >= 34);
-const unpacked = existsSync(UNPACK);
-if (!unpacked && process.env.CI) throw new Error(`CI runs the Cluster Autoscaler e2e: no ${UNPACK}`);
+if (!CA_UNPACKED && process.env.CI) throw new Error(`CI runs the Cluster Autoscaler e2e: no ${CA_UNPACK}`);
 
-for (const k of versions) describe(`[${k.version}] a real Cluster Autoscaler grows empty node groups where zonekeeper pinned the pods`, { skip: unpacked ? false : `no ${UNPACK}` }, () => {
+for (const k of versions) describe(`[${k.version}] a real Cluster Autoscaler grows empty node groups where zonekeeper pinned the pods`, { skip: CA_UNPACKED ? false : `no ${CA_UNPACK}` }, () => {
   const cp = new ControlPlane(k.bin);
   let kube: Kube;
   let stopKubelet: () => Promise<void>;
@@ -63,16 +41,9 @@ for (const k of versions) describe(`[${k.version}] a real Cluster Autoscaler gro
     }
     await kube.create(webhookConfig);
     await systemNodes(kube);
-    const cm = (name: string, data: Record<string, string>) => kube.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'kube-system' }, data });
-    await cm('kwok-provider-config', { config: stringify({ apiVersion: 'v1alpha1', readNodesFrom: 'configmap', nodegroups: { fromNodeLabelKey: GROUP_LABEL }, nodes: { skipTaint: true }, configmap: { name: 'kwok-provider-templates' } }) });
     // Pools db (default scheduler), dbz (zonekeeper's scheduler), dba (admission) and seats (the policy) in every zone; kv in zones a and b only.
-    const templates = [...['db', 'dbz', 'dba', 'seats'].flatMap((pool) => ZONES.map((z) => template(pool, z))), template('kv', 'zone-a'), template('kv', 'zone-b')];
-    await cm('kwok-provider-templates', { templates: stringify({ apiVersion: 'v1', kind: 'List', items: templates }) });
-    const bin = execFileSync('bash', [UNPACK], { encoding: 'utf8' }).trim();
-    cp.start('cluster-autoscaler', join(bin, 'cluster-autoscaler'), [
-      `--kubeconfig=${cp.kubeconfig}`, '--cloud-provider=kwok', '--namespace=kube-system', '--scan-interval=2s',
-      '--scale-down-enabled=false', '--leader-elect=false', '--expander=random', `--address=127.0.0.1:${await freePort()}`, '--v=2',
-    ], { ...process.env, POD_NAMESPACE: 'kube-system', KWOK_PROVIDER_MODE: 'local', KUBECONFIG: cp.kubeconfig });
+    const templates = [...['db', 'dbz', 'dba', 'seats'].flatMap((pool) => ZONES.map((z) => nodeGroupTemplate(pool, z))), nodeGroupTemplate('kv', 'zone-a'), nodeGroupTemplate('kv', 'zone-b')];
+    await startClusterAutoscaler(cp, kube, templates, ['--scale-down-enabled=false']);
     stopKubelet = kubeletOfNewNodes(kube);
     await admissionReady(kube, cp.zonekeeper!.admin);
     // Its status ConfigMap is how zonekeeper knows the cluster's zones can grow (placement.growInto: auto).

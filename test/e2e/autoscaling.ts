@@ -1,6 +1,12 @@
 // What the e2e suites with a real autoscaler share: the kubelets of the nodes it adds, the
-// cluster's tainted system nodes, and a gated StatefulSet whose pods each need a whole node.
+// cluster's tainted system nodes, a gated StatefulSet whose pods each need a whole node, and the
+// Cluster Autoscaler (kwok provider) with its node-group templates.
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { freePort, type ControlPlane } from './controlPlane.js';
 import { eventually, type Kube, type Obj } from './kube.js';
 import { admissionReviews, DECIDED_BY, seated } from './seatPolicy.js';
 import { zoneCounts, ZONES } from './workloads.js';
@@ -9,7 +15,7 @@ export const ZONE = 'topology.kubernetes.io/zone';
 const NOT_READY = new Set(['node.kubernetes.io/not-ready', 'node.kubernetes.io/unreachable']);
 
 /** Nodes of 4 CPUs: a pod asking 3 needs one of its own. */
-export const NODE_RESOURCES = { cpu: '4', memory: '16Gi', pods: '110' };
+const NODE_RESOURCES = { cpu: '4', memory: '16Gi', pods: '110' };
 
 /**
  * Stands in for the kubelets of the nodes an autoscaler adds: Ready with their resources, the
@@ -105,4 +111,49 @@ export async function policySeatsGrown(kube: Kube, admin: string, namespace: str
   assert.equal(nodes, 'zone-a=1 zone-b=1 zone-c=1', 'one node per pinned zone');
   for (const p of await kube.podsOf(namespace, 'app=seats')) assert.equal(p.metadata.labels?.[DECIDED_BY], 'policy', p.metadata.name);
   assert.equal(await admissionReviews(admin), reviews, 'no admission review for them');
+}
+
+const ROOT = new URL('../../', import.meta.url).pathname;
+/** The Cluster Autoscaler's unpacker (../shared/cluster-autoscaler), and whether it is there. */
+export const CA_UNPACK = join(process.env.KUBE_SHARED ?? join(ROOT, '../shared'), 'cluster-autoscaler/unpack.sh');
+export const CA_UNPACKED = existsSync(CA_UNPACK);
+/** The template label the kwok provider makes node groups by. */
+export const GROUP_LABEL = 'zk-nodegroup';
+
+/** One template Node per pool and zone: a node group of `min` to `max` (0 to 6) 4-CPU nodes labelled with the pool, with `taints`. */
+export function nodeGroupTemplate(pool: string, zone: string, { min = 0, max = 6, taints }: { min?: number; max?: number; taints?: Obj[] } = {}): Obj {
+  const name = `ng-${pool}-${zone.slice(5)}`;
+  return {
+    apiVersion: 'v1', kind: 'Node',
+    metadata: {
+      name, labels: { [GROUP_LABEL]: name, pool, [ZONE]: zone, 'kubernetes.io/os': 'linux', 'kubernetes.io/hostname': name },
+      // Its desired count defaults to 0, and the kwok provider exits on a min-count above it.
+      annotations: Object.fromEntries(Object.entries({ min, max, desired: min }).map(([k, v]) => [`cluster-autoscaler.kwok.nodegroup/${k}-count`, String(v)])),
+    },
+    ...(taints ? { spec: { taints } } : {}),
+    status: { capacity: NODE_RESOURCES, allocatable: NODE_RESOURCES, conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'template' }] },
+  };
+}
+
+/** The Cluster Autoscaler started: the base URL of its /metrics, and how to start it again once it has ended. */
+export interface ClusterAutoscaler { address: string; start: () => void }
+
+/**
+ * Starts the real Cluster Autoscaler (kwok provider, ../shared/cluster-autoscaler/README.md) with the
+ * node groups of `templates`, `flags` added (how it scales down).
+ */
+export async function startClusterAutoscaler(cp: ControlPlane, kube: Kube, templates: Obj[], flags: string[]): Promise<ClusterAutoscaler> {
+  const cm = (name: string, data: Record<string, string>) => kube.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'kube-system' }, data });
+  await cm('kwok-provider-config', { config: stringify({ apiVersion: 'v1alpha1', readNodesFrom: 'configmap', nodegroups: { fromNodeLabelKey: GROUP_LABEL }, nodes: { skipTaint: true }, configmap: { name: 'kwok-provider-templates' } }) });
+  await cm('kwok-provider-templates', { templates: stringify({ apiVersion: 'v1', kind: 'List', items: templates }) });
+  const bin = join(execFileSync('bash', [CA_UNPACK], { encoding: 'utf8' }).trim(), 'cluster-autoscaler');
+  const address = `127.0.0.1:${await freePort()}`;
+  const args = [
+    `--kubeconfig=${cp.kubeconfig}`, '--cloud-provider=kwok', '--namespace=kube-system', '--scan-interval=2s',
+    '--leader-elect=false', '--expander=random', `--address=${address}`, '--v=2', ...flags,
+  ];
+  const env = { ...process.env, POD_NAMESPACE: 'kube-system', KWOK_PROVIDER_MODE: 'local', KUBECONFIG: cp.kubeconfig };
+  const start = () => void cp.start('cluster-autoscaler', bin, args, env);
+  start();
+  return { address: `http://${address}`, start };
 }
