@@ -37,7 +37,7 @@ export type RunPromise =
    */
   | { kind: 'zone-at-a-time'; namespace: string; name: string };
 
-/** A voluntary eviction the run made and the API server allowed (a drain's). */
+/** A voluntary eviction the API server showed (evictions.ts): a drain's, a zone-by-zone rollout's, Karpenter's, repair's. */
 export interface Disruption { namespace: string; pod: string; uid: string; zone: string; at: number }
 
 /** One read of the cluster: the objects of the run's namespaces. */
