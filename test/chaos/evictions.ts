@@ -65,19 +65,7 @@ async function listAndWatch(kube: Kube, path: string, seen: (o: Obj) => void, si
     try {
       const list = await kube.call('GET', path);
       for (const o of [...list.items ?? []].sort(order)) seen(o);
-      const res = await kube.api.stream(`${path}?watch=1&resourceVersion=${list.metadata.resourceVersion}`, signal);
-      if (res.statusCode !== 200) throw new Error(`watch ${path}: ${res.statusCode}`);
-      res.setEncoding('utf8');
-      let buffered = '';
-      for await (const chunk of res as AsyncIterable<string>) {
-        buffered += chunk;
-        for (let nl = buffered.indexOf('\n'); nl >= 0; nl = buffered.indexOf('\n')) {
-          const event = JSON.parse(buffered.slice(0, nl));
-          buffered = buffered.slice(nl + 1);
-          if (event.type === 'ERROR') throw new Error(`watch ${path}: ${event.object?.message}`);
-          if (event.object?.metadata) seen(event.object);
-        }
-      }
+      for await (const event of kube.watch(`${path}?resourceVersion=${list.metadata.resourceVersion}`, signal)) if (event.object?.metadata) seen(event.object);
     } catch { /* listed and watched again below */ }
     if (!signal.aborted) await new Promise((r) => setTimeout(r, SECOND));
   }

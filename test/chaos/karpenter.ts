@@ -6,7 +6,7 @@ import type { ControlPlane } from '../e2e/controlPlane.js';
 import { installKarpenter, KARPENTER_MIN_MINOR, KARPENTER_UNPACK, karpenterUnpacked, nodePool, startKarpenter } from '../e2e/karpenter.js';
 import type { Kube, Obj } from '../e2e/kube.js';
 
-export const KARPENTER_POOL = 'kp';
+const KARPENTER_POOL = 'kp';
 const TAINT = { key: 'dedicated', value: KARPENTER_POOL, effect: 'NoSchedule' };
 
 export interface RunKarpenter {
