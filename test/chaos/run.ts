@@ -349,10 +349,7 @@ export async function robustnessRun(o: RunOptions): Promise<RunFigures> {
       for (const u of figures.unconverged) log('unconverged', u);
     }
     await check({ since: healed, settled: true });
-    for (const d of disruptions) {
-      const app = d.pod.replace(/-\d+$/, '');
-      figures.voluntaryEvictions[app] = (figures.voluntaryEvictions[app] ?? 0) + 1;
-    }
+    for (const d of disruptions) figures.voluntaryEvictions[d.app] = (figures.voluntaryEvictions[d.app] ?? 0) + 1;
     log('end', figures);
     return figures;
   } finally {
