@@ -1,13 +1,15 @@
-// Karpenter in a robustness run (docs/operations.md#robustness-runs), where the e2e runs it: a
+// Karpenter in a robustness run (docs/operations.md#robustness-runs), 1.30 and later: a
 // NodePool `kp` of tainted 4-CPU nodes in zones a, b and c, and through the gate a StatefulSet of
 // that pool opted in to the zone disruption budget, each pod a node (a NodeClaim) of its own.
 import { kubeletOfNewNodes, pooledStatefulSet } from '../e2e/autoscaling.js';
 import type { ControlPlane } from '../e2e/controlPlane.js';
-import { installKarpenter, KARPENTER_MIN_MINOR, KARPENTER_UNPACK, karpenterUnpacked, nodePool, startKarpenter } from '../e2e/karpenter.js';
+import { installKarpenter, KARPENTER_UNPACK, karpenterUnpacked, nodePool, startKarpenter } from '../e2e/karpenter.js';
 import type { Kube, Obj } from '../e2e/kube.js';
 
 const KARPENTER_POOL = 'kp';
 const TAINT = { key: 'dedicated', value: KARPENTER_POOL, effect: 'NoSchedule' };
+/** Karpenter v1.13 was seen provisioning, registering and initializing a node on 1.30.14; older ones were not tried. */
+const MIN_MINOR = 30;
 
 export interface RunKarpenter {
   /** Starts it again if it ended by itself; returns how it ended, if it did. */
@@ -17,7 +19,7 @@ export interface RunKarpenter {
 
 /** Why the run has no Karpenter on this control plane, or undefined: it can have one. */
 export function noKarpenter(cp: ControlPlane): string | undefined {
-  if (cp.minor < KARPENTER_MIN_MINOR) return `Karpenter v1.13 is run on Kubernetes 1.${KARPENTER_MIN_MINOR}+ (its client is 1.35's)`;
+  if (cp.minor < MIN_MINOR) return `Karpenter v1.13 is run on Kubernetes 1.${MIN_MINOR}+ (not tried on older ones)`;
   if (!karpenterUnpacked()) return `no ${KARPENTER_UNPACK}`;
   return undefined;
 }
