@@ -3,16 +3,11 @@
 // that pool opted in to the zone disruption budget, each pod a node (a NodeClaim) of its own.
 import { kubeletOfNewNodes, pooledStatefulSet } from '../e2e/autoscaling.js';
 import type { ControlPlane } from '../e2e/controlPlane.js';
-import { installKarpenter, KARPENTER_UNPACK, karpenterUnpacked, nodePool, startKarpenter } from '../e2e/karpenter.js';
+import { installKarpenter, KARPENTER_MIN_MINOR, KARPENTER_UNPACK, karpenterUnpacked, nodePool, startKarpenter } from '../e2e/karpenter.js';
 import type { Kube, Obj } from '../e2e/kube.js';
 
 const KARPENTER_POOL = 'kp';
 const TAINT = { key: 'dedicated', value: KARPENTER_POOL, effect: 'NoSchedule' };
-/**
- * Karpenter v1.13 provisioned, registered and initialized a node on 1.30.14, but in a run there it evicted
- * no pod of the NodeClaims the walk deleted: it is run where its e2e runs it, 1.31 to 1.33 not tried.
- */
-const MIN_MINOR = 34;
 
 export interface RunKarpenter {
   /** Starts it again if it ended by itself; returns how it ended, if it did. */
@@ -22,7 +17,8 @@ export interface RunKarpenter {
 
 /** Why the run has no Karpenter on this control plane, or undefined: it can have one. */
 export function noKarpenter(cp: ControlPlane): string | undefined {
-  if (cp.minor < MIN_MINOR) return `Karpenter v1.13 is run on Kubernetes 1.${MIN_MINOR}+ (on 1.30.14 it evicted no pod of a deleted NodeClaim)`;
+  // On 1.30.14 it provisioned, registered and initialized nodes, but in a run there it evicted no pod of the NodeClaims the walk deleted.
+  if (cp.minor < KARPENTER_MIN_MINOR) return `Karpenter v1.13 is run on Kubernetes 1.${KARPENTER_MIN_MINOR}+ (on 1.30.14 it evicted no pod of a deleted NodeClaim)`;
   if (!karpenterUnpacked()) return `no ${KARPENTER_UNPACK}`;
   return undefined;
 }
