@@ -17,8 +17,8 @@ export interface RunKarpenter {
 
 /** Why the run has no Karpenter on this control plane, or undefined: it can have one. */
 export function noKarpenter(cp: ControlPlane): string | undefined {
-  // On 1.30.14 it provisioned, registered and initialized nodes, but in a run there it evicted no pod of the NodeClaims the walk deleted.
-  if (cp.minor < KARPENTER_MIN_MINOR) return `Karpenter v1.13 is run on Kubernetes 1.${KARPENTER_MIN_MINOR}+ (on 1.30.14 it evicted no pod of a deleted NodeClaim)`;
+  // On 1.30.14 it provisioned nodes and drained a bare pod, but a run there showed no eviction of the pods of the NodeClaims it deleted (not understood).
+  if (cp.minor < KARPENTER_MIN_MINOR) return `Karpenter v1.13 is run on Kubernetes 1.${KARPENTER_MIN_MINOR}+ (on 1.30.14 a run saw no eviction of its pods)`;
   if (!karpenterUnpacked()) return `no ${KARPENTER_UNPACK}`;
   return undefined;
 }
