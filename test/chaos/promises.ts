@@ -37,8 +37,12 @@ export type RunPromise =
    */
   | { kind: 'zone-at-a-time'; namespace: string; name: string };
 
-/** A voluntary eviction the run made and the API server allowed (a drain's). */
-export interface Disruption { namespace: string; pod: string; uid: string; zone: string; at: number }
+/**
+ * A voluntary eviction the API server showed (evictions.ts): a drain's, a zone-by-zone rollout's,
+ * Karpenter's, repair's; `emptyElsewhere`: the seats of its workload (`app`) in other zones that
+ * earlier evictions had emptied and no Ready pod filled yet, in the API server's order.
+ */
+export interface Disruption { namespace: string; app: string; pod: string; uid: string; zone: string; at: number; emptyElsewhere: string[] }
 
 /** One read of the cluster: the objects of the run's namespaces. */
 export interface Observation {
@@ -131,7 +135,7 @@ export function brokenPromises(promises: readonly RunPromise[], o: Observation, 
     } else if (pr.kind === 'repair-disruptions') {
       out.push(...repairBeyondLimits(pr, pods, o));
     } else if (pr.kind === 'zone-at-a-time') {
-      out.push(...twoZonesDisrupted(pr, pods, o.disruptions ?? []));
+      out.push(...twoZonesDisrupted(pr, o.disruptions ?? []));
     } else {
       for (const e of o.evictions) {
         const pod = e.involvedObject;
@@ -214,30 +218,12 @@ function repairBeyondLimits(pr: Extract<RunPromise, { kind: 'repair-disruptions'
   return out;
 }
 
-/**
- * Evictions of the workload's pods in a zone while a seat another eviction had emptied in another
- * zone was still down: its pod's successor, created between the two, not Ready until after the
- * second (whole seconds on the API server's side: a second's doubt is given to zonekeeper).
- */
-export function twoZonesDisrupted(pr: Extract<RunPromise, { kind: 'zone-at-a-time' }>, pods: readonly Obj[], disruptions: readonly Disruption[]): Violation[] {
-  const out: Violation[] = [];
-  const mine = disruptions.filter((d) => d.namespace === pr.namespace && d.pod.startsWith(`${pr.name}-`));
-  for (const [j, later] of mine.entries()) {
-    for (const earlier of mine.slice(0, j)) {
-      if (earlier.zone === later.zone || earlier.at >= later.at) continue;
-      const successor = pods.find((p) => p.metadata.name === earlier.pod && p.metadata.uid !== earlier.uid);
-      if (!successor) continue;
-      const created = time(successor.metadata.creationTimestamp);
-      if (!(created >= earlier.at - SECOND && created <= later.at - SECOND)) continue;
-      const ready = (successor.status?.conditions ?? []).find((c: Obj) => c.type === 'Ready' && c.status === 'True');
-      const readyAt = ready ? time(ready.lastTransitionTime) : Infinity;
-      if (readyAt > later.at + SECOND) {
-        out.push({ promise: 'zone-at-a-time', subject: `${pr.namespace}/${later.pod}`, detail: `evicted in ${later.zone} at ${new Date(later.at).toISOString()} while ${earlier.pod}, evicted in ${earlier.zone} at ${new Date(earlier.at).toISOString()}, had no Ready successor (${ready ? `Ready at ${ready.lastTransitionTime}` : 'not Ready yet'})` });
-        break;
-      }
-    }
-  }
-  return out;
+/** Evictions of the workload's pods in a zone while a seat of another zone, emptied by an earlier eviction, had no Ready pod again. */
+export function twoZonesDisrupted(pr: Extract<RunPromise, { kind: 'zone-at-a-time' }>, disruptions: readonly Disruption[]): Violation[] {
+  return disruptions.filter((d) => d.namespace === pr.namespace && d.app === pr.name && d.emptyElsewhere.length > 0).map((d) => ({
+    promise: 'zone-at-a-time', subject: `${pr.namespace}/${d.pod}`,
+    detail: `evicted in ${d.zone} at ${new Date(d.at).toISOString()} while the seats of ${d.emptyElsewhere.join(', ')}, emptied by earlier evictions, had no Ready pod yet`,
+  }));
 }
 
 /** The zone of the volume a claim is bound to, if it is. */

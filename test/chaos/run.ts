@@ -42,6 +42,10 @@ export interface RunFigures {
   gateWaits: number;
   /** The Cluster Autoscaler in the run, or why none is. */
   autoscaler: string;
+  /** Karpenter in the run, or why none is. */
+  karpenter: string;
+  /** Voluntary evictions the API server showed (evictions.ts), by workload: what the zone-at-a-time promise judged. */
+  voluntaryEvictions: Record<string, number>;
   /** StatefulSets the run retried by hand after an admission outage (retryRefusedCreates), as operations tells an operator. */
   retriedByHand: string[];
   /** Processes that ended by themselves and were started again (kube-scheduler's "cache is corrupted"). */
@@ -196,7 +200,7 @@ export async function robustnessRun(o: RunOptions): Promise<RunFigures> {
   const log = (kind: string, what: unknown) => appendFileSync(o.history, `${JSON.stringify({ t: Date.now(), kind, what })}\n`);
   log('start', { seed: o.seed, seconds: o.seconds, version });
   const figures: RunFigures = {
-    seed: o.seed, version, operations: 0, faults: 0, checks: 0, violations: [], convergedAfter: undefined, unconverged: [], repairEvictions: 0, gateWaits: 0, autoscaler: 'not started', retriedByHand: [], selfExits: [], maxRssMiB: 0,
+    seed: o.seed, version, operations: 0, faults: 0, checks: 0, violations: [], convergedAfter: undefined, unconverged: [], repairEvictions: 0, gateWaits: 0, autoscaler: 'not started', karpenter: 'not started', voluntaryEvictions: {}, retriedByHand: [], selfExits: [], maxRssMiB: 0,
     history: o.history,
   };
   let world: World | undefined;
@@ -205,6 +209,7 @@ export async function robustnessRun(o: RunOptions): Promise<RunFigures> {
     world = await buildWorld(cp, rng.below);
     const { kube, disruptions } = world;
     figures.autoscaler = typeof world.autoscaler === 'string' ? `none (${world.autoscaler})` : 'the Cluster Autoscaler (kwok provider) grows the pool grow';
+    figures.karpenter = typeof world.karpenter === 'string' ? `none (${world.karpenter})` : 'Karpenter (kwok provider) grows the pool kp';
     kubelets.push(kube.kubelet(NS), kube.kubelet(ADMITTED_NS));
     // What kube-controller-manager's pod GC does (this control plane runs none): a pod bound to a node that is gone, deleted after 10 s.
     const orphanedSince = new Map<string, number>();
@@ -259,10 +264,12 @@ export async function robustnessRun(o: RunOptions): Promise<RunFigures> {
           await cp.restartScheduler(name).catch(() => undefined);
         }
       }
-      const autoscalerEnded = typeof world!.autoscaler === 'string' ? undefined : world!.autoscaler.revive();
-      if (autoscalerEnded) {
-        figures.selfExits.push(`cluster-autoscaler ${autoscalerEnded}`);
-        log('self-exit', `cluster-autoscaler ${autoscalerEnded}: started again`);
+      for (const [name, controller] of [['cluster-autoscaler', world!.autoscaler], ['karpenter', world!.karpenter]] as const) {
+        const ended = typeof controller === 'string' ? undefined : controller.revive();
+        if (ended) {
+          figures.selfExits.push(`${name} ${ended}`);
+          log('self-exit', `${name} ${ended}: started again`);
+        }
       }
       for (const which of ['primary', 'standby'] as const) {
         const z = world!.replicas[which];
@@ -342,6 +349,7 @@ export async function robustnessRun(o: RunOptions): Promise<RunFigures> {
       for (const u of figures.unconverged) log('unconverged', u);
     }
     await check({ since: healed, settled: true });
+    for (const d of disruptions) figures.voluntaryEvictions[d.app] = (figures.voluntaryEvictions[d.app] ?? 0) + 1;
     log('end', figures);
     return figures;
   } finally {
@@ -357,7 +365,8 @@ export function printFigures(f: RunFigures): string {
     `seed ${f.seed} on ${f.version}: ${f.operations} operations, ${f.faults} faults, ${f.checks} promise checks, ${f.violations.length} violations`,
     ...(f.convergedAfter === undefined ? ['converged NOT within the time given', ...printUnconverged(f.unconverged)] : [`converged ${f.convergedAfter}s after the last heal`]),
     `StatefulSets retried by hand after an admission outage (kube-controller-manager's backoff, kubernetes#132805): ${f.retriedByHand.join(', ') || 'none'}`,
-    `repair evictions ${f.repairEvictions}; pods the zone gate kept waiting (ZoneGateWaiting) ${f.gateWaits}; autoscaler: ${f.autoscaler}`,
+    `repair evictions ${f.repairEvictions}; pods the zone gate kept waiting (ZoneGateWaiting) ${f.gateWaits}; autoscaler: ${f.autoscaler}; Karpenter: ${f.karpenter}`,
+    `voluntary evictions the API server showed: ${Object.entries(f.voluntaryEvictions).map(([app, n]) => `${app} ${n}`).join(', ') || 'none'}`,
     `zonekeeper's largest resident memory ${f.maxRssMiB} MiB (limit ${RSS_LIMIT_MIB}); processes that ended by themselves: ${f.selfExits.length === 0 ? 'none' : f.selfExits.join(', ')}`,
     `history: ${f.history}`,
   ].join('\n');

@@ -3,6 +3,7 @@
 import type { Kube, Obj } from '../e2e/kube.js';
 import { ADMITTED_NS, leads, NS, REFUSING_BINDING, type World } from './world.js';
 import { POOLS } from './world.js';
+import { poolClaims } from './karpenter.js';
 
 export interface Rng { next(): number; below(n: number): number }
 
@@ -115,9 +116,6 @@ export function walker(world: World, rng: Rng): Walker {
         const res = await cp.api.request('POST', `/api/v1/namespaces/${NS}/pods/${p.metadata.name}/eviction`, {
           body: JSON.stringify({ apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name: p.metadata.name, namespace: NS } }), contentType: 'application/json', timeoutMs: 15_000,
         }).catch(() => ({ status: 0 }));
-        if (res.status === 201 || res.status === 200) {
-          world.disruptions.push({ namespace: NS, pod: p.metadata.name, uid: p.metadata.uid, zone: world.nodes.get(p.spec.nodeName)!, at: Date.now() });
-        }
         return res.status;
       }));
       later(now, seconds(rng, 10, 30), `uncordon ${names.join(', ')}`, async () => {
@@ -132,6 +130,23 @@ export function walker(world: World, rng: Rng): Walker {
       const failed = [...new Set(answers.filter((s) => s !== 200 && s !== 201 && s !== 429))].join(', ');
       return `drain ${nodes.map(([n, z]) => `${n} (${z})`).join(' and ')} at once: ${allowed} of ${pods.length} pods evicted, ${refused} refused (429)`
         + (failed ? `, ${pods.length - allowed - refused} failed (${failed})` : '');
+    },
+    async zoneRollout() {
+      // The opted-in OnDelete StatefulSet's template changed: zonekeeper's Lease holder replaces its pods a zone at a time.
+      const rev = String(rng.below(1_000_000));
+      await kube.patch('apps/v1', 'StatefulSet', NS, 'roll', { spec: { template: { metadata: { annotations: { 'chaos/revision': rev } } } } });
+      return `roll out ${NS}/roll zone by zone (OnDelete, revision ${rev})`;
+    },
+    async karpenterDisruption() {
+      // Two NodeClaims of two zones deleted together, as Karpenter's drift or expiry would take them: it drains their nodes through the Eviction API.
+      if (typeof world.karpenter === 'string') return `Karpenter deletes NodeClaims of two zones: no Karpenter (${world.karpenter})`;
+      const claims = await poolClaims(kube);
+      const first = claims.length > 0 ? pickOf(rng, claims) : undefined;
+      const others = claims.filter((c) => c.zone !== first?.zone);
+      if (!first || others.length === 0) return 'Karpenter deletes NodeClaims of two zones: no two NodeClaims with nodes in two zones';
+      const pair = [first, pickOf(rng, others)];
+      await Promise.all(pair.map((c) => kube.call('DELETE', `/apis/karpenter.sh/v1/nodeclaims/${c.name}`)));
+      return `Karpenter deletes NodeClaims ${pair.map((c) => `${c.name} (node ${c.node}, ${c.zone})`).join(' and ')} together`;
     },
     async addNode(now) {
       const zone = pickOf(rng, ['zone-a', 'zone-b', 'zone-c']);

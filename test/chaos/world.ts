@@ -11,6 +11,8 @@ import type { ControlPlane, Zonekeeper } from '../e2e/controlPlane.js';
 import { eventually, Kube, type Obj } from '../e2e/kube.js';
 import { addPools, deployment, preBoundVolume, SCHEDULER, statefulSet, type NodePool } from '../e2e/workloads.js';
 import { grownStatefulSet, noAutoscaler, startAutoscaler, type RunAutoscaler } from './autoscaler.js';
+import { watchEvictions } from './evictions.js';
+import { karpenterStatefulSet, noKarpenter, startRunKarpenter, type RunKarpenter } from './karpenter.js';
 import { cuttingProxy, type CuttingProxy } from './proxy.js';
 import type { Disruption, RunPromise } from './promises.js';
 
@@ -52,9 +54,11 @@ export interface World {
   restart(which: 'primary' | 'standby'): Promise<Zonekeeper>;
   /** The Cluster Autoscaler growing the `grow` pool (1.34+), or why the run has none. */
   autoscaler: RunAutoscaler | string;
+  /** Karpenter growing the `kp` pool (1.34+), or why the run has none. */
+  karpenter: RunKarpenter | string;
   /** The nodes the run started with, by name: zone. */
   nodes: Map<string, string>;
-  /** The voluntary evictions the walk's drains made, oldest first (the zone-at-a-time promise reads them). */
+  /** The voluntary evictions the API server showed in the run's namespace, oldest first (evictions.ts; the zone-at-a-time promise reads them). */
   disruptions: Disruption[];
   stop(): Promise<void>;
 }
@@ -63,6 +67,8 @@ export interface World {
 const WEB_MAX = { 'zone-c': 1 };
 const SPREAD_QUOTA = { 'zone-a': 2, 'zone-b': 1 };
 const ADAPTIVE_QUOTA = { 'zone-a': 1, 'zone-b': 1 };
+/** The zones Karpenter's NodePool offers. */
+const KARPENTER_ZONES = ['zone-a', 'zone-b', 'zone-c'];
 /** Repair's budget (`rebalance.evictionsPerMinute`) in the run. */
 const EVICTIONS_PER_MINUTE = 6;
 /**
@@ -82,6 +88,7 @@ export async function buildWorld(cp: ControlPlane, pick: (n: number) => number):
     rebalance: { enabled: true, zoneStableSeconds: 10, intervalSeconds: 2, evictionsPerMinute: EVICTIONS_PER_MINUTE },
     gate: { intervalSeconds: 1 },
     workloadSpread: { writeStatus: true },
+    zoneRollout: { enabled: true, intervalSeconds: 2 },
     leaderElection: { namespace: 'zonekeeper-system' },
   };
   await cp.up([{ name: 'default-scheduler', extender: false }, { name: SCHEDULER, extender: true }], { ...base, admission: webhook.admission });
@@ -135,14 +142,19 @@ export async function buildWorld(cp: ControlPlane, pick: (n: number) => number):
 
   const zones = [...new Set(POOLS.flatMap((p) => Object.keys(p.perZone)))].sort();
   const autoscaler = noAutoscaler(cp) ?? await startAutoscaler(cp, kube, zones, () => Object.values(replicas));
-  const { workloads, promises } = await createWorkloads(kube, pick, typeof autoscaler !== 'string');
+  const karpenter = noKarpenter(cp) ?? await startRunKarpenter(cp, kube, KARPENTER_ZONES);
+  const disruptions: Disruption[] = [];
+  const stopWatch = watchEvictions(kube, NS, disruptions);
+  const { workloads, promises } = await createWorkloads(kube, pick, typeof autoscaler !== 'string', typeof karpenter !== 'string');
   return {
-    cp, kube, proxy, admissionProxy, autoscaler, workloads, promises, nodes, restart, disruptions: [],
+    cp, kube, proxy, admissionProxy, autoscaler, karpenter, workloads, promises, nodes, restart, disruptions,
     get replicas() { return replicas; },
     async stop() {
+      await stopWatch();
       await proxy.close();
       await admissionProxy.close();
       if (typeof autoscaler !== 'string') await autoscaler.stop();
+      if (typeof karpenter !== 'string') await karpenter.stop();
     },
   };
 }
@@ -217,7 +229,9 @@ function offGpuZone(workload: Obj): Obj {
   return workload;
 }
 
-async function createWorkloads(k: Kube, pick: (n: number) => number, grows: boolean): Promise<{ workloads: RunWorkload[]; promises: RunPromise[] }> {
+type Created = { workloads: RunWorkload[]; promises: RunPromise[] };
+
+async function createWorkloads(k: Kube, pick: (n: number) => number, grows: boolean, karpenter: boolean): Promise<Created> {
   const kube = { create: (o: Obj) => k.create(grows && ['StatefulSet', 'Deployment'].includes(o.kind) ? offGpuZone(o) : o) };
   const zones = ['zone-a', 'zone-b', 'zone-c'];
   const container = { name: 'c', image: 'busybox', resources: { requests: { cpu: '10m' } } };
@@ -230,6 +244,12 @@ async function createWorkloads(k: Kube, pick: (n: number) => number, grows: bool
   for (const [i, z] of volumeZones.entries()) await kube.create(preBoundVolume(NS, `data-vol-${i}`, z));
   await kube.create(statefulSet(NS, 'vol', 3, { ...withSchedulerName, containers: [{ ...container, volumeMounts: [{ name: 'data', mountPath: '/data' }] }] },
     { volumeClaimTemplates: [{ metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], storageClassName: '', resources: { requests: { storage: '1Gi' } } } }] }));
+  // The extender: an OnDelete StatefulSet the walk rolls out, zonekeeper replacing its pods a zone at a time.
+  const roll = statefulSet(NS, 'roll', 3, withSchedulerName, { updateStrategy: { type: 'OnDelete' } });
+  roll.metadata.annotations = { 'zonekeeper.io/zone-rollout': 'true', 'zonekeeper.io/zone-disruption-budget': 'zone' };
+  await kube.create(roll);
+  // The gate, with Karpenter: a StatefulSet of its pool, whose NodeClaims the walk deletes two zones at once.
+  if (karpenter) await kube.create(karpenterStatefulSet(NS, 'kp', 3));
   // The extender: zone balance under a maximum, and a WorkloadSpread's quotas (a last subset without one).
   const web = deployment(NS, 'web', 4);
   web.metadata.annotations = { 'zonekeeper.io/zone-preferences': JSON.stringify({ zones: { '*': { weight: 1 }, 'zone-c': { weight: 1, maxReplicas: WEB_MAX['zone-c'] } } }) };
@@ -276,7 +296,7 @@ async function createWorkloads(k: Kube, pick: (n: number) => number, grows: bool
 
   const sts = (namespace: string, name: string, scale: [number, number]): RunWorkload => ({ namespace, name, kind: 'StatefulSet', scale, rollout: false });
   const dep = (name: string, scale: [number, number]): RunWorkload => ({ namespace: NS, name, kind: 'Deployment', scale, rollout: true });
-  const workloads = [sts(NS, 'pin', [1, 6]), sts(NS, 'vol', [3, 3]), sts(NS, 'gated', [1, 6]), sts(ADMITTED_NS, 'admitted', [1, 6]),
+  const workloads = [sts(NS, 'pin', [1, 6]), sts(NS, 'roll', [3, 6]), ...(karpenter ? [sts(NS, 'kp', [3, 3])] : []), sts(NS, 'vol', [3, 3]), sts(NS, 'gated', [1, 6]), sts(ADMITTED_NS, 'admitted', [1, 6]),
     dep('web', [2, 6]), dep('spread', [2, 6]), dep('flex', [1, 4]), { ...dep('ids', [2, 5]), repaired: true }, ...(grows ? [sts(NS, 'grown', [1, 4])] : [])];
   return {
     workloads,
@@ -288,7 +308,8 @@ async function createWorkloads(k: Kube, pick: (n: number) => number, grows: bool
       { kind: 'maximum', namespace: NS, name: 'flex', max: ADAPTIVE_QUOTA, perRevision: true },
       { kind: 'instance-ids', namespace: NS, name: 'ids' }, { kind: 'never-evicted', namespace: NS, name: 'vol' },
       { kind: 'repair-disruptions', namespace: NS, name: 'ids', perMinute: EVICTIONS_PER_MINUTE },
-      { kind: 'zone-at-a-time', namespace: NS, name: 'pin' },
+      { kind: 'pinned', namespace: NS, name: 'roll' }, ...(karpenter ? [{ kind: 'pinned', namespace: NS, name: 'kp' } as const] : []),
+      ...['pin', 'roll', ...(karpenter ? ['kp'] : [])].map((name): RunPromise => ({ kind: 'zone-at-a-time', namespace: NS, name })),
       ...workloads.map((w): RunPromise => ({ kind: 'pending-reason', namespace: w.namespace, name: w.name, afterSeconds: PENDING_EXPLAINED_AFTER_SECONDS })),
     ],
   };

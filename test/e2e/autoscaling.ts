@@ -34,14 +34,18 @@ export function kubeletOfNewNodes(kube: Kube, labelSelector?: string): () => Pro
           if (ready && !taints.some((t) => NOT_READY.has(t.key))) continue;
           const name = n.metadata.name as string;
           const now = new Date().toISOString();
-          await kube.patch('v1', 'Node', undefined, name, {
+          const updated = await kube.patch('v1', 'Node', undefined, name, {
             status: {
               capacity: NODE_RESOURCES, allocatable: NODE_RESOURCES,
               conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'e2e', lastHeartbeatTime: now, lastTransitionTime: now }],
             },
           }, '/status');
-          const kept = taints.filter((t) => !NOT_READY.has(t.key));
-          await kube.patch('v1', 'Node', undefined, name, { metadata: { labels: { 'kubernetes.io/hostname': name } }, spec: { taints: kept.length > 0 ? kept : null } });
+          // The taints as they are now, and only if still so: taints read before the status write could put back
+          // Karpenter's `karpenter.sh/unregistered`, removed meanwhile, for good (it registers a node once).
+          const kept = (updated.spec?.taints ?? []).filter((t: Obj) => !NOT_READY.has(t.key));
+          await kube.patch('v1', 'Node', undefined, name, {
+            metadata: { resourceVersion: updated.metadata.resourceVersion, labels: { 'kubernetes.io/hostname': name } }, spec: { taints: kept.length > 0 ? kept : null },
+          });
         }
       } catch { /* the next round tries again */ }
       await new Promise((r) => setTimeout(r, 500));

@@ -4,53 +4,25 @@
 // workload's pods are compatible with to know the zones its pool can grow into, so one node of
 // the pool in zone-b does not put the whole StatefulSet there (docs/autoscalers.md).
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { boundAndNodes, kubeletOfNewNodes, policySeatsGrown, pooledStatefulSet, systemNodes, ZONE } from './autoscaling.js';
 import { ADMISSION_LABEL, admissionConfig, admissionReady, EVICTION_WEBHOOK, EVICTIONS_LABEL, evictionWebhookConfiguration, webhookConfiguration } from './admissionWebhook.js';
 import { podUp, sampleDownZones } from './disruptions.js';
-import { ControlPlane, freePort, kubeVersions } from './controlPlane.js';
+import { ControlPlane, kubeVersions } from './controlPlane.js';
+import { installKarpenter, KARPENTER_MIN_MINOR, KARPENTER_UNPACK, karpenterUnpacked, nodePool, startKarpenter } from './karpenter.js';
 import { eventually, Kube, type Obj } from './kube.js';
 import { applySeatPolicy, shippedScope } from './seatPolicy.js';
 import { tearDown, zoneCounts, ZONES } from './workloads.js';
 
-const ROOT = new URL('../../', import.meta.url).pathname;
-const SHARED = process.env.KUBE_SHARED ?? join(ROOT, '../shared');
-const KARPENTER = join(SHARED, 'karpenter');
-const UNPACK = join(KARPENTER, 'unpack.sh');
 const ADMITTED = 'admitted';
 const NS = 'grown';
 
-/** A NodePool for pool `pool` (its nodes labelled so) offering `zones`, of 4-CPU on-demand nodes only. */
-function nodePool(pool: string, zones: string[]): Obj {
-  return {
-    apiVersion: 'karpenter.sh/v1', kind: 'NodePool', metadata: { name: pool },
-    spec: {
-      template: {
-        metadata: { labels: { pool } },
-        spec: {
-          requirements: [
-            { key: ZONE, operator: 'In', values: zones },
-            { key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['medium-4cpu'] },
-            { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] },
-          ],
-          nodeClassRef: { group: 'karpenter.kwok.sh', kind: 'KWOKNodeClass', name: 'default' },
-          expireAfter: 'Never',
-        },
-      },
-      disruption: { consolidationPolicy: 'WhenEmpty', consolidateAfter: 'Never' },
-    },
-  };
-}
-
 // One run on the newest Kubernetes: Karpenter v1.13's client is 1.35's.
-const versions = kubeVersions().filter((k) => k.minor >= 34);
-const unpacked = existsSync(UNPACK);
-if (!unpacked && process.env.CI) throw new Error(`CI runs the Karpenter e2e: no ${UNPACK}`);
+const versions = kubeVersions().filter((k) => k.minor >= KARPENTER_MIN_MINOR);
+const unpacked = karpenterUnpacked();
+if (!unpacked && process.env.CI) throw new Error(`CI runs the Karpenter e2e: no ${KARPENTER_UNPACK}`);
 
-for (const k of versions) describe(`[${k.version}] a real Karpenter grows the zones its NodePools offer where zonekeeper pinned the pods`, { skip: unpacked ? false : `no ${UNPACK}` }, () => {
+for (const k of versions) describe(`[${k.version}] a real Karpenter grows the zones its NodePools offer where zonekeeper pinned the pods`, { skip: unpacked ? false : `no ${KARPENTER_UNPACK}` }, () => {
   const cp = new ControlPlane(k.bin);
   let kube: Kube;
   let stopKubelet: () => Promise<void>;
@@ -72,20 +44,13 @@ for (const k of versions) describe(`[${k.version}] a real Karpenter grows the zo
     await kube.create(webhookConfig);
     await kube.create(evictionWebhookConfiguration(webhook.port));
     await systemNodes(kube);
-    cp.kubectl(['apply', '-f', join(KARPENTER, 'crds')]);
-    cp.kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/nodepools.karpenter.sh', 'crd/nodeclaims.karpenter.sh', 'crd/kwoknodeclasses.karpenter.kwok.sh']);
-    await kube.create({ apiVersion: 'karpenter.kwok.sh/v1alpha1', kind: 'KWOKNodeClass', metadata: { name: 'default' }, spec: {} });
+    await installKarpenter(cp, kube);
     await kube.create(nodePool('db', ZONES));
     await kube.create(nodePool('dbab', ['zone-a', 'zone-b']));
     await kube.create(nodePool('dba', ZONES));
     await kube.create(nodePool('seats', ZONES));
     await kube.create(nodePool('quorum', ZONES));
-    const bin = execFileSync('bash', [UNPACK], { encoding: 'utf8' }).trim();
-    cp.start('karpenter', join(bin, 'karpenter'), [], {
-      ...process.env, KUBECONFIG: cp.kubeconfig, DISABLE_LEADER_ELECTION: 'true', LOG_LEVEL: 'debug',
-      METRICS_PORT: String(await freePort()), HEALTH_PROBE_PORT: String(await freePort()),
-      INSTANCE_TYPES_FILE_PATH: join(KARPENTER, 'examples/instance-types.json'), BATCH_IDLE_DURATION: '1s', BATCH_MAX_DURATION: '3s',
-    });
+    await startKarpenter(cp);
     stopKubelet = kubeletOfNewNodes(kube);
     // zonekeeper sees both NodePools before any pod is decided.
     await eventually('zonekeeper watches NodePools', async () => {

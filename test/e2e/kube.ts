@@ -123,6 +123,23 @@ export class Kube {
     }, timeoutMs);
   }
 
+  /** The events of a watch of `path` (a list path, with its query if any) until the server ends it; an ERROR event throws. */
+  async*watch(path: string, signal: AbortSignal): AsyncGenerator<{ type: string; object: Obj }> {
+    const res = await this.api.stream(`${path}${path.includes('?') ? '&' : '?'}watch=1`, signal);
+    if (res.statusCode !== 200) throw new Error(`watch ${path}: ${res.statusCode}`);
+    res.setEncoding('utf8');
+    let buffered = '';
+    for await (const chunk of res as AsyncIterable<string>) {
+      buffered += chunk;
+      for (let nl = buffered.indexOf('\n'); nl >= 0; nl = buffered.indexOf('\n')) {
+        const event = JSON.parse(buffered.slice(0, nl));
+        buffered = buffered.slice(nl + 1);
+        if (event.type === 'ERROR') throw new Error(`watch ${path}: ${event.object?.message}`);
+        yield event;
+      }
+    }
+  }
+
   /**
    * Watches the selected pods until `count` of them are bound (resolves with when each bound):
    * a measurement's own polling LIST of every pod loaded the API server it measured. A watch
@@ -139,26 +156,17 @@ export class Kube {
       let rv = (await this.call('GET', `/api/v1/namespaces/${namespace}/pods?labelSelector=${encodeURIComponent(selector)}&limit=1`)).metadata.resourceVersion;
       try {
         while (bound.size < count) {
-          const res = await this.api.stream(`/api/v1/namespaces/${namespace}/pods?watch=1&allowWatchBookmarks=true&resourceVersion=${rv}&labelSelector=${encodeURIComponent(selector)}`, abort.signal);
-          if (res.statusCode !== 200) throw new Error(`watch pods: ${res.statusCode}`);
-          res.setEncoding('utf8');
-          let buffered = '';
-          for await (const chunk of res as AsyncIterable<string>) {
-            buffered += chunk;
-            for (let nl = buffered.indexOf('\n'); nl >= 0; nl = buffered.indexOf('\n')) {
-              const event = JSON.parse(buffered.slice(0, nl));
-              buffered = buffered.slice(nl + 1);
-              if (event.type === 'ERROR') throw new Error(`watch pods: ${event.object?.message}`);
-              rv = event.object?.metadata?.resourceVersion ?? rv;
-              if (event.type === 'BOOKMARK' || event.type === 'DELETED') continue;
-              const name = event.object.metadata.name as string;
-              if (event.type === 'ADDED') onCreated?.(event.object);
-              first(seen.created, name);
-              if (!event.object.spec?.schedulingGates?.length) first(seen.ungated, name);
-              if (event.object.spec?.nodeName) {
-                first(seen.bound, name);
-                bound.add(name);
-              }
+          const path = `/api/v1/namespaces/${namespace}/pods?allowWatchBookmarks=true&resourceVersion=${rv}&labelSelector=${encodeURIComponent(selector)}`;
+          for await (const event of this.watch(path, abort.signal)) {
+            rv = event.object?.metadata?.resourceVersion ?? rv;
+            if (event.type === 'BOOKMARK' || event.type === 'DELETED') continue;
+            const name = event.object.metadata.name as string;
+            if (event.type === 'ADDED') onCreated?.(event.object);
+            first(seen.created, name);
+            if (!event.object.spec?.schedulingGates?.length) first(seen.ungated, name);
+            if (event.object.spec?.nodeName) {
+              first(seen.bound, name);
+              bound.add(name);
             }
             if (bound.size >= count) break;
           }

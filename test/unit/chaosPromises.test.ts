@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { brokenPromises, confirmed, type Observation, type RunPromise } from '../chaos/promises.js';
+import { evictionLedger } from '../chaos/evictions.js';
+import { brokenPromises, confirmed, type Disruption, type Observation, type RunPromise } from '../chaos/promises.js';
 
 // The robustness run's judge (test/chaos/promises.ts): it must see each kind of broken promise,
 // and not cry wolf on the cases the rules allow.
@@ -163,20 +164,34 @@ describe('the robustness run\'s promises', () => {
     });
   });
 
-  it('zone at a time: an eviction in zone-b while the successor of one evicted in zone-a was not Ready is a violation; after it was, or in the same zone, is not', () => {
+  it('zone at a time: an eviction in zone-b, in the API server\'s order, while the seat of one evicted in zone-a had no Ready pod again is a violation; after, in the same zone, or once scaled below the seat, is not', () => {
     const pr: RunPromise[] = [{ kind: 'zone-at-a-time', namespace: 'chaos', name: 'pin' }];
-    const t = (s: number) => Date.parse('2026-11-27T12:00:00Z') + s * 1000;
-    const iso = (s: number) => new Date(t(s)).toISOString();
-    const successor = (readyAt: number | undefined): Obj => ({
-      metadata: { name: 'pin-0', namespace: 'chaos', uid: 'new', labels: { app: 'pin' }, creationTimestamp: iso(2) },
-      spec: { nodeName: 'a-1' }, status: { phase: 'Running', conditions: readyAt === undefined ? [] : [{ type: 'Ready', status: 'True', lastTransitionTime: iso(readyAt) }] },
+    const at = '2026-11-27T12:00:00Z';
+    const member = (name: string, uid: string, nodeName: string, o: { ready?: boolean; evicted?: boolean } = {}): Obj => ({
+      metadata: { name, uid, namespace: 'chaos', labels: { app: 'pin' } }, spec: { nodeName },
+      status: { conditions: [
+        ...(o.ready ? [{ type: 'Ready', status: 'True', lastTransitionTime: at }] : []),
+        ...(o.evicted ? [{ type: 'DisruptionTarget', status: 'True', reason: 'EvictionByEvictionAPI', lastTransitionTime: at }] : []),
+      ] },
     });
-    const disruptions = [{ namespace: 'chaos', pod: 'pin-0', uid: 'old', zone: 'zone-a', at: t(1) }, { namespace: 'chaos', pod: 'pin-1', uid: 'b', zone: 'zone-b', at: t(10) }];
-    const v = brokenPromises(pr, observation({ pods: [successor(30)], disruptions }));
+    /** The pods' states fed in order (after the nodes and a StatefulSet of `replicas`); the violations judged from what was recorded. */
+    const judge = (states: Obj[]) => {
+      const disruptions: Disruption[] = [];
+      const ledger = evictionLedger('chaos', disruptions, () => Date.parse(at) + 500);
+      for (const n of NODES) ledger.node(n);
+      ledger.statefulSet({ metadata: { name: 'pin' }, spec: { replicas: 3 } });
+      for (const s of states) ledger[s.kind === 'StatefulSet' ? 'statefulSet' : 'pod'](s);
+      return brokenPromises(pr, observation({ disruptions }));
+    };
+    const evictA = member('pin-0', 'a0', 'a-1', { ready: true, evicted: true });
+    const evictB = member('pin-1', 'b1', 'b-1', { ready: true, evicted: true });
+    const v = judge([evictA, evictB]);
     assert.deepEqual(v.map((x) => [x.promise, x.subject]), [['zone-at-a-time', 'chaos/pin-1']]);
-    assert.match(v[0]!.detail, /evicted in zone-b .* while pin-0, evicted in zone-a .*, had no Ready successor \(Ready at/);
-    assert.equal(brokenPromises(pr, observation({ pods: [successor(undefined)], disruptions })).length, 1, 'never Ready');
-    assert.deepEqual(brokenPromises(pr, observation({ pods: [successor(5)], disruptions })), [], 'Ready before the second eviction');
-    assert.deepEqual(brokenPromises(pr, observation({ pods: [successor(30)], disruptions: disruptions.map((d) => ({ ...d, zone: 'zone-a' })) })), [], 'one zone');
+    assert.match(v[0]!.detail, /evicted in zone-b at 2026-11-27T12:00:00.500Z while the seats of pin-0 \(zone-a\), emptied by earlier evictions, had no Ready pod yet/);
+    assert.equal(judge([evictA, member('pin-0', 'a0-new', 'a-1'), evictB]).length, 1, 'its successor made, not Ready');
+    assert.deepEqual(judge([evictA, member('pin-0', 'a0-new', 'a-1', { ready: true }), evictB]), [], 'its successor Ready before');
+    assert.deepEqual(judge([evictA, { metadata: { name: 'pin' }, spec: { replicas: 0 }, kind: 'StatefulSet' }, evictB]), [], 'its seat gone: scaled below it');
+    assert.deepEqual(judge([evictA, member('pin-3', 'a3', 'a-1', { ready: true, evicted: true })]), [], 'one zone');
+    assert.deepEqual(judge([evictA, evictA, member('pin-0', 'a0', 'a-1', { evicted: true })]), [], 'the same eviction shown again');
   });
 });

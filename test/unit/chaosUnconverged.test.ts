@@ -134,7 +134,7 @@ describe('the rule: upstream by the run\'s evidence, or unexplained', () => {
   it('fails the run on an unexplained one, passes it on upstream ones only, and prints the verdicts', () => {
     const figures = (unconverged: RunFigures['unconverged']): RunFigures => ({
       seed: 1, version: '1.36.2', operations: 1, faults: 1, checks: 1, violations: [], convergedAfter: undefined, unconverged,
-      repairEvictions: 0, gateWaits: 0, autoscaler: 'none', retriedByHand: [], selfExits: [], maxRssMiB: 100, history: 'h',
+      repairEvictions: 0, gateWaits: 0, autoscaler: 'none', karpenter: 'none', voluntaryEvictions: {}, retriedByHand: [], selfExits: [], maxRssMiB: 100, history: 'h',
     });
     const backoff = { what: 'chaos-admitted/admitted: 1 bound of 1 pods, 3 replicas', upstream: classify(admitted([refused(250_000)]), false), detail: ['StatefulSet admitted: …'] };
     const fourth = { what: 'chaos/spread: 4 bound of 4 pods, 3 replicas', detail: describeUnsettled(spreadEvidence([])) };
