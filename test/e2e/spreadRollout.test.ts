@@ -16,6 +16,7 @@ import { addPools, deployment, SCHEDULER, tearDown, zoneTerm } from './workloads
 const NS = 'spread-rollout';
 const NAME = 'spread';
 const SETTLE_MS = 60_000;
+const KILLS = Number(process.env.ZK_SPREAD_KILLS ?? 1);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 for (const k of kubeVersions()) describe(`[${k.version}] a WorkloadSpread Deployment scaled, rolled out and a pod deleted within seconds`, () => {
@@ -83,10 +84,14 @@ for (const k of kubeVersions()) describe(`[${k.version}] a WorkloadSpread Deploy
   // Whether kube-controller-manager's pod informer is still listing again when the pod comes and goes is timing: one stall in seven such tries seen.
   it('scaled to 3, rolled out and the new pod deleted at once, right after a kube-apiserver restart: settles at 3, or the run names upstream\'s move', { timeout: 300_000 }, async () => {
     await settled(6);
-    // kube-controller-manager's informers back off while kube-apiserver is down, and list again a while after it is back.
-    await cp.killApiServer();
-    await sleep(3000);
-    await cp.startApiServer();
+    // kube-controller-manager's informers back off while kube-apiserver is down, and list again a while after it is back;
+    // repeated kills (ZK_SPREAD_KILLS, as the walk's) lengthen that while.
+    for (let i = 0; i < KILLS; i++) {
+      if (i > 0) await sleep(3000);
+      await cp.killApiServer();
+      await sleep(3000);
+      await cp.startApiServer();
+    }
     await kube.scale('Deployment', NS, NAME, 3);
     await kube.patch('apps/v1', 'Deployment', NS, NAME, { spec: { template: { metadata: { annotations: { 'chaos/revision': '1' } } } } });
     const made = await eventually('a pod of the new ReplicaSet', async () =>
