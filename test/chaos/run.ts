@@ -11,7 +11,7 @@ import { ControlPlane, kubeVersions } from '../e2e/controlPlane.js';
 import type { Kube } from '../e2e/kube.js';
 import { tearDown } from '../e2e/workloads.js';
 import { brokenPromises, confirmed, type Calm, type Observation, type Violation } from './promises.js';
-import { aboutWorkload, classify, describeUnsettled, printUnconverged, refusedCreates, type Unconverged, type WorkloadName } from './unconverged.js';
+import { aboutWorkload, classify, describeUnsettled, printUnconverged, refusedCreates, retryStalledReplicaSets, type Unconverged, type WorkloadName } from './unconverged.js';
 import { walker } from './walk.js';
 import { ADMITTED_NS, buildWorld, failedRequests, internalErrors, leads, NS, type World } from './world.js';
 
@@ -339,6 +339,11 @@ export async function robustnessRun(o: RunOptions): Promise<RunFigures> {
           figures.retriedByHand.push(name);
           log('retried-by-hand', `${name}: short of pods ${Math.round((Date.now() - healed) / 1000)}s after the heal, its creates refused by the webhook before`);
         }
+        const stalled = left.flatMap((u) => u.workload?.kind === 'Deployment' && !figures.retriedByHand.includes(`${u.workload.namespace}/${u.workload.name}`) ? [u.workload] : []);
+        for (const line of await retryStalledReplicaSets(world.kube, stalled, Date.now()).catch(() => [])) {
+          figures.retriedByHand.push(line.slice(0, line.indexOf(':')));
+          log('retried-by-hand', `${line}: its expectation lapsed`);
+        }
       }
       await sleep(2000);
     }
@@ -364,7 +369,7 @@ export function printFigures(f: RunFigures): string {
   return [
     `seed ${f.seed} on ${f.version}: ${f.operations} operations, ${f.faults} faults, ${f.checks} promise checks, ${f.violations.length} violations`,
     ...(f.convergedAfter === undefined ? ['converged NOT within the time given', ...printUnconverged(f.unconverged)] : [`converged ${f.convergedAfter}s after the last heal`]),
-    `StatefulSets retried by hand after an admission outage (kube-controller-manager's backoff, kubernetes#132805): ${f.retriedByHand.join(', ') || 'none'}`,
+    `retried by hand (a StatefulSet after an admission outage, kubernetes#132805; a Deployment's stalled ReplicaSet once its expectation lapsed, kubernetes#129795): ${f.retriedByHand.join(', ') || 'none'}`,
     `repair evictions ${f.repairEvictions}; pods the zone gate kept waiting (ZoneGateWaiting) ${f.gateWaits}; autoscaler: ${f.autoscaler}; Karpenter: ${f.karpenter}`,
     `voluntary evictions the API server showed: ${Object.entries(f.voluntaryEvictions).map(([app, n]) => `${app} ${n}`).join(', ') || 'none'}`,
     `zonekeeper's largest resident memory ${f.maxRssMiB} MiB (limit ${RSS_LIMIT_MIB}); processes that ended by themselves: ${f.selfExits.length === 0 ? 'none' : f.selfExits.join(', ')}`,

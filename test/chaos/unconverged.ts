@@ -1,7 +1,7 @@
 // What a robustness run that did not converge says of each unsettled workload
 // (docs/operations.md#robustness-runs): what an operator would look at, so that whoever reads it
 // can say whose move is missing, and the one rule that tells an upstream behaviour from a failure.
-import type { Obj } from '../e2e/kube.js';
+import type { Kube, Obj } from '../e2e/kube.js';
 
 /** A workload of the run, as its health record keys it (`namespace/Kind/name`). */
 export interface WorkloadName { namespace: string; kind: string; name: string }
@@ -36,6 +36,10 @@ export interface Unconverged {
 
 /** kube-controller-manager's create backoff for a StatefulSet after an admission outage. */
 const CREATE_BACKOFF = 'kubernetes#132805';
+/** kube-controller-manager's ReplicaSet expectation of a pod it made that its pod informer never saw (made and gone while it listed again). */
+const LOST_EXPECTATION = 'kubernetes#129795';
+/** How long kube-controller-manager waits on an expectation before it lapses (its ExpectationsTimeout). */
+const EXPECTATION_LAPSES_MS = 5 * 60_000;
 /** How far back the printout's Events go. */
 const EVENTS_SECONDS = 60;
 /** At most this many pods, ReplicaSets and Events per workload in the printout. */
@@ -58,13 +62,72 @@ export function refusedCreates(events: Obj[], w: WorkloadName): Obj[] {
     && e.reason === 'FailedCreate' && String(e.message).includes('failed calling webhook "pods.zonekeeper.io"'));
 }
 
+/** A ReplicaSet that stopped moving: its live pods, its spec, the pod it made that is gone, and when it made it (ms). */
+interface StalledReplicaSet { name: string; live: number; want: number; lost: string; madeAt: number }
+
+/**
+ * A Deployment's ReplicaSets that stopped moving: off their spec.replicas in live pods, each made
+ * a pod that is gone without its deleting it, and has made, deleted or failed none since.
+ * kube-controller-manager waits to see every pod it made; one made and gone while its pod informer
+ * listed again (after kube-apiserver restarts) is never seen, so the ReplicaSet waits until the
+ * expectation lapses (5 minutes) and then until something queues it again.
+ */
+function stalledReplicaSets(e: Pick<WorkloadEvidence, 'replicaSets' | 'pods' | 'events'>): StalledReplicaSet[] {
+  const out: StalledReplicaSet[] = [];
+  for (const rs of e.replicaSets) {
+    const name = String(rs.metadata.name);
+    const mine = e.events.filter((x) => x.involvedObject?.kind === 'ReplicaSet' && x.involvedObject.name === name);
+    const podOf = (x: Obj, reason: string) => x.reason === reason ? /pod: (\S+)/.exec(String(x.message))?.[1] : undefined;
+    const deleted = new Set(mine.map((x) => podOf(x, 'SuccessfulDelete')).filter(Boolean));
+    const present = new Set(e.pods.map((p) => p.metadata.name));
+    const lost = mine.filter((x) => { const p = podOf(x, 'SuccessfulCreate'); return p && !present.has(p) && !deleted.has(p); })
+      .sort((a, b) => eventTime(b) - eventTime(a))[0];
+    if (!lost || mine.some((x) => eventTime(x) > eventTime(lost) && ['SuccessfulCreate', 'SuccessfulDelete', 'FailedCreate', 'FailedDelete'].includes(x.reason))) continue;
+    const live = e.pods.filter((p) => !p.metadata.deletionTimestamp && (p.metadata.ownerReferences ?? []).some((r: Obj) => r.kind === 'ReplicaSet' && r.name === name)).length;
+    const want = rs.spec?.replicas ?? 0;
+    if (live !== want) out.push({ name, live, want, lost: podOf(lost, 'SuccessfulCreate')!, madeAt: eventTime(lost) });
+  }
+  return out;
+}
+
+/**
+ * What an operator does for a Deployment's stalled ReplicaSet once its expectation has lapsed: an
+ * annotation queues it again, and it makes or deletes its pods. Returns `namespace/name: why` of
+ * each Deployment retried.
+ */
+export async function retryStalledReplicaSets(kube: Kube, deployments: WorkloadName[], now: number): Promise<string[]> {
+  const out: string[] = [];
+  for (const w of deployments) {
+    const object = await kube.get('apps/v1', 'Deployment', w.namespace, w.name).catch(() => undefined);
+    if (!object) continue;
+    const [sets, pods, events] = await Promise.all([kube.list('apps/v1', 'ReplicaSet', w.namespace), kube.list('v1', 'Pod', w.namespace, `app=${w.name}`), kube.list('v1', 'Event', w.namespace)]);
+    const replicaSets = sets.filter((rs) => (rs.metadata.ownerReferences ?? []).some((r: Obj) => r.uid === object.metadata.uid));
+    const lapsed = stalledReplicaSets({ replicaSets, pods, events: aboutWorkload(events, w) }).filter((s) => now - s.madeAt >= EXPECTATION_LAPSES_MS);
+    for (const s of lapsed) {
+      await kube.patch('apps/v1', 'ReplicaSet', w.namespace, s.name, { metadata: { annotations: { 'chaos.zonekeeper.io/retried-at': String(now) } } });
+    }
+    if (lapsed.length > 0) out.push(`${w.namespace}/${w.name}: ${lapsed.map((s) => `ReplicaSet ${s.name} at ${s.live} of ${s.want} pods since it made ${s.lost} ${ago(now, s.madeAt)}`).join(', ')}`);
+  }
+  return out;
+}
+
 /**
  * The rule: an unsettled workload is upstream's only when the run's own evidence names the
- * behaviour; every other one is unexplained, and fails the run. Today one is known: a StatefulSet
+ * behaviour; every other one is unexplained, and fails the run. Two are known: a StatefulSet
  * short of pods whose creates the webhook could not be called for before the heal, with no create
- * since (kube-controller-manager's backoff, which the run retried by hand 60 s after the heal).
+ * since (kube-controller-manager's backoff, which the run retried by hand 60 s after the heal); a
+ * Deployment with a ReplicaSet that stopped moving (stalledReplicaSets: an expectation never met).
  */
 export function classify(e: WorkloadEvidence, retriedByHand: boolean): Unconverged['upstream'] {
+  if (e.workload.kind === 'Deployment' && e.object) {
+    const stalled = stalledReplicaSets(e);
+    if (stalled.length === 0) return undefined;
+    return {
+      issue: LOST_EXPECTATION,
+      evidence: stalled.map((s) => `ReplicaSet ${s.name} at ${s.live} of ${s.want} pods, made ${s.lost} ${ago(e.now, s.madeAt)} (gone, not deleted by it), `
+        + 'no create or delete since').join('; ') + `; ${retriedByHand ? 'retried by hand' : 'not retried by hand'}`,
+    };
+  }
   if (e.workload.kind !== 'StatefulSet' || !e.object) return undefined;
   const live = e.pods.filter((p) => !p.metadata.deletionTimestamp).length;
   if (live >= (e.object.spec?.replicas ?? 0)) return undefined;

@@ -247,7 +247,7 @@ export class ControlPlane {
     this.start('kube-controller-manager', join(this.bin, 'kube-controller-manager'), [
       `--kubeconfig=${this.kubeconfig}`, '--controllers=statefulset,replicaset,deployment,garbagecollector,persistentvolume-binder,disruption',
       '--leader-elect=false', ...this.profile.controllerManagerFlags, '--kube-api-qps=500', '--kube-api-burst=1000',
-      '--concurrent-replicaset-syncs=10', '--concurrent-deployment-syncs=10',
+      '--concurrent-replicaset-syncs=10', '--concurrent-deployment-syncs=10', ...(process.env.ZK_E2E_KCM_FLAGS ?? '').split(' ').filter(Boolean),
     ]);
     for (const s of schedulers) await this.startScheduler(s);
     await this.startZonekeeper(zonekeeperConfig);

@@ -131,6 +131,29 @@ describe('the rule: upstream by the run\'s evidence, or unexplained', () => {
     ] as const) assert.equal(classify(e, true), undefined, why);
   });
 
+  const created = (msAgo: number, pod: string, rs = 'spread-new') => event(msAgo, 'SuccessfulCreate', 'ReplicaSet', rs, `Created pod: ${pod}`);
+  const stalled = (events: Obj[]): WorkloadEvidence => ({ ...spreadEvidence(events), pods: spreadEvidence([]).pods.filter((p) => p.metadata.name !== 'spread-new-c') });
+
+  it('a Deployment whose ReplicaSet made a pod that is gone, not by its delete, and has not moved since, off its spec, is an expectation never met', () => {
+    const e = stalled([created(95_000, 'spread-new-lost'), created(95_000, 'spread-new-a'), created(200_000, 'spread-old-x', 'spread-old')]);
+    const upstream = classify(e, false);
+    assert.equal(upstream?.issue, 'kubernetes#129795');
+    assert.equal(upstream?.evidence, 'ReplicaSet spread-new at 1 of 3 pods, made spread-new-lost 95s ago (gone, not deleted by it), no create or delete since; not retried by hand');
+  });
+
+  it('a ReplicaSet that moved since, deleted the pod itself, holds its spec, or whose pod is still there is not stalled', () => {
+    const deleted = event(90_000, 'SuccessfulDelete', 'ReplicaSet', 'spread-new', 'Deleted pod: spread-new-lost');
+    const atSpec: WorkloadEvidence = { ...spreadEvidence([created(95_000, 'spread-new-lost')]), replicaSets: [replicaSet('spread-new', 5, 2, 2)] };
+    for (const [why, e] of [
+      ['a create since', stalled([created(95_000, 'spread-new-lost'), created(60_000, 'spread-new-a')])],
+      ['a failed create since', stalled([created(95_000, 'spread-new-lost'), event(60_000, 'FailedCreate', 'ReplicaSet', 'spread-new', 'quota', { type: 'Warning' })])],
+      ['deleted by the ReplicaSet', stalled([created(95_000, 'spread-new-lost'), deleted])],
+      ['at its spec', atSpec],
+      ['the pod still there', stalled([created(95_000, 'spread-new-a')])],
+      ['no create seen', stalled([])],
+    ] as const) assert.equal(classify(e, true), undefined, why);
+  });
+
   it('fails the run on an unexplained one, passes it on upstream ones only, and prints the verdicts', () => {
     const figures = (unconverged: RunFigures['unconverged']): RunFigures => ({
       seed: 1, version: '1.36.2', operations: 1, faults: 1, checks: 1, violations: [], convergedAfter: undefined, unconverged,
