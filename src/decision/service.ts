@@ -48,14 +48,12 @@ export function decisionService(deps: DecisionServiceDeps): DecisionService {
   async function eviction(ask: EvictionAsk): Promise<EvictionAnswer> {
     const approvalMs = config.disruption.approvalSeconds * 1000;
     const answer = await decideEviction({ source, settings: core.settings, actuator: deps.actuator, clock, approvalMs, notReady }, ask);
-    const pod = source.snapshot.pod(ask.namespace, ask.name);
     if (answer.outcome !== 'not-covered') {
-      recorder.keep({
-        at: new Date(clock.now()).toISOString(), verb: 'eviction', pod: `${ask.namespace}/${ask.name}`, uid: pod?.uid ?? '', outcome: answer.outcome,
-        policy: answer.workload ? 'zone-disruption-budget' : 'none', workload: answer.workload, nodes: 0,
+      const pod = source.snapshot.pod(ask.namespace, ask.name);
+      recorder.keep(recorder.recordOf('eviction', { namespace: ask.namespace, name: ask.name, uid: pod?.uid ?? '' }, undefined, {
+        outcome: answer.outcome, policy: answer.workload ? 'zone-disruption-budget' : 'none', workload: answer.workload,
         summary: clipReason(ask.by ? `${answer.why} (asked by ${ask.by})` : answer.why),
-        passed: { count: 0, sample: [] }, rejected: [],
-      });
+      }));
     }
     metrics.evictions.inc({ outcome: answer.outcome });
     return answer;
