@@ -1,8 +1,8 @@
 import type { Logger } from 'pino';
 import { statusMessage, type ApiClient } from '../cluster/apiClient.js';
 import type { SlimPod } from '../cluster/objects.js';
-import { tokenBucket } from '../common/tokenBucket.js';
-import { systemClock } from '../common/clock.js';
+import type { Timers } from '../common/clock.js';
+import { workQueue, type WorkQueue, type WorkResult } from '../common/workQueue.js';
 
 // Every pod zonekeeper moves goes through the Eviction API, so PodDisruptionBudgets decide
 // (a 429 is their refusal), within a budget per minute, and first through the zone disruption
@@ -34,7 +34,11 @@ export async function evictPod(api: ApiClient, pod: Pick<SlimPod, 'namespace' | 
   }
 }
 
-/** At most `perMinute` a minute, spread over it: `take` says whether one is left now. */
-export function perMinuteBudget(perMinute: number, now: () => number = systemClock.now): { take(): boolean } {
-  return tokenBucket(perMinute / 60, perMinute, now);
+/**
+ * The queue a controller's evictions run on, paced at `perMinute` (a burst of as many saved): a key
+ * takes its turn when it is queued, a refusal's retry waits the longer of its backoff and its turn.
+ */
+export function evictionQueue(evict: (key: string) => Promise<WorkResult>, perMinute: number,
+  opts: { clock?: Timers; retryBaseMs?: number; retryMaxMs?: number; onError?: (key: string, err: Error) => void }): WorkQueue {
+  return workQueue(evict, { ...opts, pace: { perSecond: perMinute / 60, burst: perMinute } });
 }

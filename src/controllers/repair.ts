@@ -9,7 +9,7 @@ import type { WorkResult } from '../common/workQueue.js';
 import { workloadModel } from '../placement/model.js';
 import type { DecisionState } from '../placement/policy.js';
 import { rebalanceRequested, repairStep } from '../placement/repairChoice.js';
-import { evictPod, perMinuteBudget, type EvictionGate } from './eviction.js';
+import { evictionQueue, evictPod, type EvictionGate } from './eviction.js';
 import type { HealthTracker } from './layoutHealth.js';
 import { reconciler } from './reconciler.js';
 import { zoneStability } from './zoneStability.js';
@@ -42,7 +42,8 @@ const NOT_READY_MS = 1000;
  * workload is queued when its health is recomputed, and all every `intervalSeconds` (zones
  * becoming stable is time passing). For each opted-in workload off its layout, at most one
  * eviction at a time through the Eviction API (PodDisruptionBudgets decide; a 429 backs off),
- * within a global budget per minute, or only `WouldEvict` Events in a dry run.
+ * or only `WouldEvict` Events in a dry run. A workload with a pod to move is queued on a second
+ * queue, paced at the global budget per minute, whose turn decides again and evicts.
  */
 export function repairController(
   api: ApiClient, source: SnapshotSource, health: Pick<HealthTracker, 'all' | 'get' | 'onChange'>, state: DecisionState,
@@ -52,7 +53,8 @@ export function repairController(
   const evicted = new Map<string, { uid: string; name: string }>();
   const announced = new Set<string>();
   const status = new Map<string, RepairStatus>();
-  const budget = perMinuteBudget(opts.evictionsPerMinute, clock.now);
+  /** Workloads queued for an eviction: the decision queue leaves them to the eviction queue until it is done with them. */
+  const toEvict = new Set<string>();
   const queue = reconciler({
     keys: function *() { for (const h of health.all()) if (concerns(h.key)) yield h.key; },
     reconcile: repair,
@@ -61,6 +63,10 @@ export function repairController(
     clock,
     retryBaseMs: BACKOFF_MS.first,
     retryMaxMs: BACKOFF_MS.max,
+    onError: (key, err) => log.error({ workload: key, err: err.message }, 'repair failed'),
+  });
+  const evictions = evictionQueue(evict, opts.evictionsPerMinute, {
+    clock, retryBaseMs: BACKOFF_MS.first, retryMaxMs: BACKOFF_MS.max,
     onError: (key, err) => log.error({ workload: key, err: err.message }, 'repair failed'),
   });
   health.onChange((key) => { if (queue.running() && concerns(key)) queue.add(key); });
@@ -78,19 +84,28 @@ export function repairController(
   const forget = (key: string) => {
     evicted.delete(key);
     status.delete(key);
+    toEvict.delete(key);
+    evictions.forget(key);
   };
 
-  /** One step towards `key`'s layout: nothing, a wait, or one eviction. */
-  async function repair(key: string): Promise<WorkResult> {
-    if (!source.ready()) return { againAfterMs: NOT_READY_MS };
+  /** `key`'s workload and its next step towards its layout, from the cache now; undefined when it is none of repair's business. */
+  function stepOf(key: string) {
     const snapshot = source.snapshot;
     const h = health.get(key);
     const kind = h && workloadKindNamed(h.ref.kind);
     const w = kind && snapshot.workload(kind, h.ref.namespace, h.ref.name);
-    if (!h || !w || !rebalanceRequested(w)) return forget(key);
+    if (!h || !w || !rebalanceRequested(w)) return undefined;
     const model = workloadModel(h.ref, w, snapshot, state.settings, state);
-    const step = repairStep(model, w, h, snapshot, { now: clock.now(), zoneStableSeconds: opts.zoneStableSeconds, zones, evicted: evicted.get(key) });
-    if (step.kind === 'none') return forget(key);
+    return { h, w, step: repairStep(model, w, h, snapshot, { now: clock.now(), zoneStableSeconds: opts.zoneStableSeconds, zones, evicted: evicted.get(key) }) };
+  }
+
+  /** One look at `key`: nothing, a wait, a dry run's announcement, or the workload queued for its eviction. */
+  async function repair(key: string): Promise<WorkResult> {
+    if (!source.ready()) return { againAfterMs: NOT_READY_MS };
+    if (toEvict.has(key)) return;
+    const found = stepOf(key);
+    if (!found || found.step.kind === 'none') return forget(key);
+    const { w, step } = found;
     if (step.kind === 'wait') {
       note({ workload: key, decision: 'wait', message: step.reason });
       return;
@@ -107,35 +122,56 @@ export function repairController(
       events.record(step.pod, 'Normal', 'WouldEvict', `rebalance.dryRun: would evict this pod for ${key}: ${step.why}`);
       return;
     }
-    if (!budget.take()) {
-      note({ workload: key, decision: 'wait', message: `rebalance.evictionsPerMinute (${opts.evictionsPerMinute}) spent: next round` });
-      return { againAfterMs: 60_000 / Math.max(1, opts.evictionsPerMinute) };
+    note({ workload: key, decision: 'wait', pod: step.pod.name, message: `${what}: waits for its turn (rebalance.evictionsPerMinute ${opts.evictionsPerMinute})` });
+    toEvict.add(key);
+    evictions.add(key);
+  }
+
+  /** `key`'s turn: its step decided again from the cache now, and the eviction if it still is one. */
+  async function evict(key: string): Promise<WorkResult> {
+    const found = source.ready() ? stepOf(key) : undefined;
+    if (!found || found.step.kind !== 'evict') {
+      toEvict.delete(key);
+      queue.add(key);
+      return;
     }
+    const { h, w, step } = found;
+    const what = `pod ${step.pod.name} from ${step.from ?? 'no zone'} towards ${step.to}: ${step.why}`;
     const res = await evictPod(api, step.pod, log, opts.gate && { judge: opts.gate, by: 'zonekeeper repair' });
-    if (res.status === 201 || res.status === 200) {
+    if (res.status === 201 || res.status === 200 || res.status === 404) {
+      toEvict.delete(key);
+      if (res.status === 404) {
+        note({ workload: key, decision: 'wait', message: `pod ${step.pod.name} is already gone` });
+        return;
+      }
       evicted.set(key, { uid: step.pod.uid, name: step.pod.name });
       metrics.rebalanceEvictions.inc({ result: 'evicted' });
       note({ workload: key, decision: 'evicted', pod: step.pod.name, message: what });
       log.info({ workload: key, pod: step.pod.name, from: step.from, to: step.to, stableForSeconds: step.stableFor }, `evicted a pod off its ${h.domain}`);
       events.record(w, 'Normal', 'Rebalanced', `evicted ${what}`);
       events.record(step.pod, 'Normal', 'Rebalanced', `evicted by zonekeeper for ${key}: ${step.why}`);
-    } else if (res.status === 404) {
-      note({ workload: key, decision: 'wait', message: `pod ${step.pod.name} is already gone` });
-    } else {
-      const refused = res.status === 429;
-      // Tried again after the queue's backoff step for this workload; no add runs it sooner.
-      const ms = queue.retryDelay(key);
-      metrics.rebalanceEvictions.inc({ result: refused ? 'refused' : 'error' });
-      const message = `${refused ? 'refused (a PodDisruptionBudget or the zone disruption budget allows no disruption now)' : `failed (${res.status || 'no answer'})`}: ${res.message}; next try in ${ms / 1000}s`;
-      note({ workload: key, decision: refused ? 'refused' : 'error', pod: step.pod.name, message });
-      if (!refused) log.warn({ workload: key, pod: step.pod.name, status: res.status, err: res.message }, 'eviction failed');
-      return 'retry';
+      return;
     }
+    const refused = res.status === 429;
+    // Tried again after the queue's backoff step for this workload (and its turn); no add runs it sooner.
+    const ms = evictions.retryDelay(key);
+    metrics.rebalanceEvictions.inc({ result: refused ? 'refused' : 'error' });
+    const message = `${refused ? 'refused (a PodDisruptionBudget or the zone disruption budget allows no disruption now)' : `failed (${res.status || 'no answer'})`}: ${res.message}; next try in ${ms / 1000}s`;
+    note({ workload: key, decision: refused ? 'refused' : 'error', pod: step.pod.name, message });
+    if (!refused) log.warn({ workload: key, pod: step.pod.name, status: res.status, err: res.message }, 'eviction failed');
+    return 'retry';
   }
 
   return {
-    start: () => queue.start(),
-    stop: () => queue.stop(),
+    start: () => {
+      evictions.start();
+      queue.start();
+    },
+    stop: async () => {
+      await queue.stop();
+      await evictions.shutDown();
+      toEvict.clear();
+    },
     status: (): RepairStatus[] => [...status.values()].sort((a, b) => a.workload.localeCompare(b.workload)),
   };
 }

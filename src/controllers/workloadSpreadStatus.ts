@@ -10,7 +10,7 @@ import type { ZoneListDeps } from '../placement/model.js';
 import { kruiseStatusJson, workloadSpreadStatus, type SpreadStatusPass } from '../placement/policies/workloadSpread/status.js';
 import type { ReservationView } from '../placement/reservations.js';
 import type { PlacementSettings } from '../placement/settings.js';
-import { evictPod, perMinuteBudget, type EvictionGate } from './eviction.js';
+import { evictionQueue, evictPod, type EvictionGate } from './eviction.js';
 import { reconciler } from './reconciler.js';
 
 export interface StatusOptions {
@@ -51,7 +51,8 @@ export function workloadSpreadStatusController(
   const warned = new Set<string>();
   /** Pods evicted or announced (dry run), by UID: not again while the cache still shows them. */
   const rescheduled = new Set<string>();
-  const budget = perMinuteBudget(opts.rescheduleEvictionsPerMinute, clock.now);
+  /** Pods queued for their eviction, by UID: the WorkloadSpread and subset they were not scheduled in. */
+  const toEvict = new Map<string, { ws: SlimWorkloadSpread; subset: string; what: string }>();
   const queue = reconciler({
     keys: function *() { for (const ws of source.snapshot.allWorkloadSpreads()) yield `${ws.namespace}/${ws.name}`; },
     reconcile,
@@ -59,6 +60,10 @@ export function workloadSpreadStatusController(
     ready: source.synced,
     clock,
     onError: (key, err) => log.warn({ workloadSpread: key, err: err.message }, 'WorkloadSpread status pass failed'),
+  });
+  const evictions = evictionQueue(evict, opts.rescheduleEvictionsPerMinute, {
+    clock, retryBaseMs: 5_000, retryMaxMs: 300_000,
+    onError: (uid, err) => log.warn({ pod: uid, err: err.message }, 'Adaptive WorkloadSpread: eviction failed'),
   });
 
   async function write(ws: SlimWorkloadSpread, status: object, digest: string, key: string): Promise<boolean> {
@@ -120,13 +125,13 @@ export function workloadSpreadStatusController(
   /**
    * Kruise's cleanupUnscheduledPods: the unscheduled pods of a subset the cache shows marked
    * unschedulable (the mark is durable first, so that every replica's admission skips the subset
-   * for their replacements), within the budget, never one its bound volume holds. In a dry run
-   * nothing is marked: each pod is announced once. How long to wait before the rest, if some are left.
+   * for their replacements), queued for their eviction, never one its bound volume holds. In a dry
+   * run nothing is marked: each pod is announced once. How long to wait before the rest, if some are left.
    */
   async function reschedule(ws: SlimWorkloadSpread, pass: SpreadStatusPass): Promise<number | undefined> {
     let waitMs: number | undefined;
     for (const { subset, pod, heldByVolume } of pass.unscheduled) {
-      if (rescheduled.has(pod.uid) || heldByVolume) continue;
+      if (rescheduled.has(pod.uid) || toEvict.has(pod.uid) || heldByVolume) continue;
       if (!opts.rescheduleDryRun && ws.schedulable.get(subset)?.status !== 'False') {
         waitMs = GATHER_MS;
         continue;
@@ -141,32 +146,60 @@ export function workloadSpreadStatusController(
           `workloadSpread.rescheduleDryRun: ${what}; would mark the subset Schedulable False and delete the pod so that its replacement goes to the next subset`);
         continue;
       }
-      if (!budget.take()) return 60_000 / Math.max(1, opts.rescheduleEvictionsPerMinute);
-      const res = await evictPod(api, pod, log, opts.evictionGate && { judge: opts.evictionGate, by: 'zonekeeper Adaptive rescheduling' });
-      const ok = res.status === 200 || res.status === 201 || res.status === 404;
-      metrics.actuatorWrites.inc({ action: 'workloadspread-reschedule', result: ok ? 'ok' : 'error' });
-      if (ok) {
-        rescheduled.add(pod.uid);
-        log.info({ workloadSpread: `${ws.namespace}/${ws.name}`, subset, pod: pod.name }, 'Adaptive WorkloadSpread: deleted a pod not scheduled in time');
-        events.record(ws, 'Normal', 'RescheduledPod', `${what}: evicted, its replacement skips the subset`);
-      } else {
-        events.record(ws, 'Warning', 'DeletePodFailed', `Failed to delete unschedulable Pod ${ws.namespace}/${pod.name} in Subset ${subset} of WorkloadSpread ${ws.namespace}/${ws.name}: ${res.message || res.status}`);
-        waitMs = Math.min(waitMs ?? Infinity, 5_000);
-      }
+      toEvict.set(pod.uid, { ws, subset, what });
+      evictions.add(pod.uid);
     }
     return waitMs;
   }
 
+  /** A queued pod's turn (workloadSpread.rescheduleEvictionsPerMinute): evicted if the cache still shows it unscheduled. */
+  async function evict(uid: string): Promise<WorkResult> {
+    const queued = toEvict.get(uid);
+    const pod = source.snapshot.podByUid(uid);
+    if (!queued || !pod || pod.nodeName) {
+      toEvict.delete(uid);
+      return;
+    }
+    const { ws, subset, what } = queued;
+    const res = await evictPod(api, pod, log, opts.evictionGate && { judge: opts.evictionGate, by: 'zonekeeper Adaptive rescheduling' });
+    const ok = res.status === 200 || res.status === 201 || res.status === 404;
+    metrics.actuatorWrites.inc({ action: 'workloadspread-reschedule', result: ok ? 'ok' : 'error' });
+    if (!ok) {
+      events.record(ws, 'Warning', 'DeletePodFailed', `Failed to delete unschedulable Pod ${ws.namespace}/${pod.name} in Subset ${subset} of WorkloadSpread ${ws.namespace}/${ws.name}: ${res.message || res.status}`);
+      return 'retry';
+    }
+    toEvict.delete(uid);
+    rescheduled.add(uid);
+    log.info({ workloadSpread: `${ws.namespace}/${ws.name}`, subset, pod: pod.name }, 'Adaptive WorkloadSpread: deleted a pod not scheduled in time');
+    events.record(ws, 'Normal', 'RescheduledPod', `${what}: evicted, its replacement skips the subset`);
+  }
+
   // A pod change shows in its namespace's statuses within half a second, not at the next interval.
   source.store.onPod((type, pod) => {
-    if (type === 'delete') rescheduled.delete(pod.uid);
+    if (type === 'delete') {
+      rescheduled.delete(pod.uid);
+      if (toEvict.delete(pod.uid)) evictions.forget(pod.uid);
+    }
     if (!queue.running()) return;
     for (const ws of source.snapshot.workloadSpreads(pod.namespace)) queue.addAfter(`${ws.namespace}/${ws.name}`, GATHER_MS);
   });
 
-  return queue.controller(() => {
-    written.clear();
-    writtenConditions.clear();
-    rescheduled.clear();
-  });
+  return {
+    start() {
+      evictions.start();
+      queue.start();
+    },
+    async stop() {
+      await queue.stop();
+      await evictions.shutDown();
+      written.clear();
+      writtenConditions.clear();
+      rescheduled.clear();
+      toEvict.clear();
+    },
+    idle: async () => {
+      await queue.idle();
+      await evictions.idle();
+    },
+  };
 }

@@ -20,11 +20,11 @@ const ZONES = ['zone-a', 'zone-b', 'zone-c'];
 const FROZEN = { 'zonekeeper.io/zones': ZONES.join(','), 'zonekeeper.io/zones-frozen-at': '2026-11-23T10:00:00Z', 'zonekeeper.io/rebalance': 'true' };
 
 /** db-1 fell back to zone-a; its seat is zone-b, which has room. */
-function cluster(opts: Partial<RepairOptions>, evictions: number[] = []) {
+function cluster(opts: Partial<RepairOptions>, evictions: number[] = [], workloads = ['db']) {
   const clock = fakeClock(NOW);
   const roomy = nodes(ZONES, 1).map((n) => ({ ...n, status: { ...n.status, allocatable: { cpu: '8', memory: '32Gi', pods: '110' } } }));
-  const pods = ['zone-a', 'zone-a', 'zone-c'].map((z, i) => stsPod('db', i, { nodeName: `node-${z.slice(5)}-1`, ready: true, createdAt: '2026-11-23T11:00:00Z' }));
-  const store = storeOf([...roomy, statefulSet('db', 3, { annotations: FROZEN }), ...pods]);
+  const store = storeOf([...roomy, ...workloads.flatMap((name) => [statefulSet(name, 3, { annotations: FROZEN }),
+    ...['zone-a', 'zone-a', 'zone-c'].map((z, i) => stsPod(name, i, { nodeName: `node-${z.slice(5)}-1`, ready: true, createdAt: '2026-11-23T11:00:00Z' }))])]);
   const source = memorySource(store, 'test');
   const state: DecisionState = {
     settings: defaultSettings(), reservations: new Reservations(30, clock), pendingFreezes: NO_PENDING_FREEZES, unschedulableSubsets: new Map(),
@@ -93,6 +93,24 @@ describe('repair on its work queue (fake time)', () => {
       assert.deepEqual(evictionsSent(), []);
       assert.deepEqual(events, ['WouldEvict', 'WouldEvict'], 'on the workload and on the pod, once');
       assert.match(repair.status()[0]!.message, /^pod db-1 from zone-a towards zone-b/);
+    } finally {
+      await repair.stop();
+    }
+  });
+
+  it('rebalance.evictionsPerMinute is the eviction queue\'s pace: with 1 a minute, the second workload\'s pod goes a minute after the first\'s', async () => {
+    const { clock, repair, evictionsSent } = cluster({ zoneStableSeconds: 0, evictionsPerMinute: 1 }, [], ['db', 'kv']);
+    repair.start();
+    try {
+      await clock.advance(0);
+      assert.equal(evictionsSent().length, 1, 'the burst of one');
+      const waiting = repair.status().find((s) => s.decision === 'wait');
+      assert.match(waiting?.message ?? '', /^pod (db|kv)-1 from zone-a towards zone-b: .*waits for its turn \(rebalance.evictionsPerMinute 1\)$/);
+      await clock.advance(59_999);
+      assert.equal(evictionsSent().length, 1, 'not within the minute, however many resyncs');
+      await clock.advance(1);
+      assert.deepEqual(evictionsSent().sort(), ['db-1', 'kv-1']);
+      assert.equal(repair.status().find((s) => s.workload === waiting!.workload)?.decision, 'evicted');
     } finally {
       await repair.stop();
     }
