@@ -53,7 +53,7 @@ export function repairController(
   const evicted = new Map<string, { uid: string; name: string }>();
   const announced = new Set<string>();
   const status = new Map<string, RepairStatus>();
-  /** Workloads queued for an eviction: the decision queue leaves them to the eviction queue until it is done with them. */
+  /** Workloads queued for an eviction: the decision queue leaves them to the eviction queue while their step is one. */
   const toEvict = new Set<string>();
   const queue = reconciler({
     keys: function *() { for (const h of health.all()) if (concerns(h.key)) yield h.key; },
@@ -102,10 +102,15 @@ export function repairController(
   /** One look at `key`: nothing, a wait, a dry run's announcement, or the workload queued for its eviction. */
   async function repair(key: string): Promise<WorkResult> {
     if (!source.ready()) return { againAfterMs: NOT_READY_MS };
-    if (toEvict.has(key)) return;
     const found = stepOf(key);
     if (!found || found.step.kind === 'none') return forget(key);
     const { w, step } = found;
+    // Queued for an eviction: the eviction queue has it while its step still is one; otherwise it leaves that queue.
+    if (toEvict.has(key)) {
+      if (step.kind === 'evict') return;
+      toEvict.delete(key);
+      evictions.forget(key);
+    }
     if (step.kind === 'wait') {
       note({ workload: key, decision: 'wait', message: step.reason });
       return;

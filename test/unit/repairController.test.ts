@@ -2,6 +2,7 @@
 // and its resync, the wait for zones to be stable, the backoff after a refused eviction.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { slimNode } from '../../src/cluster/convert.js';
 import { memorySource } from '../../src/cluster/source.js';
 import { fakeClock } from '../../src/common/clock.js';
 import { healthTracker } from '../../src/controllers/layoutHealth.js';
@@ -11,7 +12,7 @@ import { createMetrics } from '../../src/metrics/metrics.js';
 import { NO_PENDING_FREEZES } from '../../src/placement/fleet.js';
 import type { DecisionState } from '../../src/placement/policy.js';
 import { silent } from '../support/app.js';
-import { nodes, statefulSet, stsPod, storeOf } from '../support/builders.js';
+import { node, nodes, statefulSet, stsPod, storeOf } from '../support/builders.js';
 import { defaultSettings } from '../support/placement.js';
 import { recordingApi } from '../support/recordingApi.js';
 
@@ -37,7 +38,7 @@ function cluster(opts: Partial<RepairOptions>, evictions: number[] = [], workloa
   const repair = repairController(api, source, health, state, { record: (_w, _type, reason) => { events.push(reason); } },
     { dryRun: false, evictionsPerMinute: 6, zoneStableSeconds: 300, intervalSeconds: 60, ...opts }, silent, createMetrics(), clock);
   const evictionsSent = () => api.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/eviction')).map((r) => r.path.split('/').at(-2));
-  return { clock, repair, events, evictionsSent };
+  return { clock, repair, events, evictionsSent, store, health };
 }
 
 describe('repair on its work queue (fake time)', () => {
@@ -78,6 +79,23 @@ describe('repair on its work queue (fake time)', () => {
       await clock.advance(1);
       assert.deepEqual(evictionsSent(), ['db-1', 'db-1', 'db-1']);
       assert.equal(repair.status()[0]!.decision, 'evicted');
+    } finally {
+      await repair.stop();
+    }
+  });
+
+  it('a refused eviction no longer needed leaves the eviction queue: zone-b cordoned, repair waits and the retry never comes', async () => {
+    const { clock, repair, evictionsSent, store, health } = cluster({ zoneStableSeconds: 0 }, [429]);
+    repair.start();
+    try {
+      await clock.advance(0);
+      assert.equal(repair.status()[0]!.decision, 'refused');
+      store.upsert('nodes', slimNode(node('node-b-1', 'zone-b', { unschedulable: true })));
+      health.flush();
+      await clock.advance(0);
+      assert.equal(repair.status()[0]!.decision, 'wait', repair.status()[0]!.message);
+      await clock.advance(60_000);
+      assert.deepEqual(evictionsSent(), ['db-1'], 'the refused eviction is not tried again while its step is a wait');
     } finally {
       await repair.stop();
     }
