@@ -61,7 +61,7 @@ export function house(deps: HouseDeps) {
   const { memory } = service;
   const settings = () => ({ ...config.placement });
   // zonekeeper's own evictions (repair, fallbacks, rescheduling, rollouts) ask the zone disruption budget first, as the holder.
-  const evictionGate: EvictionGate = async (pod, by) => service.eviction({ ...pod, dryRun: false, leading: true, by });
+  const evictionGate: EvictionGate = async (pod, by) => service.eviction({ ...pod, dryRun: false, leading: true, by, asker: 'zonekeeper' });
   const events = { record: actuator.recordEvent };
   const lists = { pendingFreezes: actuator.pendingFreezes };
   const controllers: LeaderController[] = [];

@@ -23,6 +23,8 @@ export interface EvictionAsk {
   leading: boolean;
   /** Who asks (the review's user), for the record. */
   by?: string;
+  /** The webhook (every eviction the API server receives) or zonekeeper's own, judged in process before it is sent. */
+  asker: 'api' | 'zonekeeper';
 }
 
 /** The answer: allowed, or refused (429: the client retries, as after a PodDisruptionBudget's refusal), and what it is about. */

@@ -55,7 +55,7 @@ export function decisionService(deps: DecisionServiceDeps): DecisionService {
         summary: clipReason(ask.by ? `${answer.why} (asked by ${ask.by})` : answer.why),
       }));
     }
-    metrics.evictions.inc({ outcome: answer.outcome });
+    metrics.evictions.inc({ asker: ask.asker, outcome: answer.outcome });
     return answer;
   }
 

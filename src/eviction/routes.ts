@@ -21,7 +21,7 @@ export function evictionRoute(deps: EvictionDeps, metrics: Metrics, bodyLimitByt
   return {
     path: EVICTION_PATH,
     handler: verbRoute(metrics, 'eviction', bodyLimitBytes, (text) => parseEvictionReview(parseJson(text, 'AdmissionReview')), async (r, c) => {
-      const answer = await deps.service.eviction({ namespace: r.namespace, name: r.name, dryRun: r.dryRun, leading: deps.leading(), by: r.by });
+      const answer = await deps.service.eviction({ namespace: r.namespace, name: r.name, dryRun: r.dryRun, leading: deps.leading(), by: r.by, asker: 'api' });
       if (answer.outcome !== 'not-covered') {
         deps.log.info({ pod: `${r.namespace}/${r.name}`, by: r.by, allowed: answer.allowed, outcome: answer.outcome, workload: answer.workload, zone: answer.zone, why: answer.why },
           'eviction judged by the zone disruption budget');

@@ -22,18 +22,26 @@ export interface Metrics {
   gateFallbacks: Counter<'result'>;
   leader: Gauge;
   rebalanceEvictions: Counter<'result'>;
-  evictions: Counter<'outcome'>;
+  evictions: Counter<'asker' | 'outcome'>;
   rolloutPodsReplaced: Counter;
   rolloutPauses: Counter;
 }
 
 /** The eviction gate's outcomes (docs/design.md#zone-at-a-time): zonekeeper_evictions_total's. */
 const EVICTION_OUTCOMES = ['not-covered', 'allowed', 'refused', 'not-ready', 'not-leading', 'conflict', 'error'] as const;
+/** Who asked: the webhook (the Eviction API's every eviction) or zonekeeper's own evictions, judged in process first. */
+const EVICTION_ASKERS = ['api', 'zonekeeper'] as const;
 
 /** Why zonekeeper decides a policy-decided pod otherwise (docs/design.md#the-policy): zonekeeper_policy_disagreements_total's reasons. */
 export const POLICY_DISAGREEMENT_REASONS = ['other-zone', 'not-managed', 'other-rule'] as const;
 
 /** A counter with each value of its one label shown at 0 before anything is counted. */
+/** zonekeeper_evictions_total with every asker and outcome at 0 from the start. */
+function zeroedEvictions(c: Counter<'asker' | 'outcome'>): Counter<'asker' | 'outcome'> {
+  for (const asker of EVICTION_ASKERS) for (const outcome of EVICTION_OUTCOMES) c.inc({ asker, outcome }, 0);
+  return c;
+}
+
 function zeroed<L extends string>(c: Counter<L>, label: L, values: readonly string[]): Counter<L> {
   for (const v of values) c.inc({ [label]: v } as Partial<Record<L, string>>, 0);
   return c;
@@ -151,12 +159,12 @@ export function createMetrics(opts: { defaults?: boolean } = {}): Metrics {
       labelNames: ['result'],
       registers: [registry],
     }),
-    evictions: zeroed(new Counter({
+    evictions: zeroedEvictions(new Counter({
       name: 'zonekeeper_evictions_total',
-      help: 'Evictions judged by the zone disruption budget, by outcome: allowed, refused (429: waits for another zone or its own budget), not-covered (no budget on the workload), not-ready, not-leading, conflict, error.',
-      labelNames: ['outcome'],
+      help: 'Evictions judged by the zone disruption budget, by asker (api: the webhook, every eviction the API server receives; zonekeeper: its own, judged in process before it sends them, so an allowed one is judged again under api) and outcome: allowed, refused (429: waits for another zone or its own budget), not-covered (no budget on the workload), not-ready, not-leading, conflict, error.',
+      labelNames: ['asker', 'outcome'],
       registers: [registry],
-    }), 'outcome', EVICTION_OUTCOMES),
+    })),
     gateDecisions: new Counter({
       name: 'zonekeeper_gate_decisions_total',
       help: 'Gated pods decided, by outcome: zone, subset, as-is (lifted unchanged), waiting (kept gated).',

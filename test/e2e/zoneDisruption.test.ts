@@ -76,7 +76,7 @@ for (const k of kubeVersions()) describe(`[${k.version}] the zone disruption bud
   };
   const nodeOf = async (namespace: string, pod: string) => (await kube.get('v1', 'Pod', namespace, pod)).spec.nodeName as string;
   const metric = async (outcome: string) => {
-    const line = (await (await fetch(`${cp.zonekeeper!.admin}/metrics`)).text()).split('\n').find((l) => l.startsWith(`zonekeeper_evictions_total{outcome="${outcome}"}`));
+    const line = (await (await fetch(`${cp.zonekeeper!.admin}/metrics`)).text()).split('\n').find((l) => l.startsWith(`zonekeeper_evictions_total{asker="api",outcome="${outcome}"}`));
     return Number(line?.split(' ').pop() ?? 0);
   };
 

@@ -55,8 +55,9 @@ describe('the eviction gate webhook', () => {
     assert.match(second.json.response.status.message, /^zone disruption budget of StatefulSet default\/web: zone-a is under disruption; pod web-1 of zone-b may go once every seat outside it is available: waits for pod web-0 is being evicted \(zone-a\)$/);
     assert.equal((await post(review('web-3'))).json.response.allowed, true, 'zone-a again: within its budget');
     const metrics = await app.metrics.registry.getSingleMetricAsString('zonekeeper_evictions_total');
-    assert.match(metrics, /outcome="allowed"} 2/);
-    assert.match(metrics, /outcome="refused"} 1/);
+    assert.match(metrics, /asker="api",outcome="allowed"} 2/);
+    assert.match(metrics, /asker="api",outcome="refused"} 1/);
+    assert.match(metrics, /asker="zonekeeper",outcome="allowed"} 0/, 'the webhook\'s are counted under api');
     // The decision is kept for /debug/decisions, with the long reason, and /debug/explain shows the last one and the zones down.
     assert.equal(app.service.views.decisionsFor('default/web-1')[0]?.outcome, 'refused');
     const explained = await (await app.adminApp.request('/debug/explain?pod=default/web-1')).json() as Raw;
@@ -122,11 +123,12 @@ describe('the approval is a conditional write', () => {
     const metrics = createMetrics();
     const clock = fakeClock(Date.parse('2026-11-21T00:00:05Z'));
     const service = decisionService({ source: memorySource(store, 'test'), actuator: kubeActuator(api, silent, metrics, 2000, clock), metrics, log: silent, config: parseConfig({}), clock });
-    const answer = await service.eviction({ namespace: 'default', name: 'web-0', dryRun: false, leading: true });
+    const answer = await service.eviction({ namespace: 'default', name: 'web-0', dryRun: false, leading: true, asker: 'zonekeeper' });
     assert.equal(answer.allowed, false);
     assert.match(answer.why, /zone-b is under disruption/);
     const patches = api.requests.filter((r) => r.method === 'PATCH');
     assert.equal(patches.length, 1);
     assert.equal(patches[0]!.body.metadata.resourceVersion, '1', 'the write carried the resourceVersion it was judged from');
+    assert.match(await metrics.registry.getSingleMetricAsString('zonekeeper_evictions_total'), /asker="zonekeeper",outcome="refused"} 1/, 'asked in process: counted under zonekeeper');
   });
 });
