@@ -13,7 +13,7 @@ import type { FilterVerdict } from '../placement/verdict.js';
  * Adaptive fallback with the gate: a pod not scheduled within `afterMs` of its gate being lifted
  * is deleted (its controller recreates it), and the next pod of the seat or workload skips what
  * it was given: the seat's zone (`pin`, zoneFallback: adaptive) or the subset (`subset`, an
- * Adaptive WorkloadSpread). Never for a pod whose volume holds it.
+ * Adaptive WorkloadSpread, its last subset excepted). Never for a pod whose volume holds it.
  */
 export interface GateFallback { kind: 'pin' | 'subset'; key: string; workload: string; given: string; afterMs: number }
 
@@ -39,7 +39,8 @@ export function specDecisionOf(v: FilterVerdict, input: PlacementInput): SpecDec
   const model = v.model;
   if (v.subset) {
     const { ws, subset } = v.subset;
-    const fallback: GateFallback | undefined = ws.strategy === 'Adaptive' && model && !v.boundVolume
+    // The last subset is never given up (Kruise's controller never marks it): no fallback from it.
+    const fallback: GateFallback | undefined = ws.strategy === 'Adaptive' && model && !v.boundVolume && subset !== ws.subsets.at(-1)
       ? { kind: 'subset', key: subsetKey(ws, subset.name), workload: model.key, given: subset.name, afterMs: ws.rescheduleCriticalSeconds * 1000 } : undefined;
     return {
       kind: 'subset', workloadSpread: ws.name, subset: subset.name, term: subset.requiredNodeSelectorTerm,

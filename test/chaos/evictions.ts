@@ -57,15 +57,18 @@ export function evictionLedger(namespace: string, into: Disruption[], now: () =>
 }
 
 /**
- * Lists `path`, hands every object to `seen` (in `order`), then watches from there; a watch that
- * ends or fails (kube-apiserver killed, a resourceVersion too old) is listed and watched again.
+ * Lists `path`, hands every object to `seen` (in `order`), then watches from there (with the
+ * event's type); a watch that ends or fails (kube-apiserver killed, a resourceVersion too old) is
+ * listed and watched again.
  */
-async function listAndWatch(kube: Kube, path: string, seen: (o: Obj) => void, signal: AbortSignal, order?: (a: Obj, b: Obj) => number): Promise<void> {
+export async function listAndWatch(
+  kube: Kube, path: string, seen: (o: Obj, type?: string) => void, signal: AbortSignal, order?: (a: Obj, b: Obj) => number,
+): Promise<void> {
   while (!signal.aborted) {
     try {
       const list = await kube.call('GET', path);
       for (const o of [...list.items ?? []].sort(order)) seen(o);
-      for await (const event of kube.watch(`${path}?resourceVersion=${list.metadata.resourceVersion}`, signal)) if (event.object?.metadata) seen(event.object);
+      for await (const event of kube.watch(`${path}?resourceVersion=${list.metadata.resourceVersion}`, signal)) if (event.object?.metadata) seen(event.object, event.type);
     } catch { /* listed and watched again below */ }
     if (!signal.aborted) await new Promise((r) => setTimeout(r, SECOND));
   }

@@ -9,7 +9,7 @@ import { parseArgs } from 'node:util';
 import { seededRandom } from '../support/random.js';
 import { ControlPlane, kubeVersions } from '../e2e/controlPlane.js';
 import type { Kube } from '../e2e/kube.js';
-import { tearDown } from '../e2e/workloads.js';
+import { recordPodHistory } from './podHistory.js';
 import { brokenPromises, confirmed, type Calm, type Observation, type Violation } from './promises.js';
 import { aboutWorkload, classify, describeUnsettled, printUnconverged, refusedCreates, retryStalledReplicaSets, type Unconverged, type WorkloadName } from './unconverged.js';
 import { walker } from './walk.js';
@@ -208,6 +208,9 @@ export async function robustnessRun(o: RunOptions): Promise<RunFigures> {
   try {
     world = await buildWorld(cp, rng.below);
     const { kube, disruptions } = world;
+    // The run's pods, change by change, next to the history: what a violation is read against.
+    writeFileSync(`${o.history}.pods`, '');
+    kubelets.push(recordPodHistory(kube, NS, `${o.history}.pods`));
     figures.autoscaler = typeof world.autoscaler === 'string' ? `none (${world.autoscaler})` : 'the Cluster Autoscaler (kwok provider) grows the pool grow';
     figures.karpenter = typeof world.karpenter === 'string' ? `none (${world.karpenter})` : 'Karpenter (kwok provider) grows the pool kp';
     kubelets.push(kube.kubelet(NS), kube.kubelet(ADMITTED_NS));
@@ -255,7 +258,15 @@ export async function robustnessRun(o: RunOptions): Promise<RunFigures> {
     };
     /** Requests answered 500 so far, by zonekeeper process. */
     const answered500 = new Map<number, number>();
+    let apiServerExit: number | undefined;
     const watchProcesses = async () => {
+      // kube-apiserver is started again only by the walk's heal; one that ended by itself is told, not restarted.
+      const api = cp.processState('kube-apiserver');
+      if (api?.ended && !api.ended.includes('SIGKILL') && apiServerExit !== api.pid) {
+        apiServerExit = api.pid;
+        figures.selfExits.push(`kube-apiserver ${api.ended}`);
+        log('self-exit', `kube-apiserver (pid ${api.pid}) ${api.ended}: not started again (${cp.logPath('kube-apiserver')})`);
+      }
       for (const name of ['default-scheduler', 'zonekeeper']) {
         const state = cp.processState(`kube-scheduler-${name}`);
         if (state?.ended && !state.ended.includes('SIGKILL')) {
@@ -360,7 +371,10 @@ export async function robustnessRun(o: RunOptions): Promise<RunFigures> {
   } finally {
     for (const stop of kubelets) await stop();
     await world?.stop();
-    await tearDown(cp);
+    // A run that broke a promise keeps its control plane's logs (zonekeeper's among them); ZK_E2E_KEEP=1 keeps every run's.
+    const keep = !!process.env.ZK_E2E_KEEP || figures.violations.length > 0;
+    if (keep) log('kept', cp.dir);
+    await cp.down(keep);
   }
 }
 

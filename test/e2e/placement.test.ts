@@ -254,6 +254,32 @@ for (const k of kubeVersions()) describe(`zonekeeper with kube-scheduler ${k.ver
     }
   });
 
+  it(`[${k.version}] 4b. Adaptive never gives up its last subset: a and b full, zone-c cordoned, a third pod waits past rescheduleCriticalSeconds instead of overfilling zone-a or zone-b`, async () => {
+    await namespace('s4b');
+    const cordon = (unschedulable: boolean) => Promise.all(['node-c-1', 'node-c-2'].map((n) => kube.patch('v1', 'Node', undefined, n, { spec: { unschedulable } })));
+    const count = (placed: Map<string, string>) => ZONES.map((z) => [...placed.values()].filter((x) => x === z).length);
+    await kube.create(workloadSpread('s4b', 'last', 'last', { type: 'Adaptive', adaptive: { rescheduleCriticalSeconds: 5 } }, [
+      { name: 'a', maxReplicas: 1, requiredNodeSelectorTerm: zoneTerm('zone-a') }, { name: 'b', maxReplicas: 1, requiredNodeSelectorTerm: zoneTerm('zone-b') },
+      { name: 'rest', requiredNodeSelectorTerm: zoneTerm('zone-c') },
+    ]));
+    await kube.create(deployment('s4b', 'last', 0));
+    await eventually('zonekeeper caches the Deployment and its WorkloadSpread', async () => (await debug('/debug/workloads/s4b/deployment/last')).policy === 'workloadspread');
+    await kube.scale('Deployment', 's4b', 'last', 2);
+    assert.deepEqual(count(await bound('s4b', 'last', 2, 60_000)), [1, 1, 0]);
+    await cordon(true);
+    try {
+      await kube.scale('Deployment', 's4b', 'last', 3);
+      // Twice rescheduleCriticalSeconds: a pod let go beyond every subset would be bound to zone-a or zone-b by now.
+      await new Promise((r) => setTimeout(r, 12_000));
+      const pods = await kube.podsOf('s4b', 'app=last');
+      assert.equal(pods.length, 3);
+      assert.deepEqual(count(new Map(pods.filter((p) => p.spec.nodeName).map((p) => [p.metadata.name, zones.get(p.spec.nodeName)!]))), [1, 1, 0]);
+    } finally {
+      await cordon(false);
+    }
+    assert.deepEqual(count(await bound('s4b', 'last', 3, 60_000)), [1, 1, 1]);
+  });
+
   it(`[${k.version}] 6. zonekeeper killed while pods are pending: nothing is placed meanwhile, everything right after the restart`, async () => {
     await namespace('s6');
     await cp.zonekeeper!.stop('SIGKILL');

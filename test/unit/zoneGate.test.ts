@@ -127,7 +127,7 @@ describe('adaptive fallback with the gate: what a pod not scheduled in time was 
     assert.deepEqual([d.kind === 'zone' && d.zone, d.kind === 'zone' && d.fallback], ['zone-b', undefined]);
   });
 
-  it('an Adaptive WorkloadSpread: the subset is skipped after its pod fell back', async () => {
+  it('an Adaptive WorkloadSpread: the subset is skipped after its pod fell back; the last subset is never given up', async () => {
     const adaptive = { type: 'Adaptive', adaptive: { rescheduleCriticalSeconds: 10 } };
     const store = storeOf([...nodes(ZONES, 1), ...deployment('web', 4), workloadSpread('ws', { kind: 'Deployment', name: 'web' }, [zoneSubset('a', 'zone-a', 2), zoneSubset('b', 'zone-b')], adaptive)]);
     const app = testApp(store);
@@ -137,6 +137,8 @@ describe('adaptive fallback with the gate: what a pod not scheduled in time was 
     app.service.fallbackExpired(d.fallback);
     const next = await app.service.spec.ungate(slimPod(gated(rsPod('web', 'y'))));
     assert.equal(next.kind === 'subset' && next.subset, 'b');
+    // The last subset is never given up: a pod lifted into it is not watched, and b is never skipped.
+    assert.equal(next.kind === 'subset' && next.fallback, undefined);
   });
 });
 

@@ -10,7 +10,8 @@ import { podVersion } from './versions.js';
  * When none can take the pod it is admitted without a subset (podsBeyondSubsets: admit, Kruise's way) or waits.
  * Adaptive skips a subset the scheduler sent no node of at once (unless
  * disableSimulationSchedule); one whose sent nodes the pod's volumes exclude once the pod has
- * waited rescheduleCriticalSeconds, and then marks it unschedulable for everyone. A subset the
+ * waited rescheduleCriticalSeconds, and then marks it unschedulable for everyone; never the last
+ * subset, whose pod waits for it. A subset the
  * status marks unschedulable (the controller rescheduled its pods) is skipped until it recovers.
  */
 export function subsetPolicy(ctx: PolicyContext, model: SpreadModel): PolicyOutcome {
@@ -74,6 +75,11 @@ export function subsetPolicy(ctx: PolicyContext, model: SpreadModel): PolicyOutc
   if (ws.simulationSchedule && !input.candidates.nodes.some((n) => n !== undefined && inSubset(first.subset)(n))) {
     const next = open.slice(1).find(({ subset }) => feasible(subset));
     if (next) return outcome(next.subset, `${describeQuota(next.quota)}; the scheduler sent no node of ${first.subset.name}`);
+  }
+  // The last subset is never given up, as Kruise's controller never marks it: going beyond every
+  // subset would put the pod on any node, a full subset's too (a robustness run's overfilled zone).
+  if (first.subset === ws.subsets.at(-1)) {
+    return outcome(first.subset, `${describeQuota(first.quota)}; no feasible node, and Adaptive never gives up the last subset`);
   }
   const waited = input.waitingSince === undefined ? 0 : now - input.waitingSince;
   if (waited < ws.rescheduleCriticalSeconds * 1000) {

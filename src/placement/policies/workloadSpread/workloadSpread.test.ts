@@ -142,6 +142,20 @@ describe('WorkloadSpread subsets', () => {
     assert.equal(held.retryAfterMs, 60_000);
   });
 
+  it('Adaptive never gives up the last subset: its pod waits for it, never beyond every subset onto a full subset\'s node', () => {
+    // A robustness run's flex: a and b full, zone-b out, zone-c cordoned; kube-scheduler sends zone-a's node only.
+    const subsets = [zoneSubset('a', 'zone-a', 1), zoneSubset('b', 'zone-b', 1), zoneSubset('rest', 'zone-c')];
+    const clock = new FakeClock();
+    const store = storeOf([...nodes(ZONES, 1), ...deployment('web', 3), web(subsets, { type: 'Adaptive', adaptive: { rescheduleCriticalSeconds: 30 } }),
+      rsPod('web', 'p0', { nodeName: 'node-a-1' }), rsPod('web', 'p1', { nodeName: 'node-b-1' })]);
+    const v = filterFor(store, rsPod('web', 'x'), { candidates: ['node-a-1'], clock, waitingSince: clock.t - 31_000 });
+    assert.deepEqual(v.passed, [], 'zone-a\'s subset is full: a third pod there overfills it');
+    assert.equal(v.effects.markUnschedulable, undefined, 'the last subset is never marked, as in Kruise');
+    assert.match(v.summary, /subset rest/);
+    // Where the last subset has a feasible node, the pod goes there.
+    assert.deepEqual(passedZones(store, filterFor(store, rsPod('web', 'y'), { clock, waitingSince: clock.t - 31_000 })), ['zone-c']);
+  });
+
   it('respects the subset Kruise already matched (apps.kruise.io/matched-workloadspread)', () => {
     const store = storeOf([...nodes(ZONES, 1), ...deployment('web', 3), web([zoneSubset('a', 'zone-a', 2), zoneSubset('b', 'zone-b')])]);
     const p = rsPod('web', 'k', { annotations: { 'apps.kruise.io/matched-workloadspread': '{"name":"web-ws","subset":"b"}' } });
