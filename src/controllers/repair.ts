@@ -8,7 +8,7 @@ import type { Metrics } from '../metrics/metrics.js';
 import type { WorkResult } from '../common/workQueue.js';
 import { workloadModel } from '../placement/model.js';
 import type { DecisionState } from '../placement/policy.js';
-import { rebalanceRequested, repairStep } from '../placement/repairChoice.js';
+import { rebalanceRequested, repairStep, type RepairStep } from '../placement/repairChoice.js';
 import { evictionQueue, evictPod, type EvictionGate } from './eviction.js';
 import type { HealthTracker } from './layoutHealth.js';
 import { reconciler } from './reconciler.js';
@@ -31,6 +31,9 @@ export interface RepairStatus {
   pod?: string;
   message: string;
 }
+
+/** A repair eviction in words: which pod, from where, to where, and why. */
+const moveOf = (step: Extract<RepairStep, { kind: 'evict' }>) => `pod ${step.pod.name} from ${step.from ?? 'no zone'} towards ${step.to}: ${step.why}`;
 
 /** Backoff after a refused or failed eviction, per workload (the queue's): doubles from 5 s up to 5 min. */
 const BACKOFF_MS = { first: 5_000, max: 300_000 };
@@ -116,7 +119,7 @@ export function repairController(
       return;
     }
     evicted.delete(key);
-    const what = `pod ${step.pod.name} from ${step.from ?? 'no zone'} towards ${step.to}: ${step.why}`;
+    const what = moveOf(step);
     if (opts.dryRun) {
       note({ workload: key, decision: 'would-evict', pod: step.pod.name, message: what });
       if (announced.has(step.pod.uid)) return;
@@ -141,7 +144,7 @@ export function repairController(
       return;
     }
     const { h, w, step } = found;
-    const what = `pod ${step.pod.name} from ${step.from ?? 'no zone'} towards ${step.to}: ${step.why}`;
+    const what = moveOf(step);
     const res = await evictPod(api, step.pod, log, opts.gate && { judge: opts.gate, by: 'zonekeeper repair' });
     if (res.status === 201 || res.status === 200 || res.status === 404) {
       toEvict.delete(key);

@@ -38,3 +38,13 @@ export async function onFakeTime(
     await clock.advance(stepMs);
   }
 }
+
+/** Moves fake time to `untilMs` in `stepMs` steps; returns the step (ms from now) at which each write `count` shows first appeared. */
+export async function writeTimes(clock: { advance(ms: number): Promise<void> }, count: () => number, untilMs: number, stepMs: number): Promise<number[]> {
+  const at: number[] = [];
+  for (let t = 0; t <= untilMs; t += stepMs) {
+    await clock.advance(t === 0 ? 0 : stepMs);
+    while (at.length < count()) at.push(t);
+  }
+  return at;
+}

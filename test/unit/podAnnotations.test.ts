@@ -10,6 +10,7 @@ import { createMetrics } from '../../src/metrics/metrics.js';
 import { silent } from '../support/app.js';
 import { deployment, rsPod } from '../support/builders.js';
 import { recordingApi } from '../support/recordingApi.js';
+import { writeTimes } from '../support/wait.js';
 
 function controller(patchesPerSecond: number) {
   const clock = fakeClock();
@@ -39,11 +40,7 @@ describe('pod annotations on a paced queue (fake time)', () => {
     const { clock, c, wrote, patched } = controller(10);
     c.start();
     try {
-      const at: number[] = [];
-      for (let t = 0; t <= 1000; t += 50) {
-        await clock.advance(t === 0 ? 0 : 50);
-        while (at.length < patched().length) at.push(t);
-      }
+      const at = await writeTimes(clock, () => patched().length, 1000, 50);
       assert.deepEqual(patched(), ['web-rs-p0', 'web-rs-p1', 'web-rs-p2'], 'in the order the workload gave them');
       assert.deepEqual(at, [0, 100, 200]);
       assert.deepEqual(wrote, [['hand-over', 300]], 'the hand-over took the next turn');

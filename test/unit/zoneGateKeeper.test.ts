@@ -12,6 +12,7 @@ import type { SpecDecision } from '../../src/decision/spec.js';
 import { silent } from '../support/app.js';
 import { stsPod } from '../support/builders.js';
 import { recordingApi } from '../support/recordingApi.js';
+import { writeTimes } from '../support/wait.js';
 
 const zone = (z: string): SpecDecision => ({ kind: 'zone', topologyKey: 'topology.kubernetes.io/zone', zone: z, why: '' });
 const gatedPod = (ordinal: number) => {
@@ -45,11 +46,7 @@ describe('the zone gate keeper on its queue (fake time)', () => {
     gate(0, 1, 2, 3, 4);
     k.start();
     try {
-      const at: number[] = [];
-      for (let t = 0; t <= 600; t += 10) {
-        await clock.advance(t === 0 ? 0 : 10);
-        while (at.length < patched().length) at.push(t);
-      }
+      const at = await writeTimes(clock, () => patched().length, 600, 10);
       assert.deepEqual(patched().sort(), ['db-0', 'db-1', 'db-2', 'db-4']);
       assert.equal(at[0], 0, 'the first at once');
       for (let i = 1; i < at.length; i++) assert.ok(at[i]! - at[i - 1]! >= 100, `never two within 100 ms: ${at}`);
