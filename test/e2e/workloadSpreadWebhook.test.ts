@@ -286,6 +286,9 @@ for (const k of kubeVersions()) describe(`[${k.version}] OpenKruise's WorkloadSp
       return s.find((x: Obj) => x.name === 'subset-a')?.replicas === 0 && s.find((x: Obj) => x.name === 'subset-b')?.replicas === 3;
     }, 60_000, 500);
     await settled('preferred', 'every cost 100', (ps) => ps.every((p) => p.metadata.annotations[COST] === '100'));
+    // Kruise marks the pods in the reconcile that writes this status; zonekeeper's marks are paced apart from it.
+    // Edited before they land, the pods would be filed by their nodes again (subset-a, cost 100; CI once saw it).
+    await settled('preferred', 'every pod marked subset-b', (ps) => ps.every((p) => matchedOf(p)?.subset === 'subset-b'));
 
     // "Deletion subset-b and waiting for workloadspread's reconcile..."
     const ws = await kube.get(WS_API, 'WorkloadSpread', ns, WS);
