@@ -26,8 +26,9 @@ for (const k of versions) describe(`[${k.version}] a gated pod waiting for its v
   let kube: Kube;
 
   before(async () => {
-    // gate.intervalSeconds as shipped (5 s): only an event can wake a pod sooner.
-    await cp.up([{ name: 'default-scheduler', extender: false }]);
+    // The keeper's pass every 60 s (5 s as shipped): a pod ungated well before it was woken by an event,
+    // and the bound below leaves a loaded machine room without letting the interval pass for the event.
+    await cp.up([{ name: 'default-scheduler', extender: false }], { gate: { intervalSeconds: 60 } });
     kube = new Kube(cp.api);
     for (const z of ZONES) await kube.addNode(`node-${z.slice(5)}`, z);
     await kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
@@ -35,7 +36,7 @@ for (const k of versions) describe(`[${k.version}] a gated pod waiting for its v
   });
   after(() => tearDown(cp));
 
-  it(`${ROUNDS} rounds of ${PODS} pods: each ungated within 2 s of its volume appearing`, async () => {
+  it(`${ROUNDS} rounds of ${PODS} pods: each ungated within 10 s of its volume appearing (the keeper's pass: 60 s)`, async () => {
     const waits: number[] = [];
     for (let round = 0; round < ROUNDS; round++) {
       const app = `r${round}`;
@@ -78,6 +79,6 @@ for (const k of versions) describe(`[${k.version}] a gated pod waiting for its v
     }
     const shown = waits.map((w) => w.toFixed(2)).join(' ');
     console.log(`# ungated after its volume appeared (s), ${waits.length} pods: median ${median(waits).toFixed(2)}, max ${Math.max(...waits).toFixed(2)}: ${shown}`);
-    for (const w of waits) assert.ok(w < 2, `a pod ungated ${w.toFixed(2)} s after its volume appeared: ${shown}`);
+    for (const w of waits) assert.ok(w < 10, `a pod ungated ${w.toFixed(2)} s after its volume appeared: ${shown}`);
   });
 });

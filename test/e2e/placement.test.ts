@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { parseAllDocuments, stringify } from 'yaml';
 import { ControlPlane, freePort, kubeVersions } from './controlPlane.js';
 import { eventually, Kube, type Obj } from './kube.js';
-import { deployment, preBoundVolume, zoneTerm } from './workloads.js';
+import { costsSettled, deployment, preBoundVolume, zoneTerm } from './workloads.js';
 
 const ZONES = ['zone-a', 'zone-b', 'zone-c'];
 const SCHEDULER = 'zonekeeper';
@@ -328,18 +328,15 @@ for (const k of kubeVersions()) describe(`zonekeeper with kube-scheduler ${k.ver
 
   it(`[${k.version}] 11. deletion costs are written on managed pods: rank order by zone, Kruise values for a WorkloadSpread`, async () => {
     const cost = (p: Obj) => p.metadata.annotations?.['controller.kubernetes.io/pod-deletion-cost'];
-    const weighted = await eventually('costs on the 8 weighted pods', async () => {
-      const pods = await kube.podsOf('s8', 'app=weighted');
-      return pods.every((p) => cost(p) !== undefined) && pods;
-    });
+    const admin = cp.zonekeeper!.admin;
+    await costsSettled(admin, 's8', 'Deployment', 'weighted', 8);
+    const weighted = await kube.podsOf('s8', 'app=weighted');
     assert.deepEqual(weighted.map((p: Obj) => Number(cost(p))).sort((a: number, b: number) => a - b), [0, 1, 2, 3, 4, 5, 6, 7]);
     const keptAt4 = weighted.filter((p: Obj) => Number(cost(p)) >= 4).map((p: Obj) => zones.get(p.spec.nodeName));
     const count = (list: (string | undefined)[], z: string) => list.filter((x) => x === z).length;
     assert.deepEqual([count(keptAt4, 'zone-a'), count(keptAt4, 'zone-b'), count(keptAt4, 'zone-c')], [2, 1, 1], 'the 4 dearest keep 2/1/1 for weights 2:1:1');
-    const spread = await eventually('costs on the WorkloadSpread pods', async () => {
-      const pods = await kube.podsOf('s3', 'app=web');
-      return pods.every((p) => cost(p) !== undefined) && pods;
-    });
+    await costsSettled(admin, 's3', 'Deployment', 'web', 8);
+    const spread = await kube.podsOf('s3', 'app=web');
     for (const p of spread) assert.equal(cost(p), zones.get(p.spec.nodeName) === 'zone-a' ? '200' : '100', p.metadata.name);
     const plain = await kube.podsOf('s4', 'app=fixed');
     assert.ok(plain.length > 0);
@@ -349,8 +346,7 @@ for (const k of kubeVersions()) describe(`zonekeeper with kube-scheduler ${k.ver
   it(`[${k.version}] 12. scale-down with deletion costs: asserted where kube-controller-manager honours them (>= 1.22), printed beside the same with costs off`, async () => {
     const honoursCosts = cp.profile.deletionCost;
     // Costs are written by the leader after the pods' IDs; scaling before they land would test the controller alone.
-    await eventually('costs on the 6 instance-ID pods', async () =>
-      (await kube.podsOf('s10', 'app=ids')).every((p) => p.metadata.annotations?.['controller.kubernetes.io/pod-deletion-cost'] !== undefined));
+    await costsSettled(cp.zonekeeper!.admin, 's10', 'Deployment', 'ids', 6);
     await kube.scale('Deployment', 's10', 'ids', 3);
     const ids = await bound('s10', 'ids', 3);
     await kube.scale('Deployment', 's3', 'web', 3);
@@ -499,7 +495,7 @@ for (const k of kubeVersions()) describe(`zonekeeper with kube-scheduler ${k.ver
     assert.ok(![...placed.values()].includes('zone-d'));
   });
 
-  it(`[${k.version}] 15. two zonekeeper replicas: only the Lease holder writes deletion costs; SIGKILL it and the other takes over within the lease duration`, async () => {
+  it(`[${k.version}] 15. two zonekeeper replicas: only the Lease holder writes deletion costs; SIGKILL it and the other takes over once the lease expires`, async () => {
     const second = await cp.startReplica('zonekeeper-2', { deletionCost: { enabled: true, intervalSeconds: 1 } });
     const replicas = [{ name: 'zonekeeper', zk: cp.zonekeeper! }, { name: 'zonekeeper-2', zk: second }];
     const read = async (zk: { admin: string }) => {
@@ -533,7 +529,9 @@ for (const k of kubeVersions()) describe(`zonekeeper with kube-scheduler ${k.ver
     const next = await eventually('the other replica leads', async () => (await read(follower.zk)).leader === 1, 30_000, 100);
     const took = Date.now() - killed;
     console.log(`# [${k.version}] scenario 15: ${first.name} led and was SIGKILLed; ${follower.name} led ${took} ms later (lease 4 s)`);
-    assert.ok(next && took <= 4_000 + 2_000, `took over in ${took} ms`);
+    // Expected about 4.6 s (the lease, then a retry of 0.5 s with jitter); the bound is a second lease, so a
+    // loaded machine's late tick passes and a takeover that waited for anything beyond the lease does not.
+    assert.ok(next && took <= 2 * 4_000, `took over in ${took} ms`);
     // The scheduler needs its own zonekeeper back; it returns as a follower.
     if (first.name === 'zonekeeper') {
       replicas[0]!.zk = await cp.startZonekeeper({ deletionCost: { enabled: true, intervalSeconds: 1 } });

@@ -233,7 +233,8 @@ for (const k of kubeVersions()) describe(`[${k.version}] OpenKruise's WorkloadSp
       assert.deepEqual(requiredOf(p), zoneTerm('zone-a').matchExpressions);
       assert.equal(p.metadata.annotations[COST], '100');
     };
-    const two = await settled('capped', 'two pods with costs', (x) => x);
+    // Gated, a pod is in no subset (−200) until the gate lifts it: wait for its subset's cost.
+    const two = await settled('capped', 'two pods with cost 100', (x) => x.every((p) => p.metadata.annotations[COST] === '100') && x);
     assert.equal(tally(two, check).subset.get('zone-a'), 2);
     const s2 = await eventually('status 2, missing 0', async () => { const x = await subsetStatus(0); return x.replicas === 2 && x; }, 60_000, 500);
     assert.deepEqual([s2.name, s2.missingReplicas], ['zone-a', 0]);
@@ -253,7 +254,11 @@ for (const k of kubeVersions()) describe(`[${k.version}] OpenKruise's WorkloadSp
       // Kruise's test reads "" here (its controller has not reconciled yet); its controller then gives a pod in no subset −100·(N+1), as zonekeeper does.
       assert.equal(p.metadata.annotations[COST], '-200', p.metadata.name);
     }
-    const s6 = await subsetStatus(0);
+    // The status is written paced after the pods change: until it has counted them.
+    const s6 = await eventually('status 2, missing 0, none creating', async () => {
+      const x = await subsetStatus(0);
+      return x.replicas === 2 && Object.keys(x.creatingPods ?? {}).length === 0 && x;
+    }, 60_000, 500);
     assert.deepEqual([s6.replicas, s6.missingReplicas, Object.keys(s6.creatingPods ?? {}).length], [2, 0, 0]);
 
     // "scale down ... replicas=2": the pods in no subset go first.
@@ -261,7 +266,7 @@ for (const k of kubeVersions()) describe(`[${k.version}] OpenKruise's WorkloadSp
     await running('capped', 2);
     const back = await settled('capped', 'two pods', (x) => x);
     assert.equal(tally(back, check).subset.get('zone-a'), 2);
-    const s = await subsetStatus(0);
+    const s = await eventually('status 2', async () => { const x = await subsetStatus(0); return x.replicas === 2 && x; }, 60_000, 500);
     assert.deepEqual([s.replicas, s.missingReplicas], [2, 0]);
   };
   scenario('only one subset, zone-a=2', 'capped', oneCappedSubset);

@@ -1,7 +1,7 @@
 // Workloads the e2e suites create, as a user would write them.
 import assert from 'node:assert/strict';
 import type { ControlPlane } from './controlPlane.js';
-import { Kube, type Obj } from './kube.js';
+import { eventually, Kube, type Obj } from './kube.js';
 
 export const SCHEDULER = 'zonekeeper';
 
@@ -126,4 +126,20 @@ export async function assertIdsOnList(kube: Kube, namespace: string, name: strin
     assert.equal(placed.get(p.metadata.name), list[id % list.length], `${p.metadata.name} (instance ID ${id})`);
   }
   assert.deepEqual([...ids].sort((a, b) => a - b), Array.from({ length: count }, (_, i) => i));
+}
+
+/**
+ * Until zonekeeper's layout of a workload shows its `pods` pods bound, each with the deletion cost
+ * zonekeeper wants: the costs are written paced and rewritten as pods bind, so "every pod has a
+ * cost" can still hold a value from before (a Pending pod's).
+ */
+export async function costsSettled(admin: string, namespace: string, kind: string, name: string, pods: number): Promise<void> {
+  let last = '';
+  await eventually(`deletion costs of ${kind} ${namespace}/${name} as zonekeeper wants them`, async () => {
+    const page = await (await fetch(`${admin}/debug/layouts?namespace=${namespace}`)).json() as Obj;
+    const w = (page.workloads as Obj[]).find((x) => x.workload.kind === kind && x.workload.name === name);
+    const ps: Obj[] = w?.pods ?? [];
+    last = ps.map((p) => `${p.name}@${p.node || '-'} ${p.deletionCost?.current}/${p.deletionCost?.desired}`).join(', ');
+    return ps.length === pods && ps.every((p) => p.node && p.deletionCost && p.deletionCost.current === String(p.deletionCost.desired));
+  }).catch((e: Error) => assert.fail(`${e.message}: ${last}`));
 }
