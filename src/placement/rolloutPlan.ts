@@ -141,11 +141,14 @@ export function rolloutStep(model: CachedModel, w: SlimWorkload, snapshot: Snaps
   if (old.length === 0) return { kind: 'none', why: `every pod is on revision ${u.updateRevision}`, clearPause, view };
   if (view.paused !== undefined) return { kind: 'paused', why: view.paused, view };
 
-  // A pod of the new revision not available within the deadline pauses the rollout.
+  // A pod this rollout made not available within the deadline pauses it. Under OnDelete a pod made since the
+  // update revision appeared gets it, so every old pod is older; a pod of the new revision older than the oldest
+  // old pod was not made by it (a rollback's zones never updated): down, it is an outage to wait for, not the revision's fault.
   const deadlineMs = settings.progressDeadlineSeconds * 1000;
+  const started = old.reduce((m, h) => Math.min(m, h.pod.createdAt), Infinity);
   let recheckMs: number | undefined;
   for (const h of updated) {
-    if (h.available) continue;
+    if (h.available || h.pod.createdAt < started) continue;
     const since = Math.max(downSince(h.pod), resumedAt);
     const left = since + deadlineMs - now;
     if (left <= 0) {

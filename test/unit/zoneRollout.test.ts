@@ -122,6 +122,29 @@ describe('zone-by-zone rollout planner', () => {
     assert.equal(planned((c) => { down(c, 'db-4'); c.update('db-r2'); }, { ...WHOLE_ZONES, downAlwaysGo: true }).kind, 'wait');
   });
 
+  it('a rollback during a long outage: a pod of the rolled-back-to revision that it never replaced is waited for, not paused on; under AlwaysAllow the bad pods go', () => {
+    // db-r2 reached zone-a (db-0, db-3, db-6) 30 min ago and never started; db-1 (zone-b, db-r1, an hour older) is down for 2 h; rolled back to db-r1.
+    const setUp = (c: ReturnType<typeof rolloutCluster>, now: number) => {
+      const at = (ms: number) => new Date(now - ms).toISOString();
+      for (const p of c.pods.values()) p.metadata.creationTimestamp = at(3 * 3_600_000);
+      for (const name of ['db-0', 'db-3', 'db-6']) {
+        const p = c.pods.get(name)!;
+        p.metadata.labels['controller-revision-hash'] = 'db-r2';
+        p.metadata.creationTimestamp = at(1_800_000);
+        p.status.conditions = [{ type: 'Ready', status: 'False', lastTransitionTime: at(1_800_000) }];
+      }
+      c.pods.get('db-1')!.status.conditions = [{ type: 'Ready', status: 'False', lastTransitionTime: at(2 * 3_600_000) }];
+      for (const p of c.pods.values()) c.put(p);
+      c.update('db-r1');
+    };
+    const waits = planned(setUp);
+    assert.equal(waits.kind, 'wait', waits.why);
+    if (waits.kind === 'wait') assert.deepEqual(waits.view.waitsFor, ['pod db-1 is not Ready (zone-b)']);
+    const s = planned(setUp, { ...WHOLE_ZONES, downAlwaysGo: true });
+    assert.equal(s.kind, 'evict', s.why);
+    if (s.kind === 'evict') assert.deepEqual(s.pods.map((p) => p.name).sort(), ['db-0', 'db-3', 'db-6']);
+  });
+
   it('an old pod already down in the zone goes first and counts in the batch', () => {
     const s = planned((c) => {
       const p = c.pods.get('db-0')!;
