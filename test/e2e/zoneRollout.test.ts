@@ -114,7 +114,8 @@ for (const k of kubeVersions()) describe(`zone-by-zone rollouts with kube-contro
     const lost = new Set<string>();
     stops.push(kube.kubelet(ns, 300, 1000, (p) => p.metadata.annotations?.['e2e/crash'] !== 'true' && !lost.has(p.metadata.name)));
     const sts = statefulSet(ns, 'db', replicas, { schedulerName: SCHEDULER }, { updateStrategy: { type: 'OnDelete' } });
-    sts.metadata.annotations = { 'zonekeeper.io/zone-rollout': 'true' };
+    // Whole zones at once (batch growth 0): the bad revision reaches all of the first zone, then stops.
+    sts.metadata.annotations = { 'zonekeeper.io/zone-rollout': 'true', 'zonekeeper.io/zone-rollout-batch-growth': '0' };
     await kube.create(sts);
     await eventually('6 pods Ready', () => rolled(ns, replicas), 180_000, 1000);
     const list = await kube.frozenZones('apps/v1', 'StatefulSet', ns, 'db');
