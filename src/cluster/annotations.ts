@@ -11,6 +11,11 @@ export const ANNOTATION = {
   zonePreferences: 'zonekeeper.io/zone-preferences',
   /** Opt-in: how many of a zone's seats voluntary disruptions may take at once ("zone", a count, a percentage; docs/design.md#zone-at-a-time). */
   zoneDisruptionBudget: 'zonekeeper.io/zone-disruption-budget',
+  /**
+   * "AlwaysAllow": a pod already down may be evicted whatever other zones' state, as a PodDisruptionBudget's
+   * unhealthyPodEvictionPolicy; "IfHealthyBudget" (the default): only while no other zone is down.
+   */
+  unhealthyPodEvictionPolicy: 'zonekeeper.io/unhealthy-pod-eviction-policy',
   /** The eviction gate's approvals on the workload (JSON): its conditional record, as a PDB's status.disruptedPods. */
   disruptionApprovals: 'zonekeeper.io/disruption-approvals',
   /** "true": the Lease holder replaces an OnDelete StatefulSet's old-revision pods a zone at a time (docs/design.md#zone-by-zone-rollouts). */

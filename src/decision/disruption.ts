@@ -6,7 +6,9 @@ import type { Clock } from '../common/clock.js';
 import { podModel } from '../placement/model.js';
 import type { PlacementSettings } from '../placement/settings.js';
 import { workloadKey } from '../placement/workload.js';
-import { approvalsLimit, evictionVerdict, formatApprovals, parseApprovals, seatMap, zoneBudgetOf, type EvictionVerdict } from '../placement/zoneDisruption.js';
+import {
+  approvalsLimit, downPodsAlwaysGo, evictionVerdict, formatApprovals, parseApprovals, seatMap, zoneBudgetOf, type EvictionVerdict,
+} from '../placement/zoneDisruption.js';
 
 // The eviction gate's decision (docs/design.md#zone-at-a-time): whether a voluntary disruption of
 // one pod may go now, judged on the seat map that places pods, and the approval recorded on its
@@ -69,13 +71,15 @@ export async function decideEviction(deps: DisruptionDeps, ask: EvictionAsk): Pr
   const workload = workloadKey(w);
   if (budget === undefined) return covered(`${what} has no ${ANNOTATION.zoneDisruptionBudget}`);
   if ('error' in budget) return { allowed: false, why: `${what}: ${budget.error}`, workload, outcome: 'refused' };
+  const downAlwaysGo = downPodsAlwaysGo(w);
+  if (typeof downAlwaysGo !== 'boolean') return { allowed: false, why: `${what}: ${downAlwaysGo.error}`, workload, outcome: 'refused' };
   if (!ask.leading) {
     return { allowed: false, why: `zonekeeper: this replica does not hold the Lease; the holder decides evictions of ${what}, retry`, workload, outcome: 'not-leading' };
   }
   const judge = (recorded: string | undefined): EvictionVerdict => {
     const map = seatMap(model, w, source.snapshot);
     const approvals = parseApprovals(recorded, approvalsLimit(map));
-    return evictionVerdict(what, map, approvals, ask.name, budget, clock.now(), deps.approvalMs);
+    return evictionVerdict(what, map, approvals, ask.name, budget, clock.now(), deps.approvalMs, downAlwaysGo);
   };
   let v: EvictionVerdict;
   try {

@@ -3,7 +3,7 @@ import type { SlimPod, SlimWorkload } from '../cluster/objects.js';
 import type { Snapshot } from '../cluster/store.js';
 import type { RolloutView } from './healthRecord.js';
 import type { CachedModel } from './model.js';
-import { budgetIn, parseBudget, podAvailable, seatMap, type ZoneBudget } from './zoneDisruption.js';
+import { budgetIn, downPodsAlwaysGo, parseBudget, podAvailable, seatMap, type ZoneBudget } from './zoneDisruption.js';
 
 // A zone-by-zone rollout (docs/design.md#zone-by-zone-rollouts), planned from the cluster alone:
 // which pods are on an old revision, which seats are down and where. The Lease holder evicts
@@ -12,7 +12,11 @@ import { budgetIn, parseBudget, podAvailable, seatMap, type ZoneBudget } from '.
 /** The defaults (config zoneRollout) a workload's annotations override. */
 export interface RolloutDefaults { maxUnavailable: string; batchGrowth: number; progressDeadlineSeconds: number }
 
-export interface RolloutSettings { maxUnavailable: ZoneBudget; batchGrowth: number; progressDeadlineSeconds: number }
+export interface RolloutSettings {
+  maxUnavailable: ZoneBudget; batchGrowth: number; progressDeadlineSeconds: number;
+  /** zonekeeper.io/unhealthy-pod-eviction-policy AlwaysAllow: old pods already down go while another zone is down. */
+  downAlwaysGo: boolean;
+}
 
 /** Opted in: the annotation is "true" on a StatefulSet or an Advanced StatefulSet. */
 export function rolloutOptedIn(w: SlimWorkload): boolean {
@@ -39,7 +43,9 @@ export function rolloutSettingsOf(w: SlimWorkload, defaults: RolloutDefaults): R
   if (typeof batchGrowth !== 'number') return batchGrowth;
   const progressDeadlineSeconds = integer(ANNOTATION.zoneRolloutProgressDeadline, defaults.progressDeadlineSeconds, 1, 86_400);
   if (typeof progressDeadlineSeconds !== 'number') return progressDeadlineSeconds;
-  return { maxUnavailable, batchGrowth, progressDeadlineSeconds };
+  const downAlwaysGo = downPodsAlwaysGo(w);
+  if (typeof downAlwaysGo !== 'boolean') return downAlwaysGo;
+  return { maxUnavailable, batchGrowth, progressDeadlineSeconds, downAlwaysGo };
 }
 
 /** A pause as the workload's annotation holds it: zonekeeper's record (for one revision) or a user's own value (any revision). */
@@ -135,11 +141,14 @@ export function rolloutStep(model: CachedModel, w: SlimWorkload, snapshot: Snaps
   if (old.length === 0) return { kind: 'none', why: `every pod is on revision ${u.updateRevision}`, clearPause, view };
   if (view.paused !== undefined) return { kind: 'paused', why: view.paused, view };
 
-  // A pod of the new revision not available within the deadline pauses the rollout.
+  // A pod this rollout made not available within the deadline pauses it. Under OnDelete a pod made since the
+  // update revision appeared gets it, so every old pod is older; a pod of the new revision older than the oldest
+  // old pod was not made by it (a rollback's zones never updated): down, it is an outage to wait for, not the revision's fault.
   const deadlineMs = settings.progressDeadlineSeconds * 1000;
+  const started = old.reduce((m, h) => Math.min(m, h.pod.createdAt), Infinity);
   let recheckMs: number | undefined;
   for (const h of updated) {
-    if (h.available) continue;
+    if (h.available || h.pod.createdAt < started) continue;
     const since = Math.max(downSince(h.pod), resumedAt);
     const left = since + deadlineMs - now;
     if (left <= 0) {
@@ -161,7 +170,15 @@ export function rolloutStep(model: CachedModel, w: SlimWorkload, snapshot: Snaps
   // No pod of this zone goes while a seat elsewhere is down; none while a batch here is under way.
   const elsewhere = [...map.zones].filter(([z]) => z !== zone).flatMap(([z, s]) => s.down.map((d) => `${d.what} (${z})`));
   if (map.unplaced) elsewhere.push(map.unplaced.what);
-  if (elsewhere.length > 0) return wait(`${zone} is next; it waits until every seat outside it is available`, elsewhere, recheckMs);
+  if (elsewhere.length > 0) {
+    // Under AlwaysAllow its old pods already down are replaced meanwhile (a rollback of a crash-looping revision during an outage).
+    const downHere = settings.downAlwaysGo ? inZone.filter((p) => !podAvailable(p, snapshot)) : [];
+    if (downHere.length === 0) return wait(`${zone} is next; it waits until every seat outside it is available`, elsewhere, recheckMs);
+    return {
+      kind: 'evict', view: { ...view, batch: downHere.length }, pods: downHere, clearPause,
+      why: `${zone}: its ${downHere.length} old pod${downHere.length === 1 ? '' : 's'} already down (${ANNOTATION.unhealthyPodEvictionPolicy} AlwaysAllow; replacing them takes nothing more down) to revision ${u.updateRevision}, while ${elsewhere[0]}${elsewhere.length > 1 ? ` and ${elsewhere.length - 1} more` : ''}`,
+    };
+  }
   const isOldDown = (d: { pod?: string }) => d.pod !== undefined && old.some((h) => h.pod.name === d.pod);
   const underWay = here.down.filter((d) => !isOldDown(d)).map((d) => d.what);
   if (underWay.length > 0) return wait(`a batch in ${zone} is under way`, underWay, recheckMs);

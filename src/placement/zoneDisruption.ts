@@ -20,6 +20,18 @@ export function zoneBudgetOf(w: SlimWorkload | undefined): ZoneBudget | { error:
   return parseBudget(raw, ANNOTATION.zoneDisruptionBudget);
 }
 
+/**
+ * Whether a pod already down may go while another zone is down: `zonekeeper.io/unhealthy-pod-eviction-policy`,
+ * named and valued as a PodDisruptionBudget's unhealthyPodEvictionPolicy. By default (IfHealthyBudget) it waits,
+ * as a pod about to be Ready is spared; AlwaysAllow lets a crash-looping revision be replaced during an outage.
+ */
+export function downPodsAlwaysGo(w: SlimWorkload): boolean | { error: string } {
+  const raw = w.annotations[ANNOTATION.unhealthyPodEvictionPolicy];
+  if (raw === undefined || raw.trim() === 'IfHealthyBudget') return false;
+  if (raw.trim() === 'AlwaysAllow') return true;
+  return { error: `${ANNOTATION.unhealthyPodEvictionPolicy}: "${raw.slice(0, 40)}" is not IfHealthyBudget or AlwaysAllow` };
+}
+
 /** "zone", a count or a percentage (a rollout's per-zone maxUnavailable reads the same). */
 export function parseBudget(raw: string, what: string): ZoneBudget | { error: string } {
   const v = raw.trim();
@@ -207,7 +219,7 @@ const named = (whats: readonly string[]) => whats.slice(0, NAMED).join('; ') + (
  * carry the approvals to record, this one included.
  */
 export function evictionVerdict(what: string, map: SeatMap, recorded: readonly Approval[], podName: string, budget: ZoneBudget,
-  now: number, approvalMs: number): EvictionVerdict {
+  now: number, approvalMs: number, downAlwaysGo = false): EvictionVerdict {
   const live = liveApprovals(recorded, map, now, approvalMs);
   const holder = map.holders.get(podName);
   if (!holder) return { allowed: true, zone: undefined, approvals: live, why: `${podName} holds no seat of ${what}: evicting it takes no seat down` };
@@ -216,14 +228,19 @@ export function evictionVerdict(what: string, map: SeatMap, recorded: readonly A
   if (live.some((a) => a.pod === podName && a.uid === holder.pod.uid)) {
     return { allowed: true, zone, approvals: live, why: `already approved: ${podName} of ${what} in ${zone}` };
   }
+  if (!holder.available && downAlwaysGo) {
+    return { allowed: true, zone, approvals: live, why: `${podName} is down already (${ANNOTATION.unhealthyPodEvictionPolicy} AlwaysAllow): evicting it takes nothing more down` };
+  }
   const { down, unknown } = downByZone(map, live);
   const elsewhere = [...down].filter(([z]) => z !== zone);
   const waits = [...elsewhere.flatMap(([z, w]) => w.map((x) => `${x} (${z})`)), ...unknown];
   if (waits.length > 0) {
     const zonesDown = [...elsewhere.map(([z]) => z), ...(unknown.length > 0 ? ['a zone not known yet'] : [])];
+    // Said where it is needed: a rollback stuck behind another zone's outage.
+    const hint = holder.available ? '' : `; ${podName} is down already: with ${ANNOTATION.unhealthyPodEvictionPolicy}: AlwaysAllow it would go now`;
     return {
       allowed: false, zone, waitsFor: waits,
-      why: `zone disruption budget of ${what}: ${zonesDown.join(', ')} ${zonesDown.length > 1 ? 'are' : 'is'} under disruption; pod ${podName} of ${zone ?? 'an unknown zone'} may go once every seat outside it is available: waits for ${named(waits)}`,
+      why: `zone disruption budget of ${what}: ${zonesDown.join(', ')} ${zonesDown.length > 1 ? 'are' : 'is'} under disruption; pod ${podName} of ${zone ?? 'an unknown zone'} may go once every seat outside it is available: waits for ${named(waits)}${hint}`,
     };
   }
   // A pod already down takes nothing more down: no other zone is, so it may go whatever its own zone's count.
@@ -252,7 +269,8 @@ export function disruptionState(model: CachedModel, w: SlimWorkload, snapshot: S
   if (map.unplaced) down.push({ zone: 'unknown', count: map.unplaced.count, what: [map.unplaced.what] });
   const approvals = parseApprovals(w.annotations[ANNOTATION.disruptionApprovals], approvalsLimit(map)).length;
   const parsed = zoneBudgetOf(w);
-  const error = parsed && 'error' in parsed ? parsed.error : undefined;
+  const policy = downPodsAlwaysGo(w);
+  const error = parsed && 'error' in parsed ? parsed.error : typeof policy !== 'boolean' ? policy.error : undefined;
   return { budget, ...(error ? { error } : {}), down: down.sort((a, b) => a.zone.localeCompare(b.zone)), approvals };
 }
 

@@ -195,7 +195,7 @@ export class Kube {
    * Deployment's rollout proceeds), `readyAfterMs` after they were first seen bound; terminating
    * ones are finished. Returns the stop.
    */
-  kubelet(namespace: string, everyMs = 300, readyAfterMs = 0): () => Promise<void> {
+  kubelet(namespace: string, everyMs = 300, readyAfterMs = 0, startsOk: (p: Obj) => boolean = () => true): () => Promise<void> {
     let stopped = false;
     // When each pod was first seen bound: Ready `readyAfterMs` later, as a container that takes that long to start.
     const boundAt = new Map<string, number>();
@@ -205,7 +205,8 @@ export class Kube {
           await this.reapTerminating(namespace);
           for (const p of await this.list('v1', 'Pod', namespace)) {
             const ready = (p.status?.conditions ?? []).some((c: Obj) => c.type === 'Ready' && c.status === 'True');
-            if (!p.spec.nodeName || ready || p.metadata.deletionTimestamp) continue;
+            // A pod that does not start (a crash-looping revision, a lost node) is never made Ready.
+            if (!p.spec.nodeName || ready || p.metadata.deletionTimestamp || !startsOk(p)) continue;
             if (!boundAt.has(p.metadata.uid)) boundAt.set(p.metadata.uid, Date.now());
             if (Date.now() - boundAt.get(p.metadata.uid)! < readyAfterMs) continue;
             const now = new Date().toISOString();

@@ -184,4 +184,42 @@ for (const k of kubeVersions()) describe(`[${k.version}] the zone disruption bud
     assert.deepEqual(replaced, [...before].filter(([, v]) => drained.includes(v.node)).map(([n]) => n).sort(), 'exactly the pods of the drained nodes, once each');
     await uncordonAll();
   });
+
+  // No stand-in kubelet here: web-0 (zone-a) and web-1 (zone-b) never become Ready, a crash-looping revision's pods.
+  it('pods already down in two zones: web-0 waits by default, the refusal naming the annotation; under AlwaysAllow it goes, and a Ready pod of zone-a still waits', async () => {
+    const ns = 'zd5';
+    await kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns, labels: { [EVICTIONS_LABEL]: 'enabled' } } });
+    const sts = statefulSet(ns, 'web', 6, { schedulerName: SCHEDULER });
+    sts.metadata.annotations = { 'zonekeeper.io/zones': ZONES.join(','), 'zonekeeper.io/zone-disruption-budget': 'zone' };
+    await kube.create(sts);
+    await eventually('6 pods bound', async () => (await kube.podsOf(ns, 'app=web')).filter((p) => p.spec.nodeName).length === 6, 120_000);
+    const now = new Date().toISOString();
+    for (const i of [2, 3, 4, 5]) {
+      await kube.call('PATCH', `/api/v1/namespaces/${ns}/pods/web-${i}/status`, { status: { phase: 'Running', startTime: now,
+        conditions: ['PodScheduled', 'Initialized', 'ContainersReady', 'Ready'].map((type) => ({ type, status: 'True', lastTransitionTime: now })) } },
+      'application/merge-patch+json');
+    }
+    // Probes of web-3 are dry runs: judged by the webhook, never carried out (a pod not cached yet would pass).
+    const evict = (pod: string, dryRun = false) => cp.api.request('POST', `/api/v1/namespaces/${ns}/pods/${pod}/eviction${dryRun ? '?dryRun=All' : ''}`, {
+      body: JSON.stringify({ apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name: pod, namespace: ns } }), contentType: 'application/json', timeoutMs: 10_000,
+    });
+    // Until zonekeeper's cache has the four Ready: web-3's refusal then names zone-b's web-1 alone.
+    await eventually('web-3 refused for web-1 alone', async () => /waits for pod web-1 is not Ready \(zone-b\)"/.test((await evict('web-3', true)).body), 60_000, 250);
+    const refused = await evict('web-0');
+    assert.equal(refused.status, 429, refused.body);
+    assert.match(refused.body, /web-0 is down already: with zonekeeper\.io\/unhealthy-pod-eviction-policy: AlwaysAllow it would go now/);
+    await kube.patch('apps/v1', 'StatefulSet', ns, 'web', { metadata: { annotations: { 'zonekeeper.io/unhealthy-pod-eviction-policy': 'AlwaysAllow' } } });
+    const uid = (await kube.get('v1', 'Pod', ns, 'web-0')).metadata.uid;
+    const allowed = await eventually('web-0 evicted under AlwaysAllow', async () => { const r = await evict('web-0'); return r.status === 201 && r; }, 60_000, 250);
+    assert.equal(allowed.status, 201);
+    // Never started, it is deleted at once (and made again by its controller): gone, replaced or terminating.
+    const now0 = await kube.get('v1', 'Pod', ns, 'web-0').catch(() => undefined);
+    assert.ok(!now0 || now0.metadata.uid !== uid || now0.metadata.deletionTimestamp, 'web-0 was evicted');
+    const up = await evict('web-3', true);
+    assert.equal(up.status, 429, 'a Ready pod of zone-a still waits for zone-b');
+    assert.doesNotMatch(up.body, /AlwaysAllow/);
+    // Its pods never become Ready: gone, so that no later drain meets them.
+    await kube.delete('apps/v1', 'StatefulSet', ns, 'web');
+    await eventually(`${ns} has no pods`, async () => (await kube.reapTerminating(ns), (await kube.podsOf(ns, 'app=web')).length === 0), 60_000, 500);
+  });
 });

@@ -106,6 +106,58 @@ for (const k of kubeVersions()) describe(`zone-by-zone rollouts with kube-contro
     assert.match(metrics, /zonekeeper_rollout_pods_replaced_total 30/);
   });
 
+  it(`[${k.version}] 62. a rollback during another zone's outage: a crash-looping revision in the first zone waits by default; under AlwaysAllow its pods are replaced while the other zone is still down, and only they`, async () => {
+    const ns = 'zr-outage';
+    const replicas = 6;
+    await kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+    /** Pods of the bad template never start; `lost` stands for a node lost in another zone. */
+    const lost = new Set<string>();
+    stops.push(kube.kubelet(ns, 300, 1000, (p) => p.metadata.annotations?.['e2e/crash'] !== 'true' && !lost.has(p.metadata.name)));
+    const sts = statefulSet(ns, 'db', replicas, { schedulerName: SCHEDULER }, { updateStrategy: { type: 'OnDelete' } });
+    // Whole zones at once (batch growth 0): the bad revision reaches all of the first zone, then stops.
+    sts.metadata.annotations = { 'zonekeeper.io/zone-rollout': 'true', 'zonekeeper.io/zone-rollout-batch-growth': '0' };
+    await kube.create(sts);
+    await eventually('6 pods Ready', () => rolled(ns, replicas), 180_000, 1000);
+    const list = await kube.frozenZones('apps/v1', 'StatefulSet', ns, 'db');
+    const good = (await kube.get('apps/v1', 'StatefulSet', ns, 'db')).status.updateRevision as string;
+    const inZone = (z: string) => Array.from({ length: replicas }, (_, i) => `db-${i}`).filter((_, i) => list[i % 3] === z);
+    const revisions = async () => new Map((await kube.podsOf(ns, 'app=db')).map((p) => [p.metadata.name as string, { revision: p.metadata.labels['controller-revision-hash'], ready: ready(p), uid: p.metadata.uid }]));
+
+    // The bad revision: the first zone's pods are replaced and never become Ready; the rollout goes no further.
+    const template = (crash: boolean) => ({ spec: { template: { metadata: { annotations: { 'e2e/crash': crash ? 'true' : null } } } } });
+    await kube.patch('apps/v1', 'StatefulSet', ns, 'db', template(true));
+    await eventually(`${list[0]}'s pods on the bad revision`, async () => {
+      const r = await revisions();
+      return inZone(list[0]!).every((n) => r.get(n) && r.get(n)!.revision !== good && !r.get(n)!.ready);
+    }, 120_000, 500);
+    // The outage: a pod of the second zone goes down (its node lost), then the rollback.
+    const victim = inZone(list[1]!)[0]!;
+    lost.add(victim);
+    await kube.call('PATCH', `/api/v1/namespaces/${ns}/pods/${victim}/status`, { status: { conditions: [{ type: 'Ready', status: 'False', lastTransitionTime: new Date().toISOString() }] } },
+      'application/merge-patch+json');
+    await kube.patch('apps/v1', 'StatefulSet', ns, 'db', template(false));
+    await eventually('the rollback\'s update revision is the good one', async () => (await kube.get('apps/v1', 'StatefulSet', ns, 'db')).status?.updateRevision === good, 30_000);
+    const stepOf = async () => ((await (await fetch(`${cp.zonekeeper!.admin}/debug/rollouts`)).json()) as { workloads: Obj[] })
+      .workloads.find((w) => w.workload === `${ns}/StatefulSet/db`)?.lastStep as Obj | undefined;
+    const waiting = await eventually('the rollout waits for the lost pod', async () => {
+      const st = await stepOf();
+      return st?.decision === 'wait' && st.view?.revision === good && JSON.stringify(st.view.waitsFor).includes(victim) && st;
+    }, 60_000, 500);
+    const badUids = new Map([...(await revisions())].filter(([n]) => inZone(list[0]!).includes(n)).map(([n, v]) => [n, v.uid]));
+
+    await kube.patch('apps/v1', 'StatefulSet', ns, 'db', { metadata: { annotations: { 'zonekeeper.io/unhealthy-pod-eviction-policy': 'AlwaysAllow' } } });
+    await eventually(`${list[0]} back on the good revision and Ready while ${victim} is still down`, async () => {
+      const r = await revisions();
+      return inZone(list[0]!).every((n) => r.get(n)?.revision === good && r.get(n)!.ready) && r.get(victim)?.ready === false;
+    }, 120_000, 500);
+    const after = await revisions();
+    for (const [n, uid] of badUids) assert.notEqual(after.get(n)!.uid, uid, `${n} was replaced`);
+    const untouched = [...list.slice(1)].flatMap(inZone);
+    assert.ok(untouched.every((n) => after.get(n)?.revision === good), 'the other zones were never on the bad revision');
+    console.log(`# [${k.version}] rollback during an outage: waited (${waiting.message}); under AlwaysAllow ${list[0]} replaced while ${victim} (${list[1]}) was down`);
+    lost.delete(victim);
+  });
+
   it(`[${k.version}] 61. the Lease holder killed mid-rollout: another replica goes on from the cluster; no pod of the new revision is ever evicted (no step twice), every old one is (none lost), never two zones down`, async () => {
     const ns = 'zr-handover';
     const replicas = 12;

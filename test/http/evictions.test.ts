@@ -16,7 +16,7 @@ import { recordingApi } from '../support/recordingApi.js';
 
 const ZONES = ['zone-a', 'zone-b', 'zone-c'];
 const OPTED = { 'zonekeeper.io/zones': ZONES.join(','), 'zonekeeper.io/zone-disruption-budget': 'zone' };
-const six = () => Array.from({ length: 6 }, (_, i) => stsPod('web', i, { nodeName: `node-${ZONES[i % 3]!.slice(5)}-1`, ready: true }));
+const six = (down: readonly number[] = []) => Array.from({ length: 6 }, (_, i) => stsPod('web', i, { nodeName: `node-${ZONES[i % 3]!.slice(5)}-1`, ready: !down.includes(i) }));
 
 const review = (pod: string, extra: Raw = {}) => ({
   apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview',
@@ -27,8 +27,8 @@ const review = (pod: string, extra: Raw = {}) => ({
   },
 });
 
-function setup(o: { leading?: boolean; annotations?: Record<string, string> } = {}) {
-  const store = storeOf([...nodes(ZONES, 1), statefulSet('web', 6, { annotations: o.annotations ?? OPTED }), ...six()]);
+function setup(o: { leading?: boolean; annotations?: Record<string, string>; down?: number[] } = {}) {
+  const store = storeOf([...nodes(ZONES, 1), statefulSet('web', 6, { annotations: o.annotations ?? OPTED }), ...six(o.down)]);
   const app = testApp(store);
   const deps = { service: app.service, leading: () => o.leading ?? true, gateEnabled: false, applySubsetPatches: false, log: silent };
   const eviction = evictionRoute({ service: app.service, leading: () => o.leading ?? true, log: silent }, app.metrics, 1 << 20);
@@ -96,6 +96,17 @@ describe('the eviction gate webhook', () => {
   it('a bad budget value refuses, naming the annotation and the value', async () => {
     const { post } = setup({ annotations: { ...OPTED, 'zonekeeper.io/zone-disruption-budget': 'half' } });
     assert.match((await post(review('web-0'))).json.response.status.message, /zonekeeper\.io\/zone-disruption-budget: "half" is not "zone", a count/);
+  });
+
+  it('a rollback during an outage: web-0 (zone-a) and web-1 (zone-b) not Ready; web-0 waits by default, goes under AlwaysAllow, and a bad value refuses', async () => {
+    const refused = (await setup({ down: [0, 1] }).post(review('web-0'))).json.response;
+    assert.equal(refused.status.code, 429);
+    assert.match(refused.status.message, /waits for pod web-1 is not Ready \(zone-b\); web-0 is down already: with zonekeeper\.io\/unhealthy-pod-eviction-policy: AlwaysAllow it would go now$/);
+    const always = setup({ down: [0, 1], annotations: { ...OPTED, 'zonekeeper.io/unhealthy-pod-eviction-policy': 'AlwaysAllow' } });
+    assert.deepEqual((await always.post(review('web-0'))).json.response, { uid: 'rev-web-0', allowed: true });
+    assert.equal((await always.post(review('web-3'))).json.response.status.code, 429, 'an available pod of zone-a still waits for zone-b');
+    const bad = setup({ down: [0, 1], annotations: { ...OPTED, 'zonekeeper.io/unhealthy-pod-eviction-policy': 'Always' } });
+    assert.match((await bad.post(review('web-2'))).json.response.status.message, /unhealthy-pod-eviction-policy: "Always" is not IfHealthyBudget or AlwaysAllow/);
   });
 
   it('bad input: another resource, another operation, no name, malformed JSON, a huge body: 4xx naming it, and it keeps serving', async () => {

@@ -6,7 +6,8 @@ import { NO_PENDING_FREEZES } from '../../src/placement/fleet.js';
 import { workloadHealth } from '../../src/placement/health.js';
 import { workloadModel, type CachedModel } from '../../src/placement/model.js';
 import {
-  budgetIn, evictionVerdict, formatApprovals, liveApprovals, parseApprovals, parseBudget, seatMap, zoneBudgetOf, type Approval,
+  budgetIn, disruptionState, downPodsAlwaysGo, evictionVerdict, formatApprovals, liveApprovals, parseApprovals, parseBudget, seatMap, zoneBudgetOf,
+  type Approval,
 } from '../../src/placement/zoneDisruption.js';
 import { deployment, node, nodes, rsPod, statefulSet, stsPod, storeOf, type Raw } from '../support/builders.js';
 import { defaultSettings } from '../support/placement.js';
@@ -92,6 +93,29 @@ describe('the zone disruption budget: never two zones down at once', () => {
     const v = verdict(map, 'web-1');
     assert.equal(v.allowed, true);
     assert.deepEqual(v.allowed && v.approvals, []);
+  });
+
+  it('a pod already down while another zone is down: waits by default and says how it could go; under AlwaysAllow it goes, unrecorded, and only it', () => {
+    const pods = six({ 0: { ready: false }, 1: { ready: false } });
+    const { map } = sts(6, pods);
+    const v = verdict(map, 'web-0');
+    assert.equal(v.allowed, false);
+    assert.match(v.why, /zone-b is under disruption; .*waits for pod web-1 is not Ready \(zone-b\); web-0 is down already: with zonekeeper\.io\/unhealthy-pod-eviction-policy: AlwaysAllow it would go now$/);
+    const always = sts(6, pods, { ...FROZEN, 'zonekeeper.io/unhealthy-pod-eviction-policy': 'AlwaysAllow' });
+    assert.equal(downPodsAlwaysGo(always.w), true);
+    const go = evictionVerdict('StatefulSet default/web', always.map, [], 'web-0', { kind: 'zone' }, NOW, APPROVAL_MS, true);
+    assert.equal(go.allowed, true, go.why);
+    assert.match(go.why, /web-0 is down already \(zonekeeper\.io\/unhealthy-pod-eviction-policy AlwaysAllow\)/);
+    assert.deepEqual(go.allowed && go.approvals, [], 'nothing recorded: it takes no seat down');
+    // An available pod of zone-a still waits for zone-b.
+    const up = evictionVerdict('StatefulSet default/web', always.map, [], 'web-3', { kind: 'zone' }, NOW, APPROVAL_MS, true);
+    assert.equal(up.allowed, false);
+    assert.doesNotMatch(up.why, /AlwaysAllow/);
+    // The default spelled out is the default; anything else is named, and health says every eviction is refused.
+    assert.equal(downPodsAlwaysGo(sts(6, pods, { ...FROZEN, 'zonekeeper.io/unhealthy-pod-eviction-policy': 'IfHealthyBudget' }).w), false);
+    const bad = sts(6, pods, { ...FROZEN, 'zonekeeper.io/unhealthy-pod-eviction-policy': 'yes' });
+    assert.deepEqual(downPodsAlwaysGo(bad.w), { error: 'zonekeeper.io/unhealthy-pod-eviction-policy: "yes" is not IfHealthyBudget or AlwaysAllow' });
+    assert.match(disruptionState(bad.model, bad.w, bad.store)!.error!, /unhealthy-pod-eviction-policy: "yes"/);
   });
 
   it('a pod on a node that is not Ready is down in its zone', () => {

@@ -11,7 +11,7 @@ import { defaultSettings } from '../support/placement.js';
 import { rolloutCluster } from '../support/rolloutCluster.js';
 
 const DEFAULTS = { maxUnavailable: 'zone', batchGrowth: 2, progressDeadlineSeconds: 600 };
-const WHOLE_ZONES: RolloutSettings = { maxUnavailable: { kind: 'zone' }, batchGrowth: 0, progressDeadlineSeconds: 600 };
+const WHOLE_ZONES: RolloutSettings = { maxUnavailable: { kind: 'zone' }, batchGrowth: 0, progressDeadlineSeconds: 600, downAlwaysGo: false };
 
 function planned(setUp: (c: ReturnType<typeof rolloutCluster>, now: number) => void, settings = WHOLE_ZONES) {
   const clock = fakeClock(Date.parse('2026-11-27T12:00:00Z'));
@@ -45,10 +45,13 @@ describe('zone-by-zone rollout planner', () => {
 
   it('settings: the annotations, else the zone disruption budget, else the defaults; a bad value is named', () => {
     const w = (annotations: Record<string, string>) => slimWorkload('StatefulSet', statefulSet('db', 3, { annotations }));
-    assert.deepEqual(rolloutSettingsOf(w({}), DEFAULTS), { maxUnavailable: { kind: 'zone' }, batchGrowth: 2, progressDeadlineSeconds: 600 });
+    assert.deepEqual(rolloutSettingsOf(w({}), DEFAULTS), { maxUnavailable: { kind: 'zone' }, batchGrowth: 2, progressDeadlineSeconds: 600, downAlwaysGo: false });
     assert.deepEqual((rolloutSettingsOf(w({ 'zonekeeper.io/zone-disruption-budget': '2' }), DEFAULTS) as RolloutSettings).maxUnavailable, { kind: 'count', n: 2 });
     assert.deepEqual(rolloutSettingsOf(w({ 'zonekeeper.io/zone-disruption-budget': '2', 'zonekeeper.io/zone-rollout-max-unavailable': '50%' }), DEFAULTS),
-      { maxUnavailable: { kind: 'percent', p: 50 }, batchGrowth: 2, progressDeadlineSeconds: 600 });
+      { maxUnavailable: { kind: 'percent', p: 50 }, batchGrowth: 2, progressDeadlineSeconds: 600, downAlwaysGo: false });
+    assert.equal((rolloutSettingsOf(w({ 'zonekeeper.io/unhealthy-pod-eviction-policy': 'AlwaysAllow' }), DEFAULTS) as RolloutSettings).downAlwaysGo, true);
+    assert.deepEqual(rolloutSettingsOf(w({ 'zonekeeper.io/unhealthy-pod-eviction-policy': 'Always' }), DEFAULTS),
+      { error: 'zonekeeper.io/unhealthy-pod-eviction-policy: "Always" is not IfHealthyBudget or AlwaysAllow' });
     assert.deepEqual(rolloutSettingsOf(w({ 'zonekeeper.io/zone-rollout-max-unavailable': 'all' }), DEFAULTS),
       { error: 'zonekeeper.io/zone-rollout-max-unavailable: "all" is not "zone", a count (1, 2, …) or a percentage (1%–100%)' });
     assert.deepEqual(rolloutSettingsOf(w({ 'zonekeeper.io/zone-rollout-batch-growth': '1.5' }), DEFAULTS),
@@ -95,6 +98,51 @@ describe('zone-by-zone rollout planner', () => {
     assert.equal(s.view.zone, 'zone-a');
     assert.equal(s.why, 'zone-a is next; it waits until every seat outside it is available');
     assert.deepEqual(s.view.waitsFor, ['pod db-4 is not Ready (zone-b)']);
+  });
+
+  it('another zone down: under AlwaysAllow the next zone\'s old pods already down are replaced meanwhile (a rollback during an outage), and only they', () => {
+    const down = (c: ReturnType<typeof rolloutCluster>, name: string) => {
+      const p = c.pods.get(name)!;
+      p.status.conditions = [{ type: 'Ready', status: 'False', lastTransitionTime: new Date().toISOString() }];
+      c.put(p);
+    };
+    const setUp = (c: ReturnType<typeof rolloutCluster>) => {
+      down(c, 'db-4');
+      down(c, 'db-3');
+      c.update('db-r2');
+    };
+    const waits = planned(setUp);
+    assert.equal(waits.kind, 'wait', 'by default a pod already down waits for the other zone too');
+    const s = planned(setUp, { ...WHOLE_ZONES, downAlwaysGo: true });
+    assert.equal(s.kind, 'evict');
+    if (s.kind !== 'evict') return;
+    assert.deepEqual(s.pods.map((p) => p.name), ['db-3']);
+    assert.match(s.why, /^zone-a: its 1 old pod already down \(zonekeeper\.io\/unhealthy-pod-eviction-policy AlwaysAllow; .*, while pod db-4 is not Ready \(zone-b\)$/);
+    // Nothing down in the next zone: it waits, AlwaysAllow or not.
+    assert.equal(planned((c) => { down(c, 'db-4'); c.update('db-r2'); }, { ...WHOLE_ZONES, downAlwaysGo: true }).kind, 'wait');
+  });
+
+  it('a rollback during a long outage: a pod of the rolled-back-to revision that it never replaced is waited for, not paused on; under AlwaysAllow the bad pods go', () => {
+    // db-r2 reached zone-a (db-0, db-3, db-6) 30 min ago and never started; db-1 (zone-b, db-r1, an hour older) is down for 2 h; rolled back to db-r1.
+    const setUp = (c: ReturnType<typeof rolloutCluster>, now: number) => {
+      const at = (ms: number) => new Date(now - ms).toISOString();
+      for (const p of c.pods.values()) p.metadata.creationTimestamp = at(3 * 3_600_000);
+      for (const name of ['db-0', 'db-3', 'db-6']) {
+        const p = c.pods.get(name)!;
+        p.metadata.labels['controller-revision-hash'] = 'db-r2';
+        p.metadata.creationTimestamp = at(1_800_000);
+        p.status.conditions = [{ type: 'Ready', status: 'False', lastTransitionTime: at(1_800_000) }];
+      }
+      c.pods.get('db-1')!.status.conditions = [{ type: 'Ready', status: 'False', lastTransitionTime: at(2 * 3_600_000) }];
+      for (const p of c.pods.values()) c.put(p);
+      c.update('db-r1');
+    };
+    const waits = planned(setUp);
+    assert.equal(waits.kind, 'wait', waits.why);
+    if (waits.kind === 'wait') assert.deepEqual(waits.view.waitsFor, ['pod db-1 is not Ready (zone-b)']);
+    const s = planned(setUp, { ...WHOLE_ZONES, downAlwaysGo: true });
+    assert.equal(s.kind, 'evict', s.why);
+    if (s.kind === 'evict') assert.deepEqual(s.pods.map((p) => p.name).sort(), ['db-0', 'db-3', 'db-6']);
   });
 
   it('an old pod already down in the zone goes first and counts in the batch', () => {
