@@ -171,8 +171,9 @@ export function rolloutStep(model: CachedModel, w: SlimWorkload, snapshot: Snaps
   const elsewhere = [...map.zones].filter(([z]) => z !== zone).flatMap(([z, s]) => s.down.map((d) => `${d.what} (${z})`));
   if (map.unplaced) elsewhere.push(map.unplaced.what);
   if (elsewhere.length > 0) {
-    // Under AlwaysAllow its old pods already down are replaced meanwhile (a rollback of a crash-looping revision during an outage).
-    const downHere = settings.downAlwaysGo ? inZone.filter((p) => !podAvailable(p, snapshot)) : [];
+    // Under AlwaysAllow its old pods already down are replaced meanwhile (a rollback of a crash-looping revision during an
+    // outage); one terminating is on its way (on a lost node it may stay so): not evicted again at every step.
+    const downHere = settings.downAlwaysGo ? inZone.filter((p) => !p.terminating && !podAvailable(p, snapshot)) : [];
     if (downHere.length === 0) return wait(`${zone} is next; it waits until every seat outside it is available`, elsewhere, recheckMs);
     return {
       kind: 'evict', view: { ...view, batch: downHere.length }, pods: downHere, clearPause,

@@ -118,8 +118,14 @@ describe('zone-by-zone rollout planner', () => {
     if (s.kind !== 'evict') return;
     assert.deepEqual(s.pods.map((p) => p.name), ['db-3']);
     assert.match(s.why, /^zone-a: its 1 old pod already down \(zonekeeper\.io\/unhealthy-pod-eviction-policy AlwaysAllow; .*, while pod db-4 is not Ready \(zone-b\)$/);
-    // Nothing down in the next zone: it waits, AlwaysAllow or not.
+    // Nothing down in the next zone: it waits, AlwaysAllow or not; nor is a pod already terminating evicted again.
     assert.equal(planned((c) => { down(c, 'db-4'); c.update('db-r2'); }, { ...WHOLE_ZONES, downAlwaysGo: true }).kind, 'wait');
+    const terminating = planned((c) => {
+      setUp(c);
+      c.pods.get('db-3')!.metadata.deletionTimestamp = new Date().toISOString();
+      c.put(c.pods.get('db-3')!);
+    }, { ...WHOLE_ZONES, downAlwaysGo: true });
+    assert.equal(terminating.kind, 'wait', terminating.kind === 'evict' ? terminating.pods.map((p) => p.name).join() : '');
   });
 
   it('a rollback during a long outage: a pod of the rolled-back-to revision that it never replaced is waited for, not paused on; under AlwaysAllow the bad pods go', () => {
