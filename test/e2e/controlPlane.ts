@@ -14,15 +14,29 @@ import { processCpuSeconds } from '../support/proc.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 
+/** Ports handed out in this process: a port closed after the probe can come back from the next probe. */
+const handedOut = new Set<number>();
+
+/**
+ * A port free now and never handed out before in this process. Two probes before either process
+ * binds can get the same port (CI once gave kube-apiserver's port to zonekeeper's extender too).
+ */
 export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const port = await new Promise<number>((resolve, reject) => {
+      const s = net.createServer();
+      s.once('error', reject);
+      s.listen(0, '127.0.0.1', () => {
+        const p = (s.address() as net.AddressInfo).port;
+        s.close(() => resolve(p));
+      });
     });
-  });
+    if (!handedOut.has(port)) {
+      handedOut.add(port);
+      return port;
+    }
+  }
+  throw new Error('no port free that was not handed out already (100 probes)');
 }
 
 /** Polls `check` until it holds; stops at once if the process it waits for has ended. */
