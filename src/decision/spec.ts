@@ -2,7 +2,7 @@ import { ANNOTATION, ZONE_GATE } from '../cluster/annotations.js';
 import type { NodeSelectorTerm, SlimNode, SlimPod, Toleration } from '../cluster/objects.js';
 import type { Snapshot } from '../cluster/store.js';
 import { failedPinKey, type Candidates, type PlacementInput } from '../placement/policy.js';
-import { subsetKey } from '../placement/policies/workloadSpread/subsets.js';
+import { neverGivenUp, subsetKey } from '../placement/policies/workloadSpread/subsets.js';
 import type { FilterVerdict } from '../placement/verdict.js';
 
 // A decision written into a pod's spec (docs/design.md#the-zone-gate, #admission): the filter's own
@@ -39,8 +39,7 @@ export function specDecisionOf(v: FilterVerdict, input: PlacementInput): SpecDec
   const model = v.model;
   if (v.subset) {
     const { ws, subset } = v.subset;
-    // The last subset is never given up (Kruise's controller never marks it): no fallback from it.
-    const fallback: GateFallback | undefined = ws.strategy === 'Adaptive' && model && !v.boundVolume && subset !== ws.subsets.at(-1)
+    const fallback: GateFallback | undefined = ws.strategy === 'Adaptive' && model && !v.boundVolume && !neverGivenUp(ws, subset)
       ? { kind: 'subset', key: subsetKey(ws, subset.name), workload: model.key, given: subset.name, afterMs: ws.rescheduleCriticalSeconds * 1000 } : undefined;
     return {
       kind: 'subset', workloadSpread: ws.name, subset: subset.name, term: subset.requiredNodeSelectorTerm,

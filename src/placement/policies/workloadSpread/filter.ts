@@ -1,6 +1,6 @@
 import type { SlimNode, WorkloadSpreadSubset } from '../../../cluster/objects.js';
 import type { PolicyContext, PolicyOutcome } from '../../policy.js';
-import { describeQuota, subsetForIndex, subsetKey, subsetMembership, subsetQuotas } from './subsets.js';
+import { describeQuota, neverGivenUp, subsetForIndex, subsetKey, subsetMembership, subsetQuotas } from './subsets.js';
 import type { SpreadModel } from './subsets.js';
 import { podVersion } from './versions.js';
 
@@ -76,9 +76,8 @@ export function subsetPolicy(ctx: PolicyContext, model: SpreadModel): PolicyOutc
     const next = open.slice(1).find(({ subset }) => feasible(subset));
     if (next) return outcome(next.subset, `${describeQuota(next.quota)}; the scheduler sent no node of ${first.subset.name}`);
   }
-  // The last subset is never given up, as Kruise's controller never marks it: going beyond every
-  // subset would put the pod on any node, a full subset's too (a robustness run's overfilled zone).
-  if (first.subset === ws.subsets.at(-1)) {
+  // Going beyond every subset would put the pod on any node, a full subset's too (a robustness run's overfilled zone).
+  if (neverGivenUp(ws, first.subset)) {
     return outcome(first.subset, `${describeQuota(first.quota)}; no feasible node, and Adaptive never gives up the last subset`);
   }
   const waited = input.waitingSince === undefined ? 0 : now - input.waitingSince;

@@ -5,7 +5,7 @@ import { workloadModel, type ZoneListDeps } from '../../model.js';
 import { ADMITTED_UID_PREFIX, type ReservationView } from '../../reservations.js';
 import type { PlacementSettings } from '../../settings.js';
 import { podVolumes } from '../../volumes.js';
-import { resolveMax, subsetOfPod } from './subsets.js';
+import { neverGivenUp, resolveMax, subsetOfPod } from './subsets.js';
 
 export interface WorkloadSpreadStatus {
   observedGeneration: number;
@@ -90,15 +90,15 @@ export function workloadSpreadStatus(
   let nextCheckMs: number | undefined;
   const checkIn = (ms: number) => { nextCheckMs = Math.max(1, Math.min(nextCheckMs ?? Infinity, ms)); };
 
-  const subsetStatuses = ws.subsets.map((s, i): WorkloadSpreadSubsetStatus => {
+  const subsetStatuses = ws.subsets.map((s): WorkloadSpreadSubsetStatus => {
     const inIt = members.get(s.name)!;
     const max = resolveMax(s.maxReplicas, replicas);
     const creatingPods = creating.get(s.name) ?? {};
     const missingReplicas = max === Infinity ? -1 : Math.max(0, max - inIt.length - Object.keys(creatingPods).length);
     const old = ws.schedulable.get(s.name);
     const conditions: SubsetCondition[] = [];
-    if (criticalMs > 0 && i === ws.subsets.length - 1) {
-      // The last subset is never rescheduled away from: always schedulable.
+    if (criticalMs > 0 && neverGivenUp(ws, s)) {
+      // Always schedulable.
       conditions.push(nextCondition(old, 'True', 'Sufficient', now));
     } else if (criticalMs > 0) {
       const timedOut = inIt.filter((p) => {

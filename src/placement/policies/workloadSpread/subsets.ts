@@ -29,6 +29,12 @@ export interface SubsetQuota {
 
 export const subsetKey = (ws: SlimWorkloadSpread, subset: string) => `${ws.namespace}/${ws.name}/${subset}`;
 
+/**
+ * Adaptive never gives up the last subset, as Kruise's controller never reschedules away from it:
+ * never marked unschedulable, no fallback from it, its pod waits for it rather than going beyond every subset.
+ */
+export const neverGivenUp = (ws: SlimWorkloadSpread, subset: WorkloadSpreadSubset) => subset === ws.subsets.at(-1);
+
 export function findWorkloadSpread(snapshot: Snapshot, ref: WorkloadRef, replicaSet: string | undefined): SlimWorkloadSpread | undefined {
   for (const ws of snapshot.workloadSpreads(ref.namespace)) {
     const t = ws.targetRef;
