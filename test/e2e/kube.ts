@@ -209,10 +209,7 @@ export class Kube {
             if (!p.spec.nodeName || ready || p.metadata.deletionTimestamp || !startsOk(p)) continue;
             if (!boundAt.has(p.metadata.uid)) boundAt.set(p.metadata.uid, Date.now());
             if (Date.now() - boundAt.get(p.metadata.uid)! < readyAfterMs) continue;
-            const now = new Date().toISOString();
-            const conditions = ['PodScheduled', 'Initialized', 'ContainersReady', 'Ready'].map((type) => ({ type, status: 'True', lastTransitionTime: now }));
-            await this.call('PATCH', `/api/v1/namespaces/${namespace}/pods/${p.metadata.name}/status`, { status: { phase: 'Running', startTime: now, conditions } }, 'application/merge-patch+json')
-              .catch(() => undefined);
+            await this.markReady(namespace, p.metadata.name).catch(() => undefined);
           }
         } catch { /* the next round tries again */ }
         await new Promise((r) => setTimeout(r, everyMs));
@@ -222,6 +219,13 @@ export class Kube {
       stopped = true;
       await loop;
     };
+  }
+
+  /** What a kubelet writes once a pod's containers started: Running, and Ready. */
+  async markReady(namespace: string, name: string): Promise<void> {
+    const now = new Date().toISOString();
+    const conditions = ['PodScheduled', 'Initialized', 'ContainersReady', 'Ready'].map((type) => ({ type, status: 'True', lastTransitionTime: now }));
+    await this.call('PATCH', `/api/v1/namespaces/${namespace}/pods/${name}/status`, { status: { phase: 'Running', startTime: now, conditions } }, 'application/merge-patch+json');
   }
 
   /** Stands in for the missing kubelets: finishes the deletion of terminating pods. */
