@@ -14,7 +14,9 @@ export const KRUISE_GROUP = 'apps.kruise.io';
 export type KindName =
   | 'nodes' | 'pods' | 'persistentvolumes' | 'persistentvolumeclaims' | 'storageclasses'
   | 'statefulsets' | 'replicasets' | 'deployments' | 'jobs' | 'workloadspreads'
-  | 'clonesets' | 'advancedstatefulsets' | 'nodepools' | 'scaleupreports' | 'karpenterreports' | 'autoscalerstatus';
+  | 'clonesets' | 'advancedstatefulsets' | 'nodepools' | 'scaleupreports' | 'karpenterreports' | 'autoscalerstatus'
+  // Karmada's, on a Karmada control plane only (karmada.ts).
+  | 'resourcebindings' | 'clusterresourcebindings' | 'memberclusters' | 'propagationpolicies' | 'clusterpropagationpolicies' | 'overridepolicies';
 
 export interface KindSpec {
   /** The store's name for it: the resource name, but `advancedstatefulsets` for Kruise's. */
@@ -43,6 +45,8 @@ export interface KindSpec {
    * pods, which wait on them meanwhile: placement/model.ts); other kinds' are dropped.
    */
   keptWhenRefused?: boolean;
+  /** Its own converter (Karmada's kinds); else convert.ts's for the plural. */
+  slim?: (raw: Record<string, any>) => unknown;
 }
 
 /** The workload kinds: pods' owners that policies read (and that zonekeeper annotates). */

@@ -103,7 +103,7 @@ export class Reflector {
     private readonly clock: Timers = systemClock,
     decodePage?: PageDecoder,
   ) {
-    this.slim = slimOf(resource);
+    this.slim = resource.slim ?? slimOf(resource);
     this.decodePage = decodePage ?? inlinePages(this.slim);
     this.state = {
       kind: resource.plural,

@@ -2,8 +2,9 @@ import { fnv1_32 } from '../common/hash.js';
 import type { ZonePreferencesSpec } from '../cluster/zonePreferences.js';
 import { preferenceFor } from './preferences.js';
 
-// The Federated ReplicaSet planner (docs/design.md#zone-list-zone-sequence-fleet-balance), zones in place of clusters: weights, min
-// and max per zone, capacity, rebalance, overflow.
+// The Federated ReplicaSet planner (docs/design.md#one-planner-for-clusters-and-zones): one division of replicas over
+// places (a workload's zones, or a federated workload's member clusters) by weights, min and max per place, capacity,
+// rebalance; what capacity could not hold is overflow.
 
 export interface PlanInput {
   replicas: number;
@@ -23,19 +24,46 @@ export interface Plan {
   overflow: Record<string, number>;
 }
 
+/** A place's entry: its own, else "*"'s; undefined when neither exists (the place gets nothing). */
+export interface PlaceShare { minReplicas: number; maxReplicas?: number | undefined; weight: number }
+
+/** One division of replicas over places: the seed's planner, for zones and for clusters alike. */
+export interface Division {
+  replicas: number;
+  places: readonly string[];
+  rebalance: boolean;
+  shareOf(place: string): PlaceShare | undefined;
+  /** How many replicas each place can hold; absent = unlimited. 0 = offline. */
+  capacity?: Record<string, number>;
+  /** Replicas already in each place; kept when rebalance is false. */
+  existing?: Record<string, number>;
+  /** The workload's key, hashed with the place's name to order places of equal weight. */
+  key?: string;
+}
+
 interface Named { zone: string; hash: number; minReplicas: number; maxReplicas: number | undefined; weight: number }
 
+/** Zones over a workload's zone preferences: the division below, with the annotation's entries. */
 export function planReplicas(input: PlanInput): Plan {
-  const { preferences, capacity = {}, existing = {}, key = '' } = input;
+  const { preferences } = input;
+  return divide({
+    replicas: input.replicas, places: input.zones, rebalance: preferences.rebalance, capacity: input.capacity, existing: input.existing, key: input.key,
+    shareOf: (zone) => (zone in preferences.zones || '*' in preferences.zones ? preferenceFor(preferences, zone) : undefined),
+  });
+}
+
+export function divide(input: Division): Plan {
+  const { capacity = {}, existing = {}, key = '' } = input;
   const plan: Record<string, number> = {};
   const overflow: Record<string, number> = {};
   let prefs: Named[] = [];
-  for (const zone of input.zones) {
-    if (!(zone in preferences.zones) && !('*' in preferences.zones)) {
+  for (const zone of input.places) {
+    const share = input.shareOf(zone);
+    if (!share) {
       plan[zone] = 0;
       continue;
     }
-    prefs.push({ zone, hash: fnv1_32(zone + key), ...preferenceFor(preferences, zone) });
+    prefs.push({ zone, hash: fnv1_32(zone + key), minReplicas: share.minReplicas, maxReplicas: share.maxReplicas, weight: share.weight });
   }
   // By weight, heaviest first; equal weights in hash order, so the order is stable per workload.
   prefs.sort((a, b) => b.weight - a.weight || a.hash - b.hash);
@@ -51,7 +79,7 @@ export function planReplicas(input: PlanInput): Plan {
   // rebalance: false keeps the replicas zones already have (up to max and capacity); they are
   // "preallocated" and consumed before the zone takes anything new in the rounds below.
   const preallocated: Record<string, number> = {};
-  if (!preferences.rebalance) {
+  if (!input.rebalance) {
     for (const p of prefs) {
       const planned = plan[p.zone]!;
       const have = existing[p.zone] ?? 0;
@@ -102,9 +130,9 @@ export function planReplicas(input: PlanInput): Plan {
   // Without rebalance, overflow is only what could not be placed anywhere.
   const reported: Record<string, number> = {};
   for (const [zone, n] of Object.entries(overflow)) {
-    const v = preferences.rebalance ? n : Math.min(n, remaining);
+    const v = input.rebalance ? n : Math.min(n, remaining);
     if (v > 0) reported[zone] = v;
   }
-  // Listed in the zones' own order, whatever order the rounds visited them in.
-  return { plan: Object.fromEntries(input.zones.map((z) => [z, plan[z] ?? 0])), overflow: reported };
+  // Listed in the places' own order, whatever order the rounds visited them in.
+  return { plan: Object.fromEntries(input.places.map((z) => [z, plan[z] ?? 0])), overflow: reported };
 }

@@ -1,0 +1,205 @@
+import { z } from 'zod';
+import { describeIssues } from '../common/errors.js';
+import { quantity } from './convert.js';
+import type { KindName, KindSpec } from './kinds.js';
+import { templateNeeds } from './nodeNeeds.js';
+import type { NodeNeeds, Taint } from './objects.js';
+import { str, stringMap, type Raw } from './rawFields.js';
+
+// Karmada's objects as zonekeeper reads them on a Karmada control plane (docs/design.md#across-clusters):
+// the bindings it schedules, the member clusters, the policies that carry a workload's cluster
+// preferences, and the OverridePolicies that hold a StatefulSet's ordinal ranges. Slim on arrival.
+
+export const KARMADA_ANNOTATION = {
+  /** On a (Cluster)PropagationPolicy: seed 002's preferences, clusters for zones. */
+  clusterPreferences: 'zonekeeper.io/cluster-preferences',
+  /** karmada-scheduler's record of the placement a plan was made for (the taint manager reads it). */
+  appliedPlacement: 'policy.karmada.io/applied-placement',
+  policyName: 'propagationpolicy.karmada.io/name',
+  policyNamespace: 'propagationpolicy.karmada.io/namespace',
+  clusterPolicyName: 'clusterpropagationpolicy.karmada.io/name',
+} as const;
+
+/** The label on the OverridePolicies zonekeeper owns (one per federated StatefulSet). */
+export const ORDINALS_OWNER_LABEL = 'zonekeeper.io/ordinals-of';
+
+const count = z.number().int().min(0).max(1_000_000);
+const shareSchema = z.strictObject({ minReplicas: count.default(0), maxReplicas: count.optional(), weight: count.default(0) })
+  .refine((s) => s.maxReplicas === undefined || s.minReplicas <= s.maxReplicas, { message: 'minReplicas is above maxReplicas' });
+const clusterPreferencesSchema = z.strictObject({
+  rebalance: z.boolean().default(false),
+  clusters: z.record(z.string().min(1).max(253), shareSchema),
+});
+
+export type ClusterPreferences = z.infer<typeof clusterPreferencesSchema>;
+export type ParsedClusterPreferences = { ok: true; spec: ClusterPreferences } | { ok: false; error: string };
+
+/** No annotation: every cluster the placement allows, weight 1. */
+export const EVEN_CLUSTERS: ClusterPreferences = { rebalance: false, clusters: { '*': { minReplicas: 0, weight: 1 } } };
+
+export function parseClusterPreferences(json: string): ParsedClusterPreferences {
+  let value: unknown;
+  try {
+    value = JSON.parse(json);
+  } catch (err) {
+    return { ok: false, error: `not JSON: ${(err as Error).message}` };
+  }
+  const r = clusterPreferencesSchema.safeParse(value);
+  return r.success ? { ok: true, spec: r.data } : { ok: false, error: describeIssues(r.error) };
+}
+
+export interface TargetCluster { name: string; replicas: number }
+
+export interface SlimBinding {
+  kind: 'ResourceBinding' | 'ClusterResourceBinding';
+  /** '' for a ClusterResourceBinding. */
+  namespace: string;
+  name: string;
+  uid: string;
+  generation: number;
+  resourceVersion: string;
+  schedulerName: string;
+  /** The resource template it propagates. */
+  resource: { apiVersion: string; kind: string; namespace: string; name: string };
+  replicas: number;
+  clusters: readonly TargetCluster[];
+  /** `spec.placement` as JSON: what the applied-placement annotation records. */
+  placement: string;
+  /** `clusterAffinity.clusterNames` when set: the only clusters it may use. */
+  allowed: readonly string[] | undefined;
+  excluded: readonly string[];
+  appliedPlacement: string | undefined;
+  policy: { kind: 'PropagationPolicy' | 'ClusterPropagationPolicy'; namespace: string; name: string } | undefined;
+  /** Clusters its graceful-eviction tasks move it away from. */
+  evictingFrom: readonly string[];
+  /** ms since the epoch; 0 when unset. */
+  rescheduleTriggeredAt: number;
+  lastScheduledTime: number;
+  observedGeneration: number;
+  suspended: boolean;
+  deleting: boolean;
+  /** What one replica asks of a node (Karmada's `replicaRequirements`). */
+  needs: NodeNeeds;
+  request: { cpuMilli: number; memory: number };
+}
+
+export interface SlimMemberCluster {
+  name: string;
+  /** Karmada's Ready condition: 'True', 'False', or 'Unknown' (none yet). */
+  ready: string;
+  readyMessage: string;
+  taints: readonly Taint[];
+  deleting: boolean;
+  apiEndpoint: string;
+  secretRef: { namespace: string; name: string } | undefined;
+  insecureSkipTLSVerification: boolean;
+  zones: readonly string[];
+}
+
+export interface SlimPropagationPolicy {
+  kind: 'PropagationPolicy' | 'ClusterPropagationPolicy';
+  namespace: string;
+  name: string;
+  preferences: ParsedClusterPreferences | undefined;
+}
+
+/** An OverridePolicy zonekeeper owns: the ordinal range start it gives each member. */
+export interface SlimOrdinalOverride {
+  namespace: string;
+  name: string;
+  resourceVersion: string;
+  /** The StatefulSet it numbers (the label zonekeeper wrote); '' on another OverridePolicy. */
+  owner: string;
+  starts: Readonly<Record<string, number>>;
+}
+
+const time = (v: unknown): number => {
+  const t = typeof v === 'string' ? Date.parse(v) : NaN;
+  return Number.isFinite(t) ? t : 0;
+};
+const int = (v: unknown): number => (Number.isSafeInteger(v) && (v as number) >= 0 ? (v as number) : 0);
+const names = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
+
+function slimBinding(kind: SlimBinding['kind']): (o: Raw) => SlimBinding {
+  return (o) => {
+    const meta: Raw = o.metadata ?? {};
+    const spec: Raw = o.spec ?? {};
+    const annotations = stringMap(meta.annotations);
+    const claim: Raw = spec.replicaRequirements?.nodeClaim ?? {};
+    const request: Raw = spec.replicaRequirements?.resourceRequest ?? {};
+    const affinity: Raw = spec.placement?.clusterAffinity ?? {};
+    const policyName = annotations[KARMADA_ANNOTATION.policyName];
+    const clusterPolicyName = annotations[KARMADA_ANNOTATION.clusterPolicyName];
+    return {
+      kind, namespace: str(meta.namespace), name: str(meta.name), uid: str(meta.uid), generation: int(meta.generation),
+      resourceVersion: str(meta.resourceVersion), schedulerName: str(spec.schedulerName, 'default-scheduler'),
+      resource: { apiVersion: str(spec.resource?.apiVersion), kind: str(spec.resource?.kind), namespace: str(spec.resource?.namespace), name: str(spec.resource?.name) },
+      replicas: int(spec.replicas),
+      clusters: (Array.isArray(spec.clusters) ? spec.clusters : []).filter((c: Raw) => typeof c?.name === 'string').map((c: Raw) => ({ name: c.name as string, replicas: int(c.replicas) })),
+      placement: JSON.stringify(spec.placement ?? {}),
+      allowed: Array.isArray(affinity.clusterNames) && affinity.clusterNames.length ? names(affinity.clusterNames) : undefined,
+      excluded: names(affinity.exclude),
+      appliedPlacement: annotations[KARMADA_ANNOTATION.appliedPlacement],
+      policy: policyName !== undefined
+        ? { kind: 'PropagationPolicy', namespace: annotations[KARMADA_ANNOTATION.policyNamespace] ?? str(meta.namespace), name: policyName }
+        : clusterPolicyName !== undefined ? { kind: 'ClusterPropagationPolicy', namespace: '', name: clusterPolicyName } : undefined,
+      evictingFrom: (Array.isArray(spec.gracefulEvictionTasks) ? spec.gracefulEvictionTasks : []).map((t: Raw) => str(t?.fromCluster)).filter(Boolean),
+      rescheduleTriggeredAt: time(spec.rescheduleTriggeredAt), lastScheduledTime: time(o.status?.lastScheduledTime),
+      observedGeneration: int(o.status?.schedulerObservedGeneration),
+      suspended: spec.suspension?.scheduling === true, deleting: !!meta.deletionTimestamp,
+      needs: templateNeeds({
+        nodeSelector: claim.nodeSelector, tolerations: claim.tolerations,
+        ...(claim.hardNodeAffinity ? { affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: claim.hardNodeAffinity } } } : {}),
+      }),
+      request: { cpuMilli: Math.round(quantity(request.cpu) * 1000), memory: quantity(request.memory) },
+    };
+  };
+}
+
+function slimMemberCluster(o: Raw): SlimMemberCluster {
+  const spec: Raw = o.spec ?? {};
+  const ready = (Array.isArray(o.status?.conditions) ? o.status.conditions : []).find((c: Raw) => c?.type === 'Ready');
+  return {
+    name: str(o.metadata?.name), ready: str(ready?.status, 'Unknown'), readyMessage: str(ready?.message),
+    taints: (Array.isArray(spec.taints) ? spec.taints : []).map((t: Raw) => ({ key: str(t?.key), value: str(t?.value), effect: str(t?.effect) })),
+    deleting: !!o.metadata?.deletionTimestamp, apiEndpoint: str(spec.apiEndpoint),
+    secretRef: spec.secretRef?.name ? { namespace: str(spec.secretRef.namespace), name: str(spec.secretRef.name) } : undefined,
+    insecureSkipTLSVerification: spec.insecureSkipTLSVerification === true, zones: names(spec.zones ?? (spec.zone ? [spec.zone] : [])),
+  };
+}
+
+function slimPolicy(kind: SlimPropagationPolicy['kind']): (o: Raw) => SlimPropagationPolicy {
+  return (o) => {
+    const text = stringMap(o.metadata?.annotations)[KARMADA_ANNOTATION.clusterPreferences];
+    return { kind, namespace: str(o.metadata?.namespace), name: str(o.metadata?.name), preferences: text === undefined ? undefined : parseClusterPreferences(text) };
+  };
+}
+
+function slimOrdinalOverride(o: Raw): SlimOrdinalOverride {
+  const starts: Record<string, number> = {};
+  const owner = stringMap(o.metadata?.labels)[ORDINALS_OWNER_LABEL] ?? '';
+  if (owner) {
+    for (const rule of Array.isArray(o.spec?.overrideRules) ? o.spec.overrideRules : []) {
+      const cluster = names(rule?.targetCluster?.clusterNames)[0];
+      const op = (Array.isArray(rule?.overriders?.plaintext) ? rule.overriders.plaintext : []).find((p: Raw) => p?.path === '/spec/ordinals');
+      if (cluster && op && Number.isSafeInteger(op.value?.start)) starts[cluster] = op.value.start;
+    }
+  }
+  return { namespace: str(o.metadata?.namespace), name: str(o.metadata?.name), resourceVersion: str(o.metadata?.resourceVersion), owner, starts };
+}
+
+const kind = (plural: KindName, wireKind: string, group: string, resource: string, slim: (o: Raw) => unknown): KindSpec =>
+  ({ plural, resource, kind: wireKind, wireKind, group, version: group === 'work.karmada.io' ? 'v1alpha2' : 'v1alpha1', required: true, shortNames: [], slim });
+
+/** What a scheduler of Karmada's bindings watches on the Karmada control plane. */
+export const KARMADA_KINDS = {
+  bindings: kind('resourcebindings', 'ResourceBinding', 'work.karmada.io', 'resourcebindings', slimBinding('ResourceBinding')),
+  clusterBindings: kind('clusterresourcebindings', 'ClusterResourceBinding', 'work.karmada.io', 'clusterresourcebindings', slimBinding('ClusterResourceBinding')),
+  clusters: kind('memberclusters', 'Cluster', 'cluster.karmada.io', 'clusters', slimMemberCluster),
+  policies: kind('propagationpolicies', 'PropagationPolicy', 'policy.karmada.io', 'propagationpolicies', slimPolicy('PropagationPolicy')),
+  clusterPolicies: kind('clusterpropagationpolicies', 'ClusterPropagationPolicy', 'policy.karmada.io', 'clusterpropagationpolicies', slimPolicy('ClusterPropagationPolicy')),
+  overrides: kind('overridepolicies', 'OverridePolicy', 'policy.karmada.io', 'overridepolicies', slimOrdinalOverride),
+} as const;
+
+/** A binding's key: `namespace/name`, or the name of a ClusterResourceBinding. */
+export const bindingKey = (b: { namespace: string; name: string }): string => (b.namespace ? `${b.namespace}/${b.name}` : b.name);

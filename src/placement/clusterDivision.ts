@@ -1,0 +1,168 @@
+import type { ClusterPreferences, SlimBinding, SlimMemberCluster, TargetCluster } from '../cluster/karmada.js';
+import type { SlimNode, SlimPod } from '../cluster/objects.js';
+import { misfitOf } from './nodeFit.js';
+import { divide } from './planner.js';
+
+// A federated workload's replicas per member cluster (docs/design.md#across-clusters): the one planner
+// (planner.ts) over the members, each member's capacity read from zonekeeper's own view of it.
+
+/** zonekeeper's own read of a member, for one workload. */
+export interface MemberReading {
+  nodes: readonly SlimNode[];
+  /** What the pods bound there take from each node, by node name. */
+  used: ReadonlyMap<string, { cpuMilli: number; memory: number; pods: number }>;
+  /** The workload's own pods in that member. */
+  workloadPods: readonly SlimPod[];
+}
+
+/** undefined reading: zonekeeper cannot see the member now (its capacity is unknown). */
+export interface MemberInput { cluster: SlimMemberCluster; reading: MemberReading | undefined }
+
+export interface DivisionSettings {
+  /** Pods of the workload unscheduled this long in a member count against its capacity (seed 002's Y minutes). */
+  pendingMs: number;
+  /** Of those, how many stay waiting there so that the member can show it has room again. */
+  keepWaiting: number;
+  /** A StatefulSet's ordinal range per member: no member may hold more (undefined for other kinds). */
+  stride: number | undefined;
+}
+
+/** Why a member gets what it gets. */
+export type MemberState = 'ready' | 'full' | 'pending' | 'unknown' | 'not-ready' | 'no-execute' | 'no-schedule' | 'deleting' | 'evicting' | 'not-allowed';
+
+export interface MemberShare {
+  cluster: string;
+  replicas: number;
+  /** What it had before this plan. */
+  assigned: number;
+  state: MemberState;
+  /** How many replicas it can hold (undefined: unlimited or unknown). */
+  capacity: number | undefined;
+  bound: number;
+  pending: number;
+  /** The oldest of its unscheduled pods (ms since the epoch), when it has one. */
+  pendingSince: number | undefined;
+  zones: readonly string[];
+  why: string;
+}
+
+export type BindingPlan =
+  | { ok: true; clusters: TargetCluster[]; members: MemberShare[]; unplaced: number; rebalance: boolean }
+  | { ok: false; reason: 'BadPreferences'; message: string };
+
+const stateWhy: Record<MemberState, string> = {
+  ready: 'ready', full: 'no more room in its zones', pending: 'pods left unscheduled too long', unknown: 'zonekeeper cannot read it: keeps what it has, gets none added',
+  'not-ready': 'not Ready in Karmada', 'no-execute': 'a NoExecute taint', 'no-schedule': 'a NoSchedule taint: gets none added', deleting: 'being deleted',
+  evicting: 'a graceful eviction moves the workload away', 'not-allowed': 'outside the placement\'s clusters',
+};
+
+/** Free replica slots per zone of a member for one replica's needs, the workload's bound pods included. */
+function zoneSlots(binding: SlimBinding, reading: MemberReading): Map<string, number> {
+  const misfit = misfitOf(binding.needs);
+  const { cpuMilli, memory } = binding.request;
+  const slots = new Map<string, number>();
+  const zoneOf = new Map<string, string>();
+  for (const n of reading.nodes) {
+    if (!n.zone || !n.ready || n.unschedulable || misfit(n)) continue;
+    zoneOf.set(n.name, n.zone);
+    const u = reading.used.get(n.name) ?? { cpuMilli: 0, memory: 0, pods: 0 };
+    const free = Math.max(0, Math.min(
+      cpuMilli > 0 ? Math.floor((n.allocatable.cpuMilli - u.cpuMilli) / cpuMilli) : Infinity,
+      memory > 0 ? Math.floor((n.allocatable.memory - u.memory) / memory) : Infinity,
+      n.allocatable.pods - u.pods,
+    ));
+    slots.set(n.zone, (slots.get(n.zone) ?? 0) + free);
+  }
+  for (const p of reading.workloadPods) {
+    const zone = p.nodeName ? zoneOf.get(p.nodeName) : undefined;
+    if (zone && !p.terminating && !p.finished) slots.set(zone, slots.get(zone)! + 1);
+  }
+  return slots;
+}
+
+/**
+ * How many replicas fit when they rotate over the zones as zonekeeper pins them in the member: the
+ * k-th zone of Z takes ordinals k, k+Z, …, so n fit while n ≤ slots_k·Z + k for every k.
+ */
+export function rotationCapacity(slotsInListOrder: readonly number[]): number {
+  const z = slotsInListOrder.length;
+  return z === 0 ? 0 : Math.min(...slotsInListOrder.map((s, k) => (s === Infinity ? Infinity : s * z + k)));
+}
+
+function memberShare(binding: SlimBinding, m: MemberInput, s: DivisionSettings, now: number): Omit<MemberShare, 'replicas' | 'why'> {
+  const c = m.cluster;
+  const assigned = binding.clusters.find((t) => t.name === c.name)?.replicas ?? 0;
+  const base = { cluster: c.name, assigned, bound: 0, pending: 0, pendingSince: undefined, zones: [] as string[] };
+  const allowed = (!binding.allowed || binding.allowed.includes(c.name)) && !binding.excluded.includes(c.name);
+  const offline: MemberState | undefined = !allowed ? 'not-allowed' : c.deleting ? 'deleting' : binding.evictingFrom.includes(c.name) ? 'evicting'
+    : c.ready !== 'True' ? 'not-ready' : c.taints.some((t) => t.effect === 'NoExecute') ? 'no-execute' : undefined;
+  if (offline) return { ...base, state: offline, capacity: 0 };
+  if (!m.reading) return { ...base, state: 'unknown', capacity: assigned };
+  const live = m.reading.workloadPods.filter((p) => !p.terminating && !p.finished);
+  const waiting = live.filter((p) => !p.nodeName);
+  const bound = live.length - waiting.length;
+  const pendingSince = waiting.length ? Math.min(...waiting.map((p) => p.createdAt)) : undefined;
+  const slots = zoneSlots(binding, m.reading);
+  const zones = [...slots.keys()].sort();
+  const shared = { ...base, bound, pending: waiting.length, pendingSince, zones };
+  if (pendingSince !== undefined && now - pendingSince >= s.pendingMs) {
+    return { ...shared, state: 'pending', capacity: bound + Math.min(waiting.length, s.keepWaiting) };
+  }
+  // A forecast caps growth only: a member loses replicas on evidence (pods left waiting), never on an estimate.
+  const fit = Math.max(assigned, rotationCapacity(zones.map((z) => slots.get(z)!)));
+  if (c.taints.some((t) => t.effect === 'NoSchedule')) return { ...shared, state: 'no-schedule', capacity: assigned };
+  return { ...shared, state: fit <= assigned ? 'full' : 'ready', capacity: fit };
+}
+
+/** The plan for one binding: every member's share and why; the same inputs give the same plan. */
+export function planBinding(binding: SlimBinding, prefs: ClusterPreferences, members: readonly MemberInput[], s: DivisionSettings, now: number): BindingPlan {
+  const rebalance = prefs.rebalance || binding.rescheduleTriggeredAt > binding.lastScheduledTime;
+  const sorted = [...members].sort((a, b) => (a.cluster.name < b.cluster.name ? -1 : 1));
+  const shares = sorted.map((m) => memberShare(binding, m, s, now));
+  const frozen = shares.filter((m) => m.state === 'unknown');
+  const kept = frozen.reduce((n, m) => n + m.assigned, 0);
+  const open = shares.filter((m) => m.state !== 'unknown');
+  const cap = (m: (typeof shares)[number]) => Math.min(m.capacity ?? Infinity, s.stride ?? Infinity);
+  const { plan } = divide({
+    replicas: Math.max(0, binding.replicas - kept), places: open.map((m) => m.cluster), rebalance, key: binding.resource.namespace + '/' + binding.resource.name,
+    shareOf: (name) => prefs.clusters[name] ?? prefs.clusters['*'],
+    capacity: Object.fromEntries(open.filter((m) => cap(m) !== Infinity).map((m) => [m.cluster, cap(m)])),
+    existing: Object.fromEntries(open.map((m) => [m.cluster, m.bound + m.pending || m.assigned])),
+  });
+  const planned: MemberShare[] = shares.map((m) => {
+    const replicas = m.state === 'unknown' ? Math.min(m.assigned, binding.replicas) : plan[m.cluster] ?? 0;
+    const entry = prefs.clusters[m.cluster] ?? prefs.clusters['*'];
+    const limits = entry ? `weight ${entry.weight}${entry.minReplicas ? `, min ${entry.minReplicas}` : ''}${entry.maxReplicas !== undefined ? `, max ${entry.maxReplicas}` : ''}` : 'no entry';
+    const room = m.capacity === undefined || m.state === 'unknown' ? '' : `, room for ${m.capacity}`;
+    return { ...m, replicas, why: `${stateWhy[m.state]}; ${limits}${room}` };
+  });
+  const placed = planned.reduce((n, m) => n + m.replicas, 0);
+  return {
+    ok: true, rebalance, members: planned, unplaced: Math.max(0, binding.replicas - placed),
+    clusters: planned.filter((m) => m.replicas > 0).map((m) => ({ name: m.cluster, replicas: m.replicas })),
+  };
+}
+
+/**
+ * Each member's first ordinal: a range of `stride` per member, kept for as long as the
+ * OverridePolicy lives (so a member that leaves and comes back finds its claims); a member
+ * about to get replicas for the first time takes the lowest free range.
+ */
+export function ordinalStarts(current: Readonly<Record<string, number>>, clusters: readonly TargetCluster[], stride: number): Record<string, number> {
+  const starts = { ...current };
+  const taken = new Set(Object.values(starts).map((v) => Math.floor(v / stride)));
+  for (const c of [...clusters].sort((a, b) => (a.name < b.name ? -1 : 1))) {
+    if (c.replicas === 0 || c.name in starts) continue;
+    let slot = 0;
+    while (taken.has(slot)) slot++;
+    taken.add(slot);
+    starts[c.name] = slot * stride;
+  }
+  return starts;
+}
+
+/** The same plan in a binding's words: unchanged spec.clusters are not rewritten. */
+export function sameClusters(a: readonly TargetCluster[], b: readonly TargetCluster[]): boolean {
+  const key = (l: readonly TargetCluster[]) => l.filter((c) => c.replicas > 0).map((c) => `${c.name}=${c.replicas}`).sort().join(',');
+  return key(a) === key(b);
+}

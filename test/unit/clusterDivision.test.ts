@@ -1,0 +1,204 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { KARMADA_KINDS, parseClusterPreferences, type ClusterPreferences, type SlimBinding, type SlimMemberCluster } from '../../src/cluster/karmada.js';
+import { slimNode, slimPod } from '../../src/cluster/convert.js';
+import { ordinalStarts, planBinding, rotationCapacity, type MemberInput } from '../../src/placement/clusterDivision.js';
+import { node, pod } from '../support/builders.js';
+
+// Seed 002's scenarios for member clusters, on planBinding: capacity read from each member's nodes.
+
+const NOW = Date.parse('2026-11-29T00:00:00Z');
+const SETTINGS = { pendingMs: 300_000, keepWaiting: 2, stride: undefined };
+
+const prefs = (json: object): ClusterPreferences => {
+  const p = parseClusterPreferences(JSON.stringify(json));
+  if (!p.ok) throw new Error(p.error);
+  return p.spec;
+};
+
+function binding(replicas: number, clusters: { name: string; replicas: number }[] = [], extra: Record<string, unknown> = {}): SlimBinding {
+  return KARMADA_KINDS.bindings.slim!({
+    metadata: { namespace: 'db', name: 'web-statefulset', uid: 'rb-1', generation: 1 },
+    spec: { resource: { apiVersion: 'apps/v1', kind: 'StatefulSet', namespace: 'db', name: 'web' }, replicas, clusters, schedulerName: 'zonekeeper',
+      replicaRequirements: { resourceRequest: { cpu: '1' } }, ...extra },
+  }) as SlimBinding;
+}
+
+function cluster(name: string, o: { ready?: string; taints?: object[] } = {}): SlimMemberCluster {
+  return KARMADA_KINDS.clusters.slim!({ metadata: { name }, spec: { taints: o.taints }, status: { conditions: [{ type: 'Ready', status: o.ready ?? 'True' }] } }) as SlimMemberCluster;
+}
+
+/** A member of three zones, each node with room for `perZone` replicas of 1 CPU (Infinity: 100). */
+function member(name: string, o: { perZone?: number | number[]; ready?: string; taints?: object[]; unknown?: boolean; pods?: object[] } = {}): MemberInput {
+  const perZone = Array.isArray(o.perZone) ? o.perZone : [0, 1, 2].map(() => (o.perZone as number | undefined) ?? 100);
+  const nodes = ['zone-a', 'zone-b', 'zone-c'].map((z, k) => {
+    const n = slimNode(node(`${name}-${z}`, z));
+    return { ...n, allocatable: { cpuMilli: perZone[k]! * 1000, memory: 1e12, pods: 110 } };
+  });
+  const workloadPods = (o.pods ?? []).map((p) => slimPod(p as never));
+  const used = new Map<string, { cpuMilli: number; memory: number; pods: number }>();
+  for (const p of workloadPods) if (p.nodeName) used.set(p.nodeName, { cpuMilli: (used.get(p.nodeName)?.cpuMilli ?? 0) + 1000, memory: 0, pods: (used.get(p.nodeName)?.pods ?? 0) + 1 });
+  return { cluster: cluster(name, o), reading: o.unknown ? undefined : { nodes, used, workloadPods } };
+}
+
+const ABC = (o: Partial<Record<'A' | 'B' | 'C', Parameters<typeof member>[1]>> = {}) => (['A', 'B', 'C'] as const).map((n) => member(n, o[n]));
+const plan = (replicas: number, p: ClusterPreferences, members: MemberInput[], assigned: { name: string; replicas: number }[] = []) => {
+  const r = planBinding(binding(replicas, assigned), p, members, SETTINGS, NOW);
+  assert.ok(r.ok);
+  return Object.fromEntries(r.members.map((m) => [m.cluster, m.replicas]));
+};
+const sorted = (p: Record<string, number>) => Object.values(p).sort((a, b) => a - b);
+// Capacity 6 in a member of three zones: two replicas per zone.
+const SIX = { perZone: 2 };
+const OFFLINE = { ready: 'False' };
+
+describe('cluster division: seed 002 scenarios on member clusters', () => {
+  const even = prefs({ rebalance: true, clusters: { '*': { weight: 1 } } });
+
+  it('1: 50 evenly over A,B,C gives 16/17/17; C with room for 6 gives 22/22/6; B and C offline gives A=50', () => {
+    assert.deepEqual(sorted(plan(50, even, ABC())), [16, 17, 17]);
+    assert.deepEqual(plan(50, even, ABC({ C: SIX })), { A: 22, B: 22, C: 6 });
+    assert.deepEqual(plan(50, even, ABC({ B: OFFLINE, C: OFFLINE })), { A: 50, B: 0, C: 0 });
+  });
+
+  it('2: only 2 per cluster, three ways of saying it', () => {
+    for (const c of [{ '*': { maxReplicas: 2, weight: 1 } }, { '*': { minReplicas: 2, weight: 0 } }, { '*': { minReplicas: 2, maxReplicas: 2 } }]) {
+      assert.deepEqual(plan(50, prefs({ rebalance: true, clusters: c }), ABC()), { A: 2, B: 2, C: 2 });
+    }
+  });
+
+  it('3: 20 per cluster asked, 50 in all: 20/20/10', () => {
+    assert.deepEqual(sorted(plan(50, prefs({ rebalance: true, clusters: { '*': { minReplicas: 20, weight: 0 } } }), ABC())), [10, 20, 20]);
+  });
+
+  it('4: equal, at most 20 in C; B offline gives 30/0/20; A and B offline gives C=20', () => {
+    const p = prefs({ rebalance: true, clusters: { '*': { weight: 1 }, C: { maxReplicas: 20, weight: 1 } } });
+    assert.deepEqual(sorted(plan(50, p, ABC())), [16, 17, 17]);
+    assert.deepEqual(plan(50, p, ABC({ B: OFFLINE })), { A: 30, B: 0, C: 20 });
+    assert.deepEqual(plan(50, p, ABC({ A: OFFLINE, B: OFFLINE })), { A: 0, B: 0, C: 20 });
+  });
+
+  it('5: A first, B and C as spill-over; A with room for 40 gives 40/5/5', () => {
+    const p = prefs({ clusters: { A: { weight: 1000000 }, B: { weight: 1 }, C: { weight: 1 } } });
+    assert.deepEqual(plan(50, p, ABC()), { A: 50, B: 0, C: 0 });
+    assert.deepEqual(plan(50, p, ABC({ A: { perZone: [14, 13, 13] } })), { A: 40, B: 5, C: 5 }, 'A: 14/13/13 per zone hold 40 in rotation (n ≤ 13·3+1)');
+  });
+
+  it('6: A twice the others: 25 and 12/13', () => {
+    const r = plan(50, prefs({ clusters: { A: { weight: 2 }, B: { weight: 1 }, C: { weight: 1 } } }), ABC());
+    assert.equal(r.A, 25);
+    assert.deepEqual([r.B, r.C].sort(), [12, 13]);
+  });
+
+  it('7: rebalance false keeps what runs: A with 20 gives 20/15/15; with C room 6 and A 30, 30/14/6', () => {
+    const keep = prefs({ rebalance: false, clusters: { '*': { weight: 1 } } });
+    assert.deepEqual(plan(50, keep, ABC(), [{ name: 'A', replicas: 20 }]), { A: 20, B: 15, C: 15 });
+    assert.deepEqual(plan(50, keep, ABC({ C: SIX }), [{ name: 'A', replicas: 30 }]), { A: 30, B: 14, C: 6 });
+  });
+});
+
+describe('cluster division: what Karmada cannot express', () => {
+  it('a minimum per cluster (karmada #6511): 3 replicas at 10:1:1 with min 1 each give 1/1/1, where Karmada gives 3/0/0', () => {
+    const p = prefs({ clusters: { A: { weight: 10, minReplicas: 1 }, B: { weight: 1, minReplicas: 1 }, C: { weight: 1, minReplicas: 1 } } });
+    assert.deepEqual(plan(3, p, ABC()), { A: 1, B: 1, C: 1 });
+  });
+
+  it('a maximum per cluster: 9 at equal weights with C at most 2 gives C=2 and the rest on A and B', () => {
+    const r = plan(9, prefs({ clusters: { '*': { weight: 1 }, C: { weight: 1, maxReplicas: 2 } } }), ABC());
+    assert.equal(r.C, 2);
+    assert.equal(r.A! + r.B!, 7);
+  });
+
+  it('the sum is replicas wherever the limits allow, and what they do not allow is unplaced', () => {
+    const r = planBinding(binding(10), prefs({ clusters: { '*': { weight: 1, maxReplicas: 3 } } }), ABC(), SETTINGS, NOW);
+    assert.ok(r.ok);
+    assert.equal(r.unplaced, 1);
+    assert.deepEqual(r.clusters.map((c) => c.replicas), [3, 3, 3]);
+  });
+
+  it('a cluster with no entry and no "*" gets nothing', () => {
+    assert.deepEqual(plan(4, prefs({ clusters: { A: { weight: 1 }, B: { weight: 1 } } }), ABC()), { A: 2, B: 2, C: 0 });
+  });
+
+  it('a bad preference is refused whole, with the reason', () => {
+    for (const bad of ['{', '{"clusters":{"A":{"minReplicas":3,"maxReplicas":2}}}', '{"clusters":{"A":{"weight":-1}}}', '{"zones":{}}']) {
+      const p = parseClusterPreferences(bad);
+      assert.equal(p.ok, false, bad);
+    }
+  });
+});
+
+describe('cluster division: never blind, failover, pending', () => {
+  const even = prefs({ rebalance: true, clusters: { '*': { weight: 1 } } });
+
+  it('a member zonekeeper cannot read keeps what it has and gets none added', () => {
+    const r = plan(9, even, ABC({ B: { unknown: true } }), [{ name: 'A', replicas: 2 }, { name: 'B', replicas: 1 }, { name: 'C', replicas: 2 }]);
+    assert.equal(r.B, 1);
+    assert.equal(r.A! + r.C!, 8);
+  });
+
+  it('a member that is not Ready, carries a NoExecute taint or is being evicted from gets nothing; its replicas go elsewhere', () => {
+    assert.deepEqual(plan(6, even, ABC({ B: OFFLINE }), [{ name: 'B', replicas: 2 }]).B, 0);
+    assert.deepEqual(plan(6, even, ABC({ B: { taints: [{ key: 'cluster.karmada.io/unreachable', effect: 'NoExecute' }] } })).B, 0);
+    const r = planBinding(binding(6, [], { gracefulEvictionTasks: [{ fromCluster: 'B', reason: 'x', producer: 'y' }] }), even, ABC(), SETTINGS, NOW);
+    assert.ok(r.ok);
+    assert.equal(r.members.find((m) => m.cluster === 'B')!.replicas, 0);
+    assert.equal(r.members.find((m) => m.cluster === 'B')!.state, 'evicting');
+  });
+
+  it('pods unscheduled longer than the time allowed: most move, a couple stay waiting there', () => {
+    const owner = { kind: 'StatefulSet', name: 'web' };
+    const old = new Date(NOW - 600_000).toISOString();
+    const pods = [
+      pod('web-0', owner, { nodeName: 'B-zone-a' }), pod('web-1', owner, { nodeName: 'B-zone-b' }),
+      ...[2, 3, 4, 5, 6].map((i) => ({ ...pod(`web-${i}`, owner), metadata: { ...pod(`web-${i}`, owner).metadata, creationTimestamp: old } })),
+    ];
+    const r = planBinding(binding(21, [{ name: 'A', replicas: 7 }, { name: 'B', replicas: 7 }, { name: 'C', replicas: 7 }]), even, ABC({ B: { pods } }), SETTINGS, NOW);
+    assert.ok(r.ok);
+    const b = r.members.find((m) => m.cluster === 'B')!;
+    assert.equal(b.state, 'pending');
+    assert.equal(b.replicas, 4, '2 bound + 2 left waiting');
+    assert.equal(r.unplaced, 0);
+    assert.match(b.why, /unscheduled too long/);
+    // The same pods, young: nothing moves yet.
+    const young = planBinding(binding(21, [{ name: 'A', replicas: 7 }, { name: 'B', replicas: 7 }, { name: 'C', replicas: 7 }]), even, ABC({ B: { pods } }), { ...SETTINGS, pendingMs: 900_000 }, NOW);
+    assert.ok(young.ok);
+    assert.equal(young.members.find((m) => m.cluster === 'B')!.replicas, 7);
+  });
+
+  it('a forecast caps growth, never takes away what a member has', () => {
+    const r = plan(9, even, ABC({ C: { perZone: 0 } }), [{ name: 'A', replicas: 3 }, { name: 'B', replicas: 3 }, { name: 'C', replicas: 3 }]);
+    assert.equal(r.C, 3);
+  });
+
+  it('a WorkloadRebalancer trigger plans afresh even without rebalance', () => {
+    const keep = prefs({ clusters: { '*': { weight: 1 } } });
+    const b = binding(9, [{ name: 'A', replicas: 9 }], { rescheduleTriggeredAt: new Date(NOW).toISOString() });
+    const r = planBinding(b, keep, ABC(), SETTINGS, NOW);
+    assert.ok(r.ok && r.rebalance);
+    assert.deepEqual(r.clusters.map((c) => c.replicas), [3, 3, 3]);
+  });
+
+  it('a StatefulSet member holds at most its ordinal range', () => {
+    const r = planBinding(binding(9), prefs({ clusters: { A: { weight: 1 } } }), ABC(), { ...SETTINGS, stride: 5 }, NOW);
+    assert.ok(r.ok);
+    assert.equal(r.members.find((m) => m.cluster === 'A')!.replicas, 5);
+    assert.equal(r.unplaced, 4);
+  });
+});
+
+describe('ordinal ranges', () => {
+  it('a member keeps its range; a new one takes the lowest free; a member at 0 keeps its range', () => {
+    const s1 = ordinalStarts({}, [{ name: 'm2', replicas: 2 }, { name: 'm1', replicas: 3 }], 1000);
+    assert.deepEqual(s1, { m1: 0, m2: 1000 });
+    const s2 = ordinalStarts(s1, [{ name: 'm2', replicas: 4 }, { name: 'm3', replicas: 1 }, { name: 'm1', replicas: 0 }], 1000);
+    assert.deepEqual(s2, { m1: 0, m2: 1000, m3: 2000 });
+  });
+
+  it('rotation capacity: zone k holds ordinals k, k+Z, …', () => {
+    assert.equal(rotationCapacity([2, 2, 2]), 6);
+    assert.equal(rotationCapacity([0, 5, 5]), 0, 'ordinal 0 is pinned to a full zone');
+    assert.equal(rotationCapacity([1, 0, 9]), 1);
+    assert.equal(rotationCapacity([14, 14, 14]), 42);
+  });
+});
