@@ -10,6 +10,9 @@ Usage:
   zonekeeper serve [flags]
   zonekeeper plan --replicas N --zones A,B,C [...]   (zonekeeper plan --help)
   zonekeeper audit [--kubeconfig FILE | --snapshot FILE] [-n NS] [-o json]   (zonekeeper audit --help)
+  zonekeeper karmada [--kubeconfig FILE] [--config FILE] [--admin-listen HOST:PORT]
+                         schedule the Karmada ResourceBindings whose policy names zonekeeper (karmada.schedulerName),
+                         on the Karmada control plane of FILE (else the in-cluster service account)
   zonekeeper --version
   zonekeeper --help
 
@@ -153,6 +156,11 @@ async function serve(argv: string[]): Promise<void> {
     log.fatal({ err: (err as Error).message }, 'could not start');
     process.exit(1);
   }
+  stopOnSignal(running, log);
+}
+
+/** SIGTERM or SIGINT: stop gracefully once, then exit. */
+function stopOnSignal(running: { stop(): Promise<void> }, log: import('./common/logger.js').Logger): void {
   let stopping = false;
   const shutdown = (signal: string) => {
     if (stopping) return;
@@ -170,10 +178,42 @@ async function serve(argv: string[]): Promise<void> {
   process.on('SIGINT', () => shutdown('SIGINT'));
 }
 
+/** `zonekeeper karmada`: the scheduler of Karmada's bindings that name zonekeeper. */
+async function karmada(argv: string[]): Promise<void> {
+  const { ConfigError, loadConfig, parseConfig } = await import('./common/config.js');
+  const { createLogger } = await import('./common/logger.js');
+  const { startFederation } = await import('./main.js');
+  const { UnreadableFileError } = await import('./common/errors.js');
+  let values;
+  try {
+    ({ values } = parseArgs({ args: argv, options: { config: { type: 'string' }, kubeconfig: { type: 'string' }, 'admin-listen': { type: 'string' }, help: { type: 'boolean', short: 'h' } }, strict: true }));
+  } catch (err) {
+    usage((err as Error).message, 'zonekeeper --help');
+  }
+  if (values.help) return void process.stdout.write(USAGE);
+  let config;
+  try {
+    config = loadConfig(values.config);
+    if (values['admin-listen']) config = parseConfig({ ...config, admin: { ...config.admin, listen: values['admin-listen'] } }, 'flags');
+  } catch (err) {
+    if (err instanceof ConfigError || err instanceof UnreadableFileError) fail(err instanceof ConfigError ? `invalid configuration: ${err.message}` : err.message);
+    throw err;
+  }
+  const log = createLogger(config.logLevel);
+  const kubeconfig = values.kubeconfig ?? process.env.KUBECONFIG;
+  try {
+    stopOnSignal(await startFederation(config, kubeconfig ? { kind: 'kubeconfig', path: kubeconfig } : { kind: 'in-cluster' }, log), log);
+  } catch (err) {
+    log.fatal({ err: (err as Error).message }, 'could not start');
+    process.exit(1);
+  }
+}
+
 async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
   switch (command) {
     case 'serve': return serve(rest);
+    case 'karmada': return karmada(rest);
     case 'plan': {
       const { PLAN_USAGE, runPlan, UsageError } = await import('./planCommand.js');
       if (rest.includes('--help') || rest.includes('-h')) {

@@ -10,6 +10,11 @@ import type { Logger } from './common/logger.js';
 import { house, type LeaderController } from './house.js';
 import { createMetrics, type Metrics } from './metrics/metrics.js';
 import { servesMutatingPolicies } from './policy/tableWriter.js';
+import { eventRecorder } from './actuator/events.js';
+import { federationWatch } from './cluster/federation.js';
+import { federationService } from './decision/federation.js';
+import { bindingScheduler } from './karmada/bindingScheduler.js';
+import { federationRoutes } from './server/federationRoutes.js';
 import { kubernetesAuthorizer } from './server/adminAuth.js';
 import { adminRoutes, probeRoutes } from './server/adminRoutes.js';
 import { extenderRoutes, pickerRoutes } from './server/extenderRoutes.js';
@@ -170,6 +175,41 @@ export async function startServer(config: Config, choice: SourceChoice, log: Log
       await byDeadline(h.label?.close(), deadline);
       await byDeadline(source.stop(), deadline);
       await byDeadline(actuator.settle(), deadline);
+    },
+  };
+}
+
+/** What `zonekeeper karmada` runs. */
+export interface FederationRunning { admin: Listener; stop(): Promise<void> }
+
+/**
+ * zonekeeper as the scheduler of Karmada's bindings that name it (docs/design.md#across-clusters): the federation
+ * watched, its one decision service, and the binding scheduler in the holder of a Lease on the Karmada control plane.
+ */
+export async function startFederation(config: Config, access: Parameters<typeof loadClusterAccess>[0], log: Logger, metrics = createMetrics({ defaults: true })): Promise<FederationRunning> {
+  const api = kubeApiClient(loadClusterAccess(access));
+  log.info({ server: api.server, schedulerName: config.karmada.schedulerName }, 'scheduling the Karmada bindings that name zonekeeper');
+  const c = config.cluster;
+  const view = federationWatch(api, {
+    pageSize: c.listPageSize, watchTimeoutSeconds: c.watchTimeoutSeconds, silenceSeconds: c.watchSilenceSeconds, backoffInitialMs: c.backoffInitialMs,
+    backoffMaxMs: c.backoffMaxMs, maxStalenessSeconds: config.karmada.memberStalenessSeconds,
+  }, log);
+  const service = federationService(view, config.karmada, metrics, systemClock);
+  const scheduler = bindingScheduler({ service, view, api, events: eventRecorder(api, log, metrics), config: config.karmada, log });
+  const writers = startWriters(api, config, log, metrics, [scheduler], { holds: false });
+  let serving = true;
+  view.start();
+  const auth = config.admin.authorization === 'kubernetes' ? kubernetesAuthorizer(api) : undefined;
+  const admin = await listen(federationRoutes({ view, service, metrics, serving: () => serving, auth }), config.admin.listen, { limits: config.http, setting: { name: 'admin', ...LISTENER_SETTINGS.admin } });
+  log.info({ admin: admin.url }, 'zonekeeper scheduling Karmada bindings');
+  return {
+    admin,
+    async stop() {
+      const deadline = systemClock.now() + config.shutdownGraceSeconds * 1000;
+      serving = false;
+      await admin.close(deadline);
+      await byDeadline(writers.stop(), deadline);
+      await byDeadline(view.stop(), deadline);
     },
   };
 }

@@ -4,6 +4,7 @@ import { statusMessage, type ApiClient } from '../cluster/apiClient.js';
 import { systemClock, type Clock } from '../common/clock.js';
 import { WORKLOAD_KINDS } from '../cluster/kinds.js';
 import type { SlimPod, SlimWorkload, SlimWorkloadSpread } from '../cluster/objects.js';
+import type { SlimBinding } from '../cluster/karmada.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { workloadKey } from '../placement/workload.js';
 
@@ -14,10 +15,12 @@ import { workloadKey } from '../placement/workload.js';
 
 export type EventType = 'Normal' | 'Warning';
 
-/** What an Event may be about: a workload, a WorkloadSpread, or a pod. */
-type EventSubject = SlimWorkload | SlimWorkloadSpread | SlimPod;
+/** What an Event may be about: a workload, a WorkloadSpread, a pod, or a Karmada binding. */
+type EventSubject = SlimWorkload | SlimWorkloadSpread | SlimPod | SlimBinding;
 
 function involved(o: EventSubject): { key: string; apiVersion: string; kind: string } {
+  // A ClusterResourceBinding's Events go to default, as kubectl describe looks for them.
+  if ('schedulerName' in o) return { key: `${o.namespace || 'default'}/${o.kind}/${o.name}`, apiVersion: 'work.karmada.io/v1alpha2', kind: o.kind };
   if ('targetRef' in o) return { key: `${o.namespace}/WorkloadSpread/${o.name}`, apiVersion: o.apiVersion, kind: 'WorkloadSpread' };
   if ('nodeName' in o) return { key: `${o.namespace}/Pod/${o.name}`, apiVersion: 'v1', kind: 'Pod' };
   return { key: workloadKey(o), apiVersion: o.apiVersion, kind: WORKLOAD_KINDS[o.kind].wireKind };
@@ -69,7 +72,8 @@ export function eventRecorder(api: ApiClient, log: Logger, metrics: Metrics, opt
   async function write(w: EventSubject, objectKey: string, type: EventType, reason: string, message: string): Promise<void> {
     const key = `${objectKey}\u0000${type}\u0000${reason}\u0000${message}`;
     const now = new Date(clock.now()).toISOString();
-    const base = `/api/v1/namespaces/${encodeURIComponent(w.namespace)}/events`;
+    const namespace = w.namespace || 'default';
+    const base = `/api/v1/namespaces/${encodeURIComponent(namespace)}/events`;
     const previous = seen.get(key);
     if (previous) {
       previous.count++;
@@ -80,8 +84,8 @@ export function eventRecorder(api: ApiClient, log: Logger, metrics: Metrics, opt
     }
     const name = `${w.name}.${clock.now().toString(16)}${(sequence++ % 0x10000).toString(16).padStart(4, '0')}${Math.floor(Math.random() * 0xffff).toString(16)}`;
     const event = {
-      apiVersion: 'v1', kind: 'Event', metadata: { name, namespace: w.namespace },
-      involvedObject: { apiVersion: involved(w).apiVersion, kind: involved(w).kind, namespace: w.namespace, name: w.name, uid: w.uid },
+      apiVersion: 'v1', kind: 'Event', metadata: { name, namespace },
+      involvedObject: { apiVersion: involved(w).apiVersion, kind: involved(w).kind, ...(w.namespace ? { namespace: w.namespace } : {}), name: w.name, uid: w.uid },
       type, reason, message: message.slice(0, MESSAGE_MAX), count: 1, firstTimestamp: now, lastTimestamp: now,
       source: { component: 'zonekeeper' }, reportingComponent: 'zonekeeper', reportingInstance: 'zonekeeper',
     };

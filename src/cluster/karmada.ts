@@ -78,6 +78,8 @@ export interface SlimBinding {
   observedGeneration: number;
   suspended: boolean;
   deleting: boolean;
+  /** `status.conditions` as read: the status patch keeps the others beside `Scheduled`. */
+  conditions: readonly Raw[];
   /** What one replica asks of a node (Karmada's `replicaRequirements`). */
   needs: NodeNeeds;
   request: { cpuMilli: number; memory: number };
@@ -147,6 +149,7 @@ function slimBinding(kind: SlimBinding['kind']): (o: Raw) => SlimBinding {
       rescheduleTriggeredAt: time(spec.rescheduleTriggeredAt), lastScheduledTime: time(o.status?.lastScheduledTime),
       observedGeneration: int(o.status?.schedulerObservedGeneration),
       suspended: spec.suspension?.scheduling === true, deleting: !!meta.deletionTimestamp,
+      conditions: (Array.isArray(o.status?.conditions) ? o.status.conditions : []).filter((c: unknown) => c && typeof c === 'object').slice(0, 32),
       needs: templateNeeds({
         nodeSelector: claim.nodeSelector, tolerations: claim.tolerations,
         ...(claim.hardNodeAffinity ? { affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: claim.hardNodeAffinity } } } : {}),

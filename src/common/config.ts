@@ -220,6 +220,17 @@ export const configSchema = z.strictObject({
     maxBytes: z.number().int().min(1024).max(900 * 1024).default(512 * 1024),
     patchesPerSecond: positive.default(20),
   }).prefault({}),
+  // zonekeeper as the scheduler of Karmada's bindings that name it (`zonekeeper karmada`; docs/design.md#across-clusters).
+  karmada: z.strictObject({
+    schedulerName: z.string().regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, 'a DNS-1123 subdomain').max(253).default('zonekeeper'),
+    // Seed 002's "Y minutes": a member's pods of a workload unscheduled this long count against its capacity.
+    pendingSeconds: positive.default(300),
+    keepWaiting: z.number().int().min(0).max(100).default(2),
+    ordinalStride: z.number().int().min(1).max(1_000_000).default(1000),
+    overrideSettleSeconds: z.number().min(0).max(60).default(2),
+    resyncSeconds: positive.default(30),
+    memberStalenessSeconds: positive.default(30),
+  }).prefault({}),
   metrics: z.strictObject({
     maxWorkloadSeries: z.number().int().min(0).default(1000),
   }).prefault({}),

@@ -25,6 +25,10 @@ export interface Metrics {
   evictions: Counter<'asker' | 'outcome'>;
   rolloutPodsReplaced: Counter;
   rolloutPauses: Counter;
+  /** Karmada's bindings zonekeeper schedules (docs/design.md#across-clusters). */
+  federationPlans: Counter<'outcome'>;
+  federationReplicas: Gauge<'binding' | 'cluster'>;
+  federationUnplaced: Gauge<'binding'>;
 }
 
 /** The eviction gate's outcomes (docs/design.md#zone-at-a-time): zonekeeper_evictions_total's. */
@@ -122,6 +126,21 @@ export function createMetrics(opts: { defaults?: boolean } = {}): Metrics {
       name: 'zonekeeper_rollout_pauses_total',
       help: 'Zone-by-zone rollouts paused by zonekeeper: a new pod not available within the progress deadline.',
       registers: [registry],
+    }),
+    federationPlans: new Counter({
+      name: 'zonekeeper_federation_plans_total',
+      help: 'Plans of Karmada bindings by outcome: written, unchanged, waiting (not synced, or an ordinal range not yet seen), refused (a bad preference), conflict, error.',
+      labelNames: ['outcome'], registers: [registry],
+    }),
+    federationReplicas: new Gauge({
+      name: 'zonekeeper_federation_replicas',
+      help: 'Replicas a Karmada binding zonekeeper schedules has in each member cluster, as last planned.',
+      labelNames: ['binding', 'cluster'], registers: [registry],
+    }),
+    federationUnplaced: new Gauge({
+      name: 'zonekeeper_federation_unplaced_replicas',
+      help: 'Replicas of a Karmada binding that no member cluster can take within its limits and capacity.',
+      labelNames: ['binding'], registers: [registry],
     }),
     seatTableLeftOut: new Gauge({
       name: 'zonekeeper_seat_table_left_out',

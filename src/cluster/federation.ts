@@ -1,0 +1,228 @@
+import type { Logger } from 'pino';
+import { kubeApiClient, statusMessage, type ApiClient } from './apiClient.js';
+import { KARMADA_KINDS, type SlimBinding, type SlimMemberCluster, type SlimOrdinalOverride, type SlimPropagationPolicy } from './karmada.js';
+import { CORE_KINDS, POD_KIND, type KindName, type KindSpec } from './kinds.js';
+import { tokenAccess } from './kubeconfig.js';
+import { apiListerWatcher } from './listerWatcher.js';
+import type { SlimNode, SlimPod } from './objects.js';
+import { Reflector, type ReflectorOptions, type ReflectorStore } from './reflector.js';
+import { systemClock, type Timers } from '../common/clock.js';
+
+// The federation as zonekeeper sees it (docs/design.md#across-clusters): Karmada's bindings,
+// clusters and policies watched on the Karmada control plane, and each member's nodes and pods
+// watched on the member with the credentials Karmada holds for it. Never blind: a member whose
+// watches are not healthy has no reading, and its capacity is unknown.
+
+/** zonekeeper's read of one member for one workload (placement/clusterDivision.ts's MemberReading). */
+export interface MemberRead {
+  nodes: readonly SlimNode[];
+  used: ReadonlyMap<string, { cpuMilli: number; memory: number; pods: number }>;
+  workloadPods: readonly SlimPod[];
+}
+
+export type FederationChange = 'binding' | 'cluster' | 'policy' | 'override' | 'member';
+
+export interface MemberStatus { name: string; healthy: boolean; error: string }
+
+export interface FederationView {
+  ready(): boolean;
+  synced(): boolean;
+  bindings(): SlimBinding[];
+  binding(key: string): SlimBinding | undefined;
+  clusters(): SlimMemberCluster[];
+  policy(ref: NonNullable<SlimBinding['policy']>): SlimPropagationPolicy | undefined;
+  /** The OverridePolicy zonekeeper owns for this StatefulSet, as last seen. */
+  ordinalOverride(namespace: string, statefulSet: string): SlimOrdinalOverride | undefined;
+  /** Undefined while zonekeeper's watches of the member are not healthy. */
+  reading(cluster: string, workload: { kind: string; namespace: string; name: string }): MemberRead | undefined;
+  members(): MemberStatus[];
+  onChange(fn: (what: FederationChange, key: string) => void): void;
+  start(): void;
+  stop(): Promise<void>;
+}
+
+type Emit = (what: FederationChange, key: string) => void;
+
+/** Karmada's objects by kind and key. */
+class KarmadaStore implements ReflectorStore {
+  readonly objects = new Map<KindName, Map<string, any>>();
+  constructor(private readonly emit: Emit) {}
+  keyOf(_kind: KindName, obj: any): string { return obj.namespace ? `${obj.namespace}/${obj.name}` : obj.name; }
+  private of(kind: KindName): Map<string, any> {
+    let m = this.objects.get(kind);
+    if (!m) this.objects.set(kind, (m = new Map()));
+    return m;
+  }
+  upsert(kind: KindName, obj: unknown): void {
+    const key = this.keyOf(kind, obj);
+    this.of(kind).set(key, obj);
+    this.told(kind, key);
+  }
+  delete(kind: KindName, key: string): void {
+    this.of(kind).delete(key);
+    this.told(kind, key);
+  }
+  keys(kind: KindName): Iterable<string> { return this.of(kind).keys(); }
+  get<T>(kind: KindName, key: string): T | undefined { return this.of(kind).get(key) as T | undefined; }
+  all<T>(kind: KindName): T[] { return [...this.of(kind).values()] as T[]; }
+  private told(kind: KindName, key: string): void {
+    const what: FederationChange = kind === 'memberclusters' ? 'cluster' : kind === 'overridepolicies' ? 'override'
+      : kind.endsWith('propagationpolicies') ? 'policy' : 'binding';
+    this.emit(what, key);
+  }
+}
+
+/** One member's nodes and pods, with what pods take from each node and the pods of each owner. */
+class MemberStore implements ReflectorStore {
+  readonly nodes = new Map<string, SlimNode>();
+  readonly pods = new Map<string, SlimPod>();
+  readonly used = new Map<string, { cpuMilli: number; memory: number; pods: number }>();
+  private readonly byOwner = new Map<string, Set<string>>();
+  constructor(private readonly changed: () => void) {}
+  keyOf(kind: KindName, obj: any): string { return kind === 'pods' ? `${obj.namespace}/${obj.name}` : obj.name; }
+  upsert(kind: KindName, obj: unknown): void {
+    if (kind === 'nodes') this.nodes.set((obj as SlimNode).name, obj as SlimNode);
+    else {
+      const p = obj as SlimPod;
+      const key = this.keyOf(kind, p);
+      this.forget(key);
+      this.pods.set(key, p);
+      this.take(p, 1);
+      if (p.owner) {
+        const owner = `${p.namespace}/${p.owner.kind}/${p.owner.name}`;
+        let s = this.byOwner.get(owner);
+        if (!s) this.byOwner.set(owner, (s = new Set()));
+        s.add(key);
+      }
+    }
+    this.changed();
+  }
+  delete(kind: KindName, key: string): void {
+    if (kind === 'nodes') this.nodes.delete(key);
+    else this.forget(key);
+    this.changed();
+  }
+  keys(kind: KindName): Iterable<string> { return kind === 'nodes' ? this.nodes.keys() : this.pods.keys(); }
+  private forget(key: string): void {
+    const old = this.pods.get(key);
+    if (!old) return;
+    this.pods.delete(key);
+    this.take(old, -1);
+    if (old.owner) {
+      const owner = `${old.namespace}/${old.owner.kind}/${old.owner.name}`;
+      this.byOwner.get(owner)?.delete(key);
+      if (this.byOwner.get(owner)?.size === 0) this.byOwner.delete(owner);
+    }
+  }
+  private take(p: SlimPod, sign: 1 | -1): void {
+    if (!p.nodeName || p.finished) return;
+    const u = this.used.get(p.nodeName) ?? { cpuMilli: 0, memory: 0, pods: 0 };
+    const next = { cpuMilli: u.cpuMilli + sign * p.cpuMilli, memory: u.memory + sign * p.memory, pods: u.pods + sign };
+    if (next.pods <= 0) this.used.delete(p.nodeName);
+    else this.used.set(p.nodeName, next);
+  }
+  /** A StatefulSet's pods, or a Deployment's (through its ReplicaSets, `<name>-<pod-template-hash>`). */
+  ownedBy(kind: string, namespace: string, name: string): SlimPod[] {
+    const keys = kind === 'Deployment'
+      ? [...this.byOwner.entries()].filter(([o]) => o.startsWith(`${namespace}/ReplicaSet/${name}-`) && /^[a-z0-9]{1,10}$/.test(o.slice(`${namespace}/ReplicaSet/${name}-`.length))).flatMap(([, s]) => [...s])
+      : [...(this.byOwner.get(`${namespace}/${kind}/${name}`) ?? [])];
+    return keys.map((k) => this.pods.get(k)!).filter(Boolean);
+  }
+}
+
+interface MemberConnection { endpoint: string; store: MemberStore; reflectors: Reflector[]; error: string; stopped: boolean }
+
+export interface FederationOptions extends ReflectorOptions { clock?: Timers; secretRetryMs?: number }
+
+const NODE_KIND = CORE_KINDS.find((k) => k.plural === 'nodes')!;
+const KARMADA_WATCHED: readonly KindSpec[] = Object.values(KARMADA_KINDS);
+
+/** Watches Karmada (through `api`) and every member Karmada names. */
+export function federationWatch(api: ApiClient, opts: FederationOptions, log: Logger): FederationView {
+  const clock = opts.clock ?? systemClock;
+  const listeners: Emit[] = [];
+  const emit: Emit = (what, key) => { for (const fn of listeners) fn(what, key); };
+  const store = new KarmadaStore((what, key) => {
+    if (what === 'cluster') connect(key);
+    emit(what, key);
+  });
+  const reflectors = KARMADA_WATCHED.map((k) => new Reflector(apiListerWatcher(api, k), k, store, opts, log, undefined, clock));
+  const members = new Map<string, MemberConnection>();
+  let started = false;
+
+  async function memberClient(c: SlimMemberCluster): Promise<ApiClient> {
+    if (!c.secretRef) throw new Error(`cluster ${c.name} names no secretRef`);
+    const path = `/api/v1/namespaces/${encodeURIComponent(c.secretRef.namespace)}/secrets/${encodeURIComponent(c.secretRef.name)}`;
+    const res = await api.request('GET', path, { timeoutMs: 10_000 });
+    if (res.status !== 200) throw new Error(`secret ${c.secretRef.namespace}/${c.secretRef.name}: ${res.status} ${statusMessage(res.body)}`);
+    const data = (JSON.parse(res.body) as { data?: Record<string, string> }).data ?? {};
+    if (!data.token) throw new Error(`secret ${c.secretRef.namespace}/${c.secretRef.name} holds no token`);
+    const ca = data.caBundle ? Buffer.from(data.caBundle, 'base64') : undefined;
+    return kubeApiClient(tokenAccess(c.apiEndpoint, Buffer.from(data.token, 'base64').toString('utf8'), ca, c.insecureSkipTLSVerification || !ca));
+  }
+
+  function connect(name: string): void {
+    if (!started) return;
+    const c = store.get<SlimMemberCluster>('memberclusters', name);
+    const old = members.get(name);
+    if (old && c && old.endpoint === c.apiEndpoint) return;
+    if (old) {
+      old.stopped = true;
+      members.delete(name);
+      void Promise.all(old.reflectors.map((r) => r.stop()));
+    }
+    if (!c || !c.apiEndpoint) return;
+    const conn: MemberConnection = { endpoint: c.apiEndpoint, store: new MemberStore(() => emit('member', name)), reflectors: [], error: 'connecting', stopped: false };
+    members.set(name, conn);
+    const attempt = (): void => {
+      memberClient(c).then((client) => {
+        if (conn.stopped) return;
+        conn.error = '';
+        conn.reflectors = [NODE_KIND, POD_KIND].map((k) => new Reflector(apiListerWatcher(client, k), k, conn.store, opts, log.child({ member: name }), undefined, clock));
+        for (const r of conn.reflectors) r.start();
+      }, (err: Error) => {
+        if (conn.stopped) return;
+        conn.error = err.message;
+        log.warn({ member: name, err: err.message }, 'cannot read member cluster: its capacity is unknown');
+        clock.after(opts.secretRetryMs ?? 5000, attempt);
+      });
+    };
+    attempt();
+  }
+
+  const healthy = (conn: MemberConnection | undefined) => !!conn && conn.reflectors.length > 0 && conn.reflectors.every((r) => r.healthy());
+
+  return {
+    ready: () => reflectors.every((r) => r.healthy()),
+    synced: () => reflectors.every((r) => r.status().synced),
+    bindings: () => [...store.all<SlimBinding>('resourcebindings'), ...store.all<SlimBinding>('clusterresourcebindings')],
+    binding: (key) => store.get<SlimBinding>(key.includes('/') ? 'resourcebindings' : 'clusterresourcebindings', key),
+    clusters: () => store.all<SlimMemberCluster>('memberclusters').sort((a, b) => (a.name < b.name ? -1 : 1)),
+    policy: (ref) => (ref.kind === 'PropagationPolicy'
+      ? store.get<SlimPropagationPolicy>('propagationpolicies', `${ref.namespace}/${ref.name}`)
+      : store.get<SlimPropagationPolicy>('clusterpropagationpolicies', ref.name)),
+    ordinalOverride: (namespace, sts) => store.all<SlimOrdinalOverride>('overridepolicies').find((o) => o.namespace === namespace && o.owner === sts),
+    reading(cluster, w) {
+      const conn = members.get(cluster);
+      if (!healthy(conn)) return undefined;
+      return { nodes: [...conn!.store.nodes.values()], used: conn!.store.used, workloadPods: conn!.store.ownedBy(w.kind, w.namespace, w.name) };
+    },
+    members: () => store.all<SlimMemberCluster>('memberclusters').map((c) => {
+      const conn = members.get(c.name);
+      const bad = conn?.reflectors.map((r) => r.status()).find((s) => s.lastError && !s.watching);
+      return { name: c.name, healthy: healthy(conn), error: conn?.error || bad?.lastError || (conn ? '' : 'no endpoint') };
+    }),
+    onChange: (fn) => { listeners.push(fn); },
+    start() {
+      started = true;
+      for (const r of reflectors) r.start();
+      for (const name of store.keys('memberclusters')) connect(name);
+    },
+    async stop() {
+      started = false;
+      for (const m of members.values()) m.stopped = true;
+      await Promise.all([...reflectors, ...[...members.values()].flatMap((m) => m.reflectors)].map((r) => r.stop()));
+      members.clear();
+    },
+  };
+}

@@ -1,0 +1,107 @@
+import type { Logger } from 'pino';
+import type { EventRecorder } from '../actuator/events.js';
+import type { ApiClient } from '../cluster/apiClient.js';
+import type { FederationView } from '../cluster/federation.js';
+import { systemClock, type Timers } from '../common/clock.js';
+import type { Config } from '../common/config.js';
+import type { WorkResult } from '../common/workQueue.js';
+import { reconciler } from '../controllers/reconciler.js';
+import { summary, type FederationService } from '../decision/federation.js';
+import { writeClusters, writeOrdinals, writeScheduled, type WriteResult } from './bindingWrites.js';
+
+// The Karmada transport (docs/design.md#across-clusters): zonekeeper as the scheduler of the bindings
+// that name it. A binding is queued by the changes that can change its plan (the binding, a cluster,
+// a member's nodes and pods, a policy, its ordinal ranges); each turn decodes nothing but the key, asks
+// the decision service once, and writes its answer. Runs only in the Lease holder.
+
+export interface BindingScheduler {
+  start(): void;
+  stop(): Promise<void>;
+  idle(): Promise<void>;
+}
+
+export interface BindingSchedulerDeps {
+  service: FederationService;
+  view: FederationView;
+  api: ApiClient;
+  events: EventRecorder;
+  config: Config['karmada'];
+  log: Logger;
+  clock?: Timers;
+}
+
+/** A burst of member events is one plan per binding. */
+const GATHER_MS = 1000;
+
+export function bindingScheduler(d: BindingSchedulerDeps): BindingScheduler {
+  const clock = d.clock ?? systemClock;
+  const settleMs = d.config.overrideSettleSeconds * 1000;
+  // When this process wrote a StatefulSet's ordinal ranges: its clusters wait until Karmada has had time to read them.
+  const rangesWrittenAt = new Map<string, number>();
+
+  const failed = (key: string, what: string, r: Extract<WriteResult, { ok: false }>): WorkResult => {
+    // 409: the binding changed since the plan was made; the next turn plans it from what it is now.
+    if (r.status !== 409) d.log.warn({ binding: key, status: r.status, err: r.message }, `${what} not written`);
+    return 'retry';
+  };
+
+  async function reconcile(key: string): Promise<WorkResult> {
+    const v = d.service.plan(key);
+    if (v.outcome === 'wait') return 'retry';
+    if (v.outcome === 'skip') {
+      if (v.why === 'gone') d.service.forget(key);
+      return;
+    }
+    const b = v.binding;
+    if (v.outcome === 'refused') {
+      const r = await writeScheduled(d.api, b, b, { status: 'False', reason: 'Unschedulable', message: v.why }, clock.now());
+      d.events.record(b, 'Warning', 'ScheduleBindingFailed', v.why);
+      return r.ok ? undefined : failed(key, 'Scheduled condition', r);
+    }
+    if (v.ordinals?.missing.length) {
+      // Ranges first: a member's StatefulSet must never exist without its range (renaming is deletion).
+      const seen = d.view.ordinalOverride(b.resource.namespace, b.resource.name);
+      const r = await writeOrdinals(d.api, b, v.ordinals.starts, seen?.resourceVersion);
+      if (!r.ok) return failed(key, 'ordinal ranges', r);
+      rangesWrittenAt.set(key, clock.now());
+      d.events.record(b, 'Normal', 'OrdinalRanges', `ordinal ranges: ${Object.entries(v.ordinals.starts).map(([c, s]) => `${c} from ${s}`).join(', ')}`);
+      return; // the OverridePolicy's own event queues the binding again
+    }
+    const wrote = rangesWrittenAt.get(key);
+    if (wrote !== undefined && clock.now() - wrote < settleMs) {
+      return { againAfterMs: settleMs - (clock.now() - wrote) };
+    }
+    rangesWrittenAt.delete(key);
+    const why = summary(v.plan);
+    if (v.unchanged) {
+      const scheduled = b.conditions.find((c) => c.type === 'Scheduled');
+      if (scheduled?.status === 'True' && b.observedGeneration === b.generation) return undefined;
+      const r = await writeScheduled(d.api, b, b, { status: 'True', reason: 'Success', message: `zonekeeper: ${why}` }, clock.now());
+      return r.ok ? undefined : failed(key, 'Scheduled condition', r);
+    }
+    const spec = await writeClusters(d.api, b, v.plan.clusters);
+    if (!spec.ok) return failed(key, 'spec.clusters', spec);
+    const status = await writeScheduled(d.api, b, spec, { status: 'True', reason: 'Success', message: `zonekeeper: ${why}` }, clock.now());
+    d.log.info({ binding: key, plan: why, rebalance: v.plan.rebalance }, 'binding scheduled');
+    d.events.record(b, 'Normal', 'ScheduleBindingSucceed', `zonekeeper: ${why}: ${v.plan.members.map((m) => `${m.cluster}: ${m.why}`).join('; ')}`);
+    if (v.plan.unplaced > 0) d.events.record(b, 'Warning', 'ReplicasUnplaced', `${v.plan.unplaced} of ${b.replicas} replicas fit no member cluster within its limits and room`);
+    // The status follows the spec it reports; a refused status is written on the next turn.
+    return status.ok ? undefined : failed(key, 'Scheduled condition', status);
+  }
+
+  const reconcilerOf = reconciler({
+    keys: () => d.service.keys(), reconcile, resyncMs: d.config.resyncSeconds * 1000, ready: () => d.view.ready(),
+    retryBaseMs: 500, retryMaxMs: 30_000, clock,
+    onError: (key, err) => d.log.warn({ binding: key, err: err.message }, 'binding plan failed'),
+  });
+
+  d.view.onChange((what, key) => {
+    if (what === 'binding') return reconcilerOf.add(key);
+    // A binding's ordinal ranges changed: only that namespace's bindings can read them.
+    const keys = d.service.keys().filter((k) => what !== 'override' || k.startsWith(`${key.split('/')[0]}/`));
+    for (const k of keys) reconcilerOf.addAfter(k, what === 'override' ? 0 : GATHER_MS);
+  });
+
+  const c = reconcilerOf.controller(() => rangesWrittenAt.clear());
+  return { start: c.start, stop: c.stop, idle: c.idle };
+}

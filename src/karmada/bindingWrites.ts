@@ -1,0 +1,71 @@
+import { statusMessage, type ApiClient } from '../cluster/apiClient.js';
+import { KARMADA_ANNOTATION, ORDINALS_OWNER_LABEL, type SlimBinding, type TargetCluster } from '../cluster/karmada.js';
+
+// What karmada-scheduler writes, written the same way (pkg/scheduler/scheduler.go at the commit of
+// ../shared/karmada): a merge patch of spec.clusters and the applied-placement annotation, then the
+// status (the Scheduled condition, schedulerObservedGeneration, lastScheduledTime). Every write
+// carries the resourceVersion its plan was made from: a stale plan is refused (409), never written.
+
+export type WriteResult = { ok: true; resourceVersion: string; generation: number } | { ok: false; status: number; message: string };
+
+const MERGE = 'application/merge-patch+json';
+
+function bindingPath(b: SlimBinding, sub = ''): string {
+  const base = b.namespace
+    ? `/apis/work.karmada.io/v1alpha2/namespaces/${encodeURIComponent(b.namespace)}/resourcebindings/${encodeURIComponent(b.name)}`
+    : `/apis/work.karmada.io/v1alpha2/clusterresourcebindings/${encodeURIComponent(b.name)}`;
+  return base + sub;
+}
+
+async function patch(api: ApiClient, path: string, body: object): Promise<WriteResult> {
+  const res = await api.request('PATCH', path, { body: JSON.stringify(body), contentType: MERGE, timeoutMs: 10_000 });
+  if (res.status !== 200) return { ok: false, status: res.status, message: statusMessage(res.body) };
+  const meta = (JSON.parse(res.body) as { metadata?: { resourceVersion?: string; generation?: number } }).metadata ?? {};
+  return { ok: true, resourceVersion: meta.resourceVersion ?? '', generation: meta.generation ?? 0 };
+}
+
+/** spec.clusters and the placement it was planned for, if the binding is still the one read. */
+export function writeClusters(api: ApiClient, b: SlimBinding, clusters: readonly TargetCluster[]): Promise<WriteResult> {
+  return patch(api, bindingPath(b), {
+    metadata: { resourceVersion: b.resourceVersion, annotations: { [KARMADA_ANNOTATION.appliedPlacement]: b.placement } },
+    spec: { clusters },
+  });
+}
+
+export interface ScheduledCondition { status: 'True' | 'False'; reason: string; message: string }
+
+/** The Scheduled condition beside the others; on success, the generation observed and the time, as karmada-scheduler does. */
+export function writeScheduled(api: ApiClient, b: SlimBinding, at: { resourceVersion: string; generation: number }, c: ScheduledCondition, now: number): Promise<WriteResult> {
+  const stamp = new Date(now).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  const prior = b.conditions.find((x) => x.type === 'Scheduled');
+  const changed = !prior || prior.status !== c.status || prior.reason !== c.reason;
+  const scheduled = { type: 'Scheduled', status: c.status, reason: c.reason, message: c.message.slice(0, 1024),
+    lastTransitionTime: changed ? stamp : prior.lastTransitionTime ?? stamp, observedGeneration: at.generation };
+  const status: Record<string, unknown> = { conditions: [...b.conditions.filter((x) => x.type !== 'Scheduled'), scheduled] };
+  if (c.status === 'True') Object.assign(status, { schedulerObservedGeneration: at.generation, lastScheduledTime: stamp });
+  return patch(api, bindingPath(b, '/status'), { metadata: { resourceVersion: at.resourceVersion }, status });
+}
+
+export const ordinalsPolicyName = (statefulSet: string): string => `${statefulSet}-zonekeeper-ordinals`.slice(0, 253);
+
+/**
+ * The OverridePolicy that gives each member its range of a StatefulSet's ordinals
+ * (`spec.ordinals.start`): created, or replaced whole if it is still the one read.
+ */
+export async function writeOrdinals(api: ApiClient, b: SlimBinding, starts: Readonly<Record<string, number>>, resourceVersion: string | undefined): Promise<WriteResult> {
+  const { namespace, name } = b.resource;
+  const spec = {
+    resourceSelectors: [{ apiVersion: 'apps/v1', kind: 'StatefulSet', namespace, name }],
+    overrideRules: Object.entries(starts).sort(([a], [c]) => (a < c ? -1 : 1)).map(([cluster, start]) => ({
+      targetCluster: { clusterNames: [cluster] },
+      overriders: { plaintext: [{ path: '/spec/ordinals', operator: 'add', value: { start } }] },
+    })),
+  };
+  const collection = `/apis/policy.karmada.io/v1alpha1/namespaces/${encodeURIComponent(namespace)}/overridepolicies`;
+  if (resourceVersion !== undefined) return patch(api, `${collection}/${encodeURIComponent(ordinalsPolicyName(name))}`, { metadata: { resourceVersion }, spec });
+  const body = { apiVersion: 'policy.karmada.io/v1alpha1', kind: 'OverridePolicy',
+    metadata: { name: ordinalsPolicyName(name), namespace, labels: { [ORDINALS_OWNER_LABEL]: name, 'app.kubernetes.io/managed-by': 'zonekeeper' } }, spec };
+  const res = await api.request('POST', collection, { body: JSON.stringify(body), contentType: 'application/json', timeoutMs: 10_000 });
+  if (res.status !== 201) return { ok: false, status: res.status, message: statusMessage(res.body) };
+  return { ok: true, resourceVersion: '', generation: 0 };
+}
