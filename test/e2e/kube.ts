@@ -11,9 +11,10 @@ const PLURALS: Record<string, string> = {
   PodDisruptionBudget: 'poddisruptionbudgets', PriorityClass: 'priorityclasses', ConfigMap: 'configmaps', Job: 'jobs',
   NodePool: 'nodepools', KWOKNodeClass: 'kwoknodeclasses', MutatingWebhookConfiguration: 'mutatingwebhookconfigurations', Secret: 'secrets',
   ValidatingAdmissionPolicy: 'validatingadmissionpolicies', ValidatingWebhookConfiguration: 'validatingwebhookconfigurations', ValidatingAdmissionPolicyBinding: 'validatingadmissionpolicybindings', Lease: 'leases',
+  ResourceBinding: 'resourcebindings', PropagationPolicy: 'propagationpolicies', OverridePolicy: 'overridepolicies', Cluster: 'clusters',
 };
 const CLUSTER_SCOPED = new Set(['Node', 'PersistentVolume', 'StorageClass', 'Namespace', 'CustomResourceDefinition', 'ClusterRole', 'ClusterRoleBinding', 'PriorityClass',
-  'NodePool', 'KWOKNodeClass', 'MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
+  'NodePool', 'KWOKNodeClass', 'Cluster', 'MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
 
 export function pathOf(apiVersion: string, kind: string, namespace?: string, name?: string): string {
   const base = apiVersion.includes('/') ? `/apis/${apiVersion}` : `/api/${apiVersion}`;

@@ -1,0 +1,112 @@
+// A real federation for the e2e: Karmada (../shared/karmada, on loopback, no containers) and member
+// clusters, each a ControlPlane with its default kube-scheduler and zonekeeper in admission mode, joined
+// as `karmadactl join` does in Push mode.
+import { execFile, execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { homedir, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { stringify } from 'yaml';
+import { kubeApiClient } from '../../src/cluster/apiClient.js';
+import { loadClusterAccess } from '../../src/cluster/kubeconfig.js';
+import { admissionConfig, admissionReady, webhookConfiguration, ADMISSION_LABEL } from './admissionWebhook.js';
+import { ControlPlane, freePort, type Zonekeeper } from './controlPlane.js';
+import { eventually, Kube, type Obj } from './kube.js';
+import { ZONES } from './workloads.js';
+
+const run = promisify(execFile);
+const SHARED = new URL('../../../shared/karmada/', import.meta.url).pathname;
+const ROOT = new URL('../../', import.meta.url).pathname;
+
+export interface Member { name: string; cp: ControlPlane; kube: Kube; zonekeeper: Zonekeeper }
+
+export interface Federation {
+  dir: string;
+  kubeconfig: string;
+  karmada: Kube;
+  members: Member[];
+  /** Stops Karmada's processes (last first). */
+  down(): Promise<void>;
+}
+
+/** Karmada's binaries, unpacked once into the same cache as the control planes'. */
+export function karmadaFolder(): string {
+  const dir = join(homedir(), '.cache', 'zonekeeper', 'karmada');
+  return execFileSync('bash', [join(SHARED, 'unpack.sh'), dir], { encoding: 'utf8' }).trim().split('\n').pop()!;
+}
+
+/** A member: control plane, one general node per zone, zonekeeper's webhook for the namespace `ns`. */
+async function member(name: string, bin: string, ns: string): Promise<Member> {
+  const cp = new ControlPlane(bin);
+  const { port, admission } = await admissionConfig('default/zonekeeper-webhook-tls');
+  await cp.up([{ name: 'default-scheduler', extender: false }], { admission, leaderElection: { namespace: 'default' } });
+  const kube = new Kube(cp.api);
+  for (const z of ZONES) await kube.addNode(`${name}-${z.slice(5)}-1`, z);
+  await kube.create(webhookConfiguration(port));
+  await kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns, labels: { [ADMISSION_LABEL]: 'enabled' } } });
+  await admissionReady(kube, cp.zonekeeper!.admin);
+  return { name, cp, kube, zonekeeper: cp.zonekeeper! };
+}
+
+/** Karmada up, `names` members up and joined, the namespace `ns` in Karmada (labelled as in the members). */
+export async function federation(bin: string, names: string[], ns: string): Promise<Federation> {
+  const karmadaDir = karmadaFolder();
+  const dir = mkdtempSync(join(tmpdir(), 'zk-karmada-'));
+  const [etcd, api, agg, wh] = [await freePort(), await freePort(), await freePort(), await freePort()];
+  let mport = await freePort();
+  // up.sh uses MPORT..MPORT+5: six ports in a row, the first found free.
+  while (mport > 60_000) mport = await freePort();
+  const env = { ...process.env, KUBE_BIN: bin, KARMADA: karmadaDir, ETCD_PORT: String(etcd), API_PORT: String(api), AGG_PORT: String(agg), WH_PORT: String(wh), MPORT: String(mport) };
+  const [up, members] = await Promise.all([
+    run('bash', [join(SHARED, 'up.sh'), dir], { env, encoding: 'utf8' }),
+    Promise.all(names.map((n) => member(n, bin, ns))),
+  ]);
+  const kubeconfig = up.stdout.trim().split('\n').pop()!;
+  const karmada = new Kube(kubeApiClient(loadClusterAccess({ kind: 'kubeconfig', path: kubeconfig })));
+  for (const m of members) await run('bash', [join(SHARED, 'join.sh'), kubeconfig, m.name, m.cp.kubeconfig, ZONES.join(' ')], { encoding: 'utf8' });
+  await karmada.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns, labels: { [ADMISSION_LABEL]: 'enabled' } } });
+  return {
+    dir, kubeconfig, karmada, members,
+    async down() {
+      const pids = readFileSync(join(dir, 'pids'), 'utf8').trim().split('\n').map(Number).filter(Boolean).reverse();
+      for (const pid of pids) {
+        try {
+          process.kill(pid, 'SIGTERM');
+        } catch { /* gone */ }
+      }
+      await Promise.all(members.map((m) => m.cp.down(!!process.env.ZK_E2E_KEEP)));
+      if (process.env.ZK_E2E_KEEP) console.log(`karmada logs kept in ${dir}`);
+      else rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** `zonekeeper karmada` as a child of `cp` (stopped with it), its admin URL once ready. */
+export async function startFederationScheduler(cp: ControlPlane, name: string, kubeconfig: string, config: Obj): Promise<{ admin: string; pid: number }> {
+  const port = await freePort();
+  const file = join(cp.dir, `${name}.yaml`);
+  writeFileSync(file, stringify(config));
+  const child = cp.start(name, process.execPath, [join(ROOT, 'dist', 'cli.js'), 'karmada', '--kubeconfig', kubeconfig, '--config', file, '--admin-listen', `127.0.0.1:${port}`]);
+  const admin = `http://127.0.0.1:${port}`;
+  await eventually(`${name} ready`, async () => (await fetch(`${admin}/readyz`)).ok, 60_000, 250);
+  return { admin, pid: child.pid! };
+}
+
+/** A binding's spec.clusters as `{member: replicas}`. */
+export async function clustersOf(karmada: Kube, namespace: string, binding: string): Promise<Record<string, number>> {
+  const b = await karmada.get('work.karmada.io/v1alpha2', 'ResourceBinding', namespace, binding);
+  return Object.fromEntries(((b.spec?.clusters ?? []) as Obj[]).map((c) => [c.name as string, c.replicas as number]));
+}
+
+/** A PropagationPolicy that names zonekeeper, with seed 002's preferences in its annotation. */
+export function propagation(namespace: string, name: string, kind: string, prefs: object, members: string[], extra: Obj = {}): Obj {
+  return {
+    apiVersion: 'policy.karmada.io/v1alpha1', kind: 'PropagationPolicy',
+    metadata: { name, namespace, annotations: { 'zonekeeper.io/cluster-preferences': JSON.stringify(prefs) } },
+    spec: {
+      schedulerName: 'zonekeeper', resourceSelectors: [{ apiVersion: 'apps/v1', kind, name }],
+      placement: { clusterAffinity: { clusterNames: members }, replicaScheduling: { replicaSchedulingType: 'Divided', replicaDivisionPreference: 'Weighted' } },
+      ...extra,
+    },
+  };
+}
