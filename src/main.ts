@@ -186,7 +186,9 @@ export interface FederationRunning { admin: Listener; stop(): Promise<void> }
  * zonekeeper as the scheduler of Karmada's bindings that name it (docs/design.md#across-clusters): the federation
  * watched, its one decision service, and the binding scheduler in the holder of a Lease on the Karmada control plane.
  */
-export async function startFederation(config: Config, access: Parameters<typeof loadClusterAccess>[0], log: Logger, metrics = createMetrics({ defaults: true })): Promise<FederationRunning> {
+export async function startFederation(
+  config: Config, access: Parameters<typeof loadClusterAccess>[0], log: Logger, metrics = createMetrics({ defaults: true }),
+): Promise<FederationRunning> {
   const api = kubeApiClient(loadClusterAccess(access));
   log.info({ server: api.server, schedulerName: config.karmada.schedulerName }, 'scheduling the Karmada bindings that name zonekeeper');
   const c = config.cluster;

@@ -85,7 +85,9 @@ export function eventRecorder(api: ApiClient, log: Logger, metrics: Metrics, opt
     const name = `${w.name}.${clock.now().toString(16)}${(sequence++ % 0x10000).toString(16).padStart(4, '0')}${Math.floor(Math.random() * 0xffff).toString(16)}`;
     const event = {
       apiVersion: 'v1', kind: 'Event', metadata: { name, namespace },
-      involvedObject: { apiVersion: involved(w).apiVersion, kind: involved(w).kind, ...(w.namespace ? { namespace: w.namespace } : {}), name: w.name, uid: w.uid },
+      involvedObject: {
+        apiVersion: involved(w).apiVersion, kind: involved(w).kind, ...(w.namespace ? { namespace: w.namespace } : {}), name: w.name, uid: w.uid,
+      },
       type, reason, message: message.slice(0, MESSAGE_MAX), count: 1, firstTimestamp: now, lastTimestamp: now,
       source: { component: 'zonekeeper' }, reportingComponent: 'zonekeeper', reportingInstance: 'zonekeeper',
     };

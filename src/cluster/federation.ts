@@ -14,15 +14,15 @@ import { systemClock, type Timers } from '../common/clock.js';
 // watches are not healthy has no reading, and its capacity is unknown.
 
 /** zonekeeper's read of one member for one workload (placement/clusterDivision.ts's MemberReading). */
-export interface MemberRead {
+interface MemberRead {
   nodes: readonly SlimNode[];
   used: ReadonlyMap<string, { cpuMilli: number; memory: number; pods: number }>;
   workloadPods: readonly SlimPod[];
 }
 
-export type FederationChange = 'binding' | 'cluster' | 'policy' | 'override' | 'member';
+type FederationChange = 'binding' | 'cluster' | 'policy' | 'override' | 'member';
 
-export interface MemberStatus { name: string; healthy: boolean; error: string }
+interface MemberStatus { name: string; healthy: boolean; error: string }
 
 export interface FederationView {
   ready(): boolean;
@@ -53,15 +53,18 @@ class KarmadaStore implements ReflectorStore {
     if (!m) this.objects.set(kind, (m = new Map()));
     return m;
   }
+
   upsert(kind: KindName, obj: unknown): void {
     const key = this.keyOf(kind, obj);
     this.of(kind).set(key, obj);
     this.told(kind, key);
   }
+
   delete(kind: KindName, key: string): void {
     this.of(kind).delete(key);
     this.told(kind, key);
   }
+
   keys(kind: KindName): Iterable<string> { return this.of(kind).keys(); }
   get<T>(kind: KindName, key: string): T | undefined { return this.of(kind).get(key) as T | undefined; }
   all<T>(kind: KindName): T[] { return [...this.of(kind).values()] as T[]; }
@@ -97,11 +100,13 @@ class MemberStore implements ReflectorStore {
     }
     this.changed();
   }
+
   delete(kind: KindName, key: string): void {
     if (kind === 'nodes') this.nodes.delete(key);
     else this.forget(key);
     this.changed();
   }
+
   keys(kind: KindName): Iterable<string> { return kind === 'nodes' ? this.nodes.keys() : this.pods.keys(); }
   private forget(key: string): void {
     const old = this.pods.get(key);
@@ -114,6 +119,7 @@ class MemberStore implements ReflectorStore {
       if (this.byOwner.get(owner)?.size === 0) this.byOwner.delete(owner);
     }
   }
+
   private take(p: SlimPod, sign: 1 | -1): void {
     if (!p.nodeName || p.finished) return;
     const u = this.used.get(p.nodeName) ?? { cpuMilli: 0, memory: 0, pods: 0 };
@@ -121,6 +127,7 @@ class MemberStore implements ReflectorStore {
     if (next.pods <= 0) this.used.delete(p.nodeName);
     else this.used.set(p.nodeName, next);
   }
+
   /** A StatefulSet's pods, or a Deployment's (through its ReplicaSets, `<name>-<pod-template-hash>`). */
   ownedBy(kind: string, namespace: string, name: string): SlimPod[] {
     const keys = kind === 'Deployment'
@@ -178,7 +185,8 @@ export function federationWatch(api: ApiClient, opts: FederationOptions, log: Lo
       memberClient(c).then((client) => {
         if (conn.stopped) return;
         conn.error = '';
-        conn.reflectors = [NODE_KIND, POD_KIND].map((k) => new Reflector(apiListerWatcher(client, k), k, conn.store, opts, log.child({ member: name }), undefined, clock));
+        const memberLog = log.child({ member: name });
+        conn.reflectors = [NODE_KIND, POD_KIND].map((k) => new Reflector(apiListerWatcher(client, k), k, conn.store, opts, memberLog, undefined, clock));
         for (const r of conn.reflectors) r.start();
       }, (err: Error) => {
         if (conn.stopped) return;

@@ -135,7 +135,9 @@ function slimBinding(kind: SlimBinding['kind']): (o: Raw) => SlimBinding {
     return {
       kind, namespace: str(meta.namespace), name: str(meta.name), uid: str(meta.uid), generation: int(meta.generation),
       resourceVersion: str(meta.resourceVersion), schedulerName: str(spec.schedulerName, 'default-scheduler'),
-      resource: { apiVersion: str(spec.resource?.apiVersion), kind: str(spec.resource?.kind), namespace: str(spec.resource?.namespace), name: str(spec.resource?.name) },
+      resource: {
+        apiVersion: str(spec.resource?.apiVersion), kind: str(spec.resource?.kind), namespace: str(spec.resource?.namespace), name: str(spec.resource?.name),
+      },
       replicas: int(spec.replicas),
       clusters: (Array.isArray(spec.clusters) ? spec.clusters : []).filter((c: Raw) => typeof c?.name === 'string').map((c: Raw) => ({ name: c.name as string, replicas: int(c.replicas) })),
       placement: JSON.stringify(spec.placement ?? {}),
@@ -174,7 +176,8 @@ function slimMemberCluster(o: Raw): SlimMemberCluster {
 function slimPolicy(kind: SlimPropagationPolicy['kind']): (o: Raw) => SlimPropagationPolicy {
   return (o) => {
     const text = stringMap(o.metadata?.annotations)[KARMADA_ANNOTATION.clusterPreferences];
-    return { kind, namespace: str(o.metadata?.namespace), name: str(o.metadata?.name), preferences: text === undefined ? undefined : parseClusterPreferences(text) };
+    const preferences = text === undefined ? undefined : parseClusterPreferences(text);
+    return { kind, namespace: str(o.metadata?.namespace), name: str(o.metadata?.name), preferences };
   };
 }
 

@@ -9,7 +9,7 @@ import { NOT_SYNCED, STALE } from './recording.js';
 // The decision for a Karmada binding (docs/design.md#across-clusters): readiness read, the one planner asked,
 // the answer recorded. The Karmada transport (src/karmada/) only decodes, calls `plan` and writes.
 
-export type BindingVerdict =
+type BindingVerdict =
   | { outcome: 'wait'; key: string; why: string }
   | { outcome: 'skip'; key: string; why: string }
   | { outcome: 'refused'; key: string; binding: SlimBinding; why: string }
@@ -22,7 +22,7 @@ export type BindingVerdict =
   };
 
 /** One binding's last plan, for /debug/federation, `zonekeeper audit` and the metrics. */
-export interface FederatedWorkload {
+interface FederatedWorkload {
   binding: string;
   workload: string;
   replicas: number;

@@ -35,7 +35,9 @@ export function writeClusters(api: ApiClient, b: SlimBinding, clusters: readonly
 export interface ScheduledCondition { status: 'True' | 'False'; reason: string; message: string }
 
 /** The Scheduled condition beside the others; on success, the generation observed and the time, as karmada-scheduler does. */
-export function writeScheduled(api: ApiClient, b: SlimBinding, at: { resourceVersion: string; generation: number }, c: ScheduledCondition, now: number): Promise<WriteResult> {
+export function writeScheduled(
+  api: ApiClient, b: SlimBinding, at: { resourceVersion: string; generation: number }, c: ScheduledCondition, now: number,
+): Promise<WriteResult> {
   const stamp = new Date(now).toISOString().replace(/\.\d{3}Z$/, 'Z');
   const prior = b.conditions.find((x) => x.type === 'Scheduled');
   const changed = !prior || prior.status !== c.status || prior.reason !== c.reason;
@@ -46,13 +48,15 @@ export function writeScheduled(api: ApiClient, b: SlimBinding, at: { resourceVer
   return patch(api, bindingPath(b, '/status'), { metadata: { resourceVersion: at.resourceVersion }, status });
 }
 
-export const ordinalsPolicyName = (statefulSet: string): string => `${statefulSet}-zonekeeper-ordinals`.slice(0, 253);
+const ordinalsPolicyName = (statefulSet: string): string => `${statefulSet}-zonekeeper-ordinals`.slice(0, 253);
 
 /**
  * The OverridePolicy that gives each member its range of a StatefulSet's ordinals
  * (`spec.ordinals.start`): created, or replaced whole if it is still the one read.
  */
-export async function writeOrdinals(api: ApiClient, b: SlimBinding, starts: Readonly<Record<string, number>>, resourceVersion: string | undefined): Promise<WriteResult> {
+export async function writeOrdinals(
+  api: ApiClient, b: SlimBinding, starts: Readonly<Record<string, number>>, resourceVersion: string | undefined,
+): Promise<WriteResult> {
   const { namespace, name } = b.resource;
   const spec = {
     resourceSelectors: [{ apiVersion: 'apps/v1', kind: 'StatefulSet', namespace, name }],

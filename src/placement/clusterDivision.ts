@@ -7,7 +7,7 @@ import { divide } from './planner.js';
 // (planner.ts) over the members, each member's capacity read from zonekeeper's own view of it.
 
 /** zonekeeper's own read of a member, for one workload. */
-export interface MemberReading {
+interface MemberReading {
   nodes: readonly SlimNode[];
   /** What the pods bound there take from each node, by node name. */
   used: ReadonlyMap<string, { cpuMilli: number; memory: number; pods: number }>;
@@ -28,7 +28,7 @@ export interface DivisionSettings {
 }
 
 /** Why a member gets what it gets. */
-export type MemberState = 'ready' | 'full' | 'pending' | 'unknown' | 'not-ready' | 'no-execute' | 'no-schedule' | 'deleting' | 'evicting' | 'not-allowed';
+type MemberState = 'ready' | 'full' | 'pending' | 'unknown' | 'not-ready' | 'no-execute' | 'no-schedule' | 'deleting' | 'evicting' | 'not-allowed';
 
 export interface MemberShare {
   cluster: string;

@@ -25,7 +25,7 @@ export interface Plan {
 }
 
 /** A place's entry: its own, else "*"'s; undefined when neither exists (the place gets nothing). */
-export interface PlaceShare { minReplicas: number; maxReplicas?: number | undefined; weight: number }
+interface PlaceShare { minReplicas: number; maxReplicas?: number | undefined; weight: number }
 
 /** One division of replicas over places: the seed's planner, for zones and for clusters alike. */
 export interface Division {

@@ -3,6 +3,7 @@
 // as `karmadactl join` does in Push mode.
 import { execFile, execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -29,6 +30,23 @@ export interface Federation {
   down(): Promise<void>;
 }
 
+/**
+ * The first of `n` ports in a row that are free now (up.sh's metrics and health ports): below Linux's
+ * ephemeral range, so no port another process of the run asks the system for can land in it.
+ */
+async function portRun(n: number): Promise<number> {
+  const free = (port: number) => new Promise<boolean>((resolve) => {
+    const s = net.createServer().once('error', () => resolve(false)).listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
+  });
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const first = 20_000 + Math.floor(Math.random() * 12_000);
+    let ok = true;
+    for (let i = 0; i < n && ok; i++) ok = await free(first + i);
+    if (ok) return first;
+  }
+  throw new Error(`no ${n} free ports in a row`);
+}
+
 /** Karmada's binaries, unpacked once into the same cache as the control planes'. */
 export function karmadaFolder(): string {
   const dir = join(homedir(), '.cache', 'zonekeeper', 'karmada');
@@ -38,14 +56,19 @@ export function karmadaFolder(): string {
 /** A member: control plane, one general node per zone, zonekeeper's webhook for the namespace `ns`. */
 async function member(name: string, bin: string, ns: string): Promise<Member> {
   const cp = new ControlPlane(bin);
-  const { port, admission } = await admissionConfig('default/zonekeeper-webhook-tls');
-  await cp.up([{ name: 'default-scheduler', extender: false }], { admission, leaderElection: { namespace: 'default' } });
-  const kube = new Kube(cp.api);
-  for (const z of ZONES) await kube.addNode(`${name}-${z.slice(5)}-1`, z);
-  await kube.create(webhookConfiguration(port));
-  await kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns, labels: { [ADMISSION_LABEL]: 'enabled' } } });
-  await admissionReady(kube, cp.zonekeeper!.admin);
-  return { name, cp, kube, zonekeeper: cp.zonekeeper! };
+  try {
+    const { port, admission } = await admissionConfig('default/zonekeeper-webhook-tls');
+    await cp.up([{ name: 'default-scheduler', extender: false }], { admission, leaderElection: { namespace: 'default' } });
+    const kube = new Kube(cp.api);
+    for (const z of ZONES) await kube.addNode(`${name}-${z.slice(5)}-1`, z);
+    await kube.create(webhookConfiguration(port));
+    await kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns, labels: { [ADMISSION_LABEL]: 'enabled' } } });
+    await admissionReady(kube, cp.zonekeeper!.admin);
+    return { name, cp, kube, zonekeeper: cp.zonekeeper! };
+  } catch (err) {
+    await cp.down();
+    throw err;
+  }
 }
 
 /** Karmada up, `names` members up and joined, the namespace `ns` in Karmada (labelled as in the members). */
@@ -53,32 +76,51 @@ export async function federation(bin: string, names: string[], ns: string): Prom
   const karmadaDir = karmadaFolder();
   const dir = mkdtempSync(join(tmpdir(), 'zk-karmada-'));
   const [etcd, api, agg, wh] = [await freePort(), await freePort(), await freePort(), await freePort()];
-  let mport = await freePort();
-  // up.sh uses MPORT..MPORT+5: six ports in a row, the first found free.
-  while (mport > 60_000) mport = await freePort();
-  const env = { ...process.env, KUBE_BIN: bin, KARMADA: karmadaDir, ETCD_PORT: String(etcd), API_PORT: String(api), AGG_PORT: String(agg), WH_PORT: String(wh), MPORT: String(mport) };
-  const [up, members] = await Promise.all([
+  const mport = await portRun(6);
+  const ports = { ETCD_PORT: etcd, API_PORT: api, AGG_PORT: agg, WH_PORT: wh, MPORT: mport };
+  const env = { ...process.env, KUBE_BIN: bin, KARMADA: karmadaDir, ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])) };
+  const started: Member[] = [];
+  const [up] = await Promise.allSettled([
     run('bash', [join(SHARED, 'up.sh'), dir], { env, encoding: 'utf8' }),
-    Promise.all(names.map((n) => member(n, bin, ns))),
-  ]);
+    Promise.all(names.map(async (n) => started.push(await member(n, bin, ns)))),
+  ]).then(async (results) => {
+    const failed = results.find((r) => r.status === 'rejected');
+    if (failed) {
+      await stopAll(dir, started);
+      throw (failed as PromiseRejectedResult).reason;
+    }
+    return results.map((r) => (r as PromiseFulfilledResult<any>).value);
+  });
+  const members = names.map((n) => started.find((m) => m.name === n)!);
   const kubeconfig = up.stdout.trim().split('\n').pop()!;
   const karmada = new Kube(kubeApiClient(loadClusterAccess({ kind: 'kubeconfig', path: kubeconfig })));
-  for (const m of members) await run('bash', [join(SHARED, 'join.sh'), kubeconfig, m.name, m.cp.kubeconfig, ZONES.join(' ')], { encoding: 'utf8' });
+  try {
+    for (const m of members) await run('bash', [join(SHARED, 'join.sh'), kubeconfig, m.name, m.cp.kubeconfig, ZONES.join(' ')], { encoding: 'utf8' });
+  } catch (err) {
+    await stopAll(dir, members);
+    throw new Error(`${(err as Error).message}\n${readFileSync(join(dir, 'logs', 'karmada-controller-manager.log'), 'utf8').split('\n').slice(-5).join('\n')}`);
+  }
   await karmada.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns, labels: { [ADMISSION_LABEL]: 'enabled' } } });
   return {
     dir, kubeconfig, karmada, members,
-    async down() {
-      const pids = readFileSync(join(dir, 'pids'), 'utf8').trim().split('\n').map(Number).filter(Boolean).reverse();
-      for (const pid of pids) {
-        try {
-          process.kill(pid, 'SIGTERM');
-        } catch { /* gone */ }
-      }
-      await Promise.all(members.map((m) => m.cp.down(!!process.env.ZK_E2E_KEEP)));
-      if (process.env.ZK_E2E_KEEP) console.log(`karmada logs kept in ${dir}`);
-      else rmSync(dir, { recursive: true, force: true });
-    },
+    down: () => stopAll(dir, members),
   };
+}
+
+/** Karmada's processes (last first), then the members'. */
+async function stopAll(dir: string, members: Member[]): Promise<void> {
+  let pids: number[] = [];
+  try {
+    pids = readFileSync(join(dir, 'pids'), 'utf8').trim().split('\n').map(Number).filter(Boolean).reverse();
+  } catch { /* up.sh never started */ }
+  for (const pid of pids) {
+    try {
+      process.kill(pid, 'SIGTERM');
+    } catch { /* gone */ }
+  }
+  await Promise.all(members.map((m) => m.cp.down(!!process.env.ZK_E2E_KEEP)));
+  if (process.env.ZK_E2E_KEEP) console.log(`karmada logs kept in ${dir}`);
+  else rmSync(dir, { recursive: true, force: true });
 }
 
 /** `zonekeeper karmada` as a child of `cp` (stopped with it), its admin URL once ready. */

@@ -62,7 +62,8 @@ const sum = (p: Record<string, number>) => Object.values(p).reduce((a, b) => a +
 
   it('seed 002 and what Karmada cannot express, on live bindings: spec.clusters is the planner\'s answer', async () => {
     // Dispatching suspended: the bindings are planned and their Works made, but no member runs their pods.
-    const rows: { name: string; replicas: number; prefs: { rebalance?: boolean; clusters: Record<string, { weight?: number; minReplicas?: number; maxReplicas?: number }> } }[] = [
+    type Entry = { weight?: number; minReplicas?: number; maxReplicas?: number };
+    const rows: { name: string; replicas: number; prefs: { rebalance?: boolean; clusters: Record<string, Entry> } }[] = [
       { name: 'even', replicas: 50, prefs: { rebalance: true, clusters: { '*': { weight: 1 } } } },
       { name: 'max2', replicas: 50, prefs: { clusters: { '*': { maxReplicas: 2, weight: 1 } } } },
       { name: 'min2', replicas: 50, prefs: { clusters: { '*': { minReplicas: 2, weight: 0 } } } },

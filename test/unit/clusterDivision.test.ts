@@ -37,7 +37,9 @@ function member(name: string, o: { perZone?: number | number[]; ready?: string; 
   });
   const workloadPods = (o.pods ?? []).map((p) => slimPod(p as never));
   const used = new Map<string, { cpuMilli: number; memory: number; pods: number }>();
-  for (const p of workloadPods) if (p.nodeName) used.set(p.nodeName, { cpuMilli: (used.get(p.nodeName)?.cpuMilli ?? 0) + 1000, memory: 0, pods: (used.get(p.nodeName)?.pods ?? 0) + 1 });
+  for (const p of workloadPods) {
+    if (p.nodeName) used.set(p.nodeName, { cpuMilli: (used.get(p.nodeName)?.cpuMilli ?? 0) + 1000, memory: 0, pods: (used.get(p.nodeName)?.pods ?? 0) + 1 });
+  }
   return { cluster: cluster(name, o), reading: o.unknown ? undefined : { nodes, used, workloadPods } };
 }
 
