@@ -18,6 +18,11 @@ const PATHS: Record<string, string> = {
   StatefulSet: '/apis/apps/v1/statefulsets', ReplicaSet: '/apis/apps/v1/replicasets', Deployment: '/apis/apps/v1/deployments', Job: '/apis/batch/v1/jobs',
   WorkloadSpread: '/apis/apps.kruise.io/v1alpha1/workloadspreads',
   CloneSet: '/apis/apps.kruise.io/v1alpha1/clonesets', AdvancedStatefulSet: '/apis/apps.kruise.io/v1beta1/statefulsets',
+  // Karmada's, for the binding scheduler's tests; Secrets for a member's credentials.
+  ResourceBinding: '/apis/work.karmada.io/v1alpha2/resourcebindings', ClusterResourceBinding: '/apis/work.karmada.io/v1alpha2/clusterresourcebindings',
+  Cluster: '/apis/cluster.karmada.io/v1alpha1/clusters', PropagationPolicy: '/apis/policy.karmada.io/v1alpha1/propagationpolicies',
+  ClusterPropagationPolicy: '/apis/policy.karmada.io/v1alpha1/clusterpropagationpolicies', OverridePolicy: '/apis/policy.karmada.io/v1alpha1/overridepolicies',
+  Secret: '/api/v1/secrets',
 };
 /** OpenKruise's resources by version, served while `crdServed`. */
 const KRUISE_RESOURCES: Record<string, { name: string; kind: string }[]> = {
@@ -41,6 +46,8 @@ export class FakeApiServer {
   crdServed = false;
   readonly requests: string[] = [];
   readonly patches: { path: string; body: Raw }[] = [];
+  /** Objects created with POST (other than Events, Leases and reviews), in order. */
+  readonly creates: Raw[] = [];
   /** Core v1 Events created (and patched) through the API, by name. */
   readonly kubeEvents = new Map<string, Raw>();
   conflicts = 0;
@@ -192,6 +199,8 @@ current-context: c
     if (req.method === 'PATCH') return this.patch(req, res, url.pathname);
     const evicted = req.method === 'POST' ? /^(\/api\/v1\/namespaces\/[^/]+\/pods\/[^/]+)\/eviction$/.exec(url.pathname)?.[1] : undefined;
     if (evicted) return this.evict(res, evicted);
+    const created = req.method === 'POST' ? /^(\/apis?\/.+)\/namespaces\/[^/]+\/([^/]+)$/.exec(url.pathname) : undefined;
+    if (created && Object.values(PATHS).includes(`${created[1]}/${created[2]}`)) return this.create(req, res);
     const single = this.findSingle(url.pathname);
     if (single !== undefined) return single ? this.json(res, 200, single) : this.json(res, 404, { kind: 'Status', code: 404, message: 'not found' });
     const path = url.pathname;
@@ -297,6 +306,19 @@ current-context: c
       const apply = () => this.applyPatch(res, path, JSON.parse(body));
       if (this.heldPatches) this.heldPatches.push(apply);
       else apply();
+    });
+  }
+
+  /** POST of a namespaced object: stored (409 when it exists), as the API server creates. */
+  private create(req: http.IncomingMessage, res: http.ServerResponse): void {
+    let body = '';
+    req.on('data', (c) => (body += c));
+    req.on('end', () => {
+      const obj = JSON.parse(body);
+      if (this.get(obj.kind, obj.metadata.namespace, obj.metadata.name)) return this.json(res, 409, { kind: 'Status', code: 409, reason: 'AlreadyExists' });
+      this.creates.push(obj);
+      this.put(obj);
+      this.json(res, 201, this.get(obj.kind, obj.metadata.namespace, obj.metadata.name));
     });
   }
 

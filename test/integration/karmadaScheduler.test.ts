@@ -1,0 +1,154 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { eventRecorder } from '../../src/actuator/events.js';
+import { federationWatch, type FederationView } from '../../src/cluster/federation.js';
+import { fakeClock } from '../../src/common/clock.js';
+import { parseConfig } from '../../src/common/config.js';
+import { federationService } from '../../src/decision/federation.js';
+import { bindingScheduler, type BindingScheduler } from '../../src/karmada/bindingScheduler.js';
+import { createMetrics } from '../../src/metrics/metrics.js';
+import { silent } from '../support/app.js';
+import { node } from '../support/builders.js';
+import { FakeApiServer } from '../support/fakeApiServer.js';
+import { onFakeTime } from '../support/wait.js';
+
+// The Karmada transport against list/watch servers on 127.0.0.1: one stands in for the Karmada
+// control plane, one for the members (each Cluster points at it). What it writes, in what order,
+// conditionally, and what it never writes.
+
+const START = Date.parse('2026-11-29T06:00:00Z');
+const NS = 'db';
+const token = Buffer.from('test-token').toString('base64');
+
+function binding(name: string, replicas: number, o: { kind?: string; scheduler?: string; clusters?: object[] } = {}) {
+  return {
+    apiVersion: 'work.karmada.io/v1alpha2', kind: 'ResourceBinding',
+    metadata: { name: `${name}-${(o.kind ?? 'Deployment').toLowerCase()}`, namespace: NS, uid: `rb-${name}`, generation: 1,
+      annotations: { 'propagationpolicy.karmada.io/name': name, 'propagationpolicy.karmada.io/namespace': NS } },
+    spec: {
+      resource: { apiVersion: 'apps/v1', kind: o.kind ?? 'Deployment', namespace: NS, name }, replicas, schedulerName: o.scheduler ?? 'zonekeeper',
+      placement: { clusterAffinity: { clusterNames: ['m1', 'm2', 'm3'] } }, ...(o.clusters ? { clusters: o.clusters } : {}),
+    },
+    status: { conditions: [{ type: 'FullyApplied', status: 'False', reason: 'x', message: 'kept' }] },
+  };
+}
+
+const policy = (name: string, prefs: string) => ({
+  apiVersion: 'policy.karmada.io/v1alpha1', kind: 'PropagationPolicy',
+  metadata: { name, namespace: NS, annotations: { 'zonekeeper.io/cluster-preferences': prefs } }, spec: {},
+});
+
+describe('the Karmada transport: zonekeeper schedules the bindings that name it', () => {
+  let karmada: FakeApiServer;
+  let members: FakeApiServer;
+  let view: FederationView;
+  let scheduler: BindingScheduler;
+  const clock = fakeClock(START);
+  const until = (cond: () => boolean, what: string, limitMs = 60_000) => onFakeTime(clock, cond, what, limitMs);
+  const stored = (name: string) => karmada.get('ResourceBinding', NS, name)!;
+  const clustersOf = (name: string) =>
+    Object.fromEntries(((stored(name).spec.clusters ?? []) as { name: string; replicas: number }[]).map((c) => [c.name, c.replicas]));
+
+  before(async () => {
+    karmada = await new FakeApiServer().start();
+    members = await new FakeApiServer().start();
+    for (const z of ['zone-a', 'zone-b', 'zone-c']) {
+      members.put({ ...node(`n-${z}`, z), status: { conditions: [{ type: 'Ready', status: 'True' }], allocatable: { cpu: '8', memory: '32Gi', pods: '110' } } });
+    }
+    for (const m of ['m1', 'm2', 'm3']) {
+      karmada.put({ apiVersion: 'v1', kind: 'Secret', metadata: { name: m, namespace: 'karmada-cluster' }, data: { token } });
+      karmada.put({
+        apiVersion: 'cluster.karmada.io/v1alpha1', kind: 'Cluster', metadata: { name: m },
+        spec: { apiEndpoint: `http://127.0.0.1:${members.port}`, secretRef: { namespace: 'karmada-cluster', name: m }, insecureSkipTLSVerification: true },
+        status: { conditions: [{ type: 'Ready', status: 'True' }] },
+      });
+    }
+    const config = parseConfig({ karmada: { overrideSettleSeconds: 2 } });
+    const metrics = createMetrics();
+    const api = karmada.client();
+    const watch = { pageSize: 500, watchTimeoutSeconds: 300, silenceSeconds: 360, backoffInitialMs: 100, backoffMaxMs: 1000, maxStalenessSeconds: 30, clock };
+    view = federationWatch(api, watch, silent);
+    const service = federationService(view, config.karmada, metrics, clock);
+    scheduler = bindingScheduler({ service, view, api, events: eventRecorder(api, silent, metrics, { clock }), config: config.karmada, log: silent, clock });
+    view.start();
+    await until(() => view.ready() && view.members().every((m) => m.healthy), 'the federation and its members watched');
+    scheduler.start();
+  });
+  after(async () => {
+    await scheduler.stop();
+    await view.stop();
+    await karmada.stop();
+    await members.stop();
+  });
+
+  it('writes spec.clusters with the applied placement, then Scheduled, keeping the other conditions, and an Event', async () => {
+    karmada.put(policy('web', '{"rebalance":true,"clusters":{"*":{"weight":1},"m3":{"weight":1,"maxReplicas":1}}}'));
+    karmada.put(binding('web', 7));
+    await until(() => stored('web-deployment').status?.conditions?.some((c: { type: string }) => c.type === 'Scheduled'), 'web scheduled');
+    assert.deepEqual(clustersOf('web-deployment'), { m1: 3, m2: 3, m3: 1 });
+    const b = stored('web-deployment');
+    assert.equal(b.metadata.annotations['policy.karmada.io/applied-placement'], JSON.stringify(b.spec.placement));
+    const scheduled = b.status.conditions.find((c: { type: string }) => c.type === 'Scheduled');
+    assert.equal(scheduled.status, 'True');
+    assert.equal(scheduled.reason, 'Success');
+    assert.ok(b.status.lastScheduledTime, 'lastScheduledTime');
+    assert.equal(b.status.conditions.find((c: { type: string }) => c.type === 'FullyApplied')?.message, 'kept', 'the other conditions are kept');
+    const spec = karmada.patches.find((p) => p.path.endsWith('/resourcebindings/web-deployment'))!;
+    assert.ok(spec.body.metadata.resourceVersion, 'the spec patch is conditional on the resourceVersion it was planned from');
+    await until(() => [...karmada.kubeEvents.values()].some((e) => e.involvedObject.name === 'web-deployment' && e.reason === 'ScheduleBindingSucceed'), 'an Event on the binding');
+  });
+
+  it('a binding of another scheduler is never written', async () => {
+    karmada.put(binding('theirs', 4, { scheduler: 'default-scheduler' }));
+    karmada.put(binding('after', 2));
+    await until(() => !!stored('after-deployment').spec.clusters, 'a later binding of ours is scheduled');
+    assert.equal(karmada.patches.filter((p) => p.path.includes('theirs-deployment')).length, 0);
+  });
+
+  it('a bad preference is refused whole: Scheduled False with the reason, a Warning, no spec.clusters', async () => {
+    karmada.put(policy('bad', '{"clusters":{"m1":{"minReplicas":3,"maxReplicas":2}}}'));
+    karmada.put(binding('bad', 3));
+    await until(() => stored('bad-deployment').status?.conditions?.some((c: { type: string }) => c.type === 'Scheduled'), 'bad refused');
+    const c = stored('bad-deployment').status.conditions.find((x: { type: string }) => x.type === 'Scheduled');
+    assert.equal(c.status, 'False');
+    assert.match(c.message, /minReplicas is above maxReplicas/);
+    assert.equal(stored('bad-deployment').spec.clusters, undefined);
+    await until(() => [...karmada.kubeEvents.values()].some((e) => e.involvedObject.name === 'bad-deployment' && e.type === 'Warning'), 'a Warning');
+  });
+
+  it('a StatefulSet: its ordinal ranges are written before any member gets a replica', async () => {
+    karmada.put(policy('db', '{"clusters":{"*":{"weight":1}}}'));
+    karmada.put(binding('db', 5, { kind: 'StatefulSet' }));
+    await until(() => !!stored('db-statefulset').spec.clusters, 'db scheduled');
+    const created = karmada.creates.find((o) => o.kind === 'OverridePolicy')!;
+    assert.equal(created.metadata.labels['zonekeeper.io/ordinals-of'], 'db');
+    const starts = Object.fromEntries(created.spec.overrideRules.map((r: any) => [r.targetCluster.clusterNames[0], r.overriders.plaintext[0].value.start]));
+    assert.deepEqual(starts, { m1: 0, m2: 1000, m3: 2000 });
+    const at = (pred: (r: string) => boolean) => karmada.requests.findIndex(pred);
+    assert.ok(at((r) => r.startsWith('POST') && r.includes('/overridepolicies')) < at((r) => r.startsWith('PATCH') && r.endsWith('/resourcebindings/db-statefulset')),
+      'the OverridePolicy is created before spec.clusters is written');
+    assert.deepEqual(Object.values(clustersOf('db-statefulset')).sort(), [1, 2, 2]);
+  });
+
+  it('a write refused as a conflict is planned again from the binding as it is now', async () => {
+    karmada.faults.push({ match: (m, p) => m === 'PATCH' && p.endsWith('/resourcebindings/race-deployment'), status: 409, remaining: 1 });
+    karmada.put(policy('race', '{"clusters":{"*":{"weight":1}}}'));
+    karmada.put(binding('race', 6));
+    await until(() => !!stored('race-deployment').spec.clusters, 'race scheduled after the conflict');
+    assert.deepEqual(clustersOf('race-deployment'), { m1: 2, m2: 2, m3: 2 });
+  });
+
+  it('a member zonekeeper cannot read keeps what it has and gets none added', async () => {
+    const assigned = [{ name: 'm1', replicas: 1 }, { name: 'm2', replicas: 1 }, { name: 'm3', replicas: 4 }];
+    // m3 moves to an endpoint nobody answers: its capacity is unknown from now on.
+    const m3 = karmada.get('Cluster', '', 'm3')!;
+    karmada.put({ ...m3, spec: { ...m3.spec, apiEndpoint: 'http://127.0.0.1:1' } });
+    await until(() => view.members().some((m) => m.name === 'm3' && !m.healthy), 'm3 unreadable');
+    karmada.put(policy('keep', '{"rebalance":true,"clusters":{"*":{"weight":1}}}'));
+    karmada.put(binding('keep', 9, { clusters: assigned }));
+    await until(() => stored('keep-deployment').status?.conditions?.some((c: { type: string }) => c.type === 'Scheduled'), 'keep scheduled');
+    const plan = clustersOf('keep-deployment');
+    assert.equal(plan.m3, 4, 'm3 keeps its 4');
+    assert.equal(plan.m1! + plan.m2!, 5);
+  });
+});
