@@ -29,6 +29,8 @@ Usage:
   -o, --output FMT    table (default) or json
   --config FILE       zonekeeper.yaml: the placement and health options to judge by (defaults otherwise)
   --timeout SECONDS   how long listing the cluster may take (default 120)
+  --karmada           the kubeconfig is a Karmada control plane: every ResourceBinding that names
+                      zonekeeper, planned now (replicas per member and why), nothing written
 
 Every StatefulSet and every workload with zonekeeper's annotations (or a WorkloadSpread) is
 judged, whether or not zonekeeper is installed. Against a cluster, it says too whether the API
@@ -88,6 +90,7 @@ export async function runAudit(argv: string[]): Promise<{ output: string; code: 
       options: {
         kubeconfig: { type: 'string' }, snapshot: { type: 'string' }, namespace: { type: 'string', short: 'n' },
         output: { type: 'string', short: 'o', default: 'table' }, config: { type: 'string' }, timeout: { type: 'string', default: '120' },
+        karmada: { type: 'boolean' },
       },
     }));
   } catch (err) {
@@ -111,6 +114,15 @@ export async function runAudit(argv: string[]): Promise<{ output: string; code: 
     throw new AuditError((err as Error).message);
   }
   if (choice.kind === 'demo') throw new AuditUsageError('no cluster: pass --kubeconfig or --snapshot (no $KUBECONFIG, no ~/.kube/config, not in a cluster)');
+  if (values.karmada) {
+    if (choice.kind === 'snapshot') throw new AuditUsageError('--karmada reads a Karmada control plane and its members: pass --kubeconfig, not --snapshot');
+    const { auditFederation } = await import('./auditFederation.js');
+    try {
+      return await auditFederation(choice, config, timeout * 1000, values.output === 'json', values.namespace);
+    } catch (err) {
+      throw new AuditError((err as Error).message);
+    }
+  }
 
   let source: SnapshotSource;
   let api: ApiClient | undefined;

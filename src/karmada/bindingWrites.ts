@@ -1,10 +1,9 @@
 import { statusMessage, type ApiClient } from '../cluster/apiClient.js';
 import { KARMADA_ANNOTATION, ORDINALS_OWNER_LABEL, type SlimBinding, type TargetCluster } from '../cluster/karmada.js';
 
-// What karmada-scheduler writes, written the same way (pkg/scheduler/scheduler.go at the commit of
-// ../shared/karmada): a merge patch of spec.clusters and the applied-placement annotation, then the
-// status (the Scheduled condition, schedulerObservedGeneration, lastScheduledTime). Every write
-// carries the resourceVersion its plan was made from: a stale plan is refused (409), never written.
+// What karmada-scheduler writes (Karmada v1.19, pkg/scheduler/scheduler.go), written the same way: a merge
+// patch of spec.clusters and the applied-placement annotation, then the status (Scheduled, the observed
+// generation, lastScheduledTime). Each carries the resourceVersion its plan was made from (409: never written).
 
 export type WriteResult = { ok: true; resourceVersion: string; generation: number } | { ok: false; status: number; message: string };
 

@@ -5,6 +5,7 @@
 // StatefulSet's ordinals across members, a member that cannot schedule, a member that goes away,
 // and the Lease holder killed.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import { divide } from '../../src/placement/planner.js';
 import { kubeVersions } from './controlPlane.js';
@@ -13,6 +14,7 @@ import { eventually, type Obj } from './kube.js';
 import { statefulSet } from './workloads.js';
 
 const NS = 'fed';
+const CLI = new URL('../../dist/cli.js', import.meta.url).pathname;
 const MEMBERS = ['m1', 'm2', 'm3'];
 const STRIDE = 1000;
 const newest = kubeVersions().filter((k) => k.minor >= 31).at(-1);
@@ -100,6 +102,13 @@ const sum = (p: Record<string, number>) => Object.values(p).reduce((a, b) => a +
       console.log(`# ${r.name}: ${JSON.stringify(live)}`);
     }
     assert.deepEqual(await clustersOf(fed.karmada, NS, 'minimums-deployment'), { m1: 1, m2: 1, m3: 1 }, 'Karmada at 10:1:1 gives 3/0/0');
+    // The audit, pointed at the Karmada control plane, plans the same and writes nothing.
+    const audit = spawnSync(process.execPath, [CLI, 'audit', '--karmada', '--kubeconfig', fed.kubeconfig, '-n', NS, '-o', 'json'], { encoding: 'utf8', timeout: 60_000 });
+    const report = JSON.parse(audit.stdout) as { workloads: { binding: string; members: { cluster: string; replicas: number; zones: string[] }[] }[] };
+    const capped = report.workloads.find((w) => w.binding === `${NS}/capped-deployment`)!;
+    assert.deepEqual(Object.fromEntries(capped.members.map((m) => [m.cluster, m.replicas])), await clustersOf(fed.karmada, NS, 'capped-deployment'));
+    assert.deepEqual(capped.members[0]!.zones, ['zone-a', 'zone-b', 'zone-c'], 'each member\'s zones');
+    assert.equal(audit.status, 1, 'the audit says some replicas are unplaced (max2 and friends)');
   });
 
   it('a StatefulSet scaled 5 → 9 → 5 across members: disjoint ordinals, no duplicate pod name, each member\'s pods in their zones', async () => {
@@ -173,6 +182,17 @@ const sum = (p: Record<string, number>) => Object.values(p).reduce((a, b) => a +
     for (const p of await m2.kube.podsOf(NS, 'app=web')) await m2.kube.delete('v1', 'Pod', NS, p.metadata.name, 0);
     const moved = await scheduled('web-deployment', (p) => (p.m2 ?? 0) === 1 && sum(p) === 9, 90_000);
     console.log(`# m2 unschedulable: ${JSON.stringify(moved)} after ${((Date.now() - shrunk) / 1000).toFixed(1)} s (pendingSeconds 15, one left waiting)`);
+    const explained = await eventually('the explanation names the waiting pods', async () => {
+      for (const s of schedulers) {
+        const res = await fetch(`${s.admin}/debug/explain?binding=${NS}/web-deployment`);
+        const w = res.ok ? await res.json() as { members: { cluster: string; state: string; why: string; pendingSince?: number }[] } : undefined;
+        const m2 = w?.members.find((m) => m.cluster === 'm2');
+        if (m2?.state === 'pending') return m2;
+      }
+      return undefined;
+    });
+    assert.match(explained.why, /unscheduled too long/);
+    assert.ok(explained.pendingSince, 'since when they wait');
     assert.equal((moved.m1 ?? 0) + (moved.m3 ?? 0), 8);
     for (const n of (await m2.kube.list('v1', 'Node')).map((x) => x.metadata.name as string)) await m2.kube.patch('v1', 'Node', undefined, n, { spec: { unschedulable: false } });
     const room = Date.now();

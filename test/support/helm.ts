@@ -39,6 +39,7 @@ export const CHART_MODES: { overlay: string; components?: string[]; values: stri
   { overlay: 'standalone', components: ['monitoring'], values: ['workloadSpread.standalone=true', 'monitoring.enabled=true'] },
   { overlay: 'managed', components: ['policy'], values: ['scheduler.enabled=false', 'admission.enabled=true', 'policy.enabled=true'], sinceMinor: 36 },
   { overlay: 'managed', components: ['zone-disruption'], values: ['scheduler.enabled=false', 'admission.enabled=true', 'zoneDisruption.enabled=true'] },
+  { overlay: 'managed', components: ['karmada'], values: ['scheduler.enabled=false', 'admission.enabled=true', 'karmada.enabled=true'] },
 ];
 
 /** `helm template` of a mode into `namespace` (for a cluster of `kubeVersion`, else Helm's default): its YAML. */
