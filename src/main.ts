@@ -14,7 +14,7 @@ import { eventRecorder } from './actuator/events.js';
 import { federationWatch } from './cluster/federation.js';
 import { federationService } from './decision/federation.js';
 import { bindingScheduler } from './karmada/bindingScheduler.js';
-import { federationRoutes } from './server/federationRoutes.js';
+import { federationProbeRoutes, federationRoutes } from './server/federationRoutes.js';
 import { kubernetesAuthorizer } from './server/adminAuth.js';
 import { adminRoutes, probeRoutes } from './server/adminRoutes.js';
 import { extenderRoutes, pickerRoutes } from './server/extenderRoutes.js';
@@ -202,14 +202,18 @@ export async function startFederation(
   let serving = true;
   view.start();
   const auth = config.admin.authorization === 'kubernetes' ? kubernetesAuthorizer(api) : undefined;
-  const admin = await listen(federationRoutes({ view, service, metrics, serving: () => serving, auth }), config.admin.listen, { limits: config.http, setting: { name: 'admin', ...LISTENER_SETTINGS.admin } });
-  log.info({ admin: admin.url }, 'zonekeeper scheduling Karmada bindings');
+  const admin = await listen(federationRoutes({ view, service, metrics, serving: () => serving, auth }), config.admin.listen,
+    { limits: config.http, setting: { name: 'admin', ...LISTENER_SETTINGS.admin } });
+  const probes = config.admin.probeListen
+    ? await listen(federationProbeRoutes({ view, serving: () => serving }), config.admin.probeListen, { limits: config.http, setting: { name: 'probe', ...LISTENER_SETTINGS.probe } })
+    : undefined;
+  log.info({ admin: admin.url, page: new URL('/ui', admin.url).href, probes: probes?.url }, 'zonekeeper scheduling Karmada bindings');
   return {
     admin,
     async stop() {
       const deadline = systemClock.now() + config.shutdownGraceSeconds * 1000;
       serving = false;
-      await admin.close(deadline);
+      await Promise.all([admin.close(deadline), probes?.close(deadline)]);
       await byDeadline(writers.stop(), deadline);
       await byDeadline(view.stop(), deadline);
     },

@@ -16,10 +16,20 @@ export interface FederationRoutesDeps {
   auth?: AdminAuthorizer;
 }
 
-export function federationRoutes(d: FederationRoutesDeps): Hono {
+/** Health only, for kubelet probes on the pod IP (admin.probeListen). */
+export function federationProbeRoutes(d: Pick<FederationRoutesDeps, 'view' | 'serving'>): Hono {
   const app = new Hono();
   app.get('/healthz', (c) => c.text('ok'));
   app.get('/readyz', (c) => (d.serving() && d.view.ready() ? c.text('ok') : c.text(d.view.synced() ? 'stale: the Karmada watch is failing' : 'not synced', 503)));
+  return app;
+}
+
+export function federationRoutes(d: FederationRoutesDeps): Hono {
+  const app = federationProbeRoutes(d);
+  app.get('/ui', (c) => {
+    c.header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'");
+    return c.html(federationPage(d));
+  });
   if (d.auth) {
     app.use('/metrics', requireAuthorization(d.auth));
     app.use('/debug/*', requireAuthorization(d.auth));
@@ -42,6 +52,21 @@ export function federationRoutes(d: FederationRoutesDeps): Hono {
     return c.json(w);
   });
   return app;
+}
+
+const esc = (v: unknown) => String(v).replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
+
+/** The page: every federated workload, its replicas per member and why; every member's zones. Values are text, never markup. */
+function federationPage(d: FederationRoutesDeps): string {
+  const members = d.view.members();
+  const rows = d.service.workloads().map((w) => `<h2>${esc(w.workload)} <small>${esc(w.binding)}: ${esc(w.replicas)} replicas, ${esc(w.why)}</small></h2>
+<table><tr><th>member</th><th>replicas</th><th>had</th><th>state</th><th>waiting</th><th>why</th></tr>${w.members.map((m) => `<tr><td>${esc(m.cluster)}</td><td>${esc(m.replicas)}</td>`
+  + `<td>${esc(m.assigned)}</td><td>${esc(m.state)}</td><td>${m.pending ? `${esc(m.pending)} since ${esc(new Date(m.pendingSince ?? 0).toISOString())}` : ''}</td><td>${esc(m.why)}</td></tr>`).join('')}</table>`
+  + (w.unplaced ? `<p class="risk">${esc(w.unplaced)} replicas fit no member</p>` : ''));
+  const memberRows = members.map((m) => `<tr><td>${esc(m.name)}</td><td>${m.healthy ? 'read' : `cannot read: ${esc(m.error)}`}</td><td>${esc(zonesOf(d, m.name).join(', '))}</td></tr>`).join('');
+  return `<!doctype html><html><head><meta charset="utf-8"><title>zonekeeper: across clusters</title>
+<style>body{font:14px system-ui,sans-serif;margin:2em}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.2em .6em;text-align:left}.risk{color:#b00}</style></head>
+<body><h1>zonekeeper across clusters</h1><table><tr><th>member</th><th>zonekeeper's view</th><th>zones</th></tr>${memberRows}</table>${rows.join('') || '<p>No binding planned yet.</p>'}</body></html>`;
 }
 
 /** The zones zonekeeper sees in a member (its nodes'), else the zones Karmada's Cluster names. */

@@ -7,7 +7,7 @@ import net from 'node:net';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { stringify } from 'yaml';
+import { parse, stringify } from 'yaml';
 import { kubeApiClient } from '../../src/cluster/apiClient.js';
 import { loadClusterAccess } from '../../src/cluster/kubeconfig.js';
 import { admissionConfig, admissionReady, webhookConfiguration, ADMISSION_LABEL } from './admissionWebhook.js';
@@ -132,6 +132,22 @@ export async function startFederationScheduler(cp: ControlPlane, name: string, k
   const admin = `http://127.0.0.1:${port}`;
   await eventually(`${name} ready`, async () => (await fetch(`${admin}/readyz`)).ok, 60_000, 250);
   return { admin, pid: child.pid! };
+}
+
+/**
+ * A kubeconfig for the Karmada control plane as the ServiceAccount of manifests/karmada/rbac.yaml
+ * (applied first): zonekeeper karmada runs with that least access, as the docs install it.
+ */
+export function leastAccessKubeconfig(f: Federation): string {
+  const kubectl = (args: string[]) => execFileSync('kubectl', ['--kubeconfig', f.kubeconfig, ...args], { encoding: 'utf8' });
+  kubectl(['apply', '-f', join(ROOT, 'manifests', 'karmada', 'rbac.yaml')]);
+  const token = kubectl(['-n', 'zonekeeper-system', 'create', 'token', 'zonekeeper-karmada', '--duration=2h']).trim();
+  const config = parse(readFileSync(f.kubeconfig, 'utf8')) as Obj;
+  config.users = [{ name: 'zonekeeper-karmada', user: { token } }];
+  config.contexts = config.contexts.map((c: Obj) => ({ ...c, context: { ...c.context, user: 'zonekeeper-karmada' } }));
+  const path = join(f.dir, 'zonekeeper-karmada.kubeconfig');
+  writeFileSync(path, stringify(config));
+  return path;
 }
 
 /** A binding's spec.clusters as `{member: replicas}`. */

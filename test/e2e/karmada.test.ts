@@ -9,7 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import { divide } from '../../src/placement/planner.js';
 import { kubeVersions } from './controlPlane.js';
-import { clustersOf, federation, propagation, startFederationScheduler, type Federation } from './federation.js';
+import { clustersOf, federation, leastAccessKubeconfig, propagation, startFederationScheduler, type Federation } from './federation.js';
 import { eventually, type Obj } from './kube.js';
 import { statefulSet } from './workloads.js';
 
@@ -22,7 +22,7 @@ const started = Date.now();
 const t = () => `${((Date.now() - started) / 1000).toFixed(1)} s`;
 
 const CONFIG = {
-  leaderElection: { namespace: 'default', leaseName: 'zonekeeper-karmada', leaseDurationSeconds: 4, renewDeadlineSeconds: 3, retryPeriodSeconds: 1 },
+  leaderElection: { namespace: 'zonekeeper-system', leaseName: 'zonekeeper-karmada', leaseDurationSeconds: 4, renewDeadlineSeconds: 3, retryPeriodSeconds: 1 },
   karmada: { pendingSeconds: 15, keepWaiting: 1, ordinalStride: STRIDE, overrideSettleSeconds: 2, resyncSeconds: 5, memberStalenessSeconds: 10 },
   cluster: { backoffMaxMs: 2000 },
 };
@@ -47,8 +47,10 @@ const sum = (p: Record<string, number>) => Object.values(p).reduce((a, b) => a +
   before(async () => {
     fed = await federation(newest!.bin, MEMBERS, NS);
     const host = fed.members[0]!.cp;
-    schedulers.push(await startFederationScheduler(host, 'zonekeeper-karmada-1', fed.kubeconfig, CONFIG));
-    schedulers.push(await startFederationScheduler(host, 'zonekeeper-karmada-2', fed.kubeconfig, CONFIG));
+    // As the docs install it: the ServiceAccount of manifests/karmada/rbac.yaml, its Lease in zonekeeper-system.
+    const kubeconfig = leastAccessKubeconfig(fed);
+    schedulers.push(await startFederationScheduler(host, 'zonekeeper-karmada-1', kubeconfig, CONFIG));
+    schedulers.push(await startFederationScheduler(host, 'zonekeeper-karmada-2', kubeconfig, CONFIG));
     console.log(`# federation up (Karmada and ${MEMBERS.length} members) at ${t()}`);
   });
   after(() => fed?.down());
@@ -109,6 +111,14 @@ const sum = (p: Record<string, number>) => Object.values(p).reduce((a, b) => a +
     assert.deepEqual(Object.fromEntries(capped.members.map((m) => [m.cluster, m.replicas])), await clustersOf(fed.karmada, NS, 'capped-deployment'));
     assert.deepEqual(capped.members[0]!.zones, ['zone-a', 'zone-b', 'zone-c'], 'each member\'s zones');
     assert.equal(audit.status, 1, 'the audit says some replicas are unplaced (max2 and friends)');
+    const page = await eventually('the page lists the bindings', async () => {
+      for (const s of schedulers) {
+        const html = await (await fetch(`${s.admin}/ui`)).text();
+        if (html.includes('capped-deployment')) return html;
+      }
+      return undefined;
+    });
+    assert.match(page, /m3<\/td><td>read<\/td><td>zone-a, zone-b, zone-c/, 'each member\'s zones on the page');
   });
 
   it('a StatefulSet scaled 5 → 9 → 5 across members: disjoint ordinals, no duplicate pod name, each member\'s pods in their zones', async () => {
