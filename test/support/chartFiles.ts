@@ -12,6 +12,7 @@ export const CHART_FILE_SOURCES: Record<string, string> = {
   'policy.yaml': 'manifests/components/policy/policy.yaml',
   'policy-rbac.yaml': 'manifests/components/policy/rbac.yaml',
   'zone-disruption.yaml': 'manifests/components/zone-disruption/webhook.yaml',
+  'write-scope.yaml': 'manifests/base/15-write-scope.yaml',
 };
 
 /**
