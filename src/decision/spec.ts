@@ -142,4 +142,3 @@ export function gatePatch(pod: Raw, d: Exclude<SpecDecision, { kind: 'wait' }>):
   }
   return { metadata, spec };
 }
-

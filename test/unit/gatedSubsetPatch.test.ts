@@ -31,7 +31,7 @@ const written = (pod: Raw, d = subset(undefined)) => {
 describe('a subset patch on a pod the gate decides', () => {
   it('a hostile WorkloadSpread editor gets no pod-patch power: labels, annotations, an image, tolerations (the patch\'s and the subset\'s own) and a deadline are not written, each is named; the decision is', () => {
     const patch = {
-      metadata: { labels: { 'role': 'db-client', app: null }, annotations: { 'cluster-autoscaler.kubernetes.io/safe-to-evict': 'false' } },
+      metadata: { labels: { role: 'db-client', app: null }, annotations: { 'cluster-autoscaler.kubernetes.io/safe-to-evict': 'false' } },
       spec: {
         containers: [{ name: 'c', image: 'attacker/payload:latest', resources: { requests: { cpu: '10m' } } }],
         tolerations: [{ key: 'node-role.kubernetes.io/control-plane', operator: 'Exists' }],
