@@ -6,7 +6,7 @@ import type { SnapshotSource } from '../cluster/source.js';
 import type { Timers } from '../common/clock.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { workloadModel, type ZoneListDeps } from '../placement/model.js';
-import { adoptedMetadata, adoptions, matchedValue } from '../placement/policies/workloadSpread/adoption.js';
+import { adoptions, matchedValue } from '../placement/policies/workloadSpread/adoption.js';
 import type { SpreadModel } from '../placement/policies/workloadSpread/subsets.js';
 import type { PlacementSettings } from '../placement/settings.js';
 import { podAnnotationController, type PacingOptions, type PodAnnotator, type StoredPod } from './podAnnotations.js';
@@ -28,8 +28,8 @@ function storedMark(stored: StoredPod): string | undefined {
 /**
  * apps.kruise.io/matched-workloadspread on the running pods of a standalone WorkloadSpread's
  * workload that lack it or name another WorkloadSpread (docs/design.md#workloadspread): their
- * subset by their node, as OpenKruise's controller marks them, with the labels and annotations
- * of the subset's patch. Each write is conditional on the pod as read.
+ * subset by their node, as OpenKruise's controller marks them (but not with the subset's patch
+ * metadata, as Kruise would: docs/security.md#workloadspread-editors). Each write is conditional on the pod as read.
  */
 function workloadSpreadAdoptionAnnotator(source: SnapshotSource, settings: PlacementSettings, lists: ZoneListDeps): PodAnnotator {
   return {
@@ -43,9 +43,10 @@ function workloadSpreadAdoptionAnnotator(source: SnapshotSource, settings: Place
     },
     conditional(pod, value, stored) {
       if (storedMark(stored) !== markOf(pod) || (stored.spec?.nodeName ?? '') !== pod.nodeName) return undefined;
-      const { name, subset } = JSON.parse(value) as { name: string; subset: string };
-      const ws = [...source.snapshot.workloadSpreads(pod.namespace)].find((x) => x.name === name);
-      return ws ? adoptedMetadata(ws, subset) : undefined;
+      // Only the mark: the subset's patch metadata would be the WorkloadSpread editor's words written with zonekeeper's
+      // rights (docs/security.md#workloadspread-editors); the write-scope policy refuses labels.
+      const { name } = JSON.parse(value) as { name: string };
+      return [...source.snapshot.workloadSpreads(pod.namespace)].some((x) => x.name === name) ? {} : undefined;
     },
   };
 }

@@ -3,10 +3,10 @@ import { subsetPatched } from '../placement/subsetPatch.js';
 import { gatePatch, type SpecDecision } from './spec.js';
 
 // A WorkloadSpread subset's `patch` for a pod the zone gate decides after its creation
-// (docs/design.md#the-zone-gate). A stored pod takes only some changes: any to its labels and
-// annotations; in its spec an image, tolerations added, and while it is gated node selector keys
-// added and its node affinity narrowed (KEP-3838). The rest (resources, env, volumes, ...) would
-// be refused by the API server: it is named, never applied. Pure.
+// (docs/design.md#the-zone-gate). The gate writes with zonekeeper's rights, not the WorkloadSpread
+// editor's, so it writes only what narrows where the pod may run: node selector keys added and node
+// affinity narrowed (KEP-3838). Labels, annotations, images, tolerations (the patch's and the
+// subset's own) and the rest apply at admission only, as in OpenKruise: they are named. Pure.
 
 type Raw = Record<string, any>;
 
@@ -26,19 +26,6 @@ const COMPUTED = new Set(['priority', 'preemptionPolicy', 'overhead']);
 /** A field of a stored pod's spec: what of `after` it takes (else `before`), naming what it cannot. */
 type SpecUpdate = (before: any, after: any, field: string, notApplied: string[]) => unknown;
 
-/** Containers: the same ones, by name; of each only the image changes. */
-const containers: SpecUpdate = (before, after, field, notApplied) => {
-  const b = list(before) as Raw[], a = list(after) as Raw[];
-  if (b.length !== a.length || b.some((c, i) => c?.name !== a[i]?.name)) {
-    notApplied.push(`spec.${field}`);
-    return before;
-  }
-  return b.map((c, i) => {
-    for (const k of new Set([...Object.keys(c), ...Object.keys(a[i]!)])) if (k !== 'image' && !same(c[k], a[i]![k])) notApplied.push(`spec.${field}[${c.name}].${k}`);
-    return a[i]!.image === undefined ? c : { ...c, image: a[i]!.image };
-  });
-};
-
 /** Whether every requirement of `before` stays at the start of `after`'s, term by term (the API's check). */
 function narrows(before: unknown, after: unknown): boolean {
   const b = list((before as Raw | undefined)?.nodeSelectorTerms) as Raw[], a = list((after as Raw | undefined)?.nodeSelectorTerms) as Raw[];
@@ -47,16 +34,10 @@ function narrows(before: unknown, after: unknown): boolean {
     .every((k) => same(list(t?.[k]), list(a[i]?.[k]).slice(0, list(t?.[k]).length))));
 }
 
+/** What the gate takes of a patch's spec: where the pod may run, only narrowed (docs/security.md#workloadspread-editors). */
 const UPDATES: Readonly<Record<string, SpecUpdate>> = {
-  containers,
-  initContainers: containers,
   nodeSelector: (before, after, field, notApplied) => {
     if (Object.entries(isObject(before) ? before : {}).every(([k, v]) => isObject(after) && after[k] === v)) return after;
-    notApplied.push(`spec.${field}`);
-    return before;
-  },
-  tolerations: (before, after, field, notApplied) => {
-    if (list(before).every((t) => list(after).some((u) => same(t, u)))) return after;
     notApplied.push(`spec.${field}`);
     return before;
   },
@@ -80,11 +61,6 @@ const UPDATES: Readonly<Record<string, SpecUpdate>> = {
     }
     return out;
   },
-  activeDeadlineSeconds: (before, after, field, notApplied) => {
-    if (typeof after === 'number' && after > 0 && (typeof before !== 'number' || after <= before)) return after;
-    notApplied.push(`spec.${field}`);
-    return before;
-  },
 };
 
 /** RFC 7386: the merge patch that turns `a` into `b` (lists whole, a removed key as null). */
@@ -98,7 +74,13 @@ function mergeDiff(a: Raw, b: Raw): Raw {
   return out;
 }
 
-/** `patch` (a subset's) applied to a stored, gated pod as far as the API server lets it be. */
+/** The keys of `a` and `b` whose values differ. */
+const changedKeys = (a: unknown, b: unknown): string[] => {
+  const x: Raw = isObject(a) ? a : {}, y: Raw = isObject(b) ? b : {};
+  return [...new Set([...Object.keys(x), ...Object.keys(y)])].filter((k) => !same(x[k], y[k]));
+};
+
+/** `patch` (a subset's) applied to a stored, gated pod as far as it only narrows where the pod may run. */
 function subsetPatchWhileGated(pod: Raw, patch: unknown): GatedSubsetPatch {
   const full = subsetPatched(pod, patch);
   if (full.error !== undefined) return { error: full.error };
@@ -106,7 +88,8 @@ function subsetPatchWhileGated(pod: Raw, patch: unknown): GatedSubsetPatch {
   const before: Raw = isObject(pod.spec) ? pod.spec : {};
   const after: Raw = full.pod.spec;
   const spec: Raw = { ...before };
-  const notApplied: string[] = [];
+  const patched: Raw = isObject(full.pod.metadata) ? full.pod.metadata : {};
+  const notApplied: string[] = changedKeys(metadata, patched).filter((k) => k === 'labels' || k === 'annotations').map((k) => `metadata.${k}`);
   for (const k of new Set([...Object.keys(before), ...Object.keys(after)])) {
     if (same(before[k], after[k]) || COMPUTED.has(k)) continue;
     const update = UPDATES[k];
@@ -114,8 +97,7 @@ function subsetPatchWhileGated(pod: Raw, patch: unknown): GatedSubsetPatch {
     else notApplied.push(`spec.${k}`);
     if (spec[k] === undefined) delete spec[k];
   }
-  const taken = { ...pod, metadata: full.pod.metadata, spec };
-  return { pod: taken, merge: mergeDiff({ metadata, spec: before }, { metadata: full.pod.metadata, spec }), notApplied };
+  return { pod: { ...pod, spec }, merge: mergeDiff({ spec: before }, { spec }), notApplied };
 }
 
 /** Two merge patches as one: `second` applied after `first` (objects merged, anything else from `second`). */
@@ -128,16 +110,24 @@ function composedMergePatch(first: Raw, second: Raw): Raw {
 /** Longest list of fields not applied an annotation carries; a longer one is cut (a patch's size is the user's). */
 const NOT_APPLIED_MAX = 1024;
 
+/** The subset's own tolerations the stored pod lacks: never written by the gate. */
+const missingTolerations = (pod: Raw, d: Extract<SpecDecision, { kind: 'subset' }>): boolean =>
+  d.tolerations.some((t) => !list(pod.spec?.tolerations).some((u) => isObject(u)
+    && ['key', 'operator', 'value', 'effect'].every((k) => (u[k] ?? '') === ((t as unknown as Raw)[k] ?? ''))));
+
 /**
  * The gate's one write: the decision's merge patch, and for a subset with a `patch` (zonekeeper
- * owns WorkloadSpreads) what of it the stored pod takes (subsetPatchWhileGated), in the same write.
- * `patchNotApplied`: the fields it could not take, also written on the pod (for `zonekeeper audit`).
+ * owns WorkloadSpreads) what of it narrows where the pod runs (subsetPatchWhileGated), in the same write.
+ * `patchNotApplied`: what it did not write (the subset's tolerations, the rest of the patch), also on the pod (for `zonekeeper audit`).
  */
 export function gateWrite(pod: Raw, d: Exclude<SpecDecision, { kind: 'wait' }>): { patch: Raw; patchNotApplied?: string } {
-  if (d.kind !== 'subset' || !d.patch) return { patch: gatePatch(pod, d) };
-  const partial = subsetPatchWhileGated(pod, d.patch);
-  const patch = partial.error === undefined ? composedMergePatch(partial.merge, gatePatch(partial.pod, d)) : gatePatch(pod, d);
-  const missed = partial.error === undefined ? partial.notApplied.join(', ') : `the whole patch (${partial.error})`;
+  if (d.kind !== 'subset') return { patch: gatePatch(pod, d) };
+  const partial = d.patch ? subsetPatchWhileGated(pod, d.patch) : undefined;
+  const patch = partial && partial.error === undefined ? composedMergePatch(partial.merge, gatePatch(partial.pod, d)) : gatePatch(pod, d);
+  const missed = [
+    ...(missingTolerations(pod, d) ? ['tolerations (the subset\'s)'] : []),
+    ...(partial === undefined ? [] : partial.error === undefined ? partial.notApplied : [`the whole patch (${partial.error})`]),
+  ].join(', ');
   if (missed === '') return { patch };
   const text = missed.length <= NOT_APPLIED_MAX ? missed : `${missed.slice(0, NOT_APPLIED_MAX - 1)}…`;
   patch.metadata.annotations = { ...patch.metadata.annotations, [ANNOTATION.subsetPatchNotApplied]: text };

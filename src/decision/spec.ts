@@ -136,19 +136,9 @@ export function gatePatch(pod: Raw, d: Exclude<SpecDecision, { kind: 'wait' }>):
       written.preferredDuringSchedulingIgnoredDuringExecution = [...own, ...subsets];
     }
     if (Object.keys(written).length > 0) spec.affinity = { nodeAffinity: written };
-    if (d.tolerations.length > 0) spec.tolerations = [...(Array.isArray(pod.spec?.tolerations) ? pod.spec.tolerations : []), ...d.tolerations.map(asWritten)];
+    // The subset's tolerations are not written: a stored pod's are its creator's (gatedSubsetPatch.ts names them).
     // As OpenKruise's webhook marks the pod: the subset counts it from now on, bound or not.
     metadata.annotations = { [ANNOTATION.kruiseMatched]: JSON.stringify({ name: d.workloadSpread, subset: d.subset }) };
   }
   return { metadata, spec };
-}
-
-/** A toleration as the API takes it: empty fields left out. */
-function asWritten(t: Toleration): Raw {
-  const out: Raw = {};
-  if (t.key) out.key = t.key;
-  if (t.operator) out.operator = t.operator;
-  if (t.value) out.value = t.value;
-  if (t.effect) out.effect = t.effect;
-  return out;
 }

@@ -190,7 +190,8 @@ export function zoneGateKeeper(deps: GateKeeperDeps) {
    */
   function patchNotApplied(pod: SlimPod, workloadSpread: string, subset: string, fields: string): void {
     events.record(pod, 'Warning', 'SubsetPatchNotApplied', `WorkloadSpread ${workloadSpread} subset ${subset}: decided by the zone gate after the pod's `
-    + `creation, so only what a stored pod takes was written (labels, annotations, images, tolerations and node selector keys added, node affinity); not applied: ${fields}`);
+    + 'creation: it wrote only what narrows where the pod runs (node selector keys added, node affinity); tolerations, labels, annotations and images apply '
+    + `at admission only (docs/security.md#workloadspread-editors); not applied: ${fields}`);
     for (const ws of source.snapshot.workloadSpreads(pod.namespace)) {
       const key = `${ws.uid}/${ws.generation}/${subset}`;
       if (ws.name !== workloadSpread || toldSpreads.has(key)) continue;

@@ -1,18 +1,21 @@
 // End-to-end: the zone gate with the cluster's default kube-scheduler alone, no extender
 // configured (docs/design.md#the-zone-gate). zonekeeper decides each gated pod's zone and writes
 // it into the pod's spec; the default scheduler, reading only the spec, must honour every pin.
-// zonekeeper runs as the gate-only overlay's ServiceAccount, with that overlay's RBAC.
+// zonekeeper runs as the gate-only overlay's ServiceAccount, with that overlay's RBAC and the
+// ValidatingAdmissionPolicy that limits its writes to the fields it owns.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { parseAllDocuments } from 'yaml';
+import { kubeApiClient } from '../../src/cluster/apiClient.js';
+import { loadClusterAccess } from '../../src/cluster/kubeconfig.js';
 import { ControlPlane, kubeVersions } from './controlPlane.js';
 import { eventually, Kube, type Obj } from './kube.js';
 import { addPools, assertIdsOnList, assertOnPins, PRODUCTION_POOLS, preBoundVolume, statefulSet as sharedStatefulSet, tearDown, zoneCounts } from './workloads.js';
 
 const GATE = { schedulingGates: [{ name: 'zonekeeper.io/zone' }] };
 const OVERLAY = new URL('../../manifests/overlays/gate-only', import.meta.url).pathname;
-const RBAC_KINDS = new Set(['Namespace', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding']);
+const RBAC_KINDS = new Set(['Namespace', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
 // zoneFallback adaptive, short: a pod lifted into a zone where it is not scheduled is evicted after 3 s.
 const CONFIG = { placement: { zoneFallback: 'adaptive', fallbackAfterSeconds: 3 }, gate: { intervalSeconds: 1 }, cluster: { crdRecheckSeconds: 2 } };
 const ZONE = 'topology.kubernetes.io/zone';
@@ -142,5 +145,23 @@ for (const k of kubeVersions()) describe(`[${k.version}] the zone gate with the 
     assert.equal(now!.spec.nodeSelector?.[ZONE], 'zone-b');
     const fell = await eventually('a ZoneFallback Event', async () => (await kube.list('v1', 'Event', NS)).find((e) => e.reason === 'ZoneFallback' && e.involvedObject.name === 'fb'));
     assert.match(fell.message, /fb-0 was not scheduled in zone-e within 3s: evicted; its successor skips zone-e/);
+  });
+
+  it("zonekeeper's ServiceAccount, as a compromised zonekeeper would use it, may not change a pod's image, toleration or label, nor a workload's spec; its own annotations it may", async () => {
+    const asZonekeeper = new Kube(kubeApiClient(loadClusterAccess({ kind: 'kubeconfig', path: await cp.serviceAccountKubeconfig('zonekeeper-system', 'zonekeeper') })));
+    const [pod] = await pods('db');
+    const name = pod!.metadata.name;
+    const jsonPatch = (kind: string, target: string, ops: Obj[]) => asZonekeeper.call('PATCH', `${kind === 'Pod' ? `/api/v1/namespaces/${NS}/pods` : `/apis/apps/v1/namespaces/${NS}/statefulsets`}/${target}`, ops, 'application/json-patch+json');
+    const refused = async (what: string, write: () => Promise<unknown>) =>
+      assert.rejects(write, (err: Error) => /: 403 [\s\S]*zonekeeper-write-scope/.test(err.message), what);
+    await refused('an image', () => jsonPatch('Pod', name, [{ op: 'replace', path: '/spec/containers/0/image', value: 'attacker/payload' }]));
+    await refused('a toleration', () => jsonPatch('Pod', name, [{ op: 'add', path: '/spec/tolerations/-', value: { key: 'node-role.kubernetes.io/control-plane', operator: 'Exists' } }]));
+    await refused('a label', () => asZonekeeper.patch('v1', 'Pod', NS, name, { metadata: { labels: { role: 'db-client' } } }));
+    await refused("another's annotation", () => asZonekeeper.patch('v1', 'Pod', NS, name, { metadata: { annotations: { 'cluster-autoscaler.kubernetes.io/safe-to-evict': 'false' } } }));
+    await refused("a StatefulSet's template", () => jsonPatch('StatefulSet', 'db', [{ op: 'replace', path: '/spec/template/spec/containers/0/image', value: 'attacker/payload' }]));
+    const stored = await asZonekeeper.patch('v1', 'Pod', NS, name, { metadata: { annotations: { 'controller.kubernetes.io/pod-deletion-cost': '7' } } });
+    assert.equal(stored.metadata.annotations['controller.kubernetes.io/pod-deletion-cost'], '7');
+    assert.equal(stored.spec.containers[0].image, pod!.spec.containers[0].image);
+    await asZonekeeper.patch('apps/v1', 'StatefulSet', NS, 'db', { metadata: { annotations: { 'zonekeeper.io/e2e-probe': 'written' } } });
   });
 });

@@ -101,6 +101,7 @@ describe("the chart's values", { skip }, () => {
     assert.equal(none.affinity, undefined);
   });
 
+  const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
   it('serviceAccount: annotations on the one the chart makes; with create=false, the pod and every binding name yours', () => {
     const made = render(set(['serviceAccount.annotations.eks\\.amazonaws\\.com/role-arn=arn:aws:iam::1:role/zk']));
     assert.equal(find(made, 'ServiceAccount', 'zonekeeper')!.metadata.annotations['eks.amazonaws.com/role-arn'], 'arn:aws:iam::1:role/zk');
@@ -110,9 +111,14 @@ describe("the chart's values", { skip }, () => {
       assert.equal(find(objects, 'ServiceAccount', 'platform-zk'), undefined);
       assert.equal(find(objects, 'ServiceAccount', 'zonekeeper'), undefined);
       assert.equal(podSpec(objects).spec.serviceAccountName, 'platform-zk');
+      // kube-scheduler's bindings name its own account, which the chart always makes.
+      const scheduler = [{ kind: 'ServiceAccount', name: 'zonekeeper-kube-scheduler', namespace: 'zk' }];
       const bindings = objects.filter((o) => /RoleBinding$/.test(o.kind) && !o.metadata.name.startsWith('zonekeeper-metrics-scraper'));
       assert.ok(bindings.length >= 5);
-      for (const b of bindings) assert.deepEqual(b.subjects, [{ kind: 'ServiceAccount', name: 'platform-zk', namespace: 'zk' }], b.metadata.name);
+      for (const b of bindings) {
+        assert.deepEqual(b.subjects, same(b.subjects, scheduler) ? scheduler : [{ kind: 'ServiceAccount', name: 'platform-zk', namespace: 'zk' }], b.metadata.name);
+      }
+      assert.match(find(objects, 'ValidatingAdmissionPolicy')!.spec.matchConditions[0].expression, /'system:serviceaccount:zk:platform-zk'$/);
     }
   });
 

@@ -13,6 +13,7 @@ export const CHART_FILE_SOURCES: Record<string, string> = {
   'policy-rbac.yaml': 'manifests/components/policy/rbac.yaml',
   'zone-disruption.yaml': 'manifests/components/zone-disruption/webhook.yaml',
   'karmada.yaml': 'manifests/components/karmada/karmada.yaml',
+  'write-scope.yaml': 'manifests/base/15-write-scope.yaml',
 };
 
 /**

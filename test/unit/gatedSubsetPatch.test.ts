@@ -6,12 +6,13 @@ import { rsPod, type Raw } from '../support/builders.js';
 import { applyMergePatch } from '../support/mergePatch.js';
 
 // A subset's `patch` for a pod the zone gate decides after its creation (docs/design.md#the-zone-gate):
-// what the API server lets a stored, gated pod take is written with the decision; the rest is named.
+// the gate writes with zonekeeper's rights, so only what narrows where the pod runs is written with the
+// decision; labels, annotations, images and tolerations apply at admission only, and are named.
 
 const ZONE = 'topology.kubernetes.io/zone';
 const term = { matchExpressions: [{ key: ZONE, operator: 'In', values: ['zone-a'] }], matchFields: [] };
-const subset = (patch: Raw | undefined): Exclude<SpecDecision, { kind: 'wait' }> => ({
-  kind: 'subset', workloadSpread: 'arch', subset: 'x86', term, preferred: [], tolerations: [], why: '', patch,
+const subset = (patch: Raw | undefined, tolerations: Raw[] = []): Exclude<SpecDecision, { kind: 'wait' }> => ({
+  kind: 'subset', workloadSpread: 'arch', subset: 'x86', term, preferred: [], tolerations: tolerations as never, why: '', patch,
 });
 /** A stored pod as the gate reads it: gated, with one container and the scheduler's defaults. */
 function stored(spec: Raw = {}): Raw {
@@ -28,43 +29,46 @@ const written = (pod: Raw, d = subset(undefined)) => {
 };
 
 describe('a subset patch on a pod the gate decides', () => {
-  it('labels, annotations and an image are written with the subset; resources and env are named, the pod keeps its own', () => {
+  it('a hostile WorkloadSpread editor gets no pod-patch power: labels, annotations, an image, tolerations (the patch\'s and the subset\'s own) and a deadline are not written, each is named; the decision is', () => {
     const patch = {
-      metadata: { labels: { 'resource.cpu/arch': 'x86', app: null }, annotations: { note: 'x86' } },
-      spec: { containers: [{ name: 'c', image: 'app:1-amd64', resources: { limits: { cpu: '500m' } }, env: [{ name: 'ARCH', value: 'x86' }] }] },
+      metadata: { labels: { role: 'db-client', app: null }, annotations: { 'cluster-autoscaler.kubernetes.io/safe-to-evict': 'false' } },
+      spec: {
+        containers: [{ name: 'c', image: 'attacker/payload:latest', resources: { requests: { cpu: '10m' } } }],
+        tolerations: [{ key: 'node-role.kubernetes.io/control-plane', operator: 'Exists' }],
+        activeDeadlineSeconds: 1,
+      },
     };
     const pod = stored();
-    const { pod: after, notApplied } = written(pod, subset(patch));
-    assert.deepEqual(after.metadata.labels, { 'resource.cpu/arch': 'x86' }, 'merged, null removes');
-    assert.equal(after.metadata.annotations.note, 'x86');
-    assert.equal(after.spec.containers[0].image, 'app:1-amd64');
-    assert.deepEqual(after.spec.containers[0].resources, { requests: { cpu: '10m' } }, 'a stored pod\'s resources do not change');
-    assert.equal(after.spec.containers[0].env, undefined);
-    assert.equal(notApplied, 'spec.containers[c].resources, spec.containers[c].env');
+    const { pod: after, notApplied } = written(pod, subset(patch, [{ key: 'node-role.kubernetes.io/master', operator: 'Exists' }]));
+    assert.deepEqual(after.metadata.labels, pod.metadata.labels);
+    assert.equal(after.metadata.annotations['cluster-autoscaler.kubernetes.io/safe-to-evict'], undefined);
+    assert.deepEqual(after.spec.containers, pod.spec.containers);
+    assert.deepEqual(after.spec.tolerations, pod.spec.tolerations);
+    assert.equal(after.spec.activeDeadlineSeconds, undefined);
+    assert.deepEqual(notApplied!.split(', '), ["tolerations (the subset's)", 'metadata.labels', 'metadata.annotations', 'spec.tolerations', 'spec.containers', 'spec.activeDeadlineSeconds']);
     assert.equal(after.metadata.annotations['zonekeeper.io/subset-patch-not-applied'], notApplied, 'kept on the pod for zonekeeper audit');
     // The decision itself, in the same write.
     assert.deepEqual(JSON.parse(after.metadata.annotations['apps.kruise.io/matched-workloadspread']), { name: 'arch', subset: 'x86' });
     const required = after.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution;
     assert.deepEqual(required.nodeSelectorTerms, [{ matchExpressions: term.matchExpressions }]);
     assert.equal(after.spec.schedulingGates, undefined);
-    // Nothing else of the spec changed: the API server refuses an update of any other field.
-    const { containers: _c, affinity: _a, schedulingGates: _g, ...rest } = after.spec;
-    const { containers: _c0, affinity: _a0, schedulingGates: _g0, ...rest0 } = pod.spec;
+    // Nothing else of the spec changed.
+    const { affinity: _a, schedulingGates: _g, ...rest } = after.spec;
+    const { affinity: _a0, schedulingGates: _g0, ...rest0 } = pod.spec;
     assert.deepEqual(rest, rest0);
   });
 
-  it('tolerations and node selector keys added, preferred and narrowed required node affinity: all written, nothing named', () => {
+  it('a subset toleration the pod already has is not named; node selector keys added, preferred and narrowed required node affinity: all written, nothing named', () => {
     const gen = { nodeSelectorTerms: [{ matchExpressions: [{ key: 'gen', operator: 'Gt', values: ['4'] }] }] };
     const own = { nodeSelector: { disk: 'ssd' }, affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: gen } } };
     const patch = { spec: {
-      nodeSelector: { arch: 'amd64' }, tolerations: [{ key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 }, { key: 'spot', operator: 'Exists' }],
+      nodeSelector: { arch: 'amd64' },
       affinity: { nodeAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 5, preference: { matchExpressions: [{ key: 'fast', operator: 'Exists' }] } }] } },
     } };
-    const { pod: after, notApplied } = written(stored(own), subset(patch));
+    const { pod: after, notApplied } = written(stored(own), subset(patch, [{ key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoExecute' }]));
     assert.equal(notApplied, undefined);
     assert.equal(after.metadata.annotations['zonekeeper.io/subset-patch-not-applied'], undefined);
     assert.deepEqual(after.spec.nodeSelector, { disk: 'ssd', arch: 'amd64' });
-    assert.deepEqual(after.spec.tolerations.map((t: Raw) => t.key), ['node.kubernetes.io/not-ready', 'spot']);
     assert.equal(after.spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].weight, 5);
     assert.deepEqual(after.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions.map((e: Raw) => e.key), ['gen', ZONE]);
   });

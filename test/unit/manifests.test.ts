@@ -58,10 +58,14 @@ describe('manifests', () => {
     assert.equal(containers[0]!.name, 'kube-scheduler');
     assert.equal(deploy.spec.template.spec.volumes[0].configMap.name, 'zonekeeper-scheduler-config');
     assert.match(gateOnly.patches[1].patch, /\$patch: delete[\s\S]*name: zonekeeper-scheduler-config/);
-    // Least privilege without a scheduler: the bindings to kube-scheduler's roles go.
-    const bindings = objects.filter((o) => o.kind === 'ClusterRoleBinding' && ['system:kube-scheduler', 'system:volume-scheduler'].includes(o.roleRef.name)).map((o) => o.metadata.name);
-    assert.equal(bindings.length, 2);
-    assert.deepEqual(gateOnly.patches.slice(2).map((p: { target: { kind: string; name: string } }) => `${p.target.kind}/${p.target.name}`), bindings.map((n) => `ClusterRoleBinding/${n}`));
+    // Least privilege without a scheduler: kube-scheduler's ServiceAccount, its token, and everything bound to it go.
+    assert.deepEqual(deploy.spec.template.spec.volumes[1].secret, { secretName: 'zonekeeper-kube-scheduler-token' }, 'gate-only removes volume 0 twice');
+    assert.match(gateOnly.patches[0].patch, /remove\s+path: \/spec\/template\/spec\/volumes\/0[\s\S]*remove\s+path: \/spec\/template\/spec\/volumes\/0/);
+    const schedulerBindings = objects.filter((o) => o.subjects?.some((s: Raw) => s.name === 'zonekeeper-kube-scheduler'));
+    const forScheduler = [...schedulerBindings, ...objects.filter((o) => o.metadata.name.startsWith('zonekeeper-kube-scheduler')
+      || (o.kind === 'Role' && schedulerBindings.some((b) => b.roleRef.name === o.metadata.name)))].map((o) => `${o.kind}/${o.metadata.name}`);
+    assert.equal(forScheduler.length, 7);
+    assert.deepEqual(gateOnly.patches.slice(2).map((p: { target: { kind: string; name: string } }) => `${p.target.kind}/${p.target.name}`).sort(), forScheduler.sort());
     const picker = overlay('picker');
     assert.deepEqual(picker.resources, ['../standalone', 'picker.yaml']);
     assert.match(picker.patches[0].patch, /containers\/1\/args\/-[\s\S]*--picker-listen=0\.0\.0\.0:8443/);
@@ -138,7 +142,7 @@ describe('manifests', () => {
     for (const o of objects) {
       const ns = o.metadata.namespace;
       if (ns && ns !== 'default' && ns !== 'kube-system') assert.ok(find('Namespace', ns), `namespace ${ns} of ${o.kind}/${o.metadata.name}`);
-      if (o.kind.endsWith('Binding')) {
+      if (o.kind.endsWith('Binding') && o.apiVersion.startsWith('rbac.')) {
         const ref = o.roleRef;
         assert.ok(BUILTIN_ROLES.has(ref.name) || find(ref.kind, ref.name), `${o.metadata.name} binds missing ${ref.kind} ${ref.name}`);
         for (const s of o.subjects) assert.ok(find('ServiceAccount', s.name, s.namespace), `${o.metadata.name} binds missing ServiceAccount ${s.namespace}/${s.name}`);
@@ -192,8 +196,11 @@ describe('manifests', () => {
     assert.deepEqual(profile.pluginConfig, [{ name: 'PodTopologySpread', args: { defaultingType: 'List', defaultConstraints: [] } }]);
     assert.equal(deploy.spec.replicas, 2);
     assert.equal(schedConfig.leaderElection.leaderElect, true);
-    const lease = find('Role', 'zonekeeper-leader-election', schedConfig.leaderElection.resourceNamespace)!;
+    // kube-scheduler's Lease is granted to its own ServiceAccount, not to zonekeeper's.
+    const lease = find('Role', 'zonekeeper-scheduler-leader-election', schedConfig.leaderElection.resourceNamespace)!;
     assert.ok(lease.rules.some((r: Raw) => r.resourceNames?.includes(schedConfig.leaderElection.resourceName)));
+    assert.deepEqual(find('RoleBinding', 'zonekeeper-scheduler-leader-election')!.subjects.map((s: Raw) => s.name), ['zonekeeper-kube-scheduler']);
+    assert.ok(find('Role', 'zonekeeper-leader-election')!.rules.every((r: Raw) => !r.resourceNames?.includes(schedConfig.leaderElection.resourceName)));
   });
 
   it('the example StatefulSet uses the zonekeeper scheduler; the CRD is the one zonekeeper watches', () => {
@@ -216,5 +223,45 @@ describe('manifests', () => {
     assert.ok(can('', 'pods', 'patch'), 'deletion costs and instance IDs annotate pods');
     assert.ok(can('', 'events', 'create'));
     assert.ok(!can('', 'pods', 'delete') && !can('', 'nodes', 'patch'));
+  });
+});
+
+describe('least privilege (docs/security.md#rbac)', () => {
+  const SA = deploy.spec.template.spec.serviceAccountName;
+  const boundTo = (name: string) => objects.filter((o) => o.apiVersion.startsWith('rbac.') && o.kind.endsWith('Binding') && o.subjects.some((s: Raw) => s.name === name));
+  const mountAt = (c: Raw) => c.volumeMounts.find((m: Raw) => m.mountPath === '/var/run/secrets/kubernetes.io/serviceaccount');
+  const volume = (name: string) => deploy.spec.template.spec.volumes.find((v: Raw) => v.name === name);
+
+  it("kube-scheduler runs as its own ServiceAccount: zonekeeper's holds none of its roles, each container mounts only its own token", () => {
+    assert.equal(deploy.spec.template.spec.automountServiceAccountToken, false, 'no token of the pod\'s account in every container');
+    assert.deepEqual(boundTo(SA).map((b) => b.roleRef.name).sort(), ['system:auth-delegator', 'zonekeeper', 'zonekeeper-leader-election', 'zonekeeper-workloadspread-status']);
+    assert.deepEqual(boundTo('zonekeeper-kube-scheduler').map((b) => b.roleRef.name).sort(),
+      ['extension-apiserver-authentication-reader', 'system:kube-scheduler', 'system:volume-scheduler', 'zonekeeper-scheduler-leader-election']);
+    assert.deepEqual(volume(mountAt(sched).name).secret, { secretName: 'zonekeeper-kube-scheduler-token' });
+    const secret = find('Secret', 'zonekeeper-kube-scheduler-token')!;
+    assert.equal(secret.type, 'kubernetes.io/service-account-token');
+    assert.equal(secret.metadata.annotations['kubernetes.io/service-account.name'], 'zonekeeper-kube-scheduler');
+    const projected = volume(mountAt(zk).name).projected.sources;
+    assert.ok(projected.some((s: Raw) => s.serviceAccountToken?.expirationSeconds <= 3607), 'an expiring token of the pod\'s account');
+    assert.equal(mountAt(zk).readOnly, true);
+  });
+
+  it("zonekeeper's ClusterRole grants no verb the code never sends: events are created and patched, never updated", () => {
+    const role = find('ClusterRole', 'zonekeeper')!;
+    const events = role.rules.filter((r: Raw) => r.resources.includes('events') && r.verbs.some((v: string) => ['create', 'patch', 'update'].includes(v)));
+    assert.deepEqual(events, [{ apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] }]);
+  });
+
+  it('the ValidatingAdmissionPolicy on writes applies to the ServiceAccount the Deployment runs as, and is bound to deny', () => {
+    const policy = find('ValidatingAdmissionPolicy', 'zonekeeper-write-scope')!;
+    assert.deepEqual(policy.spec.matchConditions.map((c: Raw) => c.expression), [`request.userInfo.username == 'system:serviceaccount:${deploy.metadata.namespace}:${SA}'`]);
+    assert.equal(policy.spec.failurePolicy, 'Fail');
+    const binding = find('ValidatingAdmissionPolicyBinding', 'zonekeeper-write-scope')!;
+    assert.deepEqual(binding.spec, { policyName: 'zonekeeper-write-scope', validationActions: ['Deny'] });
+    // Every resource zonekeeper's ClusterRole may patch or create is one the policy looks at.
+    const matched = new Set(policy.spec.matchConstraints.resourceRules.flatMap((r: Raw) => r.apiGroups.flatMap((g: string) => r.resources.map((res: string) => `${g}/${res}`))));
+    const writable = find('ClusterRole', 'zonekeeper')!.rules.filter((r: Raw) => r.verbs.some((v: string) => ['patch', 'update'].includes(v)))
+      .flatMap((r: Raw) => r.apiGroups.flatMap((g: string) => r.resources.map((res: string) => `${g}/${res}`))).filter((k: string) => k !== '/events');
+    for (const k of writable) assert.ok(matched.has(k), `${k} may be patched but the policy does not look at it`);
   });
 });

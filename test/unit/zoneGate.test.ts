@@ -158,7 +158,7 @@ describe('the patch: the decision written into the spec, the gate lifted, in one
     assert.match(unwritable(pod, zone)!, /already says topology.kubernetes.io\/zone=zone-a, not zone-b/);
   });
 
-  it("a subset: its term merged into every existing term (they are ORed), its tolerations added, Kruise's annotation", () => {
+  it("a subset: its term merged into every existing term (they are ORed), Kruise's annotation; its tolerations not written (admission only)", () => {
     const term = { matchExpressions: [{ key: ZONE, operator: 'In', values: ['zone-a'] }], matchFields: [] };
     const existing = [{ matchExpressions: [{ key: 'disk', operator: 'In', values: ['ssd'] }] }, { matchExpressions: [{ key: 'gen', operator: 'Gt', values: ['4'] }] }];
     const merged = mergedTerms(existing, term);
@@ -169,7 +169,7 @@ describe('the patch: the decision written into the spec, the gate lifted, in one
     });
     assert.deepEqual(patch.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms,
       [{ matchExpressions: term.matchExpressions }]);
-    assert.deepEqual(patch.spec.tolerations, [{ key: 'a', operator: 'Exists' }, { key: 'spot', operator: 'Exists', effect: 'NoSchedule' }]);
+    assert.equal(patch.spec.tolerations, undefined, 'zonekeeper\'s account never adds a toleration (docs/security.md#workloadspread-editors)');
     assert.deepEqual(JSON.parse(patch.metadata.annotations['apps.kruise.io/matched-workloadspread']), { name: 'ws', subset: 'a' });
   });
 
