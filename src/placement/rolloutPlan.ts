@@ -92,21 +92,29 @@ export function batchSize(growth: number, updated: number, max: number): { step:
 }
 
 /**
- * Old pods in the order they go. With one old revision: zones in the list's order, the highest
- * ordinal first. With more (a new revision during a rollout), the revisions whose oldest pod is
- * newest go first, newest pod first: those of the interrupted rollout, the last updated first.
+ * Old pods in the order they go. With one old revision older than the update revision's pods: zones
+ * in the list's order, the highest ordinal first. Otherwise (a new revision during a rollout, or a
+ * rollback) the revisions whose oldest pod is newest go first, each the rollout's own: its pods
+ * already down first, then the newest first (those of the interrupted rollout, the last updated first).
  */
-function replacementOrder(old: readonly SlimPod[], zoneOf: (p: SlimPod) => string | undefined, zones: readonly string[]): SlimPod[] {
+function replacementOrder(old: readonly SlimPod[], updated: readonly SlimPod[], zoneOf: (p: SlimPod) => string | undefined,
+  zones: readonly string[], isDown: (p: SlimPod) => boolean): SlimPod[] {
   const oldest = new Map<string, number>();
   for (const p of old) oldest.set(p.revision ?? '', Math.min(oldest.get(p.revision ?? '') ?? Infinity, p.createdAt));
   const ranked = [...oldest].sort((a, b) => b[1] - a[1]).map(([r]) => r);
   const rank = new Map(ranked.map((r, i) => [r, i]));
-  const base = ranked.length - 1;
+  // The oldest revision is rolled zone by zone unless the update revision has a pod older still (a rollback).
+  const updatedSince = updated.reduce((m, p) => Math.min(m, p.createdAt), Infinity);
+  const base = updatedSince < oldest.get(ranked.at(-1)!)! ? -1 : ranked.length - 1;
   const zoneIndex = (p: SlimPod) => { const i = zones.indexOf(zoneOf(p) ?? ''); return i < 0 ? zones.length : i; };
   return [...old].sort((a, b) => {
     const ra = rank.get(a.revision ?? '')!, rb = rank.get(b.revision ?? '')!;
     if (ra !== rb) return ra - rb;
-    if (ra !== base && a.createdAt !== b.createdAt) return b.createdAt - a.createdAt;
+    if (ra !== base) {
+      const down = Number(isDown(b)) - Number(isDown(a));
+      if (down !== 0) return down;
+      if (a.createdAt !== b.createdAt) return b.createdAt - a.createdAt;
+    }
     return zoneIndex(a) - zoneIndex(b) || b.ordinal - a.ordinal;
   });
 }
@@ -159,7 +167,8 @@ export function rolloutStep(model: CachedModel, w: SlimWorkload, snapshot: Snaps
   }
 
   const zones = model.zones().zones;
-  const order = replacementOrder(old.map((h) => h.pod), (p) => map.holders.get(p.name)?.zone, zones);
+  const order = replacementOrder(old.map((h) => h.pod), updated.map((h) => h.pod), (p) => map.holders.get(p.name)?.zone, zones,
+    (p) => !p.terminating && !podAvailable(p, snapshot));
   const zone = map.holders.get(order[0]!.name)?.zone;
   if (zone === undefined) return wait(`pod ${order[0]!.name} is in no known zone yet`, [`pod ${order[0]!.name} bound`], recheckMs);
   const here = map.zones.get(zone)!;

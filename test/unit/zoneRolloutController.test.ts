@@ -182,4 +182,27 @@ describe('zone-by-zone rollouts on their work queue (fake time)', () => {
       cluster.stop();
     }
   });
+  it('a rollback never waits behind its own bad pod: 6 pods, db-r2 rolled through zone-a, db-4 (zone-b) never Ready, paused; rolled back to db-r1, db-4 goes first', async () => {
+    const { cluster, events, holder, run } = setUp({ replicas: 6, stuck: (name, revision) => name === 'db-4' && revision === 'db-r2' });
+    const rollouts = holder();
+    rollouts.start();
+    try {
+      cluster.update('db-r2');
+      await run(120_000);
+      assert.deepEqual(cluster.evictions.map((e) => e.name), ['db-3', 'db-0', 'db-4']);
+      assert.match(JSON.parse(cluster.sts.metadata.annotations[PAUSED]).why, /pod db-4 in zone-b/);
+      // Rolled back to db-r1 exactly: db-0, db-3 (zone-a) are Ready on db-r2, db-4 (zone-b) never was.
+      cluster.update('db-r1');
+      const rolledBack = () => cluster.revisions().every((r) => r === 'db-r1') && cluster.zonesDown().length === 0;
+      const worst = await run(120_000, rolledBack);
+      assert.ok(rolledBack(), `every pod back on db-r1 and Ready (${cluster.revisions().join(',')}; ${rollouts.status()[0]?.message})`);
+      assert.equal(worst, 1, 'never two zones down');
+      assert.deepEqual(cluster.evictions.slice(3).map((e) => e.name), ['db-4', 'db-0', 'db-3'], 'its own down pod first, then the newest first');
+      assert.equal(cluster.sts.metadata.annotations[PAUSED], undefined);
+      assert.equal(events.filter((e) => e.reason === 'ZoneRolloutResumed').length, 1);
+    } finally {
+      await rollouts.stop();
+      cluster.stop();
+    }
+  });
 });
