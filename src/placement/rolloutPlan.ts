@@ -179,19 +179,41 @@ export function rolloutStep(model: CachedModel, w: SlimWorkload, snapshot: Snaps
   // No pod of this zone goes while a seat elsewhere is down; none while a batch here is under way.
   const elsewhere = [...map.zones].filter(([z]) => z !== zone).flatMap(([z, s]) => s.down.map((d) => `${d.what} (${z})`));
   if (map.unplaced) elsewhere.push(map.unplaced.what);
+  // A wait on a seat this rollout does not replace, down past the progress deadline, pauses it: it never waits silently.
+  const stuckOn = (lead: string, downs: readonly { pod?: string; what: string }[]): RolloutStep | undefined => {
+    for (const d of downs) {
+      const h = d.pod === undefined ? undefined : map.holders.get(d.pod);
+      // Terminating, or no pod: the controllers' to finish (not judged); a pod the rollout made: its progress deadline above.
+      if (!h || (h.pod.revision === u.updateRevision && h.pod.createdAt >= started)) continue;
+      const left = Math.max(downSince(h.pod), resumedAt) + deadlineMs - now;
+      if (left > 0) {
+        recheckMs = Math.min(recheckMs ?? Infinity, left);
+        continue;
+      }
+      const why = `${lead}; it waits on a seat down ${Math.round((now - downSince(h.pod)) / 1000)}s, past the progress deadline (${settings.progressDeadlineSeconds}s), that this rollout does not replace: ${d.what}`;
+      return { kind: 'pause', why, view: { ...view, paused: why }, pod: h.pod.name };
+    }
+    return undefined;
+  };
   if (elsewhere.length > 0) {
     // Under AlwaysAllow its old pods already down are replaced meanwhile (a rollback of a crash-looping revision during an
     // outage); one terminating is on its way (on a lost node it may stay so): not evicted again at every step.
     const downHere = settings.downAlwaysGo ? inZone.filter((p) => !p.terminating && !podAvailable(p, snapshot)) : [];
-    if (downHere.length === 0) return wait(`${zone} is next; it waits until every seat outside it is available`, elsewhere, recheckMs);
+    if (downHere.length === 0) {
+      const downs = [...map.zones].filter(([z]) => z !== zone).flatMap(([z, s]) => s.down.map((d) => ({ ...d, what: `${d.what} (${z})` })));
+      return stuckOn(`${zone} is next`, downs)
+        ?? wait(`${zone} is next; it waits until every seat outside it is available`, elsewhere, recheckMs);
+    }
     return {
       kind: 'evict', view: { ...view, batch: downHere.length }, pods: downHere, clearPause,
       why: `${zone}: its ${downHere.length} old pod${downHere.length === 1 ? '' : 's'} already down (${ANNOTATION.unhealthyPodEvictionPolicy} AlwaysAllow; replacing them takes nothing more down) to revision ${u.updateRevision}, while ${elsewhere[0]}${elsewhere.length > 1 ? ` and ${elsewhere.length - 1} more` : ''}`,
     };
   }
   const isOldDown = (d: { pod?: string }) => d.pod !== undefined && old.some((h) => h.pod.name === d.pod);
-  const underWay = here.down.filter((d) => !isOldDown(d)).map((d) => d.what);
-  if (underWay.length > 0) return wait(`a batch in ${zone} is under way`, underWay, recheckMs);
+  const underWay = here.down.filter((d) => !isOldDown(d));
+  if (underWay.length > 0) {
+    return stuckOn(`a batch in ${zone} is under way`, underWay) ?? wait(`a batch in ${zone} is under way`, underWay.map((d) => d.what), recheckMs);
+  }
   // Each batch waits for minReadySeconds of the pods it made (any zone: the last one's too).
   const minReadyMs = u.minReadySeconds * 1000;
   const settling = updated.filter((h) => h.available && now - (h.pod.readyChangedAt ?? 0) < minReadyMs);
