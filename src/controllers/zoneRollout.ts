@@ -38,6 +38,8 @@ const BACKOFF_MS = { first: 5_000, max: 300_000 };
 /** An eviction this holder made that the watch does not show yet is waited for this long at most. */
 const IN_FLIGHT_MS = 60_000;
 const NOT_READY_MS = 1000;
+/** The StatefulSet's watch behind the API's own: looked at again this soon (its event queues it sooner). */
+const LAGGING_MS = 5_000;
 
 /**
  * Zone-by-zone rollouts in the Lease's holder (docs/design.md#zone-by-zone-rollouts), on the work
@@ -97,6 +99,15 @@ export function zoneRolloutController(deps: {
     });
   }
 
+  /** The update revision as the API holds it now (undefined: the controller has not observed the spec yet). */
+  async function liveUpdateRevision(w: SlimWorkload): Promise<string | undefined> {
+    const res = await api.request('GET', workloadPath(w), { timeoutMs: 10_000 });
+    if (res.status !== 200) throw new Error(`GET ${w.kind} ${w.namespace}/${w.name}: ${res.status}`);
+    const obj = JSON.parse(res.body) as { metadata?: { generation?: number }; status?: { observedGeneration?: number; updateRevision?: string } };
+    const observed = (obj.status?.observedGeneration ?? 0) >= (obj.metadata?.generation ?? 0);
+    return observed ? obj.status?.updateRevision : undefined;
+  }
+
   /** Evictions made and not yet shown by the watch: still in the cache, not terminating. */
   function stillShown(key: string): string[] {
     const made = evicting.get(key);
@@ -142,6 +153,12 @@ export function zoneRolloutController(deps: {
         events.record(w, 'Warning', 'ZoneRolloutPaused', `${s.why}; remove ${ANNOTATION.zoneRolloutPaused} to resume`);
       }
       return void note({ workload: key, decision: 'paused', message: s.why, view: s.view });
+    }
+    // The pods watch may run ahead of the StatefulSet's: a pod of a revision the cache does not show yet is no old pod.
+    const live = await liveUpdateRevision(w);
+    if (live !== s.view.revision) {
+      note({ workload: key, decision: 'wait', message: `the StatefulSet's update revision is ${live ?? 'not reported yet'} in the API, ${s.view.revision} in the cache: waits for the watch`, view: s.view });
+      return { againAfterMs: LAGGING_MS };
     }
     const made = evicting.get(key) ?? evicting.set(key, new Map()).get(key)!;
     const gone: string[] = [];

@@ -205,4 +205,28 @@ describe('zone-by-zone rollouts on their work queue (fake time)', () => {
       cluster.stop();
     }
   });
+  it('the pods watch ahead of the StatefulSet watch: a pod of a revision the cache does not show yet is never taken for an old one', async () => {
+    const { cluster, holder, run } = setUp({ replicas: 9 });
+    const rollouts = holder();
+    rollouts.start();
+    try {
+      cluster.update('db-r2');
+      await run(10_000, () => cluster.evictions.length >= 1);
+      // A new template (db-r3) the StatefulSet controller has seen; zonekeeper's cache still shows db-r2.
+      cluster.sts.metadata.generation++;
+      cluster.sts.status = { ...cluster.sts.status, observedGeneration: cluster.sts.metadata.generation, updateRevision: 'db-r3' };
+      cluster.sts.metadata.resourceVersion = String(Number(cluster.sts.metadata.resourceVersion) + 1);
+      await run(20_000);
+      assert.equal(cluster.pods.get('db-6')!.metadata.labels['controller-revision-hash'], 'db-r3', 'db-6 made again on db-r3');
+      assert.deepEqual(cluster.evictions.map((e) => e.name), ['db-6'], 'db-6 (db-r3) is not evicted as an old pod');
+      assert.match(rollouts.status()[0]!.message, /db-r3/);
+      // The watch catches up: the rollout goes on to db-r3.
+      cluster.put(cluster.sts);
+      await run(5_000, () => cluster.evictions.length >= 2);
+      assert.notEqual(cluster.evictions[1]?.name, 'db-6');
+    } finally {
+      await rollouts.stop();
+      cluster.stop();
+    }
+  });
 });
