@@ -85,15 +85,18 @@ export function zoneRolloutController(deps: {
     pausedSeen.delete(key);
   };
 
-  /** Writes the pause annotation while the updateRevision is still `revision`; removes it (null) once it is another. */
-  async function writePause(w: SlimWorkload, revision: string, value: string | null): Promise<boolean> {
+  /**
+   * Writes the pause annotation while the updateRevision is still `revision` and the annotation is still `over`
+   * (absent, or an earlier revision's record it replaces); removes it (null) once the updateRevision is another.
+   */
+  async function writePause(w: SlimWorkload, revision: string, value: string | null, over?: string): Promise<boolean> {
     return retryOnConflict<boolean>(api, workloadPath(w), {
       describe: `${w.kind} ${w.namespace}/${w.name}`, timeoutMs: () => 10_000, fail: (m) => new Error(m),
       giveUp: (attempt) => (attempt < 3 ? undefined : new Error(`${w.namespace}/${w.name}: still conflicting`)),
     }, (obj) => {
       const now = obj?.metadata?.annotations?.[ANNOTATION.zoneRolloutPaused];
       const rev = obj?.status?.updateRevision;
-      if (value !== null && (now !== undefined || rev !== revision)) return { done: false };
+      if (value !== null && (now !== over || rev !== revision)) return { done: false };
       if (value === null && (now === undefined || rev === revision)) return { done: false };
       return { annotations: { [ANNOTATION.zoneRolloutPaused]: value }, result: true };
     });
@@ -147,7 +150,9 @@ export function zoneRolloutController(deps: {
       return s.recheckMs !== undefined ? { againAfterMs: Math.max(1, s.recheckMs) } : undefined;
     }
     if (s.kind === 'pause') {
-      if (await writePause(w, s.view.revision, pauseRecord(s.view.revision, clock.now(), s.why))) {
+      // A new revision paused at its first step: its record replaces the earlier revision's.
+      const over = s.clearPause ? w.annotations[ANNOTATION.zoneRolloutPaused] : undefined;
+      if (await writePause(w, s.view.revision, pauseRecord(s.view.revision, clock.now(), s.why), over)) {
         metrics.rolloutPauses.inc();
         log.warn({ workload: key, revision: s.view.revision, pod: s.pod }, `zone rollout paused: ${s.why}`);
         events.record(w, 'Warning', 'ZoneRolloutPaused', `${s.why}; remove ${ANNOTATION.zoneRolloutPaused} to resume`);

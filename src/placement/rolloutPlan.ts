@@ -70,7 +70,7 @@ export type RolloutStep =
   | { kind: 'none'; why: string; clearPause: boolean; view?: RolloutView }
   | { kind: 'wait'; why: string; view: RolloutView; clearPause: boolean; recheckMs?: number }
   | { kind: 'paused'; why: string; view: RolloutView }
-  | { kind: 'pause'; why: string; view: RolloutView; pod: string }
+  | { kind: 'pause'; why: string; view: RolloutView; pod: string; clearPause: boolean }
   | { kind: 'evict'; why: string; view: RolloutView; pods: SlimPod[]; clearPause: boolean };
 
 /** Reasons a view lists; the rest are counted. */
@@ -161,7 +161,7 @@ export function rolloutStep(model: CachedModel, w: SlimWorkload, snapshot: Snaps
     const left = since + deadlineMs - now;
     if (left <= 0) {
       const why = `pod ${h.pod.name}${h.zone ? ` in ${h.zone}` : ''} (revision ${u.updateRevision}) not available ${Math.round((now - downSince(h.pod)) / 1000)}s after it ${since === h.pod.createdAt ? 'was created' : 'last changed'}; the progress deadline is ${settings.progressDeadlineSeconds}s`;
-      return { kind: 'pause', why, view: { ...view, paused: why }, pod: h.pod.name };
+      return { kind: 'pause', why, view: { ...view, paused: why }, pod: h.pod.name, clearPause };
     }
     recheckMs = Math.min(recheckMs ?? Infinity, left);
   }
@@ -191,7 +191,7 @@ export function rolloutStep(model: CachedModel, w: SlimWorkload, snapshot: Snaps
         continue;
       }
       const why = `${lead}; it waits on a seat down ${Math.round((now - downSince(h.pod)) / 1000)}s, past the progress deadline (${settings.progressDeadlineSeconds}s), that this rollout does not replace: ${d.what}`;
-      return { kind: 'pause', why, view: { ...view, paused: why }, pod: h.pod.name };
+      return { kind: 'pause', why, view: { ...view, paused: why }, pod: h.pod.name, clearPause };
     }
     return undefined;
   };

@@ -229,4 +229,32 @@ describe('zone-by-zone rollouts on their work queue (fake time)', () => {
       cluster.stop();
     }
   });
+  it('a new revision whose first step is itself a pause replaces the old revision\'s pause record', async () => {
+    const { clock, cluster, events, holder, run } = setUp({ replicas: 6, stuck: new Set(['db-3']) });
+    const first = holder();
+    first.start();
+    cluster.update('db-r2');
+    await run(90_000);
+    assert.equal(JSON.parse(cluster.sts.metadata.annotations[PAUSED]).revision, 'db-r2');
+    // No holder for a while: a new template, and a user deletes the stuck pod, made again on db-r3 and as stuck.
+    await first.stop();
+    cluster.update('db-r3');
+    cluster.pods.get('db-3')!.metadata.deletionTimestamp = new Date(clock.now()).toISOString();
+    cluster.put(cluster.pods.get('db-3')!);
+    await run(90_000);
+    assert.equal(cluster.pods.get('db-3')!.metadata.labels['controller-revision-hash'], 'db-r3');
+    const second = holder();
+    second.start();
+    try {
+      await run(2_000);
+      const paused = JSON.parse(cluster.sts.metadata.annotations[PAUSED]);
+      assert.equal(paused.revision, 'db-r3', 'the record is for the revision paused now');
+      assert.match(paused.why, /pod db-3 in zone-a \(revision db-r3\)/);
+      assert.equal(events.filter((e) => e.reason === 'ZoneRolloutPaused').length, 2);
+      assert.equal(second.status()[0]!.decision, 'paused');
+    } finally {
+      await second.stop();
+      cluster.stop();
+    }
+  });
 });
