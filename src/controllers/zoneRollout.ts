@@ -38,6 +38,8 @@ const BACKOFF_MS = { first: 5_000, max: 300_000 };
 /** An eviction this holder made that the watch does not show yet is waited for this long at most. */
 const IN_FLIGHT_MS = 60_000;
 const NOT_READY_MS = 1000;
+/** The StatefulSet's watch behind the API's own: looked at again this soon (its event queues it sooner). */
+const LAGGING_MS = 5_000;
 
 /**
  * Zone-by-zone rollouts in the Lease's holder (docs/design.md#zone-by-zone-rollouts), on the work
@@ -83,18 +85,30 @@ export function zoneRolloutController(deps: {
     pausedSeen.delete(key);
   };
 
-  /** Writes the pause annotation while the updateRevision is still `revision`; removes it (null) once it is another. */
-  async function writePause(w: SlimWorkload, revision: string, value: string | null): Promise<boolean> {
+  /**
+   * Writes the pause annotation while the updateRevision is still `revision` and the annotation is still `over`
+   * (absent, or an earlier revision's record it replaces); removes it (null) once the updateRevision is another.
+   */
+  async function writePause(w: SlimWorkload, revision: string, value: string | null, over?: string): Promise<boolean> {
     return retryOnConflict<boolean>(api, workloadPath(w), {
       describe: `${w.kind} ${w.namespace}/${w.name}`, timeoutMs: () => 10_000, fail: (m) => new Error(m),
       giveUp: (attempt) => (attempt < 3 ? undefined : new Error(`${w.namespace}/${w.name}: still conflicting`)),
     }, (obj) => {
       const now = obj?.metadata?.annotations?.[ANNOTATION.zoneRolloutPaused];
       const rev = obj?.status?.updateRevision;
-      if (value !== null && (now !== undefined || rev !== revision)) return { done: false };
+      if (value !== null && (now !== over || rev !== revision)) return { done: false };
       if (value === null && (now === undefined || rev === revision)) return { done: false };
       return { annotations: { [ANNOTATION.zoneRolloutPaused]: value }, result: true };
     });
+  }
+
+  /** The update revision as the API holds it now (undefined: the controller has not observed the spec yet). */
+  async function liveUpdateRevision(w: SlimWorkload): Promise<string | undefined> {
+    const res = await api.request('GET', workloadPath(w), { timeoutMs: 10_000 });
+    if (res.status !== 200) throw new Error(`GET ${w.kind} ${w.namespace}/${w.name}: ${res.status}`);
+    const obj = JSON.parse(res.body) as { metadata?: { generation?: number }; status?: { observedGeneration?: number; updateRevision?: string } };
+    const observed = (obj.status?.observedGeneration ?? 0) >= (obj.metadata?.generation ?? 0);
+    return observed ? obj.status?.updateRevision : undefined;
   }
 
   /** Evictions made and not yet shown by the watch: still in the cache, not terminating. */
@@ -136,12 +150,20 @@ export function zoneRolloutController(deps: {
       return s.recheckMs !== undefined ? { againAfterMs: Math.max(1, s.recheckMs) } : undefined;
     }
     if (s.kind === 'pause') {
-      if (await writePause(w, s.view.revision, pauseRecord(s.view.revision, clock.now(), s.why))) {
+      // A new revision paused at its first step: its record replaces the earlier revision's.
+      const over = s.clearPause ? w.annotations[ANNOTATION.zoneRolloutPaused] : undefined;
+      if (await writePause(w, s.view.revision, pauseRecord(s.view.revision, clock.now(), s.why), over)) {
         metrics.rolloutPauses.inc();
         log.warn({ workload: key, revision: s.view.revision, pod: s.pod }, `zone rollout paused: ${s.why}`);
         events.record(w, 'Warning', 'ZoneRolloutPaused', `${s.why}; remove ${ANNOTATION.zoneRolloutPaused} to resume`);
       }
       return void note({ workload: key, decision: 'paused', message: s.why, view: s.view });
+    }
+    // The pods watch may run ahead of the StatefulSet's: a pod of a revision the cache does not show yet is no old pod.
+    const live = await liveUpdateRevision(w);
+    if (live !== s.view.revision) {
+      note({ workload: key, decision: 'wait', message: `the StatefulSet's update revision is ${live ?? 'not reported yet'} in the API, ${s.view.revision} in the cache: waits for the watch`, view: s.view });
+      return { againAfterMs: LAGGING_MS };
     }
     const made = evicting.get(key) ?? evicting.set(key, new Map()).get(key)!;
     const gone: string[] = [];

@@ -3,6 +3,8 @@ import { zoneOf, type PendingPod, type SlimPod, type SlimWorkload } from '../clu
 import type { Snapshot } from '../cluster/store.js';
 import type { WorkloadHealth } from './healthRecord.js';
 import type { WorkloadModel } from './model.js';
+import { podAvailable } from './zoneDisruption.js';
+import { workloadLivePods } from './workload.js';
 import { subsetMembership } from './policies/workloadSpread/subsets.js';
 import { fitInZone, fitOnNodes } from './policies/zoneBalance/policy.js';
 
@@ -25,7 +27,7 @@ export interface RepairInputs {
   zoneStableSeconds: number;
   /** Schedulable (Ready, uncordoned) nodes of a zone, and since when that count has been above or at zero. */
   zones: { schedulableNodes(topologyKey: string, zone: string): number; stableSince(topologyKey: string, zone: string): number };
-  /** The pod this workload's last eviction removed, while its replacement is not settled. */
+  /** The pod this holder's last eviction of the workload removed: waited for until the watch shows it go. */
   evicted: { uid: string; name: string } | undefined;
 }
 
@@ -72,22 +74,29 @@ function placesOf(model: WorkloadModel, w: SlimWorkload, health: WorkloadHealth,
   };
 }
 
+/** The first pod of the workload not available (Pending, terminating, not Ready, on a node not Ready), or replicas with no pod; undefined when none. */
+function notAvailable(model: WorkloadModel, w: SlimWorkload, snapshot: Snapshot): string | undefined {
+  const live = workloadLivePods(model.ref, snapshot);
+  const down = live.find((p) => !podAvailable(p, snapshot));
+  if (down) return `pod ${down.name} is ${down.terminating ? 'terminating' : !down.nodeName ? 'Pending' : !down.ready ? 'not Ready' : `on node ${down.nodeName}, which is not Ready`}`;
+  const seated = live.filter((p) => !p.terminating).length;
+  return seated < w.replicas ? `${w.replicas - seated} of ${w.replicas} replicas have no pod` : undefined;
+}
+
 /**
  * The next pod to move: one off its pin (or over its zone's share) that no bound volume holds,
  * whose target zone has room, while every wanted zone has a schedulable node that has stayed
- * so for `zoneStableSeconds`, and the last eviction's replacement is bound and Ready. For a
+ * so for `zoneStableSeconds`, and every pod of the workload is available (the last eviction's
+ * replacement too, whoever made it). For a
  * WorkloadSpread, its subsets in place of zones, each judged by its own nodes.
  */
 export function repairStep(model: WorkloadModel, w: SlimWorkload, health: WorkloadHealth, snapshot: Snapshot, o: RepairInputs): RepairStep {
   if (health.offPin === 0) return { kind: 'none' };
   const pods = model.pods();
-  if (o.evicted) {
-    if (pods.some((p) => p.uid === o.evicted!.uid)) return { kind: 'wait', reason: `pod ${o.evicted.name} was evicted and is still there` };
-    const notReady = pods.filter((p) => !p.nodeName || !p.ready);
-    if (notReady.length > 0 || pods.length < w.replicas) {
-      return { kind: 'wait', reason: `the replacement of ${o.evicted.name} is not bound and Ready yet (${notReady.length} pods not Ready, ${pods.length} of ${w.replicas})` };
-    }
-  }
+  if (o.evicted && pods.some((p) => p.uid === o.evicted!.uid)) return { kind: 'wait', reason: `pod ${o.evicted.name} was evicted and is still there` };
+  // One at a time, read from the cluster (a new Lease holder remembers no eviction): any pod of the workload down waits.
+  const down = notAvailable(model, w, snapshot);
+  if (down) return { kind: 'wait', reason: `${down}: repair moves a pod only while every pod of the workload is available` };
   const movable = health.offPinPods.filter((x) => !x.heldByVolume && x.cause !== 'volume');
   if (movable.length === 0) return { kind: 'wait', reason: 'every pod off its pin is held there by its bound volume: reported, never moved' };
   const unit = health.domain;

@@ -70,7 +70,7 @@ export type RolloutStep =
   | { kind: 'none'; why: string; clearPause: boolean; view?: RolloutView }
   | { kind: 'wait'; why: string; view: RolloutView; clearPause: boolean; recheckMs?: number }
   | { kind: 'paused'; why: string; view: RolloutView }
-  | { kind: 'pause'; why: string; view: RolloutView; pod: string }
+  | { kind: 'pause'; why: string; view: RolloutView; pod: string; clearPause: boolean }
   | { kind: 'evict'; why: string; view: RolloutView; pods: SlimPod[]; clearPause: boolean };
 
 /** Reasons a view lists; the rest are counted. */
@@ -92,21 +92,29 @@ export function batchSize(growth: number, updated: number, max: number): { step:
 }
 
 /**
- * Old pods in the order they go. With one old revision: zones in the list's order, the highest
- * ordinal first. With more (a new revision during a rollout), the revisions whose oldest pod is
- * newest go first, newest pod first: those of the interrupted rollout, the last updated first.
+ * Old pods in the order they go. With one old revision older than the update revision's pods: zones
+ * in the list's order, the highest ordinal first. Otherwise (a new revision during a rollout, or a
+ * rollback) the revisions whose oldest pod is newest go first, each the rollout's own: its pods
+ * already down first, then the newest first (those of the interrupted rollout, the last updated first).
  */
-function replacementOrder(old: readonly SlimPod[], zoneOf: (p: SlimPod) => string | undefined, zones: readonly string[]): SlimPod[] {
+function replacementOrder(old: readonly SlimPod[], updated: readonly SlimPod[], zoneOf: (p: SlimPod) => string | undefined,
+  zones: readonly string[], isDown: (p: SlimPod) => boolean): SlimPod[] {
   const oldest = new Map<string, number>();
   for (const p of old) oldest.set(p.revision ?? '', Math.min(oldest.get(p.revision ?? '') ?? Infinity, p.createdAt));
   const ranked = [...oldest].sort((a, b) => b[1] - a[1]).map(([r]) => r);
   const rank = new Map(ranked.map((r, i) => [r, i]));
-  const base = ranked.length - 1;
+  // The oldest revision is rolled zone by zone unless the update revision has a pod older still (a rollback).
+  const updatedSince = updated.reduce((m, p) => Math.min(m, p.createdAt), Infinity);
+  const base = updatedSince < oldest.get(ranked.at(-1)!)! ? -1 : ranked.length - 1;
   const zoneIndex = (p: SlimPod) => { const i = zones.indexOf(zoneOf(p) ?? ''); return i < 0 ? zones.length : i; };
   return [...old].sort((a, b) => {
     const ra = rank.get(a.revision ?? '')!, rb = rank.get(b.revision ?? '')!;
     if (ra !== rb) return ra - rb;
-    if (ra !== base && a.createdAt !== b.createdAt) return b.createdAt - a.createdAt;
+    if (ra !== base) {
+      const down = Number(isDown(b)) - Number(isDown(a));
+      if (down !== 0) return down;
+      if (a.createdAt !== b.createdAt) return b.createdAt - a.createdAt;
+    }
     return zoneIndex(a) - zoneIndex(b) || b.ordinal - a.ordinal;
   });
 }
@@ -153,13 +161,14 @@ export function rolloutStep(model: CachedModel, w: SlimWorkload, snapshot: Snaps
     const left = since + deadlineMs - now;
     if (left <= 0) {
       const why = `pod ${h.pod.name}${h.zone ? ` in ${h.zone}` : ''} (revision ${u.updateRevision}) not available ${Math.round((now - downSince(h.pod)) / 1000)}s after it ${since === h.pod.createdAt ? 'was created' : 'last changed'}; the progress deadline is ${settings.progressDeadlineSeconds}s`;
-      return { kind: 'pause', why, view: { ...view, paused: why }, pod: h.pod.name };
+      return { kind: 'pause', why, view: { ...view, paused: why }, pod: h.pod.name, clearPause };
     }
     recheckMs = Math.min(recheckMs ?? Infinity, left);
   }
 
   const zones = model.zones().zones;
-  const order = replacementOrder(old.map((h) => h.pod), (p) => map.holders.get(p.name)?.zone, zones);
+  const order = replacementOrder(old.map((h) => h.pod), updated.map((h) => h.pod), (p) => map.holders.get(p.name)?.zone, zones,
+    (p) => !p.terminating && !podAvailable(p, snapshot));
   const zone = map.holders.get(order[0]!.name)?.zone;
   if (zone === undefined) return wait(`pod ${order[0]!.name} is in no known zone yet`, [`pod ${order[0]!.name} bound`], recheckMs);
   const here = map.zones.get(zone)!;
@@ -170,19 +179,41 @@ export function rolloutStep(model: CachedModel, w: SlimWorkload, snapshot: Snaps
   // No pod of this zone goes while a seat elsewhere is down; none while a batch here is under way.
   const elsewhere = [...map.zones].filter(([z]) => z !== zone).flatMap(([z, s]) => s.down.map((d) => `${d.what} (${z})`));
   if (map.unplaced) elsewhere.push(map.unplaced.what);
+  // A wait on a seat this rollout does not replace, down past the progress deadline, pauses it: it never waits silently.
+  const stuckOn = (lead: string, downs: readonly { pod?: string; what: string }[]): RolloutStep | undefined => {
+    for (const d of downs) {
+      const h = d.pod === undefined ? undefined : map.holders.get(d.pod);
+      // Terminating, or no pod: the controllers' to finish (not judged); a pod the rollout made: its progress deadline above.
+      if (!h || (h.pod.revision === u.updateRevision && h.pod.createdAt >= started)) continue;
+      const left = Math.max(downSince(h.pod), resumedAt) + deadlineMs - now;
+      if (left > 0) {
+        recheckMs = Math.min(recheckMs ?? Infinity, left);
+        continue;
+      }
+      const why = `${lead}; it waits on a seat down ${Math.round((now - downSince(h.pod)) / 1000)}s, past the progress deadline (${settings.progressDeadlineSeconds}s), that this rollout does not replace: ${d.what}`;
+      return { kind: 'pause', why, view: { ...view, paused: why }, pod: h.pod.name, clearPause };
+    }
+    return undefined;
+  };
   if (elsewhere.length > 0) {
     // Under AlwaysAllow its old pods already down are replaced meanwhile (a rollback of a crash-looping revision during an
     // outage); one terminating is on its way (on a lost node it may stay so): not evicted again at every step.
     const downHere = settings.downAlwaysGo ? inZone.filter((p) => !p.terminating && !podAvailable(p, snapshot)) : [];
-    if (downHere.length === 0) return wait(`${zone} is next; it waits until every seat outside it is available`, elsewhere, recheckMs);
+    if (downHere.length === 0) {
+      const downs = [...map.zones].filter(([z]) => z !== zone).flatMap(([z, s]) => s.down.map((d) => ({ ...d, what: `${d.what} (${z})` })));
+      return stuckOn(`${zone} is next`, downs)
+        ?? wait(`${zone} is next; it waits until every seat outside it is available`, elsewhere, recheckMs);
+    }
     return {
       kind: 'evict', view: { ...view, batch: downHere.length }, pods: downHere, clearPause,
       why: `${zone}: its ${downHere.length} old pod${downHere.length === 1 ? '' : 's'} already down (${ANNOTATION.unhealthyPodEvictionPolicy} AlwaysAllow; replacing them takes nothing more down) to revision ${u.updateRevision}, while ${elsewhere[0]}${elsewhere.length > 1 ? ` and ${elsewhere.length - 1} more` : ''}`,
     };
   }
   const isOldDown = (d: { pod?: string }) => d.pod !== undefined && old.some((h) => h.pod.name === d.pod);
-  const underWay = here.down.filter((d) => !isOldDown(d)).map((d) => d.what);
-  if (underWay.length > 0) return wait(`a batch in ${zone} is under way`, underWay, recheckMs);
+  const underWay = here.down.filter((d) => !isOldDown(d));
+  if (underWay.length > 0) {
+    return stuckOn(`a batch in ${zone} is under way`, underWay) ?? wait(`a batch in ${zone} is under way`, underWay.map((d) => d.what), recheckMs);
+  }
   // Each batch waits for minReadySeconds of the pods it made (any zone: the last one's too).
   const minReadyMs = u.minReadySeconds * 1000;
   const settling = updated.filter((h) => h.available && now - (h.pod.readyChangedAt ?? 0) < minReadyMs);

@@ -19,8 +19,8 @@ export interface RolloutClusterOptions {
   minReadySeconds?: number;
   readyMs?: number;
   goneMs?: number;
-  /** Pods (by name) the kubelet never makes Ready. */
-  stuck?: Set<string>;
+  /** Pods the kubelet never makes Ready: by name, or by name and revision. */
+  stuck?: Set<string> | ((name: string, revision: string) => boolean);
 }
 
 export function rolloutCluster(clock: Timers, o: RolloutClusterOptions) {
@@ -60,6 +60,7 @@ export function rolloutCluster(clock: Timers, o: RolloutClusterOptions) {
   }
   for (let i = 0; i < o.replicas; i++) makePod(i, 'db-r1', 0);
 
+  const isStuck = (name: string, revision: string) => (typeof o.stuck === 'function' ? o.stuck(name, revision) : o.stuck?.has(name) === true);
   /** The stand-in's round: terminating pods gone, missing ordinals made, bound pods Ready. */
   function round(): void {
     const now = clock.now();
@@ -72,7 +73,7 @@ export function rolloutCluster(clock: Timers, o: RolloutClusterOptions) {
     for (let i = 0; i < o.replicas; i++) if (!pods.has(`db-${i}`)) makePod(i, sts.status.updateRevision);
     for (const [name, p] of pods) {
       const ready = p.status.conditions[0];
-      if (ready.status === 'True' || p.metadata.deletionTimestamp || o.stuck?.has(name)) continue;
+      if (ready.status === 'True' || p.metadata.deletionTimestamp || isStuck(name, p.metadata.labels['controller-revision-hash'])) continue;
       if (now - Date.parse(p.metadata.creationTimestamp) >= readyMs) {
         p.status.conditions = [{ type: 'Ready', status: 'True', lastTransitionTime: iso(now) }];
         put(p);

@@ -71,14 +71,17 @@ describe('repair: which pod moves next, or why none may', () => {
     assert.match((s as { reason: string }).reason, /held there by its bound volume/);
   });
 
-  it('one at a time: waits while the evicted pod is there, then for its replacement to be bound and Ready', () => {
+  it('one at a time: waits while the evicted pod is there, then for its replacement (any pod of the workload) to be bound and Ready, remembered or not', () => {
     // db-1 and db-2 both fell back into zone-a; db-1 was evicted first.
     const sts = statefulSet('db', 3, { annotations: FROZEN });
     const evicted = { uid: 'pod-db-1', name: 'db-1' };
     assert.match((step([sts, ...pods(['zone-a', 'zone-a', 'zone-a'])], { evicted }) as { reason: string }).reason, /db-1 was evicted and is still there/);
     const replacement = stsPod('db', 1, { uid: 'pod-db-1-new', createdAt: '2026-11-23T11:59:50Z' });
     const pending = step([sts, ...pods(['zone-a', 'zone-a', 'zone-a']).filter((_, i) => i !== 1), replacement], { evicted });
-    assert.match((pending as { reason: string }).reason, /replacement of db-1 is not bound and Ready yet/);
+    assert.match((pending as { reason: string }).reason, /^pod db-1 is Pending: repair moves a pod only while every pod of the workload is available$/);
+    // A new Lease holder remembers no eviction: the cluster shows the same wait.
+    assert.deepEqual(step([sts, ...pods(['zone-a', 'zone-a', 'zone-a']).filter((_, i) => i !== 1), replacement]), pending);
+    assert.match((step([sts, ...pods(['zone-a', 'zone-a', 'zone-a']).filter((_, i) => i !== 1)]) as { reason: string }).reason, /^1 of 3 replicas have no pod/);
     const done = step([sts, ...pods(['zone-a', 'zone-b', 'zone-a'], (i) => (i === 1 ? { uid: 'pod-db-1-new' } : {}))], { evicted });
     assert.equal(done.kind, 'evict');
     assert.equal((done as { pod: { name: string } }).pod.name, 'db-2');

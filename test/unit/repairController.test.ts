@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { slimNode } from '../../src/cluster/convert.js';
-import { memorySource } from '../../src/cluster/source.js';
+import { addObject, memorySource } from '../../src/cluster/source.js';
 import { fakeClock } from '../../src/common/clock.js';
 import { healthTracker } from '../../src/controllers/layoutHealth.js';
 import { repairController, type RepairOptions } from '../../src/controllers/repair.js';
@@ -35,10 +35,11 @@ function cluster(opts: Partial<RepairOptions>, evictions: number[] = [], workloa
   const refusal = { message: 'Cannot evict pod as it would violate the pod\'s disruption budget.' };
   const api = recordingApi((r) => ({ status: r.path.endsWith('/eviction') ? evictions.shift() ?? 201 : 404, body: refusal }));
   const events: string[] = [];
-  const repair = repairController(api, source, health, state, { record: (_w, _type, reason) => { events.push(reason); } },
+  /** A repair controller as a Lease holder starts one: it knows nothing of an earlier holder's evictions. */
+  const holder = () => repairController(api, source, health, state, { record: (_w, _type, reason) => { events.push(reason); } },
     { dryRun: false, evictionsPerMinute: 6, zoneStableSeconds: 300, intervalSeconds: 60, ...opts }, silent, createMetrics(), clock);
   const evictionsSent = () => api.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/eviction')).map((r) => r.path.split('/').at(-2));
-  return { clock, repair, events, evictionsSent, store, health };
+  return { clock, repair: holder(), holder, events, evictionsSent, store, health };
 }
 
 describe('repair on its work queue (fake time)', () => {
@@ -142,5 +143,31 @@ describe('repair on its work queue (fake time)', () => {
     await repair.stop();
     await clock.advance(600_000);
     assert.deepEqual(evictionsSent(), ['db-1']);
+  });
+  it('a Lease hand-over while the last eviction\'s replacement is Pending: the new holder, remembering nothing, waits for it', async () => {
+    // Six replicas: db-1 and db-4 both fell back to zone-a; their seats are in zone-b.
+    const { clock, repair, holder, evictionsSent, store, health } = cluster({ zoneStableSeconds: 0 });
+    addObject(store, statefulSet('db', 6, { annotations: FROZEN }));
+    for (const [i, z] of [[3, 'a'], [4, 'a'], [5, 'c']] as const) addObject(store, stsPod('db', i, { nodeName: `node-${z}-1`, ready: true, createdAt: '2026-11-23T11:00:00Z' }));
+    health.flush();
+    repair.start();
+    await clock.advance(0);
+    const first = evictionsSent();
+    assert.equal(first.length, 1, 'one pod moved');
+    // Its replacement is made and stays unbound; the Lease goes to another replica.
+    addObject(store, stsPod('db', Number(first[0]!.slice(3)), { uid: 'replacement', createdAt: '2026-11-23T12:00:00Z' }));
+    health.flush();
+    await clock.advance(0);
+    await repair.stop();
+    const second = holder();
+    second.start();
+    try {
+      await clock.advance(120_000);
+      assert.deepEqual(evictionsSent(), first, 'no second eviction while a pod of the workload is Pending');
+      assert.equal(second.status()[0]?.decision, 'wait');
+      assert.match(second.status()[0]!.message, new RegExp(`pod ${first[0]} is Pending`));
+    } finally {
+      await second.stop();
+    }
   });
 });

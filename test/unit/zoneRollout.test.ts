@@ -128,7 +128,7 @@ describe('zone-by-zone rollout planner', () => {
     assert.equal(terminating.kind, 'wait', terminating.kind === 'evict' ? terminating.pods.map((p) => p.name).join() : '');
   });
 
-  it('a rollback during a long outage: a pod of the rolled-back-to revision that it never replaced is waited for, not paused on; under AlwaysAllow the bad pods go', () => {
+  it('a rollback during a long outage: a pod it cannot replace, down past the progress deadline, pauses it naming that pod (not the revision); under AlwaysAllow the bad pods go', () => {
     // db-r2 reached zone-a (db-0, db-3, db-6) 30 min ago and never started; db-1 (zone-b, db-r1, an hour older) is down for 2 h; rolled back to db-r1.
     const setUp = (c: ReturnType<typeof rolloutCluster>, now: number) => {
       const at = (ms: number) => new Date(now - ms).toISOString();
@@ -143,7 +143,12 @@ describe('zone-by-zone rollout planner', () => {
       for (const p of c.pods.values()) c.put(p);
       c.update('db-r1');
     };
-    const waits = planned(setUp);
+    const paused = planned(setUp);
+    assert.equal(paused.kind, 'pause', paused.why);
+    assert.equal(paused.why, 'zone-a is next; it waits on a seat down 7201s, past the progress deadline (600s), that this rollout does not replace: pod db-1 is not Ready (zone-b)');
+    if (paused.kind === 'pause') assert.equal(paused.pod, 'db-1');
+    // Down for less than the deadline: waited for.
+    const waits = planned(setUp, { ...WHOLE_ZONES, progressDeadlineSeconds: 3 * 3600 });
     assert.equal(waits.kind, 'wait', waits.why);
     if (waits.kind === 'wait') assert.deepEqual(waits.view.waitsFor, ['pod db-1 is not Ready (zone-b)']);
     const s = planned(setUp, { ...WHOLE_ZONES, downAlwaysGo: true });

@@ -182,4 +182,79 @@ describe('zone-by-zone rollouts on their work queue (fake time)', () => {
       cluster.stop();
     }
   });
+  it('a rollback never waits behind its own bad pod: 6 pods, db-r2 rolled through zone-a, db-4 (zone-b) never Ready, paused; rolled back to db-r1, db-4 goes first', async () => {
+    const { cluster, events, holder, run } = setUp({ replicas: 6, stuck: (name, revision) => name === 'db-4' && revision === 'db-r2' });
+    const rollouts = holder();
+    rollouts.start();
+    try {
+      cluster.update('db-r2');
+      await run(120_000);
+      assert.deepEqual(cluster.evictions.map((e) => e.name), ['db-3', 'db-0', 'db-4']);
+      assert.match(JSON.parse(cluster.sts.metadata.annotations[PAUSED]).why, /pod db-4 in zone-b/);
+      // Rolled back to db-r1 exactly: db-0, db-3 (zone-a) are Ready on db-r2, db-4 (zone-b) never was.
+      cluster.update('db-r1');
+      const rolledBack = () => cluster.revisions().every((r) => r === 'db-r1') && cluster.zonesDown().length === 0;
+      const worst = await run(120_000, rolledBack);
+      assert.ok(rolledBack(), `every pod back on db-r1 and Ready (${cluster.revisions().join(',')}; ${rollouts.status()[0]?.message})`);
+      assert.equal(worst, 1, 'never two zones down');
+      assert.deepEqual(cluster.evictions.slice(3).map((e) => e.name), ['db-4', 'db-0', 'db-3'], 'its own down pod first, then the newest first');
+      assert.equal(cluster.sts.metadata.annotations[PAUSED], undefined);
+      assert.equal(events.filter((e) => e.reason === 'ZoneRolloutResumed').length, 1);
+    } finally {
+      await rollouts.stop();
+      cluster.stop();
+    }
+  });
+  it('the pods watch ahead of the StatefulSet watch: a pod of a revision the cache does not show yet is never taken for an old one', async () => {
+    const { cluster, holder, run } = setUp({ replicas: 9 });
+    const rollouts = holder();
+    rollouts.start();
+    try {
+      cluster.update('db-r2');
+      await run(10_000, () => cluster.evictions.length >= 1);
+      // A new template (db-r3) the StatefulSet controller has seen; zonekeeper's cache still shows db-r2.
+      cluster.sts.metadata.generation++;
+      cluster.sts.status = { ...cluster.sts.status, observedGeneration: cluster.sts.metadata.generation, updateRevision: 'db-r3' };
+      cluster.sts.metadata.resourceVersion = String(Number(cluster.sts.metadata.resourceVersion) + 1);
+      await run(20_000);
+      assert.equal(cluster.pods.get('db-6')!.metadata.labels['controller-revision-hash'], 'db-r3', 'db-6 made again on db-r3');
+      assert.deepEqual(cluster.evictions.map((e) => e.name), ['db-6'], 'db-6 (db-r3) is not evicted as an old pod');
+      assert.match(rollouts.status()[0]!.message, /db-r3/);
+      // The watch catches up: the rollout goes on to db-r3.
+      cluster.put(cluster.sts);
+      await run(5_000, () => cluster.evictions.length >= 2);
+      assert.notEqual(cluster.evictions[1]?.name, 'db-6');
+    } finally {
+      await rollouts.stop();
+      cluster.stop();
+    }
+  });
+  it('a new revision whose first step is itself a pause replaces the old revision\'s pause record', async () => {
+    const { clock, cluster, events, holder, run } = setUp({ replicas: 6, stuck: new Set(['db-3']) });
+    const first = holder();
+    first.start();
+    cluster.update('db-r2');
+    await run(90_000);
+    assert.equal(JSON.parse(cluster.sts.metadata.annotations[PAUSED]).revision, 'db-r2');
+    // No holder for a while: a new template, and a user deletes the stuck pod, made again on db-r3 and as stuck.
+    await first.stop();
+    cluster.update('db-r3');
+    cluster.pods.get('db-3')!.metadata.deletionTimestamp = new Date(clock.now()).toISOString();
+    cluster.put(cluster.pods.get('db-3')!);
+    await run(90_000);
+    assert.equal(cluster.pods.get('db-3')!.metadata.labels['controller-revision-hash'], 'db-r3');
+    const second = holder();
+    second.start();
+    try {
+      await run(2_000);
+      const paused = JSON.parse(cluster.sts.metadata.annotations[PAUSED]);
+      assert.equal(paused.revision, 'db-r3', 'the record is for the revision paused now');
+      assert.match(paused.why, /pod db-3 in zone-a \(revision db-r3\)/);
+      assert.equal(events.filter((e) => e.reason === 'ZoneRolloutPaused').length, 2);
+      assert.equal(second.status()[0]!.decision, 'paused');
+    } finally {
+      await second.stop();
+      cluster.stop();
+    }
+  });
 });
