@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { describeIssues } from '../common/errors.js';
 import { quantity } from './convert.js';
 import type { KindName, KindSpec } from './kinds.js';
 import { templateNeeds } from './nodeNeeds.js';
 import type { NodeNeeds, Taint } from './objects.js';
 import { str, stringMap, type Raw } from './rawFields.js';
+import { parseJsonAnnotation } from './zonePreferences.js';
 
 // Karmada's objects as zonekeeper reads them on a Karmada control plane (docs/design.md#across-clusters):
 // the bindings it schedules, the member clusters, the policies that carry a workload's cluster
@@ -38,14 +38,7 @@ export type ParsedClusterPreferences = { ok: true; spec: ClusterPreferences } | 
 export const EVEN_CLUSTERS: ClusterPreferences = { rebalance: false, clusters: { '*': { minReplicas: 0, weight: 1 } } };
 
 export function parseClusterPreferences(json: string): ParsedClusterPreferences {
-  let value: unknown;
-  try {
-    value = JSON.parse(json);
-  } catch (err) {
-    return { ok: false, error: `not JSON: ${(err as Error).message}` };
-  }
-  const r = clusterPreferencesSchema.safeParse(value);
-  return r.success ? { ok: true, spec: r.data } : { ok: false, error: describeIssues(r.error) };
+  return parseJsonAnnotation(clusterPreferencesSchema, json);
 }
 
 export interface TargetCluster { name: string; replicas: number }

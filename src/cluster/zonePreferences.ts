@@ -22,12 +22,17 @@ export type ParsedPreferences =
   | { ok: false; error: string };
 
 export function parsePreferences(json: string): ParsedPreferences {
+  return parseJsonAnnotation(zonePreferencesSchema, json);
+}
+
+/** An annotation's JSON against its schema: the value, or one line saying what is wrong. */
+export function parseJsonAnnotation<T>(schema: z.ZodType<T>, json: string): { ok: true; spec: T } | { ok: false; error: string } {
   let value: unknown;
   try {
     value = JSON.parse(json);
   } catch (err) {
     return { ok: false, error: `not JSON: ${(err as Error).message}` };
   }
-  const r = zonePreferencesSchema.safeParse(value);
+  const r = schema.safeParse(value);
   return r.success ? { ok: true, spec: r.data } : { ok: false, error: describeIssues(r.error) };
 }
