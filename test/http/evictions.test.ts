@@ -175,6 +175,9 @@ describe('issue 65: zone at a time, hardened (the eviction gate)', () => {
     const refused = await allowed(deploy.post, 'api-rs-a');
     assert.equal(refused.status?.code, 429, JSON.stringify(refused));
     assert.match(refused.status.message, /^zone disruption budget of Deployment default\/api: zone-b is under disruption; .*waits for pod api-rs-b is on node node-b-1, which is not Ready \(zone-b\)/);
+    const explained = await (await deploy.app.adminApp.request('/debug/explain?pod=default/api-rs-a')).json() as Raw;
+    assert.deepEqual(explained.disruption.down.map((d: Raw) => d.zone), ['zone-b'], '/debug/explain shows it, though no policy places it');
+    assert.equal(explained.disruption.lastEviction.outcome, 'refused');
     assert.equal((await allowed(deploy.post, 'api-rs-b')).allowed, true, 'the pod already down may go');
     const ignored = setup({ objects: [...cluster, statefulSet('web', 6, { annotations: { ...OPTED, 'zonekeeper.io/ignore': 'true' } }), ...six()] });
     assert.equal((await allowed(ignored.post, 'web-0')).status?.code, 429, 'zonekeeper.io/ignore places nothing, the budget still holds');
