@@ -197,7 +197,7 @@ describe('issue 65: zone at a time, hardened (the eviction gate)', () => {
     assert.equal((await allowed(post, 'web-0')).allowed, true);
     const renewed = approvalsOf(store, 'StatefulSet', 'web');
     assert.equal(renewed.length, 1);
-    assert.equal(Date.parse(renewed[0].at) - Date.parse(first[0].at), 20_000, 'the retry renewed its approval');
+    assert.equal(Date.parse(renewed[0]!.at) - Date.parse(first[0]!.at), 20_000, 'the retry renewed its approval');
   });
 
   it('point 5: unplaced replicas: only as many as approved pods have gone are charged to their zone; the rest block every zone', async () => {
