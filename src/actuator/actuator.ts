@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { LRUCache } from 'lru-cache';
 import { systemClock, type Timers } from '../common/clock.js';
 import type { WorkResult } from '../common/workQueue.js';
-import type { ApiClient } from '../cluster/apiClient.js';
+import { statusMessage, type ApiClient } from '../cluster/apiClient.js';
 import { retryOnConflict, StillConflicting, WRITE_BACKOFF_MS, type PatchStep } from './conditionalPatch.js';
 import { ANNOTATION } from '../cluster/annotations.js';
 import { type SlimWorkload } from '../cluster/objects.js';
@@ -31,12 +31,20 @@ export interface Actuator {
    * approvals as the API server has them now and says what to write; written conditionally on what
    * was read, decided again after a conflict, durable before the answer.
    */
-  recordApprovals<T>(w: SlimWorkload, decide: (recorded: string | undefined) => PatchStep<T>): Promise<T>;
+  recordApprovals<T>(w: SlimWorkload, decide: (recorded: string | undefined) => PatchStep<T> | Promise<PatchStep<T>>): Promise<T>;
+  /** A pod as the API server has it now (undefined: gone), for what an eviction's answer must not take from the cache alone. */
+  livePod(namespace: string, name: string): Promise<LivePod | undefined>;
   /** A Kubernetes Event on the workload, deduplicated and rate-limited (events.ts). */
   recordEvent: EventRecorder['record'];
   /** Resolves when every write started so far has finished. */
   settle(): Promise<void>;
 }
+
+/** What a live read of a pod tells the eviction gate (docs/design.md#clocks-and-the-cache). */
+interface LivePod { uid: string; resourceVersion: string; terminating: boolean; ready: boolean }
+
+/** A live read of a pod answers within this: the webhook answers within 10 s, its approval's writes within 8 s. */
+const LIVE_POD_TIMEOUT_MS = 2_000;
 
 /** A workload's status changes often while it scales: a few re-reads win the race. */
 const FREEZE_ATTEMPTS = 5;
@@ -57,6 +65,7 @@ interface Writer {
   write(w: SlimWorkload, zones: string[]): Promise<string[]>;
   assign(req: AssignRequest): Promise<number>;
   recordApprovals: Actuator['recordApprovals'];
+  livePod: Actuator['livePod'];
 }
 
 function actuator(writer: Writer, events: EventRecorder, log: Logger, metrics: Metrics, clock: Timers): Actuator {
@@ -130,6 +139,7 @@ function actuator(writer: Writer, events: EventRecorder, log: Logger, metrics: M
     pendingFreezes: { get: (key) => pending.get(key), values: () => pending.values() },
     assignInstanceId: (req) => writer.assign(req),
     recordApprovals: (w, decide) => writer.recordApprovals(w, decide),
+    livePod: (namespace, name) => writer.livePod(namespace, name),
     recordEvent: (w, type, reason, message) => events.record(w, type, reason, message),
     async settle() {
       await Promise.all([queue.idle(), events.settle()]);
@@ -158,8 +168,8 @@ export function kubeActuator(api: ApiClient, log: Logger, metrics: Metrics, assi
           describe: path, timeoutMs: () => Math.max(250, deadline - clock.now()), fail: (m) => new Error(m), onConflict: () => count('conflict'),
           giveUp: (attempt) => (attempt < APPROVAL_ATTEMPTS && clock.now() < deadline ? undefined
             : new StillConflicting(`${path}: approvals still conflicting after ${attempt} attempts`)),
-        }, (obj) => {
-          const step = decide(obj.metadata?.annotations?.[ANNOTATION.disruptionApprovals]);
+        }, async (obj) => {
+          const step = await decide(obj.metadata?.annotations?.[ANNOTATION.disruptionApprovals]);
           writes = !('done' in step);
           return step;
         });
@@ -169,6 +179,17 @@ export function kubeActuator(api: ApiClient, log: Logger, metrics: Metrics, assi
         if (!(err instanceof StillConflicting)) count('error');
         throw err;
       }
+    },
+    async livePod(namespace, name) {
+      const res = await api.request('GET', `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(name)}`, { timeoutMs: LIVE_POD_TIMEOUT_MS });
+      if (res.status === 404) return undefined;
+      if (res.status !== 200) throw new Error(`GET pod ${namespace}/${name}: ${res.status} ${statusMessage(res.body)}`);
+      const pod = JSON.parse(res.body);
+      const conditions: { type?: string; status?: string }[] = Array.isArray(pod.status?.conditions) ? pod.status.conditions : [];
+      return {
+        uid: String(pod.metadata?.uid ?? ''), resourceVersion: String(pod.metadata?.resourceVersion ?? ''),
+        terminating: !!pod.metadata?.deletionTimestamp, ready: conditions.some((c) => c?.type === 'Ready' && c?.status === 'True'),
+      };
     },
     // Conditional on the workload's resourceVersion, so two replicas can never freeze two
     // different lists: the second one's patch conflicts, it reads again and finds the first's.
@@ -196,11 +217,21 @@ export function memoryActuator(store: ClusterStore, log: Logger, metrics: Metric
     store.upsert(WORKLOAD_KINDS[w.kind].plural, { ...current, annotations: value === null ? others : { ...others, [key]: value } });
   };
   return actuator({
+    async livePod(namespace, name) {
+      const pod = store.pod(namespace, name);
+      return pod && { uid: pod.uid, resourceVersion: '', terminating: pod.terminating, ready: pod.ready };
+    },
+    // Conditional as the API server's write is: a record changed while `decide` ran is read and decided again.
     async recordApprovals(w, decide) {
-      const step = decide(store.workload(w.kind, w.namespace, w.name)?.annotations[ANNOTATION.disruptionApprovals]);
-      if ('done' in step) return step.done;
-      for (const [k, v] of Object.entries(step.annotations)) annotate(w, k, v);
-      return step.result;
+      const read = () => store.workload(w.kind, w.namespace, w.name)?.annotations[ANNOTATION.disruptionApprovals];
+      for (;;) {
+        const recorded = read();
+        const step = await decide(recorded);
+        if (read() !== recorded) continue;
+        if ('done' in step) return step.done;
+        for (const [k, v] of Object.entries(step.annotations)) annotate(w, k, v);
+        return step.result;
+      }
     },
     async write(w, zones) {
       annotate(w, ANNOTATION.zones, zones.join(','));

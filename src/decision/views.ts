@@ -55,8 +55,9 @@ export function debugViews(core: DecisionCore, recorder: DecisionRecorder, sourc
       for (const [r, names] of v.rejected) for (const n of names) failed[n] = `${r.rule}: ${r.reason}`;
       const zones = v.model && v.model.policy !== 'none' && v.model.policy !== 'wait' ? zonesShown(v.model.zones(), source.snapshot) : undefined;
       const record = recorder.recordOf('explain', { namespace, name, uid: raw.uid }, v);
-      const model = v.model && v.model.policy !== 'none' && v.model.policy !== 'wait' ? v.model : undefined;
-      const down = model?.workload && disruptionState(model, model.workload, source.snapshot);
+      // An opted-in workload no policy places is judged all the same: its disruption is shown too.
+      const judged = v.model && v.model.policy !== 'wait' ? v.model : undefined;
+      const down = judged?.workload && disruptionState(judged, judged.workload, source.snapshot);
       const last = recorder.decisionsFor(`${namespace}/${name}`).findLast((d) => d.verb === 'eviction');
       const disruption = down && { ...down, ...(last ? { lastEviction: { at: last.at, outcome: last.outcome, summary: last.summary } } : {}) };
       return {

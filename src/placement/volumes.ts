@@ -1,5 +1,5 @@
 import { ZONE_LABELS } from '../cluster/annotations.js';
-import type { SlimNode, SlimPod, SlimPV } from '../cluster/objects.js';
+import type { SlimNode, SlimPod, SlimPV, SlimWorkload } from '../cluster/objects.js';
 import type { Snapshot } from '../cluster/store.js';
 import { matchesAnyTerm, matchesTopology } from './nodeMatching.js';
 
@@ -55,7 +55,7 @@ export const claimBound = (namespace: string, claim: string, snapshot: Snapshot)
   !!snapshot.pvc(namespace, claim)?.volumeName || !!snapshot.pvForClaim(namespace, claim);
 
 /** Where claims of a namespace let a pod run: bound and pre-bound PVs, WaitForFirstConsumer topologies. */
-export function claimVolumes(namespace: string, claims: readonly string[], snapshot: Snapshot): PodVolumes {
+function claimVolumes(namespace: string, claims: readonly string[], snapshot: Snapshot): PodVolumes {
   const out: PodVolumes = { constraints: [], missing: [] };
   for (const claim of claims) {
     const pvc = snapshot.pvc(namespace, claim);
@@ -95,4 +95,18 @@ export function volumeZones(constraints: readonly VolumeConstraint[], snapshot: 
     if (snapshot.nodesInZone(topologyKey, z).some((node) => constraints.every((c) => c.allows(node)))) zones.add(z);
   }
   return zones;
+}
+
+/** The single zone bound volumes hold a seat in; undefined when they allow none or several. */
+export function boundZone(constraints: readonly VolumeConstraint[], snapshot: Snapshot, topologyKey: string): string | undefined {
+  const bound = constraints.filter((c) => c.bound);
+  if (bound.length === 0) return undefined;
+  const zones = [...volumeZones(bound, snapshot, topologyKey)];
+  return zones.length === 1 ? zones[0] : undefined;
+}
+
+/** The single zone a StatefulSet ordinal's bound claims (`<template>-<name>-<ordinal>`) hold it in, whether or not its pod exists. */
+export function ordinalVolumeZone(w: SlimWorkload, ordinal: number, snapshot: Snapshot, topologyKey: string): string | undefined {
+  if (w.claimTemplates.length === 0) return undefined;
+  return boundZone(claimVolumes(w.namespace, w.claimTemplates.map((t) => `${t}-${w.name}-${ordinal}`), snapshot).constraints, snapshot, topologyKey);
 }

@@ -2,7 +2,9 @@ import { ANNOTATION } from '../cluster/annotations.js';
 import { zoneOf, type SlimPod, type SlimWorkload } from '../cluster/objects.js';
 import type { Snapshot } from '../cluster/store.js';
 import type { DisruptionState } from './healthRecord.js';
+import { approvalsOverBound, liveApprovals, parseApprovals, standing, type Approval } from './disruptionApprovals.js';
 import type { CachedModel } from './model.js';
+import { boundZone, ordinalVolumeZone, podVolumes } from './volumes.js';
 import { expectedOrdinals, workloadLivePods } from './workload.js';
 import { seatZones } from './zoneSequence.js';
 
@@ -62,6 +64,8 @@ export interface SeatMap {
   /** Replicas with no pod whose zone cannot be told (a Deployment's not created yet): how many, and the words. */
   unplaced: { count: number; what: string } | undefined;
   holders: Map<string, SeatHolder>;
+  /** The names counted as a seat above (pods, missing ordinals): an approval naming one is not charged an unplaced replica. */
+  counted: Set<string>;
 }
 
 /** Available: Ready, on a Ready node, not terminating (what a PodDisruptionBudget counts, and the node's state too). */
@@ -81,22 +85,29 @@ function whyDown(pod: SlimPod, snapshot: Snapshot): string {
 const MISSING_LISTED = 64;
 
 /**
- * Where each seat of a managed workload is and whether it is up. A pod's zone is its node's; an
- * unbound pod's, the zone written into its spec, else its seat's; a seat with no pod at all (an
- * ordinal missing) is down in its seat's zone, and a missing replica of a workload whose pods
- * have no fixed seat is down in a zone not known yet.
+ * Where each seat of a workload is and whether it is up. A pod's zone is its node's; an unbound
+ * pod's, the zone written into its spec, else its bound volume's, else the zone the approval of
+ * its name recorded, else its seat's; a seat with no pod at all (an ordinal missing) is down in
+ * its bound claims' zone, else its approval's, else its seat's; a missing replica of a workload
+ * whose pods have no fixed seat is down in a zone not known yet. Seats are pins only where a
+ * placement policy covers the workload (docs/design.md#the-zone-disruption-budget).
  */
-export function seatMap(model: CachedModel, w: SlimWorkload, snapshot: Snapshot): SeatMap {
+export function seatMap(model: CachedModel, w: SlimWorkload, snapshot: Snapshot, approvals: readonly Approval[] = []): SeatMap {
   const list = model.zones();
-  const pinOf = model.seats === 'none' ? undefined : seatZones(list.zones, model.preferences.sequence);
+  const key = list.topologyKey;
+  const pinOf = model.seats === 'none' || model.policy === 'none' ? undefined : seatZones(list.zones, model.preferences.sequence);
   const seatZoneOf = (index: number) => (index >= 0 ? pinOf?.(index).zone : undefined);
+  const approvedZone = new Map(approvals.map((a) => [a.pod, a.zone]));
   const zones = new Map<string, { seats: number; down: DownSeat[] }>();
   const at = (z: string) => zones.get(z) ?? zones.set(z, { seats: 0, down: [] }).get(z)!;
   const holders = new Map<string, SeatHolder>();
+  const counted = new Set<string>();
   const live = workloadLivePods(model.ref, snapshot);
   const indexes = live.map((pod) => model.seat(pod).index);
   const seated = new Set<number>();
   for (const [i, pod] of live.entries()) if (!pod.terminating) seated.add(indexes[i]!);
+  // As a PDB counts: a terminating pod without a seat is a seat going empty only while fewer pods stand than replicas.
+  let emptying = model.seats === 'none' ? Math.max(0, w.replicas - live.filter((p) => !p.terminating).length) : Infinity;
   const leaving = new Set<number>();
   let up = 0;
   let downKnown = 0;
@@ -104,9 +115,13 @@ export function seatMap(model: CachedModel, w: SlimWorkload, snapshot: Snapshot)
     const index = indexes[i]!;
     // A terminating pod whose successor already holds its seat is not a second seat.
     if (pod.terminating && index >= 0 && seated.has(index)) continue;
+    if (pod.terminating && model.seats === 'none' && emptying-- <= 0) continue;
     const node = pod.nodeName ? snapshot.node(pod.nodeName) : undefined;
-    const zone = (node && zoneOf(node, list.topologyKey)) ?? pod.selection?.nodeSelector[list.topologyKey] ?? seatZoneOf(index);
+    const zone = (node && zoneOf(node, key)) ?? pod.selection?.nodeSelector[key]
+      ?? (node || pod.claims.length === 0 ? undefined : boundZone(podVolumes(pod, snapshot).constraints, snapshot, key))
+      ?? (node ? undefined : approvedZone.get(pod.name)) ?? seatZoneOf(index);
     const available = podAvailable(pod, snapshot);
+    counted.add(pod.name);
     if (pod.terminating) leaving.add(index);
     else holders.set(pod.name, { pod, zone, available });
     if (zone !== undefined) at(zone).seats++;
@@ -120,8 +135,10 @@ export function seatMap(model: CachedModel, w: SlimWorkload, snapshot: Snapshot)
     for (const ordinal of expectedOrdinals(w, Math.min(w.replicas, live.length + MISSING_LISTED))) {
       const index = ordinal - w.ordinalsStart;
       if (seated.has(index) || leaving.has(index)) continue;
-      const zone = seatZoneOf(index);
+      const name = `${w.name}-${ordinal}`;
+      const zone = ordinalVolumeZone(w, ordinal, snapshot, key) ?? approvedZone.get(name) ?? seatZoneOf(index);
       if (zone === undefined) continue;
+      counted.add(name);
       at(zone).seats++;
       at(zone).down.push({ what: `ordinal ${ordinal} has no pod` });
       downKnown++;
@@ -130,63 +147,19 @@ export function seatMap(model: CachedModel, w: SlimWorkload, snapshot: Snapshot)
   // What is down and in no zone above: replicas with no pod yet (a Deployment's; ordinals past those listed), pods in no known zone.
   const count = Math.max(0, w.replicas - up - downKnown);
   const unplaced = count > 0 ? { count, what: `${count} of ${w.replicas} replicas have no available pod in a known zone` } : undefined;
-  return { zones, unplaced, holders };
-}
-
-/** An approval the eviction gate recorded on the workload before answering: the pod, its zone, when. */
-export interface Approval { pod: string; uid: string; zone: string; at: number }
-
-/** How many approvals a record is read for: the workload's pods bound them. */
-export const approvalsLimit = (map: SeatMap) => 2 * map.holders.size + 16;
-
-/** Approvals read back from the workload's annotation: what is not one is dropped, at most `limit` (the workload's pods bound them). */
-export function parseApprovals(text: string | undefined, limit: number): Approval[] {
-  if (!text) return [];
-  let raw: unknown;
-  try {
-    raw = JSON.parse(text);
-  } catch {
-    return [];
-  }
-  if (!Array.isArray(raw)) return [];
-  const out: Approval[] = [];
-  // The newest last, as they are written: a record longer than the limit keeps its newest.
-  for (const a of raw.slice(-limit)) {
-    if (typeof a !== 'object' || a === null) continue;
-    const { pod, uid, zone, at } = a as Record<string, unknown>;
-    const when = typeof at === 'string' ? Date.parse(at) : NaN;
-    if (typeof pod === 'string' && typeof uid === 'string' && typeof zone === 'string' && Number.isFinite(when)) out.push({ pod, uid, zone, at: when });
-  }
-  return out;
-}
-
-export function formatApprovals(approvals: readonly Approval[]): string {
-  return JSON.stringify(approvals.map((a) => ({ pod: a.pod, uid: a.uid, zone: a.zone, at: new Date(a.at).toISOString() })));
-}
-
-/**
- * The approvals still in force: one whose pod still stands unharmed after `approvalMs` never
- * became an eviction (a PodDisruptionBudget refused it, the client gave up); one whose pod went
- * holds its zone until that zone has nothing down and no replica is unplaced (its successor is up).
- */
-export function liveApprovals(approvals: readonly Approval[], map: SeatMap, now: number, approvalMs: number): Approval[] {
-  return approvals.filter((a) => {
-    const holder = map.holders.get(a.pod);
-    const standing = holder !== undefined && holder.pod.uid === a.uid;
-    // A time ahead of this clock (another holder's skew, a hand-written record) counts from now: it lapses all the same.
-    if (standing) return now - Math.min(a.at, now) < approvalMs && a.at <= now + approvalMs;
-    return (map.zones.get(a.zone)?.down.length ?? 0) > 0 || map.unplaced !== undefined;
-  });
+  return { zones, unplaced, holders, counted };
 }
 
 /** The gate's answer for one eviction: allowed (and the approvals to record), or refused with what it waits for. */
 export type EvictionVerdict =
-  | { allowed: true; zone: string | undefined; approvals: Approval[]; why: string }
+  /** `downAlready`: allowed only as the pod is down now; the eviction must not go if it turned Ready since (docs/design.md#the-zone-disruption-budget). */
+  | { allowed: true; zone: string | undefined; approvals: Approval[]; why: string; downAlready?: boolean }
   | { allowed: false; zone: string | undefined; why: string; waitsFor: string[] };
 
 /**
  * Down seats of each zone as the gate counts them: the seat map's, approvals not yet seen as
- * evictions, unplaced replicas charged to the zone the approvals name.
+ * evictions, and of the unplaced replicas as many as approved pods have gone, each charged to
+ * its approval's zone; the rest are in a zone not known yet.
  */
 function downByZone(map: SeatMap, live: readonly Approval[]): { down: Map<string, string[]>; unknown: string[] } {
   const down = new Map<string, string[]>();
@@ -197,12 +170,15 @@ function downByZone(map: SeatMap, live: readonly Approval[]): { down: Map<string
     if (holder?.available && holder.pod.uid === a.uid) add(a.zone, `pod ${a.pod} is being evicted`);
   }
   const unknown: string[] = [];
-  if (map.unplaced) {
-    // A replica that went through an approval and has no pod yet belongs to the approval's zone.
-    const approved = new Set(live.map((a) => a.zone));
-    if (approved.size === 1) add([...approved][0]!, map.unplaced.what);
-    else unknown.push(map.unplaced.what);
+  let left = map.unplaced?.count ?? 0;
+  // A replica that went through an approval and has no pod in a known zone yet belongs to the approval's zone.
+  for (const a of [...live].reverse()) {
+    if (left === 0) break;
+    if (standing(a, map) || map.counted.has(a.pod)) continue;
+    add(a.zone, `the replacement of pod ${a.pod} has no available pod yet`);
+    left--;
   }
+  if (left > 0) unknown.push(left === map.unplaced!.count ? map.unplaced!.what : `${left} more replicas have no available pod in a known zone`);
   return { down, unknown };
 }
 
@@ -213,25 +189,33 @@ const NO_ZONE = '(no zone)';
 const NAMED = 3;
 const named = (whats: readonly string[]) => whats.slice(0, NAMED).join('; ') + (whats.length > NAMED ? `; and ${whats.length - NAMED} more` : '');
 
+/** How an eviction is judged beyond the budget: the workload's unhealthy-pod policy; which lapses of approvals a live read confirmed. */
+export interface VerdictOptions {
+  downAlwaysGo?: boolean;
+  /** An approval whose pod the cache shows standing past its time lapses only if this says so (a live read saw the pod stand). */
+  lapseConfirmed?: (a: Approval) => boolean;
+}
+
 /**
  * Whether `podName` of the workload `what` may be evicted now (docs/design.md#zone-at-a-time):
- * every seat in every other zone available, and its own zone within `budget`. Allowed answers
- * carry the approvals to record, this one included.
+ * every seat in every other zone available, and its own zone within `budget`. Every ask is
+ * judged again, a retry too (as kube-apiserver re-checks every eviction); allowed answers carry
+ * the approvals to record, this one's renewed.
  */
 export function evictionVerdict(what: string, map: SeatMap, recorded: readonly Approval[], podName: string, budget: ZoneBudget,
-  now: number, approvalMs: number, downAlwaysGo = false): EvictionVerdict {
-  const live = liveApprovals(recorded, map, now, approvalMs);
+  now: number, approvalMs: number, o: VerdictOptions = {}): EvictionVerdict {
+  const live = liveApprovals(recorded, map, now, approvalMs, o.lapseConfirmed);
   const holder = map.holders.get(podName);
   if (!holder) return { allowed: true, zone: undefined, approvals: live, why: `${podName} holds no seat of ${what}: evicting it takes no seat down` };
   // An available pod in no known zone is recorded all the same (under NO_ZONE): every eviction that goes is a conditional write.
   const zone = holder.zone ?? (holder.available ? NO_ZONE : undefined);
-  if (live.some((a) => a.pod === podName && a.uid === holder.pod.uid)) {
-    return { allowed: true, zone, approvals: live, why: `already approved: ${podName} of ${what} in ${zone}` };
+  // Its own earlier approval is set aside: judged as if first asked, and renewed when allowed.
+  const others = live.filter((a) => !(a.pod === podName && a.uid === holder.pod.uid));
+  const retry = others.length < live.length ? ' (asked again: judged again, its approval renewed)' : '';
+  if (!holder.available && o.downAlwaysGo) {
+    return { allowed: true, zone, approvals: others, downAlready: true, why: `${podName} is down already (${ANNOTATION.unhealthyPodEvictionPolicy} AlwaysAllow): evicting it takes nothing more down` };
   }
-  if (!holder.available && downAlwaysGo) {
-    return { allowed: true, zone, approvals: live, why: `${podName} is down already (${ANNOTATION.unhealthyPodEvictionPolicy} AlwaysAllow): evicting it takes nothing more down` };
-  }
-  const { down, unknown } = downByZone(map, live);
+  const { down, unknown } = downByZone(map, others);
   const elsewhere = [...down].filter(([z]) => z !== zone);
   const waits = [...elsewhere.flatMap(([z, w]) => w.map((x) => `${x} (${z})`)), ...unknown];
   if (waits.length > 0) {
@@ -244,7 +228,9 @@ export function evictionVerdict(what: string, map: SeatMap, recorded: readonly A
     };
   }
   // A pod already down takes nothing more down: no other zone is, so it may go whatever its own zone's count.
-  if (!holder.available || zone === undefined) return { allowed: true, zone, approvals: live, why: `${podName} is down already and no other zone is: evicting it takes nothing more down` };
+  if (!holder.available || zone === undefined) {
+    return { allowed: true, zone, approvals: others, downAlready: true, why: `${podName} is down already and no other zone is: evicting it takes nothing more down` };
+  }
   const seats = map.zones.get(zone)?.seats ?? 0;
   const inZone = down.get(zone) ?? [];
   const allowedDown = budgetIn(budget, seats);
@@ -255,19 +241,27 @@ export function evictionVerdict(what: string, map: SeatMap, recorded: readonly A
       why: `zone disruption budget of ${what}: ${zone} has ${inZone.length} of its ${seats} seats down, at most ${allowedDown} at once; pod ${podName} waits for ${named(inZone)}`,
     };
   }
-  const approvals = [...live, { pod: podName, uid: holder.pod.uid, zone, at: now }];
-  return { allowed: true, zone, approvals, why: `${zone} may lose ${allowedDown} of ${seats} seats; ${after} down with ${podName}` };
+  const approvals = [...others, { pod: podName, uid: holder.pod.uid, zone, at: now }];
+  const over = approvalsOverBound(approvals);
+  if (over) {
+    return {
+      allowed: false, zone, waitsFor: [],
+      why: `zone disruption budget of ${what}: its ${ANNOTATION.disruptionApprovals} would hold ${over}: too many evictions not yet seen through; pod ${podName} waits until evicted pods are replaced`,
+    };
+  }
+  return { allowed: true, zone, approvals, why: `${zone} may lose ${allowedDown} of ${seats} seats; ${after} down with ${podName}${retry}` };
 }
 
 /** The zones with seats down, in words, for health and the views; undefined for a workload not opted in. */
 export function disruptionState(model: CachedModel, w: SlimWorkload, snapshot: Snapshot): DisruptionState | undefined {
   const budget = w.annotations[ANNOTATION.zoneDisruptionBudget];
   if (budget === undefined) return undefined;
-  const map = seatMap(model, w, snapshot);
+  const recorded = parseApprovals(w.annotations[ANNOTATION.disruptionApprovals]);
+  const map = seatMap(model, w, snapshot, recorded);
   const down: DisruptionState['down'] = [];
   for (const [zone, z] of map.zones) if (z.down.length > 0) down.push({ zone, count: z.down.length, what: z.down.slice(0, NAMED).map((d) => d.what) });
   if (map.unplaced) down.push({ zone: 'unknown', count: map.unplaced.count, what: [map.unplaced.what] });
-  const approvals = parseApprovals(w.annotations[ANNOTATION.disruptionApprovals], approvalsLimit(map)).length;
+  const approvals = recorded.length;
   const parsed = zoneBudgetOf(w);
   const policy = downPodsAlwaysGo(w);
   const error = parsed && 'error' in parsed ? parsed.error : typeof policy !== 'boolean' ? policy.error : undefined;

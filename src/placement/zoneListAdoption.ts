@@ -1,6 +1,6 @@
 import { zoneOf, type SlimPod, type SlimWorkload } from '../cluster/objects.js';
 import type { Snapshot } from '../cluster/store.js';
-import { claimVolumes, podVolumes, volumeZones, type VolumeConstraint } from './volumes.js';
+import { boundZone, ordinalVolumeZone, podVolumes } from './volumes.js';
 
 // Adoption (docs/design.md#adoption): a zone list derived for a workload whose pods or bound
 // volumes already sit in zones is the order of zones that keeps the most seats where they are,
@@ -74,14 +74,6 @@ export function adoptedList(fleetList: readonly string[], seats: readonly Placed
   return { zones: zoneAt.map((z) => fleetList[z]!), agree: zoneAt.reduce((sum, z, pos) => sum + at[pos]![z]!, 0) };
 }
 
-/** The single zone bound volumes hold a seat in; undefined when they allow none or several. */
-function boundZone(constraints: readonly VolumeConstraint[], snapshot: Snapshot, topologyKey: string): string | undefined {
-  const bound = constraints.filter((c) => c.bound);
-  if (bound.length === 0) return undefined;
-  const zones = [...volumeZones(bound, snapshot, topologyKey)];
-  return zones.length === 1 ? zones[0] : undefined;
-}
-
 /**
  * Where a workload's seats already are: each pod's bound volume's single zone, else its
  * node's zone; and for a StatefulSet's ordinals without a pod, the volumes of their claims
@@ -107,8 +99,7 @@ export function placedSeats(
   for (let index = 0; index < seats; index++) {
     if (seated.has(index)) continue;
     const ordinal = workload.ordinalsStart + index;
-    const claims = workload.claimTemplates.map((t) => `${t}-${workload.name}-${ordinal}`);
-    const zone = boundZone(claimVolumes(workload.namespace, claims, snapshot).constraints, snapshot, topologyKey);
+    const zone = ordinalVolumeZone(workload, ordinal, snapshot, topologyKey);
     if (zone !== undefined) out.push({ index, zone });
   }
   return out;

@@ -9,7 +9,7 @@ import { admissionConfig, managedWith, EVICTION_WEBHOOK, EVICTIONS_LABEL, evicti
 import { ControlPlane, kubeVersions } from './controlPlane.js';
 import { podUp, sampleDownZones as sampled } from './disruptions.js';
 import { eventually, type Kube, type Obj } from './kube.js';
-import { SCHEDULER, statefulSet, tearDown, threeZoneCluster, ZONES } from './workloads.js';
+import { deployment, SCHEDULER, statefulSet, tearDown, threeZoneCluster, ZONES } from './workloads.js';
 
 /** How long a pod takes from bound to Ready (the stand-in kubelet): a restart's length. */
 const READY_AFTER_MS = 4000;
@@ -216,5 +216,51 @@ for (const k of kubeVersions()) describe(`[${k.version}] the zone disruption bud
     // Its pods never become Ready: gone, so that no later drain meets them.
     await kube.delete('apps/v1', 'StatefulSet', ns, 'web');
     await eventually(`${ns} has no pods`, async () => (await kube.reapTerminating(ns), (await kube.podsOf(ns, 'app=web')).length === 0), 60_000, 500);
+  });
+  // Issue 65, points 2 and 4: a Deployment with the budget alone (no zone preferences: no placement policy covers it).
+  it('a Deployment no policy places is judged on its pods\' zones; a retry after its PDB refused is judged again', async () => {
+    const ns = 'zd6';
+    await kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns, labels: { [EVICTIONS_LABEL]: 'enabled' } } });
+    const held = new Set<string>();
+    stops.push(kube.kubelet(ns, 300, 0, (p) => !held.has(p.metadata.name)));
+    const api = deployment(ns, 'api', 3);
+    api.metadata.annotations = { 'zonekeeper.io/zone-disruption-budget': 'zone' };
+    api.spec.template.spec.topologySpreadConstraints = [{ maxSkew: 1, topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'DoNotSchedule', labelSelector: { matchLabels: { app: 'api' } } }];
+    await kube.create(api);
+    await kube.create({ apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', metadata: { name: 'api', namespace: ns }, spec: { maxUnavailable: 0, selector: { matchLabels: { app: 'api' } } } });
+    const inZone = new Map<string, string>();
+    await eventually('3 pods Ready, one per zone', async () => {
+      const pods = (await kube.podsOf(ns, 'app=api')).filter(ready);
+      inZone.clear();
+      for (const p of pods) inZone.set(zones.get(p.spec.nodeName)!, p.metadata.name);
+      return pods.length === 3 && inZone.size === 3;
+    }, 120_000);
+    const [a, b, c] = ZONES.map((z) => inZone.get(z)!);
+    const evict = (pod: string, dryRun = false) => cp.api.request('POST', `/api/v1/namespaces/${ns}/pods/${pod}/eviction${dryRun ? '?dryRun=All' : ''}`, {
+      body: JSON.stringify({ apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name: pod, namespace: ns } }), contentType: 'application/json', timeoutMs: 10_000,
+    });
+    // The PDB (maxUnavailable 0) refuses what zonekeeper approved: the approval stays on the Deployment.
+    await eventually('the PDB has counted the pods', async () => (await kube.get('policy/v1', 'PodDisruptionBudget', ns, 'api')).status?.expectedPods === 3, 60_000);
+    const pdbRefused = await evict(a!);
+    assert.equal(pdbRefused.status, 429, pdbRefused.body);
+    assert.match(pdbRefused.body, /disruption budget/);
+    const approval = JSON.parse((await kube.get('apps/v1', 'Deployment', ns, 'api')).metadata.annotations['zonekeeper.io/disruption-approvals']);
+    assert.deepEqual(approval.map((x: Obj) => [x.pod, x.zone]), [[a, 'zone-a']], 'judged and approved though no policy places it');
+    // Zone-b's pod goes down (its readiness fails).
+    held.add(b!);
+    const notReady = (p: string) => kube.patch('v1', 'Pod', ns, p, { status: { conditions: [{ type: 'Ready', status: 'False', lastTransitionTime: new Date().toISOString() }] } }, '/status');
+    await notReady(b!);
+    await eventually('zonekeeper sees zone-b down (zone-c\'s pod refused for it)', async () => (await evict(c!, true)).body.includes(`pod ${b} is not Ready (zone-b)`), 30_000, 200);
+    // The PDB is relaxed; the drain retries zone-a's pod while its approval is still in force.
+    await kube.patch('policy/v1', 'PodDisruptionBudget', ns, 'api', { spec: { maxUnavailable: 2 } });
+    await eventually('the PDB allows one', async () => (await kube.get('policy/v1', 'PodDisruptionBudget', ns, 'api')).status?.disruptionsAllowed >= 1, 30_000, 200);
+    const retry = await evict(a!);
+    const inForce = Date.now() < Date.parse(approval[0].at) + 30_000;
+    console.log(`# [${k.version}] the retry of ${a} (zone-a) ${Math.round((Date.now() - Date.parse(approval[0].at)) / 100) / 10} s after its approval, zone-b down: ${retry.status}`);
+    assert.equal(retry.status, 429, `the retry must be judged again: ${retry.body}`);
+    assert.match(retry.body, new RegExp(`zone disruption budget of Deployment ${ns}/api: zone-b is under disruption; pod ${a} of zone-a may go once every seat outside it is available: waits for pod ${b} is not Ready \\(zone-b\\)`));
+    assert.ok(inForce, 'the retry came while its approval was still in force (else it shows nothing)');
+    held.clear();
+    await kube.delete('apps/v1', 'Deployment', ns, 'api');
   });
 });

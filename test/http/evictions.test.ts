@@ -11,7 +11,8 @@ import { decisionService } from '../../src/decision/service.js';
 import { evictionRoute } from '../../src/eviction/routes.js';
 import { createMetrics } from '../../src/metrics/metrics.js';
 import { silent, testApp } from '../support/app.js';
-import { nodes, statefulSet, stsPod, storeOf, type Raw } from '../support/builders.js';
+import { deployment, node, nodes, pv, pvc, rsPod, statefulSet, stsPod, storeOf, type Raw } from '../support/builders.js';
+import { evictPod } from '../../src/controllers/eviction.js';
 import { recordingApi } from '../support/recordingApi.js';
 
 const ZONES = ['zone-a', 'zone-b', 'zone-c'];
@@ -27,8 +28,8 @@ const review = (pod: string, extra: Raw = {}) => ({
   },
 });
 
-function setup(o: { leading?: boolean; annotations?: Record<string, string>; down?: number[] } = {}) {
-  const store = storeOf([...nodes(ZONES, 1), statefulSet('web', 6, { annotations: o.annotations ?? OPTED }), ...six(o.down)]);
+function setup(o: { leading?: boolean; annotations?: Record<string, string>; down?: number[]; objects?: Raw[] } = {}) {
+  const store = storeOf(o.objects ?? [...nodes(ZONES, 1), statefulSet('web', 6, { annotations: o.annotations ?? OPTED }), ...six(o.down)]);
   const app = testApp(store);
   const deps = { service: app.service, leading: () => o.leading ?? true, gateEnabled: false, applySubsetPatches: false, log: silent };
   const eviction = evictionRoute({ service: app.service, leading: () => o.leading ?? true, log: silent }, app.metrics, 1 << 20);
@@ -141,5 +142,148 @@ describe('the approval is a conditional write', () => {
     assert.equal(patches.length, 1);
     assert.equal(patches[0]!.body.metadata.resourceVersion, '1', 'the write carried the resourceVersion it was judged from');
     assert.match(await metrics.registry.getSingleMetricAsString('zonekeeper_evictions_total'), /asker="zonekeeper",outcome="refused"} 1/, 'asked in process: counted under zonekeeper');
+  });
+});
+
+const approvalsOf = (store: ReturnType<typeof storeOf>, kind: 'StatefulSet' | 'Deployment', name: string) =>
+  JSON.parse(store.workload(kind, 'default', name)!.annotations['zonekeeper.io/disruption-approvals'] ?? '[]') as Raw[];
+const allowed = async (post: ReturnType<typeof setup>['post'], pod: string) => (await post(review(pod))).json.response as Raw;
+const on = (zone: string) => `node-${zone.slice(5)}-1`;
+
+describe('issue 65: zone at a time, hardened (the eviction gate)', () => {
+  it('point 1: web-1, seated in zone-b but running in zone-a on its volume, is charged to zone-a once gone: zone-b waits, zone-a may go on', async () => {
+    for (const byVolume of [true, false]) {
+      // On its volume (a bound claim wins over the pin), or with no volume at all (an adaptive fallback, an adopted layout): its approval says zone-a.
+      const pods = six().map((p) => (p.metadata.name === 'web-1' ? stsPod('web', 1, { nodeName: on('zone-a'), ready: true, claims: byVolume ? ['data-web-1'] : [] }) : p));
+      const volume = byVolume ? [pvc('data-web-1', { volumeName: 'pv-1' }), pv('pv-1', 'zone-a', { claim: 'data-web-1' })] : [];
+      const { store, post } = setup({ objects: [...nodes(ZONES, 1), statefulSet('web', 6, { annotations: OPTED, claimTemplates: byVolume ? ['data'] : undefined }), ...pods, ...volume] });
+      assert.equal((await allowed(post, 'web-1')).allowed, true);
+      assert.deepEqual(approvalsOf(store, 'StatefulSet', 'web').map((a) => [a.pod, a.zone]), [['web-1', 'zone-a']]);
+      store.delete('pods', 'default/web-1');
+      const zoneB = await allowed(post, 'web-4');
+      assert.equal(zoneB.allowed, false, `by volume ${byVolume}: web-4 (zone-b) must wait for zone-a's missing web-1`);
+      assert.match(zoneB.status.message, /zone-a is under disruption; .*waits for ordinal 1 has no pod \(zone-a\)/);
+      assert.equal((await allowed(post, 'web-3')).allowed, true, `by volume ${byVolume}: zone-a's own budget`);
+    }
+  });
+
+  it('point 2: an opted-in workload no placement policy covers is judged on its pods\' zones (a Deployment with the budget alone, an ignored StatefulSet)', async () => {
+    const notReady = { ...node('node-b-1', 'zone-b'), status: { conditions: [{ type: 'Ready', status: 'Unknown' }] } };
+    const cluster = [node('node-a-1', 'zone-a'), notReady, node('node-c-1', 'zone-c')];
+    const deploy = setup({ objects: [...cluster, ...deployment('api', 3, { 'zonekeeper.io/zone-disruption-budget': 'zone' }),
+      ...['a', 'b', 'c'].map((z) => rsPod('api', z, { nodeName: on(`zone-${z}`), ready: true }))] });
+    const refused = await allowed(deploy.post, 'api-rs-a');
+    assert.equal(refused.status?.code, 429, JSON.stringify(refused));
+    assert.match(refused.status.message, /^zone disruption budget of Deployment default\/api: zone-b is under disruption; .*waits for pod api-rs-b is on node node-b-1, which is not Ready \(zone-b\)/);
+    const explained = await (await deploy.app.adminApp.request('/debug/explain?pod=default/api-rs-a')).json() as Raw;
+    assert.deepEqual(explained.disruption.down.map((d: Raw) => d.zone), ['zone-b'], '/debug/explain shows it, though no policy places it');
+    assert.equal(explained.disruption.lastEviction.outcome, 'refused');
+    assert.equal((await allowed(deploy.post, 'api-rs-b')).allowed, true, 'the pod already down may go');
+    const ignored = setup({ objects: [...cluster, statefulSet('web', 6, { annotations: { ...OPTED, 'zonekeeper.io/ignore': 'true' } }), ...six()] });
+    assert.equal((await allowed(ignored.post, 'web-0')).status?.code, 429, 'zonekeeper.io/ignore places nothing, the budget still holds');
+  });
+
+  it('point 4: a retry is judged again: an approved web-0 waits once zone-b went down in between; otherwise its approval is renewed', async () => {
+    const { store, post, app } = setup();
+    assert.equal((await allowed(post, 'web-0')).allowed, true);
+    const first = approvalsOf(store, 'StatefulSet', 'web');
+    // The user's PDB refused it; meanwhile web-1 (zone-b) went down; the drain retries.
+    store.upsert('pods', { ...store.pod('default', 'web-1')!, ready: false } as never);
+    const retry = await allowed(post, 'web-0');
+    assert.equal(retry.allowed, false, 'kube-apiserver re-checks every eviction; so does the gate');
+    assert.match(retry.status.message, /zone-b is under disruption; .*waits for pod web-1 is not Ready \(zone-b\)/);
+    store.upsert('pods', { ...store.pod('default', 'web-1')!, ready: true } as never);
+    app.clock.advance(20_000);
+    assert.equal((await allowed(post, 'web-0')).allowed, true);
+    const renewed = approvalsOf(store, 'StatefulSet', 'web');
+    assert.equal(renewed.length, 1);
+    assert.equal(Date.parse(renewed[0]!.at) - Date.parse(first[0]!.at), 20_000, 'the retry renewed its approval');
+  });
+
+  it('point 5: unplaced replicas: only as many as approved pods have gone are charged to their zone; the rest block every zone', async () => {
+    const gone = JSON.stringify([{ pod: 'api-rs-a', uid: 'pod-api-rs-a', zone: 'zone-a', at: '2026-11-20T23:59:55.000Z' }]);
+    const { post } = setup({ objects: [...nodes(ZONES, 1),
+      ...deployment('api', 6, { 'zonekeeper.io/zone-preferences': '{}', 'zonekeeper.io/zone-disruption-budget': 'zone', 'zonekeeper.io/disruption-approvals': gone }),
+      rsPod('api', 'a2', { nodeName: on('zone-a'), ready: true }), rsPod('api', 'a3', { nodeName: 'node-a-1', ready: true }),
+      rsPod('api', 'b', { nodeName: on('zone-b'), ready: true }), rsPod('api', 'c', { nodeName: on('zone-c'), ready: true }),
+      // A replica Pending in no zone yet: not the evicted one's replacement alone.
+      rsPod('api', 'p')] });
+    const v = await allowed(post, 'api-rs-a2');
+    assert.equal(v.status?.code, 429, JSON.stringify(v));
+    assert.match(v.status.message, /a zone not known yet is under disruption; .*waits for 1 more replicas have no available pod in a known zone/);
+  });
+
+  it('point 7: a Deployment\'s terminating pod whose replacement is Ready holds no other zone back (as a PDB counts)', async () => {
+    const objects = (replacementReady: boolean) => [...nodes(ZONES, 1), ...deployment('api', 3, { 'zonekeeper.io/zone-preferences': '{}', 'zonekeeper.io/zone-disruption-budget': 'zone' }),
+      rsPod('api', 'a', { nodeName: on('zone-a'), ready: true, terminating: true }), rsPod('api', 'a-new', { nodeName: on('zone-a'), ready: replacementReady }),
+      rsPod('api', 'b', { nodeName: on('zone-b'), ready: true }), rsPod('api', 'c', { nodeName: on('zone-c'), ready: true })];
+    const v = await allowed(setup({ objects: objects(true) }).post, 'api-rs-b');
+    assert.equal(v.allowed, true, JSON.stringify(v));
+    const waits = await allowed(setup({ objects: objects(false) }).post, 'api-rs-b');
+    assert.match(waits.status.message, /zone-a is under disruption; .*waits for pod api-rs-a-new is not Ready \(zone-a\)$/);
+  });
+
+  it('point 9: the record is bounded: at 1,000 approvals an eviction is refused, saying so; gone pods\' approvals beyond their zone\'s down seats are pruned', async () => {
+    const big = Array.from({ length: 3003 }, (_, i) => stsPod('web', i, { nodeName: on(ZONES[i % 3]!), ready: true }));
+    const at = '2026-11-20T23:59:59.000Z';
+    const standing = big.filter((_, i) => i % 3 === 0).slice(0, 1000).map((p) => ({ pod: p.metadata.name, uid: p.metadata.uid, zone: 'zone-a', at }));
+    const full = setup({ objects: [...nodes(ZONES, 1), statefulSet('web', 3003, { annotations: { ...OPTED, 'zonekeeper.io/disruption-approvals': JSON.stringify(standing) } }), ...big] });
+    const refused = await allowed(full.post, 'web-3000');
+    assert.equal(refused.status?.code, 429, 'the record is at its bound');
+    assert.match(refused.status.message, /zonekeeper\.io\/disruption-approvals would hold 1001 approvals \(\d+ KiB\), more than its bound of 1000 or 100 KiB: too many evictions not yet seen through/);
+    assert.equal(approvalsOf(full.store, 'StatefulSet', 'web').length, 1000, 'nothing written');
+    // 50 approvals of pods gone long ago, zone-a with one seat down: one is kept, the record shrinks when next written.
+    const old = Array.from({ length: 50 }, (_, i) => ({ pod: `old-${i}`, uid: `u-${i}`, zone: 'zone-a', at: '2026-11-20T00:00:00.000Z' }));
+    const pruned = setup({ down: [0], annotations: { ...OPTED, 'zonekeeper.io/disruption-approvals': JSON.stringify(old) } });
+    assert.equal((await allowed(pruned.post, 'web-3')).allowed, true);
+    assert.deepEqual(approvalsOf(pruned.store, 'StatefulSet', 'web').map((a) => a.pod), ['old-49', 'web-3']);
+  });
+});
+
+describe('issue 65: what the cache cannot tell is read live', () => {
+  /** The service over an API server in memory: GETs of the workload and of pods answered by `pods`. */
+  function live(pods: (name: string) => { status: number; body?: unknown }, o: { down?: number[]; approvals?: string } = {}) {
+    const annotations = { ...OPTED, ...(o.approvals ? { 'zonekeeper.io/disruption-approvals': o.approvals } : {}) };
+    const store = storeOf([...nodes(ZONES, 1), statefulSet('web', 6, { annotations }), ...six(o.down)]);
+    let rv = 0;
+    const api = recordingApi((r) => {
+      if (r.path.includes('/pods/')) return pods(r.path.split('/').pop()!);
+      if (r.method === 'GET') return { status: 200, body: { metadata: { resourceVersion: String(++rv), annotations } } };
+      return { status: 200, body: {} };
+    });
+    const metrics = createMetrics();
+    const clock = fakeClock(Date.parse('2026-11-21T00:01:00Z'));
+    const service = decisionService({ source: memorySource(store, 'test'), actuator: kubeActuator(api, silent, metrics, 2000, clock), metrics, log: silent, config: parseConfig({}), clock });
+    return { api, service, ask: (name: string) => service.eviction({ namespace: 'default', name, dryRun: false, leading: true, asker: 'zonekeeper' }) };
+  }
+  const pod = (name: string, o: { ready: boolean; rv?: string; uid?: string }) => ({ status: 200, body: {
+    metadata: { name, uid: o.uid ?? `pod-${name}`, resourceVersion: o.rv ?? '5' }, status: { conditions: [{ type: 'Ready', status: o.ready ? 'True' : 'False' }] } } });
+
+  it('point 6: an approval past its time lapses only once a live read shows its pod still standing: gone but still cached, it holds its zone', async () => {
+    // web-0 approved 60 s ago; the cache still shows it Ready, the API server has it gone.
+    const approvals = JSON.stringify([{ pod: 'web-0', uid: 'pod-web-0', zone: 'zone-a', at: '2026-11-21T00:00:00.000Z' }]);
+    const gone = live(() => ({ status: 404, body: { message: 'not found' } }), { approvals });
+    const refused = await gone.ask('web-1');
+    assert.equal(refused.allowed, false, refused.why);
+    assert.match(refused.why, /zone-a is under disruption; .*waits for pod web-0 is being evicted \(zone-a\)/);
+    const standing = live((name) => pod(name, { ready: true }), { approvals });
+    assert.equal((await standing.ask('web-1')).allowed, true, 'the live read confirms the lapse: a PDB refused it');
+    const unreadable = live(() => ({ status: 500, body: { message: 'etcd timeout' } }), { approvals });
+    assert.equal((await unreadable.ask('web-1')).allowed, false, 'not read, never decided blind');
+  });
+
+  it('point 8: a pod let go as down already is read live: turned Ready since, refused; still down, its eviction is conditional on its resourceVersion', async () => {
+    const turned = live((name) => pod(name, { ready: true }), { down: [1] });
+    const refused = await turned.ask('web-1');
+    assert.equal(refused.allowed, false);
+    assert.match(refused.why, /pod web-1 turned Ready since its cache saw it down/);
+    const down = live((name) => pod(name, { ready: false, rv: '77' }), { down: [1] });
+    const ok = await down.ask('web-1');
+    assert.equal(ok.allowed, true, ok.why);
+    assert.equal(ok.resourceVersion, '77');
+    // zonekeeper's own eviction carries it, as eviction.go's own delete of an unhealthy pod does.
+    const evictions = recordingApi(() => ({ status: 201, body: {} }));
+    await evictPod(evictions, { namespace: 'default', name: 'web-1', uid: 'pod-web-1' }, silent, { judge: async () => ok, by: 'test' });
+    assert.deepEqual(evictions.requests[0]!.body.deleteOptions.preconditions, { uid: 'pod-web-1', resourceVersion: '77' });
   });
 });

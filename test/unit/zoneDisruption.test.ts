@@ -5,10 +5,8 @@ import { Reservations } from '../../src/decision/reservationLedger.js';
 import { NO_PENDING_FREEZES } from '../../src/placement/fleet.js';
 import { workloadHealth } from '../../src/placement/health.js';
 import { workloadModel, type CachedModel } from '../../src/placement/model.js';
-import {
-  budgetIn, disruptionState, downPodsAlwaysGo, evictionVerdict, formatApprovals, liveApprovals, parseApprovals, parseBudget, seatMap, zoneBudgetOf,
-  type Approval,
-} from '../../src/placement/zoneDisruption.js';
+import { formatApprovals, liveApprovals, parseApprovals, type Approval } from '../../src/placement/disruptionApprovals.js';
+import { budgetIn, disruptionState, downPodsAlwaysGo, evictionVerdict, parseBudget, seatMap, zoneBudgetOf } from '../../src/placement/zoneDisruption.js';
 import { deployment, node, nodes, rsPod, statefulSet, stsPod, storeOf, type Raw } from '../support/builders.js';
 import { defaultSettings } from '../support/placement.js';
 
@@ -103,12 +101,12 @@ describe('the zone disruption budget: never two zones down at once', () => {
     assert.match(v.why, /zone-b is under disruption; .*waits for pod web-1 is not Ready \(zone-b\); web-0 is down already: with zonekeeper\.io\/unhealthy-pod-eviction-policy: AlwaysAllow it would go now$/);
     const always = sts(6, pods, { ...FROZEN, 'zonekeeper.io/unhealthy-pod-eviction-policy': 'AlwaysAllow' });
     assert.equal(downPodsAlwaysGo(always.w), true);
-    const go = evictionVerdict('StatefulSet default/web', always.map, [], 'web-0', { kind: 'zone' }, NOW, APPROVAL_MS, true);
+    const go = evictionVerdict('StatefulSet default/web', always.map, [], 'web-0', { kind: 'zone' }, NOW, APPROVAL_MS, { downAlwaysGo: true });
     assert.equal(go.allowed, true, go.why);
     assert.match(go.why, /web-0 is down already \(zonekeeper\.io\/unhealthy-pod-eviction-policy AlwaysAllow\)/);
     assert.deepEqual(go.allowed && go.approvals, [], 'nothing recorded: it takes no seat down');
     // An available pod of zone-a still waits for zone-b.
-    const up = evictionVerdict('StatefulSet default/web', always.map, [], 'web-3', { kind: 'zone' }, NOW, APPROVAL_MS, true);
+    const up = evictionVerdict('StatefulSet default/web', always.map, [], 'web-3', { kind: 'zone' }, NOW, APPROVAL_MS, { downAlwaysGo: true });
     assert.equal(up.allowed, false);
     assert.doesNotMatch(up.why, /AlwaysAllow/);
     // The default spelled out is the default; anything else is named, and health says every eviction is refused.
@@ -137,10 +135,10 @@ describe('the zone disruption budget: never two zones down at once', () => {
     const back = sts(6, six({ 0: { uid: 'pod-web-0-new' } })).map;
     assert.equal(liveApprovals([{ ...standing, at: NOW - 1000 }], back, NOW, APPROVAL_MS).length, 0, 'its successor is Ready');
     // The record round-trips; garbage in it is dropped; its length is bounded by what the caller allows.
-    assert.deepEqual(parseApprovals(formatApprovals([standing]), 10), [standing]);
-    assert.deepEqual(parseApprovals('not json', 10), []);
-    assert.deepEqual(parseApprovals(JSON.stringify([{ pod: 1 }, 'x', null, { pod: 'a', uid: 'u', zone: 'z', at: 'never' }]), 10), []);
-    assert.equal(parseApprovals(JSON.stringify(Array.from({ length: 1000 }, () => ({ pod: 'a', uid: 'u', zone: 'z', at: '2026-01-01T00:00:00Z' }))), 16).length, 16);
+    assert.deepEqual(parseApprovals(formatApprovals([standing])), [standing]);
+    assert.deepEqual(parseApprovals('not json'), []);
+    assert.deepEqual(parseApprovals(JSON.stringify([{ pod: 1 }, 'x', null, { pod: 'a', uid: 'u', zone: 'z', at: 'never' }])), []);
+    assert.equal(parseApprovals(JSON.stringify(Array.from({ length: 5000 }, () => ({ pod: 'a', uid: 'u', zone: 'z', at: '2026-01-01T00:00:00Z' })))).length, 1000);
   });
 
   it('a retried eviction of an approved pod is allowed again without a second record', () => {
@@ -197,7 +195,7 @@ describe('the zone disruption budget: never two zones down at once', () => {
     // A record longer than its limit keeps its newest entries (the pods being evicted now).
     const old = Array.from({ length: 40 }, (_, i) => ({ pod: `old-${i}`, uid: `u${i}`, zone: 'zone-a', at: '2026-01-01T00:00:00Z' }));
     const fresh = { pod: 'web-1', uid: 'pod-web-1', zone: 'zone-b', at: new Date(NOW).toISOString() };
-    assert.deepEqual(parseApprovals(JSON.stringify([...old, fresh]), 28).at(-1)?.pod, 'web-1');
+    assert.deepEqual(parseApprovals(JSON.stringify([...old, fresh])).at(-1)?.pod, 'web-1');
     // An approval dated far ahead does not hold a zone forever.
     const ahead: Approval = { pod: 'web-0', uid: 'pod-web-0', zone: 'zone-a', at: Date.parse('2099-01-01T00:00:00Z') };
     assert.equal(liveApprovals([ahead], sts(6, six()).map, NOW, APPROVAL_MS).length, 0);
