@@ -95,11 +95,21 @@ export function bindingScheduler(d: BindingSchedulerDeps): BindingScheduler {
     onError: (key, err) => d.log.warn({ binding: key, err: err.message }, 'binding plan failed'),
   });
 
+  // A member's pods and nodes change often: one pass over the bindings per burst, not one per event.
+  let gathering = false;
   d.view.onChange((what, key) => {
     if (what === 'binding') return reconcilerOf.add(key);
-    // A binding's ordinal ranges changed: only that namespace's bindings can read them.
-    const keys = d.service.keys().filter((k) => what !== 'override' || k.startsWith(`${key.split('/')[0]}/`));
-    for (const k of keys) reconcilerOf.addAfter(k, what === 'override' ? 0 : GATHER_MS);
+    if (what === 'override') {
+      // A binding's ordinal ranges changed: only that namespace's bindings can read them.
+      for (const k of d.service.keys()) if (k.startsWith(`${key.split('/')[0]}/`)) reconcilerOf.add(k);
+      return;
+    }
+    if (gathering || !reconcilerOf.running()) return;
+    gathering = true;
+    clock.after(GATHER_MS, () => {
+      gathering = false;
+      for (const k of d.service.keys()) reconcilerOf.add(k);
+    });
   });
 
   const c = reconcilerOf.controller(() => rangesWrittenAt.clear());
