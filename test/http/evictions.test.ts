@@ -13,6 +13,7 @@ import { createMetrics } from '../../src/metrics/metrics.js';
 import { silent, testApp } from '../support/app.js';
 import { nodes, statefulSet, stsPod, storeOf, type Raw } from '../support/builders.js';
 import { recordingApi } from '../support/recordingApi.js';
+import { trustedCaller } from '../../src/http/callers.js';
 
 const ZONES = ['zone-a', 'zone-b', 'zone-c'];
 const OPTED = { 'zonekeeper.io/zones': ZONES.join(','), 'zonekeeper.io/zone-disruption-budget': 'zone' };
@@ -30,8 +31,8 @@ const review = (pod: string, extra: Raw = {}) => ({
 function setup(o: { leading?: boolean; annotations?: Record<string, string>; down?: number[] } = {}) {
   const store = storeOf([...nodes(ZONES, 1), statefulSet('web', 6, { annotations: o.annotations ?? OPTED }), ...six(o.down)]);
   const app = testApp(store);
-  const deps = { service: app.service, leading: () => o.leading ?? true, gateEnabled: false, applySubsetPatches: false, log: silent };
-  const eviction = evictionRoute({ service: app.service, leading: () => o.leading ?? true, log: silent }, app.metrics, 1 << 20);
+  const deps = { service: app.service, leading: () => o.leading ?? true, gateEnabled: false, caller: trustedCaller, applySubsetPatches: false, log: silent };
+  const eviction = evictionRoute({ service: app.service, leading: () => o.leading ?? true, caller: trustedCaller, log: silent }, app.metrics, 1 << 20);
   const routes = admissionRoutes(deps, app.metrics, silent, 1 << 20, [eviction]);
   const post = async (body: unknown) => {
     const res = await routes.request('/admission/evictions', { method: 'POST', headers: { 'content-type': 'application/json' }, body: typeof body === 'string' ? body : JSON.stringify(body) });
