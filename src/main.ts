@@ -140,12 +140,12 @@ export async function startServer(config: Config, choice: SourceChoice, log: Log
       : log.info({ listener }, 'TLS files changed: new connections get the new certificate')),
   });
   const ext = await listen(extenderRoutes(h.extender, metrics, log, config.extender), config.extender.listen, { tls: config.extender.tls, limits, ...listenerHooks('extender') });
-  const auth = config.admin.authorization === 'kubernetes' && api ? kubernetesAuthorizer(api) : undefined;
+  const auth = config.admin.authorization === 'kubernetes' && api ? kubernetesAuthorizer(api, config.admin.tokenAudiences) : undefined;
   const admin = await listen(adminRoutes({ ...h.admin, metrics, serving: () => serving, auth }), config.admin.listen, { limits, setting: setting('admin') });
   const probes = config.admin.probeListen
     ? await listen(probeRoutes({ source, serving: () => serving, policy: h.policy }), config.admin.probeListen,
         { limits, setting: setting('probe') }) : undefined;
-  const pickerAuth = config.picker.authorization === 'kubernetes' && api ? (auth ?? kubernetesAuthorizer(api)) : undefined;
+  const pickerAuth = config.picker.authorization === 'kubernetes' && api ? (auth ?? kubernetesAuthorizer(api, config.admin.tokenAudiences)) : undefined;
   const picker = config.picker.listen
     ? await listen(pickerRoutes(h.extender, metrics, log, config.extender.pickerBodyLimitBytes, pickerAuth), config.picker.listen, { tls: config.picker.tls, limits, ...listenerHooks('picker') })
     : undefined;

@@ -57,7 +57,12 @@ export const configSchema = z.strictObject({
       keyFile: z.string().default(''),
       clientCAFile: z.string().default(''),
     }).prefault({}).superRefine(tlsComplete),
-  }).prefault({}),
+  }).prefault({}).superRefine((e, ctx) => {
+    // Filter takes seats and instance IDs: off loopback only kube-scheduler, by its client certificate, may ask.
+    if (!isLoopback(e.listen) && !(e.tls.certFile && e.tls.keyFile && e.tls.clientCAFile)) {
+      ctx.addIssue({ code: 'custom', path: ['tls'], message: `extender.listen ${e.listen} is not loopback: anyone on the network could take seats; set extender.tls certFile, keyFile and clientCAFile (kube-scheduler's tlsConfig presents a client certificate), or listen on 127.0.0.1` });
+    }
+  }),
   admission: z.strictObject({
     // The mutating webhook for pod CREATE (docs/design.md#admission), on a TLS listener of its own; '' = off.
     listen: optionalHostPort.default(''),
@@ -114,6 +119,8 @@ export const configSchema = z.strictObject({
     // Health only, for kubelet probes on the pod IP; '' = no such listener.
     probeListen: optionalHostPort.default(''),
     authorization: z.enum(['none', 'kubernetes']).default('none'),
+    // The audiences a bearer token must be issued for (admin and picker), e.g. [zonekeeper]: a token for the API server is then refused; [] = any.
+    tokenAudiences: z.array(z.string().min(1).max(253)).max(16).default([]),
   }).prefault({}).superRefine((a, ctx) => {
     if (a.authorization === 'none' && !isLoopback(a.listen)) {
       ctx.addIssue({ code: 'custom', path: ['authorization'], message: `admin.listen ${a.listen} is not loopback: /debug and /metrics would be open to the network; set admin.authorization: kubernetes, or listen on 127.0.0.1 and use admin.probeListen for probes` });
