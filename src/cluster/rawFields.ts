@@ -19,7 +19,7 @@ const interned = new Map<string, string>();
 /** Longer strings are not interned: names are at most 253 characters; anything longer is a value of one object. */
 const INTERN_MAX_LENGTH = 512;
 /** The table's bound: two bytes per UTF-16 code unit. */
-export const INTERN_MAX_BYTES = 16 * 1024 * 1024;
+const INTERN_MAX_BYTES = 16 * 1024 * 1024;
 let internedBytes = 0;
 export function intern(s: string): string {
   if (s.length > INTERN_MAX_LENGTH) return s;

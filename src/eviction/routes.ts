@@ -12,7 +12,7 @@ import { evictionAllowed, evictionRefused, parseEvictionReview } from './review.
 const EVICTION_PATH = '/admission/evictions';
 
 /** Why a review from a caller not known to be kube-apiserver is refused: judging it would record an approval. */
-export const UNAUTHENTICATED_EVICTION = 'zonekeeper: the caller is not known to be kube-apiserver (no client certificate verified by admission.tls.clientCAFile, and admission.trustNetwork is false): no eviction is judged or recorded for it';
+const UNAUTHENTICATED_EVICTION = 'zonekeeper: the caller is not known to be kube-apiserver (no client certificate verified by admission.tls.clientCAFile, and admission.trustNetwork is false): no eviction is judged or recorded for it';
 
 export interface EvictionDeps {
   service: Pick<DecisionService, 'eviction'>;
