@@ -2,7 +2,7 @@ import type { Actuator } from './actuator/actuator.js';
 import type { ApiClient } from './cluster/apiClient.js';
 import type { SnapshotSource } from './cluster/source.js';
 import type { Clock } from './common/clock.js';
-import type { Config } from './common/config.js';
+import { servesEvictions, type Config } from './common/config.js';
 import type { Logger } from './common/logger.js';
 import { admissionRoutes } from './admission/routes.js';
 import { ownerArrival } from './admission/ownerArrival.js';
@@ -20,6 +20,7 @@ import { zoneRolloutController } from './controllers/zoneRollout.js';
 import { decisionService } from './decision/service.js';
 import { evictionRoute } from './eviction/routes.js';
 import { createExtender } from './extender/extender.js';
+import type { CallerCheck } from './http/callers.js';
 import { zoneGateKeeper } from './gate/keeper.js';
 import { registerHealthGauges, registerStateGauges, type Metrics } from './metrics/metrics.js';
 import { policyAgreement, policyCheckController } from './policy/check.js';
@@ -147,8 +148,10 @@ export function house(deps: HouseDeps) {
     source, views: service.views, layoutHealth, repair, rollouts, gate, policy,
     policyAgreement: (p) => policyAgreement(source, service, p),
   };
-  const webhooks = (bodyLimitBytes: number) => admissionRoutes({
-    service, leading: deps.leading, gateEnabled: !!gate, log, ownerArrival: ownerArrival(source, OWNER_ARRIVAL_MS),
-  }, metrics, log, bodyLimitBytes, [evictionRoute({ service, leading: deps.leading, log }, metrics, bodyLimitBytes)]);
+  // The eviction gate only where configured (servesEvictions); `caller`: whether a review came from kube-apiserver (http/callers.ts).
+  const webhooks = (bodyLimitBytes: number, caller: CallerCheck) => admissionRoutes({
+    service, leading: deps.leading, gateEnabled: !!gate, caller, log, ownerArrival: ownerArrival(source, OWNER_ARRIVAL_MS),
+  }, metrics, log, bodyLimitBytes,
+  servesEvictions(config.admission) ? [evictionRoute({ service, leading: deps.leading, caller, log }, metrics, bodyLimitBytes)] : []);
   return { service, extender, layoutHealth, controllers, admin, webhooks, certificate, serving, label, repair, rollouts, gate, policy };
 }

@@ -5,9 +5,10 @@ import { kubeApiClient, type ApiClient } from './cluster/apiClient.js';
 import { loadClusterAccess } from './cluster/kubeconfig.js';
 import { fileSource, type SnapshotSource } from './cluster/source.js';
 import { systemClock } from './common/clock.js';
-import { LISTENER_SETTINGS, type Config } from './common/config.js';
+import { admissionCallers, LISTENER_SETTINGS, servesEvictions, type Config } from './common/config.js';
 import type { Logger } from './common/logger.js';
 import { house, type LeaderController } from './house.js';
+import { callerCheck } from './http/callers.js';
 import { createMetrics, type Metrics } from './metrics/metrics.js';
 import { servesMutatingPolicies } from './policy/tableWriter.js';
 import { eventRecorder } from './actuator/events.js';
@@ -144,18 +145,23 @@ export async function startServer(config: Config, choice: SourceChoice, log: Log
       : log.info({ listener }, 'TLS files changed: new connections get the new certificate')),
   });
   const ext = await listen(extenderRoutes(h.extender, metrics, log, config.extender), config.extender.listen, { tls: config.extender.tls, limits, ...listenerHooks('extender') });
-  const auth = config.admin.authorization === 'kubernetes' && api ? kubernetesAuthorizer(api) : undefined;
+  const auth = config.admin.authorization === 'kubernetes' && api ? kubernetesAuthorizer(api, config.admin.tokenAudiences) : undefined;
   const admin = await listen(adminRoutes({ ...h.admin, metrics, serving: () => serving, auth }), config.admin.listen, { limits, setting: setting('admin') });
   const probes = config.admin.probeListen
     ? await listen(probeRoutes({ source, serving: () => serving, policy: h.policy }), config.admin.probeListen,
         { limits, setting: setting('probe') }) : undefined;
-  const pickerAuth = config.picker.authorization === 'kubernetes' && api ? (auth ?? kubernetesAuthorizer(api)) : undefined;
+  const pickerAuth = config.picker.authorization === 'kubernetes' && api ? (auth ?? kubernetesAuthorizer(api, config.admin.tokenAudiences)) : undefined;
   const picker = config.picker.listen
     ? await listen(pickerRoutes(h.extender, metrics, log, config.extender.pickerBodyLimitBytes, pickerAuth), config.picker.listen, { tls: config.picker.tls, limits, ...listenerHooks('picker') })
     : undefined;
+  const callers = admissionCallers(config.admission);
+  if (config.admission.listen && callers === 'none') {
+    log.warn({ evictions: servesEvictions(config.admission) }, 'admission callers are not authenticated (no admission.tls.clientCAFile, admission.trustNetwork false): reviews are answered but write nothing; pods are gated for the keeper and evictions refused (docs/security.md#who-may-call-the-webhooks)');
+  }
+  const clientCAFile = config.admission.tls.clientCAFile;
   const admission = config.admission.listen
-    ? await listen(h.webhooks(config.admission.bodyLimitBytes), config.admission.listen,
-        { tls: h.certificate ? { managed: true } : { ...config.admission.tls, clientCAFile: '' }, limits: { ...limits, maxConnections: config.admission.maxConnections }, ...listenerHooks('admission') })
+    ? await listen(h.webhooks(config.admission.bodyLimitBytes, callerCheck(callers)), config.admission.listen,
+        { tls: h.certificate ? { managed: true, clientCAFile } : config.admission.tls, limits: { ...limits, maxConnections: config.admission.maxConnections, maxConnectionsPerSource: config.admission.maxConnectionsPerSource }, ...listenerHooks('admission') })
     : undefined;
   if (admission && h.certificate) {
     h.serving.certificate = admission.useCertificate;

@@ -4,6 +4,7 @@ import { slimPod, unshared } from '../cluster/convert.js';
 import type { SlimPod } from '../cluster/objects.js';
 import type { DecisionService } from '../decision/service.js';
 import { ADMITTED_UID_PREFIX } from '../placement/reservations.js';
+import type { CallerCheck } from '../http/callers.js';
 import type { JsonPatchOp } from '../placement/subsetPatch.js';
 import { admissionPatch } from './patch.js';
 import { allowed, denied, type PodCreate } from './review.js';
@@ -19,6 +20,8 @@ export interface AdmissionDeps {
   leading(): boolean;
   /** The gate keeper runs: a pod admission does not decide may be gated for it. */
   gateEnabled: boolean;
+  /** Whether the review's caller is known to be kube-apiserver (http/callers.ts): only then may its review write. */
+  caller: CallerCheck;
   /** Resolves once the watch shows the pod's controller, or after a short wait (admission/ownerArrival.ts). */
   ownerArrival?: (pod: SlimPod) => Promise<void>;
   log: Logger;
@@ -32,8 +35,16 @@ function generatedName(base: string): string {
   return out;
 }
 
-/** Admits one pod CREATE: decoded, one decision of the service (which records it), the answer encoded. */
-export async function admitPod(create: PodCreate, deps: AdmissionDeps): Promise<object> {
+/**
+ * Admits one pod CREATE: decoded, one decision of the service (which records it), the answer encoded.
+ * An unauthenticated caller's review writes nothing: the pod gets the zone gate and the keeper decides it from the stored pod.
+ */
+export async function admitPod(create: PodCreate, deps: AdmissionDeps, authenticated: boolean): Promise<object> {
+  if (!authenticated) {
+    const why = 'the caller is not known to be kube-apiserver (admission.tls.clientCAFile, admission.trustNetwork)';
+    if (!deps.gateEnabled) return allowed(create.uid, [], [`zonekeeper: not placed at creation (${why}); gate.enabled is false, so the extender's filter decides`]);
+    return allowed(create.uid, admissionPatch(create.object, 'gate'));
+  }
   const metadata = { ...create.object.metadata, namespace: create.namespace };
   const naming: JsonPatchOp[] = [];
   // A pod named by generateName has no name yet: named here, as the API server would, so that its

@@ -16,7 +16,11 @@ const ADMISSION_PATH = '/admission/pods';
 export function admissionRoutes(deps: AdmissionDeps, metrics: Metrics, log: Logger, bodyLimitBytes: number, more: readonly WebhookRoute[] = []): Hono {
   const app = new Hono();
   app.post(ADMISSION_PATH, verbRoute(metrics, 'admission', bodyLimitBytes, (text) => parsePodCreate(parseJson(text, 'AdmissionReview')),
-    async (create, c) => c.json(await admitPod(create, deps))));
+    async (create, c) => {
+      const authenticated = deps.caller(c);
+      if (!authenticated) metrics.badRequests.inc({ verb: 'admission', status: '401' });
+      return c.json(await admitPod(create, deps, authenticated));
+    }));
   for (const r of more) app.post(r.path, r.handler);
   const paths = [ADMISSION_PATH, ...more.map((r) => r.path)];
   return finish(app, paths, `this listener serves POST ${paths.join(', ')} only`, log, metrics);

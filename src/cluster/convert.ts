@@ -151,8 +151,8 @@ export function slimPod(o: Raw, share = intern): SlimPod {
     createdAt: timestamp(meta.creationTimestamp),
     ignore: meta.annotations?.[ANNOTATION.ignore] === 'true',
     instanceId: typeof id === 'string' ? parseIndex(id) : -1,
-    deletionCost: typeof meta.annotations?.[ANNOTATION.deletionCost] === 'string' ? share(meta.annotations[ANNOTATION.deletionCost]) : undefined,
-    instanceCount: typeof meta.annotations?.[ANNOTATION.instanceCount] === 'string' ? share(meta.annotations[ANNOTATION.instanceCount]) : undefined,
+    deletionCost: integerAnnotation(meta.annotations?.[ANNOTATION.deletionCost], share),
+    instanceCount: integerAnnotation(meta.annotations?.[ANNOTATION.instanceCount], share),
     cpuMilli,
     memory,
     kruiseMatch: kruiseMatch(meta.annotations),
@@ -162,10 +162,22 @@ export function slimPod(o: Raw, share = intern): SlimPod {
     ...(!o.spec?.nodeName && conditions.some((c) => c?.type === 'PodScheduled' && c?.status === 'False' && c?.reason === 'Unschedulable')
       ? { unschedulable: true } : {}),
     ...(meta.labels?.[DECIDED_BY_LABEL] === 'policy' ? { decidedByPolicy: true, ...tableGeneration(meta.labels[SEAT_TABLE_LABEL]) } : {}),
-    ...(typeof meta.annotations?.[ANNOTATION.subsetPatchNotApplied] === 'string' ? { subsetPatchNotApplied: share(meta.annotations[ANNOTATION.subsetPatchNotApplied]) } : {}),
+    ...(typeof meta.annotations?.[ANNOTATION.subsetPatchNotApplied] === 'string'
+      ? { subsetPatchNotApplied: share(clipped(meta.annotations[ANNOTATION.subsetPatchNotApplied])) } : {}),
     ...revisionOf(meta.labels?.[REVISION_LABEL], conditions, share),
   };
 }
+
+/** What an integer annotation zonekeeper writes holds: the value when it is one, else NOT_AN_INTEGER (a different value: it is written again). */
+export const NOT_AN_INTEGER = '(not an integer)';
+function integerAnnotation(v: unknown, share: (s: string) => string): string | undefined {
+  if (typeof v !== 'string') return undefined;
+  return /^-?[0-9]{1,10}$/.test(v) ? share(v) : NOT_AN_INTEGER;
+}
+
+/** Text zonekeeper wrote for people, kept at most this long: a tenant may write 256 KiB there. */
+const KEPT_TEXT_LENGTH = 1024;
+const clipped = (s: string) => (s.length > KEPT_TEXT_LENGTH ? `${s.slice(0, KEPT_TEXT_LENGTH)}…` : s);
 
 /** A pod's template revision and when its Ready condition last changed: what a zone-by-zone rollout reads; nothing kept for a pod without them. */
 function revisionOf(label: unknown, conditions: readonly Raw[], share: (s: string) => string): Pick<SlimPod, 'revision' | 'readyChangedAt'> {
@@ -212,20 +224,32 @@ export function pendingPod(o: Raw): PendingPod {
   return slimPod(o, unshared);
 }
 
+/** The zonekeeper.io/* annotations zonekeeper reads; any other (a typo, a tenant's filler) is not kept. */
+const KNOWN_ANNOTATIONS: ReadonlySet<string> = new Set(Object.values(ANNOTATION).filter((k) => k.startsWith('zonekeeper.io/')));
+
 function zonekeeperAnnotations(meta: Raw | undefined): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(stringMap(meta?.annotations))) if (k.startsWith('zonekeeper.io/')) out[k] = v;
+  for (const [k, v] of Object.entries(stringMap(meta?.annotations))) if (KNOWN_ANNOTATIONS.has(k)) out[k] = v;
   return out;
 }
 
-/** Workloads that share one preferences value share its parse (most of a fleet's are alike). */
+/** Workloads that share one preferences value share its parse (most of a fleet's are alike); the cache is bounded in bytes of its keys. */
 const parsedPreferences = new Map<string, ParsedPreferences>();
+const PREFERENCES_CACHE_BYTES = 4 * 1024 * 1024;
+let preferencesBytes = 0;
 function preferencesOf(value: string | undefined): ParsedPreferences | undefined {
   if (value === undefined) return undefined;
   let parsed = parsedPreferences.get(value);
   if (!parsed) {
-    if (parsedPreferences.size > 1000) parsedPreferences.clear();
-    parsedPreferences.set(value, (parsed = parsePreferences(value)));
+    parsed = parsePreferences(value);
+    // A value too long to share is parsed for its workload alone.
+    if (2 * value.length > PREFERENCES_CACHE_BYTES / 16) return parsed;
+    if (parsedPreferences.size > 1000 || preferencesBytes + 2 * value.length > PREFERENCES_CACHE_BYTES) {
+      parsedPreferences.clear();
+      preferencesBytes = 0;
+    }
+    parsedPreferences.set(value, parsed);
+    preferencesBytes += 2 * value.length;
   }
   return parsed;
 }

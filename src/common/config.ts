@@ -57,7 +57,12 @@ export const configSchema = z.strictObject({
       keyFile: z.string().default(''),
       clientCAFile: z.string().default(''),
     }).prefault({}).superRefine(tlsComplete),
-  }).prefault({}),
+  }).prefault({}).superRefine((e, ctx) => {
+    // Filter takes seats and instance IDs: off loopback only kube-scheduler, by its client certificate, may ask.
+    if (!isLoopback(e.listen) && !(e.tls.certFile && e.tls.keyFile && e.tls.clientCAFile)) {
+      ctx.addIssue({ code: 'custom', path: ['tls'], message: `extender.listen ${e.listen} is not loopback: anyone on the network could take seats; set extender.tls certFile, keyFile and clientCAFile (kube-scheduler's tlsConfig presents a client certificate), or listen on 127.0.0.1` });
+    }
+  }),
   admission: z.strictObject({
     // The mutating webhook for pod CREATE (docs/design.md#admission), on a TLS listener of its own; '' = off.
     listen: optionalHostPort.default(''),
@@ -65,11 +70,19 @@ export const configSchema = z.strictObject({
     bodyLimitBytes: z.number().int().positive().default(4 * 1024 * 1024),
     // kube-apiserver opens one connection per call in flight (HTTP/1.1 to webhooks): a burst of creates needs more than http.maxConnections.
     maxConnections: z.number().int().min(1).default(2048),
+    // Per source address: half the cap, so that no one address (a pod, a proxy) takes the listener whole.
+    maxConnectionsPerSource: z.number().int().min(1).default(1024),
     // Files an operator or cert-manager keeps (read again every 60 s: a renewal needs no restart).
     tls: z.strictObject({
       certFile: z.string().default(''),
       keyFile: z.string().default(''),
+      // The CA of kube-apiserver's client certificate (its AdmissionConfiguration kubeConfigFile): a caller without one is refused at the handshake.
+      clientCAFile: z.string().default(''),
     }).prefault({}),
+    // Without a client CA: whether every caller that reaches the port is taken as kube-apiserver; true only where a NetworkPolicy admits nothing else.
+    trustNetwork: z.boolean().default(false),
+    // Serve the eviction gate (/admission/evictions); implied by certificate.evictionWebhookConfiguration.
+    evictions: z.boolean().default(false),
     // Or a certificate zonekeeper issues and renews itself (docs/operations.md#the-admission-certificate).
     certificate: z.strictObject({
       // The Secret holding the CA and the serving certificate, `namespace/name`; '' = use tls files.
@@ -90,6 +103,9 @@ export const configSchema = z.strictObject({
     if (a.listen && !files && !a.certificate.secret) {
       ctx.addIssue({ code: 'custom', path: ['tls'], message: 'admission.listen needs admission.tls.certFile and keyFile, or admission.certificate.secret: kube-apiserver calls webhooks over HTTPS only' });
     }
+    if (a.tls.clientCAFile && !files && !a.certificate.secret) {
+      ctx.addIssue({ code: 'custom', path: ['tls', 'clientCAFile'], message: 'a client CA needs TLS: admission.tls.certFile and keyFile, or admission.certificate.secret' });
+    }
     if (files && a.certificate.secret) ctx.addIssue({ code: 'custom', path: ['certificate', 'secret'], message: 'set admission.tls files or admission.certificate.secret, not both' });
     if (a.certificate.secret && a.certificate.dnsNames.length + a.certificate.ipAddresses.length === 0) {
       ctx.addIssue({ code: 'custom', path: ['certificate', 'dnsNames'], message: 'a managed certificate names the webhook: dnsNames (the Service) or ipAddresses' });
@@ -103,6 +119,8 @@ export const configSchema = z.strictObject({
     // Health only, for kubelet probes on the pod IP; '' = no such listener.
     probeListen: optionalHostPort.default(''),
     authorization: z.enum(['none', 'kubernetes']).default('none'),
+    // The audiences a bearer token must be issued for (admin and picker), e.g. [zonekeeper]: a token for the API server is then refused; [] = any.
+    tokenAudiences: z.array(z.string().min(1).max(253)).max(16).default([]),
   }).prefault({}).superRefine((a, ctx) => {
     if (a.authorization === 'none' && !isLoopback(a.listen)) {
       ctx.addIssue({ code: 'custom', path: ['authorization'], message: `admin.listen ${a.listen} is not loopback: /debug and /metrics would be open to the network; set admin.authorization: kubernetes, or listen on 127.0.0.1 and use admin.probeListen for probes` });
@@ -127,6 +145,10 @@ export const configSchema = z.strictObject({
     requestTimeoutMs: z.number().int().min(100).default(60_000),
     keepAliveTimeoutMs: z.number().int().min(0).default(65_000),
     maxConnections: z.number().int().min(1).default(512),
+    // Idle sockets are closed this soon: a TLS handshake (plain HTTP: the first request's headers) within it.
+    handshakeTimeoutMs: z.number().int().min(100).default(5_000),
+    // One source address (a pod) holds at most this many sockets of a listener.
+    maxConnectionsPerSource: z.number().int().min(1).default(64),
   }).prefault({}).refine((h) => h.headersTimeoutMs <= h.requestTimeoutMs, { path: ['headersTimeoutMs'], message: 'must not exceed http.requestTimeoutMs' }),
   cluster: z.strictObject({
     listPageSize: z.number().int().min(1).max(10_000).default(500),
@@ -246,6 +268,16 @@ export const configSchema = z.strictObject({
 export type Config = z.infer<typeof configSchema>;
 
 export class ConfigError extends ZonekeeperError {}
+
+/** Whether the admission listener serves the eviction gate (/admission/evictions). */
+export function servesEvictions(a: Config['admission']): boolean {
+  return !!a.listen && (a.evictions || !!a.certificate.evictionWebhookConfiguration);
+}
+
+/** How the admission listener knows its caller: a verified client certificate, the network (asserted), or not at all. */
+export function admissionCallers(a: Config['admission']): 'certificate' | 'network' | 'none' {
+  return a.tls.clientCAFile ? 'certificate' : a.trustNetwork ? 'network' : 'none';
+}
 
 export function parseConfig(value: unknown, origin = 'config'): Config {
   const result = configSchema.safeParse(value ?? {});

@@ -54,7 +54,8 @@ export function finish(app: Hono, paths: readonly string[], routes: string, log:
     log.error({ err: err.message, stack: err.stack, path: c.req.path }, 'request failed');
     // The route's pattern, not the path asked: as many series as routes.
     metrics.internalErrors.inc({ path: c.req.routePath });
-    return failWith(c, 500, 'internal error', err.message);
+    // The error's text stays in the log: a caller (maybe unauthenticated) learns nothing of zonekeeper's insides.
+    return failWith(c, 500, 'internal error', 'zonekeeper could not answer; the cause is in its log (message "request failed")');
   });
   return app;
 }

@@ -84,7 +84,7 @@ export function createMetrics(opts: { defaults?: boolean } = {}): Metrics {
     }),
     badRequests: new Counter({
       name: 'zonekeeper_bad_requests_total',
-      help: 'Requests refused before a decision (400 malformed, 413 too large, 415 not JSON; 499 the client closed the connection before its body arrived), by verb.',
+      help: 'Requests refused before a decision (400 malformed, 413 too large, 415 not JSON; 401 a webhook review from a caller not known to be kube-apiserver, answered without a write; 499 the client closed the connection before its body arrived), by verb.',
       labelNames: ['verb', 'status'],
       registers: [registry],
     }),

@@ -118,24 +118,43 @@ export function cappedBy(prefs: ZonePreferences, capacity: Readonly<Record<strin
 }
 
 /**
+ * Zone-steps keptCounts may take in all its rounds for one decision: ten sequences at the limit
+ * (about 0.1 s of one core, test/bench/tenantLayout.ts), well under the webhook's 5 s.
+ */
+export const KEPT_WORK_LIMIT = 10 * SEQUENCE_WORK_LIMIT;
+
+/** Zone-steps done by sequenceCounts and keptCounts since the process started: what tests and benches count. */
+export const sequenceWork = { steps: 0 };
+
+/**
  * Targets for `n` replicas when pods already sit in zones and are not moved: a zone holding
  * more than its share keeps what it holds, and the other zones share what is left by the
  * sequence, again until no zone is over (seed 002's scenario 7: A has 20 of 50, B and C get
- * 15 each). Undefined beyond the work limit, as sequenceCounts.
+ * 15 each). Every round together does at most KEPT_WORK_LIMIT zone-steps (a round
+ * costs its zones, plus seats × zones where it simulates); undefined beyond it.
  */
 export function keptCounts(
   zones: readonly string[], n: number, prefs: ZonePreferences, held: Readonly<Record<string, number>>,
 ): Record<string, number> | undefined {
-  const kept: Record<string, number> = {};
-  let open = [...zones];
+  const kept = new Map<string, number>();
+  let keptTotal = 0;
+  let open: readonly string[] = zones;
+  let budget = KEPT_WORK_LIMIT;
   for (;;) {
-    const left = n - Object.values(kept).reduce((a, b) => a + b, 0);
-    const plan = sequenceCounts(open, Math.max(0, left), prefs);
-    if (!plan) return undefined;
-    const over = open.filter((z) => (held[z] ?? 0) > plan[z]!);
-    if (over.length === 0) return Object.fromEntries(zones.map((z) => [z, kept[z] ?? plan[z]!]));
-    for (const z of over) kept[z] = held[z]!;
-    open = open.filter((z) => !over.includes(z));
+    const round = sequenceCountsWithin(open, Math.max(0, n - keptTotal), prefs, budget);
+    if (!round) return undefined;
+    budget -= round.work;
+    const plan = round.counts;
+    const still: string[] = [];
+    for (const z of open) {
+      const h = held[z] ?? 0;
+      if (h > plan[z]!) {
+        kept.set(z, h);
+        keptTotal += h;
+      } else still.push(z);
+    }
+    if (still.length === open.length) return Object.fromEntries(zones.map((z) => [z, kept.get(z) ?? plan[z]!]));
+    open = still;
   }
 }
 
@@ -145,24 +164,38 @@ export function keptCounts(
  * minimums, maximums or capacities simulated, within the work limit (undefined beyond it).
  */
 export function sequenceCounts(zones: readonly string[], n: number, prefs: ZonePreferences = EQUAL_WEIGHTS): Record<string, number> | undefined {
+  return sequenceCountsWithin(zones, n, prefs, SEQUENCE_WORK_LIMIT)?.counts;
+}
+
+/** sequenceCounts within `budget` zone-steps, and the zone-steps it took (its zones, plus seats × zones simulated). */
+function sequenceCountsWithin(
+  zones: readonly string[], n: number, prefs: ZonePreferences, budget: number,
+): { counts: Record<string, number>; work: number } | undefined {
   const counts: Record<string, number> = Object.fromEntries(zones.map((z) => [z, 0]));
-  if (zones.length === 0 || n <= 0) return counts;
+  let work = zones.length;
+  const done = () => {
+    sequenceWork.steps += work;
+    return { counts, work };
+  };
+  if (work > budget) return undefined;
+  if (zones.length === 0 || n <= 0) return done();
   const p = zones.map(prefs);
   if (uniform(p)) {
     zones.forEach((z, i) => { counts[z] = Math.floor(n / zones.length) + (i < n % zones.length ? 1 : 0); });
-    return counts;
+    return done();
   }
   let rest = n;
   const period = periodOf(p);
-  if (period === 0) return counts;
+  if (period === 0) return done();
   if (period !== undefined) {
     const whole = Math.floor(n / period);
     zones.forEach((z, i) => { counts[z] = whole * Math.max(0, p[i]!.weight); });
     rest = n % period;
   }
-  if (rest * zones.length > SEQUENCE_WORK_LIMIT) return undefined;
+  work += rest * zones.length;
+  if (rest * zones.length > SEQUENCE_WORK_LIMIT || work > budget) return undefined;
   for (const z of zoneSequence(zones, rest, prefs)) counts[z]!++;
-  return counts;
+  return done();
 }
 
 /**

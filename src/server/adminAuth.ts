@@ -23,7 +23,11 @@ const BEARER = /^Bearer ([^\s]{1,8192})$/i;
 
 interface UserInfo { username: string; uid?: string; groups?: string[]; extra?: Record<string, string[]> }
 
-export function kubernetesAuthorizer(api: ApiClient): AdminAuthorizer {
+/**
+ * `audiences`: what a token must be issued for (admin.tokenAudiences); a token for the API server
+ * itself is refused, so one that crosses the pod network cannot be replayed against the API server.
+ */
+export function kubernetesAuthorizer(api: ApiClient, audiences: readonly string[]): AdminAuthorizer {
   const decided = new LRUCache<string, AuthVerdict>({ max: 2000, ttl: CACHE_TTL_MS });
 
   async function review(kind: 'tokenreviews' | 'subjectaccessreviews', group: string, spec: unknown): Promise<any> {
@@ -36,8 +40,13 @@ export function kubernetesAuthorizer(api: ApiClient): AdminAuthorizer {
   }
 
   async function decide(token: string, path: string, verb: 'get' | 'post'): Promise<AuthVerdict> {
-    const tr = await review('tokenreviews', 'authentication.k8s.io', { token });
+    const tr = await review('tokenreviews', 'authentication.k8s.io', { token, ...(audiences.length > 0 ? { audiences } : {}) });
     if (tr.authenticated !== true || !tr.user?.username) return { allowed: false, status: 401, message: 'the bearer token was not accepted by the API server' };
+    // As the TokenReview API asks: the authenticator must say which of ours the token is for.
+    const heard: unknown = tr.audiences;
+    if (audiences.length > 0 && !(Array.isArray(heard) && heard.some((a) => audiences.includes(a)))) {
+      return { allowed: false, status: 401, message: `the bearer token is not issued for ${audiences.join(' or ')} (admin.tokenAudiences): request one with that audience` };
+    }
     const user = tr.user as UserInfo;
     const sar = await review('subjectaccessreviews', 'authorization.k8s.io', {
       user: user.username, uid: user.uid, groups: user.groups, extra: user.extra,

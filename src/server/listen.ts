@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import http from 'node:http';
 import https from 'node:https';
+import type net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { createAdaptorServer } from '@hono/node-server';
 import type { Hono } from 'hono';
@@ -11,18 +12,24 @@ import { ZonekeeperError } from '../common/errors.js';
 
 interface TlsFiles { certFile: string; keyFile: string; clientCAFile: string }
 
-/** TLS whose certificate arrives later and may change (admission.certificate): served once `useCertificate` gives one. */
-interface ManagedTls { managed: true }
+/** TLS whose certificate arrives later and may change (admission.certificate): served once `useCertificate` gives one; a client CA from a file. */
+interface ManagedTls { managed: true; clientCAFile?: string }
 
-/** Limits of every listener: a slow or idle client cannot hold a socket, and sockets are capped. */
+/** Limits of every listener: a slow or idle client cannot hold a socket, and sockets are capped in all and per source address. */
 interface HttpLimits {
   headersTimeoutMs: number;
   requestTimeoutMs: number;
   keepAliveTimeoutMs: number;
   maxConnections: number;
+  /** A connection's TLS handshake (plain HTTP: its first request's headers) within this, or it is closed. */
+  handshakeTimeoutMs: number;
+  /** Sockets one source address may hold open at once; past it a new one is closed at once. */
+  maxConnectionsPerSource: number;
 }
 
-const DEFAULT_HTTP_LIMITS: HttpLimits = { headersTimeoutMs: 10_000, requestTimeoutMs: 60_000, keepAliveTimeoutMs: 65_000, maxConnections: 512 };
+const DEFAULT_HTTP_LIMITS: HttpLimits = {
+  headersTimeoutMs: 10_000, requestTimeoutMs: 60_000, keepAliveTimeoutMs: 65_000, maxConnections: 512, handshakeTimeoutMs: 5_000, maxConnectionsPerSource: 64,
+};
 
 export interface Listener {
   url: string;
@@ -41,7 +48,7 @@ interface ListenOptions {
   tls?: TlsFiles | ManagedTls;
   limits?: HttpLimits;
   onConnection?: () => void;
-  /** A connection closed at once: `maxConnections` were open. */
+  /** A connection closed at once (`maxConnections` open, or its source's `maxConnectionsPerSource`), or at its handshake timeout. */
   onDrop?: () => void;
   /** TLS files changed and are served from now on, or could not be read again (the old ones stay). */
   onTlsReload?: (err?: Error) => void;
@@ -73,14 +80,16 @@ export async function listen(app: Hono, hostPort: string, o: ListenOptions = {})
   const files = tls && !('managed' in tls) && tls.certFile && tls.keyFile ? tls : undefined;
   const secure = !!files || !!(tls && 'managed' in tls);
   const read = files && tlsPaths(files).map((f) => readFileSync(f, 'utf8'));
+  // A managed certificate's client CA is a file too (the operator's, not zonekeeper's Secret).
+  const managedCa = tls && 'managed' in tls && tls.clientCAFile ? readFileSync(tls.clientCAFile, 'utf8') : undefined;
+  const clientCa = read ? read[2] : managedCa;
+  const mutual = clientCa === undefined ? {} : { ca: clientCa, requestCert: true, rejectUnauthorized: true };
   const server = (secure
     ? createAdaptorServer({
         fetch: app.fetch,
         createServer: https.createServer,
         // Managed: no certificate until useCertificate (a handshake before it fails, and the caller's failure policy decides).
-        serverOptions: read
-          ? { cert: read[0], key: read[1], ...(read[2] === undefined ? {} : { ca: read[2], requestCert: true, rejectUnauthorized: true }) }
-          : {},
+        serverOptions: { ...(read ? { cert: read[0], key: read[1] } : {}), ...mutual, handshakeTimeout: limits.handshakeTimeoutMs },
       })
     : createAdaptorServer({ fetch: app.fetch })) as http.Server;
   server.headersTimeout = limits.headersTimeoutMs;
@@ -89,6 +98,8 @@ export async function listen(app: Hono, hostPort: string, o: ListenOptions = {})
   server.maxConnections = limits.maxConnections;
   if (o.onConnection) server.on(secure ? 'secureConnection' : 'connection', o.onConnection);
   if (o.onDrop) server.on('drop', o.onDrop);
+  const clock = o.clock ?? systemClock;
+  guardConnections(server, secure, limits, clock, o.onDrop);
   await new Promise<void>((resolve, reject) => {
     const failed = (err: NodeJS.ErrnoException) => {
       const s = o.setting;
@@ -100,7 +111,6 @@ export async function listen(app: Hono, hostPort: string, o: ListenOptions = {})
       resolve();
     });
   });
-  const clock = o.clock ?? systemClock;
   const stopReloading = files && read ? reloadingFiles(server as unknown as https.Server, files, read, clock, o.onTlsReload) : () => {};
   const actual = (server.address() as AddressInfo).port;
   const shownHost = host.includes(':') ? `[${host}]` : host;
@@ -109,7 +119,7 @@ export async function listen(app: Hono, hostPort: string, o: ListenOptions = {})
     port: actual,
     useCertificate(cert, key) {
       if (!secure) throw new Error(`${hostPort} is not a TLS listener`);
-      (server as unknown as https.Server).setSecureContext({ cert, key });
+      (server as unknown as https.Server).setSecureContext({ cert, key, ...(managedCa === undefined ? {} : { ca: managedCa }) });
     },
     close(deadline) {
       stopReloading();
@@ -123,6 +133,47 @@ export async function listen(app: Hono, hostPort: string, o: ListenOptions = {})
       });
     },
   };
+}
+
+/**
+ * Per source address at most `maxConnectionsPerSource` sockets, and each must finish its TLS
+ * handshake (plain HTTP: send its first request's headers) within `handshakeTimeoutMs`: idle
+ * sockets from one pod cannot hold a listener (docs/security.md#what-a-hostile-pod-or-request-cannot-do).
+ */
+function guardConnections(server: http.Server, secure: boolean, limits: HttpLimits, clock: Timers, onDrop?: () => void): void {
+  const perSource = new Map<string, number>();
+  // Sockets still to finish their handshake, by address and port (the TLS socket wraps the raw one: the same pair).
+  const pending = new Map<string, () => void>();
+  const key = (s: { remoteAddress?: string; remotePort?: number }) => `${s.remoteAddress}|${s.remotePort}`;
+  const ready = (s: { remoteAddress?: string; remotePort?: number }) => {
+    const k = key(s);
+    pending.get(k)?.();
+    pending.delete(k);
+  };
+  server.on('connection', (socket: net.Socket) => {
+    const source = socket.remoteAddress ?? '';
+    const open = (perSource.get(source) ?? 0) + 1;
+    if (open > limits.maxConnectionsPerSource) {
+      socket.destroy();
+      onDrop?.();
+      return;
+    }
+    perSource.set(source, open);
+    const k = key(socket);
+    pending.set(k, clock.after(limits.handshakeTimeoutMs, () => {
+      pending.delete(k);
+      socket.destroy();
+      onDrop?.();
+    }));
+    socket.once('close', () => {
+      ready(socket);
+      const left = (perSource.get(source) ?? 1) - 1;
+      if (left > 0) perSource.set(source, left);
+      else perSource.delete(source);
+    });
+  });
+  if (secure) server.on('secureConnection', ready);
+  else server.on('request', (req: http.IncomingMessage) => ready(req.socket));
 }
 
 /** Certificate, key, and the client CA when there is one. */

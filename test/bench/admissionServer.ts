@@ -9,6 +9,7 @@ import { createMetrics } from '../../src/metrics/metrics.js';
 import { admissionRoutes } from '../../src/admission/routes.js';
 import { listen } from '../../src/server/listen.js';
 import { benchCluster, nodeName, rawPod, ZONES } from './cluster.js';
+import { trustedCaller } from '../../src/http/callers.js';
 
 const nodes = Number(process.argv[2] ?? 5000);
 const pods = Number(process.argv[3] ?? 150_000);
@@ -28,7 +29,7 @@ const log = pino({ level: 'silent' });
 const config = parseConfig({});
 const metrics = createMetrics();
 const service = decisionService({ source: memorySource(store, 'bench'), actuator: memoryActuator(store, log, metrics), metrics, log, config });
-const deps = { service, leading: () => true, gateEnabled: true, applySubsetPatches: false, log };
+const deps = { service, leading: () => true, gateEnabled: true, caller: trustedCaller, applySubsetPatches: false, log };
 const app = admissionRoutes(deps, metrics, log, config.admission.bodyLimitBytes);
 const l = await listen(app, '127.0.0.1:0', { tls: { managed: true } });
 l.useCertificate(cert, key);

@@ -14,7 +14,8 @@ const WEBHOOK = 'zonekeeper';
 /** zonekeeper's admission options: a listener on a free port, its certificate kept in `secret` (namespace/name). */
 export async function admissionConfig(secret = 'default/zonekeeper-webhook-tls'): Promise<{ port: number; admission: Obj }> {
   const port = await freePort();
-  return { port, admission: { listen: `127.0.0.1:${port}`, certificate: { secret, webhookConfiguration: WEBHOOK, ipAddresses: ['127.0.0.1'], checkIntervalSeconds: 1 } } };
+  // Only the local kube-apiserver reaches 127.0.0.1 here: callers taken as it (docs/security.md#who-may-call-the-webhooks).
+  return { port, admission: { listen: `127.0.0.1:${port}`, trustNetwork: true, certificate: { secret, webhookConfiguration: WEBHOOK, ipAddresses: ['127.0.0.1'], checkIntervalSeconds: 1 } } };
 }
 
 /** The webhook for pod CREATE, no caBundle (zonekeeper writes it); scoped by `selector` (a namespaceSelector by default). */

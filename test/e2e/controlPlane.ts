@@ -331,9 +331,9 @@ export class ControlPlane {
   }
 
   /** A ServiceAccount's token from the TokenRequest API, as a pod of it would have. */
-  async serviceAccountToken(namespace: string, name: string): Promise<string> {
+  async serviceAccountToken(namespace: string, name: string, audiences?: string[]): Promise<string> {
     const res = await this.api.request('POST', `/api/v1/namespaces/${namespace}/serviceaccounts/${name}/token`, {
-      body: JSON.stringify({ apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 3600 } }), contentType: 'application/json', timeoutMs: 30_000,
+      body: JSON.stringify({ apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 3600, ...(audiences ? { audiences } : {}) } }), contentType: 'application/json', timeoutMs: 30_000,
     });
     if (res.status !== 201 && res.status !== 200) throw new Error(`TokenRequest for ${namespace}/${name}: ${res.status} ${res.body.slice(0, 300)}`);
     return JSON.parse(res.body).status.token;

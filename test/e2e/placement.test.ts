@@ -388,8 +388,8 @@ for (const k of kubeVersions()) describe(`zonekeeper with kube-scheduler ${k.ver
     const pickerPort = await freePort();
     const zk = await cp.startReplica('zonekeeper-authz', { picker: { listen: `127.0.0.1:${pickerPort}` }, admin: { authorization: 'kubernetes' } });
     try {
-      const caller = await cp.serviceAccountToken('authz', 'caller');
-      const stranger = await cp.serviceAccountToken('authz', 'stranger');
+      const caller = await cp.serviceAccountToken('authz', 'caller', ['zonekeeper']);
+      const stranger = await cp.serviceAccountToken('authz', 'stranger', ['zonekeeper']);
       const as = (token: string | undefined) => (token ? { authorization: `Bearer ${token}` } : {}) as Record<string, string>;
       const pick = (token?: string) => fetch(`http://127.0.0.1:${pickerPort}/v1/downscale-pod-picker/authz`, {
         method: 'POST', headers: { 'content-type': 'application/json', ...as(token) }, body: JSON.stringify({ number_of_pods_requested: 1, candidate_pods: ['gone-0'] }),

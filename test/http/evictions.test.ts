@@ -14,6 +14,7 @@ import { silent, testApp } from '../support/app.js';
 import { deployment, node, nodes, pv, pvc, rsPod, statefulSet, stsPod, storeOf, type Raw } from '../support/builders.js';
 import { evictPod } from '../../src/controllers/eviction.js';
 import { recordingApi } from '../support/recordingApi.js';
+import { trustedCaller } from '../../src/http/callers.js';
 
 const ZONES = ['zone-a', 'zone-b', 'zone-c'];
 const OPTED = { 'zonekeeper.io/zones': ZONES.join(','), 'zonekeeper.io/zone-disruption-budget': 'zone' };
@@ -31,8 +32,8 @@ const review = (pod: string, extra: Raw = {}) => ({
 function setup(o: { leading?: boolean; annotations?: Record<string, string>; down?: number[]; objects?: Raw[] } = {}) {
   const store = storeOf(o.objects ?? [...nodes(ZONES, 1), statefulSet('web', 6, { annotations: o.annotations ?? OPTED }), ...six(o.down)]);
   const app = testApp(store);
-  const deps = { service: app.service, leading: () => o.leading ?? true, gateEnabled: false, applySubsetPatches: false, log: silent };
-  const eviction = evictionRoute({ service: app.service, leading: () => o.leading ?? true, log: silent }, app.metrics, 1 << 20);
+  const deps = { service: app.service, leading: () => o.leading ?? true, gateEnabled: false, caller: trustedCaller, applySubsetPatches: false, log: silent };
+  const eviction = evictionRoute({ service: app.service, leading: () => o.leading ?? true, caller: trustedCaller, log: silent }, app.metrics, 1 << 20);
   const routes = admissionRoutes(deps, app.metrics, silent, 1 << 20, [eviction]);
   const post = async (body: unknown) => {
     const res = await routes.request('/admission/evictions', { method: 'POST', headers: { 'content-type': 'application/json' }, body: typeof body === 'string' ? body : JSON.stringify(body) });

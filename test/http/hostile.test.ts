@@ -227,6 +227,11 @@ describe('D5: half a TLS configuration is a start-up error naming the missing ke
       assert.throws(() => parseConfig({ extender: { tls } }), new RegExp(`${missing.replaceAll('.', '\\.')}: required`));
     });
   }
+  it('the extender listener off loopback needs TLS with a client CA: filter takes seats', () => {
+    assert.throws(() => parseConfig({ extender: { listen: '0.0.0.0:8888' } }), /extender\.tls: .*not loopback/);
+    assert.throws(() => parseConfig({ extender: { listen: '0.0.0.0:8888', tls: { certFile: '/c', keyFile: '/k' } } }), /extender\.tls: .*clientCAFile/);
+    assert.equal(parseConfig({ extender: { listen: '0.0.0.0:8888', tls: { certFile: '/c', keyFile: '/k', clientCAFile: '/ca' } } }).extender.tls.clientCAFile, '/ca');
+  });
   it('the admin listener off loopback needs authorization', () => {
     assert.throws(() => parseConfig({ admin: { listen: '0.0.0.0:9090' } }), /admin\.authorization: .*not loopback/);
     assert.equal(parseConfig({ admin: { listen: '0.0.0.0:9090', authorization: 'kubernetes' } }).admin.authorization, 'kubernetes');

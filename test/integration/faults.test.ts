@@ -118,16 +118,18 @@ describe('D6: /metrics and /debug need a token the API server accepts and author
   before(async () => {
     let client: ApiClient;
     ({ api, client } = await cluster());
-    api.tokens.set('reader-token', { username: 'prometheus', groups: ['monitoring'] });
-    api.tokens.set('nobody-token', { username: 'nobody', groups: [] });
+    api.tokens.set('reader-token', { username: 'prometheus', groups: ['monitoring'], audiences: ['zonekeeper'] });
+    api.tokens.set('nobody-token', { username: 'nobody', groups: [], audiences: ['zonekeeper'] });
+    // A pod's own token (for the API server), as one read off the pod network would be.
+    api.tokens.set('api-server-token', { username: 'prometheus', groups: ['monitoring'] });
     api.allowedPaths.set('prometheus', ['/metrics', '/debug/*']);
     const cache = watchCache(client, { ...FAST, clock: fakeClock(Date.parse('2026-11-25T12:00:00Z')) }, silent);
     cache.start();
     await waitFor(() => cache.ready(), 'sync');
-    const config = parseConfig({});
+    const config = parseConfig({ admin: { tokenAudiences: ['zonekeeper'] } });
     const metrics = createMetrics();
     const service = decisionService({ source: cache, actuator: memoryActuator(cache.store, silent, metrics), metrics, log: silent, config });
-    admin = await listen(adminRoutes({ source: cache, views: service.views, metrics, serving: () => true, auth: kubernetesAuthorizer(client) }), '127.0.0.1:0');
+    admin = await listen(adminRoutes({ source: cache, views: service.views, metrics, serving: () => true, auth: kubernetesAuthorizer(client, config.admin.tokenAudiences) }), '127.0.0.1:0');
     probes = await listen(probeRoutes({ source: cache, serving: () => true }), '127.0.0.1:0');
     stopCache = () => cache.stop();
   });
@@ -146,6 +148,12 @@ describe('D6: /metrics and /debug need a token the API server accepts and author
     assert.equal(none.headers.get('www-authenticate'), 'Bearer');
     assert.equal((await get(admin, '/debug/cache', 'forged')).status, 401);
     assert.equal((await get(admin, '/debug/cache', 'nobody-token')).status, 403);
+  });
+
+  it('with admin.tokenAudiences, a token issued for the API server (replayable there) is refused: the TokenReview asks for the audience', async () => {
+    const res = await get(admin, '/metrics', 'api-server-token');
+    assert.equal(res.status, 401);
+    assert.match(await res.text(), /not accepted|not issued for zonekeeper/);
   });
 
   it('an authorized token reads /metrics and /debug; health stays open on both listeners', async () => {

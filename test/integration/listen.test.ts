@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import https from 'node:https';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -24,7 +25,8 @@ describe('a listener at http.maxConnections', () => {
     let drops = 0;
     let accepted = 0;
     const l = await listen(app, '127.0.0.1:0', {
-      limits: { headersTimeoutMs: 10_000, requestTimeoutMs: 60_000, keepAliveTimeoutMs: 65_000, maxConnections: 1 },
+      limits: { headersTimeoutMs: 10_000, requestTimeoutMs: 60_000, keepAliveTimeoutMs: 65_000, maxConnections: 1,
+        handshakeTimeoutMs: 5_000, maxConnectionsPerSource: 64 },
       onConnection: () => accepted++, onDrop: () => drops++,
     });
     const first = net.connect(l.port, '127.0.0.1');
@@ -129,6 +131,55 @@ describe('a TLS listener from files (cert-manager renews a mounted Secret in pla
     await waitFor(() => reloads.length === 2, 'the reload ran');
     assert.equal(reloads[1], undefined);
     assert.equal(await served(), fingerprint(second.cert));
+    await l.close(0);
+    rmSync(dir, { recursive: true });
+  });
+});
+
+describe('idle sockets from one source (a pod that never sends a ClientHello)', () => {
+  it('take at most maxConnectionsPerSource; a real review from another address still gets through; they are closed at the handshake timeout', async () => {
+    const t = testApp(storeOf(nodes(['zone-a'], 1)));
+    const pki = renewed({}, 'ca', { dnsNames: [], ipAddresses: ['127.0.0.1'] }, Date.now(), 2);
+    const dir = mkdtempSync(join(tmpdir(), 'zk-idle-'));
+    const files = { certFile: join(dir, 'tls.crt'), keyFile: join(dir, 'tls.key'), clientCAFile: '' };
+    writeFileSync(files.certFile, pki.cert);
+    writeFileSync(files.keyFile, pki.key);
+    const clock = fakeClock();
+    let drops = 0;
+    const l = await listen(t.extenderApp, '127.0.0.1:0', {
+      tls: files, clock, onDrop: () => drops++,
+      limits: {
+        headersTimeoutMs: 10_000, requestTimeoutMs: 60_000, keepAliveTimeoutMs: 65_000, maxConnections: 100,
+        handshakeTimeoutMs: 5_000, maxConnectionsPerSource: 50,
+      },
+    });
+    // 200 sockets from 127.0.0.2 that never start TLS: twice the listener's cap.
+    const idle: net.Socket[] = [];
+    const closed: boolean[] = [];
+    for (let i = 0; i < 200; i++) {
+      const s = net.connect({ port: l.port, host: '127.0.0.1', localAddress: '127.0.0.2' });
+      const at = closed.push(false) - 1;
+      s.on('error', () => {});
+      s.on('close', () => (closed[at] = true));
+      idle.push(s);
+    }
+    await waitFor(() => closed.filter(Boolean).length === 150, '150 past the source\'s 50 closed at once');
+    assert.equal(drops, 150);
+    const held = closed.map((c, i) => (c ? -1 : i)).filter((i) => i >= 0);
+    // kube-apiserver, from its own address: served.
+    const answer = await new Promise<number>((resolve, reject) => {
+      const req = https.request({
+        host: '127.0.0.1', port: l.port, path: '/filter', method: 'POST', ca: pki.caBundle, agent: false, headers: { 'content-type': 'application/json' },
+      },
+      (res) => { res.resume(); res.on('end', () => resolve(res.statusCode ?? 0)); });
+      req.on('error', reject);
+      req.end(JSON.stringify({ Pod: { metadata: { name: 'p', namespace: 'default', uid: 'u' }, spec: {} }, NodeNames: ['node-a-1'] }));
+    });
+    assert.equal(answer, 200);
+    assert.ok(held.every((i) => !closed[i]), 'the 50 are still open before the timeout');
+    await clock.advance(5_000);
+    await waitFor(() => held.every((i) => closed[i]), 'the 50 idle sockets closed at the handshake timeout');
+    assert.equal(drops, 200);
     await l.close(0);
     rmSync(dir, { recursive: true });
   });

@@ -58,7 +58,7 @@ export class FakeApiServer {
   /** Requests answered with an error instead, while `remaining` lasts. */
   readonly faults: { match: (method: string, path: string) => boolean; status: number; remaining: number; held?: Promise<void> }[] = [];
   /** Bearer tokens TokenReview accepts, and the nonResourceURL paths each user may get. */
-  readonly tokens = new Map<string, { username: string; groups: string[] }>();
+  readonly tokens = new Map<string, { username: string; groups: string[]; audiences?: string[] }>();
   readonly allowedPaths = new Map<string, string[]>();
   private server = http.createServer((req, res) => this.handle(req, res));
   port = 0;
@@ -178,8 +178,13 @@ current-context: c
       return this.json(res, fault.status, { kind: 'Status', code: fault.status, message: 'injected fault' });
     }
     if (req.method === 'POST' && url.pathname.endsWith('/tokenreviews')) return this.review(req, res, (spec) => {
-      const user = this.tokens.get(spec.token);
-      return user ? { authenticated: true, user } : { authenticated: false, error: 'unknown token' };
+      const found = this.tokens.get(spec.token);
+      // As kube-apiserver: a token is good for the review's audiences only if it was issued for one (default: the API server's).
+      const issued = found?.audiences ?? ['https://kubernetes.default.svc'];
+      const audiences = spec.audiences ? issued.filter((a: string) => spec.audiences.includes(a)) : issued;
+      if (!found || audiences.length === 0) return { authenticated: false, error: 'unknown token or audience' };
+      const { audiences: _, ...user } = found;
+      return { authenticated: true, user, audiences };
     });
     if (req.method === 'POST' && url.pathname.endsWith('/subjectaccessreviews')) return this.review(req, res, (spec) => ({
       allowed: (this.allowedPaths.get(spec.user) ?? []).some((p) => (p.endsWith('*') ? spec.nonResourceAttributes?.path.startsWith(p.slice(0, -1)) : p === spec.nonResourceAttributes?.path) && spec.nonResourceAttributes?.verb === 'get'),

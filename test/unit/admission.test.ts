@@ -11,6 +11,7 @@ import { subsetPatched, type JsonPatchOp } from '../../src/placement/subsetPatch
 import { deployment, nodes, rsPod, statefulSet, storeOf, stsPod, workloadSpread, zoneSubset, type Raw } from '../support/builders.js';
 import { silent, testApp } from '../support/app.js';
 import { applyMergePatch } from '../support/mergePatch.js';
+import { trustedCaller } from '../../src/http/callers.js';
 
 // Admission, the third transport (docs/design.md#admission): the same decision as the gate's,
 // written as a JSONPatch into the pod being created.
@@ -79,7 +80,7 @@ describe('admission: the webhook route', () => {
   const setup = (leading = true) => {
     const preferences = { 'zonekeeper.io/zone-preferences': '{"zones":{"*":{"weight":1}}}' };
     const app = testApp(storeOf([...nodes(ZONES, 2), statefulSet('db', 3), ...deployment('web', 3, preferences), ...deployment('plain', 1)]));
-    const deps = { service: app.service, leading: () => leading, gateEnabled: true, applySubsetPatches: false, log: silent };
+    const deps = { service: app.service, leading: () => leading, gateEnabled: true, caller: trustedCaller, applySubsetPatches: false, log: silent };
     const routes = admissionRoutes(deps, app.metrics, silent, 1 << 20);
     const post = async (body: unknown) => {
       const res = await routes.request('/admission/pods', { method: 'POST', headers: { 'content-type': 'application/json' }, body: typeof body === 'string' ? body : JSON.stringify(body) });
@@ -162,6 +163,21 @@ describe('admission: the webhook route', () => {
   });
 });
 
+describe('admission: a review from a caller not known to be kube-apiserver', () => {
+  it('writes nothing: a forged review naming a Deployment with instance IDs gets the zone gate, no ID and no reservation', async () => {
+    const app = testApp(storeOf([...nodes(ZONES, 2), ...deployment('web', 3, { 'zonekeeper.io/instance-ids': 'true' })]));
+    const deps = { service: app.service, leading: () => true, gateEnabled: true, caller: () => false, log: silent };
+    const routes = admissionRoutes(deps, app.metrics, silent, 1 << 20);
+    const object = { ...rsPod('web', 'x'), metadata: { ...rsPod('web', 'x').metadata, uid: undefined } };
+    const res = await routes.request('/admission/pods', { method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: { uid: 'forged', kind: { group: '', version: 'v1', kind: 'Pod' }, operation: 'CREATE', namespace: 'default', object } }) });
+    const patch = JSON.parse(Buffer.from((await res.json() as Raw).response.patch, 'base64').toString());
+    assert.deepEqual(patch, [{ op: 'add', path: '/spec/schedulingGates', value: [{ name: 'zonekeeper.io/zone' }] }]);
+    assert.equal(app.service.views.reservationCount(), 0);
+    assert.equal(app.source.snapshot.workload('Deployment', 'default', 'web')?.annotations['zonekeeper.io/instance-assignment'], undefined);
+  });
+});
+
 describe("admission: a WorkloadSpread subset's patch (seed 004) and instance IDs, written at creation", () => {
   const patchOf = (arch: string, cpu: string) => ({ metadata: { labels: { 'resource.cpu/arch': arch } }, spec: { containers: [{ name: 'main', resources: { limits: { cpu } } }] } });
   const spread = (x86Patch: Raw = patchOf('x86', '500m')) => workloadSpread('ws', { kind: 'Deployment', name: 'web' }, [
@@ -173,7 +189,7 @@ describe("admission: a WorkloadSpread subset's patch (seed 004) and instance IDs
     const standalone = o.standalone ?? true;
     const app = testApp(storeOf([...nodes(['zone-a', 'zone-b'], 2), ...deployment('web', 3), o.ws ?? spread(), ...(o.more ?? [])]),
       { config: { workloadSpread: { writeStatus: standalone } } });
-    const deps = { service: app.service, leading: () => true, gateEnabled: true, applySubsetPatches: standalone, log: silent };
+    const deps = { service: app.service, leading: () => true, gateEnabled: true, caller: trustedCaller, applySubsetPatches: standalone, log: silent };
     const routes = admissionRoutes(deps,
       app.metrics, silent, 1 << 20);
     let n = 0;

@@ -11,6 +11,7 @@ import { silent, testApp } from '../../../../test/support/app.js';
 import { defaultSettings, filterFor, passedZones, pickPods } from '../../../../test/support/placement.js';
 import { adoptedMetadata, adoptions } from './adoption.js';
 import { nodeSubset, subsetOfPod, type SpreadModel } from './subsets.js';
+import { trustedCaller } from '../../../http/callers.js';
 
 // OpenKruise's WorkloadSpread behaviours that its own e2e scenarios define (issue 47, behaviours 3–7).
 
@@ -48,7 +49,7 @@ describe('WorkloadSpread: pods beyond every subset (Kruise: "only one subset, zo
       const app = testApp(full(), { config: { workloadSpread: { writeStatus: true, podsBeyondSubsets } } });
       const raw = rsPod('web', 'p2');
       const gate = await app.service.spec.ungate(slimPod(rsPod('web', 'gated')));
-      const routes = admissionRoutes({ service: app.service, leading: () => true, gateEnabled: true, log: silent },
+      const routes = admissionRoutes({ service: app.service, leading: () => true, gateEnabled: true, caller: trustedCaller, log: silent },
         app.metrics, silent, 1 << 20);
       const body = { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview',
         request: { uid: 'r1', kind: { group: '', version: 'v1', kind: 'Pod' }, operation: 'CREATE', namespace: 'default', object: { ...raw, metadata: { ...raw.metadata, uid: undefined } } } };
