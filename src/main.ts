@@ -207,7 +207,7 @@ export async function startFederation(
   const writers = startWriters(api, config, log, metrics, [scheduler], { holds: false });
   let serving = true;
   view.start();
-  const auth = config.admin.authorization === 'kubernetes' ? kubernetesAuthorizer(api) : undefined;
+  const auth = config.admin.authorization === 'kubernetes' ? kubernetesAuthorizer(api, config.admin.tokenAudiences) : undefined;
   const admin = await listen(federationRoutes({ view, service, metrics, serving: () => serving, auth }), config.admin.listen,
     { limits: config.http, setting: { name: 'admin', ...LISTENER_SETTINGS.admin } });
   const probes = config.admin.probeListen
