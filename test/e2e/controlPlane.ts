@@ -167,6 +167,8 @@ export class ControlPlane {
   /** How each process that has ended ended: a setup failure is told with it. */
   private ended = new Map<ChildProcess, string>();
   private apiServerArgs: string[] = [];
+  /** More kube-apiserver flags, set before `up` (an AdmissionConfiguration for webhook client certificates). */
+  apiServerExtraFlags: string[] = [];
   private extenderPort = 0;
   private schedulerPorts = new Map<string, number>();
   private schedulerSpecs = new Map<string, SchedulerSpec>();
@@ -247,6 +249,7 @@ export class ControlPlane {
       `--service-account-key-file=${join(this.dir, 'sa.pub')}`, `--service-account-signing-key-file=${join(this.dir, 'sa.key')}`,
       '--service-account-issuer=https://kubernetes.default.svc', '--disable-admission-plugins=ServiceAccount',
       '--service-cluster-ip-range=10.96.0.0/24', '--max-requests-inflight=2000', '--max-mutating-requests-inflight=1000',
+      ...this.apiServerExtraFlags,
     ];
     const apiServer = this.start('kube-apiserver', join(this.bin, 'kube-apiserver'), this.apiServerArgs);
     writeFileSync(this.kubeconfig, stringify({
