@@ -386,7 +386,7 @@ for (const k of kubeVersions()) describe(`zonekeeper with kube-scheduler ${k.ver
       });
     }
     const pickerPort = await freePort();
-    const zk = await cp.startReplica('zonekeeper-authz', { picker: { listen: `127.0.0.1:${pickerPort}` }, admin: { authorization: 'kubernetes' } });
+    const zk = await cp.startReplica('zonekeeper-authz', { picker: { listen: `127.0.0.1:${pickerPort}` }, admin: { authorization: 'kubernetes', tokenAudiences: ['zonekeeper'] } });
     try {
       const caller = await cp.serviceAccountToken('authz', 'caller', ['zonekeeper']);
       const stranger = await cp.serviceAccountToken('authz', 'stranger', ['zonekeeper']);
