@@ -183,7 +183,7 @@ for (const k of kubeVersions()) describe(`zone-by-zone rollouts with kube-contro
     await kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
     let good = '';
     // db-4 (the second zone's first batch) never starts on any revision but the first.
-    stops.push(kube.kubelet(ns, 300, 1000, (p) => p.metadata.name !== 'db-4' || p.metadata.labels?.['controller-revision-hash'] === good));
+    stops.push(kube.kubelet(ns, 300, 1000, (p) => p.metadata.name !== 'db-4' || !good || p.metadata.labels?.['controller-revision-hash'] === good));
     const sts = statefulSet(ns, 'db', replicas, { schedulerName: SCHEDULER }, { updateStrategy: { type: 'OnDelete' } });
     // Batches of 1 then 2 in each zone of 2; a pod of the rollout not Ready 12 s after its creation pauses it.
     sts.metadata.annotations = { 'zonekeeper.io/zone-rollout': 'true', 'zonekeeper.io/zone-rollout-progress-deadline-seconds': '12' };
