@@ -187,6 +187,7 @@ for (const k of kubeVersions()) describe(`repair with kube-scheduler ${k.version
       const pods = await kube.podsOf('r4', 'app=ids');
       return watch.evictions.length === 1 && pods.length === 6 && pods.find((p) => !p.spec.nodeName)?.metadata.name as string | undefined;
     }, 90_000, 500);
+    const first = watch.evictions[0]!.name;
     const leads = async (z: Zonekeeper) => /^zonekeeper_leader 1$/m.test(await (await fetch(`${z.admin}/metrics`)).text());
     const lease = async () => (await kube.get('coordination.k8s.io/v1', 'Lease', 'default', 'zonekeeper-writers')).spec.holderIdentity as string;
     const before = await lease();
@@ -204,14 +205,15 @@ for (const k of kubeVersions()) describe(`repair with kube-scheduler ${k.version
       if ((await lease()) === before) return undefined;
       return await leads(alive) ? alive : killed === 'zonekeeper' && await leads(cp.zonekeeper!) ? cp.zonekeeper! : undefined;
     }, 60_000, 500);
-    const waited = await eventually('the new holder\'s repair waits for the Pending pod', async () => {
-      const repair = await (await fetch(`${holder.admin}/debug/repair`)).json() as { workloads: { workload: string; decision: string; message: string }[] };
-      const r = repair.workloads.find((w) => w.workload === 'r4/Deployment/ids');
-      return r?.decision === 'wait' && r.message.includes(`pod ${pending} is Pending`) && r.message;
-    }, 30_000, 500);
-    // Many repair rounds (every second) with its zones long stable: still one eviction.
+    const judged = async () => ((await (await fetch(`${holder.admin}/debug/repair`)).json()) as { workloads: { workload: string; decision: string; message: string }[] })
+      .workloads.find((w) => w.workload === 'r4/Deployment/ids');
+    await eventually('the new holder\'s repair has judged the Deployment', judged, 30_000, 500);
+    // Many repair rounds (every second) with its zones long stable: still one eviction, and why.
     await sleep(5000);
-    assert.equal(watch.evictions.length, 1, `no second eviction while ${pending} is Pending: ${JSON.stringify(watch.evictions)}`);
+    assert.deepEqual(watch.evictions.map((e) => e.name), [first], `no second eviction while ${pending} is Pending: ${JSON.stringify(watch.evictions)}`);
+    const waited = await judged();
+    assert.equal(waited?.decision, 'wait');
+    assert.match(waited!.message, new RegExp(`pod ${pending} is Pending`));
     assert.equal((await kube.get('v1', 'Pod', 'r4', pending)).spec.nodeName, undefined, `${pending} was still Pending`);
 
     await cp.restartScheduler(SCHEDULER);
@@ -221,7 +223,7 @@ for (const k of kubeVersions()) describe(`repair with kube-scheduler ${k.version
     }, 180_000, 1000);
     await watch.stop();
     const took = (Date.now() - handedOver) / 1000;
-    console.log(`# [${k.version}] hand-over (${killed} SIGKILLed) while ${pending} was Pending: the new holder waited (${waited}); ${perZone(done).join('/')} ${took.toFixed(0)} s after the kill, ${watch.evictions.length} evictions: ${watch.evictions.map((e) => e.name).join(', ')}`);
+    console.log(`# [${k.version}] hand-over (${killed} SIGKILLed) while ${pending} was Pending: the new holder waited (${waited!.message}); ${perZone(done).join('/')} ${took.toFixed(0)} s after the kill, ${watch.evictions.length} evictions: ${watch.evictions.map((e) => e.name).join(', ')}`);
     assert.deepEqual(watch.evictions.filter((e) => e.down.length > 0), [], 'no eviction while a pod of the workload was Pending, not Ready or missing');
     assert.equal(watch.evictions.length, 4, 'four pods moved');
   });
