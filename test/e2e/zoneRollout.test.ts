@@ -185,8 +185,8 @@ for (const k of kubeVersions()) describe(`zone-by-zone rollouts with kube-contro
     // db-4 (the second zone's first batch) never starts on any revision but the first.
     stops.push(kube.kubelet(ns, 300, 1000, (p) => p.metadata.name !== 'db-4' || !good || p.metadata.labels?.['controller-revision-hash'] === good));
     const sts = statefulSet(ns, 'db', replicas, { schedulerName: SCHEDULER }, { updateStrategy: { type: 'OnDelete' } });
-    // Batches of 1 then 2 in each zone of 2; a pod of the rollout not Ready 12 s after its creation pauses it.
-    sts.metadata.annotations = { 'zonekeeper.io/zone-rollout': 'true', 'zonekeeper.io/zone-rollout-progress-deadline-seconds': '12' };
+    // Batches of 1 then 2 in each zone of 2; a pod of the rollout not Ready 15 s after its creation pauses it.
+    sts.metadata.annotations = { 'zonekeeper.io/zone-rollout': 'true', 'zonekeeper.io/zone-rollout-progress-deadline-seconds': '15' };
     await kube.create(sts);
     await eventually('6 pods Ready', () => rolled(ns, replicas), 180_000, 500);
     const list = await kube.frozenZones('apps/v1', 'StatefulSet', ns, 'db');
