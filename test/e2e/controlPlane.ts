@@ -294,6 +294,12 @@ export class ControlPlane {
   async restartScheduler(name: string): Promise<void> {
     const spec = this.schedulerSpecs.get(name);
     if (!spec) throw new Error(`no kube-scheduler ${name}`);
+    await this.stopScheduler(name);
+    await this.startScheduler(spec);
+  }
+
+  /** SIGKILLs one kube-scheduler, if it runs: its pods stay Pending until `restartScheduler`. */
+  async stopScheduler(name: string): Promise<void> {
     const i = this.procs.findLastIndex((p) => p.name === `kube-scheduler-${name}`);
     if (i >= 0) {
       const { child } = this.procs[i]!;
@@ -304,7 +310,6 @@ export class ControlPlane {
       }
       this.procs.splice(i, 1);
     }
-    await this.startScheduler(spec);
   }
 
   /** A kube-scheduler's Prometheus metrics, as text. */

@@ -6,13 +6,18 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
-import { ControlPlane, kubeVersions } from './controlPlane.js';
+import { ControlPlane, kubeVersions, type Zonekeeper } from './controlPlane.js';
 import { eventually, type Kube, type Obj } from './kube.js';
 import { deployment, preBoundVolume, SCHEDULER, tearDown, threeZoneCluster, ZONES } from './workloads.js';
 
 const STABLE_SECONDS = 8;
 const cli = new URL('../../dist/cli.js', import.meta.url).pathname;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const CONFIG = {
+  placement: { zoneFallback: 'adaptive', fallbackAfterSeconds: 2 },
+  rebalance: { enabled: true, zoneStableSeconds: STABLE_SECONDS, evictionsPerMinute: 60, intervalSeconds: 1 },
+  health: { settleSeconds: 5 }, instanceIds: { intervalSeconds: 1 },
+};
 
 for (const k of kubeVersions()) describe(`repair with kube-scheduler ${k.version} and a real kube-apiserver`, () => {
   const cp = new ControlPlane(k.bin);
@@ -30,10 +35,13 @@ for (const k of kubeVersions()) describe(`repair with kube-scheduler ${k.version
     await kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
     stops.push(kube.kubelet(namespace));
   };
-  /** A rebalancing instance-ID Deployment of 6 behind a PodDisruptionBudget of maxUnavailable 1, placed while zones b and c are cordoned: 6/0/0. */
-  const fallenBack = async (namespace: string) => {
+  /**
+   * A rebalancing instance-ID Deployment of 6, behind a PodDisruptionBudget of maxUnavailable 1
+   * unless `pdb` is false, placed while zones b and c are cordoned: 6/0/0.
+   */
+  const fallenBack = async (namespace: string, pdb = true) => {
     await start(namespace);
-    await kube.create({ apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', metadata: { name: 'ids', namespace }, spec: { maxUnavailable: 1, selector: { matchLabels: { app: 'ids' } } } });
+    if (pdb) await kube.create({ apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', metadata: { name: 'ids', namespace }, spec: { maxUnavailable: 1, selector: { matchLabels: { app: 'ids' } } } });
     await cordon('zone-b', true);
     await cordon('zone-c', true);
     const d = deployment(namespace, 'ids', 6);
@@ -46,12 +54,36 @@ for (const k of kubeVersions()) describe(`repair with kube-scheduler ${k.version
     assert.deepEqual(perZone(placed), [6, 0, 0]);
   };
 
+  /**
+   * Every eviction of a pod of `app` a watch shows, in the API server's order, with the pods of the
+   * workload that were not bound and Ready at that moment (or how many replicas had no pod).
+   */
+  const evictionsWatched = (namespace: string, app: string, replicas: number) => {
+    const evictions: { name: string; down: string[] }[] = [];
+    const abort = new AbortController();
+    const watching = (async () => {
+      const rv = (await kube.call('GET', `/api/v1/namespaces/${namespace}/pods?limit=1`)).metadata.resourceVersion;
+      const pods = new Map((await kube.list('v1', 'Pod', namespace, `app=${app}`)).map((p) => [p.metadata.uid as string, p]));
+      const path = `/api/v1/namespaces/${namespace}/pods?resourceVersion=${rv}&labelSelector=app%3D${app}`;
+      try {
+        for await (const { type, object: p } of kube.watch(path, abort.signal)) {
+          const was = pods.get(p.metadata.uid);
+          if (type === 'DELETED') pods.delete(p.metadata.uid);
+          else pods.set(p.metadata.uid, p);
+          // A pod with no grace period may go at once (DELETED with no terminating state before it).
+          if (!(type === 'DELETED' || p.metadata.deletionTimestamp) || was?.metadata.deletionTimestamp) continue;
+          const live = [...pods.values()].filter((q) => !q.metadata.deletionTimestamp);
+          const down = live.filter((q) => !q.spec.nodeName || !ready(q)).map((q) => `${q.metadata.name} ${q.spec.nodeName ? 'not Ready' : 'Pending'}`);
+          if (live.length + 1 < replicas) down.push(`${replicas - live.length - 1} replicas with no pod`);
+          evictions.push({ name: p.metadata.name, down });
+        }
+      } catch { /* aborted */ }
+    })();
+    return { evictions, stop: async () => { abort.abort(); await watching; } };
+  };
+
   before(async () => {
-    ({ kube, zones } = await threeZoneCluster(cp, {
-      placement: { zoneFallback: 'adaptive', fallbackAfterSeconds: 2 },
-      rebalance: { enabled: true, zoneStableSeconds: STABLE_SECONDS, evictionsPerMinute: 60, intervalSeconds: 1 },
-      health: { settleSeconds: 5 }, instanceIds: { intervalSeconds: 1 },
-    }));
+    ({ kube, zones } = await threeZoneCluster(cp, CONFIG));
   });
 
   after(async () => {
@@ -139,5 +171,60 @@ for (const k of kubeVersions()) describe(`repair with kube-scheduler ${k.version
     assert.equal((await eventsOf('r3', 'Rebalanced')).length, 0);
     const repair = await (await fetch(`${cp.zonekeeper!.admin}/debug/repair`)).json() as { workloads: { workload: string; message: string }[] };
     assert.match(repair.workloads.find((w) => w.workload === 'r3/StatefulSet/db')!.message, /held there by its bound volume/);
+  });
+
+  it(`[${k.version}] 27. a Lease hand-over while a repaired pod's replacement is Pending (issue 65, point 11): the new holder, remembering no eviction, moves nothing until it is bound and Ready`, async () => {
+    const second = await cp.startReplica('zonekeeper-2', CONFIG);
+    stops.push(() => second.stop());
+    // No PodDisruptionBudget: repair's own "one at a time" is all that holds a second eviction back.
+    await fallenBack('r4', false);
+    // The replacement of the first pod moved stays Pending: no kube-scheduler binds it.
+    await cp.stopScheduler(SCHEDULER);
+    const watch = evictionsWatched('r4', 'ids', 6);
+    await cordon('zone-b', false);
+    await cordon('zone-c', false);
+    const pending = await eventually('the first eviction, its replacement Pending', async () => {
+      const pods = await kube.podsOf('r4', 'app=ids');
+      return watch.evictions.length === 1 && pods.length === 6 && pods.find((p) => !p.spec.nodeName)?.metadata.name as string | undefined;
+    }, 90_000, 500);
+    const first = watch.evictions[0]!.name;
+    const leads = async (z: Zonekeeper) => /^zonekeeper_leader 1$/m.test(await (await fetch(`${z.admin}/metrics`)).text());
+    const lease = async () => (await kube.get('coordination.k8s.io/v1', 'Lease', 'default', 'zonekeeper-writers')).spec.holderIdentity as string;
+    const before = await lease();
+    const killed = await leads(cp.zonekeeper!) ? 'zonekeeper' : await leads(second) ? 'zonekeeper-2' : 'neither';
+    assert.notEqual(killed, 'neither', 'one replica holds the Lease');
+    const handedOver = Date.now();
+    if (killed === 'zonekeeper-2') await second.stop('SIGKILL');
+    else {
+      await cp.zonekeeper!.stop('SIGKILL');
+      await cp.startZonekeeper(CONFIG);
+    }
+    const alive = killed === 'zonekeeper' ? second : cp.zonekeeper!;
+    // Either replica may take it: the one left, or the holder started again; neither remembers the eviction.
+    const holder = await eventually('a new Lease holder', async () => {
+      if ((await lease()) === before) return undefined;
+      return await leads(alive) ? alive : killed === 'zonekeeper' && await leads(cp.zonekeeper!) ? cp.zonekeeper! : undefined;
+    }, 60_000, 500);
+    const judged = async () => ((await (await fetch(`${holder.admin}/debug/repair`)).json()) as { workloads: { workload: string; decision: string; message: string }[] })
+      .workloads.find((w) => w.workload === 'r4/Deployment/ids');
+    await eventually('the new holder\'s repair has judged the Deployment', judged, 30_000, 500);
+    // Many repair rounds (every second) with its zones long stable: still one eviction, and why.
+    await sleep(5000);
+    assert.deepEqual(watch.evictions.map((e) => e.name), [first], `no second eviction while ${pending} is Pending: ${JSON.stringify(watch.evictions)}`);
+    const waited = await judged();
+    assert.equal(waited?.decision, 'wait');
+    assert.match(waited!.message, new RegExp(`pod ${pending} is Pending`));
+    assert.equal((await kube.get('v1', 'Pod', 'r4', pending)).spec.nodeName, undefined, `${pending} was still Pending`);
+
+    await cp.restartScheduler(SCHEDULER);
+    const done = await eventually('2/2/2, all Ready', async () => {
+      const pods = await kube.podsOf('r4', 'app=ids');
+      return pods.length === 6 && pods.every(ready) && perZone(pods).join('/') === '2/2/2' && pods;
+    }, 180_000, 1000);
+    await watch.stop();
+    const took = (Date.now() - handedOver) / 1000;
+    console.log(`# [${k.version}] hand-over (${killed} SIGKILLed) while ${pending} was Pending: the new holder waited (${waited!.message}); ${perZone(done).join('/')} ${took.toFixed(0)} s after the kill, ${watch.evictions.length} evictions: ${watch.evictions.map((e) => e.name).join(', ')}`);
+    assert.deepEqual(watch.evictions.filter((e) => e.down.length > 0), [], 'no eviction while a pod of the workload was Pending, not Ready or missing');
+    assert.equal(watch.evictions.length, 4, 'four pods moved');
   });
 });

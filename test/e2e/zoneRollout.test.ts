@@ -50,6 +50,25 @@ for (const k of kubeVersions()) describe(`zone-by-zone rollouts with kube-contro
     return { stop: async () => { sampling = false; await loop; return samples; } };
   };
 
+  /** Every pod deletion a watch of the namespace shows, in order, with the revision the pod was on, until stopped. */
+  const podDeletions = (namespace: string) => {
+    const deleted: { name: string; uid: string; revision: string }[] = [];
+    const abort = new AbortController();
+    const watching = (async () => {
+      const rv = (await kube.call('GET', `/api/v1/namespaces/${namespace}/pods?limit=1`)).metadata.resourceVersion;
+      const seen = new Set<string>();
+      try {
+        for await (const { type, object: p } of kube.watch(`/api/v1/namespaces/${namespace}/pods?resourceVersion=${rv}`, abort.signal)) {
+          if ((type === 'DELETED' || p?.metadata?.deletionTimestamp) && !seen.has(p.metadata.uid)) {
+            seen.add(p.metadata.uid);
+            deleted.push({ name: p.metadata.name, uid: p.metadata.uid, revision: p.metadata.labels?.['controller-revision-hash'] });
+          }
+        }
+      } catch { /* aborted */ }
+    })();
+    return { deleted, stop: async () => { abort.abort(); await watching; } };
+  };
+
   /** Every pod on the StatefulSet's update revision and Ready, `replicas` of them. */
   const rolled = async (namespace: string, replicas = REPLICAS) => {
     const sts = await kube.get('apps/v1', 'StatefulSet', namespace, 'db');
@@ -158,6 +177,61 @@ for (const k of kubeVersions()) describe(`zone-by-zone rollouts with kube-contro
     lost.delete(victim);
   });
 
+  it(`[${k.version}] 63. a rollback behind its own bad pod (issue 65, point 3): revision 2 rolls its first zone, a pod of the second never turns Ready and the rollout pauses; rolled back, that pod goes first, and the rollback completes, never two zones down`, async () => {
+    const ns = 'zr-rollback';
+    const replicas = 6;
+    await kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+    let good = '';
+    // db-4 (the second zone's first batch) never starts on any revision but the first.
+    stops.push(kube.kubelet(ns, 300, 1000, (p) => p.metadata.name !== 'db-4' || !good || p.metadata.labels?.['controller-revision-hash'] === good));
+    const sts = statefulSet(ns, 'db', replicas, { schedulerName: SCHEDULER }, { updateStrategy: { type: 'OnDelete' } });
+    // Batches of 1 then 2 in each zone of 2; a pod of the rollout not Ready 15 s after its creation pauses it.
+    sts.metadata.annotations = { 'zonekeeper.io/zone-rollout': 'true', 'zonekeeper.io/zone-rollout-progress-deadline-seconds': '15' };
+    await kube.create(sts);
+    await eventually('6 pods Ready', () => rolled(ns, replicas), 180_000, 500);
+    const list = await kube.frozenZones('apps/v1', 'StatefulSet', ns, 'db');
+    good = (await kube.get('apps/v1', 'StatefulSet', ns, 'db')).status.updateRevision as string;
+    const inZone = (z: string) => Array.from({ length: replicas }, (_, i) => `db-${i}`).filter((_, i) => list[i % 3] === z);
+    assert.deepEqual(inZone(list[1]!), ['db-1', 'db-4']);
+    const watch = podDeletions(ns);
+    const sampler = zonesDown(ns, list, replicas);
+    const started = Date.now();
+
+    // Revision 2: the first zone rolled, then db-4 replaced and never Ready: the rollout pauses with db-4 named.
+    await kube.patch('apps/v1', 'StatefulSet', ns, 'db', { spec: { template: { metadata: { annotations: { 'e2e/revision': '2' } } } } });
+    const bad = await eventually('revision 2', async () => {
+      const s = await kube.get('apps/v1', 'StatefulSet', ns, 'db');
+      return s.status?.observedGeneration === s.metadata.generation && s.status.updateRevision !== good && s.status.updateRevision as string;
+    }, 30_000);
+    const pause = await eventually('the rollout paused on db-4', async () => {
+      const raw = (await kube.get('apps/v1', 'StatefulSet', ns, 'db')).metadata.annotations?.['zonekeeper.io/zone-rollout-paused'];
+      return raw && JSON.parse(raw) as { revision: string; why: string };
+    }, 90_000, 500);
+    const pausedAt = (Date.now() - started) / 1000;
+    assert.equal(pause.revision, bad);
+    assert.match(pause.why, /db-4/);
+    const forward = watch.deleted.map((d) => d.name);
+    assert.deepEqual(forward, [...inZone(list[0]!).reverse(), 'db-4'], 'the first zone, highest ordinal first, then the second zone\'s first batch');
+    assert.ok((await kube.list('v1', 'Event', ns)).some((e) => e.reason === 'ZoneRolloutPaused'), 'a ZoneRolloutPaused Event');
+
+    // Back to revision 1 exactly: the StatefulSet controller gives it its old hash; db-4, down, goes first.
+    await kube.patch('apps/v1', 'StatefulSet', ns, 'db', { spec: { template: { metadata: { annotations: { 'e2e/revision': null } } } } });
+    await eventually('the rollback\'s update revision is revision 1', async () => (await kube.get('apps/v1', 'StatefulSet', ns, 'db')).status?.updateRevision === good, 30_000);
+    await eventually('every pod on revision 1 and Ready', () => rolled(ns, replicas), 60_000, 500);
+    const took = (Date.now() - started) / 1000;
+    const samples = await sampler.stop();
+    await watch.stop();
+    const back = watch.deleted.slice(forward.length);
+    const twoZones = samples.filter((z) => z.length > 1);
+    const annotations = (await kube.get('apps/v1', 'StatefulSet', ns, 'db')).metadata.annotations ?? {};
+    console.log(`# [${k.version}] rollback behind its own bad pod: paused at ${pausedAt.toFixed(1)} s (${pause.why}); rolled back by ${took.toFixed(1)} s, evicting ${back.map((d) => d.name).join(', ')}; ${samples.length} samples, ${twoZones.length} with two zones down`);
+    assert.equal(back[0]?.name, 'db-4', 'its own down pod first');
+    assert.deepEqual(back.map((d) => d.name).slice(1).sort(), inZone(list[0]!).sort(), 'then the first zone\'s pods, each once');
+    assert.ok(back.every((d) => d.revision === bad), 'only pods of revision 2 evicted');
+    assert.equal(annotations['zonekeeper.io/zone-rollout-paused'], undefined, 'the pause record of revision 2 removed');
+    assert.equal(twoZones.length, 0, `never two zones down: ${JSON.stringify(twoZones.slice(0, 3))}`);
+  });
+
   it(`[${k.version}] 61. the Lease holder killed mid-rollout: another replica goes on from the cluster; no pod of the new revision is ever evicted (no step twice), every old one is (none lost), never two zones down`, async () => {
     const ns = 'zr-handover';
     const replicas = 12;
@@ -174,30 +248,8 @@ for (const k of kubeVersions()) describe(`zone-by-zone rollouts with kube-contro
     const holder = async () => (await kube.get('coordination.k8s.io/v1', 'Lease', 'default', 'zonekeeper-writers')).spec.holderIdentity as string;
     const before = await holder();
 
-    // Every pod deletion the watch shows, with the revision the pod was on.
-    const deleted: { name: string; uid: string; revision: string }[] = [];
-    const abort = new AbortController();
-    const watching = (async () => {
-      const rv = (await kube.call('GET', `/api/v1/namespaces/${ns}/pods?limit=1`)).metadata.resourceVersion;
-      const res = await kube.api.stream(`/api/v1/namespaces/${ns}/pods?watch=1&resourceVersion=${rv}`, abort.signal);
-      res.setEncoding('utf8');
-      let buffered = '';
-      const seen = new Set<string>();
-      try {
-        for await (const chunk of res as AsyncIterable<string>) {
-          buffered += chunk;
-          for (let nl = buffered.indexOf('\n'); nl >= 0; nl = buffered.indexOf('\n')) {
-            const event = JSON.parse(buffered.slice(0, nl));
-            buffered = buffered.slice(nl + 1);
-            const p = event.object;
-            if ((event.type === 'DELETED' || p?.metadata?.deletionTimestamp) && !seen.has(p.metadata.uid)) {
-              seen.add(p.metadata.uid);
-              deleted.push({ name: p.metadata.name, uid: p.metadata.uid, revision: p.metadata.labels?.['controller-revision-hash'] });
-            }
-          }
-        }
-      } catch { /* aborted */ }
-    })();
+    const watch = podDeletions(ns);
+    const { deleted } = watch;
     const sampler = zonesDown(ns, list, replicas);
     await kube.patch('apps/v1', 'StatefulSet', ns, 'db', { spec: { template: { metadata: { annotations: { 'e2e/restartedAt': new Date().toISOString() } } } } });
     const revision = await eventually('the new update revision', async () => {
@@ -219,8 +271,7 @@ for (const k of kubeVersions()) describe(`zone-by-zone rollouts with kube-contro
     await eventually('all 12 rolled', () => rolled(ns, replicas), 300_000, 1000);
     const after = await holder();
     const samples = await sampler.stop();
-    abort.abort();
-    await watching;
+    await watch.stop();
     const twoZones = samples.filter((z) => z.length > 1);
     console.log(`# [${k.version}] holder ${killed} (${before}) SIGKILLed after ${killedAt} evictions; finished under ${after}; ${deleted.length} pods deleted, ${samples.length} samples, ${twoZones.length} with two zones down`);
     assert.equal(deleted.filter((d) => d.revision === revision).length, 0, `no pod of the new revision evicted: ${JSON.stringify(deleted.filter((d) => d.revision === revision))}`);
