@@ -101,14 +101,14 @@ describe('zonekeeper serve lifecycle', () => {
     assert.ok(order[0]! >= 0 && order[1]! > order[0]!, 'said it was shutting down, then stopped');
   });
 
-  it('a port in use: one line naming the listener and the flag and key that move it, for each listener', async () => {
+  it('a port asked for and in use: one line naming the listener and the flag and key that move it, for each listener; exit 2', async () => {
     const taken = net.createServer();
     await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
     const at = `127.0.0.1:${(taken.address() as net.AddressInfo).port}`;
     try {
       for (const [flag, name, key] of [['--listen', 'extender', 'extender.listen'], ['--admin-listen', 'admin', 'admin.listen']]) {
         const r = spawnSync(process.execPath, [CLI, 'serve', '--demo', '--listen', '127.0.0.1:0', '--admin-listen', '127.0.0.1:0', flag!, at], { encoding: 'utf8' });
-        assert.equal(r.status, 1);
+        assert.equal(r.status, 2);
         assert.equal(r.stderr, `zonekeeper: the ${name} listener cannot listen on ${at}: the port is in use (another process, or another zonekeeper, listens there); `
         + `choose another with ${flag} HOST:PORT (${key})\n`);
         assert.doesNotMatch(r.stdout, /EADDRINUSE|could not start/);
