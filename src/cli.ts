@@ -146,10 +146,16 @@ async function serve(argv: string[]): Promise<void> {
     throw err;
   }
   const log = createLogger(config.logLevel);
-  const choice = chooseSource(values);
-  // The demo's listeners at their defaults move to a free port when theirs is taken (8888, 9090 often are).
+  let choice;
+  try {
+    choice = chooseSource(values);
+  } catch (err) {
+    if (err instanceof UnreadableFileError) fail(err.message);
+    throw err;
+  }
+  // A file's listeners (the demo's) at their defaults move to a free port when theirs is taken (8888, 9090 often are).
   const defaults = parseConfig({});
-  const anyPortWhenBusy = choice.kind !== 'demo' ? [] : ([['extender', values.listen, config.extender.listen, defaults.extender.listen],
+  const anyPortWhenBusy = choice.kind !== 'demo' && choice.kind !== 'snapshot' ? [] : ([['extender', values.listen, config.extender.listen, defaults.extender.listen],
     ['admin', values['admin-listen'], config.admin.listen, defaults.admin.listen]] as const)
     .filter(([, flag, set, dflt]) => flag === undefined && set === dflt).map(([name]) => name);
   // Signals are handled from the start: a supervisor may stop the server as soon as it reads the serving line.
@@ -231,7 +237,9 @@ async function main(argv: string[]): Promise<void> {
         return;
       }
       try {
-        process.stdout.write(`${runPlan(rest).output}\n`);
+        const { output, warnings } = runPlan(rest);
+        process.stdout.write(`${output}\n`);
+        for (const w of warnings) process.stderr.write(`zonekeeper: plan: ${w}\n`);
       } catch (err) {
         if (err instanceof UsageError) usage(`plan: ${err.message}`, 'zonekeeper plan --help');
         throw err;

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { parseAllDocuments } from 'yaml';
-import { UnreadableFileError, ZonekeeperError } from '../common/errors.js';
+import { UnreadableFileError, yamlProblem, ZonekeeperError } from '../common/errors.js';
 import type { ReflectorStatus } from './reflector.js';
 import { slimOf } from './convert.js';
 import { ALL_KIND_NAMES, kindOfObject, KRUISE_GROUP, OPTIONAL_KINDS } from './kinds.js';
@@ -136,7 +136,7 @@ export function loadObjects(content: string | Uint8Array, origin: string, shiftM
   // logLevel error: a templated key ({{ .Values.x }}) is counted as no object, not warned about on stderr.
   for (const doc of parseAllDocuments(content, { logLevel: 'error' })) {
     if (doc.errors.length > 0) {
-      throw new SnapshotFileError(jsonError ? `${origin}: not valid JSON (${jsonError.message})` : `${origin}: not valid YAML (${doc.errors[0]!.message.split('\n')[0]})`);
+      throw new SnapshotFileError(jsonError ? `${origin}: not valid JSON (${jsonError.message})` : `${origin}: not valid YAML: ${yamlProblem(doc.errors[0]!.message)}`);
     }
     visit(doc.toJS());
   }

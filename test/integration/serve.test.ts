@@ -41,6 +41,19 @@ describe('zonekeeper serve on real ports', () => {
     assert.ok(waited >= 10 * 60_000 && waited < 11 * 60_000, `queue-2 pending for ${waited} ms`);
   });
 
+  it('GET /debug is an index of the debug views, each with a path that answers', async () => {
+    const res = await fetch(`${server.admin}/debug`);
+    assert.equal(res.status, 200);
+    const index: any = await res.json();
+    assert.equal(index.page, '/ui');
+    assert.ok(index.debug.length >= 9);
+    for (const view of index.debug) {
+      assert.ok(view.example.startsWith(view.path.split(/[?[A-Z]/)[0]), `${view.example} is an instance of ${view.path}`);
+      assert.equal((await fetch(`${server.admin}${view.example}`)).status, 200, view.example);
+    }
+    assert.equal((await fetch(`${server.admin}/debug/`)).url, `${server.admin}/debug`);
+  });
+
   it('answers the captured kube-scheduler requests over HTTP', async () => {
     const f = fixture('filter-nodenames-statefulset-pod.json');
     const res = await fetch(`${server.extender}/filter`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(f.body) });
@@ -135,6 +148,19 @@ describe('zonekeeper serve lifecycle', () => {
     const r = spawnSync(process.execPath, [CLI, 'serve', '--config', join(dir, 'tls.yaml')], { encoding: 'utf8' });
     assert.equal(r.status, 2);
     assert.match(r.stderr, /extender\.tls\.keyFile: required with certFile/);
+  });
+
+  it('a YAML error in --snapshot shows the line and the caret under its column, as one in --config does', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'zk-yaml-'));
+    const bad = 'kind: List\nitems:\n  - kind: Node\n     metadata: {name: a}\n';
+    writeFileSync(join(dir, 'snapshot.yaml'), bad);
+    writeFileSync(join(dir, 'zonekeeper.yaml'), bad);
+    const snapshot = spawnSync(process.execPath, [CLI, 'serve', '--snapshot', join(dir, 'snapshot.yaml')], { encoding: 'utf8' });
+    const config = spawnSync(process.execPath, [CLI, 'serve', '--config', join(dir, 'zonekeeper.yaml')], { encoding: 'utf8' });
+    assert.deepEqual([snapshot.status, config.status], [2, 2]);
+    const excerpt = /: not valid YAML: Nested mappings are not allowed in compact mappings at line 3, column 11:\n {2} {2}- kind: Node\n {2} {10}\^\n$/;
+    assert.match(snapshot.stderr, excerpt);
+    assert.match(config.stderr, excerpt);
   });
 
   it('refuses a config with an unknown key, naming it', () => {
