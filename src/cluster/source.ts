@@ -31,6 +31,8 @@ export interface SnapshotSource {
   readonly store: ClusterStore;
   /** False for files: the actuator then writes to the in-memory store only. */
   readonly writable: boolean;
+  /** A file (the demo, --snapshot): nothing binds its pods, and its times are as of its reading. */
+  readonly fromFile?: true;
   describe(): string;
   start(): void;
   stop(): Promise<void>;
@@ -191,5 +193,5 @@ export function fileSource(path: string, label = path, flag = '--snapshot', shif
     throw new UnreadableFileError(flag, path, err as NodeJS.ErrnoException);
   }
   const { store, loaded } = loadObjects(bytes, path, shiftMs);
-  return { ...memorySource(store, label), loaded };
+  return { ...memorySource(store, label), loaded, fromFile: true };
 }

@@ -120,6 +120,7 @@ export const DEBUG_INDEX = [
 export function adminRoutes(deps: AdminDeps): Hono {
   const { source, views, metrics } = deps;
   const app = new Hono();
+  const readAt = new Date((deps.clock ?? systemClock).now()).toISOString();
 
   addHealth(app, deps);
   if (deps.auth) {
@@ -150,8 +151,10 @@ export function adminRoutes(deps: AdminDeps): Hono {
       return failWith(c, 400, 'bad request', 'expected a namespace name', { field: 'namespace' });
     }
     const { layouts, more, podsPerAnswer } = views.layouts(namespace, deps.layoutHealth?.get);
+    // A file: nothing binds its pods, and its ages are as of its reading, not growing with the clock.
+    const file = source.fromFile ? { nothingBinds: true, asOf: readAt } : {};
     return c.json({
-      source: source.describe(), synced: source.synced(), generatedAt: new Date((deps.clock ?? systemClock).now()).toISOString(), more, podsPerAnswer,
+      source: source.describe(), synced: source.synced(), generatedAt: new Date((deps.clock ?? systemClock).now()).toISOString(), more, podsPerAnswer, ...file,
       workloads: layouts,
     });
   });
