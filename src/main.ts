@@ -53,7 +53,13 @@ function openSource(choice: SourceChoice, config: Config, log: Logger, metrics: 
     return { source, actuator: memoryActuator(source.store, log, metrics) };
   }
   const api = kubeApiClient(loadClusterAccess(choice));
-  log.info({ server: api.server, from: choice.kind === 'kubeconfig' ? choice.from : 'in-cluster' }, 'watching the cluster');
+  // Said before the first write: `serve` follows $KUBECONFIG and ~/.kube/config as kubectl does.
+  const from = choice.kind === 'kubeconfig' ? `${choice.from} ${choice.path}` : 'in-cluster';
+  const le = config.leaderElection;
+  const lease = le.enabled ? `the Lease ${leaseNamespace(le.namespace)}/${le.leaseName}, then, as its holder, ` : '';
+  log.info({ server: api.server, from: choice.kind === 'kubeconfig' ? choice.from : 'in-cluster' },
+    `watching the cluster ${api.server} (${from}); writing there ${lease}Events and zonekeeper.io annotations on the workloads and pods it places `
+    + '(docs/operations.md#what-serve-writes); a read-only look: zonekeeper audit');
   const source = clusterWatch(api, config.cluster, log, (kind, reason) => metrics.watchRestarts.inc({ kind, reason }));
   return { source, api, actuator: kubeActuator(api, log, metrics, config.instanceIds.assignDeadlineMs) };
 }

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -205,6 +205,27 @@ describe('zonekeeper serve lifecycle', () => {
     for (const arg of ['--version', 'version']) {
       const r = spawnSync(process.execPath, [CLI, arg], { encoding: 'utf8' });
       assert.deepEqual([r.status, r.stdout], [0, `zonekeeper ${version}\n`]);
+    }
+  });
+
+  it('serve without flags follows $KUBECONFIG, as kubectl does, and says before any write which cluster and what it writes there', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'zk-follow-'));
+    const kubeconfig = join(dir, 'config');
+    writeFileSync(kubeconfig, 'apiVersion: v1\nkind: Config\ncurrent-context: prod\nclusters: [{name: prod, cluster: {server: "https://127.0.0.1:1"}}]\nusers: [{name: me, user: {token: t}}]\ncontexts: [{name: prod, context: {cluster: prod, user: me}}]\n');
+    const child = spawn(process.execPath, [CLI, 'serve', '--listen', '127.0.0.1:0', '--admin-listen', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, KUBECONFIG: kubeconfig, HOME: dir } });
+    try {
+      let out = '';
+      const first = await new Promise<string>((resolve, reject) => {
+        child.stdout.on('data', (c) => {
+          out += c;
+          if (out.includes('\n')) resolve(JSON.parse(out.split('\n')[0]!).msg);
+        });
+        child.once('exit', (code) => reject(new Error(`exited ${code}: ${out}`)));
+      });
+      assert.equal(first, `watching the cluster https://127.0.0.1:1 ($KUBECONFIG ${kubeconfig}); writing there the Lease default/zonekeeper-writers, then, as its holder, `
+      + 'Events and zonekeeper.io annotations on the workloads and pods it places (docs/operations.md#what-serve-writes); a read-only look: zonekeeper audit');
+    } finally {
+      child.kill('SIGKILL');
     }
   });
 
