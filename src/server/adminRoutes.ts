@@ -104,7 +104,7 @@ async function policyDecided(pod: SlimPod, agreement: AdminDeps['policyAgreement
 }
 
 /** `GET /debug`: every debug view, each with what it shows and a path to try (docs/operations.md#endpoints). */
-export const DEBUG_INDEX = [
+const DEBUG_INDEX = [
   { path: '/debug/health', what: 'every managed workload\'s health, at risk first (what `zonekeeper audit` prints)', example: '/debug/health' },
   { path: '/debug/explain?pod=NAMESPACE/NAME', what: 'where a pod is, where its seat is, why they differ, the command that fixes it (a page for a browser)', example: '/debug/explain?pod=default/db-0' },
   { path: '/debug/layouts[?namespace=NS]', what: 'every managed workload\'s layout: what the page at /ui draws', example: '/debug/layouts' },
