@@ -37,9 +37,10 @@ judged, whether or not zonekeeper is installed. Against a cluster, it says too w
 server serves MutatingAdmissionPolicies (Kubernetes 1.36+, the policy transport) and which
 namespaces hold a seat table, with how many StatefulSets each covers. Pods the zone gate decided
 after their creation that lack part of their WorkloadSpread subset's patch are listed under it.
-Exit status: 0 none at
-risk, 1 some at risk, 2 error: also when there is no workload to judge, or the file holds items
-that are not Kubernetes objects (no kind or no metadata.name).
+Under the table, how to see why, pod by pod, and the command that fixes it: /debug/explain of
+'zonekeeper serve --snapshot', read-only.
+Exit status: 0 none at risk, 1 some at risk, 2 error: also when there is no workload to judge,
+or the file holds items that are not Kubernetes objects (no kind or no metadata.name).
 `;
 
 export class AuditError extends Error {}
@@ -55,6 +56,20 @@ function auditTable(rows: readonly WorkloadHealth[]): string {
   const widths = COLUMNS.map((c, i) => Math.max(c.length, ...cells.map((r) => r[i]!.length)));
   const line = (r: readonly string[]) => r.map((v, i) => (i === r.length - 1 ? v : v.padEnd(widths[i]!))).join('   ');
   return [line(COLUMNS), ...cells.map(line)].join('\n');
+}
+
+/** Pods named under the table, with the command that explains each. */
+const EXPLAINED_PODS = 5;
+
+/** Under the table: where each at-risk workload's off-seat pods are explained, read-only (`serve --snapshot`, /debug/explain). */
+function explainHint(health: readonly WorkloadHealth[], snapshot: string | undefined): string {
+  const pods = health.filter((h) => h.atRisk).flatMap((h) => h.offPinPods.map((p) => `${h.ref.namespace}/${p.pod}`));
+  if (health.every((h) => !h.atRisk)) return '';
+  const serve = snapshot ? `zonekeeper serve --snapshot ${snapshot}`
+    : 'kubectl get nodes,pods,pv,pvc,sc,sts,rs,deploy -A -o json > cluster.json && zonekeeper serve --snapshot cluster.json';
+  return ['', '', 'Why, pod by pod, and the command that fixes it (read-only: nothing is written):', `  ${serve}`,
+    ...pods.slice(0, EXPLAINED_PODS).map((pod) => `  curl -s 'localhost:9090/debug/explain?pod=${pod}' | jq -r '.explanation[]'`),
+    `  or open http://localhost:9090/ui${pods.length > EXPLAINED_PODS ? ` (${pods.length - EXPLAINED_PODS} more pods off their seat)` : ''}`].join('\n');
 }
 
 /** How long the first request to the API server may take before the audit gives up. */
@@ -168,7 +183,7 @@ export async function runAudit(argv: string[]): Promise<{ output: string; code: 
     const extra = { ...(policy ? { policy } : {}), ...(patches.length > 0 ? { subsetPatchesNotApplied: patches } : {}) };
     const output = values.output === 'json'
       ? JSON.stringify({ source: source.describe(), atRisk, workloads: health, ...extra }, null, 2)
-      : auditTable(health) + (policy ? `\n\n${auditPolicyText(policy, config.policy.configMapName)}` : '')
+      : auditTable(health) + explainHint(health, choice.kind === 'snapshot' ? choice.path : undefined) + (policy ? `\n\n${auditPolicyText(policy, config.policy.configMapName)}` : '')
         + (patches.length > 0 ? `\n\n${subsetPatchShortfallText(patches)}` : '');
     return { output, code: atRisk > 0 ? 1 : 0 };
   } finally {

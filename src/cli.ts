@@ -146,27 +146,41 @@ async function serve(argv: string[]): Promise<void> {
     throw err;
   }
   const log = createLogger(config.logLevel);
-  let running;
+  let choice;
   try {
-    running = await startServer(config, chooseSource(values), log);
+    choice = chooseSource(values);
+  } catch (err) {
+    if (err instanceof UnreadableFileError) fail(err.message);
+    throw err;
+  }
+  // A file's listeners (the demo's) at their defaults move to a free port when theirs is taken (8888, 9090 often are).
+  const defaults = parseConfig({});
+  const anyPortWhenBusy = choice.kind !== 'demo' && choice.kind !== 'snapshot' ? [] : ([['extender', values.listen, config.extender.listen, defaults.extender.listen],
+    ['admin', values['admin-listen'], config.admin.listen, defaults.admin.listen]] as const)
+    .filter(([, flag, set, dflt]) => flag === undefined && set === dflt).map(([name]) => name);
+  // Signals are handled from the start: a supervisor may stop the server as soon as it reads the serving line.
+  const starting = startServer(config, choice, log, undefined, { anyPortWhenBusy });
+  stopOnSignal(starting, log);
+  try {
+    await starting;
   } catch (err) {
     const { SnapshotFileError } = await import('./cluster/source.js');
     if (err instanceof SnapshotFileError || err instanceof UnreadableFileError) fail(err.message);
-    if (err instanceof ListenError) fail(err.message, 1);
+    // Run by `npm start`, a flag reaches zonekeeper only after `--`.
+    if (err instanceof ListenError) fail(process.env.npm_lifecycle_event === 'start' ? err.message.replace(/with (--[\w-]+ HOST:PORT)/, 'with npm start -- $1') : err.message);
     log.fatal({ err: (err as Error).message }, 'could not start');
     process.exit(1);
   }
-  stopOnSignal(running, log);
 }
 
-/** SIGTERM or SIGINT: stop gracefully once, then exit. */
-function stopOnSignal(running: { stop(): Promise<void> }, log: import('./common/logger.js').Logger): void {
+/** SIGTERM or SIGINT: stop gracefully once (once started), then exit; a start that fails exits on its own. */
+function stopOnSignal(starting: Promise<{ stop(): Promise<void> }>, log: import('./common/logger.js').Logger): void {
   let stopping = false;
   const shutdown = (signal: string) => {
     if (stopping) return;
     stopping = true;
     log.info({ signal }, 'shutting down: readyz is 503, finishing in-flight requests');
-    running.stop().then(() => {
+    starting.then((running) => running.stop()).then(() => {
       log.info('stopped');
       process.exit(0);
     }, (err: Error) => {
@@ -202,7 +216,9 @@ async function karmada(argv: string[]): Promise<void> {
   const log = createLogger(config.logLevel);
   const kubeconfig = values.kubeconfig ?? process.env.KUBECONFIG;
   try {
-    stopOnSignal(await startFederation(config, kubeconfig ? { kind: 'kubeconfig', path: kubeconfig } : { kind: 'in-cluster' }, log), log);
+    const starting = startFederation(config, kubeconfig ? { kind: 'kubeconfig', path: kubeconfig } : { kind: 'in-cluster' }, log);
+    stopOnSignal(starting, log);
+    await starting;
   } catch (err) {
     log.fatal({ err: (err as Error).message }, 'could not start');
     process.exit(1);
@@ -221,7 +237,9 @@ async function main(argv: string[]): Promise<void> {
         return;
       }
       try {
-        process.stdout.write(`${runPlan(rest).output}\n`);
+        const { output, warnings } = runPlan(rest);
+        process.stdout.write(`${output}\n`);
+        for (const w of warnings) process.stderr.write(`zonekeeper: plan: ${w}\n`);
       } catch (err) {
         if (err instanceof UsageError) usage(`plan: ${err.message}`, 'zonekeeper plan --help');
         throw err;

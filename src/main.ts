@@ -19,7 +19,7 @@ import { federationProbeRoutes, federationRoutes } from './server/federationRout
 import { kubernetesAuthorizer } from './server/adminAuth.js';
 import { adminRoutes, probeRoutes } from './server/adminRoutes.js';
 import { extenderRoutes, pickerRoutes } from './server/extenderRoutes.js';
-import { listen, type Listener } from './server/listen.js';
+import { listen, ListenError, type Listener } from './server/listen.js';
 import { clusterWatch, DEMO_WRITTEN_AT, type SourceChoice } from './sourceChoice.js';
 
 export { chooseSource, DEMO_CLUSTER, type SourceChoice } from './sourceChoice.js';
@@ -53,7 +53,13 @@ function openSource(choice: SourceChoice, config: Config, log: Logger, metrics: 
     return { source, actuator: memoryActuator(source.store, log, metrics) };
   }
   const api = kubeApiClient(loadClusterAccess(choice));
-  log.info({ server: api.server, from: choice.kind === 'kubeconfig' ? choice.from : 'in-cluster' }, 'watching the cluster');
+  // Said before the first write: `serve` follows $KUBECONFIG and ~/.kube/config as kubectl does.
+  const from = choice.kind === 'kubeconfig' ? `${choice.from} ${choice.path}` : 'in-cluster';
+  const le = config.leaderElection;
+  const lease = le.enabled ? `the Lease ${leaseNamespace(le.namespace)}/${le.leaseName}, then, as its holder, ` : '';
+  log.info({ server: api.server, from: choice.kind === 'kubeconfig' ? choice.from : 'in-cluster' },
+    `watching the cluster ${api.server} (${from}); writing there ${lease}Events and zonekeeper.io annotations on the workloads and pods it places `
+    + '(docs/operations.md#what-serve-writes); a read-only look: zonekeeper audit');
   const source = clusterWatch(api, config.cluster, log, (kind, reason) => metrics.watchRestarts.inc({ kind, reason }));
   return { source, api, actuator: kubeActuator(api, log, metrics, config.instanceIds.assignDeadlineMs) };
 }
@@ -117,7 +123,29 @@ function byDeadline(work: Promise<unknown> | undefined, deadline: number): Promi
   });
 }
 
-export async function startServer(config: Config, choice: SourceChoice, log: Logger, metrics = createMetrics({ defaults: true })): Promise<Running> {
+/** Listeners that take any free port when theirs is in use (the demo's, at their defaults), saying which. */
+export interface ServeOptions { anyPortWhenBusy?: readonly ('extender' | 'admin')[] }
+
+/** `listen`, or, for a listener that may move, any free port on the same host when the port is in use. */
+async function listenOrMove(
+  name: 'extender' | 'admin', may: ServeOptions, log: Logger, ...args: Parameters<typeof listen>
+): Promise<Listener> {
+  try {
+    return await listen(...args);
+  } catch (err) {
+    const inUse = err instanceof ListenError && (err.cause as NodeJS.ErrnoException | undefined)?.code === 'EADDRINUSE';
+    if (!inUse || !may.anyPortWhenBusy?.includes(name)) throw err;
+    const [app, hostPort, o] = args;
+    const moved = await listen(app, `${hostPort.slice(0, hostPort.lastIndexOf(':'))}:0`, o);
+    const { flag } = LISTENER_SETTINGS[name];
+    log.warn({ listener: name, busy: hostPort, url: moved.url }, `${hostPort} is in use: the ${name} listener took ${moved.url} instead (choose one with ${flag} HOST:PORT)`);
+    return moved;
+  }
+}
+
+export async function startServer(
+  config: Config, choice: SourceChoice, log: Logger, metrics = createMetrics({ defaults: true }), may: ServeOptions = {},
+): Promise<Running> {
   const { source, actuator, api } = openSource(choice, config, log, metrics);
   if (config.admin.authorization === 'kubernetes' && !api) {
     throw new Error('admin.authorization: kubernetes needs an API server to review tokens; a file source has none');
@@ -144,9 +172,9 @@ export async function startServer(config: Config, choice: SourceChoice, log: Log
     onTlsReload: (err?: Error) => (err ? log.warn({ listener, err: err.message }, 'TLS files not read again; the ones served stay')
       : log.info({ listener }, 'TLS files changed: new connections get the new certificate')),
   });
-  const ext = await listen(extenderRoutes(h.extender, metrics, log, config.extender), config.extender.listen, { tls: config.extender.tls, limits, ...listenerHooks('extender') });
+  const ext = await listenOrMove('extender', may, log, extenderRoutes(h.extender, metrics, log, config.extender), config.extender.listen, { tls: config.extender.tls, limits, ...listenerHooks('extender') });
   const auth = config.admin.authorization === 'kubernetes' && api ? kubernetesAuthorizer(api, config.admin.tokenAudiences) : undefined;
-  const admin = await listen(adminRoutes({ ...h.admin, metrics, serving: () => serving, auth }), config.admin.listen, { limits, setting: setting('admin') });
+  const admin = await listenOrMove('admin', may, log, adminRoutes({ ...h.admin, metrics, serving: () => serving, auth }), config.admin.listen, { limits, setting: setting('admin') });
   const probes = config.admin.probeListen
     ? await listen(probeRoutes({ source, serving: () => serving, policy: h.policy }), config.admin.probeListen,
         { limits, setting: setting('probe') }) : undefined;
@@ -168,6 +196,7 @@ export async function startServer(config: Config, choice: SourceChoice, log: Log
     h.certificate.startLoading();
   }
   log.info({ admission: admission?.url, extender: ext.url, admin: admin.url, page: new URL('/ui', admin.url).href, probes: probes?.url, picker: picker?.url, adminAuthorization: config.admin.authorization, source: source.describe() }, 'zonekeeper serving');
+  log.info(`the layout page: ${new URL('/ui', admin.url).href}`);
   return {
     extender: ext, admin, probes, picker, admission, source, metrics,
     async stop() {

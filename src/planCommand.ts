@@ -29,7 +29,8 @@ the Federated ReplicaSet plan, what capacity could not hold, the layout zonekeep
 uses for these replicas (the first N seats of its zone sequence, each zone capped at
 existing + capacity; a zone already over its share keeps its pods): equal weights never leave a zone empty while N >= zones, where the
 plan's rounding can (4 over 3 zones plans 2/2/0; zonekeeper lays out 2/1/1), and how many
-replicas no zone may take (with a "reason"). Bad input exits 2.
+replicas no zone may take (with a "reason"). A layout that leaves a zone empty which the replicas
+could fill is warned about on stderr. Bad input exits 2.
 `;
 
 export class UsageError extends ZonekeeperError {}
@@ -70,7 +71,7 @@ function negativeValuesJoined(argv: string[]): string[] {
   });
 }
 
-export function runPlan(argv: string[]): { output: string; plan: PlanOutput } {
+export function runPlan(argv: string[]): { output: string; plan: PlanOutput; warnings: string[] } {
   let values;
   try {
     ({ values } = parseArgs({
@@ -118,7 +119,16 @@ export function runPlan(argv: string[]): { output: string; plan: PlanOutput } {
     ...federated, zonekeeper: layout, unplaced,
     ...(unplaced > 0 ? { reason: `${unplaced} of ${replicas} replicas have no zone: every zone is at its limit (weight 0 and no minReplicas, maxReplicas reached, no entry, or no capacity); their pods wait` } : {}),
   };
-  return { plan, output: values.table ? planTable(zones, plan) : JSON.stringify(plan) };
+  return { plan, output: values.table ? planTable(zones, plan) : JSON.stringify(plan), warnings: emptiedZones(zones, replicas, layout) };
+}
+
+/** A layout that leaves zones empty though the replicas could fill them: said on stderr, the plan stays valid. */
+function emptiedZones(zones: string[], replicas: number, layout: Record<string, number>): string[] {
+  const empty = zones.filter((z) => !layout[z]);
+  const held = zones.length - empty.length;
+  if (held >= Math.min(replicas, zones.length)) return [];
+  return [`warning: ${empty.join(', ')} ${empty.length === 1 ? 'gets' : 'get'} no replica, though ${replicas} replicas could hold ${Math.min(replicas, zones.length)} zones `
+    + `(no weight, minReplicas or entry in --preferences, or no --capacity): losing ${zones.filter((z) => layout[z]).join(', ') || 'a zone'} loses every replica`];
 }
 
 function planTable(zones: string[], p: PlanOutput): string {

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { parseAllDocuments } from 'yaml';
-import { UnreadableFileError, ZonekeeperError } from '../common/errors.js';
+import { UnreadableFileError, yamlProblem, ZonekeeperError } from '../common/errors.js';
 import type { ReflectorStatus } from './reflector.js';
 import { slimOf } from './convert.js';
 import { ALL_KIND_NAMES, kindOfObject, KRUISE_GROUP, OPTIONAL_KINDS } from './kinds.js';
@@ -31,6 +31,8 @@ export interface SnapshotSource {
   readonly store: ClusterStore;
   /** False for files: the actuator then writes to the in-memory store only. */
   readonly writable: boolean;
+  /** A file (the demo, --snapshot): nothing binds its pods, and its times are as of its reading. */
+  readonly fromFile?: true;
   describe(): string;
   start(): void;
   stop(): Promise<void>;
@@ -136,7 +138,7 @@ export function loadObjects(content: string | Uint8Array, origin: string, shiftM
   // logLevel error: a templated key ({{ .Values.x }}) is counted as no object, not warned about on stderr.
   for (const doc of parseAllDocuments(content, { logLevel: 'error' })) {
     if (doc.errors.length > 0) {
-      throw new SnapshotFileError(jsonError ? `${origin}: not valid JSON (${jsonError.message})` : `${origin}: not valid YAML (${doc.errors[0]!.message.split('\n')[0]})`);
+      throw new SnapshotFileError(jsonError ? `${origin}: not valid JSON (${jsonError.message})` : `${origin}: not valid YAML: ${yamlProblem(doc.errors[0]!.message)}`);
     }
     visit(doc.toJS());
   }
@@ -191,5 +193,5 @@ export function fileSource(path: string, label = path, flag = '--snapshot', shif
     throw new UnreadableFileError(flag, path, err as NodeJS.ErrnoException);
   }
   const { store, loaded } = loadObjects(bytes, path, shiftMs);
-  return { ...memorySource(store, label), loaded };
+  return { ...memorySource(store, label), loaded, fromFile: true };
 }

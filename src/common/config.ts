@@ -1,4 +1,4 @@
-import { describeIssues, UnreadableFileError, ZonekeeperError } from './errors.js';
+import { describeIssues, UnreadableFileError, yamlProblem, ZonekeeperError } from './errors.js';
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
 import { z } from 'zod';
@@ -297,7 +297,7 @@ export function loadConfig(path: string | undefined): Config {
   try {
     value = parse(text);
   } catch (err) {
-    throw new ConfigError(`${path}: not valid YAML: ${(err as Error).message}`);
+    throw new ConfigError(`${path}: not valid YAML: ${yamlProblem((err as Error).message)}`);
   }
   return parseConfig(value, path);
 }

@@ -8,6 +8,12 @@ export class ZonekeeperError extends Error {
   }
 }
 
+/** A YAML parser's message with its excerpt: the line at fault and the caret under its column, indented, no blank lines. */
+export function yamlProblem(message: string): string {
+  const [head = '', ...excerpt] = message.split('\n');
+  return [head, ...excerpt.filter((l) => l.trim() !== '').map((l) => `  ${l}`)].join('\n');
+}
+
 /** A file that could not be read, in a user's words ("no such file", "is a directory"). */
 export function unreadableFile(err: NodeJS.ErrnoException): string {
   switch (err.code) {

@@ -1,7 +1,8 @@
 import { pino, type Logger } from 'pino';
 
 // Structured JSON logs on stdout, for collectors; the same records as one readable line each
-// when stdout is a terminal. Never log tokens or kubeconfig contents.
+// when stdout is a terminal. Never log tokens or kubeconfig contents. Written synchronously (stdout
+// is on Linux): pino's asynchronous default let a record overtake another at process.exit.
 
 export interface LogSink { write(line: string): unknown; isTTY?: boolean }
 
@@ -33,7 +34,7 @@ export function prettyLine(json: string, color: boolean): string {
 /** JSON lines on `out`; readable lines when `out` is a terminal. */
 export function createLogger(level: string, out: LogSink = process.stdout): Logger {
   const opts = { level, base: { app: 'zonekeeper' }, timestamp: pino.stdTimeFunctions.isoTime };
-  if (!out.isTTY) return out === process.stdout ? pino(opts) : pino(opts, { write: (line: string) => out.write(line) });
+  if (!out.isTTY) return pino(opts, { write: (line: string) => out.write(line) });
   return pino(opts, { write: (line: string) => out.write(prettyLine(line, true)) });
 }
 

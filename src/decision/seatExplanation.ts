@@ -32,6 +32,15 @@ export interface SeatExplanation {
   explanation: string[];
 }
 
+/** What the explanation depends on beyond the cluster: repair's switch, and whether anything binds pods (a file: nothing). */
+export interface ExplainContext { rebalanceEnabled: boolean; fromFile: boolean }
+
+/** Why a pending pod of a file stays pending: said once, wherever the explanation ends. */
+/** rebalance.enabled through the chart (docs/operations.md: the chart's `config`). */
+const REPAIR_ON = 'helm upgrade zonekeeper charts/zonekeeper -n zonekeeper-system --reuse-values --set config.rebalance.enabled=true';
+
+const NOTHING_BINDS = 'Nothing binds pods here: this is a file (the demo, a --snapshot), with no kube-scheduler, so it stays pending; in a cluster, kube-scheduler binds it where the dry run sends it.';
+
 /** `kubectl -n NS VERB RESOURCE NAME`: the resource with its group where apps/v1 is not meant (an Advanced StatefulSet). */
 function kubectl(verb: string, ref: WorkloadRef, rest: string): string {
   const spec = workloadKindSpec(ref.kind);
@@ -93,7 +102,13 @@ function destination(decision: { passed: readonly string[]; summary: string }, s
  * dry-run filter was decided on, `decision`: what that filter passed and why.
  */
 export function explainSeat(pod: SlimPod, model: WorkloadModel | undefined, snapshot: Snapshot, settings: PlacementSettings,
-  decision: { passed: readonly string[]; summary: string }): SeatExplanation {
+  decision: { passed: readonly string[]; summary: string }, context: ExplainContext = { rebalanceEnabled: true, fromFile: false }): SeatExplanation {
+  const e = seatAndFixes(pod, model, snapshot, settings, decision, context);
+  return !pod.nodeName && context.fromFile ? { ...e, explanation: [...e.explanation, NOTHING_BINDS] } : e;
+}
+
+function seatAndFixes(pod: SlimPod, model: WorkloadModel | undefined, snapshot: Snapshot, settings: PlacementSettings,
+  decision: { passed: readonly string[]; summary: string }, context: ExplainContext): SeatExplanation {
   const list = model && model.policy !== 'none' && model.policy !== 'wait' ? model.zones() : undefined;
   const topologyKey = list?.topologyKey ?? settings.topologyKey;
   const node = pod.nodeName ? snapshot.node(pod.nodeName) : undefined;
@@ -136,10 +151,12 @@ export function explainSeat(pod: SlimPod, model: WorkloadModel | undefined, snap
     });
   } else {
     const optedIn = rebalanceRequested(w);
+    const optIn = kubectl('annotate', model.ref, `${ANNOTATION.rebalance}=true`);
+    const turnOn = context.rebalanceEnabled ? '' : `Repair is off in this zonekeeper: turn it on (rebalance: {enabled: true} in zonekeeper.yaml; with the chart: ${REPAIR_ON}), then `;
     fixes.push({
       by: 'repair',
-      what: `${optedIn ? `${w.kind} ${w.name} is opted into repair; with` : `Opt ${w.kind} ${w.name} into repair, with`} rebalance.enabled: true in zonekeeper.yaml: the Lease holder then evicts the pod through the Eviction API (its PodDisruptionBudget decides) once every zone has been stable for rebalance.zoneStableSeconds, and the new pod lands on its seat`,
-      command: optedIn ? 'rebalance: {enabled: true}   # zonekeeper.yaml' : kubectl('annotate', model.ref, `${ANNOTATION.rebalance}=true`),
+      what: `${turnOn}${optedIn ? `${w.kind} ${w.name} is opted into repair` : `${turnOn ? 'opt' : 'Opt'} ${w.kind} ${w.name} into repair`}: the Lease holder then evicts the pod through the Eviction API (its PodDisruptionBudget decides) once every zone has been stable for rebalance.zoneStableSeconds, and the new pod lands on its seat`,
+      command: [...(context.rebalanceEnabled ? [] : [REPAIR_ON]), ...(optedIn ? [] : [optIn])].join(' && ') || `kubectl -n ${pod.namespace} get events --field-selector involvedObject.name=${w.name}`,
     });
     fixes.push({
       by: 'delete-pod',

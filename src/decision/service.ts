@@ -66,6 +66,6 @@ export function decisionService(deps: DecisionServiceDeps): DecisionService {
     fallbackExpired: (fb) => core.state.gateFallback(fb),
     memory: core.state,
     settings: core.settings,
-    views: debugViews(core, recorder, source),
+    views: debugViews(core, recorder, source, config.rebalance.enabled),
   };
 }

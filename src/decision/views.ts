@@ -41,7 +41,7 @@ export interface DebugViews {
 }
 
 /** The debug views over the decision service and the cache: nothing reserved or written. */
-export function debugViews(core: DecisionCore, recorder: DecisionRecorder, source: SnapshotSource): DebugViews {
+export function debugViews(core: DecisionCore, recorder: DecisionRecorder, source: SnapshotSource, rebalanceEnabled: boolean): DebugViews {
   const { state } = core;
   return {
     explain(namespace, name) {
@@ -62,7 +62,8 @@ export function debugViews(core: DecisionCore, recorder: DecisionRecorder, sourc
       const disruption = down && { ...down, ...(last ? { lastEviction: { at: last.at, outcome: last.outcome, summary: last.summary } } : {}) };
       return {
         ...record, nodes: all.length, passed: { count: v.passed.length, sample: [...v.passed] }, failed, zones,
-        ...explainSeat(raw, v.model, source.snapshot, state.settings, { passed: v.passed, summary: v.summary }),
+        ...explainSeat(raw, v.model, source.snapshot, state.settings, { passed: v.passed, summary: v.summary },
+          { rebalanceEnabled, fromFile: source.fromFile === true }),
         ...(disruption ? { disruption } : {}),
       };
     },

@@ -103,16 +103,32 @@ async function policyDecided(pod: SlimPod, agreement: AdminDeps['policyAgreement
   };
 }
 
+/** `GET /debug`: every debug view, each with what it shows and a path to try (docs/operations.md#endpoints). */
+const DEBUG_INDEX = [
+  { path: '/debug/health', what: 'every managed workload\'s health, at risk first (what `zonekeeper audit` prints)', example: '/debug/health' },
+  { path: '/debug/explain?pod=NAMESPACE/NAME', what: 'where a pod is, where its seat is, why they differ, the command that fixes it (a page for a browser)', example: '/debug/explain?pod=default/db-0' },
+  { path: '/debug/layouts[?namespace=NS]', what: 'every managed workload\'s layout: what the page at /ui draws', example: '/debug/layouts' },
+  { path: '/debug/workloads/NAMESPACE/KIND/NAME', what: 'one workload: zone list, sequence, pods by seat, reservations', example: '/debug/workloads/default/statefulset/db' },
+  { path: '/debug/decisions?pod=NAMESPACE/NAME', what: 'the last decisions for a pod, rejected nodes grouped by reason', example: '/debug/decisions?pod=default/db-0' },
+  { path: '/debug/cache', what: 'per kind: objects, synced, watching, last error', example: '/debug/cache' },
+  { path: '/debug/gate', what: 'pods held by the zone gate and why each waits', example: '/debug/gate' },
+  { path: '/debug/repair', what: 'with rebalance.enabled: what repair last did per opted-in workload', example: '/debug/repair' },
+  { path: '/debug/rollouts', what: 'zone-by-zone rollouts and their last step', example: '/debug/rollouts' },
+] as const;
+
 /** The admin listener: health, readiness, metrics and the debug views (README, Endpoints). */
 export function adminRoutes(deps: AdminDeps): Hono {
   const { source, views, metrics } = deps;
   const app = new Hono();
+  const readAt = new Date((deps.clock ?? systemClock).now()).toISOString();
 
   addHealth(app, deps);
   if (deps.auth) {
     app.use('/metrics', requireAuthorization(deps.auth));
-    app.use('/debug/*', requireAuthorization(deps.auth));
+    app.use('/debug/*', requireAuthorization(deps.auth)); // /debug too
   }
+  app.get('/debug', (c) => c.json({ page: '/ui', metrics: '/metrics', debug: DEBUG_INDEX }));
+  app.get('/debug/', (c) => c.redirect('/debug'));
   app.get('/metrics', async (c) => {
     c.header('content-type', metrics.registry.contentType);
     return c.body(await metrics.registry.metrics());
@@ -135,8 +151,10 @@ export function adminRoutes(deps: AdminDeps): Hono {
       return failWith(c, 400, 'bad request', 'expected a namespace name', { field: 'namespace' });
     }
     const { layouts, more, podsPerAnswer } = views.layouts(namespace, deps.layoutHealth?.get);
+    // A file: nothing binds its pods, and its ages are as of its reading, not growing with the clock.
+    const file = source.fromFile ? { nothingBinds: true, asOf: readAt } : {};
     return c.json({
-      source: source.describe(), synced: source.synced(), generatedAt: new Date((deps.clock ?? systemClock).now()).toISOString(), more, podsPerAnswer,
+      source: source.describe(), synced: source.synced(), generatedAt: new Date((deps.clock ?? systemClock).now()).toISOString(), more, podsPerAnswer, ...file,
       workloads: layouts,
     });
   });

@@ -9,7 +9,7 @@ import { spawn, execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { CHART, findHelm, renderChart } from '../support/helm.js';
+import { CHART, E2E_IMAGE, findHelm, renderChart } from '../support/helm.js';
 import { ControlPlane, kubeVersions } from './controlPlane.js';
 import { eventually, Kube, type Obj } from './kube.js';
 import { tearDown } from './workloads.js';
@@ -49,7 +49,7 @@ for (const k of kubeVersions()) describe(`[${k.version}] the chart's own pods: r
     // The namespace does enforce: a pod without the standard's settings is refused.
     assert.throws(() => cp.kubectl(['run', 'plain', '-n', NS, '--image=busybox', '--restart=Never', '--dry-run=server']),
       (e: Obj) => /violates PodSecurity "restricted:latest"/.test(e.stderr));
-    helm(['install', 'zonekeeper', CHART, '--namespace', NS]);
+    helm(['install', 'zonekeeper', CHART, '--namespace', NS, ...E2E_IMAGE]);
     const placed = await eventually('two Ready replicas', async () => {
       const pods = await readyPods();
       return pods.length === 2 && pods;

@@ -13,7 +13,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { parse, parseAllDocuments } from 'yaml';
-import { CHART, CHART_MODES, findHelm, renderChart } from '../support/helm.js';
+import { CHART, CHART_MODES, E2E_IMAGE, findHelm, RENDER_PLACEHOLDER, renderChart } from '../support/helm.js';
 import { ControlPlane, kubeVersions } from './controlPlane.js';
 import { eventually, Kube, type Obj } from './kube.js';
 import { admissionReviews, DECIDED_BY, seated } from './seatPolicy.js';
@@ -52,7 +52,7 @@ for (const k of versions) describe(`[${k.version}] the Helm chart against a real
       const objects = parseAllDocuments(yaml).map((d) => d.toJS() as Obj).filter(Boolean);
       const file = join(cp.dir, 'rendered.yaml');
       writeFileSync(file, yaml);
-      const set = mode.values.flatMap((v) => ['--set', v]);
+      const set = [...mode.values.flatMap((v) => ['--set', v]), ...RENDER_PLACEHOLDER];
       if (k.minor < (mode.sinceMinor ?? 0)) {
         // Offline, helm template cannot know; the API server refuses the kind, and Helm with the
         // cluster's API versions (install, upgrade, --dry-run=server) refuses the values first.
@@ -73,7 +73,11 @@ for (const k of versions) describe(`[${k.version}] the Helm chart against a real
 
   it(`[${k.version}] helm install, zonekeeper as the chart's ServiceAccount places a pinned StatefulSet, helm upgrade, helm uninstall leaves nothing behind`,
     { skip: k.minor === newest ? false : 'install, upgrade and uninstall run on the newest version' }, async () => {
-      helm(['install', RELEASE, CHART, '--namespace', NS, '--create-namespace', '--set', 'workloadSpread.standalone=true']);
+      // The placeholder image is not published: the install fails at once, saying how to build it, and installs nothing.
+      assert.throws(() => helm(['install', RELEASE, CHART, '--namespace', NS, '--create-namespace', '--set', 'workloadSpread.standalone=true']),
+        (e: Obj) => /image\.repository ghcr\.io\/zonekeeper\/zonekeeper is a placeholder, not published: .*docker build -t REGISTRY\/zonekeeper/.test(e.stderr));
+      assert.equal(helm(['list', '--all-namespaces', '-q']).trim(), '');
+      helm(['install', RELEASE, CHART, '--namespace', NS, '--create-namespace', '--set', 'workloadSpread.standalone=true', ...E2E_IMAGE]);
       assert.match(helm(['status', RELEASE, '--namespace', NS]), /STATUS: deployed/);
       // The chart's pods need the image and a kubelet; the harness runs zonekeeper as they would:
       // with the chart's ConfigMap, as the chart's ServiceAccount, with only the chart's RBAC.
@@ -120,7 +124,7 @@ for (const k of versions) describe(`[${k.version}] the Helm chart against a real
   it(`[${k.version}] policy.enabled installed: kube-apiserver writes a StatefulSet's pins from the seat table zonekeeper publishes as the chart's ServiceAccount, no webhook call`,
     { skip: k.minor === newest && k.minor >= 36 ? false : 'the policy needs Kubernetes 1.36+; installed on the newest version' }, async () => {
       const values = CHART_MODES.find((m) => m.components?.includes('policy'))!.values;
-      helm(['install', RELEASE, CHART, '--namespace', NS, '--create-namespace', ...values.flatMap((v) => ['--set', v])]);
+      helm(['install', RELEASE, CHART, '--namespace', NS, '--create-namespace', ...values.flatMap((v) => ['--set', v]), ...E2E_IMAGE]);
       const args: string[] = (await kube.get('apps/v1', 'Deployment', NS, 'zonekeeper-scheduler')).spec.template.spec.containers[0].args;
       assert.ok(args.includes('--policy-seat-table'), 'the chart turns the table on');
       // zonekeeper as the pod would run it: the chart's ConfigMap, the flag above, only the chart's RBAC.

@@ -30,6 +30,16 @@ describe('admin listener', () => {
     assert.deepEqual([body.federatedPlan, body.targets], [undefined, undefined]);
   });
 
+  it('GET /debug lists every debug route the admin listener serves, once', async () => {
+    const test = testApp(cluster());
+    const app = test.adminApp;
+    const { status, body } = await get(test, '/debug');
+    assert.equal(status, 200);
+    const listed = body.debug.map((v: { path: string }) => v.path.replace(/\[.*$|\?.*$/, '').replace(/\/[A-Z]+/g, '/:x'));
+    const served = [...new Set(app.routes.filter((r) => r.method === 'GET' && /^\/debug\/./.test(r.path)).map((r) => r.path.replace(/\/:[a-z]+/g, '/:x')))];
+    assert.deepEqual([...listed].sort(), served.filter((p) => p !== '/debug/').sort());
+  });
+
   it('GET / leads to the layout page', async () => {
     const res = await testApp(cluster()).adminApp.request('/');
     assert.equal(res.status, 302);

@@ -29,10 +29,14 @@ describe('/debug/explain: the pod against its seat', () => {
     assert.equal(body.offSeat.cause, 'unknown');
     assert.equal(body.offSeat.heldByVolume, false);
     assert.deepEqual(body.fixes.map((f: any) => [f.by, f.command]), [
-      ['repair', 'kubectl -n default annotate statefulsets db zonekeeper.io/rebalance=true'],
+      // Repair is off by default: its command turns it on first, then opts the workload in.
+      ['repair', 'helm upgrade zonekeeper charts/zonekeeper -n zonekeeper-system --reuse-values --set config.rebalance.enabled=true && kubectl -n default annotate statefulsets db zonekeeper.io/rebalance=true'],
       ['delete-pod', 'kubectl -n default delete pod db-2'],
       ['zone-list', 'kubectl -n default annotate statefulsets db zonekeeper.io/zones=zone-c,zone-b,zone-a --overwrite'],
     ]);
+    assert.match(body.fixes[0].what, /^Repair is off in this zonekeeper: turn it on \(rebalance: \{enabled: true\} in zonekeeper.yaml; with the chart: helm upgrade .*\), then opt StatefulSet db into repair: /);
+    const on: any = await (await explain(testApp(cluster(), { config: { rebalance: { enabled: true } } }), 'db-2')).json();
+    assert.equal(on.fixes[0].command, 'kubectl -n default annotate statefulsets db zonekeeper.io/rebalance=true');
     assert.match(body.fixes[2].what, /3 of 3 placed seats are in their zone \(1 with the list now\)/);
     assert.deepEqual(body.explanation.slice(0, 3), [
       'default/db-2 is in zone-a, on node node-a-1.',

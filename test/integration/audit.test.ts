@@ -35,8 +35,27 @@ describe('zonekeeper audit on a kubectl get -o yaml or -o json file', () => {
     const lines = out.stdout.trim().split('\n');
     assert.match(lines[0]!, /^NAMESPACE\s+NAME\s+KIND\s+REPLICAS\s+ZONES\s+WANTED\s+OFF-PIN\s+AT-RISK\s+REASON$/);
     assert.match(lines[1]!, /^shop\s+piled\s+StatefulSet\s+3\s+1\s+3\s+2\s+yes\s+1 of 3 zones hold pods/);
-    assert.equal(lines.length, 4, 'every StatefulSet, at risk first');
-    assert.ok(lines.slice(2).every((l) => /\sno\s/.test(l)));
+    assert.equal(lines.indexOf(''), 4, 'every StatefulSet, at risk first');
+    assert.ok(lines.slice(2, 4).every((l) => /\sno\s/.test(l)));
+  });
+
+  it('under the table, points at risk rows to /debug/explain of a read-only serve, pod by pod; nothing when none is at risk', () => {
+    const file = snapshotFile(cluster);
+    const out = audit('--snapshot', file);
+    assert.deepEqual(out.stdout.trim().split('\n').slice(5), [
+      'Why, pod by pod, and the command that fixes it (read-only: nothing is written):',
+      `  zonekeeper serve --snapshot ${file}`,
+      "  curl -s 'localhost:9090/debug/explain?pod=shop/piled-1' | jq -r '.explanation[]'",
+      "  curl -s 'localhost:9090/debug/explain?pod=shop/piled-2' | jq -r '.explanation[]'",
+      '  or open http://localhost:9090/ui',
+    ]);
+    assert.doesNotMatch(audit('--snapshot', file, '-n', 'team').stdout, /explain/);
+  });
+
+  it('--help says each exit status whole, none cut across lines', () => {
+    const help = audit('--help').stdout;
+    assert.match(help, /^Exit status: 0 none at risk, 1 some at risk, 2 error/m);
+    assert.match(help, /\/debug\/explain/);
   });
 
   it('-n keeps one namespace (exit 0: nothing there is at risk), -o json gives the same records', () => {

@@ -72,6 +72,7 @@ describe('the docs\' commands, run', () => {
       assert.match(b.workloads[0].reason, /^1 of 3 zones hold pods/);
     },
     '/debug/explain?pod=default/web-6c7d8bd9bc-t5v9w': (b) => assert.match(b.summary, /subset subset-b \(subset-a is full: 2\/2; subset-b/),
+    '/debug': (b) => assert.ok(b.debug.some((v: any) => v.path === '/debug/explain?pod=NAMESPACE/NAME')),
   };
 
   it('every curl against the demo answers 200 with what the docs show or promise', async () => {

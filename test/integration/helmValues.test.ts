@@ -195,6 +195,19 @@ describe("the chart's config value", { skip }, () => {
   });
 });
 
+describe('the image', { skip }, () => {
+  it('an install with the unpublished placeholder fails at once, naming the command that builds the image; a repository of yours installs', () => {
+    for (const verb of [['install', 'zk', CHART, '--dry-run=client'], ['template', 'zk', CHART], ['install', 'zk', CHART, '--dry-run=client', '--set', 'karmada.enabled=true']]) {
+      const out = runHelm(helm, verb, true);
+      assert.notEqual(out.status, 0, verb.join(' '));
+      assert.match(out.stderr, /image\.repository ghcr\.io\/zonekeeper\/zonekeeper is a placeholder, not published: .*\(docker build -t REGISTRY\/zonekeeper:0\.1\.0 \. && docker push REGISTRY\/zonekeeper:0\.1\.0\), then --set image\.repository=REGISTRY\/zonekeeper/);
+    }
+    const mine = runHelm(helm, ['install', 'zk', CHART, '--dry-run=client', '--set', 'image.repository=registry.example/zk'], true);
+    assert.equal(mine.status, 0, mine.stderr);
+    assert.match(mine.stdout, /image: registry\.example\/zk:0\.1\.0/);
+  });
+});
+
 describe('NOTES.txt and helm test', { skip }, () => {
   it('NOTES.txt says what to do next for each mode', () => {
     const notes = (values: string[]) => {

@@ -3,6 +3,7 @@
 // reaches node itself, no shell left between them).
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
+import net from 'node:net';
 import { mkdirSync, mkdtempSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -62,6 +63,50 @@ describe('npm start', () => {
     npm.stdout.destroy();
     npm.stderr.destroy();
     await assert.rejects(fetch(`${admin}/healthz`), 'the server stopped with npm');
+  });
+
+  it('with 8888 and 9090 taken (Jupyter, Prometheus), still serves the page, on free ports it names', async () => {
+    // Held here, or already held by another process: taken either way.
+    const held = await Promise.all([8888, 9090].map((port) => new Promise<net.Server | undefined>((resolve) => {
+      const s = net.createServer();
+      s.once('error', () => resolve(undefined));
+      s.listen(port, '127.0.0.1', () => resolve(s));
+    })));
+    const npm = spawn('npm', ['start'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, KUBECONFIG: '/nonexistent' } });
+    const exited = new Promise((resolve) => npm.once('exit', resolve));
+    let out = '';
+    npm.stderr.on('data', (c) => (out += c));
+    try {
+      const page = await new Promise<string>((resolve, reject) => {
+        npm.stdout.on('data', (c) => {
+          out += c;
+          const line = /"msg":"the layout page: (http:\/\/[^"]+)"/.exec(out);
+          if (line) resolve(line[1]!);
+        });
+        npm.once('exit', (code) => reject(new Error(`npm start exited ${code}: ${out}`)));
+      });
+      assert.match(out, /"msg":"127\.0\.0\.1:8888 is in use: the extender listener took http:\/\/127\.0\.0\.1:\d+ instead \(choose one with --listen HOST:PORT\)"/);
+      assert.match(out, /"msg":"127\.0\.0\.1:9090 is in use: the admin listener took http:\/\/127\.0\.0\.1:\d+ instead \(choose one with --admin-listen HOST:PORT\)"/);
+      assert.doesNotMatch(page, /:9090\//);
+      assert.match(await (await fetch(page)).text(), /<title>/);
+    } finally {
+      npm.kill('SIGTERM');
+      await exited;
+      for (const s of held) s?.close();
+    }
+  });
+
+  it('a port asked for and taken: one line naming `npm start -- --listen`, and exit 2', async () => {
+    const taken = net.createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const at = `127.0.0.1:${(taken.address() as net.AddressInfo).port}`;
+    try {
+      const r = spawnSync('npm', ['start', '--', '--listen', at, '--admin-listen', '127.0.0.1:0'], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, KUBECONFIG: '/nonexistent' } });
+      assert.equal(r.status, 2);
+      assert.match(r.stderr, new RegExp(`^zonekeeper: the extender listener cannot listen on ${at}: the port is in use .*; choose another with npm start -- --listen HOST:PORT \\(extender\\.listen\\)$`, 'm'));
+    } finally {
+      taken.close();
+    }
   });
 
   it('serves the demo cluster whatever kubeconfig there is, as the script, the demo file and README all say', () => {

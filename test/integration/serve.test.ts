@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -39,6 +39,19 @@ describe('zonekeeper serve on real ports', () => {
     const waited = Date.parse(layouts.generatedAt) - Date.parse(pod.pendingSince);
     // Written 10 minutes before the file's instant; the server started moments before this answer.
     assert.ok(waited >= 10 * 60_000 && waited < 11 * 60_000, `queue-2 pending for ${waited} ms`);
+  });
+
+  it('GET /debug is an index of the debug views, each with a path that answers', async () => {
+    const res = await fetch(`${server.admin}/debug`);
+    assert.equal(res.status, 200);
+    const index: any = await res.json();
+    assert.equal(index.page, '/ui');
+    assert.ok(index.debug.length >= 9);
+    for (const view of index.debug) {
+      assert.ok(view.example.startsWith(view.path.split(/[?[A-Z]/)[0]), `${view.example} is an instance of ${view.path}`);
+      assert.equal((await fetch(`${server.admin}${view.example}`)).status, 200, view.example);
+    }
+    assert.equal((await fetch(`${server.admin}/debug/`)).url, `${server.admin}/debug`);
   });
 
   it('answers the captured kube-scheduler requests over HTTP', async () => {
@@ -101,14 +114,14 @@ describe('zonekeeper serve lifecycle', () => {
     assert.ok(order[0]! >= 0 && order[1]! > order[0]!, 'said it was shutting down, then stopped');
   });
 
-  it('a port in use: one line naming the listener and the flag and key that move it, for each listener', async () => {
+  it('a port asked for and in use: one line naming the listener and the flag and key that move it, for each listener; exit 2', async () => {
     const taken = net.createServer();
     await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
     const at = `127.0.0.1:${(taken.address() as net.AddressInfo).port}`;
     try {
       for (const [flag, name, key] of [['--listen', 'extender', 'extender.listen'], ['--admin-listen', 'admin', 'admin.listen']]) {
         const r = spawnSync(process.execPath, [CLI, 'serve', '--demo', '--listen', '127.0.0.1:0', '--admin-listen', '127.0.0.1:0', flag!, at], { encoding: 'utf8' });
-        assert.equal(r.status, 1);
+        assert.equal(r.status, 2);
         assert.equal(r.stderr, `zonekeeper: the ${name} listener cannot listen on ${at}: the port is in use (another process, or another zonekeeper, listens there); `
         + `choose another with ${flag} HOST:PORT (${key})\n`);
         assert.doesNotMatch(r.stdout, /EADDRINUSE|could not start/);
@@ -135,6 +148,19 @@ describe('zonekeeper serve lifecycle', () => {
     const r = spawnSync(process.execPath, [CLI, 'serve', '--config', join(dir, 'tls.yaml')], { encoding: 'utf8' });
     assert.equal(r.status, 2);
     assert.match(r.stderr, /extender\.tls\.keyFile: required with certFile/);
+  });
+
+  it('a YAML error in --snapshot shows the line and the caret under its column, as one in --config does', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'zk-yaml-'));
+    const bad = 'kind: List\nitems:\n  - kind: Node\n     metadata: {name: a}\n';
+    writeFileSync(join(dir, 'snapshot.yaml'), bad);
+    writeFileSync(join(dir, 'zonekeeper.yaml'), bad);
+    const snapshot = spawnSync(process.execPath, [CLI, 'serve', '--snapshot', join(dir, 'snapshot.yaml')], { encoding: 'utf8' });
+    const config = spawnSync(process.execPath, [CLI, 'serve', '--config', join(dir, 'zonekeeper.yaml')], { encoding: 'utf8' });
+    assert.deepEqual([snapshot.status, config.status], [2, 2]);
+    const excerpt = /: not valid YAML: Nested mappings are not allowed in compact mappings at line 3, column 11:\n {2} {2}- kind: Node\n {2} {10}\^\n$/;
+    assert.match(snapshot.stderr, excerpt);
+    assert.match(config.stderr, excerpt);
   });
 
   it('refuses a config with an unknown key, naming it', () => {
@@ -179,6 +205,27 @@ describe('zonekeeper serve lifecycle', () => {
     for (const arg of ['--version', 'version']) {
       const r = spawnSync(process.execPath, [CLI, arg], { encoding: 'utf8' });
       assert.deepEqual([r.status, r.stdout], [0, `zonekeeper ${version}\n`]);
+    }
+  });
+
+  it('serve without flags follows $KUBECONFIG, as kubectl does, and says before any write which cluster and what it writes there', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'zk-follow-'));
+    const kubeconfig = join(dir, 'config');
+    writeFileSync(kubeconfig, 'apiVersion: v1\nkind: Config\ncurrent-context: prod\nclusters: [{name: prod, cluster: {server: "https://127.0.0.1:1"}}]\nusers: [{name: me, user: {token: t}}]\ncontexts: [{name: prod, context: {cluster: prod, user: me}}]\n');
+    const child = spawn(process.execPath, [CLI, 'serve', '--listen', '127.0.0.1:0', '--admin-listen', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, KUBECONFIG: kubeconfig, HOME: dir } });
+    try {
+      let out = '';
+      const first = await new Promise<string>((resolve, reject) => {
+        child.stdout.on('data', (c) => {
+          out += c;
+          if (out.includes('\n')) resolve(JSON.parse(out.split('\n')[0]!).msg);
+        });
+        child.once('exit', (code) => reject(new Error(`exited ${code}: ${out}`)));
+      });
+      assert.equal(first, `watching the cluster https://127.0.0.1:1 ($KUBECONFIG ${kubeconfig}); writing there the Lease default/zonekeeper-writers, then, as its holder, `
+      + 'Events and zonekeeper.io annotations on the workloads and pods it places (docs/operations.md#what-serve-writes); a read-only look: zonekeeper audit');
+    } finally {
+      child.kill('SIGKILL');
     }
   });
 

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { describe, it } from 'node:test';
 import { createLogger, prettyLine } from '../../src/common/logger.js';
 
@@ -34,5 +35,20 @@ describe('logs', () => {
   it('leaves a line that is not JSON as it is', () => {
     assert.equal(prettyLine('plain text\n', false), 'plain text\n');
     assert.equal(prettyLine('{"level":50,"time":"2026-11-21T12:00:01.234Z","msg":"boom"}', false), '12:00:01.234 ERROR boom\n');
+  });
+
+  it('are on stdout when the call returns: a write of its own and process.exit right after reorder nothing ("stopped" came before "shutting down")', () => {
+    const script = `import { writeSync } from 'node:fs';
+      import { createLogger } from ${JSON.stringify(new URL('../../src/common/logger.ts', import.meta.url).href)};
+      const log = createLogger('info');
+      for (let i = 0; i < 5; i++) {
+        log.info('record ' + i);
+        writeSync(1, 'between ' + i + '\\n');
+      }
+      log.info('stopped');
+      process.exit(0);`;
+    const out = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8' });
+    assert.equal(out.status, 0, out.stderr);
+    assert.deepEqual(out.stdout.trim().split('\n').map((l) => (l.startsWith('{') ? JSON.parse(l).msg : l)), [0, 1, 2, 3, 4].flatMap((i) => [`record ${i}`, `between ${i}`]).concat('stopped'));
   });
 });

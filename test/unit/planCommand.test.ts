@@ -14,6 +14,16 @@ describe('zonekeeper plan', () => {
     assert.deepEqual(Object.keys(parsed.overflow), ['C']);
   });
 
+  it('warns on stderr when the layout empties zones the replicas could fill, and exits 0: the plan is what the preferences say', () => {
+    const cli = spawnSync(process.execPath, [CLI, 'plan', '--replicas', '7', '--zones', 'zone-a,zone-b,zone-c', '--preferences', '{"zones":{"zone-a":{"weight":1}}}'], { encoding: 'utf8' });
+    assert.equal(cli.status, 0);
+    assert.deepEqual(JSON.parse(cli.stdout).zonekeeper, { 'zone-a': 7, 'zone-b': 0, 'zone-c': 0 });
+    assert.equal(cli.stderr, 'zonekeeper: plan: warning: zone-b, zone-c get no replica, though 7 replicas could hold 3 zones (no weight, minReplicas or entry in --preferences, or no --capacity): losing zone-a loses every replica\n');
+    // Two replicas cannot hold three zones: nothing to warn about.
+    assert.deepEqual(runPlan(['--replicas', '2', '--zones', 'a,b,c']).warnings, []);
+    assert.deepEqual(runPlan(['--replicas', '6', '--zones', 'a,b,c']).warnings, []);
+  });
+
   it('defaults to equal weights and the empty key; --table prints a table', () => {
     assert.deepEqual(JSON.parse(runPlan(['--replicas', '6', '--zones', 'a,b,c']).output).plan, { a: 2, b: 2, c: 2 });
     const table = runPlan(['--replicas', '8', '--zones', 'a,b,c', '--preferences', '{"zones":{"a":{"weight":2},"b":{"weight":1},"c":{"weight":1}}}', '--table']).output;

@@ -13,11 +13,14 @@ const page = {
   timer: 0,
   podsPerAnswer: 0,
   generatedAt: 0,
+  /** A file's answers: the instant it was read, which ages are measured at, and that nothing binds its pods. */
+  asOf: 0,
+  nothingBinds: false,
 };
 
 /** How long ago `iso` was, by the server's clock (the answer's generatedAt): 45s, 12m, 3h, 2d. */
 function age(iso) {
-  const s = Math.max(0, Math.round((page.generatedAt - Date.parse(iso)) / 1000));
+  const s = Math.max(0, Math.round(((page.asOf || page.generatedAt) - Date.parse(iso)) / 1000));
   if (s < 120) return `${s}s`;
   if (s < 7200) return `${Math.round(s / 60)}m`;
   if (s < 172800) return `${Math.round(s / 3600)}h`;
@@ -84,7 +87,8 @@ function cell(p, w, conflicted) {
   if (next) badges.push(badge('subset', `→ ${/subset/i.test(next) ? next : `subset ${next}`}`, 'the subset it goes to: the first in order with room'));
   if (conflicted) badges.push(badge('conflict', 'conflict', 'a filter found its pin and its volume disagree'));
   if (p.reservedZone) badges.push(badge('reserved', `reserved ${p.reservedZone}`, 'filtered into this zone; the binding is not in the cache yet'));
-  if (pending) badges.push(badge('pending', p.pendingSince ? `pending ${age(p.pendingSince)}` : 'pending', p.pendingSince ? `created ${p.pendingSince}, not bound since` : undefined));
+  const nothingBinds = page.nothingBinds ? '; nothing binds pods in a file (the demo, a --snapshot): no kube-scheduler runs here, and the age is as of reading it' : '';
+  if (pending) badges.push(badge('pending', p.pendingSince ? `pending ${age(p.pendingSince)}` : 'pending', p.pendingSince ? `created ${p.pendingSince}, not bound since${nothingBinds}` : undefined));
   const details = [];
   if (p.pinnedZone !== undefined) details.push(`pin ${p.pinnedZone}`);
   details.push(pending ? 'not bound' : `on ${p.node}`);
@@ -181,6 +185,8 @@ function setStatus(text, error) {
 function render(data) {
   page.podsPerAnswer = data.podsPerAnswer;
   page.generatedAt = Date.parse(data.generatedAt);
+  page.asOf = data.asOf ? Date.parse(data.asOf) : 0;
+  page.nothingBinds = data.nothingBinds === true;
   const main = document.getElementById('workloads');
   const sections = data.workloads.map(section);
   if (sections.length === 0) sections.push(el('p', { class: 'empty' }, 'No managed workloads', page.namespace ? ` in namespace ${page.namespace}` : '', '.'));
