@@ -1,11 +1,11 @@
 import { kubeApiClient } from './cluster/apiClient.js';
-import { federationWatch } from './cluster/federation.js';
 import { loadClusterAccess, type ClusterSource } from './cluster/kubeconfig.js';
 import { sleepOn, systemClock } from './common/clock.js';
 import type { Config } from './common/config.js';
 import { createLogger } from './common/logger.js';
 import { federationService } from './decision/federation.js';
 import { createMetrics } from './metrics/metrics.js';
+import { federationWatchOf } from './sourceChoice.js';
 
 // `zonekeeper audit --karmada` (docs/user-guide.md#zonekeeper-audit-across-clusters): every binding that names zonekeeper on
 // a Karmada control plane, planned as the scheduler would plan it now, nothing written.
@@ -17,11 +17,7 @@ export async function auditFederation(
   source: ClusterSource, config: Config, timeoutMs: number, json: boolean, namespace?: string,
 ): Promise<{ output: string; code: 0 | 1 }> {
   const api = kubeApiClient(loadClusterAccess(source));
-  const c = config.cluster;
-  const view = federationWatch(api, {
-    pageSize: c.listPageSize, watchTimeoutSeconds: c.watchTimeoutSeconds, silenceSeconds: c.watchSilenceSeconds,
-    backoffInitialMs: c.backoffInitialMs, backoffMaxMs: c.backoffMaxMs, maxStalenessSeconds: config.karmada.memberStalenessSeconds,
-  }, createLogger('silent'));
+  const view = federationWatchOf(api, config, createLogger('silent'));
   const service = federationService(view, config.karmada, createMetrics(), systemClock);
   view.start();
   try {

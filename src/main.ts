@@ -12,7 +12,6 @@ import { callerCheck } from './http/callers.js';
 import { createMetrics, type Metrics } from './metrics/metrics.js';
 import { servesMutatingPolicies } from './policy/tableWriter.js';
 import { eventRecorder } from './actuator/events.js';
-import { federationWatch } from './cluster/federation.js';
 import { federationService } from './decision/federation.js';
 import { bindingScheduler } from './karmada/bindingScheduler.js';
 import { federationProbeRoutes, federationRoutes } from './server/federationRoutes.js';
@@ -20,7 +19,7 @@ import { kubernetesAuthorizer } from './server/adminAuth.js';
 import { adminRoutes, probeRoutes } from './server/adminRoutes.js';
 import { extenderRoutes, pickerRoutes } from './server/extenderRoutes.js';
 import { listen, ListenError, type Listener } from './server/listen.js';
-import { clusterWatch, DEMO_WRITTEN_AT, type SourceChoice } from './sourceChoice.js';
+import { clusterWatch, DEMO_WRITTEN_AT, federationWatchOf, type SourceChoice } from './sourceChoice.js';
 
 export { chooseSource, DEMO_CLUSTER, type SourceChoice } from './sourceChoice.js';
 
@@ -226,11 +225,7 @@ export async function startFederation(
 ): Promise<FederationRunning> {
   const api = kubeApiClient(loadClusterAccess(access));
   log.info({ server: api.server, schedulerName: config.karmada.schedulerName }, 'scheduling the Karmada bindings that name zonekeeper');
-  const c = config.cluster;
-  const view = federationWatch(api, {
-    pageSize: c.listPageSize, watchTimeoutSeconds: c.watchTimeoutSeconds, silenceSeconds: c.watchSilenceSeconds, backoffInitialMs: c.backoffInitialMs,
-    backoffMaxMs: c.backoffMaxMs, maxStalenessSeconds: config.karmada.memberStalenessSeconds,
-  }, log);
+  const view = federationWatchOf(api, config, log);
   const service = federationService(view, config.karmada, metrics, systemClock);
   const scheduler = bindingScheduler({ service, view, api, events: eventRecorder(api, log, metrics), config: config.karmada, log });
   const writers = startWriters(api, config, log, metrics, [scheduler], { holds: false });

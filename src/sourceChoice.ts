@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
 import type { ApiClient } from './cluster/apiClient.js';
+import { federationWatch, type FederationView } from './cluster/federation.js';
+import type { ReflectorOptions } from './cluster/reflector.js';
 import { watchCache } from './cluster/watchCache.js';
 import type { Config } from './common/config.js';
 import { UnreadableFileError } from './common/errors.js';
@@ -43,11 +45,20 @@ export function chooseSource(
   return { kind: 'demo', path: DEMO_CLUSTER, why: 'no kubeconfig and not in a cluster' };
 }
 
+/** A reflector's options from the cluster options of zonekeeper.yaml. */
+function reflectorOptions(c: Config['cluster']): ReflectorOptions {
+  return {
+    pageSize: c.listPageSize, watchTimeoutSeconds: c.watchTimeoutSeconds, silenceSeconds: c.watchSilenceSeconds,
+    backoffInitialMs: c.backoffInitialMs, backoffMaxMs: c.backoffMaxMs, maxStalenessSeconds: c.maxStalenessSeconds,
+  };
+}
+
 /** The watch cache over an API server, with the cluster options of zonekeeper.yaml. */
 export function clusterWatch(api: ApiClient, c: Config['cluster'], log: Logger, onRestart: (kind: string, reason: string) => void) {
-  return watchCache(api, {
-    pageSize: c.listPageSize, watchTimeoutSeconds: c.watchTimeoutSeconds, silenceSeconds: c.watchSilenceSeconds,
-    backoffInitialMs: c.backoffInitialMs, backoffMaxMs: c.backoffMaxMs, crdRecheckSeconds: c.crdRecheckSeconds,
-    maxStalenessSeconds: c.maxStalenessSeconds,
-  }, log, onRestart);
+  return watchCache(api, { ...reflectorOptions(c), crdRecheckSeconds: c.crdRecheckSeconds }, log, onRestart);
+}
+
+/** A Karmada control plane and its members watched (`zonekeeper karmada`, `audit --karmada`): a member is stale after karmada.memberStalenessSeconds. */
+export function federationWatchOf(api: ApiClient, config: Config, log: Logger): FederationView {
+  return federationWatch(api, { ...reflectorOptions(config.cluster), maxStalenessSeconds: config.karmada.memberStalenessSeconds }, log);
 }

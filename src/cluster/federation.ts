@@ -22,7 +22,8 @@ interface MemberRead {
 
 type FederationChange = 'binding' | 'cluster' | 'policy' | 'override' | 'member';
 
-interface MemberStatus { name: string; healthy: boolean; error: string }
+/** A member as zonekeeper reads it; its zones are its nodes', else those Karmada's Cluster names. */
+interface MemberStatus { name: string; healthy: boolean; error: string; zones: string[] }
 
 export interface FederationView {
   ready(): boolean;
@@ -218,7 +219,8 @@ export function federationWatch(api: ApiClient, opts: FederationOptions, log: Lo
     members: () => store.all<SlimMemberCluster>('memberclusters').map((c) => {
       const conn = members.get(c.name);
       const bad = conn?.reflectors.map((r) => r.status()).find((s) => s.lastError && !s.watching);
-      return { name: c.name, healthy: healthy(conn), error: conn?.error || bad?.lastError || (conn ? '' : 'no endpoint') };
+      const seen = healthy(conn) ? [...new Set([...conn!.store.nodes.values()].map((n) => n.zone).filter((z): z is string => !!z))].sort() : [];
+      return { name: c.name, healthy: healthy(conn), error: conn?.error || bad?.lastError || (conn ? '' : 'no endpoint'), zones: seen.length ? seen : [...c.zones] };
     }),
     onChange: (fn) => { listeners.push(fn); },
     start() {

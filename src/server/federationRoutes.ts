@@ -41,7 +41,7 @@ export function federationRoutes(d: FederationRoutesDeps): Hono {
   app.get('/debug', (c) => c.json({ endpoints: ['/debug/federation', '/debug/explain?binding=NAMESPACE/NAME'] }));
   app.get('/debug/federation', (c) => c.json({
     ready: d.view.ready(),
-    members: d.view.members().map((m) => ({ ...m, zones: zonesOf(d, m.name) })),
+    members: d.view.members(),
     workloads: d.service.workloads(),
   }));
   app.get('/debug/explain', (c) => {
@@ -63,15 +63,8 @@ function federationPage(d: FederationRoutesDeps): string {
 <table><tr><th>member</th><th>replicas</th><th>had</th><th>state</th><th>waiting</th><th>why</th></tr>${w.members.map((m) => `<tr><td>${esc(m.cluster)}</td><td>${esc(m.replicas)}</td>`
   + `<td>${esc(m.assigned)}</td><td>${esc(m.state)}</td><td>${m.pending ? `${esc(m.pending)} since ${esc(new Date(m.pendingSince ?? 0).toISOString())}` : ''}</td><td>${esc(m.why)}</td></tr>`).join('')}</table>`
   + (w.unplaced ? `<p class="risk">${esc(w.unplaced)} replicas fit no member</p>` : ''));
-  const memberRows = members.map((m) => `<tr><td>${esc(m.name)}</td><td>${m.healthy ? 'read' : `cannot read: ${esc(m.error)}`}</td><td>${esc(zonesOf(d, m.name).join(', '))}</td></tr>`).join('');
+  const memberRows = members.map((m) => `<tr><td>${esc(m.name)}</td><td>${m.healthy ? 'read' : `cannot read: ${esc(m.error)}`}</td><td>${esc(m.zones.join(', '))}</td></tr>`).join('');
   return `<!doctype html><html><head><meta charset="utf-8"><title>zonekeeper: across clusters</title>
 <style>body{font:14px system-ui,sans-serif;margin:2em}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.2em .6em;text-align:left}.risk{color:#b00}</style></head>
 <body><h1>zonekeeper across clusters</h1><table><tr><th>member</th><th>zonekeeper's view</th><th>zones</th></tr>${memberRows}</table>${rows.join('') || '<p>No binding planned yet.</p>'}</body></html>`;
-}
-
-/** The zones zonekeeper sees in a member (its nodes'), else the zones Karmada's Cluster names. */
-function zonesOf(d: FederationRoutesDeps, member: string): string[] {
-  const read = d.view.reading(member, { kind: '', namespace: '', name: '' });
-  const seen = read ? [...new Set(read.nodes.map((n) => n.zone).filter((z): z is string => !!z))].sort() : [];
-  return seen.length ? seen : [...(d.view.clusters().find((c) => c.name === member)?.zones ?? [])];
 }
