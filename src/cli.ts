@@ -12,7 +12,7 @@ Usage:
   zonekeeper audit [--kubeconfig FILE | --snapshot FILE] [-n NS] [-o json]   (zonekeeper audit --help)
   zonekeeper karmada [--kubeconfig FILE] [--config FILE] [--admin-listen HOST:PORT]
                          schedule the Karmada ResourceBindings whose policy names zonekeeper (karmada.schedulerName),
-                         on the Karmada control plane of FILE (else the in-cluster service account)
+                         on the Karmada control plane of FILE (else $KUBECONFIG, ~/.kube/config, in-cluster)
   zonekeeper --version
   zonekeeper --help
 
@@ -196,7 +196,7 @@ function stopOnSignal(starting: Promise<{ stop(): Promise<void> }>, log: import(
 async function karmada(argv: string[]): Promise<void> {
   const { ConfigError, loadConfig, parseConfig } = await import('./common/config.js');
   const { createLogger } = await import('./common/logger.js');
-  const { startFederation } = await import('./main.js');
+  const { chooseSource, startFederation } = await import('./main.js');
   const { UnreadableFileError } = await import('./common/errors.js');
   let values;
   try {
@@ -213,10 +213,18 @@ async function karmada(argv: string[]): Promise<void> {
     if (err instanceof ConfigError || err instanceof UnreadableFileError) fail(err instanceof ConfigError ? `invalid configuration: ${err.message}` : err.message);
     throw err;
   }
-  const log = createLogger(config.logLevel);
-  const kubeconfig = values.kubeconfig ?? process.env.KUBECONFIG;
+  // The Karmada control plane is found as serve finds its cluster: --kubeconfig, $KUBECONFIG, ~/.kube/config, in-cluster.
+  let choice;
   try {
-    const starting = startFederation(config, kubeconfig ? { kind: 'kubeconfig', path: kubeconfig } : { kind: 'in-cluster' }, log);
+    choice = chooseSource({ kubeconfig: values.kubeconfig });
+  } catch (err) {
+    if (err instanceof UnreadableFileError) fail(err.message);
+    throw err;
+  }
+  if (choice.kind === 'demo' || choice.kind === 'snapshot') usage('no Karmada control plane: pass --kubeconfig (no $KUBECONFIG, no ~/.kube/config, not in a cluster)', 'zonekeeper --help');
+  const log = createLogger(config.logLevel);
+  try {
+    const starting = startFederation(config, choice, log);
     stopOnSignal(starting, log);
     await starting;
   } catch (err) {
