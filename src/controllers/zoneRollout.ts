@@ -87,7 +87,8 @@ export function zoneRolloutController(deps: {
 
   /**
    * Writes the pause annotation while the updateRevision is still `revision` and the annotation is still `over`
-   * (absent, or an earlier revision's record it replaces); removes it (null) once the updateRevision is another.
+   * (absent, or an earlier revision's record it replaces); removes it (null) while it is still `over`, or with
+   * no `over` once the updateRevision is another.
    */
   async function writePause(w: SlimWorkload, revision: string, value: string | null, over?: string): Promise<boolean> {
     return retryOnConflict<boolean>(api, workloadPath(w), {
@@ -97,7 +98,7 @@ export function zoneRolloutController(deps: {
       const now = obj?.metadata?.annotations?.[ANNOTATION.zoneRolloutPaused];
       const rev = obj?.status?.updateRevision;
       if (value !== null && (now !== over || rev !== revision)) return { done: false };
-      if (value === null && (now === undefined || rev === revision)) return { done: false };
+      if (value === null && (over !== undefined ? now !== over : now === undefined || rev === revision)) return { done: false };
       return { annotations: { [ANNOTATION.zoneRolloutPaused]: value }, result: true };
     });
   }
@@ -140,8 +141,17 @@ export function zoneRolloutController(deps: {
     const unseen = stillShown(key);
     if (unseen.length > 0) return void note({ workload: key, decision: 'wait', message: `the watch does not show the eviction of ${unseen.join(', ')} yet` });
     const s = rolloutStep(model, w, snapshot, settings, clock.now(), resumed.get(key));
-    if (s.kind !== 'paused' && s.kind !== 'pause' && s.clearPause && await writePause(w, pause!.revision!, null)) {
-      events.record(w, 'Normal', 'ZoneRolloutResumed', `revision ${w.update!.updateRevision}: the pause for an earlier revision no longer holds`);
+    if (s.kind !== 'paused' && s.kind !== 'pause' && s.clearPause) {
+      const back = s.clearPause === 'pod-available';
+      // Resumed by its pod only while the record is the one read: a pause written meanwhile (by a user) holds.
+      if (await writePause(w, pause!.revision!, null, back ? w.annotations[ANNOTATION.zoneRolloutPaused] : undefined)) {
+        events.record(w, 'Normal', 'ZoneRolloutResumed', back
+          ? `revision ${pause!.revision}: pod ${pause!.waitsOn}, which the rollout paused on, is available again`
+          : `revision ${w.update!.updateRevision}: the pause for an earlier revision no longer holds`);
+        if (back) log.info({ workload: key, revision: pause!.revision, pod: pause!.waitsOn }, 'zone rollout resumed: the pod it paused on is available again');
+      } else if (back) {
+        return void note({ workload: key, decision: 'paused', message: `${pause!.why} (its pod is available again; the pause changed meanwhile)`, view: s.view });
+      }
     }
     if (s.kind === 'none') return void note({ workload: key, decision: 'done', message: s.why, view: s.view });
     if (s.kind === 'paused') return void note({ workload: key, decision: 'paused', message: s.why, view: s.view });
@@ -152,10 +162,10 @@ export function zoneRolloutController(deps: {
     if (s.kind === 'pause') {
       // A new revision paused at its first step: its record replaces the earlier revision's.
       const over = s.clearPause ? w.annotations[ANNOTATION.zoneRolloutPaused] : undefined;
-      if (await writePause(w, s.view.revision, pauseRecord(s.view.revision, clock.now(), s.why), over)) {
+      if (await writePause(w, s.view.revision, pauseRecord(s.view.revision, clock.now(), s.why, s.waitsOn), over)) {
         metrics.rolloutPauses.inc();
         log.warn({ workload: key, revision: s.view.revision, pod: s.pod }, `zone rollout paused: ${s.why}`);
-        events.record(w, 'Warning', 'ZoneRolloutPaused', `${s.why}; remove ${ANNOTATION.zoneRolloutPaused} to resume`);
+        events.record(w, 'Warning', 'ZoneRolloutPaused', `${s.why}; ${s.waitsOn !== undefined ? `it resumes when pod ${s.waitsOn} is available, or remove` : 'remove'} ${ANNOTATION.zoneRolloutPaused} to resume`);
       }
       return void note({ workload: key, decision: 'paused', message: s.why, view: s.view });
     }

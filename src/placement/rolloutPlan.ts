@@ -48,30 +48,39 @@ export function rolloutSettingsOf(w: SlimWorkload, defaults: RolloutDefaults): R
   return { maxUnavailable, batchGrowth, progressDeadlineSeconds, downAlwaysGo };
 }
 
-/** A pause as the workload's annotation holds it: zonekeeper's record (for one revision) or a user's own value (any revision). */
-export interface RolloutPause { revision: string | undefined; why: string }
+/**
+ * A pause as the workload's annotation holds it: zonekeeper's record (for one revision) or a user's own value (any revision).
+ * `waitsOn`: the pod of a seat the rollout does not replace that it paused on; available again, it ends the pause.
+ */
+export interface RolloutPause { revision: string | undefined; why: string; waitsOn?: string }
 
 export function pauseOf(w: SlimWorkload): RolloutPause | undefined {
   const raw = w.annotations[ANNOTATION.zoneRolloutPaused];
   if (raw === undefined) return undefined;
   try {
     const v = JSON.parse(raw) as Record<string, unknown>;
-    if (typeof v?.revision === 'string' && typeof v.why === 'string') return { revision: v.revision, why: v.why.slice(0, 512) };
+    if (typeof v?.revision === 'string' && typeof v.why === 'string') {
+      const waitsOn = typeof v.waitsOn === 'string' && v.waitsOn.length <= 253 ? { waitsOn: v.waitsOn } : {};
+      return { revision: v.revision, why: v.why.slice(0, 512), ...waitsOn };
+    }
   } catch { /* a user's own value */ }
   return { revision: undefined, why: `paused by hand (${ANNOTATION.zoneRolloutPaused}: "${raw.slice(0, 80)}")` };
 }
 
-/** zonekeeper's record of a pause: for `revision` only, so a new spec resumes it. */
-export function pauseRecord(revision: string, at: number, why: string): string {
-  return JSON.stringify({ revision, at: new Date(at).toISOString(), why });
+/** zonekeeper's record of a pause: for `revision` only, so a new spec resumes it; so does `waitsOn`'s pod once available. */
+export function pauseRecord(revision: string, at: number, why: string, waitsOn?: string): string {
+  return JSON.stringify({ revision, at: new Date(at).toISOString(), why, ...(waitsOn !== undefined ? { waitsOn } : {}) });
 }
 
+/** Why zonekeeper's pause record no longer holds: a new revision, or the pod it waited on is available again. */
+export type PauseEnd = false | 'new-revision' | 'pod-available';
+
 export type RolloutStep =
-  | { kind: 'none'; why: string; clearPause: boolean; view?: RolloutView }
-  | { kind: 'wait'; why: string; view: RolloutView; clearPause: boolean; recheckMs?: number }
+  | { kind: 'none'; why: string; clearPause: PauseEnd; view?: RolloutView }
+  | { kind: 'wait'; why: string; view: RolloutView; clearPause: PauseEnd; recheckMs?: number }
   | { kind: 'paused'; why: string; view: RolloutView }
-  | { kind: 'pause'; why: string; view: RolloutView; pod: string; clearPause: boolean }
-  | { kind: 'evict'; why: string; view: RolloutView; pods: SlimPod[]; clearPause: boolean };
+  | { kind: 'pause'; why: string; view: RolloutView; pod: string; waitsOn?: string; clearPause: PauseEnd }
+  | { kind: 'evict'; why: string; view: RolloutView; pods: SlimPod[]; clearPause: PauseEnd };
 
 /** Reasons a view lists; the rest are counted. */
 const LISTED = 5;
@@ -131,9 +140,11 @@ export function rolloutStep(model: CachedModel, w: SlimWorkload, snapshot: Snaps
   const u = w.update;
   if (!u?.onDelete) return { kind: 'none', why: 'spec.updateStrategy.type is not OnDelete: the StatefulSet controller rolls it itself', clearPause: false };
   const pause = pauseOf(w);
-  // zonekeeper's pause was for one revision: a new spec (a new updateRevision) ends it.
-  const clearPause = pause?.revision !== undefined && u.updateRevision !== '' && pause.revision !== u.updateRevision;
   const map = seatMap(model, w, snapshot);
+  // zonekeeper's pause was for one revision: a new spec (a new updateRevision) ends it; so does the pod it waited on, available again.
+  const clearPause: PauseEnd = pause?.revision === undefined ? false
+    : u.updateRevision !== '' && pause.revision !== u.updateRevision ? 'new-revision'
+      : pause.waitsOn !== undefined && map.holders.get(pause.waitsOn)?.available === true ? 'pod-available' : false;
   const holders = [...map.holders.values()];
   const old = holders.filter((h) => h.pod.revision !== u.updateRevision);
   const updated = holders.filter((h) => h.pod.revision === u.updateRevision);
@@ -191,7 +202,7 @@ export function rolloutStep(model: CachedModel, w: SlimWorkload, snapshot: Snaps
         continue;
       }
       const why = `${lead}; it waits on a seat down ${Math.round((now - downSince(h.pod)) / 1000)}s, past the progress deadline (${settings.progressDeadlineSeconds}s), that this rollout does not replace: ${d.what}`;
-      return { kind: 'pause', why, view: { ...view, paused: why }, pod: h.pod.name, clearPause };
+      return { kind: 'pause', why, view: { ...view, paused: why }, pod: h.pod.name, waitsOn: h.pod.name, clearPause };
     }
     return undefined;
   };

@@ -177,6 +177,52 @@ for (const k of kubeVersions()) describe(`zone-by-zone rollouts with kube-contro
     lost.delete(victim);
   });
 
+  it(`[${k.version}] 64. another zone's pod down past the progress deadline pauses the rollout on that pod; the pod Ready again resumes it by itself, and it completes, never two zones down`, async () => {
+    const ns = 'zr-resume';
+    const replicas = 6;
+    await kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+    /** `lost` stands for a node lost in another zone: its pod never turns Ready while there. */
+    const lost = new Set<string>();
+    stops.push(kube.kubelet(ns, 300, 1000, (p) => !lost.has(p.metadata.name)));
+    const sts = statefulSet(ns, 'db', replicas, { schedulerName: SCHEDULER }, { updateStrategy: { type: 'OnDelete' } });
+    sts.metadata.annotations = { 'zonekeeper.io/zone-rollout': 'true', 'zonekeeper.io/zone-rollout-progress-deadline-seconds': '10' };
+    await kube.create(sts);
+    await eventually('6 pods Ready', () => rolled(ns, replicas), 180_000, 500);
+    const list = await kube.frozenZones('apps/v1', 'StatefulSet', ns, 'db');
+    const inZone = (z: string) => Array.from({ length: replicas }, (_, i) => `db-${i}`).filter((_, i) => list[i % 3] === z);
+    // The outage: the second zone's first pod goes down, then a new template.
+    const victim = inZone(list[1]!)[0]!;
+    lost.add(victim);
+    await kube.call('PATCH', `/api/v1/namespaces/${ns}/pods/${victim}/status`, { status: { conditions: [{ type: 'Ready', status: 'False', lastTransitionTime: new Date().toISOString() }] } },
+      'application/merge-patch+json');
+    const watch = podDeletions(ns);
+    const sampler = zonesDown(ns, list, replicas);
+    const started = Date.now();
+    await kube.patch('apps/v1', 'StatefulSet', ns, 'db', { spec: { template: { metadata: { annotations: { 'e2e/revision': '2' } } } } });
+    const pause = await eventually(`the rollout paused on ${victim}`, async () => {
+      const raw = (await kube.get('apps/v1', 'StatefulSet', ns, 'db')).metadata.annotations?.['zonekeeper.io/zone-rollout-paused'];
+      return raw && JSON.parse(raw) as { revision: string; why: string; waitsOn?: string };
+    }, 90_000, 500);
+    const pausedAt = (Date.now() - started) / 1000;
+    assert.equal(pause.waitsOn, victim, pause.why);
+    assert.equal(watch.deleted.length, 0, 'nothing evicted while another zone is down');
+    // The node is back: the pod turns Ready, and the rollout goes on with no one touching the annotation.
+    lost.delete(victim);
+    const back = Date.now();
+    await eventually('the pause removed by zonekeeper', async () => (await kube.get('apps/v1', 'StatefulSet', ns, 'db')).metadata.annotations?.['zonekeeper.io/zone-rollout-paused'] === undefined, 60_000, 500);
+    const resumedAfter = (Date.now() - back) / 1000;
+    await eventually('every pod on revision 2 and Ready', () => rolled(ns, replicas), 120_000, 500);
+    const took = (Date.now() - started) / 1000;
+    const samples = await sampler.stop();
+    await watch.stop();
+    const twoZones = samples.filter((z) => z.length > 1);
+    const resumed = (await kube.list('v1', 'Event', ns)).find((e) => e.reason === 'ZoneRolloutResumed');
+    console.log(`# [${k.version}] outage pause: paused at ${pausedAt.toFixed(1)} s on ${victim}; resumed ${resumedAfter.toFixed(1)} s after it was back; done by ${took.toFixed(1)} s, evicting ${watch.deleted.map((d) => d.name).join(', ')}; ${samples.length} samples, ${twoZones.length} with two zones down`);
+    assert.match(resumed?.message ?? '', new RegExp(`pod ${victim}, which the rollout paused on, is available again`));
+    assert.deepEqual(watch.deleted.map((d) => d.name).sort(), Array.from({ length: replicas }, (_, i) => `db-${i}`).sort(), 'every pod replaced once');
+    assert.equal(twoZones.length, 0, `never two zones down: ${JSON.stringify(twoZones.slice(0, 3))}`);
+  });
+
   it(`[${k.version}] 63. a rollback behind its own bad pod (issue 65, point 3): revision 2 rolls its first zone, a pod of the second never turns Ready and the rollout pauses; rolled back, that pod goes first, and the rollback completes, never two zones down`, async () => {
     const ns = 'zr-rollback';
     const replicas = 6;

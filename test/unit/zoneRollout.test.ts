@@ -5,7 +5,7 @@ import { describe, it } from 'node:test';
 import { slimWorkload } from '../../src/cluster/convert.js';
 import { fakeClock } from '../../src/common/clock.js';
 import { workloadModel } from '../../src/placement/model.js';
-import { batchSize, rolloutSettingsOf, rolloutStep, type RolloutSettings } from '../../src/placement/rolloutPlan.js';
+import { batchSize, pauseRecord, rolloutSettingsOf, rolloutStep, type RolloutSettings } from '../../src/placement/rolloutPlan.js';
 import { statefulSet } from '../support/builders.js';
 import { defaultSettings } from '../support/placement.js';
 import { rolloutCluster } from '../support/rolloutCluster.js';
@@ -146,7 +146,27 @@ describe('zone-by-zone rollout planner', () => {
     const paused = planned(setUp);
     assert.equal(paused.kind, 'pause', paused.why);
     assert.equal(paused.why, 'zone-a is next; it waits on a seat down 7201s, past the progress deadline (600s), that this rollout does not replace: pod db-1 is not Ready (zone-b)');
-    if (paused.kind === 'pause') assert.equal(paused.pod, 'db-1');
+    if (paused.kind === 'pause') assert.deepEqual([paused.pod, paused.waitsOn], ['db-1', 'db-1']);
+    // Its record names db-1: db-1 Ready again ends it, and zone-a goes on; down still, it holds.
+    const record = { 'zonekeeper.io/zone-rollout-paused': pauseRecord('db-r1', 0, paused.why, 'db-1') };
+    const held = planned((c, now) => { setUp(c, now); c.annotate('zonekeeper.io/zone-rollout-paused', record['zonekeeper.io/zone-rollout-paused']); });
+    assert.equal(held.kind, 'paused', held.why);
+    const back = planned((c, now) => {
+      setUp(c, now);
+      c.pods.get('db-1')!.status.conditions = [{ type: 'Ready', status: 'True', lastTransitionTime: new Date(now).toISOString() }];
+      c.put(c.pods.get('db-1')!);
+      c.annotate('zonekeeper.io/zone-rollout-paused', record['zonekeeper.io/zone-rollout-paused']);
+    });
+    assert.equal(back.kind, 'evict', back.why);
+    if (back.kind === 'evict') assert.equal(back.clearPause, 'pod-available');
+    // A pause on the revision's own pod (no pod named) never ends by itself.
+    const own = planned((c, now) => {
+      setUp(c, now);
+      c.pods.get('db-1')!.status.conditions = [{ type: 'Ready', status: 'True', lastTransitionTime: new Date(now).toISOString() }];
+      c.put(c.pods.get('db-1')!);
+      c.annotate('zonekeeper.io/zone-rollout-paused', pauseRecord('db-r1', 0, 'pod db-0 not available'));
+    });
+    assert.equal(own.kind, 'paused', own.why);
     // Down for less than the deadline: waited for.
     const waits = planned(setUp, { ...WHOLE_ZONES, progressDeadlineSeconds: 3 * 3600 });
     assert.equal(waits.kind, 'wait', waits.why);

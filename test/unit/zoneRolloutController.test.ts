@@ -165,6 +165,37 @@ describe('zone-by-zone rollouts on their work queue (fake time)', () => {
     }
   });
 
+  it('an outage elsewhere past the progress deadline pauses the rollout on that pod; the pod available again resumes it by itself, never two zones down', async () => {
+    let outage = true;
+    const { clock, cluster, events, holder, run, finished } = setUp({ replicas: 6, stuck: (name, revision) => outage && name === 'db-4' && revision === 'db-r1' });
+    // db-4 (zone-b, db-r1) goes down before the new template and stays down.
+    cluster.pods.get('db-4')!.status.conditions = [{ type: 'Ready', status: 'False', lastTransitionTime: new Date(clock.now()).toISOString() }];
+    cluster.put(cluster.pods.get('db-4')!);
+    const rollouts = holder();
+    rollouts.start();
+    try {
+      cluster.update('db-r2');
+      await run(90_000);
+      assert.equal(cluster.evictions.length, 0, 'nothing goes while zone-b is down');
+      const paused = JSON.parse(cluster.sts.metadata.annotations[PAUSED]);
+      assert.deepEqual([paused.revision, paused.waitsOn], ['db-r2', 'db-4']);
+      assert.match(events.find((e) => e.reason === 'ZoneRolloutPaused')!.message, /it resumes when pod db-4 is available/);
+      // Still down a while later: still paused.
+      await run(60_000);
+      assert.equal(cluster.evictions.length, 0);
+      assert.equal(rollouts.status()[0]!.decision, 'paused');
+      outage = false;
+      const worst = await run(120_000, finished);
+      assert.ok(finished(), `every pod on db-r2 and Ready (${cluster.revisions().join(',')}; ${rollouts.status()[0]?.message})`);
+      assert.equal(worst, 1, 'never two zones down');
+      assert.equal(cluster.sts.metadata.annotations[PAUSED], undefined);
+      assert.match(events.find((e) => e.reason === 'ZoneRolloutResumed')!.message, /pod db-4, which the rollout paused on, is available again/);
+    } finally {
+      await rollouts.stop();
+      cluster.stop();
+    }
+  });
+
   it('a pause written by hand holds whatever the revision, until it is removed', async () => {
     const { cluster, holder, run } = setUp({ replicas: 3, annotations: { [PAUSED]: 'maintenance window' } });
     const rollouts = holder();
