@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { quantity } from './convert.js';
 import type { KindName, KindSpec } from './kinds.js';
-import { templateNeeds } from './nodeNeeds.js';
-import type { NodeNeeds, Taint } from './objects.js';
+import { nodeSelectorTerm, templateNeeds, tolerations } from './nodeNeeds.js';
+import type { NodeNeeds, NodeSelectorRequirement, Taint, Toleration } from './objects.js';
 import { str, stringMap, type Raw } from './rawFields.js';
 import { parseJsonAnnotation } from './zonePreferences.js';
 
@@ -43,6 +43,43 @@ export function parseClusterPreferences(json: string): ParsedClusterPreferences 
 
 export interface TargetCluster { name: string; replicas: number }
 
+/** `placement.clusterAffinity` as Karmada matches it against a Cluster (its `ClusterMatches`). */
+export interface ClusterAffinity {
+  /** `clusterNames`: the only clusters it may use; empty: any. */
+  names: readonly string[];
+  exclude: readonly string[];
+  /** `labelSelector` over the Cluster's labels (matchLabels as `In` requirements); undefined: not set. */
+  labels: readonly NodeSelectorRequirement[] | undefined;
+  /** `fieldSelector` over `provider`, `region` and `zone` (the Cluster's zones); undefined: not set. */
+  fields: readonly NodeSelectorRequirement[] | undefined;
+}
+
+/** `placement.clusterTolerations`; `seconds`: a NoExecute one that holds only that long. */
+export type ClusterToleration = Toleration & { seconds?: number };
+
+/** Placement fields zonekeeper does not carry out: such a binding is refused whole, never planned in part. */
+function unsupportedPlacement(placement: Raw): string | undefined {
+  if (Array.isArray(placement.clusterAffinities) && placement.clusterAffinities.length > 0) return 'clusterAffinities';
+  if (Array.isArray(placement.spreadConstraints) && placement.spreadConstraints.length > 0) return 'spreadConstraints';
+  if (placement.replicaScheduling?.replicaSchedulingType === 'Duplicated') return 'replicaScheduling.replicaSchedulingType: Duplicated';
+  return undefined;
+}
+
+function clusterTolerations(v: unknown): ClusterToleration[] {
+  const raw = Array.isArray(v) ? v.filter((x): x is Raw => !!x && typeof x === 'object') : [];
+  return tolerations(raw).map((t, i) => (Number.isSafeInteger(raw[i]!.tolerationSeconds) ? { ...t, seconds: raw[i]!.tolerationSeconds as number } : t));
+}
+
+function clusterAffinity(a: Raw): ClusterAffinity {
+  const selector: Raw | undefined = a.labelSelector && typeof a.labelSelector === 'object' ? a.labelSelector : undefined;
+  const labels = selector && [
+    ...Object.entries(stringMap(selector.matchLabels)).map(([key, v]) => ({ key, operator: 'In', values: [v] })),
+    ...(nodeSelectorTerm({ matchExpressions: selector.matchExpressions })?.matchExpressions ?? []),
+  ];
+  const fields = a.fieldSelector && typeof a.fieldSelector === 'object' ? nodeSelectorTerm({ matchExpressions: a.fieldSelector.matchExpressions })!.matchExpressions : undefined;
+  return { names: names(a.clusterNames), exclude: names(a.exclude), labels, fields };
+}
+
 export interface SlimBinding {
   kind: 'ResourceBinding' | 'ClusterResourceBinding';
   /** '' for a ClusterResourceBinding. */
@@ -58,9 +95,10 @@ export interface SlimBinding {
   clusters: readonly TargetCluster[];
   /** `spec.placement` as JSON: what the applied-placement annotation records. */
   placement: string;
-  /** `clusterAffinity.clusterNames` when set: the only clusters it may use. */
-  allowed: readonly string[] | undefined;
-  excluded: readonly string[];
+  affinity: ClusterAffinity;
+  tolerations: readonly ClusterToleration[];
+  /** A placement field zonekeeper does not carry out (the binding is refused), or undefined. */
+  unsupported: string | undefined;
   appliedPlacement: string | undefined;
   policy: { kind: 'PropagationPolicy' | 'ClusterPropagationPolicy'; namespace: string; name: string } | undefined;
   /** Clusters its graceful-eviction tasks move it away from. */
@@ -84,6 +122,10 @@ export interface SlimMemberCluster {
   ready: string;
   readyMessage: string;
   taints: readonly Taint[];
+  /** What a placement's clusterAffinity matches: its labels, `spec.provider` and `spec.region`. */
+  labels: Readonly<Record<string, string>>;
+  provider: string;
+  region: string;
   deleting: boolean;
   apiEndpoint: string;
   secretRef: { namespace: string; name: string } | undefined;
@@ -122,7 +164,7 @@ function slimBinding(kind: SlimBinding['kind']): (o: Raw) => SlimBinding {
     const annotations = stringMap(meta.annotations);
     const claim: Raw = spec.replicaRequirements?.nodeClaim ?? {};
     const request: Raw = spec.replicaRequirements?.resourceRequest ?? {};
-    const affinity: Raw = spec.placement?.clusterAffinity ?? {};
+    const placement: Raw = spec.placement && typeof spec.placement === 'object' ? spec.placement : {};
     const policyName = annotations[KARMADA_ANNOTATION.policyName];
     const clusterPolicyName = annotations[KARMADA_ANNOTATION.clusterPolicyName];
     return {
@@ -134,8 +176,9 @@ function slimBinding(kind: SlimBinding['kind']): (o: Raw) => SlimBinding {
       replicas: int(spec.replicas),
       clusters: (Array.isArray(spec.clusters) ? spec.clusters : []).filter((c: Raw) => typeof c?.name === 'string').map((c: Raw) => ({ name: c.name as string, replicas: int(c.replicas) })),
       placement: JSON.stringify(spec.placement ?? {}),
-      allowed: Array.isArray(affinity.clusterNames) && affinity.clusterNames.length ? names(affinity.clusterNames) : undefined,
-      excluded: names(affinity.exclude),
+      affinity: clusterAffinity(placement.clusterAffinity && typeof placement.clusterAffinity === 'object' ? placement.clusterAffinity : {}),
+      tolerations: clusterTolerations(placement.clusterTolerations),
+      unsupported: unsupportedPlacement(placement),
       appliedPlacement: annotations[KARMADA_ANNOTATION.appliedPlacement],
       policy: policyName !== undefined
         ? { kind: 'PropagationPolicy', namespace: annotations[KARMADA_ANNOTATION.policyNamespace] ?? str(meta.namespace), name: policyName }
@@ -160,6 +203,7 @@ function slimMemberCluster(o: Raw): SlimMemberCluster {
   return {
     name: str(o.metadata?.name), ready: str(ready?.status, 'Unknown'), readyMessage: str(ready?.message),
     taints: (Array.isArray(spec.taints) ? spec.taints : []).map((t: Raw) => ({ key: str(t?.key), value: str(t?.value), effect: str(t?.effect) })),
+    labels: stringMap(o.metadata?.labels), provider: str(spec.provider), region: str(spec.region),
     deleting: !!o.metadata?.deletionTimestamp, apiEndpoint: str(spec.apiEndpoint),
     secretRef: spec.secretRef?.name ? { namespace: str(spec.secretRef.namespace), name: str(spec.secretRef.name) } : undefined,
     insecureSkipTLSVerification: spec.insecureSkipTLSVerification === true, zones: names(spec.zones ?? (spec.zone ? [spec.zone] : [])),

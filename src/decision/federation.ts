@@ -79,6 +79,10 @@ export function federationService(view: FederationView, config: Config['karmada'
     if (!b) return record(key, undefined, { outcome: 'skip', key, why: 'gone' });
     if (b.schedulerName !== config.schedulerName) return { outcome: 'skip', key, why: `scheduled by ${b.schedulerName}` };
     if (b.deleting || b.suspended) return record(key, b, { outcome: 'skip', key, why: b.deleting ? 'being deleted' : 'scheduling suspended' });
+    // Never a plan that drops part of what the policy asks: refused whole, the field named.
+    if (b.unsupported) {
+      return record(key, b, { outcome: 'refused', key, binding: b, why: `spec.placement.${b.unsupported}: zonekeeper does not carry this out; leave such a policy to karmada-scheduler` });
+    }
     const prefs = preferencesOf(b);
     if (!prefs.ok) return record(key, b, { outcome: 'refused', key, binding: b, why: prefs.error });
     const sts = isStatefulSet(b);

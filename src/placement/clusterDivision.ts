@@ -1,6 +1,7 @@
-import type { ClusterPreferences, SlimBinding, SlimMemberCluster, TargetCluster } from '../cluster/karmada.js';
-import type { SlimNode, SlimPod } from '../cluster/objects.js';
+import type { ClusterAffinity, ClusterPreferences, ClusterToleration, SlimBinding, SlimMemberCluster, TargetCluster } from '../cluster/karmada.js';
+import type { NodeSelectorRequirement, SlimNode, SlimPod, Taint } from '../cluster/objects.js';
 import { misfitOf } from './nodeFit.js';
+import { matchRequirement, tolerates } from './nodeMatching.js';
 import { divide } from './planner.js';
 
 // A federated workload's replicas per member cluster (docs/design.md#across-clusters): the one planner
@@ -53,8 +54,35 @@ export type BindingPlan =
 const stateWhy: Record<MemberState, string> = {
   ready: 'ready', full: 'no more room in its zones', pending: 'pods left unscheduled too long', unknown: 'zonekeeper cannot read it: keeps what it has, gets none added',
   'not-ready': 'not Ready in Karmada', 'no-execute': 'a NoExecute taint', 'no-schedule': 'a NoSchedule taint: gets none added', deleting: 'being deleted',
-  evicting: 'a graceful eviction moves the workload away', 'not-allowed': 'outside the placement\'s clusters',
+  evicting: 'a graceful eviction moves the workload away', 'not-allowed': 'outside the placement\'s clusterAffinity',
 };
+
+/**
+ * The `zone` field over a member's zones, as Karmada reads it: In holds when every zone is listed
+ * (and it has one), NotIn when none is; Exists and DoesNotExist on whether it has any.
+ */
+function zonesMatch(r: NodeSelectorRequirement, zones: readonly string[]): boolean {
+  switch (r.operator) {
+    case 'In': return zones.length > 0 && zones.every((z) => r.values.includes(z));
+    case 'NotIn': return zones.every((z) => !r.values.includes(z));
+    case 'Exists': return zones.length > 0;
+    case 'DoesNotExist': return zones.length === 0;
+    default: return false;
+  }
+}
+
+/** A member inside the placement's clusterAffinity: not excluded, and its labels, fields and name all match. */
+function clusterMatches(a: ClusterAffinity, c: SlimMemberCluster): boolean {
+  if (a.exclude.includes(c.name)) return false;
+  if (a.labels && !a.labels.every((r) => matchRequirement(r, c.labels[r.key]))) return false;
+  const field = (key: string) => (key === 'provider' ? c.provider : key === 'region' ? c.region : '') || undefined;
+  if (a.fields && !a.fields.every((r) => (r.key === 'zone' ? zonesMatch(r, c.zones) : matchRequirement(r, field(r.key))))) return false;
+  return a.names.length === 0 || a.names.includes(c.name);
+}
+
+/** A taint the placement tolerates; a NoExecute one only with no tolerationSeconds (else it goes, as Karmada evicts after them). */
+const toleratedBy = (ts: readonly ClusterToleration[]) => (taint: Taint) =>
+  ts.some((t) => tolerates(t, taint) && (taint.effect !== 'NoExecute' || t.seconds === undefined));
 
 /** Free replica slots per zone of a member for one replica's needs, the workload's bound pods included. */
 function zoneSlots(binding: SlimBinding, reading: MemberReading): Map<string, number> {
@@ -93,9 +121,10 @@ function memberShare(binding: SlimBinding, m: MemberInput, s: DivisionSettings, 
   const c = m.cluster;
   const assigned = binding.clusters.find((t) => t.name === c.name)?.replicas ?? 0;
   const base = { cluster: c.name, assigned, bound: 0, pending: 0, pendingSince: undefined, zones: [] as string[] };
-  const allowed = (!binding.allowed || binding.allowed.includes(c.name)) && !binding.excluded.includes(c.name);
-  const offline: MemberState | undefined = !allowed ? 'not-allowed' : c.deleting ? 'deleting' : binding.evictingFrom.includes(c.name) ? 'evicting'
-    : c.ready !== 'True' ? 'not-ready' : c.taints.some((t) => t.effect === 'NoExecute') ? 'no-execute' : undefined;
+  const tolerated = toleratedBy(binding.tolerations);
+  const untolerated = (effect: string) => c.taints.some((t) => t.effect === effect && !tolerated(t));
+  const offline: MemberState | undefined = !clusterMatches(binding.affinity, c) ? 'not-allowed' : c.deleting ? 'deleting' : binding.evictingFrom.includes(c.name) ? 'evicting'
+    : c.ready !== 'True' ? 'not-ready' : untolerated('NoExecute') ? 'no-execute' : undefined;
   if (offline) return { ...base, state: offline, capacity: 0 };
   if (!m.reading) return { ...base, state: 'unknown', capacity: assigned };
   const live = m.reading.workloadPods.filter((p) => !p.terminating && !p.finished);
@@ -110,7 +139,7 @@ function memberShare(binding: SlimBinding, m: MemberInput, s: DivisionSettings, 
   }
   // A forecast caps growth only: a member loses replicas on evidence (pods left waiting), never on an estimate.
   const fit = Math.max(assigned, rotationCapacity(zones.map((z) => slots.get(z)!)));
-  if (c.taints.some((t) => t.effect === 'NoSchedule')) return { ...shared, state: 'no-schedule', capacity: assigned };
+  if (untolerated('NoSchedule')) return { ...shared, state: 'no-schedule', capacity: assigned };
   return { ...shared, state: fit <= assigned ? 'full' : 'ready', capacity: fit };
 }
 

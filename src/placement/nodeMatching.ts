@@ -4,7 +4,7 @@ import type { NodeSelectorRequirement, NodeSelectorTerm, SlimNode, Taint, Tolera
 
 const INTEGER = /^[+-]?\d{1,19}$/;
 
-function matchRequirement(r: NodeSelectorRequirement, value: string | undefined): boolean {
+export function matchRequirement(r: NodeSelectorRequirement, value: string | undefined): boolean {
   switch (r.operator) {
     case 'In': return value !== undefined && r.values.includes(value);
     case 'NotIn': return value === undefined || !r.values.includes(value);
@@ -39,7 +39,7 @@ export function matchesTopology(terms: TopologySelectorTerm[], node: SlimNode): 
   }));
 }
 
-function tolerates(t: Toleration, taint: Taint): boolean {
+export function tolerates(t: Toleration, taint: Taint): boolean {
   if (t.effect && t.effect !== taint.effect) return false;
   if (t.operator === 'Exists') return !t.key || t.key === taint.key;
   return t.key === taint.key && t.value === taint.value;

@@ -73,7 +73,7 @@ export function pauseRecord(revision: string, at: number, why: string, waitsOn?:
 }
 
 /** Why zonekeeper's pause record no longer holds: a new revision, or the pod it waited on is available again. */
-export type PauseEnd = false | 'new-revision' | 'pod-available';
+type PauseEnd = false | 'new-revision' | 'pod-available';
 
 export type RolloutStep =
   | { kind: 'none'; why: string; clearPause: PauseEnd; view?: RolloutView }

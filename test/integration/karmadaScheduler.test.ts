@@ -20,14 +20,14 @@ const START = Date.parse('2026-11-29T06:00:00Z');
 const NS = 'db';
 const token = Buffer.from('test-token').toString('base64');
 
-function binding(name: string, replicas: number, o: { kind?: string; scheduler?: string; clusters?: object[] } = {}) {
+function binding(name: string, replicas: number, o: { kind?: string; scheduler?: string; clusters?: object[]; placement?: object } = {}) {
   return {
     apiVersion: 'work.karmada.io/v1alpha2', kind: 'ResourceBinding',
     metadata: { name: `${name}-${(o.kind ?? 'Deployment').toLowerCase()}`, namespace: NS, uid: `rb-${name}`, generation: 1,
       annotations: { 'propagationpolicy.karmada.io/name': name, 'propagationpolicy.karmada.io/namespace': NS } },
     spec: {
       resource: { apiVersion: 'apps/v1', kind: o.kind ?? 'Deployment', namespace: NS, name }, replicas, schedulerName: o.scheduler ?? 'zonekeeper',
-      placement: { clusterAffinity: { clusterNames: ['m1', 'm2', 'm3'] } }, ...(o.clusters ? { clusters: o.clusters } : {}),
+      placement: { clusterAffinity: { clusterNames: ['m1', 'm2', 'm3'] }, ...o.placement }, ...(o.clusters ? { clusters: o.clusters } : {}),
     },
     status: { conditions: [{ type: 'FullyApplied', status: 'False', reason: 'x', message: 'kept' }] },
   };
@@ -114,6 +114,23 @@ describe('the Karmada transport: zonekeeper schedules the bindings that name it'
     assert.match(c.message, /minReplicas is above maxReplicas/);
     assert.equal(stored('bad-deployment').spec.clusters, undefined);
     await until(() => [...karmada.kubeEvents.values()].some((e) => e.involvedObject.name === 'bad-deployment' && e.type === 'Warning'), 'a Warning');
+  });
+
+  it('a placement zonekeeper does not carry out (spread constraints) is refused whole, the field named; a label selector is honoured', async () => {
+    karmada.put(policy('spread', '{"clusters":{"*":{"weight":1}}}'));
+    karmada.put(binding('spread', 4, { placement: { spreadConstraints: [{ spreadByField: 'cluster', maxGroups: 2, minGroups: 2 }] } }));
+    await until(() => stored('spread-deployment').status?.conditions?.some((c: { type: string }) => c.type === 'Scheduled'), 'spread refused');
+    const c = stored('spread-deployment').status.conditions.find((x: { type: string }) => x.type === 'Scheduled');
+    assert.deepEqual([c.status, c.reason], ['False', 'Unschedulable']);
+    assert.match(c.message, /spec\.placement\.spreadConstraints: zonekeeper does not carry this out/);
+    assert.equal(stored('spread-deployment').spec.clusters, undefined, 'no partial plan');
+    // m2 labelled env=prod: a selector for it leaves m1 and m3 out.
+    const m2 = karmada.get('Cluster', '', 'm2')!;
+    karmada.put({ ...m2, metadata: { ...m2.metadata, labels: { env: 'prod' } } });
+    karmada.put(policy('prod', '{"clusters":{"*":{"weight":1}}}'));
+    karmada.put(binding('prod', 3, { placement: { clusterAffinity: { labelSelector: { matchLabels: { env: 'prod' } } } } }));
+    await until(() => !!stored('prod-deployment').spec.clusters, 'prod scheduled');
+    assert.deepEqual(clustersOf('prod-deployment'), { m2: 3 });
   });
 
   it('a StatefulSet: its ordinal ranges are written before any member gets a replica', async () => {

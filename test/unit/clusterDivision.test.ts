@@ -24,12 +24,16 @@ function binding(replicas: number, clusters: { name: string; replicas: number }[
   }) as SlimBinding;
 }
 
-function cluster(name: string, o: { ready?: string; taints?: object[] } = {}): SlimMemberCluster {
-  return KARMADA_KINDS.clusters.slim!({ metadata: { name }, spec: { taints: o.taints }, status: { conditions: [{ type: 'Ready', status: o.ready ?? 'True' }] } }) as SlimMemberCluster;
+interface ClusterShape { ready?: string; taints?: object[]; labels?: Record<string, string>; spec?: Record<string, unknown> }
+
+function cluster(name: string, o: ClusterShape = {}): SlimMemberCluster {
+  return KARMADA_KINDS.clusters.slim!({
+    metadata: { name, labels: o.labels }, spec: { taints: o.taints, ...o.spec }, status: { conditions: [{ type: 'Ready', status: o.ready ?? 'True' }] },
+  }) as SlimMemberCluster;
 }
 
 /** A member of three zones, each node with room for `perZone` replicas of 1 CPU (Infinity: 100). */
-function member(name: string, o: { perZone?: number | number[]; ready?: string; taints?: object[]; unknown?: boolean; pods?: object[] } = {}): MemberInput {
+function member(name: string, o: ClusterShape & { perZone?: number | number[]; unknown?: boolean; pods?: object[] } = {}): MemberInput {
   const perZone = Array.isArray(o.perZone) ? o.perZone : [0, 1, 2].map(() => (o.perZone as number | undefined) ?? 100);
   const nodes = ['zone-a', 'zone-b', 'zone-c'].map((z, k) => {
     const n = slimNode(node(`${name}-${z}`, z));
@@ -179,6 +183,52 @@ describe('cluster division: never blind, failover, pending', () => {
     const r = planBinding(b, keep, ABC(), SETTINGS, NOW);
     assert.ok(r.ok && r.rebalance);
     assert.deepEqual(r.clusters.map((c) => c.replicas), [3, 3, 3]);
+  });
+
+  it('the placement\'s clusterAffinity as Karmada matches it: labels, provider and region, zones (all listed for In), names, exclude', () => {
+    const members = [
+      member('A', { labels: { env: 'prod' }, spec: { provider: 'aws', region: 'eu-west-1', zones: ['eu-west-1a', 'eu-west-1b'] } }),
+      member('B', { labels: { env: 'prod', tier: 'edge' }, spec: { provider: 'gcp', region: 'europe-west1', zones: ['europe-west1-b'] } }),
+      member('C', { labels: { env: 'dev' }, spec: { provider: 'aws', region: 'eu-west-1' } }),
+    ];
+    const onto = (clusterAffinity: object) => {
+      const r = planBinding(binding(6, [], { placement: { clusterAffinity } }), even, members, SETTINGS, NOW);
+      assert.ok(r.ok);
+      return Object.fromEntries(r.members.filter((m) => m.replicas > 0).map((m) => [m.cluster, m.replicas]));
+    };
+    assert.deepEqual(onto({ labelSelector: { matchLabels: { env: 'prod' } } }), { A: 3, B: 3 });
+    assert.deepEqual(onto({ labelSelector: { matchExpressions: [{ key: 'tier', operator: 'DoesNotExist' }] } }), { A: 3, C: 3 });
+    assert.deepEqual(onto({ labelSelector: { matchExpressions: [{ key: 'tier', operator: 'NotIn', values: ['edge'] }] }, exclude: ['C'] }), { A: 6 });
+    assert.deepEqual(onto({ fieldSelector: { matchExpressions: [{ key: 'provider', operator: 'In', values: ['aws'] }] } }), { A: 3, C: 3 });
+    assert.deepEqual(onto({ fieldSelector: { matchExpressions: [{ key: 'region', operator: 'NotIn', values: ['eu-west-1'] }] } }), { B: 6 });
+    // Karmada's zone rule: In holds only when every zone of the member is listed; C has none.
+    assert.deepEqual(onto({ fieldSelector: { matchExpressions: [{ key: 'zone', operator: 'In', values: ['eu-west-1a', 'europe-west1-b'] }] } }), { B: 6 });
+    assert.deepEqual(onto({ fieldSelector: { matchExpressions: [{ key: 'zone', operator: 'Exists' }] } }), { A: 3, B: 3 });
+    assert.deepEqual(onto({ labelSelector: { matchLabels: { env: 'prod' } }, clusterNames: ['B', 'C'] }), { B: 6 });
+    const r = planBinding(binding(6, [], { placement: { clusterAffinity: { labelSelector: { matchLabels: { env: 'prod' } } } } }), even, members, SETTINGS, NOW);
+    assert.ok(r.ok);
+    assert.match(r.members.find((m) => m.cluster === 'C')!.why, /outside the placement's clusterAffinity/);
+  });
+
+  it('clusterTolerations: a tolerated NoSchedule taint takes replicas; a NoExecute one only when tolerated for good (no tolerationSeconds)', () => {
+    const tainted = ABC({ B: { taints: [{ key: 'maintenance', value: 'yes', effect: 'NoSchedule' }] }, C: { taints: [{ key: 'cluster.karmada.io/unreachable', effect: 'NoExecute' }] } });
+    const onto = (clusterTolerations: object[]) => {
+      const r = planBinding(binding(6, [], { placement: { clusterTolerations } }), even, tainted, SETTINGS, NOW);
+      assert.ok(r.ok);
+      return Object.fromEntries(r.members.map((m) => [m.cluster, m.replicas]));
+    };
+    assert.deepEqual(onto([]), { A: 6, B: 0, C: 0 });
+    assert.deepEqual(onto([{ key: 'maintenance', operator: 'Equal', value: 'yes', effect: 'NoSchedule' }]), { A: 3, B: 3, C: 0 });
+    assert.deepEqual(onto([{ key: 'cluster.karmada.io/unreachable', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 }]), { A: 6, B: 0, C: 0 });
+    assert.deepEqual(onto([{ operator: 'Exists' }]), { A: 2, B: 2, C: 2 });
+  });
+
+  it('a placement zonekeeper does not carry out is named on the binding: clusterAffinities, spreadConstraints, Duplicated', () => {
+    assert.equal(binding(3).unsupported, undefined);
+    assert.equal(binding(3, [], { placement: { clusterAffinities: [{ affinityName: 'primary', clusterNames: ['A'] }] } }).unsupported, 'clusterAffinities');
+    assert.equal(binding(3, [], { placement: { spreadConstraints: [{ spreadByField: 'region', maxGroups: 2 }] } }).unsupported, 'spreadConstraints');
+    assert.equal(binding(3, [], { placement: { replicaScheduling: { replicaSchedulingType: 'Duplicated' } } }).unsupported, 'replicaScheduling.replicaSchedulingType: Duplicated');
+    assert.equal(binding(3, [], { placement: { replicaScheduling: { replicaSchedulingType: 'Divided' }, spreadConstraints: [] } }).unsupported, undefined);
   });
 
   it('a StatefulSet member holds at most its ordinal range', () => {
