@@ -121,6 +121,31 @@ const sum = (p: Record<string, number>) => Object.values(p).reduce((a, b) => a +
     assert.match(page, /m3<\/td><td>read<\/td><td>zone-a, zone-b, zone-c/, 'each member\'s zones on the page');
   });
 
+  it('the placement read whole: a label selector on the Clusters picks the members; a spread constraint zonekeeper does not carry out is refused, the field named', async () => {
+    await fed.karmada.patch('cluster.karmada.io/v1alpha1', 'Cluster', undefined, 'm2', { metadata: { labels: { tier: 'edge' } } });
+    const placement = (extra: Obj) => ({ placement: { replicaScheduling: { replicaSchedulingType: 'Divided', replicaDivisionPreference: 'Weighted' }, ...extra } });
+    const even = { clusters: { '*': { weight: 1 } } };
+    for (const [name, extra] of [
+      ['edge', { clusterAffinity: { labelSelector: { matchLabels: { tier: 'edge' } } } }],
+      ['notedge', { clusterAffinity: { labelSelector: { matchExpressions: [{ key: 'tier', operator: 'NotIn', values: ['edge'] }] } } }],
+      ['spread', { clusterAffinity: { clusterNames: MEMBERS }, spreadConstraints: [{ spreadByField: 'cluster', minGroups: 2, maxGroups: 3 }] }],
+    ] as const) {
+      await fed.karmada.create(deployment(NS, name, 4));
+      await fed.karmada.create(propagation(NS, name, 'Deployment', even, MEMBERS, { ...placement(extra), suspension: { dispatching: true } }));
+    }
+    assert.deepEqual(await scheduled('edge-deployment', () => true), { m2: 4 });
+    assert.deepEqual(await scheduled('notedge-deployment', () => true), { m1: 2, m3: 2 });
+    const refused = await eventually('spread refused', async () => {
+      const b = await fed.karmada.get('work.karmada.io/v1alpha2', 'ResourceBinding', NS, 'spread-deployment');
+      const cond = (b.status?.conditions ?? []).find((c: Obj) => c.type === 'Scheduled');
+      return cond?.status === 'False' && { cond, clusters: b.spec.clusters };
+    }, 60_000, 500);
+    console.log(`# placement: edge ${JSON.stringify(await clustersOf(fed.karmada, NS, 'edge-deployment'))}, notedge ${JSON.stringify(await clustersOf(fed.karmada, NS, 'notedge-deployment'))}; spread: ${refused.cond.reason}: ${refused.cond.message}`);
+    assert.equal(refused.cond.reason, 'Unschedulable');
+    assert.match(refused.cond.message, /spec\.placement\.spreadConstraints: zonekeeper does not carry this out/);
+    assert.equal(refused.clusters, undefined, 'no partial plan');
+  });
+
   it('a StatefulSet scaled 5 → 9 → 5 across members: disjoint ordinals, no duplicate pod name, each member\'s pods in their zones', async () => {
     await fed.karmada.create(statefulSet(NS, 'db', 5));
     await fed.karmada.create(propagation(NS, 'db', 'StatefulSet', { rebalance: true, clusters: { '*': { weight: 1 } } }, MEMBERS));
