@@ -112,6 +112,15 @@ export function zoneRolloutController(deps: {
     return observed ? obj.status?.updateRevision : undefined;
   }
 
+  /** The pod as the API holds it now: its revision, or gone (404, or a successor of the same name: another UID). */
+  async function livePod(pod: SlimPod): Promise<{ revision: string | undefined } | 'gone'> {
+    const res = await api.request('GET', `/api/v1/namespaces/${encodeURIComponent(pod.namespace)}/pods/${encodeURIComponent(pod.name)}`, { timeoutMs: 10_000 });
+    if (res.status === 404) return 'gone';
+    if (res.status !== 200) throw new Error(`GET pod ${pod.namespace}/${pod.name}: ${res.status}`);
+    const obj = JSON.parse(res.body) as { metadata?: { uid?: string; labels?: Record<string, string> } };
+    return obj.metadata?.uid !== pod.uid ? 'gone' : { revision: obj.metadata?.labels?.['controller-revision-hash'] };
+  }
+
   /** Evictions made and not yet shown by the watch: still in the cache, not terminating. */
   function stillShown(key: string): string[] {
     const made = evicting.get(key);
@@ -178,6 +187,18 @@ export function zoneRolloutController(deps: {
     const made = evicting.get(key) ?? evicting.set(key, new Map()).get(key)!;
     const gone: string[] = [];
     for (const pod of s.pods) {
+      // No step twice, whatever the cache shows: a pod the API already has on the update revision is not evicted.
+      const now = await livePod(pod);
+      if (now === 'gone') {
+        gone.push(pod.name);
+        continue;
+      }
+      if (now.revision === live) {
+        log.warn({ workload: key, pod: pod.name, revision: live }, 'zone rollout: the cache showed an old revision of a pod the API has on the update revision; not evicted');
+        note({ workload: key, decision: 'wait', message: `pod ${pod.name} is on revision ${live} in the API, an older one in the cache: waits for the watch`, view: s.view });
+        if (gone.length > 0) events.record(w, 'Normal', 'ZoneRolloutStep', `${s.why}: evicted ${gone.join(', ')}`);
+        return { againAfterMs: LAGGING_MS };
+      }
       const res = await evict(pod);
       // 404, 409: that pod (its UID) is gone already; its successor is the watch's to show.
       if (res.status === 200 || res.status === 201 || res.status === 404 || res.status === 409) {

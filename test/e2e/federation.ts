@@ -113,11 +113,16 @@ async function stopAll(dir: string, members: Member[]): Promise<void> {
   try {
     pids = readFileSync(join(dir, 'pids'), 'utf8').trim().split('\n').map(Number).filter(Boolean).reverse();
   } catch { /* up.sh never started */ }
-  for (const pid of pids) {
+  const signal = (pid: number, s: NodeJS.Signals | 0) => {
     try {
-      process.kill(pid, 'SIGTERM');
-    } catch { /* gone */ }
-  }
+      process.kill(pid, s);
+      return true;
+    } catch { return false; /* gone */ }
+  };
+  for (const pid of pids) signal(pid, 'SIGTERM');
+  // karmada-apiserver can outlive its etcd in a graceful shutdown that never ends: what is left after 10 s is killed.
+  for (let waited = 0; waited < 10_000 && pids.some((pid) => signal(pid, 0)); waited += 200) await new Promise((r) => setTimeout(r, 200));
+  for (const pid of pids) if (signal(pid, 0)) signal(pid, 'SIGKILL');
   await Promise.all(members.map((m) => m.cp.down(!!process.env.ZK_E2E_KEEP)));
   if (process.env.ZK_E2E_KEEP) console.log(`karmada logs kept in ${dir}`);
   else rmSync(dir, { recursive: true, force: true });

@@ -99,6 +99,11 @@ export function rolloutCluster(clock: Timers, o: RolloutClusterOptions) {
       }
       return { status: 201, body: {} };
     }
+    const read = /\/pods\/([^/]+)$/.exec(r.path);
+    if (read && r.method === 'GET') {
+      const p = pods.get(read[1]!);
+      return p ? { status: 200, body: p } : { status: 404, body: { message: 'not found' } };
+    }
     if (r.path.endsWith('/statefulsets/db')) {
       if (r.method === 'GET') return { status: 200, body: sts };
       if (r.body?.metadata?.resourceVersion !== sts.metadata.resourceVersion) return { status: 409, body: { message: 'conflict' } };

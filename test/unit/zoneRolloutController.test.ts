@@ -260,6 +260,26 @@ describe('zone-by-zone rollouts on their work queue (fake time)', () => {
       cluster.stop();
     }
   });
+  it('no step twice whatever the cache shows: a pod the cache has on the old revision but the API on the new one is not evicted', async () => {
+    const { cluster, holder, run } = setUp({ replicas: 9 });
+    const rollouts = holder();
+    rollouts.start();
+    try {
+      // db-6 (first to go) already replaced in the API, its new revision not yet in the cache.
+      cluster.pods.get('db-6')!.metadata.labels['controller-revision-hash'] = 'db-r2';
+      cluster.update('db-r2');
+      await run(5_000);
+      assert.deepEqual(cluster.evictions.map((e) => e.name), [], 'db-6 is not evicted from a stale view');
+      assert.match(rollouts.status()[0]!.message, /pod db-6 is on revision db-r2 in the API, an older one in the cache/);
+      // The watch catches up: the rollout goes on with the next pod.
+      cluster.put(cluster.pods.get('db-6')!);
+      await run(5_000, () => cluster.evictions.length >= 1);
+      assert.equal(cluster.evictions[0]?.name, 'db-3');
+    } finally {
+      await rollouts.stop();
+      cluster.stop();
+    }
+  });
   it('a new revision whose first step is itself a pause replaces the old revision\'s pause record', async () => {
     const { clock, cluster, events, holder, run } = setUp({ replicas: 6, stuck: new Set(['db-3']) });
     const first = holder();
