@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { EventRecorder } from '../actuator/events.js';
 import { retryOnConflict } from '../actuator/conditionalPatch.js';
 import type { ApiClient } from '../cluster/apiClient.js';
-import { ANNOTATION } from '../cluster/annotations.js';
+import { ANNOTATION, REVISION_LABEL } from '../cluster/annotations.js';
 import { workloadPath } from '../cluster/kinds.js';
 import type { SlimPod, SlimWorkload } from '../cluster/objects.js';
 import type { SnapshotSource } from '../cluster/source.js';
@@ -118,7 +118,7 @@ export function zoneRolloutController(deps: {
     if (res.status === 404) return 'gone';
     if (res.status !== 200) throw new Error(`GET pod ${pod.namespace}/${pod.name}: ${res.status}`);
     const obj = JSON.parse(res.body) as { metadata?: { uid?: string; labels?: Record<string, string> } };
-    return obj.metadata?.uid !== pod.uid ? 'gone' : { revision: obj.metadata?.labels?.['controller-revision-hash'] };
+    return obj.metadata?.uid !== pod.uid ? 'gone' : { revision: obj.metadata?.labels?.[REVISION_LABEL] };
   }
 
   /** Evictions made and not yet shown by the watch: still in the cache, not terminating. */
