@@ -15,10 +15,14 @@ import { workloadKey } from '../placement/workload.js';
 
 export type EventType = 'Normal' | 'Warning';
 
-/** What an Event may be about: a workload, a WorkloadSpread, a pod, or a Karmada binding. */
-type EventSubject = SlimWorkload | SlimWorkloadSpread | SlimPod | SlimBinding;
+/** A Karmada resource template (the object a binding propagates), by reference. */
+export interface TemplateRef { karmadaTemplate: true; apiVersion: string; kind: string; namespace: string; name: string; uid: string }
+
+/** What an Event may be about: a workload, a WorkloadSpread, a pod, a Karmada binding or its resource template. */
+type EventSubject = SlimWorkload | SlimWorkloadSpread | SlimPod | SlimBinding | TemplateRef;
 
 function involved(o: EventSubject): { key: string; apiVersion: string; kind: string } {
+  if ('karmadaTemplate' in o) return { key: `${o.namespace || 'default'}/${o.kind}/${o.name}`, apiVersion: o.apiVersion, kind: o.kind };
   // A ClusterResourceBinding's Events go to default, as kubectl describe looks for them.
   if ('schedulerName' in o) return { key: `${o.namespace || 'default'}/${o.kind}/${o.name}`, apiVersion: 'work.karmada.io/v1alpha2', kind: o.kind };
   if ('targetRef' in o) return { key: `${o.namespace}/WorkloadSpread/${o.name}`, apiVersion: o.apiVersion, kind: 'WorkloadSpread' };

@@ -1,8 +1,9 @@
 import { z } from 'zod';
 import { quantity } from './convert.js';
 import type { KindName, KindSpec } from './kinds.js';
-import { nodeSelectorTerm, templateNeeds, tolerations } from './nodeNeeds.js';
-import type { NodeNeeds, NodeSelectorRequirement, Taint, Toleration } from './objects.js';
+import { parsePlacement, type Placement } from './karmadaPlacement.js';
+import { templateNeeds } from './nodeNeeds.js';
+import type { NodeNeeds, Taint } from './objects.js';
 import { str, stringMap, type Raw } from './rawFields.js';
 import { parseJsonAnnotation } from './zonePreferences.js';
 
@@ -24,7 +25,8 @@ export const KARMADA_ANNOTATION = {
 export const ORDINALS_OWNER_LABEL = 'zonekeeper.io/ordinals-of';
 
 const count = z.number().int().min(0).max(1_000_000);
-const shareSchema = z.strictObject({ minReplicas: count.default(0), maxReplicas: count.optional(), weight: count.default(0) })
+// weight unset: the policy's static weight for the member, else 0.
+const shareSchema = z.strictObject({ minReplicas: count.default(0), maxReplicas: count.optional(), weight: count.optional() })
   .refine((s) => s.maxReplicas === undefined || s.minReplicas <= s.maxReplicas, { message: 'minReplicas is above maxReplicas' });
 const clusterPreferencesSchema = z.strictObject({
   rebalance: z.boolean().default(false),
@@ -34,51 +36,11 @@ const clusterPreferencesSchema = z.strictObject({
 export type ClusterPreferences = z.infer<typeof clusterPreferencesSchema>;
 export type ParsedClusterPreferences = { ok: true; spec: ClusterPreferences } | { ok: false; error: string };
 
-/** No annotation: every cluster the placement allows, weight 1. */
-export const EVEN_CLUSTERS: ClusterPreferences = { rebalance: false, clusters: { '*': { minReplicas: 0, weight: 1 } } };
-
 export function parseClusterPreferences(json: string): ParsedClusterPreferences {
   return parseJsonAnnotation(clusterPreferencesSchema, json);
 }
 
 export interface TargetCluster { name: string; replicas: number }
-
-/** `placement.clusterAffinity` as Karmada matches it against a Cluster (its `ClusterMatches`). */
-export interface ClusterAffinity {
-  /** `clusterNames`: the only clusters it may use; empty: any. */
-  names: readonly string[];
-  exclude: readonly string[];
-  /** `labelSelector` over the Cluster's labels (matchLabels as `In` requirements); undefined: not set. */
-  labels: readonly NodeSelectorRequirement[] | undefined;
-  /** `fieldSelector` over `provider`, `region` and `zone` (the Cluster's zones); undefined: not set. */
-  fields: readonly NodeSelectorRequirement[] | undefined;
-}
-
-/** `placement.clusterTolerations`; `seconds`: a NoExecute one that holds only that long. */
-export type ClusterToleration = Toleration & { seconds?: number };
-
-/** Placement fields zonekeeper does not carry out: such a binding is refused whole, never planned in part. */
-function unsupportedPlacement(placement: Raw): string | undefined {
-  if (Array.isArray(placement.clusterAffinities) && placement.clusterAffinities.length > 0) return 'clusterAffinities';
-  if (Array.isArray(placement.spreadConstraints) && placement.spreadConstraints.length > 0) return 'spreadConstraints';
-  if (placement.replicaScheduling?.replicaSchedulingType === 'Duplicated') return 'replicaScheduling.replicaSchedulingType: Duplicated';
-  return undefined;
-}
-
-function clusterTolerations(v: unknown): ClusterToleration[] {
-  const raw = Array.isArray(v) ? v.filter((x): x is Raw => !!x && typeof x === 'object') : [];
-  return tolerations(raw).map((t, i) => (Number.isSafeInteger(raw[i]!.tolerationSeconds) ? { ...t, seconds: raw[i]!.tolerationSeconds as number } : t));
-}
-
-function clusterAffinity(a: Raw): ClusterAffinity {
-  const selector: Raw | undefined = a.labelSelector && typeof a.labelSelector === 'object' ? a.labelSelector : undefined;
-  const labels = selector && [
-    ...Object.entries(stringMap(selector.matchLabels)).map(([key, v]) => ({ key, operator: 'In', values: [v] })),
-    ...(nodeSelectorTerm({ matchExpressions: selector.matchExpressions })?.matchExpressions ?? []),
-  ];
-  const fields = a.fieldSelector && typeof a.fieldSelector === 'object' ? nodeSelectorTerm({ matchExpressions: a.fieldSelector.matchExpressions })!.matchExpressions : undefined;
-  return { names: names(a.clusterNames), exclude: names(a.exclude), labels, fields };
-}
 
 export interface SlimBinding {
   kind: 'ResourceBinding' | 'ClusterResourceBinding';
@@ -90,16 +52,17 @@ export interface SlimBinding {
   resourceVersion: string;
   schedulerName: string;
   /** The resource template it propagates. */
-  resource: { apiVersion: string; kind: string; namespace: string; name: string };
+  resource: { apiVersion: string; kind: string; namespace: string; name: string; uid: string };
   replicas: number;
+  /** Karmada's IsWorkload: it has replicas or replica requirements (else every member gets the object, no replicas). */
+  workload: boolean;
   clusters: readonly TargetCluster[];
   /** `spec.placement` as JSON: what the applied-placement annotation records. */
-  placement: string;
-  affinity: ClusterAffinity;
-  tolerations: readonly ClusterToleration[];
-  /** A placement field zonekeeper does not carry out (the binding is refused), or undefined. */
-  unsupported: string | undefined;
+  placementText: string;
+  placement: Placement;
   appliedPlacement: string | undefined;
+  /** `status.schedulerObservingAffinityName`: the clusterAffinities term the last plan used. */
+  observedAffinity: string;
   policy: { kind: 'PropagationPolicy' | 'ClusterPropagationPolicy'; namespace: string; name: string } | undefined;
   /** Clusters its graceful-eviction tasks move it away from. */
   evictingFrom: readonly string[];
@@ -131,6 +94,8 @@ export interface SlimMemberCluster {
   secretRef: { namespace: string; name: string } | undefined;
   insecureSkipTLSVerification: boolean;
   zones: readonly string[];
+  /** `Push` or `Pull`; and the name of the Secret whose token Karmada's cluster proxy sends the member ('' if none). */
+  syncMode: string; impersonatorSecret: string;
 }
 
 export interface SlimPropagationPolicy {
@@ -172,14 +137,14 @@ function slimBinding(kind: SlimBinding['kind']): (o: Raw) => SlimBinding {
       resourceVersion: str(meta.resourceVersion), schedulerName: str(spec.schedulerName, 'default-scheduler'),
       resource: {
         apiVersion: str(spec.resource?.apiVersion), kind: str(spec.resource?.kind), namespace: str(spec.resource?.namespace), name: str(spec.resource?.name),
+        uid: str(spec.resource?.uid),
       },
-      replicas: int(spec.replicas),
+      replicas: int(spec.replicas), workload: int(spec.replicas) > 0 || !!spec.replicaRequirements,
       clusters: (Array.isArray(spec.clusters) ? spec.clusters : []).filter((c: Raw) => typeof c?.name === 'string').map((c: Raw) => ({ name: c.name as string, replicas: int(c.replicas) })),
-      placement: JSON.stringify(spec.placement ?? {}),
-      affinity: clusterAffinity(placement.clusterAffinity && typeof placement.clusterAffinity === 'object' ? placement.clusterAffinity : {}),
-      tolerations: clusterTolerations(placement.clusterTolerations),
-      unsupported: unsupportedPlacement(placement),
+      placementText: JSON.stringify(spec.placement ?? {}),
+      placement: parsePlacement(placement),
       appliedPlacement: annotations[KARMADA_ANNOTATION.appliedPlacement],
+      observedAffinity: str(o.status?.schedulerObservingAffinityName),
       policy: policyName !== undefined
         ? { kind: 'PropagationPolicy', namespace: annotations[KARMADA_ANNOTATION.policyNamespace] ?? str(meta.namespace), name: policyName }
         : clusterPolicyName !== undefined ? { kind: 'ClusterPropagationPolicy', namespace: '', name: clusterPolicyName } : undefined,
@@ -207,6 +172,7 @@ function slimMemberCluster(o: Raw): SlimMemberCluster {
     deleting: !!o.metadata?.deletionTimestamp, apiEndpoint: str(spec.apiEndpoint),
     secretRef: spec.secretRef?.name ? { namespace: str(spec.secretRef.namespace), name: str(spec.secretRef.name) } : undefined,
     insecureSkipTLSVerification: spec.insecureSkipTLSVerification === true, zones: names(spec.zones ?? (spec.zone ? [spec.zone] : [])),
+    syncMode: str(spec.syncMode), impersonatorSecret: str(spec.impersonatorSecretRef?.name),
   };
 }
 

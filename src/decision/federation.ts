@@ -1,25 +1,38 @@
 import type { FederationView } from '../cluster/federation.js';
-import { EVEN_CLUSTERS, bindingKey, type ClusterPreferences, type SlimBinding } from '../cluster/karmada.js';
+import { bindingKey, type ClusterPreferences, type SlimBinding, type TargetCluster } from '../cluster/karmada.js';
 import type { Clock } from '../common/clock.js';
 import type { Config } from '../common/config.js';
 import type { Metrics } from '../metrics/metrics.js';
-import { ordinalStarts, planBinding, sameClusters, type BindingPlan, type MemberShare } from '../placement/clusterDivision.js';
+import { planBinding } from '../placement/bindingPlan.js';
+import { ordinalStarts, sameClusters, type BindingPlan, type MemberShare } from '../placement/clusterDivision.js';
 import { NOT_SYNCED, STALE } from './recording.js';
 
 // The decision for a Karmada binding (docs/design.md#across-clusters): readiness read, the one planner asked,
 // the answer recorded. The Karmada transport (src/karmada/) only decodes, calls `plan` and writes.
 
+/** A Karmada event, recorded on the binding and on its resource template as karmada-scheduler records it. */
+export interface BindingEvent { type: 'Normal' | 'Warning'; reason: string; message: string }
+
+/** The Scheduled condition as karmada-scheduler writes it. */
+export interface ScheduledCondition { status: 'True' | 'False'; reason: string; message: string }
+
+/**
+ * Everything one turn writes for a binding, in order: a StatefulSet's missing ordinal ranges first (and then
+ * nothing else this turn), else spec.clusters (null: emptied; undefined: as it is), the observed
+ * clusterAffinities term, the Scheduled condition with the observed generation, and the events.
+ */
+export interface BindingWrites {
+  ordinals: { starts: Record<string, number>; resourceVersion: string | undefined } | undefined;
+  clusters: TargetCluster[] | null | undefined;
+  affinityName: string | undefined;
+  condition: ScheduledCondition;
+  events: BindingEvent[];
+}
+
 type BindingVerdict =
   | { outcome: 'wait'; key: string; why: string }
   | { outcome: 'skip'; key: string; why: string }
-  | { outcome: 'refused'; key: string; binding: SlimBinding; why: string }
-  | {
-    outcome: 'plan'; key: string; binding: SlimBinding; plan: Extract<BindingPlan, { ok: true }>;
-    /** For a StatefulSet: every member's first ordinal, and whether a member about to get replicas has no range in Karmada yet. */
-    ordinals: { starts: Record<string, number>; missing: string[] } | undefined;
-    /** Nothing to write: spec.clusters and the applied placement already say this. */
-    unchanged: boolean;
-  };
+  | { outcome: 'refused' | 'plan' | 'unchanged'; key: string; binding: SlimBinding; why: string; writes: BindingWrites };
 
 /** One binding's last plan, for /debug/federation, `zonekeeper audit` and the metrics. */
 interface FederatedWorkload {
@@ -28,6 +41,8 @@ interface FederatedWorkload {
   replicas: number;
   at: number;
   outcome: BindingVerdict['outcome'];
+  /** The clusterAffinities term the plan used ('' without clusterAffinities). */
+  affinity: string;
   why: string;
   unplaced: number;
   members: MemberShare[];
@@ -47,30 +62,47 @@ export interface FederationService {
 
 const isStatefulSet = (b: SlimBinding) => b.resource.kind === 'StatefulSet' && b.resource.apiVersion === 'apps/v1';
 
+/** karmada-scheduler's success message: `Result: {m1:2, m2:1}` (a ClusterResourceBinding's has no colon). */
+const resultText = (b: SlimBinding, clusters: readonly TargetCluster[]) =>
+  `Binding has been scheduled successfully. Result${b.kind === 'ClusterResourceBinding' ? '' : ':'} {${clusters.map((c) => `${c.name}:${c.replicas}`).join(', ')}}`;
+
+/** How a refused binding gets scheduled: said in its condition and Event, never left silent. */
+const HOW_TO = 'fix the policy (its spec or its zonekeeper.io/cluster-preferences annotation), or set its schedulerName to default-scheduler to hand it to karmada-scheduler';
+
 export function federationService(view: FederationView, config: Config['karmada'], metrics: Metrics, clock: Clock): FederationService {
   const last = new Map<string, FederatedWorkload>();
 
-  function record(key: string, b: SlimBinding | undefined, v: BindingVerdict): BindingVerdict {
-    metrics.federationPlans.inc({ outcome: v.outcome === 'plan' && v.unchanged ? 'unchanged' : v.outcome });
-    if (!b || v.outcome === 'skip') return v;
-    const plan = v.outcome === 'plan' ? v.plan : undefined;
+  function record(key: string, b: SlimBinding | undefined, v: BindingVerdict, plan?: BindingPlan): BindingVerdict {
+    metrics.federationPlans.inc({ outcome: v.outcome });
+    if (!b || v.outcome === 'skip' || v.outcome === 'wait') return v;
+    const done = plan?.ok ? plan : undefined;
     const prior = last.get(key);
     last.set(key, {
       binding: key, workload: `${b.resource.kind} ${b.resource.namespace ? `${b.resource.namespace}/` : ''}${b.resource.name}`, replicas: b.replicas,
-      at: clock.now(), outcome: v.outcome, why: 'why' in v ? v.why : summary(plan!), unplaced: plan?.unplaced ?? prior?.unplaced ?? 0,
-      members: plan?.members ?? prior?.members ?? [], ...(v.outcome === 'plan' && v.ordinals ? { ordinals: v.ordinals.starts } : {}),
+      at: clock.now(), outcome: v.outcome, affinity: plan?.affinityName ?? b.observedAffinity, why: v.why,
+      unplaced: done?.unplaced ?? prior?.unplaced ?? 0, members: plan?.members ?? prior?.members ?? [],
+      ...(v.writes.ordinals ? { ordinals: v.writes.ordinals.starts } : prior?.ordinals ? { ordinals: prior.ordinals } : {}),
     });
-    if (plan) {
-      metrics.federationUnplaced.set({ binding: key }, plan.unplaced);
-      for (const m of plan.members) metrics.federationReplicas.set({ binding: key, cluster: m.cluster }, m.replicas);
+    if (done) {
+      metrics.federationUnplaced.set({ binding: key }, done.unplaced);
+      for (const m of done.members) metrics.federationReplicas.set({ binding: key, cluster: m.cluster }, m.replicas);
     }
     return v;
   }
 
-  function preferencesOf(b: SlimBinding): { ok: true; spec: ClusterPreferences } | { ok: false; error: string } {
+  /** The policy's seed-002 preferences: undefined without the annotation (Karmada's own answer), or why they are refused. */
+  function preferencesOf(b: SlimBinding): { ok: true; spec: ClusterPreferences | undefined } | { ok: false; error: string } {
     const p = b.policy ? view.policy(b.policy) : undefined;
-    if (!p?.preferences) return { ok: true, spec: EVEN_CLUSTERS };
+    if (!p?.preferences) return { ok: true, spec: undefined };
     return p.preferences.ok ? p.preferences : { ok: false, error: `${p.kind} ${p.namespace ? `${p.namespace}/` : ''}${p.name}: zonekeeper.io/cluster-preferences: ${p.preferences.error}` };
+  }
+
+  function refused(key: string, b: SlimBinding, why: string): BindingVerdict {
+    const message = `${why}; ${HOW_TO}`;
+    return record(key, b, { outcome: 'refused', key, binding: b, why, writes: {
+      ordinals: undefined, clusters: undefined, affinityName: undefined,
+      condition: { status: 'False', reason: 'Unschedulable', message }, events: [{ type: 'Warning', reason: 'ScheduleBindingFailed', message }],
+    } });
   }
 
   function plan(key: string): BindingVerdict {
@@ -80,26 +112,41 @@ export function federationService(view: FederationView, config: Config['karmada'
     if (b.schedulerName !== config.schedulerName) return { outcome: 'skip', key, why: `scheduled by ${b.schedulerName}` };
     if (b.deleting || b.suspended) return record(key, b, { outcome: 'skip', key, why: b.deleting ? 'being deleted' : 'scheduling suspended' });
     // Never a plan that drops part of what the policy asks: refused whole, the field named.
-    if (b.unsupported) {
-      return record(key, b, { outcome: 'refused', key, binding: b, why: `spec.placement.${b.unsupported}: zonekeeper does not carry this out; leave such a policy to karmada-scheduler` });
-    }
+    if (b.placement.unsupported) return refused(key, b, `spec.placement.${b.placement.unsupported}: zonekeeper does not carry this out`);
     const prefs = preferencesOf(b);
-    if (!prefs.ok) return record(key, b, { outcome: 'refused', key, binding: b, why: prefs.error });
+    if (!prefs.ok) return refused(key, b, prefs.error);
     const sts = isStatefulSet(b);
     const members = view.clusters().map((cluster) => ({ cluster, reading: view.reading(cluster.name, b.resource) }));
     const p = planBinding(b, prefs.spec, members, {
       pendingMs: config.pendingSeconds * 1000, keepWaiting: config.keepWaiting, stride: sts ? config.ordinalStride : undefined,
     }, clock.now());
-    if (!p.ok) return record(key, b, { outcome: 'refused', key, binding: b, why: p.message });
-    let ordinals: { starts: Record<string, number>; missing: string[] } | undefined;
-    if (sts) {
-      const seen = view.ordinalOverride(b.resource.namespace, b.resource.name)?.starts ?? {};
-      const starts = ordinalStarts(seen, p.clusters, config.ordinalStride);
-      ordinals = { starts, missing: p.clusters.filter((c) => !(c.name in seen)).map((c) => c.name) };
+    const affinityName = b.placement.grouped && p.affinityName !== b.observedAffinity ? p.affinityName : undefined;
+    if (!p.ok) {
+      const writes: BindingWrites = {
+        ordinals: undefined, clusters: p.clear && b.clusters.length ? null : undefined, affinityName: undefined,
+        condition: { status: 'False', reason: p.reason, message: p.message }, events: [{ type: 'Warning', reason: 'ScheduleBindingFailed', message: p.message }],
+      };
+      return record(key, b, { outcome: 'refused', key, binding: b, why: p.message, writes }, p);
     }
-    const unchanged = sameClusters(b.clusters, p.clusters) && b.appliedPlacement === b.placement && b.observedGeneration === b.generation
-      && !(b.rescheduleTriggeredAt > b.lastScheduledTime);
-    return record(key, b, { outcome: 'plan', key, binding: b, plan: p, ordinals, unchanged });
+    let ordinals: BindingWrites['ordinals'];
+    if (sts) {
+      const seen = view.ordinalOverride(b.resource.namespace, b.resource.name);
+      const starts = ordinalStarts(seen?.starts ?? {}, p.clusters, config.ordinalStride);
+      if (p.clusters.some((c) => !(c.name in (seen?.starts ?? {})))) ordinals = { starts, resourceVersion: seen?.resourceVersion };
+    }
+    const same = sameClusters(b.clusters, p.clusters) && b.appliedPlacement === b.placementText && !(b.rescheduleTriggeredAt > b.lastScheduledTime);
+    const scheduled = b.conditions.find((c) => c.type === 'Scheduled');
+    const current = same && !affinityName && scheduled?.status === 'True' && b.observedGeneration === b.generation;
+    const why = summary(p);
+    const writes: BindingWrites = {
+      ordinals, clusters: same ? undefined : p.clusters, affinityName,
+      condition: { status: 'True', reason: 'Success', message: 'Binding has been scheduled successfully.' },
+      events: same ? [] : [
+        { type: 'Normal', reason: 'ScheduleBindingSucceed', message: resultText(b, p.clusters) },
+        ...(p.unplaced > 0 ? [{ type: 'Warning' as const, reason: 'ReplicasUnplaced', message: `${p.unplaced} of ${b.replicas} replicas fit no member cluster within its limits and room` }] : []),
+      ],
+    };
+    return record(key, b, { outcome: current && !ordinals ? 'unchanged' : 'plan', key, binding: b, why, writes }, p);
   }
 
   return {
@@ -116,7 +163,7 @@ export function federationService(view: FederationView, config: Config['karmada'
 }
 
 /** The plan in one line: `m1=3 m2=2 (1 unplaced)`. */
-export function summary(p: Extract<BindingPlan, { ok: true }>): string {
+function summary(p: Extract<BindingPlan, { ok: true }>): string {
   const parts = p.members.filter((m) => m.replicas > 0 || m.assigned > 0).map((m) => `${m.cluster}=${m.replicas}`);
   return `${parts.join(' ') || 'no member'}${p.unplaced ? ` (${p.unplaced} unplaced)` : ''}`;
 }

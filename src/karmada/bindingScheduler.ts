@@ -6,8 +6,8 @@ import { systemClock, type Timers } from '../common/clock.js';
 import type { Config } from '../common/config.js';
 import type { WorkResult } from '../common/workQueue.js';
 import { reconciler } from '../controllers/reconciler.js';
-import { summary, type FederationService } from '../decision/federation.js';
-import { writeClusters, writeOrdinals, writeScheduled, type WriteResult } from './bindingWrites.js';
+import type { FederationService } from '../decision/federation.js';
+import { templateRef, writeClusters, writeOrdinals, writeScheduled, type WriteResult } from './bindingWrites.js';
 
 // The Karmada transport (docs/design.md#across-clusters): zonekeeper as the scheduler of the bindings
 // that name it. A binding is queued by the changes that can change its plan (the binding, a cluster,
@@ -52,40 +52,34 @@ export function bindingScheduler(d: BindingSchedulerDeps): BindingScheduler {
       if (v.why === 'gone') d.service.forget(key);
       return;
     }
+    if (v.outcome === 'unchanged') return undefined;
     const b = v.binding;
-    if (v.outcome === 'refused') {
-      const r = await writeScheduled(d.api, b, b, { status: 'False', reason: 'Unschedulable', message: v.why }, clock.now());
-      d.events.record(b, 'Warning', 'ScheduleBindingFailed', v.why);
-      return r.ok ? undefined : failed(key, 'Scheduled condition', r);
-    }
-    if (v.ordinals?.missing.length) {
+    const w = v.writes;
+    if (w.ordinals) {
       // Ranges first: a member's StatefulSet must never exist without its range (renaming is deletion).
-      const seen = d.view.ordinalOverride(b.resource.namespace, b.resource.name);
-      const r = await writeOrdinals(d.api, b, v.ordinals.starts, seen?.resourceVersion);
+      const r = await writeOrdinals(d.api, b, w.ordinals.starts, w.ordinals.resourceVersion);
       if (!r.ok) return failed(key, 'ordinal ranges', r);
       rangesWrittenAt.set(key, clock.now());
-      d.events.record(b, 'Normal', 'OrdinalRanges', `ordinal ranges: ${Object.entries(v.ordinals.starts).map(([c, s]) => `${c} from ${s}`).join(', ')}`);
+      d.events.record(b, 'Normal', 'OrdinalRanges', `ordinal ranges: ${Object.entries(w.ordinals.starts).map(([c, s]) => `${c} from ${s}`).join(', ')}`);
       return; // the OverridePolicy's own event queues the binding again
     }
     const wrote = rangesWrittenAt.get(key);
-    if (wrote !== undefined && clock.now() - wrote < settleMs) {
-      return { againAfterMs: settleMs - (clock.now() - wrote) };
-    }
+    if (wrote !== undefined && clock.now() - wrote < settleMs) return { againAfterMs: settleMs - (clock.now() - wrote) };
     rangesWrittenAt.delete(key);
-    const why = summary(v.plan);
-    if (v.unchanged) {
-      const scheduled = b.conditions.find((c) => c.type === 'Scheduled');
-      if (scheduled?.status === 'True' && b.observedGeneration === b.generation) return undefined;
-      const r = await writeScheduled(d.api, b, b, { status: 'True', reason: 'Success', message: `zonekeeper: ${why}` }, clock.now());
-      return r.ok ? undefined : failed(key, 'Scheduled condition', r);
+    let at: { resourceVersion: string; generation: number } = b;
+    if (w.clusters !== undefined) {
+      const spec = await writeClusters(d.api, b, w.clusters);
+      if (!spec.ok) return failed(key, 'spec.clusters', spec);
+      at = spec;
+      d.log.info({ binding: key, plan: v.why }, 'binding scheduled');
     }
-    const spec = await writeClusters(d.api, b, v.plan.clusters);
-    if (!spec.ok) return failed(key, 'spec.clusters', spec);
-    const status = await writeScheduled(d.api, b, spec, { status: 'True', reason: 'Success', message: `zonekeeper: ${why}` }, clock.now());
-    d.log.info({ binding: key, plan: why, rebalance: v.plan.rebalance }, 'binding scheduled');
-    d.events.record(b, 'Normal', 'ScheduleBindingSucceed', `zonekeeper: ${why}: ${v.plan.members.map((m) => `${m.cluster}: ${m.why}`).join('; ')}`);
-    if (v.plan.unplaced > 0) d.events.record(b, 'Warning', 'ReplicasUnplaced', `${v.plan.unplaced} of ${b.replicas} replicas fit no member cluster within its limits and room`);
+    // Karmada's events go on the binding and on the resource template, where its users and tools look.
+    for (const e of w.events) {
+      d.events.record(b, e.type, e.reason, e.message);
+      d.events.record(templateRef(b), e.type, e.reason, e.message);
+    }
     // The status follows the spec it reports; a refused status is written on the next turn.
+    const status = await writeScheduled(d.api, b, at, w.condition, w.affinityName, clock.now());
     return status.ok ? undefined : failed(key, 'Scheduled condition', status);
   }
 

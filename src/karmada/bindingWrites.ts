@@ -1,5 +1,7 @@
 import { statusMessage, type ApiClient } from '../cluster/apiClient.js';
+import type { TemplateRef } from '../actuator/events.js';
 import { KARMADA_ANNOTATION, ORDINALS_OWNER_LABEL, type SlimBinding, type TargetCluster } from '../cluster/karmada.js';
+import type { ScheduledCondition } from '../decision/federation.js';
 
 // What karmada-scheduler writes (Karmada v1.19, pkg/scheduler/scheduler.go), written the same way: a merge
 // patch of spec.clusters and the applied-placement annotation, then the status (Scheduled, the observed
@@ -23,27 +25,36 @@ async function patch(api: ApiClient, path: string, body: object): Promise<WriteR
   return { ok: true, resourceVersion: meta.resourceVersion ?? '', generation: meta.generation ?? 0 };
 }
 
-/** spec.clusters and the placement it was planned for, if the binding is still the one read. */
-export function writeClusters(api: ApiClient, b: SlimBinding, clusters: readonly TargetCluster[]): Promise<WriteResult> {
+/** spec.clusters (null: emptied, as Karmada does when nothing fits) and the placement it was planned for, if the binding is still the one read. */
+export function writeClusters(api: ApiClient, b: SlimBinding, clusters: readonly TargetCluster[] | null): Promise<WriteResult> {
   return patch(api, bindingPath(b), {
-    metadata: { resourceVersion: b.resourceVersion, annotations: { [KARMADA_ANNOTATION.appliedPlacement]: b.placement } },
+    metadata: { resourceVersion: b.resourceVersion, annotations: { [KARMADA_ANNOTATION.appliedPlacement]: b.placementText } },
     spec: { clusters },
   });
 }
 
-export interface ScheduledCondition { status: 'True' | 'False'; reason: string; message: string }
+/** The resource template a binding propagates: karmada-scheduler records its events there too. */
+export const templateRef = (b: SlimBinding): TemplateRef => ({ karmadaTemplate: true, ...b.resource });
 
-/** The Scheduled condition beside the others; on success, the generation observed and the time, as karmada-scheduler does. */
+/**
+ * The status as karmada-scheduler patches it: only what changed. The conditions go only when Scheduled itself
+ * changes (status or reason), so a FullyApplied that Karmada's status controller wrote is never sent back; on
+ * success, the generation observed and the time; the clusterAffinities term observed, when it changed.
+ */
 export function writeScheduled(
-  api: ApiClient, b: SlimBinding, at: { resourceVersion: string; generation: number }, c: ScheduledCondition, now: number,
+  api: ApiClient, b: SlimBinding, at: { resourceVersion: string; generation: number }, c: ScheduledCondition, affinityName: string | undefined, now: number,
 ): Promise<WriteResult> {
   const stamp = new Date(now).toISOString().replace(/\.\d{3}Z$/, 'Z');
   const prior = b.conditions.find((x) => x.type === 'Scheduled');
-  const changed = !prior || prior.status !== c.status || prior.reason !== c.reason;
-  const scheduled = { type: 'Scheduled', status: c.status, reason: c.reason, message: c.message.slice(0, 1024),
-    lastTransitionTime: changed ? stamp : prior.lastTransitionTime ?? stamp, observedGeneration: at.generation };
-  const status: Record<string, unknown> = { conditions: [...b.conditions.filter((x) => x.type !== 'Scheduled'), scheduled] };
+  const status: Record<string, unknown> = {};
+  if (!prior || prior.status !== c.status || prior.reason !== c.reason || prior.message !== c.message) {
+    const changed = !prior || prior.status !== c.status;
+    const scheduled = { type: 'Scheduled', status: c.status, reason: c.reason, message: c.message.slice(0, 1024),
+      lastTransitionTime: changed ? stamp : prior.lastTransitionTime ?? stamp };
+    status.conditions = [...b.conditions.filter((x) => x.type !== 'Scheduled'), scheduled];
+  }
   if (c.status === 'True') Object.assign(status, { schedulerObservedGeneration: at.generation, lastScheduledTime: stamp });
+  if (affinityName !== undefined) status.schedulerObservingAffinityName = affinityName;
   return patch(api, bindingPath(b, '/status'), { metadata: { resourceVersion: at.resourceVersion }, status });
 }
 

@@ -1,8 +1,7 @@
-import type { ClusterAffinity, ClusterPreferences, ClusterToleration, SlimBinding, SlimMemberCluster, TargetCluster } from '../cluster/karmada.js';
-import type { NodeSelectorRequirement, SlimNode, SlimPod, Taint } from '../cluster/objects.js';
+import type { SlimBinding, SlimMemberCluster, TargetCluster } from '../cluster/karmada.js';
+import type { SlimNode, SlimPod } from '../cluster/objects.js';
+import { evictingTaint, untoleratedTaint } from './clusterMatching.js';
 import { misfitOf } from './nodeFit.js';
-import { matchRequirement, tolerates } from './nodeMatching.js';
-import { divide } from './planner.js';
 
 // A federated workload's replicas per member cluster (docs/design.md#across-clusters): the one planner
 // (planner.ts) over the members, each member's capacity read from zonekeeper's own view of it.
@@ -29,7 +28,8 @@ export interface DivisionSettings {
 }
 
 /** Why a member gets what it gets. */
-type MemberState = 'ready' | 'full' | 'pending' | 'unknown' | 'not-ready' | 'no-execute' | 'no-schedule' | 'deleting' | 'evicting' | 'not-allowed';
+export type MemberState = 'ready' | 'full' | 'pending' | 'unknown' | 'not-ready' | 'no-execute' | 'no-schedule' | 'deleting' | 'evicting' | 'not-allowed'
+  | 'untolerated' | 'no-field' | 'not-selected';
 
 export interface MemberShare {
   cluster: string;
@@ -47,43 +47,21 @@ export interface MemberShare {
   why: string;
 }
 
+/** Karmada's Scheduled reasons for a binding that could not be planned, and zonekeeper's own for a bad annotation. */
+export type PlanFailure = 'BadPreferences' | 'NoClusterFit' | 'Unschedulable' | 'SchedulerError';
+
 export type BindingPlan =
-  | { ok: true; clusters: TargetCluster[]; members: MemberShare[]; unplaced: number; rebalance: boolean }
-  | { ok: false; reason: 'BadPreferences'; message: string };
+  | { ok: true; clusters: TargetCluster[]; members: MemberShare[]; unplaced: number; rebalance: boolean; affinityName: string }
+  /** `clear`: nothing the placement allows runs it any more: spec.clusters is emptied, as Karmada does on NoClusterFit. */
+  | { ok: false; reason: PlanFailure; message: string; members: MemberShare[]; affinityName: string; clear: boolean };
 
-const stateWhy: Record<MemberState, string> = {
+export const stateWhy: Record<MemberState, string> = {
   ready: 'ready', full: 'no more room in its zones', pending: 'pods left unscheduled too long', unknown: 'zonekeeper cannot read it: keeps what it has, gets none added',
-  'not-ready': 'not Ready in Karmada', 'no-execute': 'a NoExecute taint', 'no-schedule': 'a NoSchedule taint: gets none added', deleting: 'being deleted',
-  evicting: 'a graceful eviction moves the workload away', 'not-allowed': 'outside the placement\'s clusterAffinity',
+  'not-ready': 'not Ready in Karmada', 'no-execute': 'a NoExecute taint', 'no-schedule': 'a tolerated NoSchedule taint: keeps what it has', deleting: 'being deleted',
+  evicting: 'a graceful eviction moves the workload away', 'not-allowed': 'outside the placement\'s cluster affinity',
+  untolerated: 'a NoSchedule taint the placement does not tolerate', 'no-field': 'lacks the field a spread constraint groups by',
+  'not-selected': 'not chosen by the spread constraints',
 };
-
-/**
- * The `zone` field over a member's zones, as Karmada reads it: In holds when every zone is listed
- * (and it has one), NotIn when none is; Exists and DoesNotExist on whether it has any.
- */
-function zonesMatch(r: NodeSelectorRequirement, zones: readonly string[]): boolean {
-  switch (r.operator) {
-    case 'In': return zones.length > 0 && zones.every((z) => r.values.includes(z));
-    case 'NotIn': return zones.every((z) => !r.values.includes(z));
-    case 'Exists': return zones.length > 0;
-    case 'DoesNotExist': return zones.length === 0;
-    default: return false;
-  }
-}
-
-/** A member inside the placement's clusterAffinity: not excluded, and its labels, fields and name all match. */
-function clusterMatches(a: ClusterAffinity, c: SlimMemberCluster): boolean {
-  if (a.exclude.includes(c.name)) return false;
-  if (a.labels && !a.labels.every((r) => matchRequirement(r, c.labels[r.key]))) return false;
-  const field = (key: string) => (key === 'provider' ? c.provider : key === 'region' ? c.region : '') || undefined;
-  if (a.fields && !a.fields.every((r) => (r.key === 'zone' ? zonesMatch(r, c.zones) : matchRequirement(r, field(r.key))))) return false;
-  return a.names.length === 0 || a.names.includes(c.name);
-}
-
-/** A taint the placement tolerates; a NoExecute one only with no tolerationSeconds (else it goes, as Karmada evicts after them). */
-const toleratedBy = (ts: readonly ClusterToleration[]) => (taint: Taint) =>
-  ts.some((t) => tolerates(t, taint) && (taint.effect !== 'NoExecute' || t.seconds === undefined));
-
 /** Free replica slots per zone of a member for one replica's needs, the workload's bound pods included. */
 function zoneSlots(binding: SlimBinding, reading: MemberReading): Map<string, number> {
   const misfit = misfitOf(binding.needs);
@@ -117,14 +95,16 @@ export function rotationCapacity(slotsInListOrder: readonly number[]): number {
   return z === 0 ? 0 : Math.min(...slotsInListOrder.map((s, k) => (s === Infinity ? Infinity : s * z + k)));
 }
 
-function memberShare(binding: SlimBinding, m: MemberInput, s: DivisionSettings, now: number): Omit<MemberShare, 'replicas' | 'why'> {
+/** A member's state and room for one binding, before any affinity term or spread constraint is applied. */
+export function memberShare(binding: SlimBinding, m: MemberInput, s: DivisionSettings, now: number): Omit<MemberShare, 'replicas' | 'why'> {
   const c = m.cluster;
   const assigned = binding.clusters.find((t) => t.name === c.name)?.replicas ?? 0;
+  const listed = binding.clusters.some((t) => t.name === c.name);
   const base = { cluster: c.name, assigned, bound: 0, pending: 0, pendingSince: undefined, zones: [] as string[] };
-  const tolerated = toleratedBy(binding.tolerations);
-  const untolerated = (effect: string) => c.taints.some((t) => t.effect === effect && !tolerated(t));
-  const offline: MemberState | undefined = !clusterMatches(binding.affinity, c) ? 'not-allowed' : c.deleting ? 'deleting' : binding.evictingFrom.includes(c.name) ? 'evicting'
-    : c.ready !== 'True' ? 'not-ready' : untolerated('NoExecute') ? 'no-execute' : undefined;
+  const tolerations = binding.placement.tolerations;
+  const offline: MemberState | undefined = c.deleting ? 'deleting' : binding.evictingFrom.includes(c.name) ? 'evicting'
+    : c.ready !== 'True' ? 'not-ready' : evictingTaint(tolerations, c.taints) ? 'no-execute'
+      : !listed && untoleratedTaint(tolerations, c.taints) ? 'untolerated' : undefined;
   if (offline) return { ...base, state: offline, capacity: 0 };
   if (!m.reading) return { ...base, state: 'unknown', capacity: assigned };
   const live = m.reading.workloadPods.filter((p) => !p.terminating && !p.finished);
@@ -139,37 +119,8 @@ function memberShare(binding: SlimBinding, m: MemberInput, s: DivisionSettings, 
   }
   // A forecast caps growth only: a member loses replicas on evidence (pods left waiting), never on an estimate.
   const fit = Math.max(assigned, rotationCapacity(zones.map((z) => slots.get(z)!)));
-  if (untolerated('NoSchedule')) return { ...shared, state: 'no-schedule', capacity: assigned };
+  if (untoleratedTaint(tolerations, c.taints)) return { ...shared, state: 'no-schedule', capacity: assigned };
   return { ...shared, state: fit <= assigned ? 'full' : 'ready', capacity: fit };
-}
-
-/** The plan for one binding: every member's share and why; the same inputs give the same plan. */
-export function planBinding(binding: SlimBinding, prefs: ClusterPreferences, members: readonly MemberInput[], s: DivisionSettings, now: number): BindingPlan {
-  const rebalance = prefs.rebalance || binding.rescheduleTriggeredAt > binding.lastScheduledTime;
-  const sorted = [...members].sort((a, b) => (a.cluster.name < b.cluster.name ? -1 : 1));
-  const shares = sorted.map((m) => memberShare(binding, m, s, now));
-  const frozen = shares.filter((m) => m.state === 'unknown');
-  const kept = frozen.reduce((n, m) => n + m.assigned, 0);
-  const open = shares.filter((m) => m.state !== 'unknown');
-  const cap = (m: (typeof shares)[number]) => Math.min(m.capacity ?? Infinity, s.stride ?? Infinity);
-  const { plan } = divide({
-    replicas: Math.max(0, binding.replicas - kept), places: open.map((m) => m.cluster), rebalance, key: binding.resource.namespace + '/' + binding.resource.name,
-    shareOf: (name) => prefs.clusters[name] ?? prefs.clusters['*'],
-    capacity: Object.fromEntries(open.filter((m) => cap(m) !== Infinity).map((m) => [m.cluster, cap(m)])),
-    existing: Object.fromEntries(open.map((m) => [m.cluster, m.bound + m.pending || m.assigned])),
-  });
-  const planned: MemberShare[] = shares.map((m) => {
-    const replicas = m.state === 'unknown' ? Math.min(m.assigned, binding.replicas) : plan[m.cluster] ?? 0;
-    const entry = prefs.clusters[m.cluster] ?? prefs.clusters['*'];
-    const limits = entry ? `weight ${entry.weight}${entry.minReplicas ? `, min ${entry.minReplicas}` : ''}${entry.maxReplicas !== undefined ? `, max ${entry.maxReplicas}` : ''}` : 'no entry';
-    const room = m.capacity === undefined || m.state === 'unknown' ? '' : `, room for ${m.capacity}`;
-    return { ...m, replicas, why: `${stateWhy[m.state]}; ${limits}${room}` };
-  });
-  const placed = planned.reduce((n, m) => n + m.replicas, 0);
-  return {
-    ok: true, rebalance, members: planned, unplaced: Math.max(0, binding.replicas - placed),
-    clusters: planned.filter((m) => m.replicas > 0).map((m) => ({ name: m.cluster, replicas: m.replicas })),
-  };
 }
 
 /**

@@ -13,12 +13,11 @@ import { FakeApiServer } from '../support/fakeApiServer.js';
 import { onFakeTime } from '../support/wait.js';
 
 // The Karmada transport against list/watch servers on 127.0.0.1: one stands in for the Karmada
-// control plane, one for the members (each Cluster points at it). What it writes, in what order,
-// conditionally, and what it never writes.
+// control plane, one for the members (each read through the first's cluster proxy). What it writes,
+// in what order, conditionally, and what it never writes.
 
 const START = Date.parse('2026-11-29T06:00:00Z');
 const NS = 'db';
-const token = Buffer.from('test-token').toString('base64');
 
 function binding(name: string, replicas: number, o: { kind?: string; scheduler?: string; clusters?: object[]; placement?: object } = {}) {
   return {
@@ -27,7 +26,7 @@ function binding(name: string, replicas: number, o: { kind?: string; scheduler?:
       annotations: { 'propagationpolicy.karmada.io/name': name, 'propagationpolicy.karmada.io/namespace': NS } },
     spec: {
       resource: { apiVersion: 'apps/v1', kind: o.kind ?? 'Deployment', namespace: NS, name }, replicas, schedulerName: o.scheduler ?? 'zonekeeper',
-      placement: { clusterAffinity: { clusterNames: ['m1', 'm2', 'm3'] }, ...o.placement }, ...(o.clusters ? { clusters: o.clusters } : {}),
+      placement: { clusterAffinity: { clusterNames: ['m1', 'm2', 'm3'] }, replicaScheduling: { replicaSchedulingType: 'Divided', replicaDivisionPreference: 'Weighted' }, ...o.placement }, ...(o.clusters ? { clusters: o.clusters } : {}),
     },
     status: { conditions: [{ type: 'FullyApplied', status: 'False', reason: 'x', message: 'kept' }] },
   };
@@ -56,10 +55,10 @@ describe('the Karmada transport: zonekeeper schedules the bindings that name it'
       members.put({ ...node(`n-${z}`, z), status: { conditions: [{ type: 'Ready', status: 'True' }], allocatable: { cpu: '8', memory: '32Gi', pods: '110' } } });
     }
     for (const m of ['m1', 'm2', 'm3']) {
-      karmada.put({ apiVersion: 'v1', kind: 'Secret', metadata: { name: m, namespace: 'karmada-cluster' }, data: { token } });
+      karmada.proxies.set(m, members);
       karmada.put({
         apiVersion: 'cluster.karmada.io/v1alpha1', kind: 'Cluster', metadata: { name: m },
-        spec: { apiEndpoint: `http://127.0.0.1:${members.port}`, secretRef: { namespace: 'karmada-cluster', name: m }, insecureSkipTLSVerification: true },
+        spec: { syncMode: 'Push', apiEndpoint: `https://127.0.0.1:${members.port}`, impersonatorSecretRef: { namespace: 'karmada-cluster', name: `${m}-impersonator` } },
         status: { conditions: [{ type: 'Ready', status: 'True' }] },
       });
     }
@@ -96,6 +95,21 @@ describe('the Karmada transport: zonekeeper schedules the bindings that name it'
     const spec = karmada.patches.find((p) => p.path.endsWith('/resourcebindings/web-deployment'))!;
     assert.ok(spec.body.metadata.resourceVersion, 'the spec patch is conditional on the resourceVersion it was planned from');
     await until(() => [...karmada.kubeEvents.values()].some((e) => e.involvedObject.name === 'web-deployment' && e.reason === 'ScheduleBindingSucceed'), 'an Event on the binding');
+    await until(() => [...karmada.kubeEvents.values()].some((e) => e.involvedObject.kind === 'Deployment' && e.involvedObject.name === 'web'
+      && e.reason === 'ScheduleBindingSucceed' && /^Binding has been scheduled successfully\. Result: \{m1:3, m2:3, m3:1\}$/.test(e.message)), 'the same Event on the resource template');
+  });
+
+  it('a scale sends only what changed in the status: the conditions Karmada\'s status controller keeps are never sent back', async () => {
+    const before = stored('web-deployment');
+    // The fake records a status patch at the object's path, with its status alone.
+    const statusPatches = () => karmada.patches.filter((p) => p.path.endsWith('/resourcebindings/web-deployment') && p.body.status);
+    const seen = statusPatches().length;
+    karmada.put({ ...before, metadata: { ...before.metadata, generation: 2 }, spec: { ...before.spec, replicas: 9 } });
+    await until(() => statusPatches().length > seen && stored('web-deployment').status.schedulerObservedGeneration === 2, 'the scale scheduled');
+    assert.deepEqual(clustersOf('web-deployment'), { m1: 4, m2: 4, m3: 1 });
+    const last = statusPatches().at(-1)!;
+    assert.equal(last.body.status.conditions, undefined, 'Scheduled was already True/Success: the conditions are not sent');
+    assert.ok(last.body.status.lastScheduledTime);
   });
 
   it('a binding of another scheduler is never written', async () => {
@@ -116,14 +130,17 @@ describe('the Karmada transport: zonekeeper schedules the bindings that name it'
     await until(() => [...karmada.kubeEvents.values()].some((e) => e.involvedObject.name === 'bad-deployment' && e.type === 'Warning'), 'a Warning');
   });
 
-  it('a placement zonekeeper does not carry out (spread constraints) is refused whole, the field named; a label selector is honoured', async () => {
+  it('spread constraints are carried out; a field no Karmada release schedules by default is refused whole, the field named and how to proceed', async () => {
     karmada.put(policy('spread', '{"clusters":{"*":{"weight":1}}}'));
     karmada.put(binding('spread', 4, { placement: { spreadConstraints: [{ spreadByField: 'cluster', maxGroups: 2, minGroups: 2 }] } }));
-    await until(() => stored('spread-deployment').status?.conditions?.some((c: { type: string }) => c.type === 'Scheduled'), 'spread refused');
-    const c = stored('spread-deployment').status.conditions.find((x: { type: string }) => x.type === 'Scheduled');
+    await until(() => !!stored('spread-deployment').spec.clusters, 'spread scheduled');
+    assert.deepEqual(Object.values(clustersOf('spread-deployment')), [2, 2], 'two members, as maxGroups asks');
+    karmada.put(binding('affine', 4, { placement: { workloadAffinity: { affinity: { groupByLabelKey: 'app' } } } }));
+    await until(() => stored('affine-deployment').status?.conditions?.some((c: { type: string }) => c.type === 'Scheduled'), 'affine refused');
+    const c = stored('affine-deployment').status.conditions.find((x: { type: string }) => x.type === 'Scheduled');
     assert.deepEqual([c.status, c.reason], ['False', 'Unschedulable']);
-    assert.match(c.message, /spec\.placement\.spreadConstraints: zonekeeper does not carry this out/);
-    assert.equal(stored('spread-deployment').spec.clusters, undefined, 'no partial plan');
+    assert.match(c.message, /spec\.placement\.workloadAffinity: zonekeeper does not carry this out; .*schedulerName to default-scheduler/);
+    assert.equal(stored('affine-deployment').spec.clusters, undefined, 'no partial plan');
     // m2 labelled env=prod: a selector for it leaves m1 and m3 out.
     const m2 = karmada.get('Cluster', '', 'm2')!;
     karmada.put({ ...m2, metadata: { ...m2.metadata, labels: { env: 'prod' } } });
@@ -157,8 +174,9 @@ describe('the Karmada transport: zonekeeper schedules the bindings that name it'
 
   it('a member zonekeeper cannot read keeps what it has and gets none added', async () => {
     const assigned = [{ name: 'm1', replicas: 1 }, { name: 'm2', replicas: 1 }, { name: 'm3', replicas: 4 }];
-    // m3 moves to an endpoint nobody answers: its capacity is unknown from now on.
+    // m3 moves to an endpoint nobody answers, which Karmada's proxy cannot reach: its capacity is unknown from now on.
     const m3 = karmada.get('Cluster', '', 'm3')!;
+    karmada.proxies.delete('m3');
     karmada.put({ ...m3, spec: { ...m3.spec, apiEndpoint: 'http://127.0.0.1:1' } });
     await until(() => view.members().some((m) => m.name === 'm3' && !m.healthy), 'm3 unreadable');
     karmada.put(policy('keep', '{"rebalance":true,"clusters":{"*":{"weight":1}}}'));

@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { KARMADA_KINDS, parseClusterPreferences, type ClusterPreferences, type SlimBinding, type SlimMemberCluster } from '../../src/cluster/karmada.js';
-import { slimNode, slimPod } from '../../src/cluster/convert.js';
-import { ordinalStarts, planBinding, rotationCapacity, type MemberInput } from '../../src/placement/clusterDivision.js';
-import { node, pod } from '../support/builders.js';
+import { parseClusterPreferences, type ClusterPreferences } from '../../src/cluster/karmada.js';
+import { planBinding } from '../../src/placement/bindingPlan.js';
+import { ordinalStarts, rotationCapacity, type MemberInput } from '../../src/placement/clusterDivision.js';
+import { pod } from '../support/builders.js';
+import { binding, member } from '../support/federationMembers.js';
 
 // Seed 002's scenarios for member clusters, on planBinding: capacity read from each member's nodes.
 
@@ -15,37 +16,6 @@ const prefs = (json: object): ClusterPreferences => {
   if (!p.ok) throw new Error(p.error);
   return p.spec;
 };
-
-function binding(replicas: number, clusters: { name: string; replicas: number }[] = [], extra: Record<string, unknown> = {}): SlimBinding {
-  return KARMADA_KINDS.bindings.slim!({
-    metadata: { namespace: 'db', name: 'web-statefulset', uid: 'rb-1', generation: 1 },
-    spec: { resource: { apiVersion: 'apps/v1', kind: 'StatefulSet', namespace: 'db', name: 'web' }, replicas, clusters, schedulerName: 'zonekeeper',
-      replicaRequirements: { resourceRequest: { cpu: '1' } }, ...extra },
-  }) as SlimBinding;
-}
-
-interface ClusterShape { ready?: string; taints?: object[]; labels?: Record<string, string>; spec?: Record<string, unknown> }
-
-function cluster(name: string, o: ClusterShape = {}): SlimMemberCluster {
-  return KARMADA_KINDS.clusters.slim!({
-    metadata: { name, labels: o.labels }, spec: { taints: o.taints, ...o.spec }, status: { conditions: [{ type: 'Ready', status: o.ready ?? 'True' }] },
-  }) as SlimMemberCluster;
-}
-
-/** A member of three zones, each node with room for `perZone` replicas of 1 CPU (Infinity: 100). */
-function member(name: string, o: ClusterShape & { perZone?: number | number[]; unknown?: boolean; pods?: object[] } = {}): MemberInput {
-  const perZone = Array.isArray(o.perZone) ? o.perZone : [0, 1, 2].map(() => (o.perZone as number | undefined) ?? 100);
-  const nodes = ['zone-a', 'zone-b', 'zone-c'].map((z, k) => {
-    const n = slimNode(node(`${name}-${z}`, z));
-    return { ...n, allocatable: { cpuMilli: perZone[k]! * 1000, memory: 1e12, pods: 110 } };
-  });
-  const workloadPods = (o.pods ?? []).map((p) => slimPod(p as never));
-  const used = new Map<string, { cpuMilli: number; memory: number; pods: number }>();
-  for (const p of workloadPods) {
-    if (p.nodeName) used.set(p.nodeName, { cpuMilli: (used.get(p.nodeName)?.cpuMilli ?? 0) + 1000, memory: 0, pods: (used.get(p.nodeName)?.pods ?? 0) + 1 });
-  }
-  return { cluster: cluster(name, o), reading: o.unknown ? undefined : { nodes, used, workloadPods } };
-}
 
 const ABC = (o: Partial<Record<'A' | 'B' | 'C', Parameters<typeof member>[1]>> = {}) => (['A', 'B', 'C'] as const).map((n) => member(n, o[n]));
 const plan = (replicas: number, p: ClusterPreferences, members: MemberInput[], assigned: { name: string; replicas: number }[] = []) => {
@@ -201,13 +171,14 @@ describe('cluster division: never blind, failover, pending', () => {
     assert.deepEqual(onto({ labelSelector: { matchExpressions: [{ key: 'tier', operator: 'NotIn', values: ['edge'] }] }, exclude: ['C'] }), { A: 6 });
     assert.deepEqual(onto({ fieldSelector: { matchExpressions: [{ key: 'provider', operator: 'In', values: ['aws'] }] } }), { A: 3, C: 3 });
     assert.deepEqual(onto({ fieldSelector: { matchExpressions: [{ key: 'region', operator: 'NotIn', values: ['eu-west-1'] }] } }), { B: 6 });
-    // Karmada's zone rule: In holds only when every zone of the member is listed; C has none.
-    assert.deepEqual(onto({ fieldSelector: { matchExpressions: [{ key: 'zone', operator: 'In', values: ['eu-west-1a', 'europe-west1-b'] }] } }), { B: 6 });
+    // Karmada's zone rule (pkg/util/selector.go matchZones): In holds when any zone of the member is listed; C has none.
+    assert.deepEqual(onto({ fieldSelector: { matchExpressions: [{ key: 'zone', operator: 'In', values: ['eu-west-1a', 'europe-west1-b'] }] } }), { A: 3, B: 3 });
+    assert.deepEqual(onto({ fieldSelector: { matchExpressions: [{ key: 'zone', operator: 'In', values: ['eu-west-1b'] }] } }), { A: 6 });
     assert.deepEqual(onto({ fieldSelector: { matchExpressions: [{ key: 'zone', operator: 'Exists' }] } }), { A: 3, B: 3 });
     assert.deepEqual(onto({ labelSelector: { matchLabels: { env: 'prod' } }, clusterNames: ['B', 'C'] }), { B: 6 });
     const r = planBinding(binding(6, [], { placement: { clusterAffinity: { labelSelector: { matchLabels: { env: 'prod' } } } } }), even, members, SETTINGS, NOW);
     assert.ok(r.ok);
-    assert.match(r.members.find((m) => m.cluster === 'C')!.why, /outside the placement's clusterAffinity/);
+    assert.match(r.members.find((m) => m.cluster === 'C')!.why, /outside the placement's cluster affinity/);
   });
 
   it('clusterTolerations: a tolerated NoSchedule taint takes replicas; a NoExecute one only when tolerated for good (no tolerationSeconds)', () => {
@@ -223,12 +194,14 @@ describe('cluster division: never blind, failover, pending', () => {
     assert.deepEqual(onto([{ operator: 'Exists' }]), { A: 2, B: 2, C: 2 });
   });
 
-  it('a placement zonekeeper does not carry out is named on the binding: clusterAffinities, spreadConstraints, Duplicated', () => {
-    assert.equal(binding(3).unsupported, undefined);
-    assert.equal(binding(3, [], { placement: { clusterAffinities: [{ affinityName: 'primary', clusterNames: ['A'] }] } }).unsupported, 'clusterAffinities');
-    assert.equal(binding(3, [], { placement: { spreadConstraints: [{ spreadByField: 'region', maxGroups: 2 }] } }).unsupported, 'spreadConstraints');
-    assert.equal(binding(3, [], { placement: { replicaScheduling: { replicaSchedulingType: 'Duplicated' } } }).unsupported, 'replicaScheduling.replicaSchedulingType: Duplicated');
-    assert.equal(binding(3, [], { placement: { replicaScheduling: { replicaSchedulingType: 'Divided' }, spreadConstraints: [] } }).unsupported, undefined);
+  it('what no Karmada release defines is named on the binding; everything Karmada accepts is read', () => {
+    assert.equal(binding(3).placement.unsupported, undefined);
+    assert.equal(binding(3, [], { placement: { clusterAffinities: [{ affinityName: 'primary', clusterNames: ['A'] }] } }).placement.unsupported, undefined);
+    assert.equal(binding(3, [], { placement: { spreadConstraints: [{ spreadByField: 'region', maxGroups: 2 }] } }).placement.unsupported, undefined);
+    assert.equal(binding(3, [], { placement: { replicaScheduling: { replicaSchedulingType: 'Duplicated' } } }).placement.unsupported, undefined);
+    assert.equal(binding(3, [], { placement: { replicaScheduling: { replicaSchedulingType: 'Mirrored' } } }).placement.unsupported, 'replicaScheduling.replicaSchedulingType: Mirrored');
+    assert.equal(binding(3, [], { placement: { spreadConstraints: [{ spreadByField: 'rack', maxGroups: 2 }] } }).placement.unsupported, 'spreadConstraints[0].spreadByField');
+    assert.equal(binding(3, [], { placement: { workloadAffinity: { affinity: { groupByLabelKey: 'app' } } } }).placement.unsupported, 'workloadAffinity');
   });
 
   it('a StatefulSet member holds at most its ordinal range', () => {
