@@ -4,15 +4,14 @@ import { parseArgs } from 'node:util';
 
 // Each command loads its own modules: `plan` and `audit` need none of the server's.
 
-export const USAGE = `zonekeeper: a kube-scheduler extender that keeps replicated workloads spread across zones
+export const USAGE = `zonekeeper: keeps replicated workloads spread across zones (admission webhook, scheduling gate,
+kube-scheduler extender), and schedules Karmada's bindings across member clusters
 
 Usage:
   zonekeeper serve [flags]
   zonekeeper plan --replicas N --zones A,B,C [...]   (zonekeeper plan --help)
   zonekeeper audit [--kubeconfig FILE | --snapshot FILE] [-n NS] [-o json]   (zonekeeper audit --help)
-  zonekeeper karmada [--kubeconfig FILE] [--config FILE] [--admin-listen HOST:PORT]
-                         schedule the Karmada ResourceBindings whose policy names zonekeeper (karmada.schedulerName),
-                         on the Karmada control plane of FILE (else $KUBECONFIG, ~/.kube/config, in-cluster)
+  zonekeeper karmada [flags]   (zonekeeper karmada --help)
   zonekeeper --version
   zonekeeper --help
 
@@ -55,6 +54,27 @@ serve flags:
 
 Where the cluster comes from, first found wins: --snapshot, --demo, --kubeconfig, $KUBECONFIG,
 ~/.kube/config, the in-cluster service account; the demo cluster when none of these is found.
+`;
+
+const KARMADA_USAGE = `zonekeeper karmada: the scheduler of the Karmada ResourceBindings and ClusterResourceBindings whose
+policy names zonekeeper (spec.schedulerName: zonekeeper); karmada-scheduler keeps every other binding.
+
+Usage:
+  zonekeeper karmada [--kubeconfig FILE] [--config FILE] [--admin-listen HOST:PORT]
+
+Flags:
+  --kubeconfig FILE      the Karmada control plane (karmada-apiserver), not a member; else $KUBECONFIG,
+                         ~/.kube/config, in-cluster (in-cluster is the host cluster: pass the Karmada kubeconfig)
+  --config FILE          zonekeeper.yaml: the karmada.* options (schedulerName, memberAccess, ordinalStride, ...)
+  --admin-listen HOST:PORT
+                         /healthz /readyz /metrics /ui /debug/federation /debug/explain?binding=NS/NAME
+                         (default 127.0.0.1:9090)
+  -h, --help             this text
+
+It needs, on the Karmada control plane, the grants of manifests/karmada/rbac.yaml (its Lease is
+zonekeeper-system/zonekeeper-karmada unless leaderElection names another; /readyz fails while the API
+server refuses it), and in each member those of manifests/karmada/member-rbac.yaml (members are read
+through Karmada's cluster proxy). Opting in, moving off, and what each placement gets: docs/operations.md#across-clusters-karmada.
 `;
 
 function fail(message: string, code = 2): never {
@@ -202,9 +222,9 @@ async function karmada(argv: string[]): Promise<void> {
   try {
     ({ values } = parseArgs({ args: argv, options: { config: { type: 'string' }, kubeconfig: { type: 'string' }, 'admin-listen': { type: 'string' }, help: { type: 'boolean', short: 'h' } }, strict: true }));
   } catch (err) {
-    usage((err as Error).message, 'zonekeeper --help');
+    usage((err as Error).message, 'zonekeeper karmada --help');
   }
-  if (values.help) return void process.stdout.write(USAGE);
+  if (values.help) return void process.stdout.write(KARMADA_USAGE);
   let config;
   try {
     config = loadConfig(values.config);
@@ -221,7 +241,9 @@ async function karmada(argv: string[]): Promise<void> {
     if (err instanceof UnreadableFileError) fail(err.message);
     throw err;
   }
-  if (choice.kind === 'demo' || choice.kind === 'snapshot') usage('no Karmada control plane: pass --kubeconfig (no $KUBECONFIG, no ~/.kube/config, not in a cluster)', 'zonekeeper --help');
+  if (choice.kind === 'demo' || choice.kind === 'snapshot') {
+    usage('no Karmada control plane: pass --kubeconfig (no $KUBECONFIG, no ~/.kube/config, not in a cluster)', 'zonekeeper karmada --help');
+  }
   const log = createLogger(config.logLevel);
   try {
     const starting = startFederation(config, choice, log);

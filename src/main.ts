@@ -5,7 +5,7 @@ import { kubeApiClient, type ApiClient } from './cluster/apiClient.js';
 import { loadClusterAccess } from './cluster/kubeconfig.js';
 import { fileSource, type SnapshotSource } from './cluster/source.js';
 import { systemClock } from './common/clock.js';
-import { admissionCallers, LISTENER_SETTINGS, servesEvictions, type Config } from './common/config.js';
+import { admissionCallers, DEFAULT_LEASE_NAME, LISTENER_SETTINGS, servesEvictions, type Config } from './common/config.js';
 import type { Logger } from './common/logger.js';
 import { house, type LeaderController } from './house.js';
 import { callerCheck } from './http/callers.js';
@@ -81,7 +81,7 @@ export function leaseNamespace(configured: string, read: (p: string) => string =
  */
 function startWriters(
   api: ApiClient, config: Config, log: Logger, metrics: Metrics, controllers: LeaderController[], lead: { holds: boolean },
-): { stop(): Promise<void> } {
+): { stop(): Promise<void>; refused(): string } {
   const leading = {
     start: () => {
       lead.holds = true;
@@ -96,7 +96,7 @@ function startWriters(
   if (!le.enabled) {
     leading.start();
     metrics.leader.set(1);
-    return { stop: () => leading.stop() };
+    return { stop: () => leading.stop(), refused: () => '' };
   }
   const elector = leaseElector(api, { ...le, name: le.leaseName, namespace: leaseNamespace(le.namespace) }, log, {
     onStartedLeading: () => {
@@ -110,7 +110,7 @@ function startWriters(
   });
   metrics.leader.set(0);
   elector.start();
-  return { stop: () => elector.stop() };
+  return { stop: () => elector.stop(), refused: () => elector.refused() };
 }
 
 /** Resolves when `work` does or at `deadline`, whichever comes first. */
@@ -213,6 +213,9 @@ export async function startServer(
   };
 }
 
+/** `zonekeeper karmada`'s Lease when the configuration names none: the one manifests/karmada/rbac.yaml grants. */
+const KARMADA_LEASE = { namespace: 'zonekeeper-system', name: 'zonekeeper-karmada' };
+
 /** What `zonekeeper karmada` runs. */
 export interface FederationRunning { admin: Listener; stop(): Promise<void> }
 
@@ -228,14 +231,17 @@ export async function startFederation(
   const view = federationWatchOf(api, config, log);
   const service = federationService(view, config.karmada, metrics, systemClock);
   const scheduler = bindingScheduler({ service, view, api, events: eventRecorder(api, log, metrics), config: config.karmada, log });
-  const writers = startWriters(api, config, log, metrics, [scheduler], { holds: false });
+  // Its Lease lives on the Karmada control plane, where the shipped RBAC (manifests/karmada/rbac.yaml) grants zonekeeper-system/zonekeeper-karmada.
+  const le = config.leaderElection;
+  const lease = { ...le, namespace: le.namespace || KARMADA_LEASE.namespace, leaseName: le.leaseName === DEFAULT_LEASE_NAME ? KARMADA_LEASE.name : le.leaseName };
+  const writers = startWriters(api, { ...config, leaderElection: lease }, log, metrics, [scheduler], { holds: false });
   let serving = true;
   view.start();
   const auth = config.admin.authorization === 'kubernetes' ? kubernetesAuthorizer(api, config.admin.tokenAudiences) : undefined;
-  const admin = await listen(federationRoutes({ view, service, metrics, serving: () => serving, auth }), config.admin.listen,
+  const admin = await listen(federationRoutes({ view, service, metrics, serving: () => serving, lease: writers.refused, auth }), config.admin.listen,
     { limits: config.http, setting: { name: 'admin', ...LISTENER_SETTINGS.admin } });
   const probes = config.admin.probeListen
-    ? await listen(federationProbeRoutes({ view, serving: () => serving }), config.admin.probeListen, { limits: config.http, setting: { name: 'probe', ...LISTENER_SETTINGS.probe } })
+    ? await listen(federationProbeRoutes({ view, serving: () => serving, lease: writers.refused }), config.admin.probeListen, { limits: config.http, setting: { name: 'probe', ...LISTENER_SETTINGS.probe } })
     : undefined;
   log.info({ admin: admin.url, page: new URL('/ui', admin.url).href, probes: probes?.url }, 'zonekeeper scheduling Karmada bindings');
   return {

@@ -30,6 +30,8 @@ export interface LeaderCallbacks {
 export interface LeaderElector {
   readonly identity: string;
   isLeader(): boolean;
+  /** Why the API server refuses this identity the Lease (401 or 403 on its last try), or ''. */
+  refused(): string;
   start(): void;
   /** Stops leading (callbacks first), then releases the lease so another replica takes over at once. */
   stop(): Promise<void>;
@@ -58,6 +60,12 @@ export function leaseElector(api: ApiClient, o: LeaseOptions, log: Logger, cb: L
   // What this process last saw of the lease, and when (its own clock).
   let observed: { spec: string; at: number } | undefined;
   let holderSeen = '';
+  let refusal = '';
+  /** A 401 or 403 is a Lease this identity can never take until its RBAC changes: said, not just retried. */
+  const judged = (verb: string, status: number, body: string) => {
+    if (status === 401 || status === 403) refusal = `${verb} the Lease ${o.namespace}/${o.name}: ${status} ${statusMessage(body)}`;
+    else if (status < 300 || status === 409) refusal = '';
+  };
   let loop: Promise<void> | undefined;
   let wake: (() => void) | undefined;
 
@@ -72,11 +80,13 @@ export function leaseElector(api: ApiClient, o: LeaseOptions, log: Logger, cb: L
   async function tryAcquireOrRenew(): Promise<boolean> {
     const now = clock.now();
     const got = await api.request('GET', one, { timeoutMs: o.renewDeadlineSeconds * 1000 });
+    judged('get', got.status, got.body);
     if (got.status === 404) {
       const res = await api.request('POST', path, {
         body: JSON.stringify({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: o.name, namespace: o.namespace }, spec: spec(now, undefined) }),
         contentType: 'application/json', timeoutMs: o.renewDeadlineSeconds * 1000,
       });
+      judged('create', res.status, res.body);
       if (res.status === 201) return true;
       if (res.status !== 409) log.warn({ lease: `${o.namespace}/${o.name}`, status: res.status, err: statusMessage(res.body) }, 'could not create the lease');
       return false;
@@ -94,6 +104,7 @@ export function leaseElector(api: ApiClient, o: LeaseOptions, log: Logger, cb: L
       body: JSON.stringify({ ...lease, spec: spec(now, current) }),
       contentType: 'application/json', timeoutMs: o.renewDeadlineSeconds * 1000,
     });
+    judged('update', res.status, res.body);
     if (res.status === 200) {
       observed = { spec: JSON.stringify(JSON.parse(res.body).spec ?? {}), at: now };
       return true;
@@ -162,6 +173,7 @@ export function leaseElector(api: ApiClient, o: LeaseOptions, log: Logger, cb: L
   return {
     identity,
     isLeader: () => leading,
+    refused: () => refusal,
     start() {
       loop ??= run();
     },

@@ -13,14 +13,20 @@ export interface FederationRoutesDeps {
   service: FederationService;
   metrics: Metrics;
   serving: () => boolean;
+  /** Why the Lease cannot be taken (the API server refuses this identity), or '': such a replica never writes, so it is not ready. */
+  lease?: () => string;
   auth?: AdminAuthorizer;
 }
 
 /** Health only, for kubelet probes on the pod IP (admin.probeListen). */
-export function federationProbeRoutes(d: Pick<FederationRoutesDeps, 'view' | 'serving'>): Hono {
+export function federationProbeRoutes(d: Pick<FederationRoutesDeps, 'view' | 'serving' | 'lease'>): Hono {
   const app = new Hono();
   app.get('/healthz', (c) => c.text('ok'));
-  app.get('/readyz', (c) => (d.serving() && d.view.ready() ? c.text('ok') : c.text(d.view.synced() ? 'stale: the Karmada watch is failing' : 'not synced', 503)));
+  app.get('/readyz', (c) => {
+    const refused = d.lease?.() ?? '';
+    if (refused) return c.text(`cannot lead: ${refused} (docs/operations.md#across-clusters-karmada)`, 503);
+    return d.serving() && d.view.ready() ? c.text('ok') : c.text(d.view.synced() ? 'stale: the Karmada watch is failing' : 'not synced', 503);
+  });
   return app;
 }
 

@@ -97,6 +97,19 @@ describe('the writers\' Lease (its times on fake time)', () => {
     await Promise.all([a.elector.stop(), b.elector.stop()]);
   });
 
+  it('a Lease the API server refuses this identity (403) is said, not only retried; once granted, the refusal clears and it leads', async () => {
+    const clock = fakeClock(Date.parse('2026-12-07T00:00:00Z'));
+    api.faults.push({ match: (m, p) => p.includes('/leases/denied'), status: 403, remaining: 3 });
+    const elector = leaseElector(api.client(), { ...OPTS, name: 'denied', identity: 'x' }, silent, { onStartedLeading: () => {}, onStoppedLeading: () => {} }, clock);
+    elector.start();
+    await waitFor(() => elector.refused() !== '', 'the refusal seen');
+    assert.match(elector.refused(), /^get the Lease zonekeeper-system\/denied: 403/);
+    assert.equal(elector.isLeader(), false);
+    while (!elector.isLeader()) await step(clock, 1, 300);
+    assert.equal(elector.refused(), '', 'granted: nothing to say');
+    await elector.stop();
+  });
+
   it('the lease lives in the pod\'s namespace unless configured', () => {
     assert.equal(leaseNamespace('ops'), 'ops');
     assert.equal(leaseNamespace('', () => 'zonekeeper-system\n'), 'zonekeeper-system');

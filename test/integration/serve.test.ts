@@ -200,6 +200,17 @@ describe('zonekeeper serve lifecycle', () => {
     assert.equal(command.stderr, "zonekeeper: unknown command dance (see 'zonekeeper --help')\n");
   });
 
+  it('zonekeeper karmada has its own help; its flag errors point there', () => {
+    const help = spawnSync(process.execPath, [CLI, 'karmada', '--help'], { encoding: 'utf8' });
+    assert.equal(help.status, 0);
+    assert.match(help.stdout, /^zonekeeper karmada: the scheduler of the Karmada ResourceBindings/);
+    assert.match(help.stdout, /manifests\/karmada\/member-rbac\.yaml/);
+    assert.doesNotMatch(help.stdout, /--snapshot/, 'not serve\'s flags');
+    const bad = spawnSync(process.execPath, [CLI, 'karmada', '--listen', 'x'], { encoding: 'utf8' });
+    assert.equal(bad.status, 2);
+    assert.match(bad.stderr, /\(see 'zonekeeper karmada --help'\)\n$/);
+  });
+
   it("--version and version print the package's version", () => {
     const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
     for (const arg of ['--version', 'version']) {
