@@ -233,7 +233,9 @@ export async function startFederation(
   const scheduler = bindingScheduler({ service, view, api, events: eventRecorder(api, log, metrics), config: config.karmada, log });
   // Its Lease lives on the Karmada control plane, where the shipped RBAC (manifests/karmada/rbac.yaml) grants zonekeeper-system/zonekeeper-karmada.
   const le = config.leaderElection;
-  const lease = { ...le, namespace: le.namespace || KARMADA_LEASE.namespace, leaseName: le.leaseName === DEFAULT_LEASE_NAME ? KARMADA_LEASE.name : le.leaseName };
+  const lease = {
+    ...le, namespace: le.namespace || KARMADA_LEASE.namespace, leaseName: le.leaseName === DEFAULT_LEASE_NAME ? KARMADA_LEASE.name : le.leaseName,
+  };
   const writers = startWriters(api, { ...config, leaderElection: lease }, log, metrics, [scheduler], { holds: false });
   let serving = true;
   view.start();
