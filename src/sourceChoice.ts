@@ -60,5 +60,6 @@ export function clusterWatch(api: ApiClient, c: Config['cluster'], log: Logger, 
 
 /** A Karmada control plane and its members watched (`zonekeeper karmada`, `audit --karmada`): a member is stale after karmada.memberStalenessSeconds. */
 export function federationWatchOf(api: ApiClient, config: Config, log: Logger): FederationView {
-  return federationWatch(api, { ...reflectorOptions(config.cluster), maxStalenessSeconds: config.karmada.memberStalenessSeconds }, log);
+  const { memberStalenessSeconds, memberAccess } = config.karmada;
+  return federationWatch(api, { ...reflectorOptions(config.cluster), maxStalenessSeconds: memberStalenessSeconds, memberAccess }, log);
 }

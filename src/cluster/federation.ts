@@ -1,17 +1,17 @@
 import type { Logger } from 'pino';
-import { kubeApiClient, statusMessage, type ApiClient } from './apiClient.js';
+import type { ApiClient } from './apiClient.js';
 import { KARMADA_KINDS, type SlimBinding, type SlimMemberCluster, type SlimOrdinalOverride, type SlimPropagationPolicy } from './karmada.js';
 import { CORE_KINDS, POD_KIND, type KindName, type KindSpec } from './kinds.js';
-import { tokenAccess } from './kubeconfig.js';
 import { apiListerWatcher } from './listerWatcher.js';
+import { accessRefusal, memberClient, type MemberAccess } from './memberAccess.js';
 import type { SlimNode, SlimPod } from './objects.js';
 import { Reflector, type ReflectorOptions, type ReflectorStore } from './reflector.js';
 import { systemClock, type Timers } from '../common/clock.js';
 
 // The federation as zonekeeper sees it (docs/design.md#across-clusters): Karmada's bindings,
 // clusters and policies watched on the Karmada control plane, and each member's nodes and pods
-// watched on the member with the credentials Karmada holds for it. Never blind: a member whose
-// watches are not healthy has no reading, and its capacity is unknown.
+// watched through Karmada's cluster proxy (or, opted in, directly: memberAccess.ts). Never blind: a
+// member whose watches are not healthy, or that is refused, has no reading: its capacity is unknown.
 
 /** zonekeeper's read of one member for one workload (placement/clusterDivision.ts's MemberReading). */
 interface MemberRead {
@@ -138,9 +138,12 @@ class MemberStore implements ReflectorStore {
   }
 }
 
-interface MemberConnection { endpoint: string; store: MemberStore; reflectors: Reflector[]; error: string; stopped: boolean }
+interface MemberConnection { access: string; store: MemberStore; reflectors: Reflector[]; error: string; stopped: boolean }
 
-export interface FederationOptions extends ReflectorOptions { clock?: Timers; secretRetryMs?: number }
+export interface FederationOptions extends ReflectorOptions { clock?: Timers; secretRetryMs?: number; memberAccess?: MemberAccess }
+
+/** What a member is read with: a change to any of it connects anew (a changed secretRef too). */
+const accessKey = (c: SlimMemberCluster) => JSON.stringify([c.apiEndpoint, c.syncMode, c.secretRef, c.impersonatorSecret]);
 
 const NODE_KIND = CORE_KINDS.find((k) => k.plural === 'nodes')!;
 const KARMADA_WATCHED: readonly KindSpec[] = Object.values(KARMADA_KINDS);
@@ -156,34 +159,30 @@ export function federationWatch(api: ApiClient, opts: FederationOptions, log: Lo
   });
   const reflectors = KARMADA_WATCHED.map((k) => new Reflector(apiListerWatcher(api, k), k, store, opts, log, undefined, clock));
   const members = new Map<string, MemberConnection>();
+  const access = opts.memberAccess ?? 'proxy';
   let started = false;
-
-  async function memberClient(c: SlimMemberCluster): Promise<ApiClient> {
-    if (!c.secretRef) throw new Error(`cluster ${c.name} names no secretRef`);
-    const path = `/api/v1/namespaces/${encodeURIComponent(c.secretRef.namespace)}/secrets/${encodeURIComponent(c.secretRef.name)}`;
-    const res = await api.request('GET', path, { timeoutMs: 10_000 });
-    if (res.status !== 200) throw new Error(`secret ${c.secretRef.namespace}/${c.secretRef.name}: ${res.status} ${statusMessage(res.body)}`);
-    const data = (JSON.parse(res.body) as { data?: Record<string, string> }).data ?? {};
-    if (!data.token) throw new Error(`secret ${c.secretRef.namespace}/${c.secretRef.name} holds no token`);
-    const ca = data.caBundle ? Buffer.from(data.caBundle, 'base64') : undefined;
-    return kubeApiClient(tokenAccess(c.apiEndpoint, Buffer.from(data.token, 'base64').toString('utf8'), ca, c.insecureSkipTLSVerification || !ca));
-  }
 
   function connect(name: string): void {
     if (!started) return;
     const c = store.get<SlimMemberCluster>('memberclusters', name);
     const old = members.get(name);
-    if (old && c && old.endpoint === c.apiEndpoint) return;
+    if (old && c && old.access === accessKey(c)) return;
     if (old) {
       old.stopped = true;
       members.delete(name);
       void Promise.all(old.reflectors.map((r) => r.stop()));
     }
     if (!c || !c.apiEndpoint) return;
-    const conn: MemberConnection = { endpoint: c.apiEndpoint, store: new MemberStore(() => emit('member', name)), reflectors: [], error: 'connecting', stopped: false };
+    const conn: MemberConnection = { access: accessKey(c), store: new MemberStore(() => emit('member', name)), reflectors: [], error: 'connecting', stopped: false };
     members.set(name, conn);
+    const refused = accessRefusal(c, access);
+    if (refused) {
+      conn.error = refused;
+      log.warn({ member: name, err: refused }, 'member cluster not read: its capacity is unknown');
+      return;
+    }
     const attempt = (): void => {
-      memberClient(c).then((client) => {
+      memberClient(api, c, access).then((client) => {
         if (conn.stopped) return;
         conn.error = '';
         const memberLog = log.child({ member: name });

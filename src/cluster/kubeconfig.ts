@@ -116,9 +116,9 @@ function staticAccess(cluster: ClusterEntry, user: StaticUser, now: () => number
   };
 }
 
-/** A member cluster as Karmada holds it: its endpoint, a bearer token and the CA (or none, skipping verification). */
-export function tokenAccess(server: string, token: string, ca: Buffer | undefined, skipTLSVerify: boolean): ClusterAccess {
-  return staticAccess({ server: server.replace(/\/$/, ''), skipTLSVerify, ...(ca ? { ca } : {}) }, { token }, systemClock.now);
+/** A member cluster as Karmada holds it: its endpoint and a bearer token; TLS verified with `ca`, else the system's roots. */
+export function tokenAccess(server: string, token: string, ca: Buffer | undefined): ClusterAccess {
+  return staticAccess({ server: server.replace(/\/$/, ''), skipTLSVerify: false, ...(ca ? { ca } : {}) }, { token }, systemClock.now);
 }
 
 /** Credentials a program must produce (exec plugins, auth providers): client-node's, loaded on first use. */

@@ -252,6 +252,8 @@ export const configSchema = z.strictObject({
     overrideSettleSeconds: z.number().min(0).max(60).default(2),
     resyncSeconds: positive.default(30),
     memberStalenessSeconds: positive.default(30),
+    // How members' nodes and pods are read (docs/security.md#across-clusters): Karmada's cluster proxy, or a Push member's own token.
+    memberAccess: z.enum(['proxy', 'direct']).default('proxy'),
   }).prefault({}),
   metrics: z.strictObject({
     maxWorkloadSeries: z.number().int().min(0).default(1000),

@@ -1,6 +1,6 @@
 // A real federation for the e2e: Karmada (../shared/karmada, on loopback, no containers) and member
 // clusters, each a ControlPlane with its default kube-scheduler and zonekeeper in admission mode, joined
-// as `karmadactl join` does in Push mode.
+// as `karmadactl join` does in Push mode (with the impersonator Karmada's cluster proxy needs).
 import { execFile, execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
@@ -141,11 +141,13 @@ export async function startFederationScheduler(cp: ControlPlane, name: string, k
 
 /**
  * A kubeconfig for the Karmada control plane as the ServiceAccount of manifests/karmada/rbac.yaml
- * (applied first): zonekeeper karmada runs with that least access, as the docs install it.
+ * (applied first, and member-rbac.yaml in each member): zonekeeper karmada runs with that least
+ * access, members read through Karmada's cluster proxy, as the docs install it.
  */
 export function leastAccessKubeconfig(f: Federation): string {
-  const kubectl = (args: string[]) => execFileSync('kubectl', ['--kubeconfig', f.kubeconfig, ...args], { encoding: 'utf8' });
+  const kubectl = (args: string[], kubeconfig = f.kubeconfig) => execFileSync('kubectl', ['--kubeconfig', kubeconfig, ...args], { encoding: 'utf8' });
   kubectl(['apply', '-f', join(ROOT, 'manifests', 'karmada', 'rbac.yaml')]);
+  for (const m of f.members) kubectl(['apply', '-f', join(ROOT, 'manifests', 'karmada', 'member-rbac.yaml')], m.cp.kubeconfig);
   const token = kubectl(['-n', 'zonekeeper-system', 'create', 'token', 'zonekeeper-karmada', '--duration=2h']).trim();
   const config = parse(readFileSync(f.kubeconfig, 'utf8')) as Obj;
   config.users = [{ name: 'zonekeeper-karmada', user: { token } }];

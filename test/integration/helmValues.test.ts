@@ -145,12 +145,19 @@ describe("the chart's values", { skip }, () => {
       [['extraArgs=--x'], /at '\/extraArgs': got string, want array/],
       [['podDisruptionBudget.maxUnavailable=0'], /at '\/podDisruptionBudget\/maxUnavailable'/],
       [['nameOverride=zk'], /additional properties 'nameOverride' not allowed/],
+      [['karmada.memberAccess=insecure'], /at '\/karmada\/memberAccess': value must be one of 'proxy', 'direct'/],
     ];
     for (const [values, message] of cases) {
       const out = runHelm(helm, ['template', 'zk', CHART, ...set(values)]);
       assert.notEqual(out.status, 0, values.join());
       assert.match(out.stderr, message, values.join());
     }
+  });
+
+  it('karmada.memberAccess reaches the ConfigMap of zonekeeper karmada', () => {
+    const config = (values: string[]) => parse(find(render(set(['karmada.enabled=true', ...values])), 'ConfigMap', 'zonekeeper-karmada-config')!.data['zonekeeper.yaml']);
+    assert.equal(config([]).karmada.memberAccess, 'proxy');
+    assert.equal(config(['karmada.memberAccess=direct']).karmada.memberAccess, 'direct');
   });
 });
 

@@ -60,6 +60,8 @@ export class FakeApiServer {
   /** Bearer tokens TokenReview accepts, and the nonResourceURL paths each user may get. */
   readonly tokens = new Map<string, { username: string; groups: string[]; audiences?: string[] }>();
   readonly allowedPaths = new Map<string, string[]>();
+  /** Karmada's cluster proxy: `/apis/cluster.karmada.io/v1alpha1/clusters/NAME/proxy/…` passed on to NAME's server. */
+  readonly proxies = new Map<string, FakeApiServer>();
   private server = http.createServer((req, res) => this.handle(req, res));
   port = 0;
 
@@ -177,6 +179,8 @@ current-context: c
       if (fault.held) return void fault.held.then(() => this.json(res, fault.status, { kind: 'Status', code: fault.status, message: 'injected fault' }));
       return this.json(res, fault.status, { kind: 'Status', code: fault.status, message: 'injected fault' });
     }
+    const proxied = /^\/apis\/cluster\.karmada\.io\/v1alpha1\/clusters\/([^/]+)\/proxy(\/.*)$/.exec(url.pathname);
+    if (proxied) return this.proxy(req, res, decodeURIComponent(proxied[1]!), proxied[2]! + url.search);
     if (req.method === 'POST' && url.pathname.endsWith('/tokenreviews')) return this.review(req, res, (spec) => {
       const found = this.tokens.get(spec.token);
       // As kube-apiserver: a token is good for the review's audiences only if it was issued for one (default: the API server's).
@@ -217,6 +221,19 @@ current-context: c
     const page = all.slice(start, start + limit);
     const next = start + limit < all.length ? String(start + limit) : '';
     this.json(res, 200, { kind: 'List', metadata: { resourceVersion: String(this.rv), continue: next }, items: page });
+  }
+
+  /** As Karmada's proxy: the request to the member's server, its answer streamed back (watches too). */
+  private proxy(req: http.IncomingMessage, res: http.ServerResponse, cluster: string, path: string): void {
+    const member = this.proxies.get(cluster);
+    if (!member) return this.json(res, 404, { kind: 'Status', code: 404, message: `clusters "${cluster}" not found` });
+    const out = http.request({ host: '127.0.0.1', port: member.port, path, method: req.method, headers: { ...req.headers, host: `127.0.0.1:${member.port}` } }, (up) => {
+      res.writeHead(up.statusCode ?? 502, up.headers);
+      up.pipe(res);
+    });
+    out.on('error', () => res.destroy());
+    res.on('close', () => out.destroy());
+    req.pipe(out);
   }
 
   /** Leases: GET, POST and PUT, the PUT conditional on metadata.resourceVersion as the API server does. */

@@ -264,4 +264,18 @@ describe('least privilege (docs/security.md#rbac)', () => {
       .flatMap((r: Raw) => r.apiGroups.flatMap((g: string) => r.resources.map((res: string) => `${g}/${res}`))).filter((k: string) => k !== '/events');
     for (const k of writable) assert.ok(matched.has(k), `${k} may be patched but the policy does not look at it`);
   });
+
+  it('across clusters: no member credential is read on Karmada by default; in members, only nodes and pods are read, as the Karmada identity', () => {
+    const docs = (f: string): Raw[] => parseAllDocuments(read(`manifests/karmada/${f}`)).map((d) => d.toJS()).filter(Boolean);
+    const [rbac, member, direct] = [docs('rbac.yaml'), docs('member-rbac.yaml'), docs('direct-rbac.yaml')];
+    const sa = rbac.find((o) => o.kind === 'ServiceAccount')!;
+    const rules = (objs: Raw[]) => objs.filter((o) => o.kind.endsWith('Role') && !o.kind.endsWith('Binding')).flatMap((o) => o.rules as Raw[]);
+    assert.ok(!rules(rbac).some((r) => r.resources.includes('secrets')), 'rbac.yaml reads no Secret (karmada.memberAccess: proxy)');
+    assert.ok(rules(rbac).some((r) => r.apiGroups.includes('cluster.karmada.io') && r.resources.includes('clusters/proxy') && ['get', 'list', 'watch'].every((v) => r.verbs.includes(v))));
+    assert.deepEqual(rules(member), [{ apiGroups: [''], resources: ['nodes', 'pods'], verbs: ['get', 'list', 'watch'] }]);
+    assert.deepEqual(member.find((o) => o.kind === 'ClusterRoleBinding')!.subjects,
+      [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: `system:serviceaccount:${sa.metadata.namespace}:${sa.metadata.name}` }]);
+    assert.deepEqual(rules(direct), [{ apiGroups: [''], resources: ['secrets'], verbs: ['get'] }], 'direct-rbac.yaml: Secrets by name, nothing else');
+    assert.deepEqual(direct.find((o) => o.kind === 'RoleBinding')!.subjects, [{ kind: 'ServiceAccount', name: sa.metadata.name, namespace: sa.metadata.namespace }]);
+  });
 });
