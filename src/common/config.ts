@@ -43,8 +43,12 @@ function isLoopback(hp: string): boolean {
   return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
 }
 
+/** The Lease of `serve`'s writers when none is named (`zonekeeper karmada` takes its own: main.ts). */
+export const DEFAULT_LEASE_NAME = 'zonekeeper-writers';
+
 // Every option, strict: an unknown key is an error that names it. Defaults live here and
 // are listed, with a comment each, in config/zonekeeper.yaml.
+
 export const configSchema = z.strictObject({
   extender: z.strictObject({
     listen: hostPort.default('127.0.0.1:8888'),
@@ -186,7 +190,7 @@ export const configSchema = z.strictObject({
     enabled: z.boolean().default(true),
     // '' = the pod's own namespace in a cluster, else default.
     namespace: z.string().default(''),
-    leaseName: z.string().regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, 'a DNS-1123 subdomain').max(253).default('zonekeeper-writers'),
+    leaseName: z.string().regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, 'a DNS-1123 subdomain').max(253).default(DEFAULT_LEASE_NAME),
     leaseDurationSeconds: positive.default(15),
     renewDeadlineSeconds: positive.default(10),
     retryPeriodSeconds: positive.default(2),
