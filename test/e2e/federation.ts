@@ -175,3 +175,14 @@ export function propagation(namespace: string, name: string, kind: string, prefs
     },
   };
 }
+
+/** A Deployment for the default scheduler of each member (no schedulerName): admission writes its zone. */
+export function karmadaDeployment(namespace: string, name: string, replicas: number): Obj {
+  return {
+    apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name, namespace },
+    spec: {
+      replicas, selector: { matchLabels: { app: name } },
+      template: { metadata: { labels: { app: name } }, spec: { terminationGracePeriodSeconds: 0, containers: [{ name: 'c', image: 'busybox', resources: { requests: { cpu: '10m' } } }] } },
+    },
+  };
+}

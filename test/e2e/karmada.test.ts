@@ -9,7 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import { divide } from '../../src/placement/planner.js';
 import { kubeVersions } from './controlPlane.js';
-import { clustersOf, federation, leastAccessKubeconfig, propagation, startFederationScheduler, type Federation } from './federation.js';
+import { clustersOf, federation, karmadaDeployment as deployment, leastAccessKubeconfig, propagation, startFederationScheduler, type Federation } from './federation.js';
 import { eventually, type Obj } from './kube.js';
 import { statefulSet } from './workloads.js';
 
@@ -26,17 +26,6 @@ const CONFIG = {
   karmada: { pendingSeconds: 15, keepWaiting: 1, ordinalStride: STRIDE, overrideSettleSeconds: 2, resyncSeconds: 5, memberStalenessSeconds: 10 },
   cluster: { backoffMaxMs: 2000 },
 };
-
-/** A Deployment for the default scheduler of each member (no schedulerName): admission writes its zone. */
-function deployment(namespace: string, name: string, replicas: number): Obj {
-  return {
-    apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name, namespace },
-    spec: {
-      replicas, selector: { matchLabels: { app: name } },
-      template: { metadata: { labels: { app: name } }, spec: { terminationGracePeriodSeconds: 0, containers: [{ name: 'c', image: 'busybox', resources: { requests: { cpu: '10m' } } }] } },
-    },
-  };
-}
 
 const sum = (p: Record<string, number>) => Object.values(p).reduce((a, b) => a + b, 0);
 
@@ -121,29 +110,34 @@ const sum = (p: Record<string, number>) => Object.values(p).reduce((a, b) => a +
     assert.match(page, /m3<\/td><td>read<\/td><td>zone-a, zone-b, zone-c/, 'each member\'s zones on the page');
   });
 
-  it('the placement read whole: a label selector on the Clusters picks the members; a spread constraint zonekeeper does not carry out is refused, the field named', async () => {
+  it('the placement read whole: a label selector on the Clusters picks the members; a spread constraint is carried out; what no Karmada schedules by default is refused, the field named', async () => {
     await fed.karmada.patch('cluster.karmada.io/v1alpha1', 'Cluster', undefined, 'm2', { metadata: { labels: { tier: 'edge' } } });
     const placement = (extra: Obj) => ({ placement: { replicaScheduling: { replicaSchedulingType: 'Divided', replicaDivisionPreference: 'Weighted' }, ...extra } });
     const even = { clusters: { '*': { weight: 1 } } };
     for (const [name, extra] of [
       ['edge', { clusterAffinity: { labelSelector: { matchLabels: { tier: 'edge' } } } }],
       ['notedge', { clusterAffinity: { labelSelector: { matchExpressions: [{ key: 'tier', operator: 'NotIn', values: ['edge'] }] } } }],
-      ['spread', { clusterAffinity: { clusterNames: MEMBERS }, spreadConstraints: [{ spreadByField: 'cluster', minGroups: 2, maxGroups: 3 }] }],
+      ['spread', { clusterAffinity: { clusterNames: MEMBERS }, spreadConstraints: [{ spreadByField: 'cluster', minGroups: 2, maxGroups: 2 }] }],
+      ['affine', { clusterAffinity: { clusterNames: MEMBERS }, workloadAffinity: { affinity: { groupByLabelKey: 'app' } } }],
     ] as const) {
       await fed.karmada.create(deployment(NS, name, 4));
       await fed.karmada.create(propagation(NS, name, 'Deployment', even, MEMBERS, { ...placement(extra), suspension: { dispatching: true } }));
     }
     assert.deepEqual(await scheduled('edge-deployment', () => true), { m2: 4 });
     assert.deepEqual(await scheduled('notedge-deployment', () => true), { m1: 2, m3: 2 });
-    const refused = await eventually('spread refused', async () => {
-      const b = await fed.karmada.get('work.karmada.io/v1alpha2', 'ResourceBinding', NS, 'spread-deployment');
+    assert.deepEqual(Object.values(await scheduled('spread-deployment', () => true)), [2, 2], 'two members, as maxGroups asks');
+    const refused = await eventually('workloadAffinity refused', async () => {
+      const b = await fed.karmada.get('work.karmada.io/v1alpha2', 'ResourceBinding', NS, 'affine-deployment');
       const cond = (b.status?.conditions ?? []).find((c: Obj) => c.type === 'Scheduled');
       return cond?.status === 'False' && { cond, clusters: b.spec.clusters };
     }, 60_000, 500);
-    console.log(`# placement: edge ${JSON.stringify(await clustersOf(fed.karmada, NS, 'edge-deployment'))}, notedge ${JSON.stringify(await clustersOf(fed.karmada, NS, 'notedge-deployment'))}; spread: ${refused.cond.reason}: ${refused.cond.message}`);
+    console.log(`# placement: edge ${JSON.stringify(await clustersOf(fed.karmada, NS, 'edge-deployment'))}, spread ${JSON.stringify(await clustersOf(fed.karmada, NS, 'spread-deployment'))}; `
+      + `workloadAffinity: ${refused.cond.reason}: ${refused.cond.message}`);
     assert.equal(refused.cond.reason, 'Unschedulable');
-    assert.match(refused.cond.message, /spec\.placement\.spreadConstraints: zonekeeper does not carry this out/);
+    assert.match(refused.cond.message, /spec\.placement\.workloadAffinity: zonekeeper does not carry this out; .*default-scheduler/);
     assert.equal(refused.clusters, undefined, 'no partial plan');
+    const template = (await fed.karmada.list('v1', 'Event', NS)).filter((e) => e.involvedObject.kind === 'Deployment' && e.involvedObject.name === 'affine');
+    assert.ok(template.some((e) => e.reason === 'ScheduleBindingFailed'), 'the refusal is said on the Deployment too');
   });
 
   it('a StatefulSet scaled 5 → 9 → 5 across members: disjoint ordinals, no duplicate pod name, each member\'s pods in their zones', async () => {

@@ -99,7 +99,7 @@ describe('the writers\' Lease (its times on fake time)', () => {
 
   it('a Lease the API server refuses this identity (403) is said, not only retried; once granted, the refusal clears and it leads', async () => {
     const clock = fakeClock(Date.parse('2026-12-07T00:00:00Z'));
-    api.faults.push({ match: (m, p) => p.includes('/leases/denied'), status: 403, remaining: 3 });
+    api.faults.push({ match: (_m, p) => p.includes('/leases/denied'), status: 403, remaining: 3 });
     const elector = leaseElector(api.client(), { ...OPTS, name: 'denied', identity: 'x' }, silent, { onStartedLeading: () => {}, onStoppedLeading: () => {} }, clock);
     elector.start();
     await waitFor(() => elector.refused() !== '', 'the refusal seen');
