@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { ApiClient } from './apiClient.js';
-import { KARMADA_KINDS, type SlimBinding, type SlimMemberCluster, type SlimOrdinalOverride, type SlimPropagationPolicy } from './karmada.js';
+import { KARMADA_KINDS, ordinalsPolicyName, type SlimBinding, type SlimMemberCluster, type SlimOrdinalOverride, type SlimPropagationPolicy } from './karmada.js';
 import { CORE_KINDS, POD_KIND, type KindName, type KindSpec } from './kinds.js';
 import { apiListerWatcher } from './listerWatcher.js';
 import { accessRefusal, memberClient, type MemberAccess } from './memberAccess.js';
@@ -16,6 +16,7 @@ import { systemClock, type Timers } from '../common/clock.js';
 /** zonekeeper's read of one member for one workload (placement/clusterDivision.ts's MemberReading). */
 interface MemberRead {
   nodes: readonly SlimNode[];
+  nodesVersion: number;
   used: ReadonlyMap<string, { cpuMilli: number; memory: number; pods: number }>;
   workloadPods: readonly SlimPod[];
 }
@@ -32,8 +33,8 @@ export interface FederationView {
   binding(key: string): SlimBinding | undefined;
   clusters(): SlimMemberCluster[];
   policy(ref: NonNullable<SlimBinding['policy']>): SlimPropagationPolicy | undefined;
-  /** The OverridePolicy zonekeeper owns for this StatefulSet, as last seen. */
-  ordinalOverride(namespace: string, statefulSet: string): SlimOrdinalOverride | undefined;
+  /** The OverridePolicies of a namespace that set a StatefulSet's spec.ordinals, or bear zonekeeper's name or label for it. */
+  ordinalOverrides(namespace: string, statefulSet: string): SlimOrdinalOverride[];
   /** Undefined while zonekeeper's watches of the member are not healthy. */
   reading(cluster: string, workload: { kind: string; namespace: string; name: string }): MemberRead | undefined;
   members(): MemberStatus[];
@@ -81,12 +82,16 @@ class MemberStore implements ReflectorStore {
   readonly nodes = new Map<string, SlimNode>();
   readonly pods = new Map<string, SlimPod>();
   readonly used = new Map<string, { cpuMilli: number; memory: number; pods: number }>();
+  /** Bumped on every node change: what is cached per node set (which nodes a workload fits) keys on it. */
+  nodesVersion = 0;
   private readonly byOwner = new Map<string, Set<string>>();
   constructor(private readonly changed: () => void) {}
   keyOf(kind: KindName, obj: any): string { return kind === 'pods' ? `${obj.namespace}/${obj.name}` : obj.name; }
   upsert(kind: KindName, obj: unknown): void {
-    if (kind === 'nodes') this.nodes.set((obj as SlimNode).name, obj as SlimNode);
-    else {
+    if (kind === 'nodes') {
+      this.nodes.set((obj as SlimNode).name, obj as SlimNode);
+      this.nodesVersion++;
+    } else {
       const p = obj as SlimPod;
       const key = this.keyOf(kind, p);
       this.forget(key);
@@ -103,8 +108,10 @@ class MemberStore implements ReflectorStore {
   }
 
   delete(kind: KindName, key: string): void {
-    if (kind === 'nodes') this.nodes.delete(key);
-    else this.forget(key);
+    if (kind === 'nodes') {
+      this.nodes.delete(key);
+      this.nodesVersion++;
+    } else this.forget(key);
     this.changed();
   }
 
@@ -209,11 +216,13 @@ export function federationWatch(api: ApiClient, opts: FederationOptions, log: Lo
     policy: (ref) => (ref.kind === 'PropagationPolicy'
       ? store.get<SlimPropagationPolicy>('propagationpolicies', `${ref.namespace}/${ref.name}`)
       : store.get<SlimPropagationPolicy>('clusterpropagationpolicies', ref.name)),
-    ordinalOverride: (namespace, sts) => store.all<SlimOrdinalOverride>('overridepolicies').find((o) => o.namespace === namespace && o.owner === sts),
+    ordinalOverrides: (namespace, sts) => store.all<SlimOrdinalOverride>('overridepolicies').filter((o) => o.namespace === namespace
+      && (o.owner === sts || o.name === ordinalsPolicyName(sts) || o.setsOrdinalsOf.includes(sts) || o.setsOrdinalsOf.includes('*'))),
     reading(cluster, w) {
       const conn = members.get(cluster);
       if (!healthy(conn)) return undefined;
-      return { nodes: [...conn!.store.nodes.values()], used: conn!.store.used, workloadPods: conn!.store.ownedBy(w.kind, w.namespace, w.name) };
+      const s = conn!.store;
+      return { nodes: [...s.nodes.values()], nodesVersion: s.nodesVersion, used: s.used, workloadPods: s.ownedBy(w.kind, w.namespace, w.name) };
     },
     members: () => store.all<SlimMemberCluster>('memberclusters').map((c) => {
       const conn = members.get(c.name);

@@ -105,15 +105,20 @@ export interface SlimPropagationPolicy {
   preferences: ParsedClusterPreferences | undefined;
 }
 
-/** An OverridePolicy zonekeeper owns: the ordinal range start it gives each member. */
+/** An OverridePolicy as it bears on ordinals: the range start it gives each member, and the StatefulSets whose spec.ordinals it sets. */
 export interface SlimOrdinalOverride {
   namespace: string;
   name: string;
   resourceVersion: string;
-  /** The StatefulSet it numbers (the label zonekeeper wrote); '' on another OverridePolicy. */
+  /** The StatefulSet it numbers (the label zonekeeper writes); '' on another OverridePolicy. */
   owner: string;
   starts: Readonly<Record<string, number>>;
+  /** StatefulSets (by name; '*' for a selector without one) whose spec.ordinals its plaintext overriders set. */
+  setsOrdinalsOf: readonly string[];
 }
+
+/** The one name of the OverridePolicy zonekeeper owns for a StatefulSet's ordinal ranges. */
+export const ordinalsPolicyName = (statefulSet: string): string => `${statefulSet}-zonekeeper-ordinals`.slice(0, 253);
 
 const time = (v: unknown): number => {
   const t = typeof v === 'string' ? Date.parse(v) : NaN;
@@ -187,14 +192,19 @@ function slimPolicy(kind: SlimPropagationPolicy['kind']): (o: Raw) => SlimPropag
 function slimOrdinalOverride(o: Raw): SlimOrdinalOverride {
   const starts: Record<string, number> = {};
   const owner = stringMap(o.metadata?.labels)[ORDINALS_OWNER_LABEL] ?? '';
-  if (owner) {
-    for (const rule of Array.isArray(o.spec?.overrideRules) ? o.spec.overrideRules : []) {
-      const cluster = names(rule?.targetCluster?.clusterNames)[0];
-      const op = (Array.isArray(rule?.overriders?.plaintext) ? rule.overriders.plaintext : []).find((p: Raw) => p?.path === '/spec/ordinals');
-      if (cluster && op && Number.isSafeInteger(op.value?.start)) starts[cluster] = op.value.start;
-    }
+  let sets = false;
+  for (const rule of Array.isArray(o.spec?.overrideRules) ? o.spec.overrideRules : []) {
+    const ops = Array.isArray(rule?.overriders?.plaintext) ? rule.overriders.plaintext : [];
+    const op = ops.find((p: Raw) => typeof p?.path === 'string' && p.path.startsWith('/spec/ordinals'));
+    if (!op) continue;
+    sets = true;
+    const cluster = names(rule?.targetCluster?.clusterNames)[0];
+    if (owner && cluster && op.path === '/spec/ordinals' && Number.isSafeInteger(op.value?.start)) starts[cluster] = op.value.start;
   }
-  return { namespace: str(o.metadata?.namespace), name: str(o.metadata?.name), resourceVersion: str(o.metadata?.resourceVersion), owner, starts };
+  const selectors = (Array.isArray(o.spec?.resourceSelectors) ? o.spec.resourceSelectors : []).filter((s: Raw) => s?.kind === 'StatefulSet');
+  const setsOrdinalsOf = sets ? [...new Set<string>(selectors.map((s: Raw) => (typeof s.name === 'string' && s.name ? s.name : '*')))].slice(0, 64) : [];
+  const meta: Raw = o.metadata ?? {};
+  return { namespace: str(meta.namespace), name: str(meta.name), resourceVersion: str(meta.resourceVersion), owner, starts, setsOrdinalsOf };
 }
 
 const kind = (plural: KindName, wireKind: string, group: string, resource: string, slim: (o: Raw) => unknown): KindSpec =>

@@ -22,12 +22,12 @@ export type ClusterToleration = Toleration & { seconds?: number };
 /** One term of `clusterAffinities` (a lone `clusterAffinity` is one unnamed term); `overflow`: its overflowAffinities, in order. */
 export interface AffinityTerm { name: string; affinity: ClusterAffinity; overflow: readonly { name: string; affinity: ClusterAffinity }[] }
 
-export type SpreadField = 'cluster' | 'region' | 'zone' | 'provider';
+type SpreadField = 'cluster' | 'region' | 'zone' | 'provider';
 
 /** A spread constraint: by a Cluster field, or by a Cluster label (Karmada validates `spreadByLabel` but never carries it out). */
 export interface SpreadConstraint { field: SpreadField | undefined; label: string | undefined; minGroups: number; maxGroups: number }
 
-export interface StaticWeight { target: ClusterAffinity; weight: number }
+interface StaticWeight { target: ClusterAffinity; weight: number }
 
 /** `replicaScheduling`, with Karmada's defaults applied: none is Duplicated; Divided without a preference divides by equal weights. */
 export type ReplicaScheduling =
@@ -55,7 +55,7 @@ const list = (v: unknown): Raw[] => (Array.isArray(v) ? v.filter(isRaw) : []);
 /** A count as Karmada's int fields read it; what no webhook would let through reads as 0. */
 const int = (v: unknown): number => (Number.isSafeInteger(v) && (v as number) >= 0 ? (v as number) : 0);
 
-export function clusterAffinity(a: Raw): ClusterAffinity {
+function clusterAffinity(a: Raw): ClusterAffinity {
   const selector: Raw | undefined = isRaw(a.labelSelector) ? a.labelSelector : undefined;
   const labels = selector && [
     ...Object.entries(stringMap(selector.matchLabels)).map(([key, v]) => ({ key, operator: 'In', values: [v] })),

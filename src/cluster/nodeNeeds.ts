@@ -5,13 +5,17 @@
 import { CACHED_TOLERATIONS, type NodeNeeds, type NodeSelection, type NodeSelectorRequirement, type NodeSelectorTerm, type Toleration } from './objects.js';
 import { str, stringMap, type Raw } from './rawFields.js';
 
+/** Lists longer than this are also kept as a set. */
+const SET_FROM = 16;
+
 function requirements(v: unknown): NodeSelectorRequirement[] {
   if (!Array.isArray(v)) return [];
-  return v.filter((r) => r && typeof r.key === 'string').map((r) => ({
-    key: r.key,
-    operator: str(r.operator, 'In'),
-    values: Array.isArray(r.values) ? r.values.map(String) : [],
-  }));
+  return v.filter((r) => r && typeof r.key === 'string').map((r) => {
+    const values: string[] = Array.isArray(r.values) ? r.values.map(String) : [];
+    const req = { key: r.key as string, operator: str(r.operator, 'In'), values };
+    if (values.length > SET_FROM) Object.defineProperty(req, 'valueSet', { value: new Set(values), enumerable: false });
+    return req;
+  });
 }
 
 export function nodeSelectorTerm(v: unknown): NodeSelectorTerm | undefined {

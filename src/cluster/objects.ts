@@ -8,7 +8,8 @@ import type { ParsedPreferences } from './zonePreferences.js';
 
 export interface OwnerRef { kind: string; name: string; uid: string }
 
-export interface NodeSelectorRequirement { key: string; operator: string; values: string[] }
+/** `valueSet`: the values as a set, on long lists (not enumerable): a node is judged in one look-up, whatever a tenant lists. */
+export interface NodeSelectorRequirement { key: string; operator: string; values: string[]; readonly valueSet?: ReadonlySet<string> }
 export interface NodeSelectorTerm { matchExpressions: NodeSelectorRequirement[]; matchFields: NodeSelectorRequirement[] }
 export interface TopologySelectorTerm { matchLabelExpressions: { key: string; values: string[] }[] }
 export interface Taint { key: string; value: string; effect: string }

@@ -3,15 +3,19 @@ import { bindingKey, type ClusterPreferences, type SlimBinding, type TargetClust
 import type { Clock } from '../common/clock.js';
 import type { Config } from '../common/config.js';
 import type { Metrics } from '../metrics/metrics.js';
+import { createHash } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
+import type { NodeNeeds, SlimNode } from '../cluster/objects.js';
 import { planBinding } from '../placement/bindingPlan.js';
-import { ordinalStarts, sameClusters, type BindingPlan, type MemberShare } from '../placement/clusterDivision.js';
+import { misfitOf, needsKey } from '../placement/nodeFit.js';
+import { ordinalRanges, sameClusters, type BindingPlan, type MemberShare } from '../placement/clusterDivision.js';
 import { NOT_SYNCED, STALE } from './recording.js';
 
 // The decision for a Karmada binding (docs/design.md#across-clusters): readiness read, the one planner asked,
 // the answer recorded. The Karmada transport (src/karmada/) only decodes, calls `plan` and writes.
 
 /** A Karmada event, recorded on the binding and on its resource template as karmada-scheduler records it. */
-export interface BindingEvent { type: 'Normal' | 'Warning'; reason: string; message: string }
+interface BindingEvent { type: 'Normal' | 'Warning'; reason: string; message: string }
 
 /** The Scheduled condition as karmada-scheduler writes it. */
 export interface ScheduledCondition { status: 'True' | 'False'; reason: string; message: string }
@@ -21,7 +25,7 @@ export interface ScheduledCondition { status: 'True' | 'False'; reason: string; 
  * nothing else this turn), else spec.clusters (null: emptied; undefined: as it is), the observed
  * clusterAffinities term, the Scheduled condition with the observed generation, and the events.
  */
-export interface BindingWrites {
+interface BindingWrites {
   ordinals: { starts: Record<string, number>; resourceVersion: string | undefined } | undefined;
   clusters: TargetCluster[] | null | undefined;
   affinityName: string | undefined;
@@ -69,8 +73,32 @@ const resultText = (b: SlimBinding, clusters: readonly TargetCluster[]) =>
 /** How a refused binding gets scheduled: said in its condition and Event, never left silent. */
 const HOW_TO = 'fix the policy (its spec or its zonekeeper.io/cluster-preferences annotation), or set its schedulerName to default-scheduler to hand it to karmada-scheduler';
 
+/** Bytes of node-fit answers kept across plans (a tenant's affinity can be large; its answer is one set per member node set). */
+const FIT_CACHE_BYTES = 16 * 1024 * 1024;
+
+/**
+ * Which nodes of a member take a workload's replicas, per distinct needs (affinity, tolerations), kept while the
+ * member's nodes are unchanged: a plan rerun on every pod event judges a large affinity once per node set, not per plan.
+ */
+function memberFits(): (needs: NodeNeeds) => (member: string, reading: { nodes: readonly SlimNode[]; nodesVersion: number }) => (n: SlimNode) => boolean {
+  const cache = new LRUCache<string, Set<string>>({ maxSize: FIT_CACHE_BYTES, sizeCalculation: (v, k) => 2 * k.length + 64 * v.size + 64 });
+  return (needs) => {
+    // The needs by digest: a tenant's long affinity is hashed once per plan, and the cache holds 64 bytes of it per member.
+    const digest = createHash('sha256').update(needsKey(needs)).digest('base64');
+    const misfit = misfitOf(needs);
+    return (member, reading) => {
+      const key = `${member}\u0000${reading.nodesVersion}\u0000${digest}`;
+      let set = cache.get(key);
+      if (!set) cache.set(key, (set = new Set(reading.nodes.filter((n) => !misfit(n)).map((n) => n.name))));
+      const fitting = set;
+      return (n) => fitting.has(n.name);
+    };
+  };
+}
+
 export function federationService(view: FederationView, config: Config['karmada'], metrics: Metrics, clock: Clock): FederationService {
   const last = new Map<string, FederatedWorkload>();
+  const fits = memberFits();
 
   function record(key: string, b: SlimBinding | undefined, v: BindingVerdict, plan?: BindingPlan): BindingVerdict {
     metrics.federationPlans.inc({ outcome: v.outcome });
@@ -116,7 +144,11 @@ export function federationService(view: FederationView, config: Config['karmada'
     const prefs = preferencesOf(b);
     if (!prefs.ok) return refused(key, b, prefs.error);
     const sts = isStatefulSet(b);
-    const members = view.clusters().map((cluster) => ({ cluster, reading: view.reading(cluster.name, b.resource) }));
+    const fitsOf = fits(b.needs);
+    const members = view.clusters().map((cluster) => {
+      const reading = view.reading(cluster.name, b.resource);
+      return { cluster, reading: reading && { ...reading, fits: fitsOf(cluster.name, reading) } };
+    });
     const p = planBinding(b, prefs.spec, members, {
       pendingMs: config.pendingSeconds * 1000, keepWaiting: config.keepWaiting, stride: sts ? config.ordinalStride : undefined,
     }, clock.now());
@@ -130,9 +162,9 @@ export function federationService(view: FederationView, config: Config['karmada'
     }
     let ordinals: BindingWrites['ordinals'];
     if (sts) {
-      const seen = view.ordinalOverride(b.resource.namespace, b.resource.name);
-      const starts = ordinalStarts(seen?.starts ?? {}, p.clusters, config.ordinalStride);
-      if (p.clusters.some((c) => !(c.name in (seen?.starts ?? {})))) ordinals = { starts, resourceVersion: seen?.resourceVersion };
+      const ranges = ordinalRanges(b.resource, view.ordinalOverrides(b.resource.namespace, b.resource.name), p.clusters, config.ordinalStride);
+      if (!ranges.ok) return refused(key, b, ranges.why);
+      if (ranges.write) ordinals = { starts: ranges.starts, resourceVersion: ranges.write.resourceVersion };
     }
     const same = sameClusters(b.clusters, p.clusters) && b.appliedPlacement === b.placementText && !(b.rescheduleTriggeredAt > b.lastScheduledTime);
     const scheduled = b.conditions.find((c) => c.type === 'Scheduled');

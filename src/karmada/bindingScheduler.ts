@@ -86,6 +86,7 @@ export function bindingScheduler(d: BindingSchedulerDeps): BindingScheduler {
   const reconcilerOf = reconciler({
     keys: () => d.service.keys(), reconcile, resyncMs: d.config.resyncSeconds * 1000, ready: () => d.view.ready(),
     retryBaseMs: 500, retryMaxMs: 30_000, clock,
+    workers: d.config.workers, pace: { perSecond: d.config.bindingsPerSecond, burst: 2 * d.config.bindingsPerSecond },
     onError: (key, err) => d.log.warn({ binding: key, err: err.message }, 'binding plan failed'),
   });
 

@@ -1,6 +1,6 @@
 import { statusMessage, type ApiClient } from '../cluster/apiClient.js';
 import type { TemplateRef } from '../actuator/events.js';
-import { KARMADA_ANNOTATION, ORDINALS_OWNER_LABEL, type SlimBinding, type TargetCluster } from '../cluster/karmada.js';
+import { KARMADA_ANNOTATION, ORDINALS_OWNER_LABEL, ordinalsPolicyName, type SlimBinding, type TargetCluster } from '../cluster/karmada.js';
 import type { ScheduledCondition } from '../decision/federation.js';
 
 // What karmada-scheduler writes (Karmada v1.19, pkg/scheduler/scheduler.go), written the same way: a merge
@@ -57,8 +57,6 @@ export function writeScheduled(
   if (affinityName !== undefined) status.schedulerObservingAffinityName = affinityName;
   return patch(api, bindingPath(b, '/status'), { metadata: { resourceVersion: at.resourceVersion }, status });
 }
-
-const ordinalsPolicyName = (statefulSet: string): string => `${statefulSet}-zonekeeper-ordinals`.slice(0, 253);
 
 /**
  * The OverridePolicy that gives each member its range of a StatefulSet's ordinals

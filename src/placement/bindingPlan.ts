@@ -100,7 +100,7 @@ function attempt(b: SlimBinding, prefs: ClusterPreferences | undefined, shares: 
     };
   }
   const duplicated = b.placement.scheduling.type === 'Duplicated';
-  const chosen = selectClusters(b.placement, cands, b.replicas, duplicated ? -1 : b.workload ? b.replicas : 0);
+  const chosen = selectClusters(b.placement, cands, b.replicas, duplicated ? -1 : b.workload ? b.replicas : 0, !!prefs);
   if (!chosen.ok) return { ok: false, reason: 'SchedulerError', message: `failed to select clusters: ${chosen.message}`, states, clear: false };
   for (const c of cands) if (!chosen.clusters.includes(c)) states.set(c.cluster.name, 'not-selected');
   if (prefs && b.workload) {

@@ -1,4 +1,4 @@
-import type { SlimBinding, SlimMemberCluster, TargetCluster } from '../cluster/karmada.js';
+import { ORDINALS_OWNER_LABEL, ordinalsPolicyName, type SlimBinding, type SlimMemberCluster, type SlimOrdinalOverride, type TargetCluster } from '../cluster/karmada.js';
 import type { SlimNode, SlimPod } from '../cluster/objects.js';
 import { evictingTaint, untoleratedTaint } from './clusterMatching.js';
 import { misfitOf } from './nodeFit.js';
@@ -9,6 +9,8 @@ import { misfitOf } from './nodeFit.js';
 /** zonekeeper's own read of a member, for one workload. */
 interface MemberReading {
   nodes: readonly SlimNode[];
+  /** Whether a node takes the workload's replicas (its affinity and tolerations), when cached per node set; else judged here. */
+  fits?: (node: SlimNode) => boolean;
   /** What the pods bound there take from each node, by node name. */
   used: ReadonlyMap<string, { cpuMilli: number; memory: number; pods: number }>;
   /** The workload's own pods in that member. */
@@ -64,12 +66,13 @@ export const stateWhy: Record<MemberState, string> = {
 };
 /** Free replica slots per zone of a member for one replica's needs, the workload's bound pods included. */
 function zoneSlots(binding: SlimBinding, reading: MemberReading): Map<string, number> {
-  const misfit = misfitOf(binding.needs);
+  const misfit = reading.fits ? undefined : misfitOf(binding.needs);
+  const fits = reading.fits ?? ((n: SlimNode) => !misfit!(n));
   const { cpuMilli, memory } = binding.request;
   const slots = new Map<string, number>();
   const zoneOf = new Map<string, string>();
   for (const n of reading.nodes) {
-    if (!n.zone || !n.ready || n.unschedulable || misfit(n)) continue;
+    if (!n.zone || !n.ready || n.unschedulable || !fits(n)) continue;
     zoneOf.set(n.name, n.zone);
     const u = reading.used.get(n.name) ?? { cpuMilli: 0, memory: 0, pods: 0 };
     const free = Math.max(0, Math.min(
@@ -139,6 +142,36 @@ export function ordinalStarts(current: Readonly<Record<string, number>>, cluster
     starts[c.name] = slot * stride;
   }
   return starts;
+}
+
+export type OrdinalRanges =
+  | { ok: true; starts: Record<string, number>; write: { resourceVersion: string | undefined } | undefined }
+  | { ok: false; why: string };
+
+/**
+ * A StatefulSet's ordinal ranges, trusted only from the OverridePolicy zonekeeper names for it and labels
+ * as its own, checked disjoint before any member's share grows; refused, the object named, when its name
+ * is squatted, its ranges overlap, or another policy sets the same spec.ordinals (docs/security.md#across-clusters).
+ */
+export function ordinalRanges(
+  sts: { namespace: string; name: string }, policies: readonly SlimOrdinalOverride[], clusters: readonly TargetCluster[], stride: number,
+): OrdinalRanges {
+  const own = policies.find((p) => p.name === ordinalsPolicyName(sts.name));
+  const ref = (p: SlimOrdinalOverride) => `OverridePolicy ${p.namespace}/${p.name}`;
+  if (own && own.owner !== sts.name) {
+    return { ok: false, why: `${ref(own)} bears zonekeeper's name for ${sts.name}'s ordinal ranges but not its label (${ORDINALS_OWNER_LABEL}: ${sts.name}); delete it` };
+  }
+  const other = policies.find((p) => p !== own && (p.owner === sts.name || p.setsOrdinalsOf.includes(sts.name) || p.setsOrdinalsOf.includes('*')));
+  if (other) return { ok: false, why: `${ref(other)} also sets StatefulSet ${sts.name}'s spec.ordinals (or claims them): only zonekeeper's ${ordinalsPolicyName(sts.name)} may` };
+  const seen = own?.starts ?? {};
+  const ranges = Object.entries(seen).sort(([, a], [, b]) => a - b);
+  for (let i = 1; i < ranges.length; i++) {
+    const [a, s] = ranges[i - 1]!, [b, t] = ranges[i]!;
+    if (t < s + stride) return { ok: false, why: `${ref(own!)}: ${a} from ${s} and ${b} from ${t} overlap (karmada.ordinalStride ${stride}); no member's share grows until they are disjoint` };
+  }
+  const starts = ordinalStarts(seen, clusters, stride);
+  const missing = clusters.some((c) => c.replicas > 0 && !(c.name in seen));
+  return { ok: true, starts, write: missing ? { resourceVersion: own?.resourceVersion } : undefined };
 }
 
 /** The same plan in a binding's words: unchanged spec.clusters are not rewritten. */

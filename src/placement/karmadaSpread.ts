@@ -17,7 +17,7 @@ export interface Candidate {
 }
 
 /** Karmada's order: overflow tier, score, room, name. */
-export function byPreference(a: Candidate, b: Candidate): number {
+function byPreference(a: Candidate, b: Candidate): number {
   const name = a.cluster.name < b.cluster.name ? -1 : a.cluster.name > b.cluster.name ? 1 : 0;
   return a.overflowOrder - b.overflowOrder || b.score - a.score || b.available - a.available || name;
 }
@@ -107,16 +107,17 @@ function keysOf(c: SlimMemberCluster, s: SpreadConstraint): string[] {
 }
 
 /** Whether Karmada skips spread constraints for this placement (static weights, or Weighted with no weightPreference). */
-export const ignoresSpread = (p: Placement): boolean => p.scheduling.type === 'StaticWeight' && p.scheduling.ignoresSpread;
+const ignoresSpread = (p: Placement): boolean => p.scheduling.type === 'StaticWeight' && p.scheduling.ignoresSpread;
 
 /**
  * The members a binding is spread over: all (no constraint), Karmada's choice by cluster or region, or
  * zonekeeper's by zone, provider or label (the first of them; the others filter only, as in Karmada).
- * `need`: replicas the choice must hold (-1: Duplicated, room not asked).
+ * `need`: replicas the choice must hold (-1: Duplicated, room not asked). `always`: the constraints hold even where
+ * Karmada skips them (static weights): seed 002's preferences divide within them.
  */
-export function selectClusters(p: Placement, cands: Candidate[], replicas: number, need: number): Selection {
+export function selectClusters(p: Placement, cands: Candidate[], replicas: number, need: number, always = false): Selection {
   const sorted = [...cands].sort(byPreference);
-  if (p.spread.length === 0 || ignoresSpread(p)) return { ok: true, clusters: sorted };
+  if (p.spread.length === 0 || (ignoresSpread(p) && !always)) return { ok: true, clusters: sorted };
   const cluster = p.spread.find((s) => s.field === 'cluster' && s.label === undefined);
   const grouping = p.spread.find((s) => s.field === 'region') ?? p.spread.find((s) => s.field === 'zone') ?? p.spread.find((s) => s.field === 'provider')
     ?? p.spread.find((s) => s.label !== undefined);

@@ -6,8 +6,8 @@ const INTEGER = /^[+-]?\d{1,19}$/;
 
 export function matchRequirement(r: NodeSelectorRequirement, value: string | undefined): boolean {
   switch (r.operator) {
-    case 'In': return value !== undefined && r.values.includes(value);
-    case 'NotIn': return value === undefined || !r.values.includes(value);
+    case 'In': return value !== undefined && (r.valueSet?.has(value) ?? r.values.includes(value));
+    case 'NotIn': return value === undefined || !(r.valueSet?.has(value) ?? r.values.includes(value));
     case 'Exists': return value !== undefined;
     case 'DoesNotExist': return value === undefined;
     case 'Gt': case 'Lt': {

@@ -17,6 +17,7 @@ import { healthCase } from './health.js';
 import { gateCase } from './gate.js';
 import { hostileCase } from './hostile.js';
 import { admissionCase } from './admission.js';
+import { federationPlansCase } from './federationPlans.js';
 
 const MAX_NODES = 5000;
 
@@ -100,8 +101,8 @@ async function extenderCases() {
   target('memory per cached slim pod', perPod, 1024, true, ' B');
 }
 
-// BENCH_CASES=extender,admission,limits,large,costs,layouts,health,gate,cold,hostile picks cases (all by default).
-const CASES = new Set((process.env.BENCH_CASES ?? 'extender,admission,limits,large,costs,layouts,health,gate,cold,hostile').split(','));
+// BENCH_CASES=extender,admission,limits,large,costs,layouts,health,gate,cold,hostile,karmada picks cases (all by default).
+const CASES = new Set((process.env.BENCH_CASES ?? 'extender,admission,limits,large,costs,layouts,health,gate,cold,hostile,karmada').split(','));
 
 async function main() {
   if (CASES.has('extender')) await extenderCases();
@@ -111,6 +112,7 @@ async function main() {
   if (CASES.has('health')) await healthCase();
   if (CASES.has('gate')) await gateCase();
   if (CASES.has('hostile')) await hostileCase();
+  if (CASES.has('karmada')) federationPlansCase();
   if (CASES.has('large')) printLargeCluster(await largeClusterCase());
   if (CASES.has('cold')) printColdCycle(await coldCycleCase());
   agent.destroy();

@@ -141,12 +141,13 @@ export async function startFederationScheduler(cp: ControlPlane, name: string, k
 
 /**
  * A kubeconfig for the Karmada control plane as the ServiceAccount of manifests/karmada/rbac.yaml
- * (applied first, and member-rbac.yaml in each member): zonekeeper karmada runs with that least
+ * (applied first with admission-policy.yaml, and member-rbac.yaml in each member): zonekeeper karmada runs with that least
  * access, members read through Karmada's cluster proxy, as the docs install it.
  */
 export function leastAccessKubeconfig(f: Federation): string {
   const kubectl = (args: string[], kubeconfig = f.kubeconfig) => execFileSync('kubectl', ['--kubeconfig', kubeconfig, ...args], { encoding: 'utf8' });
   kubectl(['apply', '-f', join(ROOT, 'manifests', 'karmada', 'rbac.yaml')]);
+  kubectl(['apply', '-f', join(ROOT, 'manifests', 'karmada', 'admission-policy.yaml')]);
   for (const m of f.members) kubectl(['apply', '-f', join(ROOT, 'manifests', 'karmada', 'member-rbac.yaml')], m.cp.kubeconfig);
   const token = kubectl(['-n', 'zonekeeper-system', 'create', 'token', 'zonekeeper-karmada', '--duration=2h']).trim();
   const config = parse(readFileSync(f.kubeconfig, 'utf8')) as Obj;

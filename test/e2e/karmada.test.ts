@@ -199,6 +199,25 @@ const sum = (p: Record<string, number>) => Object.values(p).reduce((a, b) => a +
     assert.deepEqual(moved, [], 'no pod name ever existed in two members');
   });
 
+  it('a tenant cannot split a StatefulSet\'s identity: its OverridePolicy setting spec.ordinals, or bearing zonekeeper\'s name, is denied on Karmada', async () => {
+    const tenant = (name: string, labels: Obj = {}) => ({
+      apiVersion: 'policy.karmada.io/v1alpha1', kind: 'OverridePolicy', metadata: { name, namespace: NS, labels },
+      spec: { resourceSelectors: [{ apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'fa' }], overrideRules: MEMBERS.map((m) => ({
+        targetCluster: { clusterNames: [m] }, overriders: { plaintext: [{ path: '/spec/ordinals', operator: 'add', value: { start: 0 } }] } })) },
+    });
+    // The live split-brain of the review: a labelled policy giving every member ordinals from 0, written before the StatefulSet.
+    for (const attempt of [tenant('fa-split', { 'zonekeeper.io/ordinals-of': 'fa' }), tenant('fa-zonekeeper-ordinals'), tenant('plain')]) {
+      const err = await fed.karmada.create(attempt).then(() => undefined, (e: Error) => e.message);
+      assert.match(err ?? 'created', /only zonekeeper sets a StatefulSet's spec\.ordinals/, `${attempt.metadata.name} denied`);
+    }
+    // zonekeeper's own, made for db above, stands; even the admin's token may not edit it into overlap.
+    const own = await fed.karmada.get('policy.karmada.io/v1alpha1', 'OverridePolicy', NS, 'db-zonekeeper-ordinals');
+    const edit = await fed.karmada.patch('policy.karmada.io/v1alpha1', 'OverridePolicy', NS, 'db-zonekeeper-ordinals', { metadata: { labels: { x: 'y' } } })
+      .then(() => 'patched', (e: Error) => e.message);
+    assert.match(edit, /only zonekeeper/);
+    assert.equal(own.metadata.labels['zonekeeper.io/ordinals-of'], 'db');
+  });
+
   it('a member whose share cannot schedule loses most of it after the time allowed, and gets it back under rebalance', async () => {
     await fed.karmada.create(deployment(NS, 'web', 9));
     await fed.karmada.create(propagation(NS, 'web', 'Deployment', { rebalance: true, clusters: { '*': { weight: 1 } } }, MEMBERS));

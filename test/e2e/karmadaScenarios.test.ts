@@ -47,8 +47,13 @@ const job = (name: string, parallelism: number): Obj => ({
     const b = await rb(name, kind);
     const cond = (b.status?.conditions ?? []).find((c: Obj) => c.type === 'Scheduled');
     const names = (b.spec?.clusters ?? []).map((c: Obj) => c.name as string).sort();
-    return cond?.status === 'True' && JSON.stringify(names) === JSON.stringify([...want].sort()) ? b : undefined;
-  }, 60_000, 500);
+    // The status follows the spec: observed generation current means the status of this plan is written.
+    const current = b.status?.schedulerObservedGeneration === b.metadata.generation;
+    return cond?.status === 'True' && current && JSON.stringify(names) === JSON.stringify([...want].sort()) ? b : undefined;
+  }, 60_000, 500).catch(async (err: Error) => {
+    const b = await rb(name, kind);
+    throw new Error(`${err.message}; the binding: ${JSON.stringify({ generation: b.metadata.generation, spec: { clusters: b.spec.clusters }, status: b.status })}`);
+  });
   const label = (m: string, labels: Record<string, string | null>) => fed.karmada.patch('cluster.karmada.io/v1alpha1', 'Cluster', undefined, m, { metadata: { labels } });
 
   before(async () => {
@@ -127,6 +132,8 @@ const job = (name: string, parallelism: number): Obj => ({
     }, 60_000, 500);
     assert.deepEqual(await targets('ca-deployment'), ['m2']);
     assert.equal(kept.status.schedulerObservingAffinityName, 'group2');
+    // Karmada compares the rebalancer's creation with lastScheduledTime to the second: one made in the same second asks nothing.
+    await new Promise((r) => setTimeout(r, 1100));
     await fed.karmada.create({ apiVersion: 'apps.karmada.io/v1alpha1', kind: 'WorkloadRebalancer', metadata: { name: 'ca-back' },
       spec: { workloads: [{ apiVersion: 'apps/v1', kind: 'Deployment', namespace: NS, name: 'ca' }] } });
     const back = await scheduledTo('ca-deployment', ['m1']);

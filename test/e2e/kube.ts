@@ -12,9 +12,11 @@ const PLURALS: Record<string, string> = {
   NodePool: 'nodepools', KWOKNodeClass: 'kwoknodeclasses', MutatingWebhookConfiguration: 'mutatingwebhookconfigurations', Secret: 'secrets',
   ValidatingAdmissionPolicy: 'validatingadmissionpolicies', ValidatingWebhookConfiguration: 'validatingwebhookconfigurations', ValidatingAdmissionPolicyBinding: 'validatingadmissionpolicybindings', Lease: 'leases',
   ResourceBinding: 'resourcebindings', PropagationPolicy: 'propagationpolicies', OverridePolicy: 'overridepolicies', Cluster: 'clusters',
+  ClusterResourceBinding: 'clusterresourcebindings', ClusterPropagationPolicy: 'clusterpropagationpolicies', WorkloadRebalancer: 'workloadrebalancers',
 };
 const CLUSTER_SCOPED = new Set(['Node', 'PersistentVolume', 'StorageClass', 'Namespace', 'CustomResourceDefinition', 'ClusterRole', 'ClusterRoleBinding', 'PriorityClass',
-  'NodePool', 'KWOKNodeClass', 'Cluster', 'MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
+  'NodePool', 'KWOKNodeClass', 'Cluster', 'MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding',
+  'ClusterResourceBinding', 'ClusterPropagationPolicy', 'WorkloadRebalancer']);
 
 export function pathOf(apiVersion: string, kind: string, namespace?: string, name?: string): string {
   const base = apiVersion.includes('/') ? `/apis/${apiVersion}` : `/api/${apiVersion}`;

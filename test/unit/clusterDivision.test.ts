@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parseClusterPreferences, type ClusterPreferences } from '../../src/cluster/karmada.js';
 import { planBinding } from '../../src/placement/bindingPlan.js';
-import { ordinalStarts, rotationCapacity, type MemberInput } from '../../src/placement/clusterDivision.js';
+import { KARMADA_KINDS, type SlimOrdinalOverride } from '../../src/cluster/karmada.js';
+import { ordinalRanges, ordinalStarts, rotationCapacity, type MemberInput } from '../../src/placement/clusterDivision.js';
 import { pod } from '../support/builders.js';
 import { binding, member } from '../support/federationMembers.js';
 
@@ -218,6 +219,32 @@ describe('ordinal ranges', () => {
     assert.deepEqual(s1, { m1: 0, m2: 1000 });
     const s2 = ordinalStarts(s1, [{ name: 'm2', replicas: 4 }, { name: 'm3', replicas: 1 }, { name: 'm1', replicas: 0 }], 1000);
     assert.deepEqual(s2, { m1: 0, m2: 1000, m3: 2000 });
+  });
+
+  /** An OverridePolicy as a tenant or zonekeeper may write it: `starts` per member, by plaintext overriders on /spec/ordinals. */
+  const override = (name: string, starts: Record<string, number>, o: { label?: string; sts?: string } = {}) => KARMADA_KINDS.overrides.slim!({
+    metadata: { namespace: 'db', name, resourceVersion: '7', labels: o.label ? { 'zonekeeper.io/ordinals-of': o.label } : {} },
+    spec: { resourceSelectors: [{ apiVersion: 'apps/v1', kind: 'StatefulSet', name: o.sts ?? 'web' }],
+      overrideRules: Object.entries(starts).map(([m, start]) => ({ targetCluster: { clusterNames: [m] }, overriders: { plaintext: [{ path: '/spec/ordinals', operator: 'add', value: { start } }] } })) },
+  }) as SlimOrdinalOverride;
+  const web = { namespace: 'db', name: 'web' };
+  const two = [{ name: 'm1', replicas: 2 }, { name: 'm2', replicas: 2 }];
+
+  it('ranges only zonekeeper can write: its own policy is read; a squatter, a decoy, a tenant\'s overlapping ranges are refused, the object named', () => {
+    const ok = ordinalRanges(web, [override('web-zonekeeper-ordinals', { m1: 0 }, { label: 'web' })], two, 1000);
+    assert.ok(ok.ok);
+    assert.deepEqual(ok.starts, { m1: 0, m2: 1000 });
+    assert.deepEqual(ok.write, { resourceVersion: '7' }, 'm2 has no range yet: written first, conditional on the policy read');
+    const squat = ordinalRanges(web, [override('web-zonekeeper-ordinals', { m1: 0, m2: 0 })], two, 1000);
+    assert.ok(!squat.ok && /OverridePolicy db\/web-zonekeeper-ordinals bears zonekeeper's name .* but not its label/.test(squat.why));
+    // The live split-brain: a tenant's labelled policy giving every member ordinals from 0, written before the StatefulSet.
+    const tenant = ordinalRanges(web, [override('tenant', { m1: 0, m2: 0 }, { label: 'web' })], two, 1000);
+    assert.ok(!tenant.ok && /OverridePolicy db\/tenant also sets StatefulSet web's spec.ordinals/.test(tenant.why));
+    const unlabelled = ordinalRanges(web, [override('web-zonekeeper-ordinals', { m1: 0 }, { label: 'web' }), override('mine', { m2: 5 })], two, 1000);
+    assert.ok(!unlabelled.ok && /db\/mine/.test(unlabelled.why));
+    const overlap = ordinalRanges(web, [override('web-zonekeeper-ordinals', { m1: 0, m2: 500 }, { label: 'web' })], two, 1000);
+    assert.ok(!overlap.ok && /m1 from 0 and m2 from 500 overlap/.test(overlap.why));
+    assert.ok(ordinalRanges(web, [override('other', { m1: 0 }, { sts: 'cache' })], two, 1000).ok, 'another StatefulSet\'s policy is none of this one\'s business');
   });
 
   it('rotation capacity: zone k holds ordinals k, k+Z, …', () => {
