@@ -71,7 +71,8 @@ const resultText = (b: SlimBinding, clusters: readonly TargetCluster[]) =>
   `Binding has been scheduled successfully. Result${b.kind === 'ClusterResourceBinding' ? '' : ':'} {${clusters.map((c) => `${c.name}:${c.replicas}`).join(', ')}}`;
 
 /** How a refused binding gets scheduled: said in its condition and Event, never left silent. */
-const HOW_TO = 'fix the policy (its spec or its zonekeeper.io/cluster-preferences annotation), or set its schedulerName to default-scheduler to hand it to karmada-scheduler';
+const HOW_TO = 'fix the policy (its spec or its zonekeeper.io/cluster-preferences annotation), or re-create it with schedulerName default-scheduler '
+  + 'to hand it to karmada-scheduler (Karmada does not let a policy\'s schedulerName change in place)';
 
 /** Bytes of node-fit answers kept across plans (a tenant's affinity can be large; its answer is one set per member node set). */
 const FIT_CACHE_BYTES = 16 * 1024 * 1024;

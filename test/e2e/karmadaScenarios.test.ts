@@ -124,11 +124,11 @@ const job = (name: string, parallelism: number): Obj => ({
     await absent('m1', 'apps/v1', 'Deployment', 'ca');
     await label('m1', { 'scn-group': 'one' });
     // The label is back: Karmada keeps the observed group until a WorkloadRebalancer asks.
-    const stamp = moved.status.lastScheduledTime;
     await fed.karmada.scale('Deployment', NS, 'ca', 3);
-    const kept = await eventually('rescheduled, still group2', async () => {
+    const kept = await eventually('rescheduled for 3, still group2', async () => {
       const b = await rb('ca-deployment');
-      return b.status?.lastScheduledTime !== stamp && b.status?.schedulerObservedGeneration === b.metadata.generation ? b : undefined;
+      const planned = (b.spec?.clusters ?? []).every((c: Obj) => c.replicas === 3) && b.spec?.replicas === 3;
+      return planned && b.status?.schedulerObservedGeneration === b.metadata.generation ? b : undefined;
     }, 60_000, 500);
     assert.deepEqual(await targets('ca-deployment'), ['m2']);
     assert.equal(kept.status.schedulerObservingAffinityName, 'group2');
@@ -174,6 +174,33 @@ const job = (name: string, parallelism: number): Obj => ({
     await scheduledTo('reg-deployment', ['m1', 'm2']);
     await fed.karmada.patch('policy.karmada.io/v1alpha1', 'PropagationPolicy', NS, 'reg', { spec: { placement: placement(1) } });
     await eventually('one member', async () => (await targets('reg-deployment')).length === 1, 60_000, 500);
+  });
+
+  it('opting a running workload in and moving it off: the policy re-created with the other schedulerName (Karmada forbids changing it); the member copy never goes', async () => {
+    const selector = [{ apiVersion: 'apps/v1', kind: 'Deployment', name: 'mv' }];
+    const placement = { clusterAffinity: { clusterNames: ['m1', 'm2'] }, replicaScheduling: DIVIDED };
+    await fed.karmada.create(karmadaDeployment(NS, 'mv', 4));
+    await fed.karmada.create({ ...policy('mv', selector, placement), spec: { ...policy('mv', selector, placement).spec, schedulerName: 'default-scheduler' } });
+    await inMember('m1', 'apps/v1', 'Deployment', 'mv', (o) => o.spec.replicas === 2);
+    const change = await fed.karmada.patch('policy.karmada.io/v1alpha1', 'PropagationPolicy', NS, 'mv', { spec: { schedulerName: 'zonekeeper' } }).then(() => 'changed', (e: Error) => e.message);
+    assert.match(change, /schedulerName should not be updated/, 'Karmada\'s webhook refuses the change in place');
+    let gone = 0, sampling = true;
+    const sampler = (async () => {
+      while (sampling) {
+        if (!(await member('m1').kube.get('apps/v1', 'Deployment', NS, 'mv').catch(() => undefined))) gone++;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    })();
+    for (const scheduler of ['zonekeeper', 'default-scheduler']) {
+      await fed.karmada.delete('policy.karmada.io/v1alpha1', 'PropagationPolicy', NS, 'mv');
+      await fed.karmada.create({ ...policy('mv', selector, placement), spec: { ...policy('mv', selector, placement).spec, schedulerName: scheduler } });
+      await eventually(`mv's binding names ${scheduler}`, async () => (await rb('mv-deployment')).spec.schedulerName === scheduler, 60_000, 500);
+      await fed.karmada.scale('Deployment', NS, 'mv', scheduler === 'zonekeeper' ? 6 : 8);
+      for (const m of ['m1', 'm2']) await inMember(m, 'apps/v1', 'Deployment', 'mv', (o) => o.spec.replicas === (scheduler === 'zonekeeper' ? 3 : 4));
+    }
+    sampling = false;
+    await sampler;
+    assert.equal(gone, 0, 'm1\'s copy of the Deployment never went away while the policy was re-created');
   });
 
   it('tainttoleration: every member tainted with its own name, the policy tolerating m1\'s: only m1', async () => {

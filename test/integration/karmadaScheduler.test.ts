@@ -140,7 +140,7 @@ describe('the Karmada transport: zonekeeper schedules the bindings that name it'
     await until(() => stored('affine-deployment').status?.conditions?.some((c: { type: string }) => c.type === 'Scheduled'), 'affine refused');
     const c = stored('affine-deployment').status.conditions.find((x: { type: string }) => x.type === 'Scheduled');
     assert.deepEqual([c.status, c.reason], ['False', 'Unschedulable']);
-    assert.match(c.message, /spec\.placement\.workloadAffinity: zonekeeper does not carry this out; .*schedulerName to default-scheduler/);
+    assert.match(c.message, /spec\.placement\.workloadAffinity: zonekeeper does not carry this out; .*re-create it with schedulerName default-scheduler/);
     assert.equal(stored('affine-deployment').spec.clusters, undefined, 'no partial plan');
     // m2 labelled env=prod: a selector for it leaves m1 and m3 out.
     const m2 = karmada.get('Cluster', '', 'm2')!;
