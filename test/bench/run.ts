@@ -18,6 +18,7 @@ import { gateCase } from './gate.js';
 import { hostileCase } from './hostile.js';
 import { admissionCase } from './admission.js';
 import { federationPlansCase } from './federationPlans.js';
+import { karmadaLiveCase } from './karmadaLive.js';
 
 const MAX_NODES = 5000;
 
@@ -101,7 +102,8 @@ async function extenderCases() {
   target('memory per cached slim pod', perPod, 1024, true, ' B');
 }
 
-// BENCH_CASES=extender,admission,limits,large,costs,layouts,health,gate,cold,hostile,karmada picks cases (all by default).
+// BENCH_CASES=extender,admission,limits,large,costs,layouts,health,gate,cold,hostile,karmada picks cases (all by default);
+// karmada-live (a real Karmada and five members beside karmada-scheduler, several minutes) only when named.
 const CASES = new Set((process.env.BENCH_CASES ?? 'extender,admission,limits,large,costs,layouts,health,gate,cold,hostile,karmada').split(','));
 
 async function main() {
@@ -113,6 +115,7 @@ async function main() {
   if (CASES.has('gate')) await gateCase();
   if (CASES.has('hostile')) await hostileCase();
   if (CASES.has('karmada')) federationPlansCase();
+  if (CASES.has('karmada-live')) await karmadaLiveCase();
   if (CASES.has('large')) printLargeCluster(await largeClusterCase());
   if (CASES.has('cold')) printColdCycle(await coldCycleCase());
   agent.destroy();

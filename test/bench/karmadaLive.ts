@@ -1,0 +1,120 @@
+// zonekeeper karmada beside karmada-scheduler on a real Karmada (../shared/karmada) with real members on the newest
+// Kubernetes, in one run (BENCH_CASES=karmada-live; minutes, not part of the default cases):
+// 1. 100 Deployments over 5 members, created and then scaled 6 → 9, rounds alternating between the two schedulers:
+//    time until every member runs its share (the sum of the members' Deployments' replicas is the template's);
+// 2. 1,000 bindings over 10 members (dispatching suspended: planning only), one member tainted NoExecute: time until
+//    no binding names it and every one is scheduled for its generation.
+import { execFileSync } from 'node:child_process';
+import { kubeVersions } from '../e2e/controlPlane.js';
+import { federation, karmadaDeployment, leastAccessKubeconfig, startFederationScheduler, type Federation } from '../e2e/federation.js';
+import { eventually, type Obj } from '../e2e/kube.js';
+import { ZONES } from '../e2e/workloads.js';
+import { fmt } from './measure.js';
+import { target } from './targets.js';
+
+const NS = 'bench';
+const JOIN = new URL('../../../shared/karmada/join.sh', import.meta.url).pathname;
+const MEMBERS = ['m1', 'm2', 'm3', 'm4', 'm5'];
+const CONFIG = {
+  leaderElection: { namespace: 'zonekeeper-system', leaseName: 'zonekeeper-karmada', leaseDurationSeconds: 15, renewDeadlineSeconds: 10, retryPeriodSeconds: 2 },
+  karmada: { resyncSeconds: 30 },
+};
+
+function policy(name: string, scheduler: string, members: string[], selector: Obj, extra: Obj = {}): Obj {
+  return {
+    apiVersion: 'policy.karmada.io/v1alpha1', kind: 'PropagationPolicy', metadata: { name, namespace: NS },
+    spec: { schedulerName: scheduler, resourceSelectors: [{ apiVersion: 'apps/v1', kind: 'Deployment', labelSelector: { matchLabels: selector } }],
+      placement: { clusterAffinity: { clusterNames: members }, replicaScheduling: { replicaSchedulingType: 'Divided', replicaDivisionPreference: 'Weighted' } }, ...extra },
+  };
+}
+
+/** The template's replicas summed over every member's copy, per Deployment. */
+async function running(fed: Federation, prefix: string): Promise<Map<string, number>> {
+  const sums = new Map<string, number>();
+  for (const m of fed.members) {
+    for (const d of await m.kube.list('apps/v1', 'Deployment', NS)) {
+      if (d.metadata.name.startsWith(prefix)) sums.set(d.metadata.name, (sums.get(d.metadata.name) ?? 0) + (d.spec.replicas as number));
+    }
+  }
+  return sums;
+}
+
+const seconds = (from: number) => (performance.now() - from) / 1000;
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+/** One round: 100 Deployments of 6 created, then scaled to 9; seconds to every member running its share, each time. */
+async function round(fed: Federation, scheduler: string, tag: string, count: number): Promise<{ create: number; scale: number }> {
+  const prefix = `${tag}-`;
+  const names = Array.from({ length: count }, (_, i) => `${prefix}${i}`);
+  await fed.karmada.create(policy(tag, scheduler, MEMBERS, { round: tag }));
+  const start = performance.now();
+  for (const n of names) {
+    const d = karmadaDeployment(NS, n, 6);
+    d.metadata.labels = { round: tag };
+    await fed.karmada.create(d);
+  }
+  const all = (want: number) => async () => {
+    const sums = await running(fed, prefix);
+    return names.every((n) => sums.get(n) === want);
+  };
+  await eventually(`${tag}: every member runs its share of 6`, all(6), 600_000, 250);
+  const create = seconds(start);
+  const scaled = performance.now();
+  for (const n of names) await fed.karmada.scale('Deployment', NS, n, 9);
+  await eventually(`${tag}: every member runs its share of 9`, all(9), 600_000, 250);
+  const scale = seconds(scaled);
+  for (const n of names) await fed.karmada.delete('apps/v1', 'Deployment', NS, n, 0);
+  await fed.karmada.delete('policy.karmada.io/v1alpha1', 'PropagationPolicy', NS, tag);
+  await eventually(`${tag}: gone from the members`, async () => (await running(fed, prefix)).size === 0, 600_000, 500);
+  return { create, scale };
+}
+
+/** 1,000 bindings over 10 Cluster objects (two per member API server, dispatching suspended), one tainted NoExecute. */
+async function replan(fed: Federation, count: number): Promise<number> {
+  const extra = ['m6', 'm7', 'm8', 'm9', 'm10'];
+  for (const [i, name] of extra.entries()) {
+    execFileSync('bash', [JOIN, fed.kubeconfig, name, fed.members[i]!.cp.kubeconfig, ZONES.join(' ')]);
+  }
+  const all = [...MEMBERS, ...extra];
+  await fed.karmada.create(policy('replan', 'zonekeeper', all, { round: 'replan' }, { suspension: { dispatching: true } }));
+  for (let i = 0; i < count; i++) {
+    const d = karmadaDeployment(NS, `replan-${i}`, 10);
+    d.metadata.labels = { round: 'replan' };
+    await fed.karmada.create(d);
+  }
+  const bindings = async () => (await fed.karmada.list('work.karmada.io/v1alpha2', 'ResourceBinding', NS)).filter((b) => b.metadata.name.startsWith('replan-'));
+  const scheduled = (b: Obj) => (b.status?.conditions ?? []).some((c: Obj) => c.type === 'Scheduled' && c.status === 'True') && b.status?.schedulerObservedGeneration === b.metadata.generation;
+  await eventually('1,000 bindings scheduled', async () => {
+    const bs = await bindings();
+    return bs.length === count && bs.every((b) => scheduled(b) && (b.spec.clusters ?? []).some((c: Obj) => c.name === 'm3'));
+  }, 900_000, 1000);
+  const tainted = performance.now();
+  await fed.karmada.patch('cluster.karmada.io/v1alpha1', 'Cluster', undefined, 'm3', { spec: { taints: [{ key: 'bench/lost', effect: 'NoExecute' }] } });
+  await eventually('every binding off m3', async () => (await bindings()).every((b) => scheduled(b) && !(b.spec.clusters ?? []).some((c: Obj) => c.name === 'm3')), 900_000, 250);
+  return seconds(tainted);
+}
+
+export async function karmadaLiveCase(): Promise<void> {
+  const newest = kubeVersions().filter((k) => k.minor >= 31).at(-1);
+  if (!newest) return void console.log('\nkarmada-live: no Kubernetes ≥ 1.31 binaries (KUBE_BIN_DIRS): skipped');
+  const fed = await federation(newest.bin, MEMBERS, NS);
+  try {
+    await startFederationScheduler(fed.members[0]!.cp, 'zonekeeper-karmada-bench', leastAccessKubeconfig(fed), CONFIG);
+    const rounds: Record<string, { create: number[]; scale: number[] }> = { 'default-scheduler': { create: [], scale: [] }, zonekeeper: { create: [], scale: [] } };
+    for (const [k, scheduler] of ['default-scheduler', 'zonekeeper', 'default-scheduler', 'zonekeeper'].entries()) {
+      const r = await round(fed, scheduler, `r${k}`, 100);
+      rounds[scheduler]!.create.push(r.create);
+      rounds[scheduler]!.scale.push(r.scale);
+      console.log(`karmada-live round ${k} (${scheduler}): 100 Deployments over 5 members, every member running its share after create ${fmt(r.create, 1)} s, after 6 → 9 ${fmt(r.scale, 1)} s`);
+    }
+    const ratio = (what: 'create' | 'scale') => median(rounds.zonekeeper![what]) / median(rounds['default-scheduler']![what]);
+    console.log(`karmada-live: zonekeeper / karmada-scheduler, medians: create ${fmt(ratio('create'), 2)}, scale ${fmt(ratio('scale'), 2)}`);
+    target('karmada-live: create, zonekeeper / karmada-scheduler', ratio('create'), 1.1, true);
+    target('karmada-live: scale 6 → 9, zonekeeper / karmada-scheduler', ratio('scale'), 1.1, true);
+    const replanned = await replan(fed, 1000);
+    console.log(`karmada-live: 1,000 bindings over 10 members, one tainted NoExecute: all re-planned off it in ${fmt(replanned, 1)} s`);
+    target('karmada-live: 1,000 bindings re-planned off a NoExecute member', replanned, 10, true, ' s');
+  } finally {
+    await fed.down();
+  }
+}
