@@ -12,6 +12,7 @@ import type { Kube } from '../e2e/kube.js';
 import { recordPodHistory } from './podHistory.js';
 import { brokenPromises, confirmed, type Calm, type Observation, type Violation } from './promises.js';
 import { aboutWorkload, classify, describeUnsettled, printUnconverged, refusedCreates, retryStalledReplicaSets, type Unconverged, type WorkloadName } from './unconverged.js';
+import { federationRun } from './federationRun.js';
 import { walker } from './walk.js';
 import { ADMITTED_NS, buildWorld, failedRequests, internalErrors, leads, NS, type World } from './world.js';
 
@@ -402,9 +403,17 @@ export function failed(f: RunFigures): boolean {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const { values } = parseArgs({ options: { seed: { type: 'string' }, seconds: { type: 'string', default: '300' }, version: { type: 'string' }, history: { type: 'string' } } });
+  const { values } = parseArgs({ options: { seed: { type: 'string' }, seconds: { type: 'string', default: '300' }, version: { type: 'string' }, history: { type: 'string' },
+    profile: { type: 'string', default: 'cluster' } } });
   const seed = values.seed === undefined ? Math.floor(Math.random() * 2 ** 31) : Number(values.seed);
   const versions = kubeVersions();
+  if (values.profile === 'federation') {
+    const k = versions.filter((v) => v.minor >= 31).at(-1);
+    if (!k) throw new Error('the federation profile needs Kubernetes 1.31 or later (KUBE_BIN_DIRS)');
+    console.log(`robustness run, federation profile: seed ${seed}, ${values.seconds}s on ${k.version}; replay with --profile federation --seed ${seed}`);
+    const f = await federationRun(k.bin, seed, Number(values.seconds));
+    process.exit(f.violations.length > 0 || f.calmAfter === undefined ? 1 : 0);
+  }
   const k = values.version ? versions.find((v) => v.version.startsWith(values.version!)) : versions.at(-1);
   if (!k) throw new Error(`no Kubernetes ${values.version ?? ''} among ${versions.map((v) => v.version).join(', ')}`);
   const history = values.history ?? join(tmpdir(), `zonekeeper-chaos-${seed}.jsonl`);
