@@ -5,6 +5,7 @@ import { workloadKindOf } from './kinds.js';
 import { nodeSelectorTerm, tolerations } from './nodeNeeds.js';
 import { statusDigest, type NodeSelectorTerm, type SlimWorkloadSpread, type SubsetCondition } from './objects.js';
 import { intern, str, type Raw } from './rawFields.js';
+import { SUBSET_FIELDS, userVersion, workloadSpreadVersionOf } from './workloadSpreadVersions.js';
 
 function maxReplicas(v: unknown): number | string | null {
   if (typeof v === 'number' && Number.isInteger(v) && v >= 0) return v;
@@ -13,11 +14,15 @@ function maxReplicas(v: unknown): number | string | null {
   return null;
 }
 
-/** Accepts both v1alpha1 and v1beta1 field names (docs/design.md#workloadspread). */
+/** v1alpha1 or v1beta1, by its own field names (docs/design.md#workloadspread). */
 export function slimWorkloadSpread(o: Raw): SlimWorkloadSpread {
   const spec: Raw = o.spec ?? {};
   const subsets: Raw[] = Array.isArray(spec.subsets) ? spec.subsets : [];
   const strategy: Raw = spec.scheduleStrategy ?? {};
+  // Without a known apiVersion (a file, a test), the names the subsets use say which.
+  const readAt = workloadSpreadVersionOf(o.apiVersion)
+    ?? (subsets.some((s) => s?.[SUBSET_FIELDS.v1beta1.required] !== undefined || s?.[SUBSET_FIELDS.v1beta1.preferred] !== undefined) ? 'v1beta1' : 'v1alpha1');
+  const { required, preferred } = SUBSET_FIELDS[readAt];
   return {
     namespace: intern(str(o.metadata?.namespace, 'default')),
     name: str(o.metadata?.name),
@@ -27,11 +32,10 @@ export function slimWorkloadSpread(o: Raw): SlimWorkloadSpread {
       name: str(spec.targetRef?.name) },
     subsets: subsets.map((s) => ({
       name: str(s?.name),
-      requiredNodeSelectorTerm: nodeSelectorTerm(s?.requiredNodeSelectorTerm ?? s?.requiredNodeSelector),
-      preferredNodeSelectorTerms: (Array.isArray(s?.preferredNodeSelectorTerms ?? s?.preferredNodeSelector)
-        ? (s.preferredNodeSelectorTerms ?? s.preferredNodeSelector) : [])
+      requiredNodeSelectorTerm: nodeSelectorTerm(s?.[required]),
+      preferredNodeSelectorTerms: (Array.isArray(s?.[preferred]) ? s[preferred] : [])
         .map((p: Raw) => ({ weight: typeof p?.weight === 'number' ? p.weight : 1, preference: nodeSelectorTerm(p?.preference) }))
-        .filter((p: { preference?: NodeSelectorTerm }) => p.preference !== undefined),
+        .filter((p: { preference?: NodeSelectorTerm }): p is { weight: number; preference: NodeSelectorTerm } => p.preference !== undefined),
       tolerations: tolerations(s?.tolerations),
       maxReplicas: maxReplicas(s?.maxReplicas),
     })),
@@ -41,6 +45,7 @@ export function slimWorkloadSpread(o: Raw): SlimWorkloadSpread {
     simulationSchedule: strategy.adaptive?.disableSimulationSchedule !== true,
     patchAdoptedPods: str(o.metadata?.annotations?.[ANNOTATION.kruiseIgnorePatchExisting]).toLowerCase() !== 'true',
     apiVersion: str(o.apiVersion, 'apps.kruise.io/v1alpha1'),
+    userVersion: userVersion(o, readAt),
     generation: typeof o.metadata?.generation === 'number' ? o.metadata.generation : 0,
     patches: new Map(subsets.filter((s) => s?.patch && typeof s.patch === 'object' && !Array.isArray(s.patch) && Object.keys(s.patch).length > 0)
       .map((s) => [str(s.name), s.patch])),

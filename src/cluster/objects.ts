@@ -4,6 +4,7 @@
 
 import { ZONE_LABEL } from './annotations.js';
 import type { WorkloadKind } from './kinds.js';
+import type { WorkloadSpreadVersion } from './workloadSpreadVersions.js';
 import type { ParsedPreferences } from './zonePreferences.js';
 
 export interface OwnerRef { kind: string; name: string; uid: string }
@@ -229,7 +230,10 @@ export interface SlimWorkloadSpread {
   simulationSchedule: boolean;
   /** Whether a pod filed under a subset after its creation also gets the labels and annotations of the subset's patch (Kruise's default). */
   patchAdoptedPods: boolean;
+  /** The version it is read (and its status written) at: the one the cluster serves, v1beta1 first. */
   apiVersion: string;
+  /** The version the user wrote its spec in (managedFields): what messages name its fields by (workloadSpreadVersions.ts). */
+  userVersion: WorkloadSpreadVersion;
   generation: number;
   /** Subsets' `patch`es by subset name: applied at admission when zonekeeper owns WorkloadSpreads (no OpenKruise), else by OpenKruise's webhook. */
   patches: ReadonlyMap<string, Readonly<Record<string, unknown>>>;

@@ -1,6 +1,6 @@
 import type { SlimNode, WorkloadSpreadSubset } from '../../../cluster/objects.js';
 import type { PolicyContext, PolicyOutcome } from '../../policy.js';
-import { describeQuota, neverGivenUp, subsetForIndex, subsetKey, subsetMembership, subsetQuotas } from './subsets.js';
+import { describeQuota, termNote, neverGivenUp, subsetForIndex, subsetKey, subsetMembership, subsetQuotas } from './subsets.js';
 import type { SpreadModel } from './subsets.js';
 import { podVersion } from './versions.js';
 
@@ -74,7 +74,7 @@ export function subsetPolicy(ctx: PolicyContext, model: SpreadModel): PolicyOutc
   // cordoned, full or tainted) cannot take the pod now, so the next one with a feasible node does.
   if (ws.simulationSchedule && !input.candidates.nodes.some((n) => n !== undefined && inSubset(first.subset)(n))) {
     const next = open.slice(1).find(({ subset }) => feasible(subset));
-    if (next) return outcome(next.subset, `${describeQuota(next.quota)}; the scheduler sent no node of ${first.subset.name}`);
+    if (next) return outcome(next.subset, `${describeQuota(next.quota)}; the scheduler sent no node of ${first.subset.name}${termNote(ws, first.subset)}`);
   }
   // Going beyond every subset would put the pod on any node, a full subset's too (a robustness run's overfilled zone).
   if (neverGivenUp(ws, first.subset)) {
@@ -90,6 +90,6 @@ export function subsetPolicy(ctx: PolicyContext, model: SpreadModel): PolicyOutc
   const next = open.slice(1).find(({ subset }) => feasible(subset)) ?? open[1];
   const markUnschedulable = { key: subsetKey(ws, first.subset.name), until: now + input.settings.adaptiveUnschedulableSeconds * 1000 };
   const marked = (o: PolicyOutcome): PolicyOutcome => ({ ...o, effects: { ...o.effects, markUnschedulable } });
-  if (!next) return marked(beyondSubsets(`subset ${first.subset.name} has no feasible node and no other subset has room`));
+  if (!next) return marked(beyondSubsets(`subset ${first.subset.name} has no feasible node${termNote(ws, first.subset)} and no other subset has room`));
   return marked(outcome(next.subset, `${describeQuota(next.quota)}; ${first.subset.name} had no feasible node for ${ws.rescheduleCriticalSeconds}s`));
 }

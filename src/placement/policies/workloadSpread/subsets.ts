@@ -2,6 +2,7 @@ import type {
   SlimNode, SlimPod, SlimWorkloadSpread, Toleration, WorkloadSpreadSubset,
 } from '../../../cluster/objects.js';
 import type { Snapshot } from '../../../cluster/store.js';
+import { SUBSET_FIELDS } from '../../../cluster/workloadSpreadVersions.js';
 import { matchesTerm, tolerator } from '../../nodeMatching.js';
 import { unboundReservations } from '../../occupancy.js';
 import type { ReservationView } from '../../reservations.js';
@@ -149,6 +150,11 @@ export function subsetForIndex(
     if (index < end) return s;
   }
   return undefined;
+}
+
+/** Which nodes a subset's required term takes, the field named as the user's version names it. */
+export function termNote(ws: Pick<SlimWorkloadSpread, 'userVersion'>, subset: WorkloadSpreadSubset): string {
+  return subset.requiredNodeSelectorTerm ? ` (the nodes its ${SUBSET_FIELDS[ws.userVersion].required} takes)` : '';
 }
 
 export function describeQuota(q: SubsetQuota): string {

@@ -133,7 +133,13 @@ describe('WorkloadSpread subsets', () => {
     assert.deepEqual(v.passed, ['node-b-1']);
     assert.equal(v.retryAfterMs, undefined, 'no wait');
     assert.equal(v.effects.markUnschedulable, undefined, 'the subset is not marked: the next pod looks again');
-    assert.match(v.summary, /the scheduler sent no node of a/);
+    assert.match(v.summary, /the scheduler sent no node of a \(the nodes its requiredNodeSelectorTerm takes\)/);
+    // The same WorkloadSpread written as v1beta1 is explained in v1beta1's field names.
+    const beta = { ...web([]), apiVersion: 'apps.kruise.io/v1beta1', spec: { ...web([]).spec, scheduleStrategy: { type: 'Adaptive', adaptive: { rescheduleCriticalSeconds: 60 } },
+      subsets: subsets.map(({ requiredNodeSelectorTerm, ...s }) => ({ ...s, requiredNodeSelector: requiredNodeSelectorTerm })) } };
+    const betaVerdict = filterFor(storeOf([...nodes(ZONES, 1), ...deployment('web', 3), beta]), rsPod('web', 'x'), { candidates: ['node-b-1', 'node-c-1'], clock });
+    assert.deepEqual(betaVerdict.passed, ['node-b-1']);
+    assert.match(betaVerdict.summary, /the scheduler sent no node of a \(the nodes its requiredNodeSelector takes\)/);
     // Its nodes sent but excluded by the pod's bound volume: that is a wait of rescheduleCriticalSeconds.
     const withVolume = storeOf([...nodes(ZONES, 1), ...deployment('web', 3), web(subsets, { type: 'Adaptive', adaptive: { rescheduleCriticalSeconds: 60 } }),
       pvc('data-x', { volumeName: 'pv-x' }), pv('pv-x', 'zone-c', { claim: 'data-x' })]);
