@@ -1,3 +1,4 @@
+import { basename, relative } from 'node:path';
 import { parseArgs } from 'node:util';
 import { kubeApiClient, type ApiClient } from './cluster/apiClient.js';
 import { loadClusterAccess } from './cluster/kubeconfig.js';
@@ -30,7 +31,9 @@ Usage:
   --config FILE       zonekeeper.yaml: the placement and health options to judge by (defaults otherwise)
   --timeout SECONDS   how long listing the cluster may take (default 120)
   --karmada           the kubeconfig is a Karmada control plane: every ResourceBinding that names
-                      zonekeeper, planned now (replicas per member and why), nothing written
+                      zonekeeper, planned now (replicas per member and why), nothing written; with
+                      --snapshot, a file of Karmada's objects and each member's nodes and pods, each
+                      annotated zonekeeper.io/member: NAME (try config/demo-federation.yaml)
 
 Every StatefulSet and every workload with zonekeeper's annotations (or a WorkloadSpread) is
 judged, whether or not zonekeeper is installed. Against a cluster, it says too whether the API
@@ -61,15 +64,29 @@ function auditTable(rows: readonly WorkloadHealth[]): string {
 /** Pods named under the table, with the command that explains each. */
 const EXPLAINED_PODS = 5;
 
+/**
+ * The admin address the hint's `serve` is given: a port of its own, since the demo (`npm start`) may hold
+ * 9090, and a file's serve left at the default would move to a free port the curls do not name.
+ */
+const EXPLAIN_ADMIN = '127.0.0.1:19091';
+
+/** This CLI as the user ran it: `zonekeeper` from the PATH, npx's or kubectl's plugin, else `node` and its path. */
+function selfCommand(script = process.argv[1] ?? ''): string {
+  if (basename(script) === 'kubectl-zonekeeper') return 'kubectl zonekeeper';
+  if (basename(script) === 'zonekeeper') return script.includes('/node_modules/.bin/') ? 'npx zonekeeper' : 'zonekeeper';
+  return `node ${relative(process.cwd(), script) || script}`;
+}
+
 /** Under the table: where each at-risk workload's off-seat pods are explained, read-only (`serve --snapshot`, /debug/explain). */
 function explainHint(health: readonly WorkloadHealth[], snapshot: string | undefined): string {
   const pods = health.filter((h) => h.atRisk).flatMap((h) => h.offPinPods.map((p) => `${h.ref.namespace}/${p.pod}`));
   if (health.every((h) => !h.atRisk)) return '';
-  const serve = snapshot ? `zonekeeper serve --snapshot ${snapshot}`
-    : 'kubectl get nodes,pods,pv,pvc,sc,sts,rs,deploy -A -o json > cluster.json && zonekeeper serve --snapshot cluster.json';
-  return ['', '', 'Why, pod by pod, and the command that fixes it (read-only: nothing is written):', `  ${serve}`,
-    ...pods.slice(0, EXPLAINED_PODS).map((pod) => `  curl -s 'localhost:9090/debug/explain?pod=${pod}' | jq -r '.explanation[]'`),
-    `  or open http://localhost:9090/ui${pods.length > EXPLAINED_PODS ? ` (${pods.length - EXPLAINED_PODS} more pods off their seat)` : ''}`].join('\n');
+  const serve = `${selfCommand()} serve --snapshot ${snapshot ?? 'cluster.json'} --admin-listen ${EXPLAIN_ADMIN}`;
+  const port = EXPLAIN_ADMIN.split(':')[1];
+  return ['', '', 'Why, pod by pod, and the command that fixes it (read-only: nothing is written):',
+    `  ${snapshot ? '' : 'kubectl get nodes,pods,pv,pvc,sc,sts,rs,deploy -A -o json > cluster.json && '}${serve}`,
+    ...pods.slice(0, EXPLAINED_PODS).map((pod) => `  curl -s 'localhost:${port}/debug/explain?pod=${pod}' | jq -r '.explanation[]'`),
+    `  or open http://localhost:${port}/ui${pods.length > EXPLAINED_PODS ? ` (${pods.length - EXPLAINED_PODS} more pods off their seat)` : ''}`].join('\n');
 }
 
 /** How long the first request to the API server may take before the audit gives up. */
@@ -130,7 +147,6 @@ export async function runAudit(argv: string[]): Promise<{ output: string; code: 
   }
   if (choice.kind === 'demo') throw new AuditUsageError('no cluster: pass --kubeconfig or --snapshot (no $KUBECONFIG, no ~/.kube/config, not in a cluster)');
   if (values.karmada) {
-    if (choice.kind === 'snapshot') throw new AuditUsageError('--karmada reads a Karmada control plane and its members: pass --kubeconfig, not --snapshot');
     const { auditFederation } = await import('./auditFederation.js');
     try {
       return await auditFederation(choice, config, timeout * 1000, values.output === 'json', values.namespace);

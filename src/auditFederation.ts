@@ -1,4 +1,6 @@
 import { kubeApiClient } from './cluster/apiClient.js';
+import type { FederationView } from './cluster/federation.js';
+import { federationSnapshot } from './cluster/federationSnapshot.js';
 import { loadClusterAccess, type ClusterSource } from './cluster/kubeconfig.js';
 import { sleepOn, systemClock } from './common/clock.js';
 import type { Config } from './common/config.js';
@@ -8,30 +10,48 @@ import { createMetrics } from './metrics/metrics.js';
 import { federationWatchOf } from './sourceChoice.js';
 
 // `zonekeeper audit --karmada` (docs/user-guide.md#zonekeeper-audit-across-clusters): every binding that names zonekeeper on
-// a Karmada control plane, planned as the scheduler would plan it now, nothing written.
+// a Karmada control plane, or in a file of its objects and its members' (--snapshot), planned as the scheduler would plan it now, nothing written.
 
 const COLUMNS = ['NAMESPACE', 'BINDING', 'REPLICAS', 'PLAN', 'UNPLACED', 'MEMBERS'] as const;
 
-/** The audit's rows and exit code: 1 when replicas are left unplaced, a preference is refused or a member cannot be read. */
-export async function auditFederation(
-  source: ClusterSource, config: Config, timeoutMs: number, json: boolean, namespace?: string,
-): Promise<{ output: string; code: 0 | 1 }> {
+/** Karmada and its members: a file's, as written (`--snapshot`), or a control plane's, listed within `timeoutMs`. */
+async function openFederation(
+  source: ClusterSource | { kind: 'snapshot'; path: string }, config: Config, timeoutMs: number,
+): Promise<{ view: FederationView; where: string }> {
+  if (source.kind === 'snapshot') return { view: federationSnapshot(source.path), where: source.path };
   const api = kubeApiClient(loadClusterAccess(source));
   const view = federationWatchOf(api, config, createLogger('silent'));
-  const service = federationService(view, config.karmada, createMetrics(), systemClock);
   view.start();
   try {
     // Karmada listed, then each member read (or given up on: its capacity is reported unknown).
     const deadline = systemClock.now() + timeoutMs;
     while (!(view.ready() && view.members().every((m) => m.healthy)) && systemClock.now() < deadline) await sleepOn(systemClock, 100);
     if (!view.ready()) throw new Error(`the Karmada control plane ${api.server} was not listed within ${timeoutMs / 1000}s`);
+  } catch (err) {
+    await view.stop();
+    throw err;
+  }
+  return { view, where: api.server };
+}
+
+/** The audit's rows and exit code: 1 when replicas are left unplaced, a preference is refused or a member cannot be read. */
+export async function auditFederation(
+  source: ClusterSource | { kind: 'snapshot'; path: string }, config: Config, timeoutMs: number, json: boolean, namespace?: string,
+): Promise<{ output: string; code: 0 | 1 }> {
+  const { view, where } = await openFederation(source, config, timeoutMs);
+  const service = federationService(view, config.karmada, createMetrics(), systemClock);
+  try {
     const keys = service.keys().filter((k) => !namespace || k.startsWith(`${namespace}/`));
-    if (keys.length === 0) throw new Error(`no binding names zonekeeper (schedulerName ${config.karmada.schedulerName}) on ${api.server}`);
+    if (keys.length === 0) {
+      const others = view.bindings().filter((b) => !namespace || b.namespace === namespace).length;
+      throw new Error(`no binding names zonekeeper (schedulerName ${config.karmada.schedulerName}) ${source.kind === 'snapshot' ? 'in' : 'on'} ${where}`
+        + `${namespace ? ` in namespace ${namespace}` : ''}${others ? ` (bindings naming another scheduler: ${others})` : ''}`);
+    }
     for (const k of keys) service.plan(k);
     const workloads = service.workloads().filter((w) => keys.includes(w.binding));
     const members = view.members();
     const atRisk = workloads.filter((w) => w.unplaced > 0 || w.outcome === 'refused').length + members.filter((m) => !m.healthy).length;
-    if (json) return { output: JSON.stringify({ source: api.server, atRisk, members, workloads }, null, 2), code: atRisk ? 1 : 0 };
+    if (json) return { output: JSON.stringify({ source: where, atRisk, members, workloads }, null, 2), code: atRisk ? 1 : 0 };
     const cells = workloads.map((w) => {
       const [ns, name] = w.binding.includes('/') ? w.binding.split('/') : ['', w.binding];
       return [ns!, name!, String(w.replicas), w.members.filter((m) => m.replicas > 0).map((m) => `${m.cluster}=${m.replicas}`).join(' ') || w.why,

@@ -46,7 +46,7 @@ export interface FederationView {
 type Emit = (what: FederationChange, key: string) => void;
 
 /** Karmada's objects by kind and key. */
-class KarmadaStore implements ReflectorStore {
+export class KarmadaStore implements ReflectorStore {
   readonly objects = new Map<KindName, Map<string, any>>();
   constructor(private readonly emit: Emit) {}
   keyOf(_kind: KindName, obj: any): string { return obj.namespace ? `${obj.namespace}/${obj.name}` : obj.name; }
@@ -78,7 +78,7 @@ class KarmadaStore implements ReflectorStore {
 }
 
 /** One member's nodes and pods, with what pods take from each node and the pods of each owner. */
-class MemberStore implements ReflectorStore {
+export class MemberStore implements ReflectorStore {
   readonly nodes = new Map<string, SlimNode>();
   readonly pods = new Map<string, SlimPod>();
   readonly used = new Map<string, { cpuMilli: number; memory: number; pods: number }>();
@@ -155,6 +155,32 @@ const accessKey = (c: SlimMemberCluster) => JSON.stringify([c.apiEndpoint, c.syn
 const NODE_KIND = CORE_KINDS.find((k) => k.plural === 'nodes')!;
 const KARMADA_WATCHED: readonly KindSpec[] = Object.values(KARMADA_KINDS);
 
+/** What a view reads of Karmada's objects and of the members read (undefined: not read), the watch's and a file's alike. */
+export function federationReads(
+  store: KarmadaStore, member: (cluster: string) => MemberStore | undefined,
+): Pick<FederationView, 'bindings' | 'binding' | 'clusters' | 'policy' | 'ordinalOverrides' | 'reading'> & { zones(c: SlimMemberCluster): string[] } {
+  return {
+    bindings: () => [...store.all<SlimBinding>('resourcebindings'), ...store.all<SlimBinding>('clusterresourcebindings')],
+    binding: (key) => store.get<SlimBinding>(key.includes('/') ? 'resourcebindings' : 'clusterresourcebindings', key),
+    clusters: () => store.all<SlimMemberCluster>('memberclusters').sort((a, b) => (a.name < b.name ? -1 : 1)),
+    policy: (ref) => (ref.kind === 'PropagationPolicy'
+      ? store.get<SlimPropagationPolicy>('propagationpolicies', `${ref.namespace}/${ref.name}`)
+      : store.get<SlimPropagationPolicy>('clusterpropagationpolicies', ref.name)),
+    ordinalOverrides: (namespace, sts) => store.all<SlimOrdinalOverride>('overridepolicies').filter((o) => o.namespace === namespace
+      && (o.owner === sts || o.name === ordinalsPolicyName(sts) || o.setsOrdinalsOf.includes(sts) || o.setsOrdinalsOf.includes('*'))),
+    reading(cluster, w) {
+      const s = member(cluster);
+      return s && { nodes: [...s.nodes.values()], nodesVersion: s.nodesVersion, used: s.used, workloadPods: s.ownedBy(w.kind, w.namespace, w.name) };
+    },
+    /** Its zones: its nodes', else those Karmada's Cluster names. */
+    zones(c) {
+      const s = member(c.name);
+      const seen = s ? [...new Set([...s.nodes.values()].map((n) => n.zone).filter((z): z is string => !!z))].sort() : [];
+      return seen.length ? seen : [...c.zones];
+    },
+  };
+}
+
 /** Watches Karmada (through `api`) and every member Karmada names. */
 export function federationWatch(api: ApiClient, opts: FederationOptions, log: Logger): FederationView {
   const clock = opts.clock ?? systemClock;
@@ -206,29 +232,19 @@ export function federationWatch(api: ApiClient, opts: FederationOptions, log: Lo
   }
 
   const healthy = (conn: MemberConnection | undefined) => !!conn && conn.reflectors.length > 0 && conn.reflectors.every((r) => r.healthy());
+  const { zones, ...reads } = federationReads(store, (cluster) => {
+    const conn = members.get(cluster);
+    return healthy(conn) ? conn!.store : undefined;
+  });
 
   return {
+    ...reads,
     ready: () => reflectors.every((r) => r.healthy()),
     synced: () => reflectors.every((r) => r.status().synced),
-    bindings: () => [...store.all<SlimBinding>('resourcebindings'), ...store.all<SlimBinding>('clusterresourcebindings')],
-    binding: (key) => store.get<SlimBinding>(key.includes('/') ? 'resourcebindings' : 'clusterresourcebindings', key),
-    clusters: () => store.all<SlimMemberCluster>('memberclusters').sort((a, b) => (a.name < b.name ? -1 : 1)),
-    policy: (ref) => (ref.kind === 'PropagationPolicy'
-      ? store.get<SlimPropagationPolicy>('propagationpolicies', `${ref.namespace}/${ref.name}`)
-      : store.get<SlimPropagationPolicy>('clusterpropagationpolicies', ref.name)),
-    ordinalOverrides: (namespace, sts) => store.all<SlimOrdinalOverride>('overridepolicies').filter((o) => o.namespace === namespace
-      && (o.owner === sts || o.name === ordinalsPolicyName(sts) || o.setsOrdinalsOf.includes(sts) || o.setsOrdinalsOf.includes('*'))),
-    reading(cluster, w) {
-      const conn = members.get(cluster);
-      if (!healthy(conn)) return undefined;
-      const s = conn!.store;
-      return { nodes: [...s.nodes.values()], nodesVersion: s.nodesVersion, used: s.used, workloadPods: s.ownedBy(w.kind, w.namespace, w.name) };
-    },
     members: () => store.all<SlimMemberCluster>('memberclusters').map((c) => {
       const conn = members.get(c.name);
       const bad = conn?.reflectors.map((r) => r.status()).find((s) => s.lastError && !s.watching);
-      const seen = healthy(conn) ? [...new Set([...conn!.store.nodes.values()].map((n) => n.zone).filter((z): z is string => !!z))].sort() : [];
-      return { name: c.name, healthy: healthy(conn), error: conn?.error || bad?.lastError || (conn ? '' : 'no endpoint'), zones: seen.length ? seen : [...c.zones] };
+      return { name: c.name, healthy: healthy(conn), error: conn?.error || bad?.lastError || (conn ? '' : 'no endpoint'), zones: zones(c) };
     }),
     onChange: (fn) => { listeners.push(fn); },
     start() {

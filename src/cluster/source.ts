@@ -54,7 +54,7 @@ export function addObject(store: ClusterStore, raw: any): boolean {
   return true;
 }
 
-const isListKind = (kind: unknown) => kind === 'List' || String(kind ?? '').endsWith('List');
+export const isListKind = (kind: unknown) => kind === 'List' || String(kind ?? '').endsWith('List');
 
 /** Keys whose RFC 3339 values a demo's shift moves: metadata.creationTimestamp, an Event's times, conditions', a frozen list's. */
 const TIME_KEY = /(Timestamp|Time)$|^zonekeeper\.io\/zones-frozen-at$/;
@@ -118,7 +118,12 @@ export function loadObjects(content: string | Uint8Array, origin: string, shiftM
   }
   const store = new ClusterStore();
   const loaded: LoadedObjects = { loaded: 0, skipped: {}, notObjects: 0 };
-  const visit = objectVisitor(store, loaded, shiftMs);
+  forEachDocument(content, origin, objectVisitor(store, loaded, shiftMs));
+  return nonEmpty({ store, loaded }, origin);
+}
+
+/** Each document of a JSON file or a multi-document YAML, parsed; a file that is neither is a SnapshotFileError. */
+export function forEachDocument(content: string, origin: string, visit: (value: unknown) => void): void {
   // `kubectl get -o json` prints one JSON document: JSON.parse reads it many times faster than
   // YAML. A file that opens like JSON and is no YAML either (JSON documents between `---` are)
   // gets JSON's error: that is what its content calls for.
@@ -132,7 +137,7 @@ export function loadObjects(content: string | Uint8Array, origin: string, shiftM
     }
     if (!jsonError) {
       visit(value);
-      return nonEmpty({ store, loaded }, origin);
+      return;
     }
   }
   // logLevel error: a templated key ({{ .Values.x }}) is counted as no object, not warned about on stderr.
@@ -142,7 +147,6 @@ export function loadObjects(content: string | Uint8Array, origin: string, shiftM
     }
     visit(doc.toJS());
   }
-  return nonEmpty({ store, loaded }, origin);
 }
 
 /** A snapshot file that is not what it claims: unreadable, not JSON or YAML, or no Kubernetes objects. */

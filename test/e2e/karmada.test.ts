@@ -6,6 +6,9 @@
 // and the Lease holder killed.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { divide } from '../../src/placement/planner.js';
 import { kubeVersions } from './controlPlane.js';
@@ -28,6 +31,21 @@ const CONFIG = {
 };
 
 const sum = (p: Record<string, number>) => Object.values(p).reduce((a, b) => a + b, 0);
+
+/**
+ * The user guide's loop that writes a file of Karmada's objects and its members'
+ * (docs/user-guide.md#zonekeeper-audit-across-clusters), run as written; zonekeeper: this checkout's.
+ */
+function federationFile(kubeconfig: string): { path: string; status: number | null; stderr: string } {
+  const guide = readFileSync(new URL('../../docs/user-guide.md', import.meta.url), 'utf8');
+  const loop = [...guide.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]!).find((b) => b.includes('zonekeeper.io/member=$m'))!;
+  const dir = mkdtempSync(join(tmpdir(), 'zk-federation-file-'));
+  copyFileSync(kubeconfig, join(dir, 'karmada.config'));
+  mkdirSync(join(dir, 'bin'));
+  writeFileSync(join(dir, 'bin', 'zonekeeper'), `#!/bin/sh\nexec "${process.execPath}" "${CLI}" "$@"\n`, { mode: 0o755 });
+  const r = spawnSync('bash', ['-e', '-o', 'pipefail', '-c', loop], { cwd: dir, encoding: 'utf8', env: { ...process.env, PATH: `${join(dir, 'bin')}:${process.env.PATH}` } });
+  return { path: join(dir, 'federation.yaml'), status: r.status, stderr: r.stderr };
+}
 
 (newest ? describe : describe.skip)(`[${newest?.version ?? 'none ≥ 1.31'}] across clusters: Karmada's bindings planned by zonekeeper`, () => {
   let fed: Federation;
@@ -100,6 +118,12 @@ const sum = (p: Record<string, number>) => Object.values(p).reduce((a, b) => a +
     assert.deepEqual(Object.fromEntries(capped.members.map((m) => [m.cluster, m.replicas])), await clustersOf(fed.karmada, NS, 'capped-deployment'));
     assert.deepEqual(capped.members[0]!.zones, ['zone-a', 'zone-b', 'zone-c'], 'each member\'s zones');
     assert.equal(audit.status, 1, 'the audit says some replicas are unplaced (max2 and friends)');
+    // Offline: the user guide's loop, run as written, writes the file; the audit of it plans the same.
+    const file = federationFile(fed.kubeconfig);
+    assert.equal(file.status, 1, `the loop's audit: ${file.stderr}`);
+    const offline = spawnSync(process.execPath, [CLI, 'audit', '--karmada', '--snapshot', file.path, '-n', NS, '-o', 'json'], { encoding: 'utf8' });
+    const plansOf = (r: typeof report) => Object.fromEntries(r.workloads.map((w) => [w.binding, w.members.map((m) => `${m.cluster}=${m.replicas} ${m.zones.join(',')}`)]));
+    assert.deepEqual(plansOf(JSON.parse(offline.stdout) as typeof report), plansOf(report), offline.stderr);
     const page = await eventually('the page lists the bindings', async () => {
       for (const s of schedulers) {
         const html = await (await fetch(`${s.admin}/ui`)).text();

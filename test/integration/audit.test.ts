@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { describe, it } from 'node:test';
 import { stringify } from 'yaml';
 import { deployment, nodes, rsPod, statefulSet, stsPod, workloadSpread, zoneSubset, type Raw } from '../support/builders.js';
@@ -39,15 +39,16 @@ describe('zonekeeper audit on a kubectl get -o yaml or -o json file', () => {
     assert.ok(lines.slice(2, 4).every((l) => /\sno\s/.test(l)));
   });
 
-  it('under the table, points at risk rows to /debug/explain of a read-only serve, pod by pod; nothing when none is at risk', () => {
+  it('under the table, points at risk rows to /debug/explain of a read-only serve, pod by pod, run as the audit was, on a port of its own; nothing when none is at risk', () => {
     const file = snapshotFile(cluster);
     const out = audit('--snapshot', file);
+    // `node dist/cli.js` where the README builds it (no zonekeeper on the PATH); not 9090, which the demo may hold.
     assert.deepEqual(out.stdout.trim().split('\n').slice(5), [
       'Why, pod by pod, and the command that fixes it (read-only: nothing is written):',
-      `  zonekeeper serve --snapshot ${file}`,
-      "  curl -s 'localhost:9090/debug/explain?pod=shop/piled-1' | jq -r '.explanation[]'",
-      "  curl -s 'localhost:9090/debug/explain?pod=shop/piled-2' | jq -r '.explanation[]'",
-      '  or open http://localhost:9090/ui',
+      `  node ${relative(process.cwd(), cli)} serve --snapshot ${file} --admin-listen 127.0.0.1:19091`,
+      "  curl -s 'localhost:19091/debug/explain?pod=shop/piled-1' | jq -r '.explanation[]'",
+      "  curl -s 'localhost:19091/debug/explain?pod=shop/piled-2' | jq -r '.explanation[]'",
+      '  or open http://localhost:19091/ui',
     ]);
     assert.doesNotMatch(audit('--snapshot', file, '-n', 'team').stdout, /explain/);
   });

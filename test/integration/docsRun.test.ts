@@ -55,6 +55,16 @@ describe('the docs\' commands, run', () => {
     }
   });
 
+  it('every audit of the bundled Karmada example prints exactly what the docs show, and exits 0', () => {
+    const audits = documented(/^\$ node dist\/cli\.js audit --karmada --snapshot /);
+    assert.ok(audits.length >= 1, `${audits.length} audit commands found`);
+    for (const a of audits) {
+      const r = spawnSync(process.execPath, [CLI, ...words(a.command).slice(2)], { encoding: 'utf8', cwd: new URL('../../', import.meta.url).pathname });
+      assert.equal(r.status, 0, `${a.doc}: ${a.command}: ${r.stderr}`);
+      assert.equal(r.stdout.trimEnd(), a.shown.join('\n'), `${a.doc}: ${a.command}`);
+    }
+  });
+
   // What each README comment promises, by the path it asks.
   const promised: Record<string, (body: any) => void> = {
     '/debug/workloads/default/statefulset/db': (b) => {

@@ -213,6 +213,16 @@ describe('the image', { skip }, () => {
     assert.equal(mine.status, 0, mine.stderr);
     assert.match(mine.stdout, /image: registry\.example\/zk:0\.1\.0/);
   });
+
+  it('helm lint refuses the placeholder too (Helm lints with fail switched off), naming it; a repository of yours, or allowPlaceholder, lints clean', () => {
+    const placeholder = runHelm(helm, ['lint', CHART], true);
+    assert.notEqual(placeholder.status, 0, placeholder.stdout);
+    assert.match(placeholder.stdout, /\[ERROR\] templates\/placeholder-image\.yaml: .*'image-repository-ghcr-io-zonekeeper-zonekeeper-is-an-unpublished-placeholder-set-image-repository-to-the-image-you-built-or-image-allowPlaceholder-true'/);
+    for (const value of ['image.repository=registry.example/zk', 'image.allowPlaceholder=true']) {
+      const out = runHelm(helm, ['lint', CHART, '--strict', '--set', value], true);
+      assert.equal(out.status, 0, `${value}: ${out.stdout}`);
+    }
+  });
 });
 
 describe('NOTES.txt and helm test', { skip }, () => {
