@@ -39,10 +39,11 @@ serve flags:
   --admission-listen HOST:PORT
                          serve the mutating webhook for pod CREATE on this HTTPS listener (admission.listen)
   --admission-secret NAMESPACE/NAME, --admission-webhook NAME, --admission-dns-name NAME,
-  --admission-eviction-webhook NAME
+  --admission-eviction-webhook NAME, --admission-conversion-crd NAME
                          the certificate zonekeeper keeps in that Secret, the MutatingWebhookConfiguration
-                         it writes the caBundle into, the name the API server calls it by, and the
-                         eviction gate's ValidatingWebhookConfiguration (admission.certificate)
+                         it writes the caBundle into, the name the API server calls it by, the
+                         eviction gate's ValidatingWebhookConfiguration, and the CRD whose conversion
+                         webhook it serves (zonekeeper's WorkloadSpread CRD) (admission.certificate)
   --manage-deletion-cost keep controller.kubernetes.io/pod-deletion-cost on managed ReplicaSet pods,
                          so scale-down follows the pod picker's order (deletionCost.enabled)
   --policy-seat-table    Kubernetes 1.36+: publish each namespace's StatefulSet seats for the
@@ -110,7 +111,7 @@ async function serve(argv: string[]): Promise<void> {
         'manage-deletion-cost': { type: 'boolean' }, 'workloadspread-status': { type: 'boolean' },
         'picker-listen': { type: 'string' }, 'picker-tls-cert': { type: 'string' }, 'picker-tls-key': { type: 'string' },
         'admission-listen': { type: 'string' }, 'admission-secret': { type: 'string' }, 'admission-webhook': { type: 'string' },
-        'admission-eviction-webhook': { type: 'string' },
+        'admission-eviction-webhook': { type: 'string' }, 'admission-conversion-crd': { type: 'string' },
         'admission-dns-name': { type: 'string', multiple: true }, 'policy-seat-table': { type: 'boolean' },
       },
       strict: true, allowPositionals: false,
@@ -132,7 +133,7 @@ async function serve(argv: string[]): Promise<void> {
     config = loadConfig(values.config);
     const picker = values['picker-listen'] !== undefined || values['picker-tls-cert'] !== undefined || values['picker-tls-key'] !== undefined;
     const admission = values['admission-listen'] !== undefined || values['admission-secret'] !== undefined || values['admission-webhook'] !== undefined
-      || values['admission-dns-name'] !== undefined || values['admission-eviction-webhook'] !== undefined;
+      || values['admission-dns-name'] !== undefined || values['admission-eviction-webhook'] !== undefined || values['admission-conversion-crd'] !== undefined;
     if (values.listen || values['admin-listen'] || values['manage-deletion-cost'] || values['workloadspread-status'] || values['admin-authorization'] || values['probe-listen']
       || picker || admission || values['policy-seat-table']) {
       config = parseConfig({
@@ -155,6 +156,7 @@ async function serve(argv: string[]): Promise<void> {
             ...config.admission.certificate, secret: values['admission-secret'] ?? config.admission.certificate.secret,
             webhookConfiguration: values['admission-webhook'] ?? config.admission.certificate.webhookConfiguration,
             evictionWebhookConfiguration: values['admission-eviction-webhook'] ?? config.admission.certificate.evictionWebhookConfiguration,
+            conversionCrd: values['admission-conversion-crd'] ?? config.admission.certificate.conversionCrd,
             dnsNames: values['admission-dns-name'] ?? config.admission.certificate.dnsNames,
           },
         },

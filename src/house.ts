@@ -18,6 +18,7 @@ import { workloadSpreadAdoptionController } from './controllers/workloadSpreadAd
 import { workloadSpreadStatusController } from './controllers/workloadSpreadStatus.js';
 import { zoneRolloutController } from './controllers/zoneRollout.js';
 import { decisionService } from './decision/service.js';
+import { conversionRoute } from './admission/conversion.js';
 import { evictionRoute } from './eviction/routes.js';
 import { createExtender } from './extender/extender.js';
 import type { CallerCheck } from './http/callers.js';
@@ -131,6 +132,7 @@ export function house(deps: HouseDeps) {
     ? webhookCertificate(api, {
         secret: { namespace: managed.secret.slice(0, managed.secret.indexOf('/')), name: managed.secret.slice(managed.secret.indexOf('/') + 1) },
         webhookConfiguration: managed.webhookConfiguration, evictionWebhookConfiguration: managed.evictionWebhookConfiguration,
+        conversionCrd: managed.conversionCrd,
         names: { dnsNames: managed.dnsNames, ipAddresses: managed.ipAddresses }, validityDays: managed.validityDays, renewBeforeDays: managed.renewBeforeDays,
         checkIntervalSeconds: managed.checkIntervalSeconds,
       }, (cert, key) => serving.certificate(cert, key), log, metrics) : undefined;
@@ -152,6 +154,8 @@ export function house(deps: HouseDeps) {
   const webhooks = (bodyLimitBytes: number, caller: CallerCheck) => admissionRoutes({
     service, leading: deps.leading, gateEnabled: !!gate, caller, log, ownerArrival: ownerArrival(source, OWNER_ARRIVAL_MS),
   }, metrics, log, bodyLimitBytes,
-  servesEvictions(config.admission) ? [evictionRoute({ service, leading: deps.leading, caller, log }, metrics, bodyLimitBytes)] : []);
+  [...servesEvictions(config.admission) ? [evictionRoute({ service, leading: deps.leading, caller, log }, metrics, bodyLimitBytes)] : [],
+    // zonekeeper's WorkloadSpread CRD converts v1alpha1 and v1beta1 here: pure, so served to any caller.
+    conversionRoute(metrics, bodyLimitBytes)]);
   return { service, extender, layoutHealth, controllers, admin, webhooks, certificate, serving, label, repair, rollouts, gate, policy };
 }

@@ -95,6 +95,8 @@ export const configSchema = z.strictObject({
       webhookConfiguration: z.string().max(253).default(''),
       // The ValidatingWebhookConfiguration of the eviction gate (pods/eviction), whose webhooks get the CA too; '' = none.
       evictionWebhookConfiguration: z.string().max(253).default(''),
+      // The CRD whose conversion webhook (/convert) gets the CA as caBundle: zonekeeper's WorkloadSpread CRD; '' = none (never OpenKruise's).
+      conversionCrd: z.string().max(253).default(''),
       // The names kube-apiserver calls the webhook by: the Service's DNS names, or IPs.
       dnsNames: z.array(z.string().min(1).max(253)).max(64).default([]),
       ipAddresses: z.array(z.union([z.ipv4(), z.ipv6()])).max(64).default([]),

@@ -8,7 +8,7 @@ import { reconciler } from './reconciler.js';
 
 // The admission webhook's certificate, kept by zonekeeper (docs/operations.md#the-admission-certificate):
 // the Lease holder issues and renews a CA and a serving certificate in one Secret and writes the
-// CA into its MutatingWebhookConfiguration's caBundle; every replica serves what the Secret holds.
+// CA into its MutatingWebhookConfiguration's caBundle (and a CRD's conversion webhook's); every replica serves what the Secret holds.
 
 export interface CertificateOptions {
   secret: { namespace: string; name: string };
@@ -16,6 +16,8 @@ export interface CertificateOptions {
   webhookConfiguration: string;
   /** The eviction gate's ValidatingWebhookConfiguration, served by the same listener; '' = none. */
   evictionWebhookConfiguration?: string;
+  /** A CRD whose conversion webhook this listener serves (zonekeeper's WorkloadSpread CRD); '' = none. */
+  conversionCrd?: string;
   names: ServingNames;
   validityDays: number;
   renewBeforeDays: number;
@@ -80,6 +82,39 @@ export function webhookCertificate(api: ApiClient, opts: CertificateOptions, ser
     }
     use(pki);
     if (pki.caBundle) for (const c of configurations) await writeCaBundle(c, b64(pki.caBundle));
+    if (pki.caBundle && opts.conversionCrd) await writeCrdCaBundle(opts.conversionCrd, b64(pki.caBundle));
+  }
+
+  // What the CRD was found as, said once per change (the check runs every checkIntervalSeconds).
+  let crdState = '';
+  const crdSaid = (state: string, say: () => void) => {
+    if (state !== crdState) say();
+    crdState = state;
+  };
+
+  /** The CRD's spec.conversion.webhook.clientConfig.caBundle, when its conversion is a webhook. */
+  async function writeCrdCaBundle(crd: string, caBundle: string): Promise<void> {
+    const crdPath = `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${encodeURIComponent(crd)}`;
+    const res = await api.request('GET', crdPath, { timeoutMs: 10_000 });
+    if (res.status === 404) {
+      crdSaid('absent', () => log.warn({ crd }, 'admission: CustomResourceDefinition not found; its conversion caBundle is written once it exists'));
+      return;
+    }
+    if (res.status !== 200) throw new Error(`GET CustomResourceDefinition ${crd}: ${res.status} ${statusMessage(res.body)}`);
+    const o = JSON.parse(res.body);
+    const conversion = o.spec?.conversion;
+    if (conversion?.strategy !== 'Webhook' || !conversion.webhook?.clientConfig) {
+      crdSaid('no-webhook', () => log.warn({ crd, strategy: conversion?.strategy ?? 'None' }, 'admission: the CustomResourceDefinition converts without a webhook; no caBundle written'));
+      return;
+    }
+    crdSaid('webhook', () => {});
+    if (conversion.webhook.clientConfig.caBundle === caBundle) return;
+    const patch = [{ op: 'test', path: '/metadata/resourceVersion', value: o.metadata?.resourceVersion },
+      { op: 'add', path: '/spec/conversion/webhook/clientConfig/caBundle', value: caBundle }];
+    const put = await api.request('PATCH', crdPath, { body: JSON.stringify(patch), contentType: 'application/json-patch+json', timeoutMs: 10_000 });
+    metrics.actuatorWrites.inc({ action: 'webhook-cabundle', result: put.status === 200 ? 'ok' : 'error' });
+    if (put.status !== 200) throw new Error(`writing the conversion caBundle of CustomResourceDefinition ${crd}: ${put.status} ${statusMessage(put.body)}`);
+    log.info({ crd }, 'admission: conversion caBundle written');
   }
 
   async function writeCaBundle(c: (typeof configurations)[number], caBundle: string): Promise<void> {

@@ -5,7 +5,7 @@
 // transport: its own scheduler's extender, the gate, admission.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parse, parseAllDocuments, stringify } from 'yaml';
+import { parse, stringify } from 'yaml';
 import { ADMISSION_LABEL, admissionConfig, admissionReady, EVICTION_WEBHOOK, EVICTIONS_LABEL, evictionWebhookConfiguration, webhookConfiguration } from '../e2e/admissionWebhook.js';
 import type { ControlPlane, Zonekeeper } from '../e2e/controlPlane.js';
 import { eventually, Kube, type Obj } from '../e2e/kube.js';
@@ -15,6 +15,7 @@ import { watchEvictions } from './evictions.js';
 import { karpenterStatefulSet, noKarpenter, startRunKarpenter, type RunKarpenter } from './karpenter.js';
 import { cuttingProxy, type CuttingProxy } from './proxy.js';
 import type { Disruption, RunPromise } from './promises.js';
+import { v1alpha1WorkloadSpreadCrd } from '../e2e/workloadSpreadCrd.js';
 
 export const NS = 'chaos';
 export const ADMITTED_NS = 'chaos-admitted';
@@ -122,7 +123,7 @@ export async function buildWorld(cp: ControlPlane, pick: (n: number) => number):
   };
 
   const nodes = await addPools(kube, POOLS);
-  const crd = parseAllDocuments(readFileSync(new URL('../../manifests/workloadspread-crd/50-workloadspread-crd.yaml', import.meta.url), 'utf8'))[0]!.toJS();
+  const crd = v1alpha1WorkloadSpreadCrd();
   await kube.create(crd);
   await kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS, labels: { [EVICTIONS_LABEL]: 'enabled' } } });
   await kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ADMITTED_NS, labels: { [ADMISSION_LABEL]: 'enabled' } } });

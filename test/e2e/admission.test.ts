@@ -3,7 +3,6 @@
 // The default scheduler alone places the pods, from what admission wrote into them.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import net, { type AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { parseAllDocuments } from 'yaml';
@@ -11,6 +10,7 @@ import { admissionConfig, admissionReady, caBundle, webhookConfiguration } from 
 import { ControlPlane, freePort, kubeVersions } from './controlPlane.js';
 import { eventually, Kube, pathOf, type Obj } from './kube.js';
 import { addPools, assertIdsOnList, assertOnPins, preBoundVolume, PRODUCTION_POOLS, statefulSet, tearDown, zoneCounts } from './workloads.js';
+import { v1alpha1WorkloadSpreadCrd } from './workloadSpreadCrd.js';
 
 const ZONE = 'topology.kubernetes.io/zone';
 const ZONES = ['zone-a', 'zone-b', 'zone-c'];
@@ -49,7 +49,7 @@ for (const k of kubeVersions()) describe(`[${k.version}] admission: the zone wri
     rbac = parseAllDocuments(cp.kubectl(['kustomize', OVERLAY])).map((d) => d.toJS()).filter((o) => RBAC_KINDS.has(o.kind));
     await cp.restartZonekeeperAs(rbac, config);
     zones = await addPools(kube, PRODUCTION_POOLS);
-    await kube.create(parseAllDocuments(readFileSync(new URL('../../manifests/workloadspread-crd/50-workloadspread-crd.yaml', import.meta.url), 'utf8'))[0]!.toJS());
+    await kube.create(v1alpha1WorkloadSpreadCrd());
     cp.kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/workloadspreads.apps.kruise.io']);
     await kube.create(webhookConfiguration(port));
     await kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS, labels: { 'zonekeeper.io/admission': 'enabled' } } });

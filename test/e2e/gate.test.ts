@@ -4,7 +4,6 @@
 // zonekeeper runs as the gate-only overlay's ServiceAccount, with that overlay's RBAC and the
 // ValidatingAdmissionPolicy that limits its writes to the fields it owns.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { parseAllDocuments } from 'yaml';
 import { kubeApiClient } from '../../src/cluster/apiClient.js';
@@ -12,6 +11,7 @@ import { loadClusterAccess } from '../../src/cluster/kubeconfig.js';
 import { ControlPlane, kubeVersions } from './controlPlane.js';
 import { eventually, Kube, type Obj } from './kube.js';
 import { addPools, assertIdsOnList, assertOnPins, PRODUCTION_POOLS, preBoundVolume, statefulSet as sharedStatefulSet, tearDown, zoneCounts } from './workloads.js';
+import { v1alpha1WorkloadSpreadCrd } from './workloadSpreadCrd.js';
 
 const GATE = { schedulingGates: [{ name: 'zonekeeper.io/zone' }] };
 const OVERLAY = new URL('../../manifests/overlays/gate-only', import.meta.url).pathname;
@@ -84,7 +84,7 @@ for (const k of kubeVersions()) describe(`[${k.version}] the zone gate with the 
   });
 
   it("a gated Deployment under a WorkloadSpread (zonekeeper's CRD): each pod gets its subset's required term, its preferred terms and Kruise's annotation, and the API server takes them", async () => {
-    const crd = parseAllDocuments(readFileSync(new URL('../../manifests/workloadspread-crd/50-workloadspread-crd.yaml', import.meta.url), 'utf8'))[0]!.toJS();
+    const crd = v1alpha1WorkloadSpreadCrd();
     await kube.create(crd);
     cp.kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/workloadspreads.apps.kruise.io']);
     const preferred = [{ weight: 10, preference: { matchExpressions: [{ key: 'pool', operator: 'DoesNotExist' }] } }];

@@ -8,6 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { parseAllDocuments } from 'yaml';
 import { ControlPlane, kubeVersions } from './controlPlane.js';
 import { eventually, Kube, type Obj } from './kube.js';
+import { v1alpha1WorkloadSpreadCrd } from './workloadSpreadCrd.js';
 
 const ZONES = ['zone-a', 'zone-b', 'zone-c'];
 const SCHEDULER = 'zonekeeper';
@@ -59,7 +60,7 @@ for (const k of kubeVersions()) describe(`OpenKruise workloads with kube-schedul
     zones = await kube.nodeZones();
     const crds = [
       ...parseAllDocuments(readFileSync(new URL('./kruise-crds.yaml', import.meta.url), 'utf8')).map((d) => d.toJS()),
-      parseAllDocuments(readFileSync(new URL('../../manifests/workloadspread-crd/50-workloadspread-crd.yaml', import.meta.url), 'utf8'))[0]!.toJS(),
+      v1alpha1WorkloadSpreadCrd(),
     ];
     for (const crd of crds) await kube.create(crd);
     await eventually('zonekeeper watches every OpenKruise kind', async () => {

@@ -8,6 +8,7 @@ import { parseAllDocuments, stringify } from 'yaml';
 import { ControlPlane, freePort, kubeVersions } from './controlPlane.js';
 import { eventually, Kube, type Obj } from './kube.js';
 import { costsSettled, deployment, preBoundVolume, zoneTerm } from './workloads.js';
+import { v1alpha1WorkloadSpreadCrd } from './workloadSpreadCrd.js';
 
 const ZONES = ['zone-a', 'zone-b', 'zone-c'];
 const SCHEDULER = 'zonekeeper';
@@ -70,7 +71,7 @@ for (const k of kubeVersions()) describe(`zonekeeper with kube-scheduler ${k.ver
     for (const z of ZONES) for (const i of [1, 2]) await kube.addNode(`node-${z.slice(5)}-${i}`, z);
     zones = await kube.nodeZones();
     // The WorkloadSpread CRD from manifests/, as a cluster without OpenKruise would install it.
-    const crd = parseAllDocuments(readFileSync(new URL('../../manifests/workloadspread-crd/50-workloadspread-crd.yaml', import.meta.url), 'utf8'))[0]!.toJS();
+    const crd = v1alpha1WorkloadSpreadCrd();
     await kube.create(crd);
     await eventually('zonekeeper watches WorkloadSpreads', async () => (await debug('/debug/cache')).workloadSpreadCRD === 'present');
   });

@@ -11,6 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import { ControlPlane, kubeVersions } from './controlPlane.js';
 import { eventually, Kube, type Obj } from './kube.js';
 import { addPools, deployment, PRODUCTION_POOLS, SCHEDULER, type NodePool, statefulSet as sharedStatefulSet, tearDown, zoneCounts, zoneTerm } from './workloads.js';
+import { v1alpha1WorkloadSpreadCrd } from './workloadSpreadCrd.js';
 
 const cli = new URL('../../dist/cli.js', import.meta.url).pathname;
 /** A zone whose every node carries a taint the workloads here do not tolerate (not a control plane). */
@@ -128,7 +129,7 @@ for (const k of kubeVersions()) describe(`[${k.version}] a cluster shaped like p
   // Last: it replaces the zonekeeper the scheduler calls. An upgrade applied without its RBAC:
   // the shipped ClusterRole less its jobs rule.
   it('as the shipped ServiceAccount without the jobs rule: ready, pins work, a pod of a Job a WorkloadSpread targets waits naming the permission', async () => {
-    const crd = parseAllDocuments(readFileSync(new URL('../../manifests/workloadspread-crd/50-workloadspread-crd.yaml', import.meta.url), 'utf8'))[0]!.toJS();
+    const crd = v1alpha1WorkloadSpreadCrd();
     await kube.create(crd);
     const rbac = parseAllDocuments(readFileSync(new URL('../../manifests/base/10-rbac.yaml', import.meta.url), 'utf8')).map((d) => d.toJS());
     const role = rbac.find((o) => o.kind === 'ClusterRole' && o.metadata.name === 'zonekeeper');

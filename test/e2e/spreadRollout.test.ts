@@ -4,14 +4,13 @@
 // deleted as soon as it exists. It must settle at 3 pods of the new revision, or leave what the
 // run's rule (classify) attributes to kube-controller-manager's ReplicaSet expectation.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
-import { parseAllDocuments } from 'yaml';
 import { aboutWorkload, classify, describeUnsettled, type WorkloadEvidence } from '../chaos/unconverged.js';
 import { POOLS } from '../chaos/world.js';
 import { ControlPlane, kubeVersions } from './controlPlane.js';
 import { eventually, Kube, type Obj } from './kube.js';
 import { addPools, deployment, SCHEDULER, tearDown, zoneTerm } from './workloads.js';
+import { v1alpha1WorkloadSpreadCrd } from './workloadSpreadCrd.js';
 
 const NS = 'spread-rollout';
 const NAME = 'spread';
@@ -34,7 +33,7 @@ for (const k of kubeVersions()) describe(`[${k.version}] a WorkloadSpread Deploy
     await cp.up([{ name: SCHEDULER, extender: true }], config);
     kube = new Kube(cp.api);
     await addPools(kube, POOLS.filter((p) => p.name === 'general'));
-    await kube.create(parseAllDocuments(readFileSync(new URL('../../manifests/workloadspread-crd/50-workloadspread-crd.yaml', import.meta.url), 'utf8'))[0]!.toJS());
+    await kube.create(v1alpha1WorkloadSpreadCrd());
     cp.kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/workloadspreads.apps.kruise.io']);
     await kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
     await eventually('the WorkloadSpread CRD is watched', async () =>

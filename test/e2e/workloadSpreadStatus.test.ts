@@ -3,19 +3,20 @@
 // assertions, on zonekeeper's standalone mode as manifests/overlays/managed sets it up with
 // ../../workloadspread-crd and --workloadspread-status: zonekeeper's WorkloadSpread CRD, its
 // admission webhook (subsets and patches), its status, its deletion costs and Adaptive
-// rescheduling, and the default scheduler alone. A Deployment stands for Kruise's CloneSet.
+// rescheduling, and the default scheduler alone. The CRD stores v1beta1 as shipped; the scenarios
+// write and read v1alpha1, as Kruise's v1alpha1 suite does, through zonekeeper's conversion. A Deployment stands for Kruise's CloneSet.
 // Kruise's waits are shortened by the settings this suite sets: rescheduleCriticalSeconds 5 (as
 // Kruise's test sets it) and a 20 s recovery window (placement.adaptiveUnschedulableSeconds,
 // Kruise's fixed 5 minutes). The scenarios' rolling-update steps (an image change) are left to
 // the suite of revision-aware deletion costs (issue 47, behaviour 7).
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { parseAllDocuments } from 'yaml';
 import { admissionConfig, admissionReady, webhookConfiguration } from './admissionWebhook.js';
 import { ControlPlane, kubeVersions } from './controlPlane.js';
 import { eventually, Kube, type Obj } from './kube.js';
 import { tearDown } from './workloads.js';
+import { conversionReady, WORKLOADSPREAD_CRD, workloadSpreadCrd } from './workloadSpreadCrd.js';
 
 const ZONE = 'topology.kubernetes.io/zone';
 const NS = 'kruise-scenarios';
@@ -24,6 +25,7 @@ const MATCHED = 'apps.kruise.io/matched-workloadspread';
 const COST = 'controller.kubernetes.io/pod-deletion-cost';
 const RECOVERY_SECONDS = 20;
 const OVERLAY = new URL('../../manifests/overlays/managed', import.meta.url).pathname;
+const CRD_DIR = new URL('../../manifests/workloadspread-crd', import.meta.url).pathname;
 const RBAC_KINDS = new Set(['Namespace', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding']);
 
 const zoneSubset = (name: string, zone: string, maxReplicas: number | null): Obj => ({
@@ -48,6 +50,8 @@ for (const k of kubeVersions()) describe(`[${k.version}] OpenKruise's WorkloadSp
 
   before(async () => {
     const { port, admission } = await admissionConfig('zonekeeper-system/zonekeeper-webhook-tls');
+    // The shipped CRD stores v1beta1: the scenarios' v1alpha1 objects go through zonekeeper's /convert.
+    admission.certificate.conversionCrd = WORKLOADSPREAD_CRD;
     const config = {
       admission, gate: { intervalSeconds: 1 }, leaderElection: { namespace: 'zonekeeper-system' },
       workloadSpread: { writeStatus: true, statusIntervalSeconds: 1 }, deletionCost: { enabled: true, intervalSeconds: 1 },
@@ -56,15 +60,16 @@ for (const k of kubeVersions()) describe(`[${k.version}] OpenKruise's WorkloadSp
     await cp.up([{ name: 'default-scheduler', extender: false }], config);
     kube = new Kube(cp.api);
     // zonekeeper as the managed overlay's ServiceAccount with that overlay's RBAC (WorkloadSpread status included).
-    const rbac = parseAllDocuments(cp.kubectl(['kustomize', OVERLAY])).map((d) => d.toJS()).filter((o) => o && RBAC_KINDS.has(o.kind));
+    const rbac = [OVERLAY, CRD_DIR].flatMap((dir) => parseAllDocuments(cp.kubectl(['kustomize', dir])).map((d) => d.toJS()).filter((o) => o && RBAC_KINDS.has(o.kind)));
     await cp.restartZonekeeperAs(rbac, config);
     // Kruise's cluster: worker 0 in zone-a, workers 1 and 2 in zone-b.
     await kube.addNode('worker-0', 'zone-a');
     await kube.addNode('worker-1', 'zone-b');
     await kube.addNode('worker-2', 'zone-b');
-    await kube.create(parseAllDocuments(readFileSync(new URL('../../manifests/workloadspread-crd/50-workloadspread-crd.yaml', import.meta.url), 'utf8'))[0]!.toJS());
+    await kube.create(workloadSpreadCrd(port));
     cp.kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/workloadspreads.apps.kruise.io']);
     await kube.create(webhookConfiguration(port));
+    await conversionReady(kube);
     await kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS, labels: { 'zonekeeper.io/admission': 'enabled' } } });
     await admissionReady(kube, cp.zonekeeper!.admin);
     stopKubelet = kube.kubelet(NS);

@@ -4,13 +4,13 @@
 // declares it; the default scheduler alone; a Deployment stands in for the CloneSet. Kruise's cluster:
 // one worker in zone-a, two in zone-b. Where the port differs from Kruise's test, a comment says why.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { parseAllDocuments } from 'yaml';
 import { admissionConfig, admissionReady, webhookConfiguration } from './admissionWebhook.js';
 import { ControlPlane, kubeVersions } from './controlPlane.js';
 import { eventually, Kube, type Obj } from './kube.js';
 import { tearDown, zoneTerm } from './workloads.js';
+import { v1alpha1WorkloadSpreadCrd } from './workloadSpreadCrd.js';
 
 /** Where admission writes each pod's subset; and where it does not, the pods carrying the zone gate for the keeper. */
 const ADMITTED = 'workloadspread';
@@ -70,7 +70,7 @@ for (const k of kubeVersions()) describe(`[${k.version}] OpenKruise's WorkloadSp
     const rbac = parseAllDocuments(cp.kubectl(['kustomize', OVERLAY])).map((d) => d.toJS()).filter((o) => RBAC_KINDS.has(o.kind));
     await cp.restartZonekeeperAs(rbac, config);
     for (const [zone, names] of Object.entries(NODES)) for (const n of names) await kube.addNode(n, zone);
-    await kube.create(parseAllDocuments(readFileSync(new URL('../../manifests/workloadspread-crd/50-workloadspread-crd.yaml', import.meta.url), 'utf8'))[0]!.toJS());
+    await kube.create(v1alpha1WorkloadSpreadCrd());
     cp.kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/workloadspreads.apps.kruise.io']);
     await kube.create(webhookConfiguration(port));
     await kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ADMITTED, labels: { 'zonekeeper.io/admission': 'enabled' } } });

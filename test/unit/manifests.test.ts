@@ -40,7 +40,11 @@ describe('manifests', () => {
     }
     const overlay = (name: string) => parse(read(`manifests/overlays/${name}/kustomization.yaml`));
     const standalone = overlay('standalone');
-    assert.deepEqual(standalone.resources, ['../../base', '../../workloadspread-crd', '../../workloadspread-status']);
+    assert.deepEqual(standalone.resources, ['../../base', '../../workloadspread-crd', '../../workloadspread-status', 'conversion.yaml']);
+    // The CRD converts v1alpha1 <-> v1beta1 through zonekeeper's listener, whose CA zonekeeper writes into that CRD only.
+    assert.match(standalone.patches[0].patch, /--admission-listen=0\.0\.0\.0:9443[\s\S]*--admission-conversion-crd=workloadspreads\.apps\.kruise\.io/);
+    assert.deepEqual(find('ClusterRole', 'zonekeeper-workloadspread-crd')!.rules,
+      [{ apiGroups: ['apiextensions.k8s.io'], resources: ['customresourcedefinitions'], resourceNames: ['workloadspreads.apps.kruise.io'], verbs: ['get', 'patch'] }]);
     // Standalone: no Kruise controller writes WorkloadSpread status, so the leader does, with a grant for it.
     assert.match(standalone.patches[0].patch, /containers\/1\/args\/-[\s\S]*--workloadspread-status/);
     const grant = find('ClusterRole', 'zonekeeper-workloadspread-status')!;
@@ -234,7 +238,7 @@ describe('least privilege (docs/security.md#rbac)', () => {
 
   it("kube-scheduler runs as its own ServiceAccount: zonekeeper's holds none of its roles, each container mounts only its own token", () => {
     assert.equal(deploy.spec.template.spec.automountServiceAccountToken, false, 'no token of the pod\'s account in every container');
-    assert.deepEqual(boundTo(SA).map((b) => b.roleRef.name).sort(), ['system:auth-delegator', 'zonekeeper', 'zonekeeper-leader-election', 'zonekeeper-workloadspread-status']);
+    assert.deepEqual(boundTo(SA).map((b) => b.roleRef.name).sort(), ['system:auth-delegator', 'zonekeeper', 'zonekeeper-leader-election', 'zonekeeper-workloadspread-crd', 'zonekeeper-workloadspread-status']);
     assert.deepEqual(boundTo('zonekeeper-kube-scheduler').map((b) => b.roleRef.name).sort(),
       ['extension-apiserver-authentication-reader', 'system:kube-scheduler', 'system:volume-scheduler', 'zonekeeper-scheduler-leader-election']);
     assert.deepEqual(volume(mountAt(sched).name).secret, { secretName: 'zonekeeper-kube-scheduler-token' });

@@ -20,11 +20,13 @@ const OPTS: CertificateOptions = {
   validityDays: 10, renewBeforeDays: 3, checkIntervalSeconds: 3600,
 };
 const b64 = (s: string) => Buffer.from(s).toString('base64');
+const CRD = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/workloadspreads.apps.kruise.io';
+const crdWith = (conversion: object) => ({ metadata: { name: 'workloadspreads.apps.kruise.io', resourceVersion: '1' }, spec: { conversion } });
 
 /** A Secret and a MutatingWebhookConfiguration kept in memory, with resourceVersions; `refuse` answers the next writes with these statuses. */
 function apiServer(refuse: number[] = []) {
   let rv = 1;
-  const state: { secret?: any; webhook: any } = { webhook: { metadata: { resourceVersion: '1' }, webhooks: [{ name: 'pods.zonekeeper.io', clientConfig: {} }] } };
+  const state: { secret?: any; webhook: any; crd?: any } = { webhook: { metadata: { resourceVersion: '1' }, webhooks: [{ name: 'pods.zonekeeper.io', clientConfig: {} }] } };
   const answer = (r: RecordedRequest): { status: number; body?: unknown } => {
     const write = r.method !== 'GET';
     if (write && refuse.length > 0) return { status: refuse.shift()!, body: { message: 'refused' } };
@@ -37,6 +39,13 @@ function apiServer(refuse: number[] = []) {
       if (r.body.metadata.resourceVersion !== state.secret?.metadata.resourceVersion) return { status: 409 };
       state.secret = { ...r.body, metadata: { ...r.body.metadata, resourceVersion: String(++rv) } };
       return { status: 200, body: state.secret };
+    }
+    if (r.path === CRD && r.method === 'GET') return state.crd ? { status: 200, body: state.crd } : { status: 404 };
+    if (r.path === CRD && r.method === 'PATCH') {
+      if (r.body[0].value !== state.crd.metadata.resourceVersion) return { status: 422 };
+      state.crd.spec.conversion.webhook.clientConfig.caBundle = r.body[1].value;
+      state.crd.metadata.resourceVersion = String(++rv);
+      return { status: 200, body: state.crd };
     }
     if (r.path === WEBHOOK && r.method === 'GET') return { status: 200, body: state.webhook };
     if (r.path === WEBHOOK && r.method === 'PATCH') {
@@ -51,14 +60,41 @@ function apiServer(refuse: number[] = []) {
   return { api, state, sent };
 }
 
-function keeper(server: ReturnType<typeof apiServer>) {
+function keeper(server: ReturnType<typeof apiServer>, opts: CertificateOptions = OPTS) {
   const clock = fakeClock(START);
   const served: string[] = [];
-  const cert = webhookCertificate(server.api, OPTS, (c) => { served.push(c); }, silent, createMetrics(), clock);
+  const cert = webhookCertificate(server.api, opts, (c) => { served.push(c); }, silent, createMetrics(), clock);
   return { clock, served, cert };
 }
 
 describe('the admission certificate keeper (fake time)', () => {
+  it('writes the CA into a CRD\'s conversion webhook too (conversionCrd), once, conditional on what it read; not into a CRD that converts without a webhook', async () => {
+    const server = apiServer();
+    server.state.crd = crdWith({ strategy: 'Webhook', webhook: { conversionReviewVersions: ['v1'], clientConfig: { service: { name: 'zonekeeper-webhook', namespace: 'zk', path: '/convert' } } } });
+    const { clock, cert } = keeper(server, { ...OPTS, conversionCrd: 'workloadspreads.apps.kruise.io' });
+    cert.keeper.start();
+    try {
+      await clock.advance(0);
+      assert.equal(server.state.crd.spec.conversion.webhook.clientConfig.caBundle, server.state.secret.data['ca.crt'], 'the caBundle is the Secret\'s CA');
+      assert.equal(server.state.crd.spec.conversion.webhook.clientConfig.service.path, '/convert', 'the rest of the clientConfig kept');
+      await clock.advance(3_600_000);
+      assert.equal(server.sent('PATCH', CRD), 1, 'the same CA is not written again');
+    } finally {
+      await cert.keeper.stop();
+    }
+    const none = apiServer();
+    none.state.crd = crdWith({ strategy: 'None' });
+    const other = keeper(none, { ...OPTS, conversionCrd: 'workloadspreads.apps.kruise.io' });
+    other.cert.keeper.start();
+    try {
+      await other.clock.advance(0);
+      assert.equal(none.sent('PATCH', CRD), 0);
+      assert.ok(none.state.webhook.webhooks[0].clientConfig.caBundle, 'the webhook configuration\'s caBundle still written');
+    } finally {
+      await other.cert.keeper.stop();
+    }
+  });
+
   it('issues a CA and a serving certificate when the Secret is missing, serves it, writes the caBundle; renews it when due, found by the hourly resync', async () => {
     const server = apiServer();
     const { clock, served, cert } = keeper(server);

@@ -33,3 +33,8 @@ subjects: [{kind: ServiceAccount, name: {{ include "zonekeeper.serviceAccountNam
 {{- printf "registry.k8s.io/kube-scheduler:v%d.%d.%d" $v.Major $v.Minor $v.Patch }}
 {{- end }}
 {{- end }}
+
+{{/* The admission listener runs for admission, and standalone for the WorkloadSpread CRD's conversion webhook ("true" or ""). */}}
+{{- define "zonekeeper.listener" -}}
+{{- if or .Values.admission.enabled .Values.workloadSpread.standalone }}true{{ end }}
+{{- end }}
