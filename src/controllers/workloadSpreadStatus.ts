@@ -110,7 +110,7 @@ export function workloadSpreadStatusController(
     if (digest === ws.statusDigest) {
       written.delete(key);
       writtenConditions.delete(key);
-    } else if (written.get(key) !== digest && await write(ws, kruiseStatusJson(status), digest, key)) {
+    } else if (written.get(key) !== digest && await write(ws, kruiseStatusJson(status, ws.apiVersion), digest, key)) {
       writtenConditions.set(key, new Map(status.subsetStatuses.flatMap((x) => x.conditions.map((c) => [x.name, c] as const))));
       for (const subset of pass.recovered) {
         events.record(ws, 'Normal', 'RecoverSchedulable', `Subset ${subset} of WorkloadSpread ${ws.namespace}/${ws.name} is recovered from unschedulable to schedulable`);

@@ -47,6 +47,9 @@ describe('WorkloadSpread status as Kruise counts it', () => {
         { name: 'b', replicas: 0, conditions: [{ type: 'Schedulable', status: 'True', reason: 'Sufficient', lastTransitionTime: '2026-11-26T08:00:00Z' }], missingReplicas: -1 },
       ],
     }, 'empty maps left out, as Kruise serializes them');
+    // v1beta1 (what Kruise's controller writes since PR #2466): each condition a metav1.Condition, its message written.
+    assert.deepEqual((kruiseStatusJson(pass.status, 'apps.kruise.io/v1beta1') as any).subsetStatuses[0].conditions,
+      [{ type: 'Schedulable', status: 'True', lastTransitionTime: '2026-11-26T08:00:00Z', reason: 'Sufficient', message: '' }]);
   });
 
   it('"reschedule subset-a" under Fixed: the two Pending pods count in subset-a (2, missing 0), no condition, and their deletion cost is 200', () => {

@@ -1,5 +1,6 @@
 import { workloadKindSpec, type WorkloadKind } from '../../../cluster/kinds.js';
 import type { SlimPod, SlimWorkloadSpread, SubsetCondition, WorkloadSpreadSubsetStatus } from '../../../cluster/objects.js';
+import { workloadSpreadVersionOf } from '../../../cluster/workloadSpreadVersions.js';
 import type { Snapshot } from '../../../cluster/store.js';
 import { workloadModel, type ZoneListDeps } from '../../model.js';
 import { ADMITTED_UID_PREFIX, type ReservationView } from '../../reservations.js';
@@ -125,14 +126,21 @@ export function workloadSpreadStatus(
   return { status: { observedGeneration: ws.generation, subsetStatuses }, unscheduled, recovered, nextCheckMs };
 }
 
-/** The status as Kruise's API types serialize it: empty maps and lists left out (omitempty). */
-export function kruiseStatusJson(status: WorkloadSpreadStatus): object {
+/** A v1beta1 subset condition as metav1.Condition serializes it: message always present (Kruise's controller writes ""). */
+const metaV1Condition = (c: SubsetCondition) => ({ type: c.type, status: c.status, lastTransitionTime: c.lastTransitionTime, reason: c.reason, message: '' });
+
+/**
+ * The status as Kruise's API types serialize it at `apiVersion` (the version it is written at):
+ * empty maps and lists left out (omitempty); v1beta1's conditions are metav1.Conditions.
+ */
+export function kruiseStatusJson(status: WorkloadSpreadStatus, apiVersion = 'apps.kruise.io/v1alpha1'): object {
+  const beta = workloadSpreadVersionOf(apiVersion) === 'v1beta1';
   return {
     observedGeneration: status.observedGeneration,
     subsetStatuses: status.subsetStatuses.map((s) => ({
       name: s.name,
       replicas: s.replicas,
-      ...(s.conditions.length > 0 ? { conditions: s.conditions } : {}),
+      ...(s.conditions.length > 0 ? { conditions: beta ? s.conditions.map(metaV1Condition) : s.conditions } : {}),
       missingReplicas: s.missingReplicas,
       ...(Object.keys(s.creatingPods).length > 0 ? { creatingPods: s.creatingPods } : {}),
       ...(Object.keys(s.deletingPods).length > 0 ? { deletingPods: s.deletingPods } : {}),
