@@ -38,14 +38,14 @@ export function userVersion(o: Raw, readAt: WorkloadSpreadVersion): WorkloadSpre
 /**
  * Where v1alpha1 and v1beta1 differ in what they can hold, the side that cannot hold it keeps it
  * here, so that converting back restores it (as Kubernetes' own API conversions keep what a
- * version lacks): a v1alpha1 condition without a reason (v1beta1's needs one: Kruise's "Unknown"),
- * a v1beta1 condition's observedGeneration (v1alpha1 has none).
+ * version lacks): a v1alpha1 condition without a reason (v1beta1's needs one: Kruise's "Unknown")
+ * or with an explicit empty message, a v1beta1 condition's observedGeneration (v1alpha1 has none).
  */
 export const CONVERSION_ANNOTATION = 'zonekeeper.io/workloadspread-conversion';
 
 interface Kept {
   /** `status list/subset name/condition type` → what the other version lacks. */
-  [where: string]: { reason?: '' | null; messageless?: true; observedGeneration?: number };
+  [where: string]: { reason?: '' | null; emptyMessage?: true; observedGeneration?: number };
 }
 
 const renames = (to: WorkloadSpreadVersion): [string, string][] => {
@@ -74,10 +74,9 @@ function convertedCondition(c: unknown, to: WorkloadSpreadVersion, where: string
       keep({ reason: out.reason === '' ? '' : null });
       out.reason = 'Unknown';
     }
-    if (out.message === undefined) {
-      keep({ messageless: true });
-      out.message = '';
-    }
+    // Absent and "" are one in v1alpha1 (omitempty): only an explicit "" is kept.
+    if (out.message === '') keep({ emptyMessage: true });
+    if (out.message === undefined) out.message = '';
     if (back.observedGeneration !== undefined && out.observedGeneration === undefined) out.observedGeneration = back.observedGeneration;
   } else {
     if (out.observedGeneration !== undefined) {
@@ -88,7 +87,8 @@ function convertedCondition(c: unknown, to: WorkloadSpreadVersion, where: string
       if (back.reason === null) delete out.reason;
       else out.reason = back.reason;
     }
-    if (back.messageless && out.message === '') delete out.message;
+    // As Kruise's v1alpha1 types serialize it: an empty message left out.
+    if (out.message === '' && !back.emptyMessage) delete out.message;
   }
   return out;
 }

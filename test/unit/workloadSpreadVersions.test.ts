@@ -34,7 +34,7 @@ const alpha: Raw = {
       subsetStatus([{ type: 'Schedulable', status: 'False', reason: 'PodUnschedulable', message: 'no room', lastTransitionTime: '2026-06-01T09:00:00Z' }]),
       { name: 'b', replicas: 0, missingReplicas: -1, conditions: [{ type: 'Schedulable', status: 'True', lastTransitionTime: '2026-06-01T09:00:00Z' }] },
     ],
-    versionedSubsetStatuses: { 'rev-1': [subsetStatus([{ type: 'Schedulable', status: 'True', reason: '', lastTransitionTime: '2026-06-01T09:00:00Z' }])] },
+    versionedSubsetStatuses: { 'rev-1': [subsetStatus([{ type: 'Schedulable', status: 'True', reason: '', message: '', lastTransitionTime: '2026-06-01T09:00:00Z' }])] },
   },
 };
 
@@ -81,6 +81,8 @@ describe('WorkloadSpread v1alpha1 ⇄ v1beta1', () => {
     assert.equal(a.status.subsetStatuses[0].conditions[0].observedGeneration, undefined);
     assert.equal(a.status.subsetStatuses[0].conditions[0].reason, 'Sufficient');
     assert.equal(a.status.subsetStatuses[0].conditions[1].reason, 'Unknown', 'a reason v1beta1 wrote stays');
+    assert.equal('message' in a.status.subsetStatuses[0].conditions[0], false, 'an empty message left out, as Kruise\'s v1alpha1 types serialize it');
+    assert.equal(a.status.subsetStatuses[0].conditions[1].message, 'm');
   });
 
   it('is exact both ways over every field, conditions included', () => {
@@ -94,8 +96,8 @@ describe('WorkloadSpread v1alpha1 ⇄ v1beta1', () => {
   it('keeps what the other version cannot hold in one annotation, and only then', () => {
     const b = convertWorkloadSpread(alpha, 'v1beta1');
     assert.deepEqual(JSON.parse(b.metadata.annotations[CONVERSION_ANNOTATION]), {
-      'subsetStatuses/b/Schedulable': { reason: null, messageless: true },
-      'versionedSubsetStatuses/rev-1/a/Schedulable': { reason: '', messageless: true },
+      'subsetStatuses/b/Schedulable': { reason: null },
+      'versionedSubsetStatuses/rev-1/a/Schedulable': { reason: '', emptyMessage: true },
     });
     const plain = { ...alpha, status: { observedGeneration: 1, subsetStatuses: [{ name: 'a', replicas: 0, missingReplicas: 0, conditions: [{ type: 'Schedulable', status: 'True', reason: 'Sufficient', message: 'ok' }] }] } };
     assert.equal(convertWorkloadSpread(plain, 'v1beta1').metadata.annotations[CONVERSION_ANNOTATION], undefined);
