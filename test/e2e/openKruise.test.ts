@@ -1,5 +1,5 @@
-// End-to-end with OpenKruise's kinds: minimal CRDs for CloneSet and Advanced StatefulSet on
-// a real kube-apiserver, pods created as Kruise's controllers would (owner references, the
+// End-to-end with OpenKruise's kinds: minimal CRDs for CloneSet and Advanced StatefulSet, and
+// Kruise's own WorkloadSpread CRD of its master (v1beta1 stored), on a real kube-apiserver, pods created as Kruise's controllers would (owner references, the
 // pod-index label, reserved ordinals skipped), placed by the real kube-scheduler through
 // zonekeeper. Asserts where the API server says pods are bound and what it holds.
 import assert from 'node:assert/strict';
@@ -8,7 +8,6 @@ import { after, before, describe, it } from 'node:test';
 import { parseAllDocuments } from 'yaml';
 import { ControlPlane, kubeVersions } from './controlPlane.js';
 import { eventually, Kube, type Obj } from './kube.js';
-import { v1alpha1WorkloadSpreadCrd } from './workloadSpreadCrd.js';
 
 const ZONES = ['zone-a', 'zone-b', 'zone-c'];
 const SCHEDULER = 'zonekeeper';
@@ -60,12 +59,13 @@ for (const k of kubeVersions()) describe(`OpenKruise workloads with kube-schedul
     zones = await kube.nodeZones();
     const crds = [
       ...parseAllDocuments(readFileSync(new URL('./kruise-crds.yaml', import.meta.url), 'utf8')).map((d) => d.toJS()),
-      v1alpha1WorkloadSpreadCrd(),
+      // OpenKruise's own WorkloadSpread CRD as its master ships it (v1beta1 stored, PR #2466); every request here is v1beta1.
+      ...parseAllDocuments(readFileSync(new URL('./kruise-workloadspread-crd.yaml', import.meta.url), 'utf8')).map((d) => d.toJS()).filter(Boolean),
     ];
     for (const crd of crds) await kube.create(crd);
     await eventually('zonekeeper watches every OpenKruise kind', async () => {
       const kruise = (await debug('/debug/cache')).openKruise;
-      return kruise.clonesets === CLONESET && kruise.advancedstatefulsets === ASTS && kruise.workloadspreads === 'apps.kruise.io/v1alpha1';
+      return kruise.clonesets === CLONESET && kruise.advancedstatefulsets === ASTS && kruise.workloadspreads === 'apps.kruise.io/v1beta1';
     });
   });
 
@@ -120,10 +120,10 @@ for (const k of kubeVersions()) describe(`OpenKruise workloads with kube-schedul
   it(`[${k.version}] K3. CloneSet with a WorkloadSpread: subset a at 40% holds 2 of 5, then 4 of 10; Kruise's deletion costs on its pods`, async () => {
     await namespace('k3');
     await kube.create({
-      apiVersion: 'apps.kruise.io/v1alpha1', kind: 'WorkloadSpread', metadata: { name: 'ws', namespace: 'k3' },
+      apiVersion: 'apps.kruise.io/v1beta1', kind: 'WorkloadSpread', metadata: { name: 'ws', namespace: 'k3' },
       spec: {
         targetRef: { apiVersion: CLONESET, kind: 'CloneSet', name: 'web' }, scheduleStrategy: { type: 'Fixed' },
-        subsets: [{ name: 'a', maxReplicas: '40%', requiredNodeSelectorTerm: zoneTerm('zone-a') }, { name: 'b', requiredNodeSelectorTerm: zoneTerm('zone-b') }],
+        subsets: [{ name: 'a', maxReplicas: '40%', requiredNodeSelector: zoneTerm('zone-a') }, { name: 'b', requiredNodeSelector: zoneTerm('zone-b') }],
       },
     });
     const cs = await kube.create({ apiVersion: CLONESET, kind: 'CloneSet', metadata: { name: 'web', namespace: 'k3' }, spec: { replicas: 5, selector: { matchLabels: { app: 'web' } } } });
