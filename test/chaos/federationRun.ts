@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import { appendFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { federation, leastAccessKubeconfig, propagation, startFederationScheduler, type Federation } from '../e2e/federation.js';
-import { eventually, type Obj } from '../e2e/kube.js';
+import { eventually, type Kube, type Obj } from '../e2e/kube.js';
 import { statefulSet } from '../e2e/workloads.js';
 import { seededRandom } from '../support/random.js';
 
@@ -41,7 +41,8 @@ async function restartKarmadaApiServer(fed: Federation): Promise<void> {
   });
   if (!pid) throw new Error('no karmada-apiserver among the pids');
   const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
-  process.kill(pid, 'SIGTERM');
+  // Killed, as a crash or an OOM would end it (a graceful stop of a kube-apiserver can take minutes here).
+  process.kill(pid, 'SIGKILL');
   await eventually('karmada-apiserver stopped', async () => {
     try { process.kill(pid, 0); return false; } catch { return true; }
   }, 30_000, 200);
@@ -51,9 +52,15 @@ async function restartKarmadaApiServer(fed: Federation): Promise<void> {
   await eventually('karmada-apiserver back', async () => !!(await fed.karmada.list('v1', 'Namespace').catch(() => undefined)), 60_000, 500);
 }
 
-/** Each member's replicas of a binding, and its maxima and minima as the workload's preferences say. */
+/** One read, no retry (the checker reads on through outages; what it cannot read it skips). */
+async function read(kube: Kube, path: string): Promise<Obj | undefined> {
+  const res = await kube.api.request('GET', path, { timeoutMs: 5000 }).catch(() => undefined);
+  return res?.status === 200 ? JSON.parse(res.body) as Obj : undefined;
+}
+
+/** Each member's replicas of a binding, as its spec.clusters says. */
 async function plans(fed: Federation, w: Workload): Promise<{ clusters: Record<string, number>; binding: Obj | undefined }> {
-  const b = await fed.karmada.get('work.karmada.io/v1alpha2', 'ResourceBinding', NS, `${w.name}-statefulset`).catch(() => undefined);
+  const b = await read(fed.karmada, `/apis/work.karmada.io/v1alpha2/namespaces/${NS}/resourcebindings/${w.name}-statefulset`);
   return { binding: b, clusters: Object.fromEntries(((b?.spec?.clusters ?? []) as Obj[]).map((c) => [c.name, c.replicas])) };
 }
 
@@ -88,14 +95,14 @@ export async function federationRun(bin: string, seed: number, seconds: number, 
         for (const w of workloads) {
           const where = new Map<string, string>();
           for (const m of fed.members) {
-            for (const p of await m.kube.podsOf(NS, `app=${w.name}`).catch(() => [] as Obj[])) {
+            for (const p of (await read(m.kube, `/api/v1/namespaces/${NS}/pods?labelSelector=app%3D${w.name}`))?.items ?? []) {
               const other = where.get(p.metadata.name);
               if (other && other !== m.name) violate(`${p.metadata.name} in ${other} and ${m.name} at once`);
               where.set(p.metadata.name, m.name);
               seenIn.set(p.metadata.name, m.name);
             }
           }
-          const { clusters } = await plans(fed, w).catch(() => ({ clusters: {} as Record<string, number> }));
+          const { clusters } = await plans(fed, w);
           if (Date.now() - w.editedAt < EDIT_GRACE_MS) continue;
           for (const [m, n] of Object.entries(clusters)) {
             const max = entryOf(w, m)?.maxReplicas;
@@ -150,17 +157,22 @@ export async function federationRun(bin: string, seed: number, seconds: number, 
     // Healed: every member back; then calm: every binding planned for its generation, or refused with a reason.
     for (const m of fed.members) if (stopped.has(m.name)) await m.cp.startApiServer();
     const healed = Date.now();
+    // Calm: every member Ready in Karmada again, and every binding planned for its generation as the promises say.
     const calm = await eventually('calm: every binding settled', async () => {
+      const clusters = (await read(fed.karmada, '/apis/cluster.karmada.io/v1alpha1/clusters'))?.items as Obj[] | undefined;
+      if (!clusters || !clusters.every((c) => (c.status?.conditions ?? []).some((x: Obj) => x.type === 'Ready' && x.status === 'True'))) return false;
       for (const w of workloads) {
-        const { binding, clusters } = await plans(fed, w);
+        const { binding, clusters: plan } = await plans(fed, w);
         const cond = (binding?.status?.conditions ?? []).find((c: Obj) => c.type === 'Scheduled');
         if (!binding || !cond || (cond.status === 'True' && binding.status?.schedulerObservedGeneration !== binding.metadata.generation)) return false;
         if (cond.status !== 'True') continue;
         const cap = sum(MEMBERS.map((m) => entryOf(w, m)?.maxReplicas ?? Infinity));
-        if (sum(Object.values(clusters)) !== Math.min(w.replicas, cap)) return false;
+        if (sum(Object.values(plan)) !== Math.min(w.replicas, cap)) return false;
+        const mins = sum(MEMBERS.map((m) => entryOf(w, m)?.minReplicas ?? 0));
+        if (mins <= w.replicas && MEMBERS.some((m) => (plan[m] ?? 0) < (entryOf(w, m)?.minReplicas ?? 0))) return false;
       }
       return true;
-    }, 180_000, 1000).then(() => true, () => false);
+    }, 240_000, 1000).then(() => true, () => false);
     figures.calmAfter = calm ? (Date.now() - healed) / 1000 : undefined;
     for (const w of workloads) {
       const { binding, clusters } = await plans(fed, w);
