@@ -167,7 +167,7 @@ export async function runAudit(argv: string[]): Promise<{ output: string; code: 
       }
       source = file;
     } else {
-      api = kubeApiClient(loadClusterAccess(choice));
+      api = kubeApiClient(loadClusterAccess(choice), config.cluster);
       // Lists once; nothing is written, and nothing is logged unless it fails.
       source = clusterWatch(api, config.cluster, createLogger('silent'), () => {});
     }

@@ -19,7 +19,7 @@ async function openFederation(
   source: ClusterSource | { kind: 'snapshot'; path: string }, config: Config, timeoutMs: number,
 ): Promise<{ view: FederationView; where: string }> {
   if (source.kind === 'snapshot') return { view: federationSnapshot(source.path), where: source.path };
-  const api = kubeApiClient(loadClusterAccess(source));
+  const api = kubeApiClient(loadClusterAccess(source), config.cluster);
   const view = federationWatchOf(api, config, createLogger('silent'));
   view.start();
   try {

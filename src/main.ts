@@ -51,7 +51,7 @@ function openSource(choice: SourceChoice, config: Config, log: Logger, metrics: 
     log.info({ source: label, objects: source.loaded.loaded, skipped: source.loaded.skipped, notObjects: source.loaded.notObjects }, 'loaded objects from file');
     return { source, actuator: memoryActuator(source.store, log, metrics) };
   }
-  const api = kubeApiClient(loadClusterAccess(choice));
+  const api = kubeApiClient(loadClusterAccess(choice), config.cluster);
   // Said before the first write: `serve` follows $KUBECONFIG and ~/.kube/config as kubectl does.
   const from = choice.kind === 'kubeconfig' ? `${choice.from} ${choice.path}` : 'in-cluster';
   const le = config.leaderElection;
@@ -226,7 +226,7 @@ export interface FederationRunning { admin: Listener; stop(): Promise<void> }
 export async function startFederation(
   config: Config, access: Parameters<typeof loadClusterAccess>[0], log: Logger, metrics = createMetrics({ defaults: true }),
 ): Promise<FederationRunning> {
-  const api = kubeApiClient(loadClusterAccess(access));
+  const api = kubeApiClient(loadClusterAccess(access), config.cluster);
   log.info({ server: api.server, schedulerName: config.karmada.schedulerName }, 'scheduling the Karmada bindings that name zonekeeper');
   const view = federationWatchOf(api, config, log);
   const service = federationService(view, config.karmada, metrics, systemClock);

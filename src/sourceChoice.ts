@@ -50,6 +50,7 @@ function reflectorOptions(c: Config['cluster']): ReflectorOptions {
   return {
     pageSize: c.listPageSize, watchTimeoutSeconds: c.watchTimeoutSeconds, silenceSeconds: c.watchSilenceSeconds,
     backoffInitialMs: c.backoffInitialMs, backoffMaxMs: c.backoffMaxMs, maxStalenessSeconds: c.maxStalenessSeconds,
+    listPageMaxBytes: c.listPageMaxBytes, watchEventMaxBytes: c.watchEventMaxBytes,
   };
 }
 

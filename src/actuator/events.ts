@@ -74,7 +74,8 @@ export function eventRecorder(api: ApiClient, log: Logger, metrics: Metrics, opt
   }
 
   async function write(w: EventSubject, objectKey: string, type: EventType, reason: string, message: string): Promise<void> {
-    const key = `${objectKey}\u0000${type}\u0000${reason}\u0000${message}`;
+    // Keyed as written: a message longer than an Event holds is not kept whole (4096 keys of at most ~1 KiB each).
+    const key = `${objectKey}\u0000${type}\u0000${reason}\u0000${message.slice(0, MESSAGE_MAX)}`;
     const now = new Date(clock.now()).toISOString();
     const namespace = w.namespace || 'default';
     const base = `/api/v1/namespaces/${encodeURIComponent(namespace)}/events`;

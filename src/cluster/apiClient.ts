@@ -1,7 +1,9 @@
 import http from 'node:http';
 import https from 'node:https';
+import { DEFAULT_RESPONSE_LIMITS } from '../common/config.js';
 import { ZonekeeperError } from '../common/errors.js';
 import type { ClusterAccess } from './kubeconfig.js';
+import { readWithin, type ByteLimit } from './responseLimits.js';
 
 /**
  * A small HTTP client for the Kubernetes API, with the credentials of `ClusterAccess`
@@ -19,7 +21,8 @@ export interface ApiClient {
 
 interface ApiResponse { status: number; body: string }
 
-interface RequestOptions { body?: string; contentType?: string; signal?: AbortSignal; timeoutMs?: number }
+/** `limit`: the most of the answer read (a list page's); else the client's `responseMaxBytes`. */
+interface RequestOptions { body?: string; contentType?: string; signal?: AbortSignal; timeoutMs?: number; limit?: ByteLimit }
 
 export class ApiError extends ZonekeeperError {
   constructor(readonly status: number, message: string) {
@@ -27,8 +30,10 @@ export class ApiError extends ZonekeeperError {
   }
 }
 
-export function kubeApiClient(cluster: ClusterAccess): ApiClient {
+/** `responseMaxBytes`: the most of any answer read, a list page's and a watch's aside (cluster.responseMaxBytes). */
+export function kubeApiClient(cluster: ClusterAccess, limits: { responseMaxBytes: number } = DEFAULT_RESPONSE_LIMITS): ApiClient {
   const base = new URL(cluster.server);
+  const answerLimit: ByteLimit = { bytes: limits.responseMaxBytes, setting: 'cluster.responseMaxBytes' };
   const secure = base.protocol === 'https:';
   let agent: http.Agent | undefined;
 
@@ -63,9 +68,8 @@ export function kubeApiClient(cluster: ClusterAccess): ApiClient {
     if (o.contentType) (opts.headers as Record<string, string>)['content-type'] = o.contentType;
     const signal = o.timeoutMs ? AbortSignal.any([AbortSignal.timeout(o.timeoutMs), ...(o.signal ? [o.signal] : [])]) : o.signal;
     const res = await open(opts, o.body, signal);
-    const chunks: Buffer[] = [];
-    for await (const c of res) chunks.push(c as Buffer);
-    return { status: res.statusCode ?? 0, body: Buffer.concat(chunks) };
+    const body = await readWithin(res, o.limit ?? answerLimit, `the answer to ${method} ${path.split('?')[0]}`);
+    return { status: res.statusCode ?? 0, body };
   }
 
   return {

@@ -6,8 +6,24 @@ const NO_USAGE: NodeUsage = { cpuMilli: 0, memory: 0, pods: 0 };
 const NO_COUNTS: ReadonlyMap<string, number> = new Map();
 /** Values `nodeDerived` keeps: one per distinct pod template's needs, bounded by the cluster. */
 const NODE_DERIVED_KEPT = 4096;
+/** And the bytes of their keys, which hold a selection's text (a tenant's affinity may be hundreds of KiB). */
+export const NODE_DERIVED_KEY_BYTES = 32 * 1024 * 1024;
+/** What a kept value costs beside its key (a node fit holds a byte per node slot and its zones). */
+const derivedBytes = (key: string) => 2 * key.length + 1024;
 /** Zones remembered per label after their last node went away: a bound whatever the churn. */
 const REMEMBERED_ZONES = 64;
+/** Labels whose zones are indexed or remembered: a workload's annotation may name any (each at most 256 KiB, the API's annotation limit). */
+const TOPOLOGY_KEYS_KEPT = 64;
+
+/** Room for one more label in `byKey`, the oldest going first; the zone label is never dropped. */
+function roomForKey(byKey: Map<string, unknown>): void {
+  if (byKey.size < TOPOLOGY_KEYS_KEPT) return;
+  for (const key of byKey.keys()) {
+    if (key === ZONE_LABEL) continue;
+    byKey.delete(key);
+    return;
+  }
+}
 
 const CONTROL_PLANE_ROLES = ['node-role.kubernetes.io/control-plane', 'node-role.kubernetes.io/master'];
 
@@ -48,6 +64,7 @@ export class DerivedCaches {
   private readonly zoneNodes = new Map<string, Map<string, SlimNode[]>>();
   /** `nodeDerived`'s values, dropped when a node is reshaped. */
   private readonly derived = new Map<string, unknown>();
+  private derivedKeyBytes = 0;
 
   /** `nodes`: every cached node, read when a zone index is rebuilt. */
   constructor(private readonly nodes: () => Iterable<SlimNode>) {}
@@ -64,17 +81,33 @@ export class DerivedCaches {
     if (before && !after) this.remember(before);
     this.zoneCache.clear();
     this.zoneNodes.clear();
-    if (reshaped(before, after)) this.derived.clear();
+    if (reshaped(before, after)) this.dropNodeDerived();
   }
 
   /** Something beside the nodes that `nodeDerived` values read changed (NodePools, the autoscaler's coming or going). */
-  dropNodeDerived(): void { this.derived.clear(); }
+  dropNodeDerived(): void {
+    this.derived.clear();
+    this.derivedKeyBytes = 0;
+  }
+
+  /** `nodeDerived`'s entries and their bytes as counted against NODE_DERIVED_KEY_BYTES. */
+  nodeDerivedHeld(): { entries: number; bytes: number } {
+    return { entries: this.derived.size, bytes: this.derivedKeyBytes };
+  }
 
   nodeDerived<T>(key: string, compute: () => T): T {
     if (this.derived.has(key)) return this.derived.get(key) as T;
     const value = compute();
-    if (this.derived.size >= NODE_DERIVED_KEPT) this.derived.delete(this.derived.keys().next().value!);
+    const bytes = derivedBytes(key);
+    if (bytes > NODE_DERIVED_KEY_BYTES) return value;
+    // The oldest go first (a Map iterates in insertion order).
+    while (this.derived.size >= NODE_DERIVED_KEPT || this.derivedKeyBytes + bytes > NODE_DERIVED_KEY_BYTES) {
+      const oldest: string = this.derived.keys().next().value!;
+      this.derived.delete(oldest);
+      this.derivedKeyBytes -= derivedBytes(oldest);
+    }
     this.derived.set(key, value);
+    this.derivedKeyBytes += bytes;
     return value;
   }
 
@@ -82,6 +115,7 @@ export class DerivedCaches {
     let zones = this.zoneCache.get(topologyKey);
     if (!zones) {
       zones = [...this.zoneIndex(topologyKey).keys()].filter(Boolean).sort();
+      roomForKey(this.zoneCache);
       this.zoneCache.set(topologyKey, zones);
     }
     return zones;
@@ -90,7 +124,10 @@ export class DerivedCaches {
   clusterZones(topologyKey: string): string[] {
     return this.nodeDerived(`clusterZones\u0002${topologyKey}`, () => {
       let remembered = this.remembered.get(topologyKey);
-      if (!remembered) this.remembered.set(topologyKey, (remembered = new Set()));
+      if (!remembered) {
+        roomForKey(this.remembered);
+        this.remembered.set(topologyKey, (remembered = new Set()));
+      }
       const zones = new Set(remembered);
       for (const [z, nodes] of this.zoneIndex(topologyKey)) if (z && nodes.some((n) => !controlPlane(n))) zones.add(z);
       return [...zones].sort();
@@ -125,6 +162,7 @@ export class DerivedCaches {
         const z = n.labels[topologyKey];
         if (z !== undefined) (byZone.get(z) ?? byZone.set(z, []).get(z)!).push(n);
       }
+      roomForKey(this.zoneNodes);
       this.zoneNodes.set(topologyKey, byZone);
     }
     return byZone;

@@ -3,13 +3,14 @@ import { ApiError, statusMessage, type ApiClient } from './apiClient.js';
 import { collectionPath, type KindSpec } from './kinds.js';
 import { ZonekeeperError } from '../common/errors.js';
 import { pageText } from './podPages.js';
+import type { ByteLimit } from './responseLimits.js';
 
 // The API server's side of a reflector: a kind's list pages and its watch stream.
 
 /** What a reflector lists and watches one kind through (client-go's ListerWatcher). */
 export interface ListerWatcher {
-  /** One page of the list: `continueToken` from the previous page, '' for the first. */
-  list(limit: number, continueToken: string, signal: AbortSignal): Promise<ListPage>;
+  /** One page of the list: `continueToken` from the previous page, '' for the first; a page past `bytes` is TooLarge. */
+  list(limit: number, continueToken: string, signal: AbortSignal, bytes?: ByteLimit): Promise<ListPage>;
   /** A watch stream from `resourceVersion`; the caller reads and destroys it. */
   watch(resourceVersion: string, timeoutSeconds: number, signal: AbortSignal): Promise<http.IncomingMessage>;
 }
@@ -24,11 +25,11 @@ export interface PageRequest { answer: Promise<ListPage>; cancel(): void }
 export function apiListerWatcher(api: ApiClient, kind: KindSpec): ListerWatcher {
   const base = collectionPath(kind);
   return {
-    list(limit, continueToken, signal) {
+    list(limit, continueToken, signal, bytes) {
       const q = new URLSearchParams({ limit: String(limit) });
       if (kind.fieldSelector) q.set('fieldSelector', kind.fieldSelector);
       if (continueToken) q.set('continue', continueToken);
-      return api.requestBytes('GET', `${base}?${q}`, { signal, timeoutMs: 60_000 });
+      return api.requestBytes('GET', `${base}?${q}`, { signal, timeoutMs: 60_000, limit: bytes });
     },
     watch(resourceVersion, timeoutSeconds, signal) {
       const q = new URLSearchParams({ watch: '1', allowWatchBookmarks: 'true', resourceVersion, timeoutSeconds: String(timeoutSeconds) });

@@ -1,20 +1,29 @@
 // What a pod or pod template asks of a node, read from raw JSON: its node selector, required
 // node affinity and tolerations (docs/design.md#the-zones-a-workload-can-use). Equal values
-// among cached pods share one frozen object.
+// among cached pods share one frozen object, kept for sharing within a budget in bytes.
 
+import { LRUCache } from 'lru-cache';
 import { CACHED_TOLERATIONS, type NodeNeeds, type NodeSelection, type NodeSelectorRequirement, type NodeSelectorTerm, type Toleration } from './objects.js';
 import { str, stringMap, type Raw } from './rawFields.js';
 
 /** Lists longer than this are also kept as a set. */
 const SET_FROM = 16;
 
+/** Bytes of distinct selections kept for sharing, and of distinct toleration lists: the least recently used go first. */
+export const SELECTIONS_MAX_BYTES = 32 * 1024 * 1024;
+export const TOLERATION_LISTS_MAX_BYTES = 8 * 1024 * 1024;
+
+/** A long list also as a set (not enumerable: a worker thread's copy comes without it, and gets it here). */
+function withValueSet(req: NodeSelectorRequirement): NodeSelectorRequirement {
+  if (req.values.length > SET_FROM && !req.valueSet) Object.defineProperty(req, 'valueSet', { value: new Set(req.values), enumerable: false });
+  return req;
+}
+
 function requirements(v: unknown): NodeSelectorRequirement[] {
   if (!Array.isArray(v)) return [];
   return v.filter((r) => r && typeof r.key === 'string').map((r) => {
     const values: string[] = Array.isArray(r.values) ? r.values.map(String) : [];
-    const req = { key: r.key as string, operator: str(r.operator, 'In'), values };
-    if (values.length > SET_FROM) Object.defineProperty(req, 'valueSet', { value: new Set(values), enumerable: false });
-    return req;
+    return withValueSet({ key: r.key as string, operator: str(r.operator, 'In'), values });
   });
 }
 
@@ -31,7 +40,20 @@ export function tolerations(v: unknown): Toleration[] {
   }));
 }
 
-const selections = new Map<string, NodeSelection>();
+/**
+ * About the heap a selection holds: its key, the parsed text again (about as long), and per
+ * value its array slot and string header, and its set entry where it has one.
+ */
+function selectionBytes(s: NodeSelection): number {
+  let slots = 0;
+  for (const t of s.affinity ?? []) {
+    for (const r of t.matchExpressions) slots += r.values.length * (r.valueSet ? 3 : 1);
+    for (const r of t.matchFields) slots += r.values.length * (r.valueSet ? 3 : 1);
+  }
+  return 2 * s.key.length + 24 * slots + 768;
+}
+
+const selections = new LRUCache<string, NodeSelection>({ maxSize: SELECTIONS_MAX_BYTES, sizeCalculation: selectionBytes });
 
 /**
  * A pod spec's `nodeSelector` and required node affinity; undefined when it sets neither.
@@ -51,9 +73,18 @@ export function nodeSelection(spec: Raw | undefined, share = true): NodeSelectio
 export function sharedSelection(s: NodeSelection): NodeSelection {
   const hit = selections.get(s.key);
   if (hit) return hit;
-  if (selections.size > 10_000) selections.clear();
+  for (const t of s.affinity ?? []) {
+    t.matchExpressions.forEach(withValueSet);
+    t.matchFields.forEach(withValueSet);
+  }
+  // One larger than the whole budget is not kept: its pods hold it, unshared.
   selections.set(s.key, Object.freeze(s));
   return s;
+}
+
+/** What the shared selections and toleration lists hold now, in bytes (as `selectionBytes` and `tolerationListBytes` count). */
+export function sharedNeedsBytes(): { selections: number; tolerationLists: number } {
+  return { selections: selections.calculatedSize, tolerationLists: tolerationLists.calculatedSize };
 }
 
 /** What a workload's pod template asks of a node. */
@@ -62,17 +93,16 @@ export function templateNeeds(spec: Raw | undefined): NodeNeeds {
 }
 
 export const NO_TOLERATIONS: readonly Toleration[] = Object.freeze([]);
-const tolerationLists = new Map<string, readonly Toleration[]>();
+/** About the heap a shared list holds: its key, the strings again, and each toleration object. */
+const tolerationListBytes = (list: readonly Toleration[], key: string) => 2 * key.length + 200 * list.length + 512;
+const tolerationLists = new LRUCache<string, readonly Toleration[]>({ maxSize: TOLERATION_LISTS_MAX_BYTES, sizeCalculation: tolerationListBytes });
 
 // One key for a list of tolerations, read from raw JSON or from slim ones alike.
 export const tolerationKey = (t: Raw) => `${str(t.key)}\u0000${str(t.operator, 'Equal')}\u0000${str(t.value)}\u0000${str(t.effect)}\u0001`;
 
 export function sharedList(key: string, make: () => Toleration[]): readonly Toleration[] {
   let shared = tolerationLists.get(key);
-  if (!shared) {
-    if (tolerationLists.size > 10_000) tolerationLists.clear();
-    tolerationLists.set(key, (shared = Object.freeze(make())));
-  }
+  if (!shared) tolerationLists.set(key, (shared = Object.freeze(make())));
   return shared;
 }
 

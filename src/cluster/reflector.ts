@@ -4,9 +4,11 @@ import { slimOf } from './convert.js';
 import type { KindName, KindSpec } from './kinds.js';
 import { continueAhead, Gone, listError, type ListerWatcher, type ListPage, type PageRequest } from './listerWatcher.js';
 import { backoff as backoffOf, sleepOn, systemClock, type Timers } from '../common/clock.js';
+import { DEFAULT_RESPONSE_LIMITS } from '../common/config.js';
 import { ZonekeeperError } from '../common/errors.js';
 import { releaseAfterLargeBody } from '../common/memory.js';
 import { inlinePages, type DecodedPage, type PageDecoder } from './podPages.js';
+import { LineCutter, readStart, TooLarge, type ByteLimit } from './responseLimits.js';
 
 /** What a reflector writes to: objects of its kind by key (client-go's Store). */
 export interface ReflectorStore {
@@ -19,7 +21,11 @@ export interface ReflectorStore {
 }
 
 export interface ReflectorOptions {
+  /** Items a list page asks for at first; halved for each page past `listPageMaxBytes`. */
   pageSize: number;
+  /** The most one list page, and one watch event, may be (cluster.listPageMaxBytes, cluster.watchEventMaxBytes). */
+  listPageMaxBytes?: number;
+  watchEventMaxBytes?: number;
   /** Asked of the API server; a healthy server ends the watch after this long. */
   watchTimeoutSeconds: number;
   /** No byte for this long on an open watch: the watch is stalled, relist. */
@@ -79,6 +85,9 @@ function decode(line: string, kind: string): WatchEvent {
 /** At most this many pages of one list are decoding at once (the decoder thread never waits for the next). */
 const PAGES_DECODING = 3;
 
+/** How much of a failed watch's answer is read for its message. */
+const ERROR_BODY_BYTES = 64 * 1024;
+
 /**
  * List, then watch from the list's resourceVersion; relist on 410 Gone and when the
  * watch goes silent; back off after errors. A small, typed client-go reflector.
@@ -92,6 +101,10 @@ export class Reflector {
   private announcedOff = false;
   private readonly slim: (raw: any) => unknown;
   private readonly decodePage: PageDecoder;
+  /** Items a list page asks for now: `opts.pageSize`, halved after each page too large. */
+  private pageSize: number;
+  private readonly pageLimit: ByteLimit;
+  private readonly eventLimit: ByteLimit;
 
   constructor(
     private readonly lw: ListerWatcher,
@@ -105,6 +118,9 @@ export class Reflector {
   ) {
     this.slim = resource.slim ?? slimOf(resource);
     this.decodePage = decodePage ?? inlinePages(this.slim);
+    this.pageSize = opts.pageSize;
+    this.pageLimit = { bytes: opts.listPageMaxBytes ?? DEFAULT_RESPONSE_LIMITS.listPageMaxBytes, setting: 'cluster.listPageMaxBytes' };
+    this.eventLimit = { bytes: opts.watchEventMaxBytes ?? DEFAULT_RESPONSE_LIMITS.watchEventMaxBytes, setting: 'cluster.watchEventMaxBytes' };
     this.state = {
       kind: resource.plural,
       apiVersion: resource.group ? `${resource.group}/${resource.version}` : resource.version,
@@ -202,10 +218,10 @@ export class Reflector {
           needList = true;
           continue;
         }
-        // A corrupt stream lost an event: relist, but after the backoff, not in a hot loop.
-        if (reason === 'decode') needList = true;
+        // A corrupt stream, or an event too large to read, lost an event: relist, but after the backoff, not in a hot loop.
+        if (reason === 'decode' || err instanceof TooLarge) needList = true;
         const off = this.off();
-        const unanswered = !(err instanceof ApiError) && this.opts.outage !== undefined;
+        const unanswered = !(err instanceof ApiError) && !(err instanceof TooLarge) && this.opts.outage !== undefined;
         // A feature switched off, or an API server away, is said once, not at every retry; it is retried all the same.
         if (unanswered && !this.opts.outage!.unreachable(err as Error)) this.log.debug({ kind: this.resource.plural, err: (err as Error).message }, 'API server still not reached, retrying');
         else if (unanswered) this.log.warn({ err: (err as Error).message, backoffMaxMs: this.opts.backoffMaxMs }, 'cannot reach the API server; retrying every kind with backoff (said once until it answers)');
@@ -242,7 +258,7 @@ export class Reflector {
     try {
       for (;;) {
         if (page && decoding.length < PAGES_DECODING) {
-          const res: ListPage = await page.answer;
+          const res: ListPage = await page.answer.catch((err: unknown) => { throw this.smallerPages(err); });
           bytes += res.body.length;
           const guess: string = res.status === 200 ? continueAhead(res.body) ?? '' : '';
           // This page decodes (off the event loop for pods; its bytes move there) while older ones go to the store.
@@ -275,10 +291,20 @@ export class Reflector {
     releaseAfterLargeBody(bytes);
   }
 
+  /** A page past its byte limit: every later list of this reflector asks for half as many items a page (at least one). */
+  private smallerPages(err: unknown): unknown {
+    if (!(err instanceof TooLarge)) return err;
+    const kind = this.resource.plural;
+    const was = this.pageSize;
+    this.pageSize = Math.max(1, Math.floor(was / 2));
+    if (was === 1) return new TooLarge(err.limit, `list ${kind}: one object`, '; raise the limit');
+    return new TooLarge(err.limit, `list ${kind}: a page of ${was}`, `; relisting ${this.pageSize} a page (cluster.listPageSize ${this.opts.pageSize} is where it starts)`);
+  }
+
   /** One page's request, cancellable on its own (a prefetched page that is not wanted). */
   private page(continueToken: string): PageRequest {
     const own = new AbortController();
-    const answer = this.lw.list(this.opts.pageSize, continueToken, AbortSignal.any([this.abort.signal, own.signal]));
+    const answer = this.lw.list(this.pageSize, continueToken, AbortSignal.any([this.abort.signal, own.signal]), this.pageLimit);
     // A cancelled page's rejection is expected: never unhandled.
     answer.catch(() => {});
     return { answer, cancel: () => own.abort() };
@@ -309,30 +335,25 @@ export class Reflector {
     try {
       arm();
       const res = await this.lw.watch(this.state.resourceVersion, this.opts.watchTimeoutSeconds, attempt.signal);
-      if (res.statusCode === 410) { res.resume(); throw new Gone('410 on watch'); }
+      if (res.statusCode === 410) { res.destroy(); throw new Gone('410 on watch'); }
       if (res.statusCode !== 200) {
-        let body = '';
-        for await (const c of res) body += c;
+        const body = await readStart(res, ERROR_BODY_BYTES);
         throw new ApiError(res.statusCode ?? 0, `watch ${this.resource.plural}: ${res.statusCode} ${statusMessage(body)}`);
       }
       this.state.watching = true;
       this.state.lastContactAt = this.clock.now();
       proven = this.clock.after(PROVEN_AFTER_MS, () => this.working());
-      res.setEncoding('utf8');
-      let buffered = '';
-      for await (const chunk of res as AsyncIterable<string>) {
+      const lines = new LineCutter(this.eventLimit, `watch ${this.resource.plural}: an event`);
+      const take = (line: string) => { if (line.trim()) this.apply(decode(line, this.resource.plural)); };
+      for await (const chunk of res as AsyncIterable<Buffer>) {
         arm();
         this.state.lastContactAt = this.clock.now();
-        buffered += chunk;
-        let nl: number;
-        while ((nl = buffered.indexOf('\n')) >= 0) {
-          const line = buffered.slice(0, nl).trim();
-          buffered = buffered.slice(nl + 1);
-          if (line) this.apply(decode(line, this.resource.plural));
-        }
+        lines.push(chunk, take);
       }
-      if (buffered.trim()) this.apply(decode(buffered, this.resource.plural));
+      take(lines.rest());
     } catch (err) {
+      // Nothing more is read of this watch (an event too large, a corrupt one): its socket goes.
+      attempt.abort();
       if (stalled) throw new Stalled(`no event for ${this.opts.silenceSeconds}s`);
       throw err;
     } finally {

@@ -25,14 +25,18 @@ export function parsePreferences(json: string): ParsedPreferences {
   return parseJsonAnnotation(zonePreferencesSchema, json);
 }
 
+/** What is said of a wrong annotation at most (a value of 10,000 unknown keys would be named key by key). */
+const ERROR_MAX = 1024;
+const clipped = (error: string) => (error.length > ERROR_MAX ? `${error.slice(0, ERROR_MAX)}…` : error);
+
 /** An annotation's JSON against its schema: the value, or one line saying what is wrong. */
 export function parseJsonAnnotation<T>(schema: z.ZodType<T>, json: string): { ok: true; spec: T } | { ok: false; error: string } {
   let value: unknown;
   try {
     value = JSON.parse(json);
   } catch (err) {
-    return { ok: false, error: `not JSON: ${(err as Error).message}` };
+    return { ok: false, error: clipped(`not JSON: ${(err as Error).message}`) };
   }
   const r = schema.safeParse(value);
-  return r.success ? { ok: true, spec: r.data } : { ok: false, error: describeIssues(r.error) };
+  return r.success ? { ok: true, spec: r.data } : { ok: false, error: clipped(describeIssues(r.error)) };
 }

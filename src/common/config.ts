@@ -43,6 +43,15 @@ function isLoopback(hp: string): boolean {
   return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
 }
 
+/**
+ * The most read of one answer from the API server or a member (docs/security.md#memory): a list page
+ * (a 500-item page of large pods is a few MiB), a watch event (one object: etcd keeps up to 1.5 MiB,
+ * its JSON can be several times that), anything else.
+ */
+export const DEFAULT_RESPONSE_LIMITS = {
+  listPageMaxBytes: 32 * 1024 * 1024, watchEventMaxBytes: 16 * 1024 * 1024, responseMaxBytes: 16 * 1024 * 1024,
+} as const;
+
 /** The Lease of `serve`'s writers when none is named (`zonekeeper karmada` takes its own: main.ts). */
 export const DEFAULT_LEASE_NAME = 'zonekeeper-writers';
 
@@ -164,7 +173,15 @@ export const configSchema = z.strictObject({
     backoffMaxMs: z.number().int().min(1).default(30_000),
     crdRecheckSeconds: positive.default(60),
     maxStalenessSeconds: positive.default(60),
-  }).prefault({}),
+    // A larger list page is refused and the list asked again with half as many items a page.
+    listPageMaxBytes: z.number().int().min(1024 * 1024).default(DEFAULT_RESPONSE_LIMITS.listPageMaxBytes),
+    // A larger watch event (one object) is refused and the kind relisted.
+    watchEventMaxBytes: z.number().int().min(1024 * 1024).default(DEFAULT_RESPONSE_LIMITS.watchEventMaxBytes),
+    // Any other answer (an object, discovery, a review): a larger one is an error.
+    responseMaxBytes: z.number().int().min(1024 * 1024).default(DEFAULT_RESPONSE_LIMITS.responseMaxBytes),
+  }).prefault({}).refine((c) => c.listPageMaxBytes >= c.watchEventMaxBytes, {
+    path: ['listPageMaxBytes'], message: 'must be at least cluster.watchEventMaxBytes: a page of one object holds what its watch event holds',
+  }),
   placement: z.strictObject({
     topologyKey: z.string().min(1).default('topology.kubernetes.io/zone'),
     manageStatefulSets: z.boolean().default(true),

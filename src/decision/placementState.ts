@@ -45,7 +45,11 @@ export class PlacementState implements DecisionState {
     this.settings = { ...config.placement, podsBeyondSubsets: config.workloadSpread.podsBeyondSubsets };
     this.reservations = new Reservations(config.placement.reservationTtlSeconds, clock);
     this.waitingSince = new ExpiringMap({ max: 100_000, ttlMs: 3_600_000, clock });
-    this.unschedulable = new LRUCache({ max: 10_000, ttl: config.placement.adaptiveUnschedulableSeconds * 1000, perf: clock });
+    // Keyed by a tenant's subset names: bounded in bytes too.
+    this.unschedulable = new LRUCache({
+      max: 10_000, maxSize: 8 * 1024 * 1024, sizeCalculation: (_, key) => 2 * key.length + 64,
+      ttl: config.placement.adaptiveUnschedulableSeconds * 1000, perf: clock,
+    });
     this.failedPinZones = new ExpiringMap({ max: 10_000, ttlMs: config.placement.adaptiveUnschedulableSeconds * 1000, clock });
     // A reservation ends when the watch shows the pod bound or gone (docs/design.md#reservations).
     source.store.onPod((type, pod) => {

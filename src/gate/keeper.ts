@@ -45,6 +45,8 @@ export interface GateKeeperDeps {
 const GATE_WRITES_IN_FLIGHT = 32;
 /** How long a lifted pod is not decided again while the watch does not show it ungated. */
 const LIFTED_KEPT_MS = 60_000;
+/** How many characters of subset keys the gate remembers having told (about 4 MiB). */
+const TOLD_CHARS = 2 * 1024 * 1024;
 
 /** A pod that waits, and what can end its wait (kube-scheduler's EventsToRegister). */
 interface Waiting { why: string; claims: readonly string[]; workload: string | undefined }
@@ -72,6 +74,8 @@ export function zoneGateKeeper(deps: GateKeeperDeps) {
   const placed = new Map<string, { pod: Pick<SlimPod, 'namespace' | 'name'>; fallback: GateFallback; at: number }>();
   /** WorkloadSpread generations and subsets already told that part of a patch was not applied. */
   const toldSpreads = new Set<string>();
+  /** The characters of toldSpreads' keys, which hold a tenant's subset names: at most TOLD_CHARS. */
+  let toldChars = 0;
   const queueOpts = {
     resyncMs: opts.intervalSeconds * 1000, ready: source.ready, clock, retryBaseMs: 200, retryMaxMs: opts.intervalSeconds * 1000,
     onError: (key: string, err: Error) => log.error({ pod: key, err: err.message }, 'zone gate: deciding a pod failed'),
@@ -195,8 +199,12 @@ export function zoneGateKeeper(deps: GateKeeperDeps) {
     for (const ws of source.snapshot.workloadSpreads(pod.namespace)) {
       const key = `${ws.uid}/${ws.generation}/${subset}`;
       if (ws.name !== workloadSpread || toldSpreads.has(key)) continue;
-      if (toldSpreads.size >= 10_000) toldSpreads.clear();
+      if (toldSpreads.size >= 10_000 || toldChars + key.length > TOLD_CHARS) {
+        toldSpreads.clear();
+        toldChars = 0;
+      }
       toldSpreads.add(key);
+      toldChars += key.length;
       events.record(ws, 'Warning', 'SubsetPatchNotApplied', `subset ${subset}: pods decided by the zone gate after their creation do not get ${fields} of its patch `
       + `(only admission applies all of it); they carry the annotation ${ANNOTATION.subsetPatchNotApplied}, and zonekeeper audit lists them`);
     }

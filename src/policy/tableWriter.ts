@@ -48,6 +48,8 @@ const generationOf = (v: string | undefined): number => (v !== undefined && /^[1
 const GENERATION_BYTES = 64;
 /** Table writes remembered per namespace: a pod is checked within seconds of its creation. */
 const WRITES_KEPT = 4;
+/** Tables read a page at a time at start: 16 of at most 900 KiB (policy.maxBytes) fit in cluster.responseMaxBytes. */
+const TABLES_A_PAGE = 16;
 
 /** The tables this process wrote or read (the last few per namespace): what tells a pod the policy decided from an older one. */
 export function tableWrites() {
@@ -93,16 +95,20 @@ export function seatTableController(
 
   /** The tables already in the cluster (a previous holder's), so that one whose StatefulSets all went while no holder ran is emptied too. */
   async function findTables(): Promise<void> {
-    const url = `/api/v1/configmaps?fieldSelector=${encodeURIComponent(`metadata.name=${opts.configMapName}`)}`;
+    const url = `/api/v1/configmaps?fieldSelector=${encodeURIComponent(`metadata.name=${opts.configMapName}`)}&limit=${TABLES_A_PAGE}`;
     try {
-      const res = await api.request('GET', url, { timeoutMs: 10_000 });
-      if (res.status !== 200) throw new Error(`${res.status} ${statusMessage(res.body)}`);
-      const list = JSON.parse(res.body) as { items?: { metadata?: { namespace?: string } }[] };
-      for (const ns of (list.items ?? []).map((i) => i.metadata?.namespace)) {
-        if (!ns || written.has(ns)) continue;
-        written.add(ns);
-        // Before the cache is synced the first resync queues it: a table is never computed from a cache not synced.
-        if (source.ready()) queue.add(ns);
+      for (let next = ''; ;) {
+        const res = await api.request('GET', next ? `${url}&continue=${encodeURIComponent(next)}` : url, { timeoutMs: 10_000 });
+        if (res.status !== 200) throw new Error(`${res.status} ${statusMessage(res.body)}`);
+        const list = JSON.parse(res.body) as { metadata?: { continue?: string }; items?: { metadata?: { namespace?: string } }[] };
+        for (const ns of (list.items ?? []).map((i) => i.metadata?.namespace)) {
+          if (!ns || written.has(ns)) continue;
+          written.add(ns);
+          // Before the cache is synced the first resync queues it: a table is never computed from a cache not synced.
+          if (source.ready()) queue.add(ns);
+        }
+        next = list.metadata?.continue ?? '';
+        if (!next) break;
       }
     } catch (err) {
       log.warn({ err: (err as Error).message }, 'existing seat tables not listed: a table whose StatefulSets all went while no holder ran stays as it is');

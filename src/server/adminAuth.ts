@@ -28,7 +28,10 @@ interface UserInfo { username: string; uid?: string; groups?: string[]; extra?: 
  * itself is refused, so one that crosses the pod network cannot be replayed against the API server.
  */
 export function kubernetesAuthorizer(api: ApiClient, audiences: readonly string[]): AdminAuthorizer {
-  const decided = new LRUCache<string, AuthVerdict>({ max: 2000, ttl: CACHE_TTL_MS });
+  // Keyed by a request's path too: bounded in bytes, whatever paths a caller sends.
+  const decided = new LRUCache<string, AuthVerdict>({
+    max: 2000, maxSize: 4 * 1024 * 1024, sizeCalculation: (_, key) => 2 * key.length + 256, ttl: CACHE_TTL_MS,
+  });
 
   async function review(kind: 'tokenreviews' | 'subjectaccessreviews', group: string, spec: unknown): Promise<any> {
     const res = await api.request('POST', `/apis/${group}/v1/${kind}`, {

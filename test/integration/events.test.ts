@@ -55,4 +55,18 @@ describe('Kubernetes Events on workloads, as client-go records them', () => {
     await r.settle();
     assert.equal(count('storm'), 26);
   });
+
+  it('messages alike in what an Event holds (1 KiB) are one Event: what is kept to aggregate them is no longer than that', async () => {
+    const r = recorder(new FakeClock());
+    const long = slimWorkload('StatefulSet', statefulSet('long', 3));
+    const head = 'x'.repeat(1024);
+    for (const tail of ['a', 'b'.repeat(256 * 1024)]) {
+      r.record(long, 'Warning', 'InvalidZonePreferences', `${head}${tail}`);
+      await r.settle();
+    }
+    const mine = [...api.kubeEvents.values()].filter((e) => e.involvedObject.name === 'long');
+    assert.equal(mine.length, 1);
+    assert.equal(mine[0]!.count, 2);
+    assert.equal(mine[0]!.message, head);
+  });
 });

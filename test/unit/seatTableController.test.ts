@@ -185,8 +185,11 @@ describe('seat tables a previous holder wrote', () => {
     const GONE = '/api/v1/namespaces/gone/configmaps/zonekeeper-seats';
     let gone: { rv: number; data: Record<string, string> } = { rv: 7, data: { 'old-uid': 'rr;topology.kubernetes.io/zone;0;zone-a' } };
     const api = recordingApi((r) => {
+      // Two pages: the tables are read a page at a time, so that no answer grows with the namespaces.
       if (r.method === 'GET' && r.path.startsWith('/api/v1/configmaps?')) {
-        return { status: 200, body: { items: [{ metadata: { namespace: 'gone', name: 'zonekeeper-seats' } }, { metadata: { namespace: 'default', name: 'zonekeeper-seats' } }] } };
+        return r.path.includes('continue=')
+          ? { status: 200, body: { metadata: {}, items: [{ metadata: { namespace: 'default', name: 'zonekeeper-seats' } }] } }
+          : { status: 200, body: { metadata: { continue: 'more' }, items: [{ metadata: { namespace: 'gone', name: 'zonekeeper-seats' } }] } };
       }
       if (r.method === 'GET' && r.path === GONE) return { status: 200, body: { metadata: { resourceVersion: String(gone.rv) }, data: gone.data } };
       if (r.method === 'PUT' && r.path === GONE && r.body.metadata.resourceVersion === String(gone.rv)) {
@@ -202,8 +205,9 @@ describe('seat tables a previous holder wrote', () => {
     try {
       await clock.advance(0);
       await clock.advance(0);
-      const list = api.requests.find((r) => r.path.startsWith('/api/v1/configmaps?'));
-      assert.equal(list?.path, '/api/v1/configmaps?fieldSelector=metadata.name%3Dzonekeeper-seats', 'all tables, by name only');
+      const lists = api.requests.filter((r) => r.path.startsWith('/api/v1/configmaps?')).map((r) => r.path);
+      assert.deepEqual(lists, ['/api/v1/configmaps?fieldSelector=metadata.name%3Dzonekeeper-seats&limit=16',
+        '/api/v1/configmaps?fieldSelector=metadata.name%3Dzonekeeper-seats&limit=16&continue=more'], 'all tables, by name only, 16 a page');
       assert.deepEqual(gone, { rv: 8, data: { 'table.generation': String(T0) } }, 'the dead UID\'s seats are gone');
       await clock.advance(10 * 60_000);
       assert.equal(api.requests.filter((r) => r.method === 'PUT' && r.path === GONE).length, 1, 'emptied once, then left alone');
