@@ -30,6 +30,9 @@ export interface BindingSchedulerDeps {
   clock?: Timers;
 }
 
+/** A binding whose write met a conflict is planned again this soon (the watch brings the newer version meanwhile). */
+const CONFLICT_AGAIN_MS = 200;
+
 /** A burst of member events is one plan per binding. */
 const GATHER_MS = 1000;
 
@@ -40,8 +43,10 @@ export function bindingScheduler(d: BindingSchedulerDeps): BindingScheduler {
   const rangesWrittenAt = new Map<string, number>();
 
   const failed = (key: string, what: string, r: Extract<WriteResult, { ok: false }>): WorkResult => {
-    // 409: the binding changed since the plan was made; the next turn plans it from what it is now.
-    if (r.status !== 409) d.log.warn({ binding: key, status: r.status, err: r.message }, `${what} not written`);
+    // 409: the binding changed since the plan was made (Karmada's taint manager and detector write it too): planned
+    // again shortly from what it is now, not after a growing backoff, which held 1,000 bindings off a lost member for minutes.
+    if (r.status === 409) return { againAfterMs: CONFLICT_AGAIN_MS };
+    d.log.warn({ binding: key, status: r.status, err: r.message }, `${what} not written`);
     return 'retry';
   };
 

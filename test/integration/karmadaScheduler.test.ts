@@ -173,6 +173,14 @@ describe('the Karmada transport: zonekeeper schedules the bindings that name it'
     assert.deepEqual(clustersOf('race-deployment'), { m1: 2, m2: 2, m3: 2 });
   });
 
+  it('conflicts in a row (another controller writing the binding) are planned again at once, not after a growing backoff', async () => {
+    karmada.faults.push({ match: (m, p) => m === 'PATCH' && p.endsWith('/resourcebindings/hot-deployment'), status: 409, remaining: 6 });
+    karmada.put(policy('hot', '{"clusters":{"*":{"weight":1}}}'));
+    karmada.put(binding('hot', 3));
+    // Backing off 0.5, 1, 2, 4, 8 and 16 s would take 31.5 s of fake time; 200 ms each takes about 1.2 s.
+    await until(() => !!stored('hot-deployment').spec.clusters, 'hot scheduled after six conflicts', 5_000);
+  });
+
   it('a member zonekeeper cannot read keeps what it has and gets none added', async () => {
     const assigned = [{ name: 'm1', replicas: 1 }, { name: 'm2', replicas: 1 }, { name: 'm3', replicas: 4 }];
     // m3 moves to an endpoint nobody answers, which Karmada's proxy cannot reach: its capacity is unknown from now on.
