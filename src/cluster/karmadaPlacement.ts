@@ -94,11 +94,12 @@ export function parsePlacement(p: Raw): Placement {
         overflow: list(t.overflowAffinities).map((o) => ({ name: typeof o.affinityName === 'string' ? o.affinityName : '', affinity: clusterAffinity(o) })),
       }))
     : [{ name: '', affinity: isRaw(p.clusterAffinity) ? clusterAffinity(p.clusterAffinity) : ANY, overflow: [] }];
-  const spread = list(p.spreadConstraints).map((s) => ({
-    field: SPREAD_FIELDS.includes(s.spreadByField) ? (s.spreadByField as SpreadField) : undefined,
-    label: typeof s.spreadByLabel === 'string' && s.spreadByLabel ? s.spreadByLabel : undefined,
-    minGroups: int(s.minGroups), maxGroups: int(s.maxGroups),
-  }));
+  const spread = list(p.spreadConstraints).map((s) => {
+    const label = typeof s.spreadByLabel === 'string' && s.spreadByLabel ? s.spreadByLabel : undefined;
+    // Karmada's webhook makes a constraint naming neither a field nor a label a `cluster` one.
+    const field = SPREAD_FIELDS.includes(s.spreadByField) ? (s.spreadByField as SpreadField) : label ? undefined : 'cluster';
+    return { field, label, minGroups: int(s.minGroups), maxGroups: int(s.maxGroups) };
+  });
   const scheduling = replicaScheduling(isRaw(p.replicaScheduling) ? p.replicaScheduling : undefined);
   const badSpread = list(p.spreadConstraints).findIndex((s) => s.spreadByField !== undefined && s.spreadByField !== '' && !SPREAD_FIELDS.includes(s.spreadByField));
   const unsupported = typeof scheduling === 'string' ? scheduling

@@ -135,7 +135,9 @@ export function selectClusters(p: Placement, cands: Candidate[], replicas: numbe
   if (byKey.size < grouping.minGroups) return { ok: false, message: `the number of feasible ${what} is less than spreadConstraint.MinGroups` };
   const groups: Group[] = [...byKey].map(([name, cs]) => ({ name, value: cs.length, clusters: cs,
     weight: groupScore(cs, replicas, need < 0, grouping.minGroups || 1, cluster?.minGroups ?? 0) }));
-  const paths = feasiblePaths(groups, grouping.minGroups, grouping.maxGroups || Infinity, cluster?.minGroups ?? 0);
+  // Karmada reads a region's maxGroups as it is (unset: no set of regions fits); zonekeeper's groupings cap only when it is set.
+  const max = grouping.field === 'region' ? grouping.maxGroups : grouping.maxGroups || Infinity;
+  const paths = feasiblePaths(groups, grouping.minGroups, max, cluster?.minGroups ?? 0);
   if (paths.length === 0) return { ok: false, message: 'the number of clusters is less than the cluster spreadConstraint.MinGroups' };
   // Karmada takes the first path; zonekeeper's own groupings take the first whose members can hold the replicas.
   for (const path of grouping.field === 'region' ? [prioritized(paths)[0]!] : prioritized(paths)) {

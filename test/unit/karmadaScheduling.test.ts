@@ -152,6 +152,9 @@ describe('clusterAffinities, tolerations and spread constraints as karmada-sched
     const members = ABC({ A: { spec: { region: 'r1' } }, B: { spec: { region: 'r2' } }, C: {} });
     const placement = { spreadConstraints: [{ spreadByField: 'cluster', minGroups: 1, maxGroups: 1 }, { spreadByField: 'region', minGroups: 2, maxGroups: 2 }] };
     assert.deepEqual(clustersOf(karmada(2, placement, members)), { A: 2, B: 2 });
+    const unbounded = karmada(2, { spreadConstraints: [{ spreadByField: 'cluster', minGroups: 1, maxGroups: 1 }, { spreadByField: 'region', minGroups: 2 }] }, members);
+    assert.ok(!unbounded.ok && unbounded.reason === 'SchedulerError', 'a region constraint without maxGroups fits no set of regions, as in Karmada');
+    assert.equal(Object.keys(clustersOf(karmada(2, { spreadConstraints: [{ minGroups: 1, maxGroups: 1 }] }, members))).length, 1, 'neither field nor label: by cluster');
   });
 
   it('spread by zone and by label, which Karmada does not carry out: groups within min..max, a member\'s zones each counted, room checked', () => {
