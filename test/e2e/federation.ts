@@ -13,7 +13,7 @@ import { loadClusterAccess } from '../../src/cluster/kubeconfig.js';
 import { admissionConfig, admissionReady, webhookConfiguration, ADMISSION_LABEL } from './admissionWebhook.js';
 import { ControlPlane, freePort, type Zonekeeper } from './controlPlane.js';
 import { eventually, Kube, type Obj } from './kube.js';
-import { ZONES } from './workloads.js';
+import { deployment, ZONES } from './workloads.js';
 
 const run = promisify(execFile);
 const SHARED = new URL('../../../shared/karmada/', import.meta.url).pathname;
@@ -178,12 +178,4 @@ export function propagation(namespace: string, name: string, kind: string, prefs
 }
 
 /** A Deployment for the default scheduler of each member (no schedulerName): admission writes its zone. */
-export function karmadaDeployment(namespace: string, name: string, replicas: number): Obj {
-  return {
-    apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name, namespace },
-    spec: {
-      replicas, selector: { matchLabels: { app: name } },
-      template: { metadata: { labels: { app: name } }, spec: { terminationGracePeriodSeconds: 0, containers: [{ name: 'c', image: 'busybox', resources: { requests: { cpu: '10m' } } }] } },
-    },
-  };
-}
+export const karmadaDeployment = (namespace: string, name: string, replicas: number): Obj => deployment(namespace, name, replicas, undefined);

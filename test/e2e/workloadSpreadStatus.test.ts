@@ -15,7 +15,7 @@ import { parseAllDocuments } from 'yaml';
 import { admissionConfig, admissionReady, webhookConfiguration } from './admissionWebhook.js';
 import { ControlPlane, kubeVersions } from './controlPlane.js';
 import { eventually, Kube, type Obj } from './kube.js';
-import { tearDown } from './workloads.js';
+import { tearDown, deployment as defaultSchedulerDeployment } from './workloads.js';
 import { conversionReady, WORKLOADSPREAD_CRD, workloadSpreadCrd } from './workloadSpreadCrd.js';
 
 const ZONE = 'topology.kubernetes.io/zone';
@@ -33,15 +33,8 @@ const zoneSubset = (name: string, zone: string, maxReplicas: number | null): Obj
   ...(maxReplicas === null ? {} : { maxReplicas }), patch: { metadata: { annotations: { subset: name } } },
 });
 
-function deployment(name: string, replicas: number): Obj {
-  return {
-    apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name, namespace: NS },
-    spec: {
-      replicas, selector: { matchLabels: { app: name } },
-      template: { metadata: { labels: { app: name } }, spec: { terminationGracePeriodSeconds: 0, containers: [{ name: 'c', image: 'busybox', resources: { requests: { cpu: '10m' } } }] } },
-    },
-  };
-}
+/** A Deployment for the cluster's default scheduler. */
+const deployment = (name: string, replicas: number): Obj => defaultSchedulerDeployment(NS, name, replicas, undefined);
 
 for (const k of kubeVersions()) describe(`[${k.version}] OpenKruise's WorkloadSpread scenarios on zonekeeper's standalone mode`, () => {
   const cp = new ControlPlane(k.bin);
