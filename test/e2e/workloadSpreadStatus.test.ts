@@ -11,12 +11,10 @@
 // the suite of revision-aware deletion costs (issue 47, behaviour 7).
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { parseAllDocuments } from 'yaml';
-import { admissionConfig, admissionReady, webhookConfiguration } from './admissionWebhook.js';
 import { ControlPlane, kubeVersions } from './controlPlane.js';
 import { eventually, Kube, type Obj } from './kube.js';
 import { tearDown, deployment as defaultSchedulerDeployment } from './workloads.js';
-import { conversionReady, WORKLOADSPREAD_CRD, workloadSpreadCrd } from './workloadSpreadCrd.js';
+import { standaloneWorkloadSpreads } from './workloadSpreadCrd.js';
 
 const ZONE = 'topology.kubernetes.io/zone';
 const NS = 'kruise-scenarios';
@@ -24,9 +22,6 @@ const WS_API = 'apps.kruise.io/v1alpha1';
 const MATCHED = 'apps.kruise.io/matched-workloadspread';
 const COST = 'controller.kubernetes.io/pod-deletion-cost';
 const RECOVERY_SECONDS = 20;
-const OVERLAY = new URL('../../manifests/overlays/managed', import.meta.url).pathname;
-const CRD_DIR = new URL('../../manifests/workloadspread-crd', import.meta.url).pathname;
-const RBAC_KINDS = new Set(['Namespace', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding']);
 
 const zoneSubset = (name: string, zone: string, maxReplicas: number | null): Obj => ({
   name, requiredNodeSelectorTerm: { matchExpressions: [{ key: ZONE, operator: 'In', values: [zone] }] },
@@ -42,29 +37,8 @@ for (const k of kubeVersions()) describe(`[${k.version}] OpenKruise's WorkloadSp
   let stopKubelet: () => Promise<void>;
 
   before(async () => {
-    const { port, admission } = await admissionConfig('zonekeeper-system/zonekeeper-webhook-tls');
     // The shipped CRD stores v1beta1: the scenarios' v1alpha1 objects go through zonekeeper's /convert.
-    admission.certificate.conversionCrd = WORKLOADSPREAD_CRD;
-    const config = {
-      admission, gate: { intervalSeconds: 1 }, leaderElection: { namespace: 'zonekeeper-system' },
-      workloadSpread: { writeStatus: true, statusIntervalSeconds: 1 }, deletionCost: { enabled: true, intervalSeconds: 1 },
-      placement: { adaptiveUnschedulableSeconds: RECOVERY_SECONDS },
-    };
-    await cp.up([{ name: 'default-scheduler', extender: false }], config);
-    kube = new Kube(cp.api);
-    // zonekeeper as the managed overlay's ServiceAccount with that overlay's RBAC (WorkloadSpread status included).
-    const rbac = [OVERLAY, CRD_DIR].flatMap((dir) => parseAllDocuments(cp.kubectl(['kustomize', dir])).map((d) => d.toJS()).filter((o) => o && RBAC_KINDS.has(o.kind)));
-    await cp.restartZonekeeperAs(rbac, config);
-    // Kruise's cluster: worker 0 in zone-a, workers 1 and 2 in zone-b.
-    await kube.addNode('worker-0', 'zone-a');
-    await kube.addNode('worker-1', 'zone-b');
-    await kube.addNode('worker-2', 'zone-b');
-    await kube.create(workloadSpreadCrd(port));
-    cp.kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/workloadspreads.apps.kruise.io']);
-    await kube.create(webhookConfiguration(port));
-    await conversionReady(kube);
-    await kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS, labels: { 'zonekeeper.io/admission': 'enabled' } } });
-    await admissionReady(kube, cp.zonekeeper!.admin);
+    kube = await standaloneWorkloadSpreads(cp, NS, { placement: { adaptiveUnschedulableSeconds: RECOVERY_SECONDS } });
     stopKubelet = kube.kubelet(NS);
   });
   after(async () => {

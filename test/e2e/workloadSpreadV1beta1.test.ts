@@ -5,12 +5,10 @@
 // Deployment stands for Kruise's CloneSet, as in workloadSpreadStatus.test.ts.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { parseAllDocuments } from 'yaml';
-import { admissionConfig, admissionReady, webhookConfiguration } from './admissionWebhook.js';
 import { ControlPlane, kubeVersions } from './controlPlane.js';
 import { eventually, Kube, type Obj } from './kube.js';
 import { tearDown, deployment as defaultSchedulerDeployment } from './workloads.js';
-import { conversionReady, WORKLOADSPREAD_CRD, workloadSpreadCrd } from './workloadSpreadCrd.js';
+import { standaloneWorkloadSpreads } from './workloadSpreadCrd.js';
 
 const ZONE = 'topology.kubernetes.io/zone';
 const NS = 'kruise-v1beta1';
@@ -18,9 +16,6 @@ const BETA = 'apps.kruise.io/v1beta1';
 const ALPHA = 'apps.kruise.io/v1alpha1';
 const MATCHED = 'apps.kruise.io/matched-workloadspread';
 const COST = 'controller.kubernetes.io/pod-deletion-cost';
-const OVERLAY = new URL('../../manifests/overlays/managed', import.meta.url).pathname;
-const CRD_DIR = new URL('../../manifests/workloadspread-crd', import.meta.url).pathname;
-const RBAC_KINDS = new Set(['Namespace', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding']);
 
 const zoneIn = (zone: string) => ({ matchExpressions: [{ key: ZONE, operator: 'In', values: [zone] }] });
 /** A v1beta1 subset as Kruise's test builds it: requiredNodeSelector, maxReplicas, a patch naming it. */
@@ -37,26 +32,7 @@ for (const k of kubeVersions()) describe(`[${k.version}] OpenKruise's v1beta1 Wo
   let stopKubelet: () => Promise<void>;
 
   before(async () => {
-    const { port, admission } = await admissionConfig('zonekeeper-system/zonekeeper-webhook-tls');
-    admission.certificate.conversionCrd = WORKLOADSPREAD_CRD;
-    const config = {
-      admission, gate: { intervalSeconds: 1 }, leaderElection: { namespace: 'zonekeeper-system' },
-      workloadSpread: { writeStatus: true, statusIntervalSeconds: 1 }, deletionCost: { enabled: true, intervalSeconds: 1 },
-    };
-    await cp.up([{ name: 'default-scheduler', extender: false }], config);
-    kube = new Kube(cp.api);
-    const rbac = [OVERLAY, CRD_DIR].flatMap((dir) => parseAllDocuments(cp.kubectl(['kustomize', dir])).map((d) => d.toJS()).filter((o) => o && RBAC_KINDS.has(o.kind)));
-    await cp.restartZonekeeperAs(rbac, config);
-    // Kruise's cluster: worker 0 in zone-a, workers 1 and 2 in zone-b.
-    await kube.addNode('worker-0', 'zone-a');
-    await kube.addNode('worker-1', 'zone-b');
-    await kube.addNode('worker-2', 'zone-b');
-    await kube.create(workloadSpreadCrd(port));
-    cp.kubectl(['wait', '--for=condition=Established', '--timeout=60s', `crd/${WORKLOADSPREAD_CRD}`]);
-    await kube.create(webhookConfiguration(port));
-    await conversionReady(kube);
-    await kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS, labels: { 'zonekeeper.io/admission': 'enabled' } } });
-    await admissionReady(kube, cp.zonekeeper!.admin);
+    kube = await standaloneWorkloadSpreads(cp, NS);
     // zonekeeper reads WorkloadSpreads at v1beta1 before the first is written.
     await eventually('zonekeeper watches WorkloadSpreads at v1beta1', async () =>
       ((await (await fetch(`${cp.zonekeeper!.admin}/debug/cache`)).json()) as Obj).openKruise.workloadspreads === BETA, 60_000, 500);
