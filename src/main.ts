@@ -173,10 +173,10 @@ export async function startServer(
   });
   const ext = await listenOrMove('extender', may, log, extenderRoutes(h.extender, metrics, log, config.extender), config.extender.listen, { tls: config.extender.tls, limits, ...listenerHooks('extender') });
   const auth = config.admin.authorization === 'kubernetes' && api ? kubernetesAuthorizer(api, config.admin.tokenAudiences) : undefined;
-  const admin = await listenOrMove('admin', may, log, adminRoutes({ ...h.admin, metrics, serving: () => serving, auth }), config.admin.listen, { limits, setting: setting('admin') });
+  const admin = await listenOrMove('admin', may, log, adminRoutes({ ...h.admin, metrics, serving: () => serving, auth }), config.admin.listen, { limits, ...listenerHooks('admin') });
   const probes = config.admin.probeListen
     ? await listen(probeRoutes({ source, serving: () => serving, policy: h.policy }), config.admin.probeListen,
-        { limits, setting: setting('probe') }) : undefined;
+        { limits, ...listenerHooks('probe') }) : undefined;
   const pickerAuth = config.picker.authorization === 'kubernetes' && api ? (auth ?? kubernetesAuthorizer(api, config.admin.tokenAudiences)) : undefined;
   const picker = config.picker.listen
     ? await listen(pickerRoutes(h.extender, metrics, log, config.extender.pickerBodyLimitBytes, pickerAuth), config.picker.listen, { tls: config.picker.tls, limits, ...listenerHooks('picker') })
@@ -187,7 +187,7 @@ export async function startServer(
   }
   const clientCAFile = config.admission.tls.clientCAFile;
   const admission = config.admission.listen
-    ? await listen(h.webhooks(config.admission.bodyLimitBytes, callerCheck(callers)), config.admission.listen,
+    ? await listen(h.webhooks(config.admission.bodyLimitBytes, callerCheck(config.admission)), config.admission.listen,
         { tls: h.certificate ? { managed: true, clientCAFile } : config.admission.tls, limits: { ...limits, maxConnections: config.admission.maxConnections, maxConnectionsPerSource: config.admission.maxConnectionsPerSource }, ...listenerHooks('admission') })
     : undefined;
   if (admission && h.certificate) {

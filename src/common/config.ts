@@ -91,6 +91,9 @@ export const configSchema = z.strictObject({
       keyFile: z.string().default(''),
       // The CA of kube-apiserver's client certificate (its AdmissionConfiguration kubeConfigFile): a caller without one is refused at the handshake.
       clientCAFile: z.string().default(''),
+      // Whose certificates of that CA are kube-apiserver's: CN one of these, or an O one of clientOrganizations (not a kubelet's of the same CA).
+      clientCommonNames: z.array(z.string().min(1).max(253)).max(64).default(['kube-apiserver']),
+      clientOrganizations: z.array(z.string().min(1).max(253)).max(64).default([]),
     }).prefault({}),
     // Without a client CA: whether every caller that reaches the port is taken as kube-apiserver; true only where a NetworkPolicy admits nothing else.
     trustNetwork: z.boolean().default(false),
@@ -117,6 +120,9 @@ export const configSchema = z.strictObject({
     const files = !!(a.tls.certFile && a.tls.keyFile);
     if (a.listen && !files && !a.certificate.secret) {
       ctx.addIssue({ code: 'custom', path: ['tls'], message: 'admission.listen needs admission.tls.certFile and keyFile, or admission.certificate.secret: kube-apiserver calls webhooks over HTTPS only' });
+    }
+    if (a.tls.clientCAFile && a.tls.clientCommonNames.length + a.tls.clientOrganizations.length === 0) {
+      ctx.addIssue({ code: 'custom', path: ['tls', 'clientCommonNames'], message: 'a client CA needs the subject of kube-apiserver\'s certificate: clientCommonNames or clientOrganizations' });
     }
     if (a.tls.clientCAFile && !files && !a.certificate.secret) {
       ctx.addIssue({ code: 'custom', path: ['tls', 'clientCAFile'], message: 'a client CA needs TLS: admission.tls.certFile and keyFile, or admission.certificate.secret' });
@@ -156,15 +162,20 @@ export const configSchema = z.strictObject({
     }
   }),
   http: z.strictObject({
-    headersTimeoutMs: z.number().int().min(100).default(10_000),
-    requestTimeoutMs: z.number().int().min(100).default(60_000),
-    keepAliveTimeoutMs: z.number().int().min(0).default(65_000),
-    maxConnections: z.number().int().min(1).default(512),
-    // Idle sockets are closed this soon: a TLS handshake (plain HTTP: the first request's headers) within it.
+    // Every phase of a connection has a limit that fits a webhook's timeout (at most 30 s): no socket is held longer.
     handshakeTimeoutMs: z.number().int().min(100).default(5_000),
+    headersTimeoutMs: z.number().int().min(100).default(5_000),
+    bodyTimeoutMs: z.number().int().min(100).default(10_000),
+    requestTimeoutMs: z.number().int().min(100).default(30_000),
+    keepAliveTimeoutMs: z.number().int().min(100).default(15_000),
+    maxConnections: z.number().int().min(1).default(512),
     // One source address (a pod) holds at most this many sockets of a listener.
     maxConnectionsPerSource: z.number().int().min(1).default(64),
-  }).prefault({}).refine((h) => h.headersTimeoutMs <= h.requestTimeoutMs, { path: ['headersTimeoutMs'], message: 'must not exceed http.requestTimeoutMs' }),
+  }).prefault({}).superRefine((h, ctx) => {
+    for (const k of ['headersTimeoutMs', 'bodyTimeoutMs'] as const) {
+      if (h[k] > h.requestTimeoutMs) ctx.addIssue({ code: 'custom', path: [k], message: 'must not exceed http.requestTimeoutMs' });
+    }
+  }),
   cluster: z.strictObject({
     listPageSize: z.number().int().min(1).max(10_000).default(500),
     watchTimeoutSeconds: z.number().int().min(1).default(300),

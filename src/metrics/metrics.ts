@@ -72,7 +72,7 @@ export function createMetrics(opts: { defaults?: boolean } = {}): Metrics {
     }),
     connectionsDropped: new Counter({
       name: 'zonekeeper_http_connections_dropped_total',
-      help: 'TCP connections closed at once, by listener, because http.maxConnections were open: the client sees a reset and retries.',
+      help: 'TCP connections the listener closed, by listener: at its caps (http.maxConnections, maxConnectionsPerSource), to make room for a source holding fewer, or past a phase\'s limit (handshake, headers, body, request); the client sees a reset and retries.',
       labelNames: ['listener'],
       registers: [registry],
     }),

@@ -2,34 +2,21 @@ import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import http from 'node:http';
 import https from 'node:https';
-import type net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { createAdaptorServer } from '@hono/node-server';
 import type { Hono } from 'hono';
-import { splitHostPort } from '../common/config.js';
+import { parseConfig, splitHostPort } from '../common/config.js';
 import { systemClock, type Timers } from '../common/clock.js';
 import { ZonekeeperError } from '../common/errors.js';
+import { guardConnections, type ConnectionHooks, type HttpLimits } from './connectionGuard.js';
 
 interface TlsFiles { certFile: string; keyFile: string; clientCAFile: string }
 
 /** TLS whose certificate arrives later and may change (admission.certificate): served once `useCertificate` gives one; a client CA from a file. */
 interface ManagedTls { managed: true; clientCAFile?: string }
 
-/** Limits of every listener: a slow or idle client cannot hold a socket, and sockets are capped in all and per source address. */
-interface HttpLimits {
-  headersTimeoutMs: number;
-  requestTimeoutMs: number;
-  keepAliveTimeoutMs: number;
-  maxConnections: number;
-  /** A connection's TLS handshake (plain HTTP: its first request's headers) within this, or it is closed. */
-  handshakeTimeoutMs: number;
-  /** Sockets one source address may hold open at once; past it a new one is closed at once. */
-  maxConnectionsPerSource: number;
-}
-
-const DEFAULT_HTTP_LIMITS: HttpLimits = {
-  headersTimeoutMs: 10_000, requestTimeoutMs: 60_000, keepAliveTimeoutMs: 65_000, maxConnections: 512, handshakeTimeoutMs: 5_000, maxConnectionsPerSource: 64,
-};
+/** The defaults of config `http`: a listener opened without limits (tests, benches) has them too. */
+const DEFAULT_HTTP_LIMITS: HttpLimits = parseConfig({}).http;
 
 export interface Listener {
   url: string;
@@ -44,12 +31,9 @@ export interface Listener {
 }
 
 /** Serves a hono app on HOST:PORT; TLS when cert and key are set (config refuses half of it), mutual TLS with a client CA. */
-interface ListenOptions {
+interface ListenOptions extends ConnectionHooks {
   tls?: TlsFiles | ManagedTls;
   limits?: HttpLimits;
-  onConnection?: () => void;
-  /** A connection closed at once (`maxConnections` open, or its source's `maxConnectionsPerSource`), or at its handshake timeout. */
-  onDrop?: () => void;
   /** TLS files changed and are served from now on, or could not be read again (the old ones stay). */
   onTlsReload?: (err?: Error) => void;
   clock?: Timers;
@@ -84,22 +68,22 @@ export async function listen(app: Hono, hostPort: string, o: ListenOptions = {})
   const managedCa = tls && 'managed' in tls && tls.clientCAFile ? readFileSync(tls.clientCAFile, 'utf8') : undefined;
   const clientCa = read ? read[2] : managedCa;
   const mutual = clientCa === undefined ? {} : { ca: clientCa, requestCert: true, rejectUnauthorized: true };
+  const clock = o.clock ?? systemClock;
+  // Node's own timers run on real time: beside the system clock they back up the guard's; beside an injected one (tests) the guard alone decides.
+  const real = clock === systemClock;
   const server = (secure
     ? createAdaptorServer({
         fetch: app.fetch,
         createServer: https.createServer,
         // Managed: no certificate until useCertificate (a handshake before it fails, and the caller's failure policy decides).
-        serverOptions: { ...(read ? { cert: read[0], key: read[1] } : {}), ...mutual, handshakeTimeout: limits.handshakeTimeoutMs },
+        serverOptions: { ...(read ? { cert: read[0], key: read[1] } : {}), ...mutual, ...(real ? { handshakeTimeout: limits.handshakeTimeoutMs } : {}) },
       })
     : createAdaptorServer({ fetch: app.fetch })) as http.Server;
-  server.headersTimeout = limits.headersTimeoutMs;
-  server.requestTimeout = limits.requestTimeoutMs;
-  server.keepAliveTimeout = limits.keepAliveTimeoutMs;
-  server.maxConnections = limits.maxConnections;
-  if (o.onConnection) server.on(secure ? 'secureConnection' : 'connection', o.onConnection);
-  if (o.onDrop) server.on('drop', o.onDrop);
-  const clock = o.clock ?? systemClock;
-  guardConnections(server, secure, limits, clock, o.onDrop);
+  server.headersTimeout = real ? limits.headersTimeoutMs : 0;
+  server.requestTimeout = real ? limits.requestTimeoutMs : 0;
+  server.keepAliveTimeout = real ? limits.keepAliveTimeoutMs : 0;
+  // The caps are the guard's alone (it may displace a socket; Node's maxConnections only refuses).
+  guardConnections(server, secure, limits, clock, o);
   await new Promise<void>((resolve, reject) => {
     const failed = (err: NodeJS.ErrnoException) => {
       const s = o.setting;
@@ -133,47 +117,6 @@ export async function listen(app: Hono, hostPort: string, o: ListenOptions = {})
       });
     },
   };
-}
-
-/**
- * Per source address at most `maxConnectionsPerSource` sockets, and each must finish its TLS
- * handshake (plain HTTP: send its first request's headers) within `handshakeTimeoutMs`: idle
- * sockets from one pod cannot hold a listener (docs/security.md#what-a-hostile-pod-or-request-cannot-do).
- */
-function guardConnections(server: http.Server, secure: boolean, limits: HttpLimits, clock: Timers, onDrop?: () => void): void {
-  const perSource = new Map<string, number>();
-  // Sockets still to finish their handshake, by address and port (the TLS socket wraps the raw one: the same pair).
-  const pending = new Map<string, () => void>();
-  const key = (s: { remoteAddress?: string; remotePort?: number }) => `${s.remoteAddress}|${s.remotePort}`;
-  const ready = (s: { remoteAddress?: string; remotePort?: number }) => {
-    const k = key(s);
-    pending.get(k)?.();
-    pending.delete(k);
-  };
-  server.on('connection', (socket: net.Socket) => {
-    const source = socket.remoteAddress ?? '';
-    const open = (perSource.get(source) ?? 0) + 1;
-    if (open > limits.maxConnectionsPerSource) {
-      socket.destroy();
-      onDrop?.();
-      return;
-    }
-    perSource.set(source, open);
-    const k = key(socket);
-    pending.set(k, clock.after(limits.handshakeTimeoutMs, () => {
-      pending.delete(k);
-      socket.destroy();
-      onDrop?.();
-    }));
-    socket.once('close', () => {
-      ready(socket);
-      const left = (perSource.get(source) ?? 1) - 1;
-      if (left > 0) perSource.set(source, left);
-      else perSource.delete(source);
-    });
-  });
-  if (secure) server.on('secureConnection', ready);
-  else server.on('request', (req: http.IncomingMessage) => ready(req.socket));
 }
 
 /** Certificate, key, and the client CA when there is one. */

@@ -2,7 +2,7 @@
 // presents a client certificate for its webhook calls (an AdmissionConfiguration's kubeConfigFile), and
 // zonekeeper's admission listener requires one signed by that CA: the API server's reviews are served and
 // decide pods as they are created; a caller on the network with no certificate, or one of its own, is
-// refused at the handshake and changes nothing.
+// refused at the handshake, one with a kubelet's certificate of the same CA is no one, and nothing changes.
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -71,10 +71,13 @@ const evictionReview = (pod: string) => ({
     assert.equal(await metric(/^zonekeeper_bad_requests_total\{verb="admission",status="401"\} (\d+)/m), 0, 'no review of kube-apiserver\'s was taken as unauthenticated');
   });
 
-  it('a forged eviction review from the network, with no certificate or one of its own, is refused at the handshake; nothing is written', async () => {
+  it('a forged eviction review from the network, with no certificate or one of its own, is refused at the handshake, with a kubelet\'s of the same CA answered 429; nothing is written', async () => {
     await kube.patch('apps/v1', 'StatefulSet', NS, 'db', { metadata: { annotations: { 'zonekeeper.io/zone-disruption-budget': '1' } } });
     await assert.rejects(postTls(port, '/admission/evictions', evictionReview('db-0'), { servingCa: serving.servingCa }), 'no certificate');
     await assert.rejects(postTls(port, '/admission/evictions', evictionReview('db-0'), { servingCa: serving.servingCa, client: pki.stranger }), 'a certificate of its own');
+    // A kubelet's certificate from the same CA passes the handshake but is not kube-apiserver's subject: judged by no one.
+    const kubelet = await postTls(port, '/admission/evictions', evictionReview('db-0'), { servingCa: serving.servingCa, client: pki.kubelet });
+    assert.equal(kubelet.json.response.status.code, 429);
     const sts = await kube.get('apps/v1', 'StatefulSet', NS, 'db');
     assert.equal(sts.metadata.annotations?.['zonekeeper.io/disruption-approvals'], undefined, 'no approval written');
   });

@@ -154,6 +154,31 @@ describe("the chart's values", { skip }, () => {
     }
   });
 
+  it('networkPolicy: each port only from what it serves; the probe port from the node alone unless probesFrom, the admin port from adminFrom alone', () => {
+    const policy = (values: string[]) => find(render(set(['networkPolicy.enabled=true', ...values])), 'NetworkPolicy', 'zonekeeper')!.spec;
+    const rules = (spec: Obj) => Object.fromEntries((spec.ingress ?? []).map((r: Obj) => [r.ports[0].port, r.from ?? 'anyone']));
+    assert.deepEqual(rules(policy([])), {}, 'no port open to the network: the node\'s kubelet is always admitted');
+    const apiServer = { ipBlock: { cidr: '10.0.0.0/24' } };
+    const monitoring = { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } };
+    const checker = { ipBlock: { cidr: '10.9.0.0/16' } };
+    assert.deepEqual(rules(policy(['admission.enabled=true', 'monitoring.enabled=true', 'networkPolicy.webhookFrom[0].ipBlock.cidr=10.0.0.0/24',
+      'networkPolicy.adminFrom[0].namespaceSelector.matchLabels.kubernetes\\.io/metadata\\.name=monitoring', 'networkPolicy.probesFrom[0].ipBlock.cidr=10.9.0.0/16'])),
+    { admission: [apiServer], admin: [monitoring], probes: [checker] });
+    const refused = (values: string[]) => runHelm(helm, ['template', 'zk', CHART, ...set(values)]);
+    const noScraper = refused(['networkPolicy.enabled=true', 'monitoring.enabled=true']);
+    assert.notEqual(noScraper.status, 0);
+    assert.match(noScraper.stderr, /set networkPolicy\.adminFrom to your Prometheus' pods/);
+  });
+
+  it('config.admission.trustNetwork is refused without the NetworkPolicy it relies on, naming the value to set', () => {
+    const out = runHelm(helm, ['template', 'zk', CHART, ...set(['admission.enabled=true', 'config.admission.trustNetwork=true'])]);
+    assert.notEqual(out.status, 0);
+    assert.match(out.stderr, /config\.admission\.trustNetwork: true .*set networkPolicy\.enabled=true with networkPolicy\.webhookFrom/);
+    const withPolicy = render(set(['admission.enabled=true', 'config.admission.trustNetwork=true', 'networkPolicy.enabled=true', 'networkPolicy.webhookFrom[0].ipBlock.cidr=10.0.0.0/24']));
+    assert.equal(parse(find(withPolicy, 'ConfigMap', 'zonekeeper-config')!.data['zonekeeper.yaml']).admission.trustNetwork, true);
+    assert.ok(find(withPolicy, 'NetworkPolicy', 'zonekeeper'));
+  });
+
   it('karmada.memberAccess reaches the ConfigMap of zonekeeper karmada', () => {
     const config = (values: string[]) => parse(find(render(set(['karmada.enabled=true', ...values])), 'ConfigMap', 'zonekeeper-karmada-config')!.data['zonekeeper.yaml']);
     assert.equal(config([]).karmada.memberAccess, 'proxy');

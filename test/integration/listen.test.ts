@@ -14,6 +14,7 @@ import { describe, it } from 'node:test';
 import { Hono } from 'hono';
 import { renewed } from '../../src/controllers/webhookPki.js';
 import { fakeClock } from '../../src/common/clock.js';
+import { parseConfig } from '../../src/common/config.js';
 import { listen, TLS_RELOAD_MS } from '../../src/server/listen.js';
 import { testApp } from '../support/app.js';
 import { nodes, storeOf } from '../support/builders.js';
@@ -25,8 +26,7 @@ describe('a listener at http.maxConnections', () => {
     let drops = 0;
     let accepted = 0;
     const l = await listen(app, '127.0.0.1:0', {
-      limits: { headersTimeoutMs: 10_000, requestTimeoutMs: 60_000, keepAliveTimeoutMs: 65_000, maxConnections: 1,
-        handshakeTimeoutMs: 5_000, maxConnectionsPerSource: 64 },
+      limits: { ...parseConfig({}).http, maxConnections: 1 },
       onConnection: () => accepted++, onDrop: () => drops++,
     });
     const first = net.connect(l.port, '127.0.0.1');
@@ -148,10 +148,7 @@ describe('idle sockets from one source (a pod that never sends a ClientHello)', 
     let drops = 0;
     const l = await listen(t.extenderApp, '127.0.0.1:0', {
       tls: files, clock, onDrop: () => drops++,
-      limits: {
-        headersTimeoutMs: 10_000, requestTimeoutMs: 60_000, keepAliveTimeoutMs: 65_000, maxConnections: 100,
-        handshakeTimeoutMs: 5_000, maxConnectionsPerSource: 50,
-      },
+      limits: { ...parseConfig({}).http, maxConnections: 100, maxConnectionsPerSource: 50 },
     });
     // 200 sockets from 127.0.0.2 that never start TLS: twice the listener's cap.
     const idle: net.Socket[] = [];

@@ -7,7 +7,7 @@ import { after, describe, it } from 'node:test';
 import { memoryActuator } from '../../src/actuator/actuator.js';
 import { memorySource } from '../../src/cluster/source.js';
 import { fakeClock } from '../../src/common/clock.js';
-import { admissionCallers, parseConfig } from '../../src/common/config.js';
+import { parseConfig } from '../../src/common/config.js';
 import { house } from '../../src/house.js';
 import { callerCheck } from '../../src/http/callers.js';
 import { createMetrics } from '../../src/metrics/metrics.js';
@@ -53,7 +53,7 @@ async function webhookListener(admission: Raw) {
   const config = parseConfig({ admission });
   const metrics = createMetrics();
   const h = house({ config, source: memorySource(store, 'test'), actuator: memoryActuator(store, silent, metrics), metrics, log: silent, clock: fakeClock(Date.parse('2026-11-21T00:00:00Z')), leading: () => true });
-  const l = await listen(h.webhooks(1 << 20, callerCheck(admissionCallers(config.admission))), '127.0.0.1:0', { tls: config.admission.tls, clock: fakeClock() });
+  const l = await listen(h.webhooks(1 << 20, callerCheck(config.admission)), '127.0.0.1:0', { tls: config.admission.tls, clock: fakeClock() });
   open.push(l);
   const written = () => ({
     approvals: store.workload('StatefulSet', 'other-tenant', 'db')!.annotations[APPROVALS],
@@ -76,6 +76,34 @@ describe('the admission listener with a client CA (admission.tls.clientCAFile)',
     const served = await postTls(l.port, '/admission/evictions', evictionReview('db-0'), { servingCa, client: pki.apiServer });
     assert.equal(served.json.response.allowed, true);
     assert.match(written().approvals ?? '', /db-0/, 'kube-apiserver\'s review is judged and recorded');
+  });
+
+  it('takes a certificate the same CA signed for another subject (a kubelet\'s) as no one\'s: its forged reviews write nothing, counted 401', async () => {
+    const { files, servingCa } = servingFiles(pki.caPem);
+    const { l, written, metrics } = await webhookListener({ listen: '127.0.0.1:0', evictions: true, tls: files });
+    const r = await postTls(l.port, '/admission/evictions', evictionReview('db-0'), { servingCa, client: pki.kubelet });
+    assert.equal(r.json.response.status.code, 429);
+    assert.match(r.json.response.status.message, /not known to be kube-apiserver/);
+    await postTls(l.port, '/admission/pods', podReview('web'), { servingCa, client: pki.kubelet });
+    assert.deepEqual(written(), NOTHING);
+    assert.match(await metrics.registry.getSingleMetricAsString('zonekeeper_bad_requests_total'), /verb="eviction",status="401"} 1/);
+    assert.match(await metrics.registry.getSingleMetricAsString('zonekeeper_bad_requests_total'), /verb="admission",status="401"} 1/);
+  });
+
+  it('takes the subjects configured (admission.tls.clientOrganizations), and then no longer the default CN', async () => {
+    const { files, servingCa } = servingFiles(pki.caPem);
+    const { l, written } = await webhookListener({ listen: '127.0.0.1:0', evictions: true, tls: { ...files, clientCommonNames: [], clientOrganizations: ['zonekeeper:webhook-callers'] } });
+    const refused = await postTls(l.port, '/admission/evictions', evictionReview('db-0'), { servingCa, client: pki.apiServer });
+    assert.equal(refused.json.response.status.code, 429, 'CN kube-apiserver is no longer named');
+    assert.deepEqual(written(), NOTHING);
+    const served = await postTls(l.port, '/admission/evictions', evictionReview('db-0'), { servingCa, client: pki.webhookClients });
+    assert.equal(served.json.response.allowed, true);
+    assert.match(written().approvals ?? '', /db-0/);
+  });
+
+  it('refuses to start with a client CA and no subject to accept', () => {
+    assert.throws(() => parseConfig({ admission: { listen: '127.0.0.1:0', tls: { certFile: 'c', keyFile: 'k', clientCAFile: 'ca', clientCommonNames: [] } } }),
+      /admission\.tls\.clientCommonNames: a client CA needs the subject of kube-apiserver's certificate/);
   });
 });
 

@@ -17,9 +17,9 @@ function keyPair(): { pem: string; forge: forge.pki.rsa.PrivateKey; publicKey: f
   return { pem, forge: key, publicKey: forge.pki.setRsaPublicKey(key.n, key.e) };
 }
 
-/** A certificate for `commonName`, signed by `ca` (self-signed CA when undefined); `client`: clientAuth, else a CA. */
+/** A certificate for `commonName` (and `organization`), signed by `ca` (self-signed CA when undefined); `client`: clientAuth, else a CA. */
 type Issued = { pem: Pem; cert: forge.pki.Certificate; key: forge.pki.rsa.PrivateKey };
-function issue(commonName: string, ca: Omit<Issued, 'pem'> | undefined): Issued {
+function issue(commonName: string, ca: Omit<Issued, 'pem'> | undefined, organization?: string): Issued {
   const k = keyPair();
   const cert = forge.pki.createCertificate();
   cert.serialNumber = `01${randomBytes(15).toString('hex')}`;
@@ -27,7 +27,7 @@ function issue(commonName: string, ca: Omit<Issued, 'pem'> | undefined): Issued 
   // Valid by the system's time: the TLS stack checks it against that.
   cert.validity.notBefore = new Date(Date.now() - 3_600_000);
   cert.validity.notAfter = new Date(Date.now() + 86_400_000);
-  cert.setSubject([{ name: 'commonName', value: commonName }]);
+  cert.setSubject([{ name: 'commonName', value: commonName }, ...(organization ? [{ name: 'organizationName', value: organization }] : [])]);
   cert.setIssuer(ca ? ca.cert.subject.attributes : [{ name: 'commonName', value: commonName }]);
   cert.setExtensions(ca
     ? [{ name: 'basicConstraints', cA: false }, { name: 'keyUsage', digitalSignature: true, keyEncipherment: true }, { name: 'extKeyUsage', clientAuth: true }]
@@ -44,6 +44,10 @@ export function clientPki() {
     caPem: ca.pem.cert,
     /** kube-apiserver's client certificate (AdmissionConfiguration kubeConfigFile). */
     apiServer: issue('kube-apiserver', ca).pem,
+    /** A kubelet's client certificate, signed by the same CA (a cluster CA signs both). */
+    kubelet: issue('system:node:node-a-1', ca, 'system:nodes').pem,
+    /** Another of the CA's, whose organization an operator may name (admission.tls.clientOrganizations). */
+    webhookClients: issue('apiserver-webhook-client', ca, 'zonekeeper:webhook-callers').pem,
     /** A certificate a tenant made for itself. */
     stranger: issue('system:serviceaccount:tenant:default', stranger).pem,
   };
