@@ -193,6 +193,8 @@ const job = (name: string, parallelism: number): Obj => ({
     })();
     for (const scheduler of ['zonekeeper', 'default-scheduler']) {
       await fed.karmada.delete('policy.karmada.io/v1alpha1', 'PropagationPolicy', NS, 'mv');
+      // Karmada's finalizer releases the binding first: the name is free once the policy is gone.
+      await eventually('the old policy gone', async () => !(await fed.karmada.get('policy.karmada.io/v1alpha1', 'PropagationPolicy', NS, 'mv').catch(() => undefined)), 60_000, 250);
       await fed.karmada.create({ ...policy('mv', selector, placement), spec: { ...policy('mv', selector, placement).spec, schedulerName: scheduler } });
       await eventually(`mv's binding names ${scheduler}`, async () => (await rb('mv-deployment')).spec.schedulerName === scheduler, 60_000, 500);
       await fed.karmada.scale('Deployment', NS, 'mv', scheduler === 'zonekeeper' ? 6 : 8);
