@@ -1,11 +1,11 @@
 import { kubeApiClient } from './cluster/apiClient.js';
-import type { FederationView } from './cluster/federation.js';
+import type { FederationView } from './cluster/memberClusters.js';
 import { federationSnapshot } from './cluster/federationSnapshot.js';
 import { loadClusterAccess, type ClusterSource } from './cluster/kubeconfig.js';
 import { sleepOn, systemClock } from './common/clock.js';
 import type { Config } from './common/config.js';
 import { createLogger } from './common/logger.js';
-import { federationService } from './decision/federation.js';
+import { federationHouse } from './house.js';
 import { createMetrics } from './metrics/metrics.js';
 import { federationWatchOf } from './sourceChoice.js';
 
@@ -39,7 +39,7 @@ export async function auditFederation(
   source: ClusterSource | { kind: 'snapshot'; path: string }, config: Config, timeoutMs: number, json: boolean, namespace?: string,
 ): Promise<{ output: string; code: 0 | 1 }> {
   const { view, where } = await openFederation(source, config, timeoutMs);
-  const service = federationService(view, config.karmada, createMetrics(), systemClock);
+  const { service } = federationHouse({ view, config, metrics: createMetrics(), log: createLogger('silent') });
   try {
     const keys = service.keys().filter((k) => !namespace || k.startsWith(`${namespace}/`));
     if (keys.length === 0) {

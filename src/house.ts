@@ -1,7 +1,8 @@
 import type { Actuator } from './actuator/actuator.js';
 import type { ApiClient } from './cluster/apiClient.js';
 import type { SnapshotSource } from './cluster/source.js';
-import type { Clock } from './common/clock.js';
+import type { FederationView } from './cluster/memberClusters.js';
+import { systemClock, type Clock } from './common/clock.js';
 import { servesEvictions, type Config } from './common/config.js';
 import type { Logger } from './common/logger.js';
 import { admissionRoutes } from './admission/routes.js';
@@ -17,7 +18,10 @@ import { webhookCertificate } from './controllers/webhookCertificate.js';
 import { workloadSpreadAdoptionController } from './controllers/workloadSpreadAdoption.js';
 import { workloadSpreadStatusController } from './controllers/workloadSpreadStatus.js';
 import { zoneRolloutController } from './controllers/zoneRollout.js';
+import { eventRecorder } from './actuator/events.js';
+import { federationService, type FederationService } from './decision/bindingDecisions.js';
 import { decisionService } from './decision/service.js';
+import { bindingScheduler } from './karmada/bindingScheduler.js';
 import { conversionRoute } from './admission/conversion.js';
 import { evictionRoute } from './eviction/routes.js';
 import { createExtender } from './extender/extender.js';
@@ -158,4 +162,27 @@ export function house(deps: HouseDeps) {
     // zonekeeper's WorkloadSpread CRD converts v1alpha1 and v1beta1 here: pure, so served to any caller.
     conversionRoute(metrics, bodyLimitBytes)]);
   return { service, extender, layoutHealth, controllers, admin, webhooks, certificate, serving, label, repair, rollouts, gate, policy };
+}
+
+export interface FederationHouseDeps {
+  /** Karmada and its members, watched or read from a file. */
+  view: FederationView;
+  config: Config;
+  metrics: Metrics;
+  log: Logger;
+  /** The Karmada control plane, when its bindings are written (`zonekeeper karmada`); none for the audit. */
+  api?: ApiClient;
+  clock?: Clock;
+}
+
+export interface FederationHouse { service: FederationService; scheduler?: LeaderController }
+
+/** The federation's house (docs/design.md#across-clusters): its one decision service and, where Karmada is written, the binding scheduler. */
+export function federationHouse(deps: FederationHouseDeps & { api: ApiClient }): FederationHouse & { scheduler: LeaderController };
+export function federationHouse(deps: FederationHouseDeps): FederationHouse;
+export function federationHouse(deps: FederationHouseDeps): FederationHouse {
+  const { view, config, metrics, log, api } = deps;
+  const service = federationService(view, config.karmada, metrics, deps.clock ?? systemClock);
+  const scheduler = api ? bindingScheduler({ service, view, api, events: eventRecorder(api, log, metrics), config: config.karmada, log }) : undefined;
+  return { service, scheduler };
 }

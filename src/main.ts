@@ -7,13 +7,10 @@ import { fileSource, type SnapshotSource } from './cluster/source.js';
 import { systemClock } from './common/clock.js';
 import { admissionCallers, DEFAULT_LEASE_NAME, LISTENER_SETTINGS, servesEvictions, type Config } from './common/config.js';
 import type { Logger } from './common/logger.js';
-import { house, type LeaderController } from './house.js';
+import { federationHouse, house, type LeaderController } from './house.js';
 import { callerCheck } from './http/callers.js';
 import { createMetrics, type Metrics } from './metrics/metrics.js';
 import { servesMutatingPolicies } from './policy/tableWriter.js';
-import { eventRecorder } from './actuator/events.js';
-import { federationService } from './decision/federation.js';
-import { bindingScheduler } from './karmada/bindingScheduler.js';
 import { federationProbeRoutes, federationRoutes } from './server/federationRoutes.js';
 import { kubernetesAuthorizer } from './server/adminAuth.js';
 import { adminRoutes, probeRoutes } from './server/adminRoutes.js';
@@ -229,8 +226,7 @@ export async function startFederation(
   const api = kubeApiClient(loadClusterAccess(access), config.cluster);
   log.info({ server: api.server, schedulerName: config.karmada.schedulerName }, 'scheduling the Karmada bindings that name zonekeeper');
   const view = federationWatchOf(api, config, log);
-  const service = federationService(view, config.karmada, metrics, systemClock);
-  const scheduler = bindingScheduler({ service, view, api, events: eventRecorder(api, log, metrics), config: config.karmada, log });
+  const { service, scheduler } = federationHouse({ view, config, metrics, log, api });
   // Its Lease lives on the Karmada control plane, where the shipped RBAC (manifests/karmada/rbac.yaml) grants zonekeeper-system/zonekeeper-karmada.
   const le = config.leaderElection;
   const lease = {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
 import type { ApiClient } from './cluster/apiClient.js';
-import { federationWatch, type FederationView } from './cluster/federation.js';
+import { federationWatch, type FederationView } from './cluster/memberClusters.js';
 import type { ReflectorOptions } from './cluster/reflector.js';
 import { watchCache } from './cluster/watchCache.js';
 import type { Config } from './common/config.js';

@@ -16,7 +16,7 @@ import { parseZoneList } from '../placement/zones.js';
 import { eventRecorder, logRecorder, type EventRecorder } from './events.js';
 import { AssignmentError, instanceIdWriter, type AssignRequest } from './instanceIdWriter.js';
 // The freezes are a background writer like the controllers': on the one reconciler (common/ below it only).
-import { reconciler } from '../controllers/reconciler.js';
+import { reconciler } from '../common/reconciler.js';
 
 /** Every write zonekeeper makes to the cluster goes through here (docs/design.md#data-flow). */
 export interface Actuator {

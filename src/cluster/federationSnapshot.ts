@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { slimNode, slimPod } from './convert.js';
-import { federationReads, KarmadaStore, MemberStore, type FederationView } from './federation.js';
+import { federationReads, KarmadaStore, MemberStore, type FederationView } from './memberClusters.js';
 import { KARMADA_KINDS, type SlimMemberCluster } from './karmada.js';
 import type { KindSpec } from './kinds.js';
 import { forEachDocument, isListKind, SnapshotFileError } from './source.js';

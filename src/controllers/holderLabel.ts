@@ -3,7 +3,7 @@ import { statusMessage, type ApiClient } from '../cluster/apiClient.js';
 import { objectPath, POD_KIND as POD } from '../cluster/kinds.js';
 import { systemClock, type Timers } from '../common/clock.js';
 import type { Metrics } from '../metrics/metrics.js';
-import { reconciler } from './reconciler.js';
+import { reconciler } from '../common/reconciler.js';
 
 // The Lease holder's own pod carries zonekeeper.io/lease-holder: "true", so the admission
 // webhook's Service selects it (docs/design.md#admission): decisions that read

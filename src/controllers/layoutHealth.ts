@@ -9,7 +9,7 @@ import { workloadModel } from '../placement/model.js';
 import type { DecisionState } from '../placement/policy.js';
 import { changedWorkloadKey, resolveWorkload, workloadByKey, workloadKey } from '../placement/workload.js';
 import { systemClock, yieldTurn, type Timers } from '../common/clock.js';
-import { reconciler } from './reconciler.js';
+import { reconciler } from '../common/reconciler.js';
 import type { RolloutDefaults } from '../placement/rolloutPlan.js';
 
 /** How long one slice of a sweep may hold the event loop (ms). */

@@ -8,7 +8,7 @@ import { systemClock, type Timers } from '../common/clock.js';
 import type { WorkResult } from '../common/workQueue.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { resolveWorkload, workloadByKey, workloadKey } from '../placement/workload.js';
-import { reconciler } from './reconciler.js';
+import { reconciler } from '../common/reconciler.js';
 
 export interface PacingOptions {
   intervalSeconds: number;

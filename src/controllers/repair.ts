@@ -11,7 +11,7 @@ import type { DecisionState } from '../placement/policy.js';
 import { rebalanceRequested, repairStep, type RepairStep } from '../placement/repairChoice.js';
 import { evictionQueue, evictPod, type EvictionGate } from './eviction.js';
 import type { HealthTracker } from './layoutHealth.js';
-import { reconciler } from './reconciler.js';
+import { reconciler } from '../common/reconciler.js';
 import { zoneStability } from './zoneStability.js';
 
 export interface RepairOptions {

@@ -4,7 +4,7 @@ import { statusMessage, type ApiClient } from '../cluster/apiClient.js';
 import { systemClock, type Timers } from '../common/clock.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { WorkResult } from '../common/workQueue.js';
-import { reconciler } from './reconciler.js';
+import { reconciler } from '../common/reconciler.js';
 
 // The admission webhook's certificate, kept by zonekeeper (docs/operations.md#the-admission-certificate):
 // the Lease holder issues and renews a CA and a serving certificate in one Secret and writes the

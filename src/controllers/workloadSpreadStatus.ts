@@ -11,7 +11,7 @@ import { kruiseStatusJson, workloadSpreadStatus, type SpreadStatusPass } from '.
 import type { ReservationView } from '../placement/reservations.js';
 import type { PlacementSettings } from '../placement/settings.js';
 import { evictionQueue, evictPod, type EvictionGate } from './eviction.js';
-import { reconciler } from './reconciler.js';
+import { reconciler } from '../common/reconciler.js';
 
 export interface StatusOptions {
   intervalSeconds: number;

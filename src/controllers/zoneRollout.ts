@@ -14,7 +14,7 @@ import type { PlacementSettings } from '../placement/settings.js';
 import { resolveWorkload, workloadByKey, workloadKey } from '../placement/workload.js';
 import { pauseOf, pauseRecord, rolloutOptedIn, rolloutSettingsOf, rolloutStep, type RolloutDefaults } from '../placement/rolloutPlan.js';
 import type { RolloutView } from '../placement/healthRecord.js';
-import { reconciler } from './reconciler.js';
+import { reconciler } from '../common/reconciler.js';
 
 /** An eviction through the Eviction API (eviction.ts evictPod, or the zone gate in process): its status and message. */
 export type EvictCall = (pod: SlimPod) => Promise<{ status: number; message: string }>;

@@ -12,7 +12,7 @@ import type { WorkResult } from '../common/workQueue.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { changedWorkloadKey, resolveWorkload, workloadKey } from '../placement/workload.js';
 import type { SpecDecision, GateFallback } from '../decision/spec.js';
-import { reconciler } from '../controllers/reconciler.js';
+import { reconciler } from '../common/reconciler.js';
 
 interface GateOptions {
   /** How often every gated pod is queued (a resync): a pod whose decision waits is decided again then if no event woke it sooner. */

@@ -1,12 +1,12 @@
 import type { Logger } from 'pino';
 import type { EventRecorder } from '../actuator/events.js';
 import type { ApiClient } from '../cluster/apiClient.js';
-import type { FederationView } from '../cluster/federation.js';
+import type { FederationView } from '../cluster/memberClusters.js';
 import { systemClock, type Timers } from '../common/clock.js';
 import type { Config } from '../common/config.js';
 import type { WorkResult } from '../common/workQueue.js';
-import { reconciler } from '../controllers/reconciler.js';
-import type { FederationService } from '../decision/federation.js';
+import { reconciler } from '../common/reconciler.js';
+import type { FederationService } from '../decision/bindingDecisions.js';
 import { templateRef, writeClusters, writeOrdinals, writeScheduled, type WriteResult } from './bindingWrites.js';
 
 // The Karmada transport (docs/design.md#across-clusters): zonekeeper as the scheduler of the bindings

@@ -1,7 +1,7 @@
 import { statusMessage, type ApiClient } from '../cluster/apiClient.js';
 import type { TemplateRef } from '../actuator/events.js';
 import { KARMADA_ANNOTATION, ORDINALS_OWNER_LABEL, ordinalsPolicyName, type SlimBinding, type TargetCluster } from '../cluster/karmada.js';
-import type { ScheduledCondition } from '../decision/federation.js';
+import type { ScheduledCondition } from '../decision/bindingDecisions.js';
 
 // What karmada-scheduler writes (Karmada v1.19, pkg/scheduler/scheduler.go), written the same way: a merge
 // patch of spec.clusters and the applied-placement annotation, then the status (Scheduled, the observed

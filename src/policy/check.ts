@@ -8,7 +8,7 @@ import type { Timers } from '../common/clock.js';
 import type { DecisionService } from '../decision/service.js';
 import { POLICY_DISAGREEMENT_REASONS, type Metrics } from '../metrics/metrics.js';
 import { podModel } from '../placement/model.js';
-import { reconciler } from '../controllers/reconciler.js';
+import { reconciler } from '../common/reconciler.js';
 import type { TableWrites } from './tableWriter.js';
 
 // The policy transport checked (docs/design.md#the-policy): every pod kube-apiserver's

@@ -7,7 +7,7 @@ import type { WorkResult } from '../common/workQueue.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { GENERATION_KEY, seatedKind, seatTable, type SeatOf, type SeatTableData } from './seatTable.js';
 import type { PlacementSettings } from '../placement/settings.js';
-import { reconciler } from '../controllers/reconciler.js';
+import { reconciler } from '../common/reconciler.js';
 
 // The policy transport's writer (docs/design.md#the-policy): in the Lease holder, one ConfigMap per
 // namespace (`policy.configMapName`) holds the seat table the MutatingAdmissionPolicy reads as its

@@ -1,6 +1,6 @@
 import { Hono } from 'hono';
-import type { FederationView } from '../cluster/federation.js';
-import type { FederationService } from '../decision/federation.js';
+import type { FederationView } from '../cluster/memberClusters.js';
+import type { FederationService } from '../decision/bindingDecisions.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { failWith } from '../http/httpErrors.js';
 import { requireAuthorization, type AdminAuthorizer } from './adminAuth.js';

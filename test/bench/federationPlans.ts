@@ -2,11 +2,11 @@
 // pass over 1,000 bindings across 10 members of 100 nodes, and one tenant's binding with a ~600 KiB node affinity (30,000 hostnames)
 // across 20 members of 1,000 nodes, planned first and then again (a pod event re-plans it: the node fit is cached).
 import { slimNode } from '../../src/cluster/convert.js';
-import type { FederationView } from '../../src/cluster/federation.js';
+import type { FederationView } from '../../src/cluster/memberClusters.js';
 import { KARMADA_KINDS, type SlimBinding, type SlimMemberCluster } from '../../src/cluster/karmada.js';
 import { fakeClock } from '../../src/common/clock.js';
 import { parseConfig } from '../../src/common/config.js';
-import { federationService } from '../../src/decision/federation.js';
+import { federationService } from '../../src/decision/bindingDecisions.js';
 import { createMetrics } from '../../src/metrics/metrics.js';
 import { node } from '../support/builders.js';
 import { fmt } from './measure.js';

@@ -178,4 +178,4 @@ export function propagation(namespace: string, name: string, kind: string, prefs
 }
 
 /** A Deployment for the default scheduler of each member (no schedulerName): admission writes its zone. */
-export const karmadaDeployment = (namespace: string, name: string, replicas: number): Obj => deployment(namespace, name, replicas, undefined);
+export const karmadaDeployment = (namespace: string, name: string, replicas: number): Obj => deployment(namespace, name, replicas, null);

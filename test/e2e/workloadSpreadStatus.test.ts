@@ -29,7 +29,7 @@ const zoneSubset = (name: string, zone: string, maxReplicas: number | null): Obj
 });
 
 /** A Deployment for the cluster's default scheduler. */
-const deployment = (name: string, replicas: number): Obj => defaultSchedulerDeployment(NS, name, replicas, undefined);
+const deployment = (name: string, replicas: number): Obj => defaultSchedulerDeployment(NS, name, replicas, null);
 
 for (const k of kubeVersions()) describe(`[${k.version}] OpenKruise's WorkloadSpread scenarios on zonekeeper's standalone mode`, () => {
   const cp = new ControlPlane(k.bin);

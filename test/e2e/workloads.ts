@@ -5,8 +5,8 @@ import { eventually, Kube, type Obj } from './kube.js';
 
 export const SCHEDULER = 'zonekeeper';
 
-/** A Deployment of busybox pods placed by zonekeeper's scheduler, default RollingUpdate strategy. */
-export function deployment(namespace: string, name: string, replicas: number, schedulerName: string | undefined = SCHEDULER): Obj {
+/** A Deployment of busybox pods placed by zonekeeper's scheduler (null: the cluster's default one), default RollingUpdate strategy. */
+export function deployment(namespace: string, name: string, replicas: number, schedulerName: string | null = SCHEDULER): Obj {
   return {
     apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name, namespace },
     spec: {

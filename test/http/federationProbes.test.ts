@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { FederationView } from '../../src/cluster/federation.js';
+import type { FederationView } from '../../src/cluster/memberClusters.js';
 import { federationProbeRoutes } from '../../src/server/federationRoutes.js';
 
 // zonekeeper karmada's probes: ready only when its Karmada watches are healthy and it could lead.

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { eventRecorder } from '../../src/actuator/events.js';
-import { federationWatch, type FederationView } from '../../src/cluster/federation.js';
+import { federationWatch, type FederationView } from '../../src/cluster/memberClusters.js';
 import { fakeClock } from '../../src/common/clock.js';
 import { parseConfig } from '../../src/common/config.js';
-import { federationService } from '../../src/decision/federation.js';
+import { federationService } from '../../src/decision/bindingDecisions.js';
 import { bindingScheduler, type BindingScheduler } from '../../src/karmada/bindingScheduler.js';
 import { createMetrics } from '../../src/metrics/metrics.js';
 import { silent } from '../support/app.js';

@@ -3,7 +3,7 @@ import https from 'node:https';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { federationWatch, type FederationView } from '../../src/cluster/federation.js';
+import { federationWatch, type FederationView } from '../../src/cluster/memberClusters.js';
 import type { MemberAccess } from '../../src/cluster/memberAccess.js';
 import { fakeClock } from '../../src/common/clock.js';
 import { renewed } from '../../src/controllers/webhookPki.js';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { fakeClock } from '../../src/common/clock.js';
 import { workQueue, type WorkResult } from '../../src/common/workQueue.js';
-import { reconciler } from '../../src/controllers/reconciler.js';
+import { reconciler } from '../../src/common/reconciler.js';
 
 // The work queue's client-go semantics, on fake time: nothing here waits on the wall clock.
 

@@ -1,4 +1,4 @@
-import type { FederationView } from '../cluster/federation.js';
+import type { FederationView } from '../cluster/memberClusters.js';
 import { bindingKey, type ClusterPreferences, type SlimBinding, type TargetCluster } from '../cluster/karmada.js';
 import type { Clock } from '../common/clock.js';
 import type { Config } from '../common/config.js';
