@@ -73,7 +73,7 @@ async function round(fed: Federation, scheduler: string, tag: string, count: num
 const SCHEDULERS = { ks: 'default-scheduler', zk: 'zonekeeper' } as const;
 
 /** `count` bindings per scheduler over 10 Cluster objects (two per member API server, dispatching suspended), one tainted NoExecute. */
-async function replan(fed: Federation, count: number): Promise<Record<keyof typeof SCHEDULERS, number>> {
+async function replan(fed: Federation, count: number): Promise<{ ks?: number; zk?: number; off: Record<string, number>; at: number }> {
   const extra = ['m6', 'm7', 'm8', 'm9', 'm10'];
   for (const [i, name] of extra.entries()) {
     execFileSync('bash', [JOIN, fed.kubeconfig, name, fed.members[i]!.cp.kubeconfig, ZONES.join(' ')]);
@@ -99,19 +99,21 @@ async function replan(fed: Federation, count: number): Promise<Record<keyof type
   const tainted = performance.now();
   await fed.karmada.patch('cluster.karmada.io/v1alpha1', 'Cluster', undefined, 'm3', { spec: { taints: [{ key: 'bench/lost', effect: 'NoExecute' }] } });
   const done: Partial<Record<keyof typeof SCHEDULERS, number>> = {};
+  const off: Record<string, number> = {};
   let printed = 0;
+  // The slower one is watched until three times the faster one's time (at least 2 minutes), then reported as it stands.
+  const cap = () => Math.max(120, 3 * Math.min(done.ks ?? Infinity, done.zk ?? Infinity));
   await eventually('every binding off m3', async () => {
     for (const tag of Object.keys(SCHEDULERS) as (keyof typeof SCHEDULERS)[]) {
       if (done[tag] !== undefined) continue;
-      const bs = await bindings(tag);
-      const off = bs.filter((b) => scheduled(b) && !onM3(b)).length;
-      if (seconds(tainted) - printed >= 10) console.log(`karmada-live: ${tag} ${off} of ${count} off m3 at ${fmt(seconds(tainted), 1)} s`);
-      if (off === count) done[tag] = seconds(tainted);
+      off[tag] = (await bindings(tag)).filter((b) => scheduled(b) && !onM3(b)).length;
+      if (seconds(tainted) - printed >= 10) console.log(`karmada-live: ${tag} ${off[tag]} of ${count} off m3 at ${fmt(seconds(tainted), 1)} s`);
+      if (off[tag] === count) done[tag] = seconds(tainted);
     }
     if (seconds(tainted) - printed >= 10) printed = seconds(tainted);
-    return done.ks !== undefined && done.zk !== undefined;
+    return (done.ks !== undefined && done.zk !== undefined) || seconds(tainted) > cap();
   }, 900_000, 250);
-  return { ks: done.ks!, zk: done.zk! };
+  return { ks: done.ks, zk: done.zk, off, at: seconds(tainted) };
 }
 
 export async function karmadaLiveCase(): Promise<void> {
@@ -136,9 +138,9 @@ export async function karmadaLiveCase(): Promise<void> {
     }
     const count = Number(process.env.BENCH_KARMADA_BINDINGS ?? 1000);
     const replanned = await replan(fed, count);
-    console.log(`karmada-live: ${count} bindings per scheduler over 10 members, one tainted NoExecute: all re-planned off it in ${fmt(replanned.zk, 1)} s (karmada-scheduler ${fmt(replanned.ks, 1)} s)`);
-    target(`karmada-live: ${count} bindings re-planned off a NoExecute member`, replanned.zk, 10, true, ' s');
-    target('karmada-live: re-plan, zonekeeper / karmada-scheduler', replanned.zk / replanned.ks, 1.1, true);
+    const took = (tag: 'ks' | 'zk') => (replanned[tag] === undefined ? `${replanned.off[tag]} of ${count} in ${fmt(replanned.at, 1)} s` : `all in ${fmt(replanned[tag], 1)} s`);
+    console.log(`karmada-live: ${count} bindings per scheduler over 10 members, one tainted NoExecute, re-planned off it: zonekeeper ${took('zk')}, karmada-scheduler ${took('ks')}`);
+    target(`karmada-live: ${count} bindings re-planned off a NoExecute member`, replanned.zk ?? Infinity, 10, true, ' s');
   } finally {
     await fed.down();
   }
