@@ -4,16 +4,17 @@
 // on the newest version, helm install, then zonekeeper running as the chart's ServiceAccount with
 // the chart's ConfigMap places a pinned StatefulSet; helm upgrade with values changed; helm
 // uninstall leaves nothing the chart created (the namespace is made first: this control plane
-// runs no namespace controller). From 1.36, policy.enabled installed: kube-apiserver writes the
-// pins from the tables zonekeeper publishes as the chart's ServiceAccount. Without ../shared/helm the suite is skipped, except in CI, where
-// its absence fails the run.
+// runs no namespace controller); karmada.only installed holds zonekeeper-karmada's objects alone.
+// From 1.36, policy.enabled installed: kube-apiserver writes the pins from the tables zonekeeper
+// publishes as the chart's ServiceAccount. Without ../shared/helm the suite is skipped, except in
+// CI, where its absence fails the run.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { parse, parseAllDocuments } from 'yaml';
-import { CHART, CHART_MODES, E2E_IMAGE, findHelm, RENDER_PLACEHOLDER, renderChart } from '../support/helm.js';
+import { CHART, CHART_MODES, E2E_IMAGE, findHelm, KARMADA_ONLY, RENDER_PLACEHOLDER, renderChart } from '../support/helm.js';
 import { ControlPlane, kubeVersions } from './controlPlane.js';
 import { eventually, Kube, type Obj } from './kube.js';
 import { admissionReviews, DECIDED_BY, seated } from './seatPolicy.js';
@@ -46,7 +47,7 @@ for (const k of versions) describe(`[${k.version}] the Helm chart against a real
 
   it(`[${k.version}] helm template of every mode passes a server-side dry run`, async () => {
     await kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
-    for (const mode of CHART_MODES) {
+    for (const mode of [...CHART_MODES, { values: KARMADA_ONLY }] as { values: string[]; sinceMinor?: number }[]) {
       // At the cluster's version, as Helm renders for it (the kube-scheduler image follows it).
       const yaml = renderChart(helmBin, mode.values, NS, RELEASE, k.version);
       const objects = parseAllDocuments(yaml).map((d) => d.toJS() as Obj).filter(Boolean);
@@ -119,6 +120,22 @@ for (const k of versions) describe(`[${k.version}] the Helm chart against a real
       await eventually("the Deployment's ReplicaSets and pods gone", async () =>
         (await kube.list('apps/v1', 'ReplicaSet', NS)).length === 0 && (await kube.list('v1', 'Pod', NS)).length === 0, 60_000, 500);
       console.log(`# [${k.version}] helm install, upgrade (revision 2), uninstall: ${released.length} objects created, none left`);
+    });
+
+  it(`[${k.version}] karmada.only installed: zonekeeper-karmada's objects alone, none cluster-scoped; helm uninstall leaves nothing`,
+    { skip: k.minor === newest ? false : 'installed on the newest version' }, async () => {
+      helm(['install', RELEASE, CHART, '--namespace', NS, '--create-namespace', ...KARMADA_ONLY.flatMap((v) => ['--set', v]), ...E2E_IMAGE]);
+      try {
+        const released = parseAllDocuments(helm(['get', 'manifest', RELEASE, '--namespace', NS])).map((d) => d.toJS() as Obj).filter(Boolean);
+        assert.deepEqual(released.map((o) => `${o.kind}/${o.metadata.namespace}/${o.metadata.name}`).sort(),
+          [`ConfigMap/${NS}/zonekeeper-karmada-config`, `Deployment/${NS}/zonekeeper-karmada`, `PodDisruptionBudget/${NS}/zonekeeper-karmada`]);
+        const args = (await kube.get('apps/v1', 'Deployment', NS, 'zonekeeper-karmada')).spec.template.spec.containers[0].args;
+        assert.equal(args[0], 'karmada');
+        assert.equal(cp.kubectl(['get', 'deployment/zonekeeper-scheduler', 'mutatingwebhookconfiguration/zonekeeper', 'clusterrole/zonekeeper', '-n', NS, '--ignore-not-found', '-o', 'name']).trim(), '');
+      } finally {
+        helm(['uninstall', RELEASE, '--namespace', NS, '--wait', '--timeout', '60s']);
+      }
+      assert.equal(cp.kubectl(['get', 'deployment,configmap,pdb', '-n', NS, '-l', 'app.kubernetes.io/instance=zonekeeper', '-o', 'name']).trim(), '');
     });
 
   it(`[${k.version}] policy.enabled installed: kube-apiserver writes a StatefulSet's pins from the seat table zonekeeper publishes as the chart's ServiceAccount, no webhook call`,

@@ -11,7 +11,7 @@ import { join, relative } from 'node:path';
 import { describe, it } from 'node:test';
 import { parse, parseAllDocuments, stringify } from 'yaml';
 import { CHART_FILE_SOURCES } from '../support/chartFiles.js';
-import { CHART, CHART_MODES, findHelm, renderChart, runHelm } from '../support/helm.js';
+import { CHART, CHART_MODES, findHelm, KARMADA_ONLY, renderChart, runHelm } from '../support/helm.js';
 
 type Obj = Record<string, any>;
 const ROOT = new URL('../../', import.meta.url).pathname;
@@ -60,7 +60,7 @@ function overlayObjects(overlay: string, components: string[] = []): Obj[] {
 describe('the Helm chart', { skip }, () => {
   it('helm lint passes, with the defaults and with every mode switched on', () => {
     for (const values of [[], ['workloadSpread.standalone=true', 'admission.enabled=true', 'picker.enabled=true', 'monitoring.enabled=true', 'deletionCosts.enabled=true'],
-      ['scheduler.enabled=false', 'admission.enabled=true', 'policy.enabled=true']]) {
+      ['scheduler.enabled=false', 'admission.enabled=true', 'policy.enabled=true'], [...KARMADA_ONLY, 'networkPolicy.enabled=true', `image.digest=sha256:${'0'.repeat(64)}`]]) {
       const out = runHelm(helm, ['lint', CHART, '--strict', ...values.flatMap((v) => ['--set', v])]);
       assert.equal(out.status, 0, out.stdout + out.stderr);
       assert.match(out.stdout, /1 chart\(s\) linted, 0 chart\(s\) failed/);
@@ -113,6 +113,40 @@ describe('the Helm chart', { skip }, () => {
       for (const [k, o] of fromOverlay) assert.deepEqual(fromChart.get(k), o, k);
     });
   }
+
+  it('karmada.only renders the Karmada component alone: no kube-scheduler, webhook, ServiceAccount or RBAC of this cluster', () => {
+    const rendered = objects(renderChart(helm, KARMADA_ONLY)).filter((o) => o.metadata.annotations?.['helm.sh/hook'] !== 'test');
+    const component = objects(readFileSync(join(ROOT, 'manifests/components/karmada/karmada.yaml'), 'utf8'));
+    assert.deepEqual(rendered.map(key).sort(), component.map(key).sort());
+    for (const o of component) assert.deepEqual(withoutHelmsOwn(rendered.find((r) => key(r) === key(o))!), o, key(o));
+    for (const kind of ['MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration', 'ValidatingAdmissionPolicy', 'ServiceAccount', 'ClusterRole', 'Role']) {
+      assert.equal(rendered.filter((o) => o.kind === kind).length, 0, kind);
+    }
+    const deployments = rendered.filter((o) => o.kind === 'Deployment');
+    assert.deepEqual(deployments.map((d) => d.metadata.name), ['zonekeeper-karmada'], 'no zonekeeper-scheduler');
+    const pod = deployments[0]!.spec.template.spec;
+    assert.deepEqual(pod.containers.map((c: Obj) => c.name), ['zonekeeper'], 'no kube-scheduler');
+    assert.deepEqual(pod.containers[0].args, ['karmada', '--kubeconfig=/etc/zonekeeper/karmada/kubeconfig', '--config=/etc/zonekeeper/config/zonekeeper.yaml']);
+    assert.equal(pod.automountServiceAccountToken, false);
+    const secret = objects(renderChart(helm, [...KARMADA_ONLY, 'karmada.kubeconfigSecret=karmada-prod']))
+      .find((o) => o.kind === 'Deployment')!.spec.template.spec.volumes.find((v: Obj) => v.secret).secret;
+    assert.deepEqual(secret, { secretName: 'karmada-prod' });
+  });
+
+  it('karmada.only is refused without karmada.enabled, and with a value that needs the single-cluster zonekeeper, naming it', () => {
+    const refused = (values: string[]) => runHelm(helm, ['template', 'zk', CHART, ...values.flatMap((v) => ['--set', v])]);
+    assert.match(refused(['karmada.only=true']).stderr, /karmada\.only=true installs zonekeeper karmada alone: set karmada\.enabled=true with it/);
+    const cases: [string[], string][] = [
+      [['admission.enabled=true'], 'admission.enabled'],
+      [['workloadSpread.standalone=true', 'picker.enabled=true'], 'picker.enabled, workloadSpread.standalone'],
+      [['monitoring.enabled=true', 'deletionCosts.enabled=true'], 'deletionCosts.enabled, monitoring.enabled'],
+    ];
+    for (const [values, named] of cases) {
+      const out = refused([...KARMADA_ONLY, ...values]);
+      assert.notEqual(out.status, 0, values.join());
+      assert.ok(out.stderr.includes(`karmada.only=true installs zonekeeper karmada alone, without the single-cluster zonekeeper that ${named} needs`), out.stderr);
+    }
+  });
 
   it('every mode that can write WorkloadSpread status grants workloadspreads/status to zonekeeper\'s ServiceAccount, in the chart as in the overlay', { skip: kustomize ? false : 'kubectl cannot build the overlays' }, () => {
     // Standalone sets --workloadspread-status; managed is told to add it without OpenKruise (its kustomization's comment).

@@ -13,7 +13,7 @@ import { describe, it } from 'node:test';
 import { parse, parseAllDocuments } from 'yaml';
 import { renewed } from '../../src/controllers/webhookPki.js';
 import { ConfigError, parseConfig } from '../../src/common/config.js';
-import { CHART, CHART_MODES, findHelm, runHelm } from '../support/helm.js';
+import { CHART, CHART_MODES, findHelm, KARMADA_ONLY, runHelm } from '../support/helm.js';
 import { startServe } from '../support/serve.js';
 
 type Obj = Record<string, any>;
@@ -146,6 +146,9 @@ describe("the chart's values", { skip }, () => {
       [['podDisruptionBudget.maxUnavailable=0'], /at '\/podDisruptionBudget\/maxUnavailable'/],
       [['nameOverride=zk'], /additional properties 'nameOverride' not allowed/],
       [['karmada.memberAccess=insecure'], /at '\/karmada\/memberAccess': value must be one of 'proxy', 'direct'/],
+      [['karmada.only=yes'], /at '\/karmada\/only': got string, want boolean/],
+      [['image.digest=sha256:abc'], /at '\/image\/digest': 'sha256:abc' does not match pattern/],
+      [[`image.digest=${'a'.repeat(64)}`], /at '\/image\/digest'/],
     ];
     for (const [values, message] of cases) {
       const out = runHelm(helm, ['template', 'zk', CHART, ...set(values)]);
@@ -183,6 +186,61 @@ describe("the chart's values", { skip }, () => {
     const config = (values: string[]) => parse(find(render(set(['karmada.enabled=true', ...values])), 'ConfigMap', 'zonekeeper-karmada-config')!.data['zonekeeper.yaml']);
     assert.equal(config([]).karmada.memberAccess, 'proxy');
     assert.equal(config(['karmada.memberAccess=direct']).karmada.memberAccess, 'direct');
+  });
+});
+
+describe('zonekeeper karmada in the chart', { skip }, () => {
+  const karmadaPod = (objects: Obj[]) => find(objects, 'Deployment', 'zonekeeper-karmada')!.spec.template.spec;
+
+  it("karmada.only: its pods and helm test's keep the restricted standard; helm test's Service selects its pods' probe port", () => {
+    const objects = render(set(KARMADA_ONLY));
+    for (const pod of [karmadaPod(objects), find(objects, 'Pod', 'zonekeeper-test')!.spec]) assert.deepEqual(restrictedViolations(pod), []);
+    const probes = find(objects, 'Service', 'zonekeeper-test-probes')!.spec;
+    assert.deepEqual(probes.selector, find(objects, 'Deployment', 'zonekeeper-karmada')!.spec.template.metadata.labels);
+    assert.ok(karmadaPod(objects).containers[0].ports.some((p: Obj) => p.name === probes.ports[0].targetPort && p.containerPort === 9091));
+    assert.deepEqual(find(render([]), 'Service', 'zonekeeper-test-probes')!.spec.selector, { 'app.kubernetes.io/name': 'zonekeeper' }, 'by default');
+  });
+
+  it('imagePullSecrets, nodeSelector and tolerations reach its pods; networkPolicy admits its probe port from probesFrom alone', () => {
+    const pod = karmadaPod(render(set([...KARMADA_ONLY, 'imagePullSecrets[0].name=registry', 'nodeSelector.pool=system',
+      'tolerations[0].key=dedicated', 'tolerations[0].operator=Exists'])));
+    assert.deepEqual(pod.imagePullSecrets, [{ name: 'registry' }]);
+    assert.deepEqual(pod.nodeSelector, { pool: 'system' });
+    assert.deepEqual(pod.tolerations, [{ key: 'dedicated', operator: 'Exists' }]);
+    assert.equal(karmadaPod(render(set(['karmada.enabled=true']))).imagePullSecrets, undefined, 'none unless set');
+    const policies = (values: string[]) => render(set(['networkPolicy.enabled=true', ...values])).filter((o) => o.kind === 'NetworkPolicy');
+    const alone = policies([...KARMADA_ONLY, 'networkPolicy.probesFrom[0].ipBlock.cidr=10.9.0.0/16']);
+    assert.deepEqual(alone.map((o) => o.metadata.name), ['zonekeeper-karmada']);
+    assert.deepEqual(alone[0]!.spec, {
+      podSelector: { matchLabels: { 'app.kubernetes.io/name': 'zonekeeper-karmada' } }, policyTypes: ['Ingress'],
+      ingress: [{ ports: [{ port: 'probes' }], from: [{ ipBlock: { cidr: '10.9.0.0/16' } }] }],
+    });
+    assert.deepEqual(policies(['karmada.enabled=true']).map((o) => o.metadata.name).sort(), ['zonekeeper', 'zonekeeper-karmada']);
+    assert.deepEqual(policies([]).map((o) => o.metadata.name), ['zonekeeper']);
+  });
+
+  it('NOTES.txt: how to see it work, with the ports its ConfigMap listens on', () => {
+    const notes = (values: string[]) => {
+      const out = runHelm(helm, ['install', 'zk', CHART, '--dry-run=client', '--namespace', 'zk', ...set(values)]);
+      assert.equal(out.status, 0, out.stderr);
+      return out.stdout.slice(out.stdout.indexOf('NOTES:'));
+    };
+    const admin = parse(find(render(set(KARMADA_ONLY)), 'ConfigMap', 'zonekeeper-karmada-config')!.data['zonekeeper.yaml']).admin;
+    assert.match(admin.listen, /^127\.0\.0\.1:9090$/, 'loopback: NOTES reach it by port-forward');
+    assert.match(admin.probeListen, /:9091$/);
+    for (const values of [KARMADA_ONLY, ['karmada.enabled=true']]) {
+      const text = notes(values);
+      for (const line of ['kubectl -n zk rollout status deploy/zonekeeper-karmada', 'kubectl --kubeconfig KARMADA-KUBECONFIG -n NAMESPACE get resourcebinding',
+        'kubectl -n zk port-forward deploy/zonekeeper-karmada 9090 9091', 'curl -s localhost:9091/readyz', 'curl -s localhost:9090/debug/federation',
+        'helm test zk -n zk']) {
+        assert.ok(text.includes(line), `${values.join()}: ${line}\n${text}`);
+      }
+      assert.match(text, /the Secret\s+zonekeeper-karmada-kubeconfig /);
+    }
+    const alone = notes(KARMADA_ONLY);
+    assert.match(alone, /^zonekeeper karmada 0\.1\.0 is installed in zk, alone/m);
+    assert.doesNotMatch(alone, /zonekeeper-scheduler|schedulerName: zonekeeper +\(|monitoring\.enabled/);
+    assert.doesNotMatch(notes([]), /resourcebinding|zonekeeper-karmada/);
   });
 });
 
@@ -237,6 +295,21 @@ describe('the image', { skip }, () => {
     const mine = runHelm(helm, ['install', 'zk', CHART, '--dry-run=client', '--set', 'image.repository=registry.example/zk'], true);
     assert.equal(mine.status, 0, mine.stderr);
     assert.match(mine.stdout, /image: registry\.example\/zk:0\.1\.0/);
+  });
+
+  it('image.digest: every container of zonekeeper\'s image pulls repository@digest, the tag ignored; the kube-scheduler keeps its own', () => {
+    const digest = `sha256:${'0123456789abcdef'.repeat(4)}`;
+    const objects = render(set(['image.repository=registry.example/zk', 'image.tag=dev', `image.digest=${digest}`, 'karmada.enabled=true']));
+    const images = objects.filter((o) => o.kind === 'Deployment' || o.kind === 'Pod')
+      .flatMap((o) => (o.spec.template ?? o).spec.containers.map((c: Obj) => [`${o.metadata.name}/${c.name}`, c.image]));
+    const { 'zonekeeper-scheduler/kube-scheduler': scheduler, ...zonekeeper } = Object.fromEntries(images);
+    assert.match(scheduler, /^registry\.k8s\.io\/kube-scheduler:v\d/);
+    assert.deepEqual(zonekeeper, {
+      'zonekeeper-scheduler/zonekeeper': `registry.example/zk@${digest}`,
+      'zonekeeper-karmada/zonekeeper': `registry.example/zk@${digest}`,
+      'zonekeeper-test/ready': `registry.example/zk@${digest}`,
+    });
+    assert.equal(container(render(set(['image.repository=registry.example/zk', 'image.tag=dev'])), 'zonekeeper').image, 'registry.example/zk:dev', 'no digest: the tag');
   });
 
   it('helm lint refuses the placeholder too (Helm lints with fail switched off), naming it; a repository of yours, or allowPlaceholder, lints clean', () => {

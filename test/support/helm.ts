@@ -48,6 +48,9 @@ export const CHART_MODES: { overlay: string; components?: string[]; values: stri
   { overlay: 'managed', components: ['karmada'], values: ['scheduler.enabled=false', 'admission.enabled=true', 'karmada.enabled=true'] },
 ];
 
+/** zonekeeper karmada alone: no overlay has it (manifests/components/karmada is added to one), so it is no CHART_MODES entry. */
+export const KARMADA_ONLY = ['karmada.enabled=true', 'karmada.only=true'];
+
 /** `helm template` of a mode into `namespace` (for a cluster of `kubeVersion`, else Helm's default): its YAML. */
 export function renderChart(helm: string, values: string[], namespace = 'zonekeeper-system', release = 'zonekeeper', kubeVersion?: string): string {
   const version = kubeVersion ? ['--kube-version', kubeVersion] : [];

@@ -15,13 +15,18 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 subjects: [{kind: ServiceAccount, name: {{ include "zonekeeper.serviceAccountName" . }}, namespace: {{ .Release.Namespace }}}]
 {{- end }}
 
-{{/* The placeholder repository is not published: an install with it fails here, saying how to build the image, not in ImagePullBackOff. */}}
+{{/* zonekeeper's image: repository@digest when image.digest is set (the tag ignored), else repository:tag. */}}
+{{- /* The placeholder repository is not published: an install with it fails here, saying how to build the image, not in ImagePullBackOff. */}}
 {{- define "zonekeeper.image" -}}
 {{- $tag := .Values.image.tag | default .Chart.AppVersion }}
 {{- if and (eq .Values.image.repository "ghcr.io/zonekeeper/zonekeeper") (not .Values.image.allowPlaceholder) }}
 {{- fail (printf "image.repository ghcr.io/zonekeeper/zonekeeper is a placeholder, not published: build the image from the repository's Dockerfile and push it where your nodes pull from (docker build -t REGISTRY/zonekeeper:%s . && docker push REGISTRY/zonekeeper:%s), then --set image.repository=REGISTRY/zonekeeper (image.allowPlaceholder=true renders the placeholder as is, for helm template and lint)" $tag $tag) }}
 {{- end }}
+{{- if .Values.image.digest }}
+{{- .Values.image.repository }}@{{ .Values.image.digest }}
+{{- else }}
 {{- .Values.image.repository }}:{{ $tag }}
+{{- end }}
 {{- end }}
 
 {{/* kube-scheduler of the cluster's own version (its minor decides what it supports), unless scheduler.image pins one. */}}
