@@ -180,7 +180,7 @@ export async function startServer(
     : undefined;
   const callers = admissionCallers(config.admission);
   if (config.admission.listen && callers === 'none') {
-    log.warn({ evictions: servesEvictions(config.admission) }, 'admission callers are not authenticated (no admission.tls.clientCAFile, admission.trustNetwork false): reviews are answered but write nothing; pods are gated for the keeper and evictions refused (docs/security.md#who-may-call-the-webhooks)');
+    log.warn({ evictions: servesEvictions(config.admission) }, 'admission callers are not authenticated (no admission.tls.clientCAFile, admission.trustNetwork false): reviews are answered but write nothing; pods are gated for the keeper and evictions by other callers refused (those of zonekeeper skip the webhook by identity and are judged in process; docs/security.md#who-may-call-the-webhooks)');
   }
   const clientCAFile = config.admission.tls.clientCAFile;
   const admission = config.admission.listen

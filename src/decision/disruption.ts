@@ -24,7 +24,7 @@ export interface EvictionAsk {
   leading: boolean;
   /** Who asks (the review's user), for the record. */
   by?: string;
-  /** The webhook (every eviction the API server receives) or zonekeeper's own, judged in process before it is sent. */
+  /** The webhook (every eviction the API server sends it) or zonekeeper's own, judged in process before it is sent (the webhook skips them). */
   asker: 'api' | 'zonekeeper';
 }
 

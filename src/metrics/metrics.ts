@@ -180,7 +180,7 @@ export function createMetrics(opts: { defaults?: boolean } = {}): Metrics {
     }),
     evictions: zeroedEvictions(new Counter({
       name: 'zonekeeper_evictions_total',
-      help: 'Evictions judged by the zone disruption budget, by asker (api: the webhook, every eviction the API server receives; zonekeeper: its own, judged in process before it sends them, so an allowed one is judged again under api) and outcome: allowed, refused (429: waits for another zone or its own budget), not-covered (no budget on the workload), not-ready, not-leading, conflict, error.',
+      help: 'Evictions judged by the zone disruption budget, by asker (api: the webhook, every eviction the API server sends it; zonekeeper: its own, judged in process before it sends them, which the shipped webhook skips by identity) and outcome: allowed, refused (429: waits for another zone or its own budget), not-covered (no budget on the workload), not-ready, not-leading, conflict, error.',
       labelNames: ['asker', 'outcome'],
       registers: [registry],
     })),

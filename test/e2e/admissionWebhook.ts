@@ -2,7 +2,7 @@
 // for 127.0.0.1) and the MutatingWebhookConfiguration that calls it by URL, as
 // manifests/overlays/managed declares it but without a Service (zonekeeper runs beside the
 // control plane, not in a pod).
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
 import { freePort, type ControlPlane } from './controlPlane.js';
@@ -36,6 +36,10 @@ export function webhookConfiguration(port: number, selector: Obj = { namespaceSe
 export const EVICTION_WEBHOOK = 'zonekeeper-evictions';
 export const EVICTIONS_LABEL = 'zonekeeper.io/evictions';
 
+/** The component's webhook conditions: break-glass, and zonekeeper's own ServiceAccount never sent back to it. */
+const EVICTION_MATCH_CONDITIONS = parseAllDocuments(readFileSync(new URL('../../manifests/components/zone-disruption/webhook.yaml', import.meta.url), 'utf8'))
+  .map((d) => d.toJS()).find((o) => o?.kind === 'ValidatingWebhookConfiguration').webhooks[0].matchConditions as Obj[];
+
 /** The eviction gate's webhook for pods/eviction, by URL, failing closed, as manifests/components/zone-disruption declares it. */
 export function evictionWebhookConfiguration(port: number): Obj {
   return {
@@ -45,6 +49,7 @@ export function evictionWebhookConfiguration(port: number): Obj {
       clientConfig: { url: `https://127.0.0.1:${port}/admission/evictions` },
       rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods/eviction'], scope: 'Namespaced' }],
       namespaceSelector: { matchLabels: { [EVICTIONS_LABEL]: 'enabled' } },
+      matchConditions: EVICTION_MATCH_CONDITIONS,
     }],
   };
 }
@@ -58,6 +63,13 @@ export async function caBundle(kube: Kube): Promise<string | undefined> {
 export async function admissionReady(kube: Kube, admin: string): Promise<void> {
   await eventually('zonekeeper holds the Lease and wrote the caBundle', async () =>
     /^zonekeeper_leader 1$/m.test(await (await fetch(`${admin}/metrics`)).text()) && !!(await caBundle(kube)), 60_000, 250);
+}
+
+const RBAC_KINDS = new Set(['Namespace', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding']);
+
+/** What the managed overlay with `component` grants zonekeeper, for `restartZonekeeperAs`. */
+export function managedRbac(cp: ControlPlane, component: string): Obj[] {
+  return managedWith(cp, component).objects.filter((o) => RBAC_KINDS.has(o.kind));
 }
 
 /** The managed overlay with `component` (a folder of manifests/components), as a user adds it: its objects, built by kubectl. */

@@ -3,10 +3,12 @@
 // the replacements), and a kubelet stand-in that makes a bound pod Ready READY_AFTER_MS after it
 // sees it bound (a container's start) and finishes terminating ones. Two StatefulSets of 30
 // pinned round-robin over three zones are updated together: one OnDelete, rolled a zone at a
-// time by zonekeeper; one RollingUpdate, one pod at a time by its controller.
+// time by zonekeeper; one RollingUpdate, one pod at a time by its controller. Case 63 runs under
+// the eviction webhook as shipped, with neither a client CA nor trustNetwork (issue 71, item 6).
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
+import { admissionConfig, EVICTION_WEBHOOK, EVICTIONS_LABEL, evictionWebhookConfiguration, managedRbac } from './admissionWebhook.js';
 import { ControlPlane, kubeVersions, type Zonekeeper } from './controlPlane.js';
 import { eventually, type Kube, type Obj } from './kube.js';
 import { SCHEDULER, statefulSet, tearDown, threeZoneCluster } from './workloads.js';
@@ -224,16 +226,30 @@ for (const k of kubeVersions()) describe(`zone-by-zone rollouts with kube-contro
     assert.equal(twoZones.length, 0, `never two zones down: ${JSON.stringify(twoZones.slice(0, 3))}`);
   });
 
-  it(`[${k.version}] 63. a rollback behind its own bad pod (issue 65, point 3): revision 2 rolls its first zone, a pod of the second never turns Ready and the rollout pauses; rolled back, that pod goes first, and the rollback completes, never two zones down`, async () => {
+  it(`[${k.version}] 63. a rollback behind its own bad pod (issue 65, point 3): revision 2 rolls its first zone, a pod of the second never turns Ready and the rollout pauses; rolled back, that pod goes first, and the rollback completes, never two zones down; under the eviction webhook with neither client CA nor trustNetwork, zonekeeper's own evictions skip it and are judged in process, another's is refused`, async (t) => {
     const ns = 'zr-rollback';
     const replicas = 6;
-    await kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+    // zonekeeper as its ServiceAccount, the webhook as the component declares it; no admission.trustNetwork, no client CA.
+    const { port, admission } = await admissionConfig('zonekeeper-system/zonekeeper-webhook-tls');
+    delete admission.trustNetwork;
+    admission.certificate.evictionWebhookConfiguration = EVICTION_WEBHOOK;
+    await cp.restartZonekeeperAs(managedRbac(cp, 'zone-disruption'), { ...CONFIG, admission });
+    // Pass or fail, zonekeeper back as before for the cases that follow (the webhook covered only this namespace).
+    t.after(async () => {
+      await kube.delete('admissionregistration.k8s.io/v1', 'ValidatingWebhookConfiguration', undefined, EVICTION_WEBHOOK).catch(() => {});
+      await cp.zonekeeper!.stop();
+      await cp.startZonekeeper(CONFIG);
+    });
+    await kube.create(evictionWebhookConfiguration(port));
+    await eventually('zonekeeper wrote the eviction webhook\'s caBundle', async () =>
+      !!(await kube.get('admissionregistration.k8s.io/v1', 'ValidatingWebhookConfiguration', undefined, EVICTION_WEBHOOK)).webhooks[0].clientConfig.caBundle, 60_000);
+    await kube.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns, labels: { [EVICTIONS_LABEL]: 'enabled' } } });
     let good = '';
     // db-4 (the second zone's first batch) never starts on any revision but the first.
     stops.push(kube.kubelet(ns, 300, 1000, (p) => p.metadata.name !== 'db-4' || !good || p.metadata.labels?.['controller-revision-hash'] === good));
     const sts = statefulSet(ns, 'db', replicas, { schedulerName: SCHEDULER }, { updateStrategy: { type: 'OnDelete' } });
-    // Batches of 1 then 2 in each zone of 2; a pod of the rollout not Ready 15 s after its creation pauses it.
-    sts.metadata.annotations = { 'zonekeeper.io/zone-rollout': 'true', 'zonekeeper.io/zone-rollout-progress-deadline-seconds': '15' };
+    // Batches of 1 then 2 in each zone of 2; a pod of the rollout not Ready 15 s after its creation pauses it. Opted in to the gate too.
+    sts.metadata.annotations = { 'zonekeeper.io/zone-rollout': 'true', 'zonekeeper.io/zone-rollout-progress-deadline-seconds': '15', 'zonekeeper.io/zone-disruption-budget': 'zone' };
     await kube.create(sts);
     await eventually('6 pods Ready', () => rolled(ns, replicas), 180_000, 500);
     const list = await kube.frozenZones('apps/v1', 'StatefulSet', ns, 'db');
@@ -277,6 +293,22 @@ for (const k of kubeVersions()) describe(`zone-by-zone rollouts with kube-contro
     assert.ok(back.every((d) => d.revision === bad), 'only pods of revision 2 evicted');
     assert.equal(annotations['zonekeeper.io/zone-rollout-paused'], undefined, 'the pause record of revision 2 removed');
     assert.equal(twoZones.length, 0, `never two zones down: ${JSON.stringify(twoZones.slice(0, 3))}`);
+
+    // Its own evictions were judged in process and never reached the webhook (which could not have authenticated them).
+    const metrics = (await (await fetch(`${cp.zonekeeper!.admin}/metrics`)).text()).split('\n');
+    const counted = (prefix: string) => metrics.filter((l) => l.startsWith(`zonekeeper_evictions_total{${prefix}`)).reduce((n, l) => n + Number(l.split(' ').pop()), 0);
+    assert.ok(counted('asker="zonekeeper",outcome="allowed"') >= watch.deleted.length, `every eviction judged in process: ${metrics.filter((l) => l.startsWith('zonekeeper_evictions_total{')).join('; ')}`);
+    assert.equal(counted('asker="api"'), 0, 'the webhook judged none of them');
+    // Another identity's eviction (the admin's, as kubectl drain) still goes to the webhook and is refused.
+    const db0 = await kube.get('v1', 'Pod', ns, 'db-0');
+    const theirs = await cp.api.request('POST', `/api/v1/namespaces/${ns}/pods/db-0/eviction`, {
+      body: JSON.stringify({ apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name: 'db-0', namespace: ns } }), contentType: 'application/json', timeoutMs: 10_000,
+    });
+    console.log(`# [${k.version}] neither client CA nor trustNetwork: ${watch.deleted.length} of zonekeeper's evictions judged in process (${counted('asker="zonekeeper",outcome="allowed"')} allowed), 0 by the webhook; the admin's eviction of db-0: ${theirs.status}`);
+    assert.equal(theirs.status, 429, theirs.body);
+    assert.match(JSON.parse(theirs.body).message, /admission webhook "evictions\.zonekeeper\.io" denied the request: zonekeeper: the caller is not known to be kube-apiserver/);
+    const still = await kube.get('v1', 'Pod', ns, 'db-0');
+    assert.ok(still.metadata.uid === db0.metadata.uid && !still.metadata.deletionTimestamp, 'db-0 stays');
   });
 
   it(`[${k.version}] 61. the Lease holder killed mid-rollout: another replica goes on from the cluster; no pod of the new revision is ever evicted (no step twice), every old one is (none lost), never two zones down`, async () => {

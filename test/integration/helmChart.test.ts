@@ -172,6 +172,12 @@ describe('the Helm chart', { skip }, () => {
     const policy = renderChart(helm, ['scheduler.enabled=false', 'admission.enabled=true', 'policy.enabled=true'], 'zk-elsewhere', 'zk');
     for (const o of objects(policy)) assert.equal(o.metadata.labels?.['app.kubernetes.io/instance'], 'zk', key(o));
     assert.doesNotMatch(policy, /zonekeeper-system/);
+    // The eviction webhook skips zonekeeper's own evictions by the release's ServiceAccount, break-glass kept.
+    const gate = renderChart(helm, ['scheduler.enabled=false', 'admission.enabled=true', 'zoneDisruption.enabled=true', 'serviceAccount.name=zk-sa'], 'zk-elsewhere', 'zk');
+    assert.doesNotMatch(gate, /zonekeeper-system/);
+    const webhook = objects(gate).find((o) => o.kind === 'ValidatingWebhookConfiguration')!.webhooks[0];
+    assert.deepEqual(webhook.matchConditions.map((c: Obj) => c.name), ['not-break-glass', 'not-zonekeeper']);
+    assert.equal(webhook.matchConditions[1].expression, "request.userInfo.username != 'system:serviceaccount:zk-elsewhere:zk-sa'");
     const schedulerConfig = objects(renderChart(helm, [], 'zk-elsewhere')).find((o) => o.metadata.name === 'zonekeeper-scheduler-config')!;
     assert.equal(parse(schedulerConfig.data['scheduler-config.yaml']).leaderElection.resourceNamespace, 'zk-elsewhere');
   });

@@ -269,6 +269,13 @@ describe('least privilege (docs/security.md#rbac)', () => {
     for (const k of writable) assert.ok(matched.has(k), `${k} may be patched but the policy does not look at it`);
   });
 
+  it('the eviction webhook skips the ServiceAccount the Deployment runs as (its own evictions are judged in process), break-glass kept', () => {
+    const webhook = parseAllDocuments(read('manifests/components/zone-disruption/webhook.yaml')).map((d) => d.toJS())
+      .find((o) => o.kind === 'ValidatingWebhookConfiguration').webhooks[0];
+    assert.deepEqual(webhook.matchConditions.map((c: Raw) => c.name), ['not-break-glass', 'not-zonekeeper']);
+    assert.equal(webhook.matchConditions[1].expression, `request.userInfo.username != 'system:serviceaccount:${deploy.metadata.namespace}:${SA}'`);
+  });
+
   it('across clusters: no member credential is read on Karmada by default; in members, only nodes and pods are read, as the Karmada identity', () => {
     const docs = (f: string): Raw[] => parseAllDocuments(read(`manifests/karmada/${f}`)).map((d) => d.toJS()).filter(Boolean);
     const [rbac, member, direct] = [docs('rbac.yaml'), docs('member-rbac.yaml'), docs('direct-rbac.yaml')];
