@@ -1,5 +1,6 @@
 import { ANNOTATION } from './cluster/annotations.js';
 import type { Snapshot } from './cluster/store.js';
+import { ADMISSION_CALLER_SETTINGS } from './decision/gatedSubsetPatch.js';
 import { targetPods } from './placement/policies/workloadSpread/status.js';
 import type { PlacementSettings } from './placement/settings.js';
 
@@ -17,6 +18,8 @@ export interface SubsetPatchShortfall {
   pods: number;
   /** The first of them, by name. */
   example: string;
+  /** What lets admission apply the patch whole at creation (docs/security.md#who-may-call-the-webhooks). */
+  appliedWholeWith: string;
 }
 
 export function subsetPatchShortfalls(snapshot: Snapshot, settings: PlacementSettings, namespace?: string): SubsetPatchShortfall[] {
@@ -32,7 +35,10 @@ export function subsetPatchShortfalls(snapshot: Snapshot, settings: PlacementSet
         if (pod.name < seen.example) seen.example = pod.name;
       } else {
         const { subset } = pod.kruiseMatch;
-        out.set(key, { namespace: ws.namespace, workloadSpread: ws.name, subset, notApplied: pod.subsetPatchNotApplied, pods: 1, example: pod.name });
+        out.set(key, {
+          namespace: ws.namespace, workloadSpread: ws.name, subset, notApplied: pod.subsetPatchNotApplied, pods: 1, example: pod.name,
+          appliedWholeWith: ADMISSION_CALLER_SETTINGS,
+        });
       }
     }
   }
@@ -42,5 +48,6 @@ export function subsetPatchShortfalls(snapshot: Snapshot, settings: PlacementSet
 /** The audit's lines about them, under its table. */
 export function subsetPatchShortfallText(rows: readonly SubsetPatchShortfall[]): string {
   const lines = rows.map((r) => `  ${r.namespace}/${r.workloadSpread} subset ${r.subset}: ${r.pods} pod${r.pods === 1 ? '' : 's'} (${r.example}${r.pods > 1 ? ', …' : ''}) without ${r.notApplied}`);
-  return [`Subset patches not applied in full (pods the zone gate decided after their creation; annotation ${ANNOTATION.subsetPatchNotApplied}):`, ...lines].join('\n');
+  return [`Subset patches not applied in full (pods the zone gate decided after their creation; annotation ${ANNOTATION.subsetPatchNotApplied}; `
+    + `admission applies a patch whole only where it knows its caller is kube-apiserver, under the default nowhere: set ${ADMISSION_CALLER_SETTINGS}):`, ...lines].join('\n');
 }

@@ -21,6 +21,7 @@ import { zoneRolloutController } from './controllers/zoneRollout.js';
 import { eventRecorder } from './actuator/events.js';
 import { federationService, type FederationService } from './decision/bindingDecisions.js';
 import { decisionService } from './decision/service.js';
+import { subsetPatchSetting } from './decision/gatedSubsetPatch.js';
 import { bindingScheduler } from './karmada/bindingScheduler.js';
 import { conversionRoute } from './admission/conversion.js';
 import { evictionRoute } from './eviction/routes.js';
@@ -112,6 +113,7 @@ export function house(deps: HouseDeps) {
     ? add(zoneGateKeeper({
         api, source, decide: (pod) => service.spec.ungate(pod), skipForSuccessor: (fb) => service.fallbackExpired(fb),
         events, subsetPatchesOwned: config.workloadSpread.writeStatus, evictionGate, opts: config.gate, log, metrics,
+        subsetPatchSetting: config.workloadSpread.writeStatus ? subsetPatchSetting(config.admission) : undefined,
       })) : undefined;
 
   // The policy transport (docs/design.md#the-policy): the seat table, only where the API server serves the policy that reads it.

@@ -1,4 +1,6 @@
 import { ANNOTATION } from '../cluster/annotations.js';
+import type { SlimPod, SlimWorkloadSpread, WorkloadSpreadSubset } from '../cluster/objects.js';
+import { admissionCallers, type Config } from '../common/config.js';
 import { subsetPatched } from '../placement/subsetPatch.js';
 import { gatePatch, type SpecDecision } from './spec.js';
 
@@ -132,4 +134,48 @@ export function gateWrite(pod: Raw, d: Exclude<SpecDecision, { kind: 'wait' }>):
   const text = missed.length <= NOT_APPLIED_MAX ? missed : `${missed.slice(0, NOT_APPLIED_MAX - 1)}…`;
   patch.metadata.annotations = { ...patch.metadata.annotations, [ANNOTATION.subsetPatchNotApplied]: text };
   return { patch, patchNotApplied: text };
+}
+
+/** What lets a review's caller be known as kube-apiserver, so that admission decides pods and applies their subset's patch whole. */
+export const ADMISSION_CALLER_SETTINGS = 'admission.tls.clientCAFile (with admission.tls.clientCommonNames) or admission.trustNetwork (with its NetworkPolicy)';
+
+/**
+ * Why admission applies no subset's patch whole here, and the settings that would make it
+ * (docs/security.md#who-may-call-the-webhooks): admission off, or the default, under which no
+ * review's caller is known to be kube-apiserver; undefined where admission does apply them.
+ */
+export function subsetPatchSetting(admission: Config['admission']): string | undefined {
+  const callers = ADMISSION_CALLER_SETTINGS;
+  if (admission.listen === '') return `admission, which applies it whole, is off: set admission.listen, and ${callers}`;
+  if (admissionCallers(admission) !== 'none') return undefined;
+  return `admission applies it whole only for a caller known to be kube-apiserver, and under the default no caller is: set ${callers}`;
+}
+
+/** What /debug/explain says of a pod's subset patch, where part of it is not (or will not be) applied. */
+export interface SubsetPatchExplained { workloadSpread: string; subset: string; notApplied?: string; setting?: string; sentence: string }
+
+/**
+ * A pod the gate decided that carries zonekeeper.io/subset-patch-not-applied, or a gated pod the
+ * dry run puts in a subset with a patch (zonekeeper owning WorkloadSpreads): said, with the setting.
+ */
+export function subsetPatchExplained(
+  pod: SlimPod, chosen: { ws: SlimWorkloadSpread; subset: WorkloadSpreadSubset } | undefined, owned: boolean, setting: string | undefined,
+): SubsetPatchExplained | undefined {
+  const remedy = setting ? ` Why: ${setting}.` : ' Only admission applies a patch whole: keep such pods on admission (docs/design.md#the-zone-gate).';
+  const withSetting = setting ? { setting } : {};
+  if (pod.subsetPatchNotApplied !== undefined && pod.kruiseMatch) {
+    const { workloadSpread, subset } = pod.kruiseMatch;
+    return {
+      workloadSpread, subset, notApplied: pod.subsetPatchNotApplied, ...withSetting,
+      sentence: `The zone gate decided it after its creation, so WorkloadSpread ${workloadSpread} subset ${subset}'s patch was not applied in full: `
+        + `not applied ${pod.subsetPatchNotApplied} (${ANNOTATION.subsetPatchNotApplied}).${remedy}`,
+    };
+  }
+  if (!owned || !pod.gated || !chosen || !chosen.ws.patches.has(chosen.subset.name)) return undefined;
+  const { ws, subset } = chosen;
+  return {
+    workloadSpread: ws.name, subset: subset.name, ...withSetting,
+    sentence: `It waits for the zone gate, which writes of WorkloadSpread ${ws.name} subset ${subset.name}'s patch only what narrows where the pod runs `
+      + `(labels, annotations, resources and the rest are not applied).${remedy}`,
+  };
 }

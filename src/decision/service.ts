@@ -9,6 +9,7 @@ import { schedulingVerbs, type SchedulingVerbs } from './scheduling.js';
 import type { GateFallback } from './spec.js';
 import { specVerbs, type SpecVerbs } from './specVerbs.js';
 import { debugViews, type DebugViews } from './views.js';
+import { subsetPatchSetting } from './gatedSubsetPatch.js';
 
 // The one decision service (docs/design.md#transports): built once in house.ts
 // and handed to every transport. It owns readiness, deciding, committing and recording,
@@ -66,6 +67,8 @@ export function decisionService(deps: DecisionServiceDeps): DecisionService {
     fallbackExpired: (fb) => core.state.gateFallback(fb),
     memory: core.state,
     settings: core.settings,
-    views: debugViews(core, recorder, source, config.rebalance.enabled),
+    views: debugViews(core, recorder, source, config.rebalance.enabled, {
+      owned: config.workloadSpread.writeStatus, setting: config.workloadSpread.writeStatus ? subsetPatchSetting(config.admission) : undefined,
+    }),
   };
 }

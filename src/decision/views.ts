@@ -12,6 +12,7 @@ import type { PinConflict } from './placementState.js';
 import type { DecisionCore } from './core.js';
 import type { DecisionRecorder } from './recording.js';
 import { explainSeat, type SeatExplanation } from './seatExplanation.js';
+import { subsetPatchExplained, type SubsetPatchExplained } from './gatedSubsetPatch.js';
 
 /** A workload's layout with the pin conflicts seen for it. */
 type LayoutWithConflicts = WorkloadLayout & { conflicts: PinConflict[] };
@@ -23,7 +24,12 @@ export type Explained = DecisionRecord & SeatExplanation & {
   zones?: { list: string[]; unusable: string[]; excluded: string[] };
   /** Its workload opted in to the zone disruption budget: the zones with seats down now, and the last eviction of this pod judged. */
   disruption?: DisruptionState & { lastEviction?: Pick<DecisionRecord, 'at' | 'outcome' | 'summary'> };
+  /** Part of its WorkloadSpread subset's patch not applied (or not to be), and the setting that would apply it. */
+  subsetPatch?: SubsetPatchExplained;
 };
+
+/** Subset patches: zonekeeper owns WorkloadSpreads (`owned`), and the setting under which admission would apply them whole (gatedSubsetPatch.ts). */
+export interface PatchContext { owned: boolean; setting?: string }
 
 /** What the admin routes read of the decisions: the debug views. */
 export interface DebugViews {
@@ -41,7 +47,9 @@ export interface DebugViews {
 }
 
 /** The debug views over the decision service and the cache: nothing reserved or written. */
-export function debugViews(core: DecisionCore, recorder: DecisionRecorder, source: SnapshotSource, rebalanceEnabled: boolean): DebugViews {
+export function debugViews(
+  core: DecisionCore, recorder: DecisionRecorder, source: SnapshotSource, rebalanceEnabled: boolean, patches: PatchContext = { owned: false },
+): DebugViews {
   const { state } = core;
   return {
     explain(namespace, name) {
@@ -60,11 +68,14 @@ export function debugViews(core: DecisionCore, recorder: DecisionRecorder, sourc
       const down = judged?.workload && disruptionState(judged, judged.workload, source.snapshot);
       const last = recorder.decisionsFor(`${namespace}/${name}`).findLast((d) => d.verb === 'eviction');
       const disruption = down && { ...down, ...(last ? { lastEviction: { at: last.at, outcome: last.outcome, summary: last.summary } } : {}) };
+      const seat = explainSeat(raw, v.model, source.snapshot, state.settings, { passed: v.passed, summary: v.summary },
+        { rebalanceEnabled, fromFile: source.fromFile === true });
+      const subsetPatch = subsetPatchExplained(raw, v.subset, patches.owned, patches.setting);
+      // Said before the fixes, which end the explanation (explainPage.ts).
+      if (subsetPatch) seat.explanation.splice(seat.explanation.length - seat.fixes.length, 0, subsetPatch.sentence);
       return {
-        ...record, nodes: all.length, passed: { count: v.passed.length, sample: [...v.passed] }, failed, zones,
-        ...explainSeat(raw, v.model, source.snapshot, state.settings, { passed: v.passed, summary: v.summary },
-          { rebalanceEnabled, fromFile: source.fromFile === true }),
-        ...(disruption ? { disruption } : {}),
+        ...record, nodes: all.length, passed: { count: v.passed.length, sample: [...v.passed] }, failed, zones, ...seat,
+        ...(disruption ? { disruption } : {}), ...(subsetPatch ? { subsetPatch } : {}),
       };
     },
     decisionsFor: recorder.decisionsFor,

@@ -33,6 +33,8 @@ export interface GateKeeperDeps {
   events: Pick<EventRecorder, 'record'>;
   /** zonekeeper owns WorkloadSpreads (no OpenKruise): the keeper writes what a stored pod takes of a subset's patch, and reports the rest. */
   subsetPatchesOwned?: boolean;
+  /** Why admission applied no subset patch whole, naming the setting that would (gatedSubsetPatch.ts subsetPatchSetting): said wherever one is not. */
+  subsetPatchSetting?: string;
   /** The zone disruption budget, judged before an adaptive fallback's eviction. */
   evictionGate?: EvictionGate;
   opts: GateOptions;
@@ -190,12 +192,13 @@ export function zoneGateKeeper(deps: GateKeeperDeps) {
 
   /**
    * Part of a subset's patch a gated pod could not take (docs/design.md#the-zone-gate): said on the
-   * pod, and once per generation of its WorkloadSpread on the WorkloadSpread.
+   * pod, and once per generation of its WorkloadSpread on the WorkloadSpread and on its workload, with the setting that would apply it.
    */
   function patchNotApplied(pod: SlimPod, workloadSpread: string, subset: string, fields: string): void {
+    const why = deps.subsetPatchSetting ? `; ${deps.subsetPatchSetting}` : '';
     events.record(pod, 'Warning', 'SubsetPatchNotApplied', `WorkloadSpread ${workloadSpread} subset ${subset}: decided by the zone gate after the pod's `
     + 'creation: it wrote only what narrows where the pod runs (node selector keys added, node affinity); tolerations, labels, annotations and images apply '
-    + `at admission only (docs/security.md#workloadspread-editors); not applied: ${fields}`);
+    + `at admission only (docs/security.md#workloadspread-editors); not applied: ${fields}${why}`);
     for (const ws of source.snapshot.workloadSpreads(pod.namespace)) {
       const key = `${ws.uid}/${ws.generation}/${subset}`;
       if (ws.name !== workloadSpread || toldSpreads.has(key)) continue;
@@ -205,8 +208,11 @@ export function zoneGateKeeper(deps: GateKeeperDeps) {
       }
       toldSpreads.add(key);
       toldChars += key.length;
-      events.record(ws, 'Warning', 'SubsetPatchNotApplied', `subset ${subset}: pods decided by the zone gate after their creation do not get ${fields} of its patch `
-      + `(only admission applies all of it); they carry the annotation ${ANNOTATION.subsetPatchNotApplied}, and zonekeeper audit lists them`);
+      const told = `subset ${subset}: pods decided by the zone gate after their creation do not get ${fields} of its patch `
+        + `(only admission applies all of it); they carry the annotation ${ANNOTATION.subsetPatchNotApplied}, and zonekeeper audit lists them${why}`;
+      events.record(ws, 'Warning', 'SubsetPatchNotApplied', told);
+      const owner = resolveWorkload(pod, source.snapshot)?.object;
+      if (owner) events.record(owner, 'Warning', 'SubsetPatchNotApplied', `WorkloadSpread ${workloadSpread} ${told}`);
     }
   }
 

@@ -2,7 +2,7 @@
 // what would fix it, with the command; as JSON for curl and jq, as a page for a browser.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { nodes, pv, pvc, statefulSet, storeOf, stsPod } from '../support/builders.js';
+import { deployment, nodes, pv, pvc, rsPod, statefulSet, storeOf, stsPod, workloadSpread, zoneSubset } from '../support/builders.js';
 import { testApp } from '../support/app.js';
 
 const ZONES = ['zone-a', 'zone-b', 'zone-c'];
@@ -100,5 +100,42 @@ describe('/debug/explain: the pod against its seat', () => {
       const res = await explain(app, 'db-2', accept);
       assert.equal(res.headers.get('content-type'), 'application/json', String(accept));
     }
+  });
+});
+
+describe('/debug/explain: a WorkloadSpread subset\'s patch the zone gate does not write whole', () => {
+  // web-rs-a was decided by the gate (the annotation names what it lacks); web-rs-b is gated now.
+  const spread = () => {
+    const gated = rsPod('web', 'b');
+    return storeOf([...nodes(ZONES, 1), ...deployment('web', 2),
+      workloadSpread('arch', { kind: 'Deployment', name: 'web' }, [zoneSubset('x86', 'zone-a', 2, { patch: { metadata: { labels: { arch: 'x86' } } } })]),
+      rsPod('web', 'a', { nodeName: 'node-a-1', annotations: {
+        'apps.kruise.io/matched-workloadspread': JSON.stringify({ name: 'arch', subset: 'x86' }), 'zonekeeper.io/subset-patch-not-applied': 'metadata.labels' } }),
+      { ...gated, spec: { ...gated.spec, schedulingGates: [{ name: 'zonekeeper.io/zone' }] } }]);
+  };
+  const admission = (more: Record<string, unknown>) => ({ listen: '0.0.0.0:8443', certificate: { secret: 'zonekeeper-system/zonekeeper-webhook', dnsNames: ['zonekeeper-webhook.zonekeeper-system.svc'] }, ...more });
+  const body = async (pod: string, config: Record<string, unknown>) => (await explain(testApp(spread(), { config }), pod)).json() as Promise<any>;
+  const SETTINGS = 'admission.tls.clientCAFile (with admission.tls.clientCommonNames) or admission.trustNetwork (with its NetworkPolicy)';
+
+  it('under the default (no client CA, no trusted network) it says what was not applied and names the setting that would apply it', async () => {
+    const config = { workloadSpread: { writeStatus: true }, admission: admission({}) };
+    const decided = await body('web-rs-a', config);
+    assert.equal(decided.subsetPatch.notApplied, 'metadata.labels');
+    assert.deepEqual([decided.subsetPatch.workloadSpread, decided.subsetPatch.subset], ['arch', 'x86']);
+    assert.ok(decided.subsetPatch.setting.endsWith(`set ${SETTINGS}`), decided.subsetPatch.setting);
+    assert.ok(decided.explanation.includes(decided.subsetPatch.sentence), 'in the explanation, before its fixes');
+    assert.match(decided.subsetPatch.sentence, /^The zone gate decided it after its creation, so WorkloadSpread arch subset x86's patch was not applied in full: not applied metadata\.labels /);
+    const gated = await body('web-rs-b', config);
+    assert.match(gated.subsetPatch.sentence, /^It waits for the zone gate, which writes of WorkloadSpread arch subset x86's patch only what narrows where the pod runs .*admission\.trustNetwork \(with its NetworkPolicy\)\.$/);
+    const off = await body('web-rs-b', { workloadSpread: { writeStatus: true } });
+    assert.match(off.subsetPatch.setting, /^admission, which applies it whole, is off: set admission\.listen/);
+  });
+
+  it('where admission decides pods (a trusted network) no setting is named; with OpenKruise (its webhook owns patches) a gated pod gets no word', async () => {
+    const trusted = { workloadSpread: { writeStatus: true }, admission: admission({ trustNetwork: true }) };
+    const decided = await body('web-rs-a', trusted);
+    assert.equal(decided.subsetPatch.setting, undefined);
+    assert.match(decided.subsetPatch.sentence, /Only admission applies a patch whole: keep such pods on admission/);
+    assert.equal((await body('web-rs-b', { admission: admission({}) })).subsetPatch, undefined);
   });
 });

@@ -100,9 +100,13 @@ describe('zonekeeper audit on a kubectl get -o yaml or -o json file', () => {
       matched('b', 'spec.containers[c].resources'), matched('a', 'spec.containers[c].resources'), matched('c')];
     const out = audit('--snapshot', snapshotFile(objects));
     assert.equal(out.status, 1, out.stderr);
-    assert.match(out.stdout, /\n\nSubset patches not applied in full \(pods the zone gate decided after their creation; annotation zonekeeper\.io\/subset-patch-not-applied\):\n {2}shop\/arch subset x86: 2 pods \(web-rs-a, …\) without spec\.containers\[c\]\.resources\n?$/);
+    // The settings under which admission would have applied the patch whole are named (under the default it applies none).
+    assert.match(out.stdout, /\n\nSubset patches not applied in full \(pods the zone gate decided after their creation; annotation zonekeeper\.io\/subset-patch-not-applied; admission applies a patch whole only where it knows its caller is kube-apiserver, under the default nowhere: set admission\.tls\.clientCAFile \(with admission\.tls\.clientCommonNames\) or admission\.trustNetwork \(with its NetworkPolicy\)\):\n {2}shop\/arch subset x86: 2 pods \(web-rs-a, …\) without spec\.containers\[c\]\.resources\n?$/);
     const json = JSON.parse(audit('--snapshot', snapshotFile(objects), '-o', 'json').stdout);
-    assert.deepEqual(json.subsetPatchesNotApplied, [{ namespace: 'shop', workloadSpread: 'arch', subset: 'x86', notApplied: 'spec.containers[c].resources', pods: 2, example: 'web-rs-a' }]);
+    assert.deepEqual(json.subsetPatchesNotApplied, [{
+      namespace: 'shop', workloadSpread: 'arch', subset: 'x86', notApplied: 'spec.containers[c].resources', pods: 2, example: 'web-rs-a',
+      appliedWholeWith: 'admission.tls.clientCAFile (with admission.tls.clientCommonNames) or admission.trustNetwork (with its NetworkPolicy)',
+    }]);
     assert.equal(JSON.parse(audit('--snapshot', snapshotFile(cluster), '-o', 'json').stdout).subsetPatchesNotApplied, undefined, 'none: the key is left out');
   });
 

@@ -10,7 +10,7 @@ import { zoneGateKeeper } from '../../src/gate/keeper.js';
 import { createMetrics } from '../../src/metrics/metrics.js';
 import type { SpecDecision } from '../../src/decision/spec.js';
 import { silent } from '../support/app.js';
-import { stsPod } from '../support/builders.js';
+import { deployment, rsPod, stsPod, workloadSpread, zoneSubset } from '../support/builders.js';
 import { recordingApi } from '../support/recordingApi.js';
 import { writeTimes } from '../support/wait.js';
 
@@ -96,5 +96,47 @@ describe('the zone gate keeper on its queue (fake time)', () => {
     } finally {
       await k.stop();
     }
+  });
+});
+
+describe('a subset patch the gate could not write whole', () => {
+  const SETTING = 'admission applies it whole only for a caller known to be kube-apiserver: set admission.tls.clientCAFile or admission.trustNetwork';
+  const term = { matchExpressions: [{ key: 'topology.kubernetes.io/zone', operator: 'In', values: ['zone-a'] }], matchFields: [] };
+  const subset: SpecDecision = { kind: 'subset', workloadSpread: 'arch', subset: 'x86', term, preferred: [], tolerations: [], why: '', patch: { metadata: { labels: { arch: 'x86' } } } };
+
+  async function lifted(setting: string | undefined) {
+    const clock = fakeClock(Date.parse('2026-11-25T12:00:00Z'));
+    const store = new ClusterStore();
+    const p = rsPod('web', 'a');
+    const stored = { ...p, metadata: { ...p.metadata, resourceVersion: '5' }, spec: { ...p.spec, schedulingGates: [{ name: 'zonekeeper.io/zone' }] } };
+    for (const o of [...deployment('web', 2), workloadSpread('arch', { kind: 'Deployment', name: 'web' }, [zoneSubset('x86', 'zone-a')])]) addObject(store, o);
+    const events: { kind: string; reason: string; message: string }[] = [];
+    const api = recordingApi((r) => ({ status: 200, body: r.method === 'GET' ? stored : {} }));
+    const k = zoneGateKeeper({
+      api, source: memorySource(store, 'test'), skipForSuccessor() {}, clock, decide: async () => subset,
+      events: { record: (o, _type, reason, message) => events.push({ kind: 'targetRef' in o ? 'WorkloadSpread' : 'nodeName' in o ? 'Pod' : o.kind, reason, message }) },
+      subsetPatchesOwned: true, subsetPatchSetting: setting,
+      opts: { intervalSeconds: 5, patchesPerSecond: 1000, fallbackEvictionsPerMinute: 0, fallbackDryRun: true }, log: silent, metrics: createMetrics(),
+    });
+    addObject(store, stored);
+    k.start();
+    for (let i = 0; i < 10 && !events.some((e) => e.kind === 'Deployment'); i++) await clock.advance(10);
+    await k.stop();
+    const patch = api.requests.find((r) => r.method === 'PATCH')?.body;
+    return { events: events.filter((e) => e.reason === 'SubsetPatchNotApplied'), patch };
+  }
+
+  it('under the default the pod, the WorkloadSpread and its workload are told, each naming the setting that would apply it', async () => {
+    const { events, patch } = await lifted(SETTING);
+    assert.equal(patch.metadata.annotations['zonekeeper.io/subset-patch-not-applied'], 'metadata.labels');
+    assert.deepEqual(events.map((e) => e.kind), ['Pod', 'WorkloadSpread', 'Deployment']);
+    for (const e of events) assert.ok(e.message.endsWith(`; ${SETTING}`), e.message);
+    assert.match(events[2]!.message, /^WorkloadSpread arch subset x86: pods decided by the zone gate after their creation do not get metadata\.labels of its patch/);
+  });
+
+  it('where admission decides pods (a client CA, a trusted network) no setting is named', async () => {
+    const { events } = await lifted(undefined);
+    assert.equal(events.length, 3);
+    for (const e of events) assert.doesNotMatch(e.message, /admission\.tls\.clientCAFile|trustNetwork/, e.message);
   });
 });
