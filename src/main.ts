@@ -183,7 +183,7 @@ export async function startServer(
     // Without OpenKruise, gated pods get only what the gate may write of a WorkloadSpread subset's patch (docs/design.md#the-zone-gate).
     const patches = config.workloadSpread.writeStatus ? '; WorkloadSpread subset patches are applied only as far as the gate may write them' : '';
     log.warn({ evictions: servesEvictions(config.admission) }, 'admission callers are not authenticated (no admission.tls.clientCAFile, admission.trustNetwork false): reviews are answered but write nothing; '
-      + `pods are gated for the keeper and evictions by other callers refused (those of zonekeeper skip the webhook by identity and are judged in process)${patches} (docs/security.md#who-may-call-the-webhooks)`);
+    + `pods are gated for the keeper and evictions by other callers refused (those of zonekeeper skip the webhook by identity and are judged in process)${patches} (docs/security.md#who-may-call-the-webhooks)`);
   }
   const clientCAFile = config.admission.tls.clientCAFile;
   const admission = config.admission.listen
