@@ -7,7 +7,7 @@ import { ADMITTED_UID_PREFIX } from '../placement/reservations.js';
 import type { CallerCheck } from '../http/callers.js';
 import type { JsonPatchOp } from '../placement/subsetPatch.js';
 import { admissionPatch } from './patch.js';
-import { allowed, denied, type PodCreate } from './review.js';
+import { allowed, denied, type PodCreate } from './podReview.js';
 
 // Admission, a transport (docs/design.md#admission): a pod CREATE decoded, decided by the decision
 // service, and the decision written into the pod as it is created, or the zone gate added for the

@@ -6,7 +6,7 @@ import type { WorkloadModel } from './model.js';
 import { podAvailable } from './zoneDisruption.js';
 import { workloadLivePods } from './workload.js';
 import { subsetMembership } from './policies/workloadSpread/subsets.js';
-import { fitInZone, fitOnNodes } from './policies/zoneBalance/policy.js';
+import { fitInZone, fitOnNodes } from './policies/zoneBalance/zoneBalancePolicy.js';
 
 // Repair (docs/design.md#repair): which pod of a workload to move next, or why none may move
 // now. Only the choice; the Lease's holder evicts, and the filter puts the replacement on its seat.

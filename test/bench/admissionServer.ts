@@ -6,7 +6,7 @@ import { addObject, memorySource } from '../../src/cluster/source.js';
 import { parseConfig } from '../../src/common/config.js';
 import { decisionService } from '../../src/decision/service.js';
 import { createMetrics } from '../../src/metrics/metrics.js';
-import { admissionRoutes } from '../../src/admission/routes.js';
+import { admissionRoutes } from '../../src/admission/admissionRoutes.js';
 import { listen } from '../../src/server/listen.js';
 import { benchCluster, nodeName, rawPod, ZONES } from './cluster.js';
 import { trustedCaller } from '../../src/http/callers.js';

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { conversionRoute } from '../../src/admission/conversion.js';
-import { admissionRoutes } from '../../src/admission/routes.js';
+import { admissionRoutes } from '../../src/admission/admissionRoutes.js';
 import { trustedCaller } from '../../src/http/callers.js';
 import { silent, testApp } from '../support/app.js';
 import { storeOf, workloadSpread, zoneSubset, type Raw } from '../support/builders.js';

@@ -3,12 +3,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { kubeActuator } from '../../src/actuator/actuator.js';
-import { admissionRoutes } from '../../src/admission/routes.js';
+import { admissionRoutes } from '../../src/admission/admissionRoutes.js';
 import { memorySource } from '../../src/cluster/source.js';
 import { fakeClock } from '../../src/common/clock.js';
 import { parseConfig } from '../../src/common/config.js';
 import { decisionService } from '../../src/decision/service.js';
-import { evictionRoute } from '../../src/eviction/routes.js';
+import { evictionRoute } from '../../src/eviction/evictionRoute.js';
 import { createMetrics } from '../../src/metrics/metrics.js';
 import { silent, testApp } from '../support/app.js';
 import { deployment, node, nodes, pv, pvc, rsPod, statefulSet, stsPod, storeOf, type Raw } from '../support/builders.js';

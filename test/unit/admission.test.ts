@@ -5,7 +5,7 @@ import { ownerArrival } from '../../src/admission/ownerArrival.js';
 import { slimPod } from '../../src/cluster/convert.js';
 import { fakeClock } from '../../src/common/clock.js';
 import { admissionPatch } from '../../src/admission/patch.js';
-import { admissionRoutes } from '../../src/admission/routes.js';
+import { admissionRoutes } from '../../src/admission/admissionRoutes.js';
 import { gatePatch, type SpecDecision } from '../../src/decision/spec.js';
 import { subsetPatched, type JsonPatchOp } from '../../src/placement/subsetPatch.js';
 import { deployment, nodes, rsPod, statefulSet, storeOf, stsPod, workloadSpread, zoneSubset, type Raw } from '../support/builders.js';

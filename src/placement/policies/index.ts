@@ -1,7 +1,7 @@
 import type { PlacementPolicy, PolicyModelOf } from '../policy.js';
-import { workloadSpreadPolicy } from './workloadSpread/policy.js';
-import { zoneBalancePolicy } from './zoneBalance/policy.js';
-import { zonePinPolicy } from './zonePin/policy.js';
+import { workloadSpreadPolicy } from './workloadSpread/workloadSpreadPolicy.js';
+import { zoneBalancePolicy } from './zoneBalance/zoneBalancePolicy.js';
+import { zonePinPolicy } from './zonePin/zonePinPolicy.js';
 
 /**
  * Every placement policy, in precedence order: the first that covers a workload places its

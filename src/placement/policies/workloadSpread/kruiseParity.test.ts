@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ANNOTATION } from '../../../cluster/annotations.js';
 import { slimPod } from '../../../cluster/convert.js';
-import { admissionRoutes } from '../../../admission/routes.js';
+import { admissionRoutes } from '../../../admission/admissionRoutes.js';
 import { addObject } from '../../../cluster/source.js';
 import { deletionCosts } from '../../downscale.js';
 import { workloadModel } from '../../model.js';

@@ -4,7 +4,7 @@ import type { CallerCheck } from '../http/callers.js';
 import { parseJson } from '../http/requestBody.js';
 import { verbRoute, type WebhookRoute } from '../http/verbRoute.js';
 import type { Metrics } from '../metrics/metrics.js';
-import { evictionAllowed, evictionRefused, parseEvictionReview } from './review.js';
+import { evictionAllowed, evictionRefused, parseEvictionReview } from './evictionReview.js';
 
 // The eviction gate (docs/design.md#zone-at-a-time): a transport like the others, decode → one
 // call to the decision service → encode. Served on the admission listener (the same certificate).

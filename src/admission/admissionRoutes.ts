@@ -4,7 +4,7 @@ import { parseJson } from '../http/requestBody.js';
 import { finish, verbRoute, type WebhookRoute } from '../http/verbRoute.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { admitPod, type AdmissionDeps } from './admission.js';
-import { parsePodCreate } from './review.js';
+import { parsePodCreate } from './podReview.js';
 
 const ADMISSION_PATH = '/admission/pods';
 

@@ -2,7 +2,7 @@ import type { SlimWorkloadSpread } from '../../../cluster/objects.js';
 import type { PlacementPolicy } from '../../policy.js';
 import { spreadShrinking, workloadSpreadCosts } from './costs.js';
 import { subsetPolicy } from './filter.js';
-import { workloadSpreadHealth } from './health.js';
+import { workloadSpreadHealth } from './subsetHealth.js';
 import { findWorkloadSpread, pendingSubsets, subsetOfPod, subsetQuotas, subsetZones } from './subsets.js';
 
 /** A WorkloadSpread targets the workload (or the pod's ReplicaSet): its subsets decide. */
