@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type http from 'node:http';
 import { Readable } from 'node:stream';
 import { kubeApiClient, statusMessage, type ApiClient } from './apiClient.js';
@@ -45,21 +46,36 @@ export function accessRefusal(c: SlimMemberCluster, access: MemberAccess): strin
   return undefined;
 }
 
-/**
- * A client of member `c`'s API server. Direct: the token of the Secret named after it, read by name,
- * its TLS verified with the Secret's caBundle, else the system's roots (spec.insecureSkipTLSVerification
- * is not honoured: a member that needs it is read through the proxy, where Karmada applies it).
- */
-export async function memberClient(api: ApiClient, c: SlimMemberCluster, access: MemberAccess): Promise<ApiClient> {
-  if (access === 'proxy') return withAnswersUnsaid(proxiedClient(api, c.name));
+/** A Push member's Secret as read: its token, its caBundle, and a digest of both (what a re-read compares). */
+interface MemberSecret { token: string; ca: Buffer | undefined; digest: string }
+
+async function memberSecret(api: ApiClient, c: SlimMemberCluster): Promise<MemberSecret> {
   const secret = c.secretRef!;
   const res = await api.request('GET', `/api/v1/namespaces/${encodeURIComponent(secret.namespace)}/secrets/${encodeURIComponent(secret.name)}`, { timeoutMs: 10_000 });
   if (res.status !== 200) throw new Error(`Cluster ${c.name}'s Secret ${ref(secret)}: ${res.status} ${statusMessage(res.body)}`);
   const data = (JSON.parse(res.body) as { data?: Record<string, string> }).data ?? {};
   if (!data.token) throw new Error(`Cluster ${c.name}'s Secret ${ref(secret)} holds no token`);
-  const ca = data.caBundle ? Buffer.from(data.caBundle, 'base64') : undefined;
-  const client = kubeApiClient(tokenAccess(c.apiEndpoint, Buffer.from(data.token, 'base64').toString('utf8'), ca));
-  return withAnswersUnsaid(withTlsNamed(client, `${c.apiEndpoint}: TLS not verified with ${ca ? `the caBundle of Secret ${ref(secret)}` : "the system's roots (Secret " + ref(secret) + ' has no caBundle)'}`));
+  const digest = createHash('sha256').update(`${secret.namespace}/${secret.name}\u0000${data.token}\u0000${data.caBundle ?? ''}`).digest('base64');
+  return { token: Buffer.from(data.token, 'base64').toString('utf8'), ca: data.caBundle ? Buffer.from(data.caBundle, 'base64') : undefined, digest };
+}
+
+/** What member `c` is read with now: '' through the proxy; direct, a digest of its Secret (a new one: the client is built anew). */
+export async function memberCredential(api: ApiClient, c: SlimMemberCluster, access: MemberAccess): Promise<string> {
+  return access === 'proxy' ? '' : (await memberSecret(api, c)).digest;
+}
+
+/**
+ * A client of member `c`'s API server, and the credential it holds (memberCredential's). Direct: the token of the
+ * Secret named after it, read by name, its TLS verified with the Secret's caBundle, else the system's roots
+ * (spec.insecureSkipTLSVerification is not honoured: a member that needs it is read through the proxy, where Karmada applies it).
+ */
+export async function memberClient(api: ApiClient, c: SlimMemberCluster, access: MemberAccess): Promise<{ client: ApiClient; credential: string }> {
+  if (access === 'proxy') return { client: withAnswersUnsaid(proxiedClient(api, c.name)), credential: '' };
+  const secret = c.secretRef!;
+  const { token, ca, digest } = await memberSecret(api, c);
+  const client = kubeApiClient(tokenAccess(c.apiEndpoint, token, ca));
+  const checked = `${c.apiEndpoint}: TLS not verified with ${ca ? `the caBundle of Secret ${ref(secret)}` : "the system's roots (Secret " + ref(secret) + ' has no caBundle)'}`;
+  return { client: withAnswersUnsaid(withTlsNamed(client, checked)), credential: digest };
 }
 
 /** A certificate the client refused is said with the endpoint and what it was checked against. */

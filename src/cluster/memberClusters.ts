@@ -3,7 +3,7 @@ import type { ApiClient } from './apiClient.js';
 import { KARMADA_KINDS, ordinalsPolicyName, type SlimBinding, type SlimMemberCluster, type SlimOrdinalOverride, type SlimPropagationPolicy } from './karmada.js';
 import { CORE_KINDS, POD_KIND, type KindName, type KindSpec } from './kinds.js';
 import { apiListerWatcher } from './listerWatcher.js';
-import { accessRefusal, memberClient, type MemberAccess } from './memberAccess.js';
+import { accessRefusal, memberClient, memberCredential, type MemberAccess } from './memberAccess.js';
 import type { SlimNode, SlimPod } from './objects.js';
 import { Reflector, type ReflectorOptions, type ReflectorStore } from './reflector.js';
 import { systemClock, type Timers } from '../common/clock.js';
@@ -145,9 +145,10 @@ export class MemberStore implements ReflectorStore {
   }
 }
 
-interface MemberConnection { access: string; store: MemberStore; reflectors: Reflector[]; error: string; stopped: boolean }
+interface MemberConnection { access: string; store: MemberStore; reflectors: Reflector[]; error: string; stopped: boolean; credential: string }
 
-export interface FederationOptions extends ReflectorOptions { clock?: Timers; secretRetryMs?: number; memberAccess?: MemberAccess }
+/** `secretRecheckMs`: how often a direct member's Secret is read again (a rotated token or CA: the client is built anew). */
+export interface FederationOptions extends ReflectorOptions { clock?: Timers; secretRetryMs?: number; secretRecheckMs?: number; memberAccess?: MemberAccess }
 
 /** What a member is read with: a change to any of it connects anew (a changed secretRef too). */
 const accessKey = (c: SlimMemberCluster) => JSON.stringify([c.apiEndpoint, c.syncMode, c.secretRef, c.impersonatorSecret]);
@@ -195,18 +196,19 @@ export function federationWatch(api: ApiClient, opts: FederationOptions, log: Lo
   const access = opts.memberAccess ?? 'proxy';
   let started = false;
 
-  function connect(name: string): void {
+  /** `renew`: built anew even with the Cluster unchanged (its Secret changed). */
+  function connect(name: string, renew = false): void {
     if (!started) return;
     const c = store.get<SlimMemberCluster>('memberclusters', name);
     const old = members.get(name);
-    if (old && c && old.access === accessKey(c)) return;
+    if (old && c && old.access === accessKey(c) && !renew) return;
     if (old) {
       old.stopped = true;
       members.delete(name);
       void Promise.all(old.reflectors.map((r) => r.stop()));
     }
     if (!c || !c.apiEndpoint) return;
-    const conn: MemberConnection = { access: accessKey(c), store: new MemberStore(() => emit('member', name)), reflectors: [], error: 'connecting', stopped: false };
+    const conn: MemberConnection = { access: accessKey(c), store: new MemberStore(() => emit('member', name)), reflectors: [], error: 'connecting', stopped: false, credential: '' };
     members.set(name, conn);
     const refused = accessRefusal(c, access);
     if (refused) {
@@ -215,17 +217,33 @@ export function federationWatch(api: ApiClient, opts: FederationOptions, log: Lo
       return;
     }
     const attempt = (): void => {
-      memberClient(api, c, access).then((client) => {
+      memberClient(api, c, access).then(({ client, credential }) => {
         if (conn.stopped) return;
         conn.error = '';
+        conn.credential = credential;
         const memberLog = log.child({ member: name });
         conn.reflectors = [NODE_KIND, POD_KIND].map((k) => new Reflector(apiListerWatcher(client, k), k, conn.store, opts, memberLog, undefined, clock));
         for (const r of conn.reflectors) r.start();
+        if (access === 'direct') clock.after(opts.secretRecheckMs ?? 60_000, recheck);
       }, (err: Error) => {
         if (conn.stopped) return;
         conn.error = err.message;
         log.warn({ member: name, err: err.message }, 'cannot read member cluster: its capacity is unknown');
         clock.after(opts.secretRetryMs ?? 5000, attempt);
+      });
+    };
+    // A rotated token or CA in the member's Secret: read with it from now on (a failed re-read keeps the client it has).
+    const recheck = (): void => {
+      if (conn.stopped) return;
+      memberCredential(api, c, access).then((credential) => {
+        if (conn.stopped) return;
+        if (credential === conn.credential) return void clock.after(opts.secretRecheckMs ?? 60_000, recheck);
+        log.info({ member: name }, 'member cluster Secret changed: reading it with the new one');
+        connect(name, true);
+      }, (err: Error) => {
+        if (conn.stopped) return;
+        log.warn({ member: name, err: err.message }, 'member cluster Secret not read again: the client it has is kept');
+        clock.after(opts.secretRecheckMs ?? 60_000, recheck);
       });
     };
     attempt();

@@ -64,7 +64,7 @@ const secret = (name: string, data: Record<string, string>) => ({ apiVersion: 'v
 function watchFederation(karmada: FakeApiServer, memberAccess: MemberAccess, log = silent) {
   const clock = fakeClock(Date.parse('2026-11-29T06:00:00Z'));
   const watch = { pageSize: 500, watchTimeoutSeconds: 300, silenceSeconds: 360, backoffInitialMs: 100, backoffMaxMs: 1000, maxStalenessSeconds: 30 };
-  const view = federationWatch(karmada.client(), { ...watch, clock, memberAccess }, log);
+  const view = federationWatch(karmada.client(), { ...watch, clock, memberAccess, secretRecheckMs: 10_000 }, log);
   view.start();
   // Once Karmada's objects are listed, every Cluster has its member connection.
   const until = (cond: () => boolean, what: string) => onFakeTime(clock, () => view.ready() && cond(), what, 60_000);
@@ -121,7 +121,7 @@ describe('a member\'s failed answers: its status and a fixed text, never its bod
       requestBytes: async () => ({ status: 403, body: Buffer.from(WORDS) }),
       stream: async () => Object.assign(Readable.from([Buffer.from(WORDS)]), { statusCode: 502, headers: {} }) as never,
     };
-    const client = await memberClient(api, cluster1, 'proxy');
+    const { client } = await memberClient(api, cluster1, 'proxy');
     const said = [(await client.request('GET', '/api/v1/pods')).body, (await client.requestBytes('GET', '/api/v1/pods')).body.toString()];
     const watch = await client.stream('/api/v1/pods?watch=1', new AbortController().signal);
     for await (const chunk of watch as AsyncIterable<Buffer>) said.push(chunk.toString());
@@ -198,5 +198,15 @@ describe('members read directly (karmada.memberAccess: direct): a token only to 
     await until(() => member('good').healthy, 'good read');
     assert.ok(view.reading('good', WORKLOAD));
     assert.deepEqual([...new Set(good.seen.requests.map((r) => `${r.path.split('/api/')[0]} ${r.auth}`))], ['/good Bearer token-of-good']);
+  });
+
+  it('a rotated token in the member\'s Secret, the Cluster unchanged: read with the new one from then on', async () => {
+    const { until } = f!;
+    karmada.put(secret('good', { token: b64('rotated-token'), caBundle: b64(good.caBundle) }));
+    const auths = () => new Set(good.seen.requests.map((r) => r.auth));
+    await until(() => auths().has('Bearer rotated-token'), 'the rotated token used');
+    const seen = good.seen.requests.length;
+    await until(() => good.seen.requests.length > seen + 1, 'more requests');
+    assert.deepEqual([...new Set(good.seen.requests.slice(seen).map((r) => r.auth))], ['Bearer rotated-token'], 'the old token is not sent again');
   });
 });
