@@ -262,6 +262,8 @@ describe('least privilege (docs/security.md#rbac)', () => {
     assert.equal(policy.spec.failurePolicy, 'Fail');
     const binding = find('ValidatingAdmissionPolicyBinding', 'zonekeeper-write-scope')!;
     assert.deepEqual(binding.spec, { policyName: 'zonekeeper-write-scope', validationActions: ['Deny'] });
+    const secrets = policy.spec.validations.find((v: Raw) => v.expression.includes("variables.resource != 'secrets'"))!;
+    assert.match(secrets.expression, /object\.metadata\.name == 'zonekeeper-webhook-tls' && object\.type == 'kubernetes\.io\/tls'/, 'its certificate\'s name, as a ServiceAccount token, is refused');
     // Every resource zonekeeper's ClusterRole may patch or create is one the policy looks at.
     const matched = new Set(policy.spec.matchConstraints.resourceRules.flatMap((r: Raw) => r.apiGroups.flatMap((g: string) => r.resources.map((res: string) => `${g}/${res}`))));
     const writable = find('ClusterRole', 'zonekeeper')!.rules.filter((r: Raw) => r.verbs.some((v: string) => ['patch', 'update'].includes(v)))
