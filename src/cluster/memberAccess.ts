@@ -94,7 +94,7 @@ function withTlsNamed(client: ApiClient, what: string): ApiClient {
 }
 
 /** What a member's failed answer is said as: its status and a fixed text. */
-export function memberFailure(status: number): string {
+function memberFailure(status: number): string {
   if (status === 401) return 'the member (or Karmada\'s proxy) refused the credential';
   if (status === 403) return 'forbidden: manifests/karmada/member-rbac.yaml in the member (proxy: rbac.yaml\'s clusters/proxy on Karmada)';
   if (status === 404) return 'not served';
