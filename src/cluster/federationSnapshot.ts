@@ -1,13 +1,14 @@
 import { readFileSync } from 'node:fs';
 import { slimNode, slimPod } from './convert.js';
-import { federationReads, KarmadaStore, MemberStore, type FederationView } from './memberClusters.js';
+import { federationReads, KarmadaStore, type FederationView } from './memberClusters.js';
+import { MEMBER_KINDS, MemberStore } from './memberStore.js';
 import { KARMADA_KINDS, type SlimMemberCluster } from './karmada.js';
 import type { KindSpec } from './kinds.js';
 import { forEachDocument, isListKind, SnapshotFileError } from './source.js';
 import { UnreadableFileError } from '../common/errors.js';
 
 // A Karmada federation read from a file (`zonekeeper audit --karmada --snapshot`, docs/user-guide.md#zonekeeper-audit-across-clusters):
-// Karmada's objects as `kubectl get -o yaml` prints them, and each member's nodes and pods, told apart by
+// Karmada's objects as `kubectl get -o yaml` prints them, and each member's nodes, pods and their owners, told apart by
 // the annotation zonekeeper.io/member on each object or on the List that holds them. Read once; nothing watched.
 
 /** Names the member cluster a Node or Pod of the file was read from. */
@@ -20,6 +21,9 @@ const KARMADA_SPECS: readonly KindSpec[] = Object.values(KARMADA_KINDS);
 
 /** The Karmada kind of an object by its apiVersion's group and its kind. */
 const karmadaKind = (apiVersion: string, kind: string) => KARMADA_SPECS.find((k) => k.wireKind === kind && apiVersion.startsWith(`${k.group}/`));
+
+/** A member's Node, Pod, or Deployment, ReplicaSet or StatefulSet (of apps/v1: who owns a workload's pods there). */
+const memberKind = (apiVersion: string, kind: string) => MEMBER_KINDS.find((k) => k.wireKind === kind && apiVersion === (k.group ? `${k.group}/${k.version}` : k.version));
 
 const annotationOf = (o: any): string | undefined => {
   const v = o?.metadata?.annotations?.[MEMBER_ANNOTATION];
@@ -55,7 +59,7 @@ export function federationSnapshot(path: string): FederationView & { describe():
     }
     const k = karmadaKind(apiVersion, o.kind);
     if (k) karmada.upsert(k.plural, k.slim!(o));
-    else if (apiVersion === 'v1' && (o.kind === 'Node' || o.kind === 'Pod')) {
+    else if (memberKind(apiVersion, o.kind)) {
       const name = annotationOf(o) ?? member;
       if (!name) {
         unnamed++;
@@ -63,8 +67,8 @@ export function federationSnapshot(path: string): FederationView & { describe():
       }
       let store = members.get(name);
       if (!store) members.set(name, (store = new MemberStore(() => {})));
-      if (o.kind === 'Node') store.upsert('nodes', slimNode(o));
-      else store.upsert('pods', slimPod(o));
+      const m = memberKind(apiVersion, o.kind)!;
+      store.upsert(m.plural, m.slim ? m.slim(o) : o.kind === 'Node' ? slimNode(o) : slimPod(o));
     }
   };
   forEachDocument(text, path, (doc) => visit(doc, undefined));
@@ -73,7 +77,7 @@ export function federationSnapshot(path: string): FederationView & { describe():
   if (notObjects > 0) throw new SnapshotFileError(`${path}: ${notObjects} of its items are not Kubernetes objects (no kind or no metadata.name); ${HOW_TO_WRITE_ONE}`);
   const clusters = karmada.all<SlimMemberCluster>('memberclusters');
   if (clusters.length === 0) throw new SnapshotFileError(`${path}: no Karmada Cluster (cluster.karmada.io) in it; ${HOW_TO_WRITE_ONE}`);
-  if (unnamed > 0) throw new SnapshotFileError(`${path}: ${unnamed} nodes and pods name no member (annotation ${MEMBER_ANNOTATION}, on each or on their List); ${HOW_TO_WRITE_ONE}`);
+  if (unnamed > 0) throw new SnapshotFileError(`${path}: ${unnamed} nodes, pods and workloads name no member (annotation ${MEMBER_ANNOTATION}, on each or on their List); ${HOW_TO_WRITE_ONE}`);
   const strangers = [...members.keys()].filter((m) => !clusters.some((c) => c.name === m));
   if (strangers.length > 0) throw new SnapshotFileError(`${path}: nodes and pods of ${strangers.join(', ')}, which no Cluster in it names (${clusters.map((c) => c.name).join(', ')})`);
 

@@ -1,16 +1,17 @@
 import type { Logger } from 'pino';
 import type { ApiClient } from './apiClient.js';
 import { KARMADA_KINDS, ordinalsPolicyName, type SlimBinding, type SlimMemberCluster, type SlimOrdinalOverride, type SlimPropagationPolicy } from './karmada.js';
-import { CORE_KINDS, POD_KIND, type KindName, type KindSpec } from './kinds.js';
+import type { KindName, KindSpec } from './kinds.js';
 import { apiListerWatcher } from './listerWatcher.js';
-import { accessRefusal, memberClient, type MemberAccess } from './memberAccess.js';
+import { accessRefusal, memberClient, memberCredential, type MemberAccess } from './memberAccess.js';
+import { MEMBER_KINDS, MemberStore } from './memberStore.js';
 import type { SlimNode, SlimPod } from './objects.js';
 import { Reflector, type ReflectorOptions, type ReflectorStore } from './reflector.js';
 import { systemClock, type Timers } from '../common/clock.js';
 
 // The federation as zonekeeper sees it (docs/design.md#across-clusters): Karmada's bindings,
-// clusters and policies watched on the Karmada control plane, and each member's nodes and pods
-// watched through Karmada's cluster proxy (or, opted in, directly: memberAccess.ts). Never blind: a
+// clusters and policies watched on the Karmada control plane, and each member's nodes, pods and
+// their owners (memberStore.ts) watched through Karmada's cluster proxy (or, opted in, directly: memberAccess.ts). Never blind: a
 // member whose watches are not healthy, or that is refused, has no reading: its capacity is unknown.
 
 /** zonekeeper's read of one member for one workload (placement/clusterDivision.ts's MemberReading). */
@@ -77,82 +78,14 @@ export class KarmadaStore implements ReflectorStore {
   }
 }
 
-/** One member's nodes and pods, with what pods take from each node and the pods of each owner. */
-export class MemberStore implements ReflectorStore {
-  readonly nodes = new Map<string, SlimNode>();
-  readonly pods = new Map<string, SlimPod>();
-  readonly used = new Map<string, { cpuMilli: number; memory: number; pods: number }>();
-  /** Bumped on every node change: what is cached per node set (which nodes a workload fits) keys on it. */
-  nodesVersion = 0;
-  private readonly byOwner = new Map<string, Set<string>>();
-  constructor(private readonly changed: () => void) {}
-  keyOf(kind: KindName, obj: any): string { return kind === 'pods' ? `${obj.namespace}/${obj.name}` : obj.name; }
-  upsert(kind: KindName, obj: unknown): void {
-    if (kind === 'nodes') {
-      this.nodes.set((obj as SlimNode).name, obj as SlimNode);
-      this.nodesVersion++;
-    } else {
-      const p = obj as SlimPod;
-      const key = this.keyOf(kind, p);
-      this.forget(key);
-      this.pods.set(key, p);
-      this.take(p, 1);
-      if (p.owner) {
-        const owner = `${p.namespace}/${p.owner.kind}/${p.owner.name}`;
-        let s = this.byOwner.get(owner);
-        if (!s) this.byOwner.set(owner, (s = new Set()));
-        s.add(key);
-      }
-    }
-    this.changed();
-  }
+interface MemberConnection { access: string; store: MemberStore; reflectors: Reflector[]; error: string; stopped: boolean; credential: string }
 
-  delete(kind: KindName, key: string): void {
-    if (kind === 'nodes') {
-      this.nodes.delete(key);
-      this.nodesVersion++;
-    } else this.forget(key);
-    this.changed();
-  }
-
-  keys(kind: KindName): Iterable<string> { return kind === 'nodes' ? this.nodes.keys() : this.pods.keys(); }
-  private forget(key: string): void {
-    const old = this.pods.get(key);
-    if (!old) return;
-    this.pods.delete(key);
-    this.take(old, -1);
-    if (old.owner) {
-      const owner = `${old.namespace}/${old.owner.kind}/${old.owner.name}`;
-      this.byOwner.get(owner)?.delete(key);
-      if (this.byOwner.get(owner)?.size === 0) this.byOwner.delete(owner);
-    }
-  }
-
-  private take(p: SlimPod, sign: 1 | -1): void {
-    if (!p.nodeName || p.finished) return;
-    const u = this.used.get(p.nodeName) ?? { cpuMilli: 0, memory: 0, pods: 0 };
-    const next = { cpuMilli: u.cpuMilli + sign * p.cpuMilli, memory: u.memory + sign * p.memory, pods: u.pods + sign };
-    if (next.pods <= 0) this.used.delete(p.nodeName);
-    else this.used.set(p.nodeName, next);
-  }
-
-  /** A StatefulSet's pods, or a Deployment's (through its ReplicaSets, `<name>-<pod-template-hash>`). */
-  ownedBy(kind: string, namespace: string, name: string): SlimPod[] {
-    const keys = kind === 'Deployment'
-      ? [...this.byOwner.entries()].filter(([o]) => o.startsWith(`${namespace}/ReplicaSet/${name}-`) && /^[a-z0-9]{1,10}$/.test(o.slice(`${namespace}/ReplicaSet/${name}-`.length))).flatMap(([, s]) => [...s])
-      : [...(this.byOwner.get(`${namespace}/${kind}/${name}`) ?? [])];
-    return keys.map((k) => this.pods.get(k)!).filter(Boolean);
-  }
-}
-
-interface MemberConnection { access: string; store: MemberStore; reflectors: Reflector[]; error: string; stopped: boolean }
-
-export interface FederationOptions extends ReflectorOptions { clock?: Timers; secretRetryMs?: number; memberAccess?: MemberAccess }
+/** `secretRecheckMs`: how often a direct member's Secret is read again (a rotated token or CA: the client is built anew). */
+export interface FederationOptions extends ReflectorOptions { clock?: Timers; secretRetryMs?: number; secretRecheckMs?: number; memberAccess?: MemberAccess }
 
 /** What a member is read with: a change to any of it connects anew (a changed secretRef too). */
 const accessKey = (c: SlimMemberCluster) => JSON.stringify([c.apiEndpoint, c.syncMode, c.secretRef, c.impersonatorSecret]);
 
-const NODE_KIND = CORE_KINDS.find((k) => k.plural === 'nodes')!;
 const KARMADA_WATCHED: readonly KindSpec[] = Object.values(KARMADA_KINDS);
 
 /** What a view reads of Karmada's objects and of the members read (undefined: not read), the watch's and a file's alike. */
@@ -195,18 +128,19 @@ export function federationWatch(api: ApiClient, opts: FederationOptions, log: Lo
   const access = opts.memberAccess ?? 'proxy';
   let started = false;
 
-  function connect(name: string): void {
+  /** `renew`: built anew even with the Cluster unchanged (its Secret changed). */
+  function connect(name: string, renew = false): void {
     if (!started) return;
     const c = store.get<SlimMemberCluster>('memberclusters', name);
     const old = members.get(name);
-    if (old && c && old.access === accessKey(c)) return;
+    if (old && c && old.access === accessKey(c) && !renew) return;
     if (old) {
       old.stopped = true;
       members.delete(name);
       void Promise.all(old.reflectors.map((r) => r.stop()));
     }
     if (!c || !c.apiEndpoint) return;
-    const conn: MemberConnection = { access: accessKey(c), store: new MemberStore(() => emit('member', name)), reflectors: [], error: 'connecting', stopped: false };
+    const conn: MemberConnection = { access: accessKey(c), store: new MemberStore(() => emit('member', name)), reflectors: [], error: 'connecting', stopped: false, credential: '' };
     members.set(name, conn);
     const refused = accessRefusal(c, access);
     if (refused) {
@@ -215,17 +149,33 @@ export function federationWatch(api: ApiClient, opts: FederationOptions, log: Lo
       return;
     }
     const attempt = (): void => {
-      memberClient(api, c, access).then((client) => {
+      memberClient(api, c, access).then(({ client, credential }) => {
         if (conn.stopped) return;
         conn.error = '';
+        conn.credential = credential;
         const memberLog = log.child({ member: name });
-        conn.reflectors = [NODE_KIND, POD_KIND].map((k) => new Reflector(apiListerWatcher(client, k), k, conn.store, opts, memberLog, undefined, clock));
+        conn.reflectors = MEMBER_KINDS.map((k) => new Reflector(apiListerWatcher(client, k), k, conn.store, opts, memberLog, undefined, clock));
         for (const r of conn.reflectors) r.start();
+        if (access === 'direct') clock.after(opts.secretRecheckMs ?? 60_000, recheck);
       }, (err: Error) => {
         if (conn.stopped) return;
         conn.error = err.message;
         log.warn({ member: name, err: err.message }, 'cannot read member cluster: its capacity is unknown');
         clock.after(opts.secretRetryMs ?? 5000, attempt);
+      });
+    };
+    // A rotated token or CA in the member's Secret: read with it from now on (a failed re-read keeps the client it has).
+    const recheck = (): void => {
+      if (conn.stopped) return;
+      memberCredential(api, c, access).then((credential) => {
+        if (conn.stopped) return;
+        if (credential === conn.credential) return void clock.after(opts.secretRecheckMs ?? 60_000, recheck);
+        log.info({ member: name }, 'member cluster Secret changed: reading it with the new one');
+        connect(name, true);
+      }, (err: Error) => {
+        if (conn.stopped) return;
+        log.warn({ member: name, err: err.message }, 'member cluster Secret not read again: the client it has is kept');
+        clock.after(opts.secretRecheckMs ?? 60_000, recheck);
       });
     };
     attempt();

@@ -31,6 +31,8 @@ interface BindingWrites {
   affinityName: string | undefined;
   condition: ScheduledCondition;
   events: BindingEvent[];
+  /** The events go on the binding alone: its resource template is not one it may name. */
+  bindingOnly?: true;
 }
 
 type BindingVerdict =
@@ -73,6 +75,9 @@ const resultText = (b: SlimBinding, clusters: readonly TargetCluster[]) =>
 /** How a refused binding gets scheduled: said in its condition and Event, never left silent. */
 const HOW_TO = 'fix the policy (its spec or its zonekeeper.io/cluster-preferences annotation), or re-create it with schedulerName default-scheduler '
   + 'to hand it to karmada-scheduler (Karmada does not let a policy\'s schedulerName change in place)';
+
+/** A ResourceBinding naming another namespace's resource was not made by Karmada's detector. */
+const FOREIGN_HOW_TO = 'Karmada makes a ResourceBinding in its resource\'s namespace: delete this one';
 
 /** Bytes of node-fit answers kept across plans (a tenant's affinity can be large; its answer is one set per member node set). */
 const FIT_CACHE_BYTES = 16 * 1024 * 1024;
@@ -126,11 +131,12 @@ export function federationService(view: FederationView, config: Config['karmada'
     return p.preferences.ok ? p.preferences : { ok: false, error: `${p.kind} ${p.namespace ? `${p.namespace}/` : ''}${p.name}: zonekeeper.io/cluster-preferences: ${p.preferences.error}` };
   }
 
-  function refused(key: string, b: SlimBinding, why: string): BindingVerdict {
-    const message = `${why}; ${HOW_TO}`;
+  function refused(key: string, b: SlimBinding, why: string, how = HOW_TO): BindingVerdict {
+    const message = `${why}; ${how}`;
     return record(key, b, { outcome: 'refused', key, binding: b, why, writes: {
       ordinals: undefined, clusters: undefined, affinityName: undefined,
       condition: { status: 'False', reason: 'Unschedulable', message }, events: [{ type: 'Warning', reason: 'ScheduleBindingFailed', message }],
+      ...(how === FOREIGN_HOW_TO ? { bindingOnly: true as const } : {}),
     } });
   }
 
@@ -140,6 +146,10 @@ export function federationService(view: FederationView, config: Config['karmada'
     if (!b) return record(key, undefined, { outcome: 'skip', key, why: 'gone' });
     if (b.schedulerName !== config.schedulerName) return { outcome: 'skip', key, why: `scheduled by ${b.schedulerName}` };
     if (b.deleting || b.suspended) return record(key, b, { outcome: 'skip', key, why: b.deleting ? 'being deleted' : 'scheduling suspended' });
+    // A ResourceBinding speaks for its own namespace only: another's pods, OverridePolicies and Events are not its to move.
+    if (b.kind === 'ResourceBinding' && b.resource.namespace !== b.namespace) {
+      return refused(key, b, `spec.resource.namespace ${JSON.stringify(b.resource.namespace.slice(0, 63))} is not the binding's own namespace ${b.namespace}`, FOREIGN_HOW_TO);
+    }
     // Never a plan that drops part of what the policy asks: refused whole, the field named.
     if (b.placement.unsupported) return refused(key, b, `spec.placement.${b.placement.unsupported}: zonekeeper does not carry this out`);
     const prefs = preferencesOf(b);

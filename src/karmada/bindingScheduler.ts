@@ -81,7 +81,7 @@ export function bindingScheduler(d: BindingSchedulerDeps): BindingScheduler {
     // Karmada's events go on the binding and on the resource template, where its users and tools look.
     for (const e of w.events) {
       d.events.record(b, e.type, e.reason, e.message);
-      d.events.record(templateRef(b), e.type, e.reason, e.message);
+      if (!w.bindingOnly) d.events.record(templateRef(b), e.type, e.reason, e.message);
     }
     // The status follows the spec it reports; a refused status is written on the next turn.
     const status = await writeScheduled(d.api, b, at, w.condition, w.affinityName, clock.now());

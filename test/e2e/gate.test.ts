@@ -159,6 +159,16 @@ for (const k of kubeVersions()) describe(`[${k.version}] the zone gate with the 
     await refused('a label', () => asZonekeeper.patch('v1', 'Pod', NS, name, { metadata: { labels: { role: 'db-client' } } }));
     await refused("another's annotation", () => asZonekeeper.patch('v1', 'Pod', NS, name, { metadata: { annotations: { 'cluster-autoscaler.kubernetes.io/safe-to-evict': 'false' } } }));
     await refused("a StatefulSet's template", () => jsonPatch('StatefulSet', 'db', [{ op: 'replace', path: '/spec/template/spec/containers/0/image', value: 'attacker/payload' }]));
+    // Its certificate's Secret by name, as a ServiceAccount token (granted create, as the managed overlay grants it).
+    const ZK = 'zonekeeper-system';
+    await kube.create({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: 'e2e-secret-create', namespace: ZK }, rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['create'] }] });
+    await kube.create({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'e2e-secret-create', namespace: ZK },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'e2e-secret-create' }, subjects: [{ kind: 'ServiceAccount', name: 'zonekeeper', namespace: ZK }] });
+    const tokenSecret = { apiVersion: 'v1', kind: 'Secret', type: 'kubernetes.io/service-account-token',
+      metadata: { name: 'zonekeeper-webhook-tls', namespace: ZK, annotations: { 'kubernetes.io/service-account.name': 'zonekeeper-kube-scheduler' } } };
+    const typed = await eventually('the token Secret refused by the policy (once the Role applies)', () => asZonekeeper.create(tokenSecret)
+      .then(() => 'created', (err: Error) => (/zonekeeper-write-scope/.test(err.message) ? err.message : undefined)));
+    assert.match(typed, /: 403 [\s\S]*denied request: zonekeeper may write its webhook's certificate Secret only/, 'its name and namespace are right: its type is refused');
     const stored = await asZonekeeper.patch('v1', 'Pod', NS, name, { metadata: { annotations: { 'controller.kubernetes.io/pod-deletion-cost': '7' } } });
     assert.equal(stored.metadata.annotations['controller.kubernetes.io/pod-deletion-cost'], '7');
     assert.equal(stored.spec.containers[0].image, pod!.spec.containers[0].image);

@@ -13,6 +13,7 @@ const PLURALS: Record<string, string> = {
   ValidatingAdmissionPolicy: 'validatingadmissionpolicies', ValidatingWebhookConfiguration: 'validatingwebhookconfigurations', ValidatingAdmissionPolicyBinding: 'validatingadmissionpolicybindings', Lease: 'leases',
   ResourceBinding: 'resourcebindings', PropagationPolicy: 'propagationpolicies', OverridePolicy: 'overridepolicies', Cluster: 'clusters',
   ClusterResourceBinding: 'clusterresourcebindings', ClusterPropagationPolicy: 'clusterpropagationpolicies', WorkloadRebalancer: 'workloadrebalancers',
+  Role: 'roles', RoleBinding: 'rolebindings',
 };
 const CLUSTER_SCOPED = new Set(['Node', 'PersistentVolume', 'StorageClass', 'Namespace', 'CustomResourceDefinition', 'ClusterRole', 'ClusterRoleBinding', 'PriorityClass',
   'NodePool', 'KWOKNodeClass', 'Cluster', 'MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding',

@@ -82,7 +82,7 @@ describe('zonekeeper audit --karmada --snapshot', () => {
     const cases: [string, RegExp][] = [
       [file(['kind: List\nitems: ['], 'broken.yaml'), /broken\.yaml: not valid YAML/],
       [file([{ apiVersion: 'v1', kind: 'List', items: lists.flatMap((l) => l.items) }], 'one-cluster.yaml'), /one-cluster\.yaml: no Karmada Cluster \(cluster\.karmada\.io\) in it; \S+ says how to write one/],
-      [file([karmada, ...unnamed]), /: 9 nodes and pods name no member \(annotation zonekeeper\.io\/member, on each or on their List\)/],
+      [file([karmada, ...unnamed]), /: 10 nodes, pods and workloads name no member \(annotation zonekeeper\.io\/member, on each or on their List\)/],
       [file([karmada, elsewhere]), /: nodes and pods of member9, which no Cluster in it names \(member1, member2, member3\)/],
       [file([karmada, { metadata: { name: 'x' } }]), /: 1 of its items are not Kubernetes objects \(no kind or no metadata\.name\)/],
       [file([othersOnly, ...lists]), /no binding names zonekeeper \(schedulerName zonekeeper\) in \S+ \(bindings naming another scheduler: 1\)$/m],

@@ -151,6 +151,20 @@ describe('the Karmada transport: zonekeeper schedules the bindings that name it'
     assert.deepEqual(clustersOf('prod-deployment'), { m2: 3 });
   });
 
+  it('a ResourceBinding naming another namespace\'s resource is refused, the field named: no plan, no OverridePolicy, no Event there', async () => {
+    karmada.put(policy('foreign', '{"clusters":{"*":{"weight":1}}}'));
+    const forged = binding('foreign', 3, { kind: 'StatefulSet' });
+    karmada.put({ ...forged, spec: { ...forged.spec, resource: { ...forged.spec.resource, namespace: 'victim' } } });
+    await until(() => stored('foreign-statefulset').status?.conditions?.some((c: { type: string }) => c.type === 'Scheduled'), 'foreign refused');
+    const c = stored('foreign-statefulset').status.conditions.find((x: { type: string }) => x.type === 'Scheduled');
+    assert.deepEqual([c.status, c.reason], ['False', 'Unschedulable']);
+    assert.match(c.message, /^spec\.resource\.namespace "victim" is not the binding's own namespace db; /);
+    assert.equal(stored('foreign-statefulset').spec.clusters, undefined, 'never planned');
+    await until(() => [...karmada.kubeEvents.values()].some((e) => e.involvedObject.name === 'foreign-statefulset' && e.type === 'Warning'), 'a Warning on the binding');
+    assert.deepEqual(karmada.requests.filter((r) => r.includes('/namespaces/victim/')), [], 'nothing written in the resource\'s namespace');
+    assert.ok(![...karmada.kubeEvents.values()].some((e) => e.involvedObject.namespace === 'victim'), 'no Event on the named resource');
+  });
+
   it('a StatefulSet: its ordinal ranges are written before any member gets a replica', async () => {
     karmada.put(policy('db', '{"clusters":{"*":{"weight":1}}}'));
     karmada.put(binding('db', 5, { kind: 'StatefulSet' }));

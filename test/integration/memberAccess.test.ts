@@ -4,7 +4,10 @@ import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { federationWatch, type FederationView } from '../../src/cluster/memberClusters.js';
-import type { MemberAccess } from '../../src/cluster/memberAccess.js';
+import { Readable } from 'node:stream';
+import pino from 'pino';
+import type { ApiClient } from '../../src/cluster/apiClient.js';
+import { memberClient, type MemberAccess } from '../../src/cluster/memberAccess.js';
 import { fakeClock } from '../../src/common/clock.js';
 import { renewed } from '../../src/controllers/webhookPki.js';
 import { silent } from '../support/app.js';
@@ -54,12 +57,14 @@ const cluster = (name: string, spec: Record<string, unknown>) => ({
   spec: { syncMode: 'Push', secretRef: { namespace: NS, name }, impersonatorSecretRef: { namespace: NS, name: `${name}-impersonator` }, ...spec },
   status: { conditions: [{ type: 'Ready', status: 'True' }] },
 });
+const KARMADA_CLUSTER = { ready: 'True', readyMessage: '', taints: [], labels: {}, provider: '', region: '', deleting: false, apiEndpoint: '', secretRef: undefined,
+  insecureSkipTLSVerification: false, zones: [], syncMode: 'Push', impersonatorSecret: 'm1-impersonator' };
 const secret = (name: string, data: Record<string, string>) => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: NS }, data });
 
-function watchFederation(karmada: FakeApiServer, memberAccess: MemberAccess) {
+function watchFederation(karmada: FakeApiServer, memberAccess: MemberAccess, log = silent) {
   const clock = fakeClock(Date.parse('2026-11-29T06:00:00Z'));
   const watch = { pageSize: 500, watchTimeoutSeconds: 300, silenceSeconds: 360, backoffInitialMs: 100, backoffMaxMs: 1000, maxStalenessSeconds: 30 };
-  const view = federationWatch(karmada.client(), { ...watch, clock, memberAccess }, silent);
+  const view = federationWatch(karmada.client(), { ...watch, clock, memberAccess, secretRecheckMs: 10_000 }, log);
   view.start();
   // Once Karmada's objects are listed, every Cluster has its member connection.
   const until = (cond: () => boolean, what: string) => onFakeTime(clock, () => view.ready() && cond(), what, 60_000);
@@ -102,6 +107,49 @@ describe('members through Karmada\'s cluster proxy (karmada.memberAccess: proxy)
     assert.equal(view.reading('borrow', WORKLOAD), undefined);
     assert.match(f.member('borrow').error, /^Cluster borrow's spec\.impersonatorSecretRef names m1-impersonator, not borrow-impersonator/);
     assert.deepEqual(karmada.requests.filter((r) => /clusters\/(noimp|borrow)\/proxy/.test(r)), [], 'Karmada never asked to proxy them');
+  });
+});
+
+describe('a member\'s failed answers: its status and a fixed text, never its body', () => {
+  const WORDS = '<html>member says: {"token":"leaked"}\u001b[31m</html>';
+  const cluster1 = { ...KARMADA_CLUSTER, name: 'm1' } as never;
+
+  it('list, request and watch: the body is replaced, whatever the member wrote', async () => {
+    const api: ApiClient = {
+      server: 'https://karmada',
+      request: async () => ({ status: 500, body: WORDS }),
+      requestBytes: async () => ({ status: 403, body: Buffer.from(WORDS) }),
+      stream: async () => Object.assign(Readable.from([Buffer.from(WORDS)]), { statusCode: 502, headers: {} }) as never,
+    };
+    const { client } = await memberClient(api, cluster1, 'proxy');
+    const said = [(await client.request('GET', '/api/v1/pods')).body, (await client.requestBytes('GET', '/api/v1/pods')).body.toString()];
+    const watch = await client.stream('/api/v1/pods?watch=1', new AbortController().signal);
+    for await (const chunk of watch as AsyncIterable<Buffer>) said.push(chunk.toString());
+    assert.equal(watch.statusCode, 502);
+    assert.deepEqual(said.map((t) => JSON.parse(t).message), [
+      'the member, or Karmada\'s proxy to it, failed or is unreachable',
+      'forbidden: manifests/karmada/member-rbac.yaml in the member (proxy: rbac.yaml\'s clusters/proxy on Karmada)',
+      'the member, or Karmada\'s proxy to it, failed or is unreachable',
+    ]);
+  });
+
+  it('a member answering 503 with words of its own: the log and the member\'s error say the status, not the words', async () => {
+    const [karmada, member] = [await new FakeApiServer().start(), await new FakeApiServer().start()];
+    const lines: string[] = [];
+    const log = pino({ level: 'debug' }, { write: (l: string) => void lines.push(l) });
+    member.faults.push({ match: (_m, p) => p === '/api/v1/pods', status: 503, remaining: 1_000 });
+    karmada.proxies.set('m1', member);
+    karmada.put(cluster('m1', { apiEndpoint: 'https://127.0.0.1:1' }));
+    const f = watchFederation(karmada, 'proxy', log);
+    try {
+      await f.until(() => /503/.test(f.member('m1').error), 'm1 failing');
+      assert.match(f.member('m1').error, /^list pods: 503 the member, or Karmada's proxy to it, failed or is unreachable$/);
+      assert.ok(lines.some((l) => l.includes('503')), 'the status is logged');
+      assert.deepEqual(lines.filter((l) => l.includes('injected fault')), [], 'the member\'s words are not');
+    } finally {
+      await f.view.stop();
+      await Promise.all([karmada.stop(), member.stop()]);
+    }
   });
 });
 
@@ -149,6 +197,16 @@ describe('members read directly (karmada.memberAccess: direct): a token only to 
     karmada.put(cluster('good', { apiEndpoint: `https://127.0.0.1:${good.port}/good` }));
     await until(() => member('good').healthy, 'good read');
     assert.ok(view.reading('good', WORKLOAD));
-    assert.deepEqual([...new Set(good.seen.requests.map((r) => `${r.path.split('/api/')[0]} ${r.auth}`))], ['/good Bearer token-of-good']);
+    assert.deepEqual([...new Set(good.seen.requests.map((r) => `${r.path.split(/\/apis?\//)[0]} ${r.auth}`))], ['/good Bearer token-of-good']);
+  });
+
+  it('a rotated token in the member\'s Secret, the Cluster unchanged: read with the new one from then on', async () => {
+    const { until } = f!;
+    karmada.put(secret('good', { token: b64('rotated-token'), caBundle: b64(good.caBundle) }));
+    const auths = () => new Set(good.seen.requests.map((r) => r.auth));
+    await until(() => auths().has('Bearer rotated-token'), 'the rotated token used');
+    const seen = good.seen.requests.length;
+    await until(() => good.seen.requests.length > seen + 1, 'more requests');
+    assert.deepEqual([...new Set(good.seen.requests.slice(seen).map((r) => r.auth))], ['Bearer rotated-token'], 'the old token is not sent again');
   });
 });

@@ -6,6 +6,7 @@ import { parseConfig, splitHostPort } from '../../src/common/config.js';
 import { CORE_KINDS, OPTIONAL_KINDS, WORKLOAD_KINDS, KRUISE_GROUP } from '../../src/cluster/kinds.js';
 import { ANNOTATION } from '../../src/cluster/annotations.js';
 import { HOLDER_LABEL } from '../../src/controllers/holderLabel.js';
+import { MEMBER_KINDS } from '../../src/cluster/memberStore.js';
 
 type Raw = Record<string, any>;
 const root = new URL('../../', import.meta.url);
@@ -262,6 +263,8 @@ describe('least privilege (docs/security.md#rbac)', () => {
     assert.equal(policy.spec.failurePolicy, 'Fail');
     const binding = find('ValidatingAdmissionPolicyBinding', 'zonekeeper-write-scope')!;
     assert.deepEqual(binding.spec, { policyName: 'zonekeeper-write-scope', validationActions: ['Deny'] });
+    const secrets = policy.spec.validations.find((v: Raw) => v.expression.includes("variables.resource != 'secrets'"))!;
+    assert.match(secrets.expression, /object\.metadata\.name == 'zonekeeper-webhook-tls' && object\.type == 'kubernetes\.io\/tls'/, 'its certificate\'s name, as a ServiceAccount token, is refused');
     // Every resource zonekeeper's ClusterRole may patch or create is one the policy looks at.
     const matched = new Set(policy.spec.matchConstraints.resourceRules.flatMap((r: Raw) => r.apiGroups.flatMap((g: string) => r.resources.map((res: string) => `${g}/${res}`))));
     const writable = find('ClusterRole', 'zonekeeper')!.rules.filter((r: Raw) => r.verbs.some((v: string) => ['patch', 'update'].includes(v)))
@@ -276,14 +279,18 @@ describe('least privilege (docs/security.md#rbac)', () => {
     assert.equal(webhook.matchConditions[1].expression, `request.userInfo.username != 'system:serviceaccount:${deploy.metadata.namespace}:${SA}'`);
   });
 
-  it('across clusters: no member credential is read on Karmada by default; in members, only nodes and pods are read, as the Karmada identity', () => {
+  it('across clusters: no member credential is read on Karmada by default; in members, only nodes, pods and their owners are read, as the Karmada identity', () => {
     const docs = (f: string): Raw[] => parseAllDocuments(read(`manifests/karmada/${f}`)).map((d) => d.toJS()).filter(Boolean);
     const [rbac, member, direct] = [docs('rbac.yaml'), docs('member-rbac.yaml'), docs('direct-rbac.yaml')];
     const sa = rbac.find((o) => o.kind === 'ServiceAccount')!;
     const rules = (objs: Raw[]) => objs.filter((o) => o.kind.endsWith('Role') && !o.kind.endsWith('Binding')).flatMap((o) => o.rules as Raw[]);
     assert.ok(!rules(rbac).some((r) => r.resources.includes('secrets')), 'rbac.yaml reads no Secret (karmada.memberAccess: proxy)');
     assert.ok(rules(rbac).some((r) => r.apiGroups.includes('cluster.karmada.io') && r.resources.includes('clusters/proxy') && ['get', 'list', 'watch'].every((v) => r.verbs.includes(v))));
-    assert.deepEqual(rules(member), [{ apiGroups: [''], resources: ['nodes', 'pods'], verbs: ['get', 'list', 'watch'] }]);
+    assert.deepEqual(rules(member), [{ apiGroups: [''], resources: ['nodes', 'pods'], verbs: ['get', 'list', 'watch'] },
+      { apiGroups: ['apps'], resources: ['deployments', 'replicasets', 'statefulsets'], verbs: ['list', 'watch'] }], 'and of apps, only who owns whom: list and watch');
+    for (const k of MEMBER_KINDS) {
+      assert.ok(rules(member).some((r) => r.apiGroups.includes(k.group) && r.resources.includes(k.resource) && ['list', 'watch'].every((v) => r.verbs.includes(v))), `${k.resource} watched in members: granted`);
+    }
     assert.deepEqual(member.find((o) => o.kind === 'ClusterRoleBinding')!.subjects,
       [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: `system:serviceaccount:${sa.metadata.namespace}:${sa.metadata.name}` }]);
     assert.deepEqual(rules(direct), [{ apiGroups: [''], resources: ['secrets'], verbs: ['get'] }], 'direct-rbac.yaml: Secrets by name, nothing else');
