@@ -49,13 +49,14 @@ function federationFile(kubeconfig: string): { path: string; status: number | nu
 
 (newest ? describe : describe.skip)(`[${newest?.version ?? 'none ≥ 1.31'}] across clusters: Karmada's bindings planned by zonekeeper`, () => {
   let fed: Federation;
+  let kubeconfig: string;
   const schedulers: { admin: string; pid: number }[] = [];
 
   before(async () => {
     fed = await federation(newest!.bin, MEMBERS, NS);
     const host = fed.members[0]!.cp;
     // As the docs install it: the ServiceAccount of manifests/karmada/rbac.yaml, its Lease in zonekeeper-system.
-    const kubeconfig = leastAccessKubeconfig(fed);
+    kubeconfig = leastAccessKubeconfig(fed);
     schedulers.push(await startFederationScheduler(host, 'zonekeeper-karmada-1', kubeconfig, CONFIG));
     schedulers.push(await startFederationScheduler(host, 'zonekeeper-karmada-2', kubeconfig, CONFIG));
     console.log(`# federation up (Karmada and ${MEMBERS.length} members) at ${t()}`);
@@ -240,6 +241,12 @@ function federationFile(kubeconfig: string): { path: string; status: number | nu
       .then(() => 'patched', (e: Error) => e.message);
     assert.match(edit, /only zonekeeper/);
     assert.equal(own.metadata.labels['zonekeeper.io/ordinals-of'], 'db');
+    // zonekeeper's own token may create Events anywhere (RBAC), but only its scheduling Events: a forged one is denied.
+    const event = (reason: string) => ({ apiVersion: 'v1', kind: 'Event', metadata: { generateName: 'forged-', namespace: NS }, reason, message: 'm', type: 'Normal',
+      involvedObject: { apiVersion: 'apps/v1', kind: 'Deployment', namespace: NS, name: 'web' }, source: { component: 'zonekeeper' } });
+    const asZonekeeper = (body: Obj) => spawnSync('kubectl', ['--kubeconfig', kubeconfig, 'create', '-f', '-'], { input: JSON.stringify(body), encoding: 'utf8' });
+    assert.match(asZonekeeper(event('Killing')).stderr, /ValidatingAdmissionPolicy 'zonekeeper-karmada-events' .* denied request: zonekeeper records only/);
+    assert.equal(asZonekeeper(event('ScheduleBindingSucceed')).status, 0, 'its own scheduling Event is created');
   });
 
   it('a member whose share cannot schedule loses most of it after the time allowed, and gets it back under rebalance', async () => {
