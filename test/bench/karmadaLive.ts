@@ -4,7 +4,8 @@
 //    time until every member runs its share (the sum of the members' Deployments' replicas is the template's);
 // 2. 1,000 bindings over 10 members for each scheduler (dispatching suspended: planning only), one member tainted
 //    NoExecute: time until no binding of a scheduler names it and every one is scheduled for its generation.
-// BENCH_KARMADA_ROUNDS (default 4; 0 runs only part 2) and BENCH_KARMADA_BINDINGS (default 1000) size it.
+// BENCH_KARMADA_ROUNDS (default 4; 0 runs only part 2) and BENCH_KARMADA_BINDINGS (default 1000) size it;
+// BENCH_KARMADA_WORKERS sets zonekeeper's karmada.workers (default the configuration's).
 import { execFileSync } from 'node:child_process';
 import { kubeVersions } from '../e2e/controlPlane.js';
 import { federation, karmadaDeployment, leastAccessKubeconfig, startFederationScheduler, type Federation } from '../e2e/federation.js';
@@ -18,7 +19,7 @@ const JOIN = new URL('../../../shared/karmada/join.sh', import.meta.url).pathnam
 const MEMBERS = ['m1', 'm2', 'm3', 'm4', 'm5'];
 const CONFIG = {
   leaderElection: { namespace: 'zonekeeper-system', leaseName: 'zonekeeper-karmada', leaseDurationSeconds: 15, renewDeadlineSeconds: 10, retryPeriodSeconds: 2 },
-  karmada: { resyncSeconds: 30 },
+  karmada: { resyncSeconds: 30, ...(process.env.BENCH_KARMADA_WORKERS ? { workers: Number(process.env.BENCH_KARMADA_WORKERS) } : {}) },
 };
 
 function policy(name: string, scheduler: string, members: string[], selector: Obj, extra: Obj = {}): Obj {
