@@ -126,6 +126,7 @@ export function federationWatch(api: ApiClient, opts: FederationOptions, log: Lo
   const reflectors = KARMADA_WATCHED.map((k) => new Reflector(apiListerWatcher(api, k), k, store, opts, log, undefined, clock));
   const members = new Map<string, MemberConnection>();
   const access = opts.memberAccess ?? 'proxy';
+  const recheckMs = opts.secretRecheckMs ?? 60_000;
   let started = false;
 
   /** `renew`: built anew even with the Cluster unchanged (its Secret changed). */
@@ -156,7 +157,7 @@ export function federationWatch(api: ApiClient, opts: FederationOptions, log: Lo
         const memberLog = log.child({ member: name });
         conn.reflectors = MEMBER_KINDS.map((k) => new Reflector(apiListerWatcher(client, k), k, conn.store, opts, memberLog, undefined, clock));
         for (const r of conn.reflectors) r.start();
-        if (access === 'direct') clock.after(opts.secretRecheckMs ?? 60_000, recheck);
+        if (access === 'direct') clock.after(recheckMs, recheck);
       }, (err: Error) => {
         if (conn.stopped) return;
         conn.error = err.message;
@@ -169,13 +170,13 @@ export function federationWatch(api: ApiClient, opts: FederationOptions, log: Lo
       if (conn.stopped) return;
       memberCredential(api, c, access).then((credential) => {
         if (conn.stopped) return;
-        if (credential === conn.credential) return void clock.after(opts.secretRecheckMs ?? 60_000, recheck);
+        if (credential === conn.credential) return void clock.after(recheckMs, recheck);
         log.info({ member: name }, 'member cluster Secret changed: reading it with the new one');
         connect(name, true);
       }, (err: Error) => {
         if (conn.stopped) return;
         log.warn({ member: name, err: err.message }, 'member cluster Secret not read again: the client it has is kept');
-        clock.after(opts.secretRecheckMs ?? 60_000, recheck);
+        clock.after(recheckMs, recheck);
       });
     };
     attempt();

@@ -131,12 +131,13 @@ export function federationService(view: FederationView, config: Config['karmada'
     return p.preferences.ok ? p.preferences : { ok: false, error: `${p.kind} ${p.namespace ? `${p.namespace}/` : ''}${p.name}: zonekeeper.io/cluster-preferences: ${p.preferences.error}` };
   }
 
-  function refused(key: string, b: SlimBinding, why: string, how = HOW_TO): BindingVerdict {
-    const message = `${why}; ${how}`;
+  /** `foreign`: the binding names another namespace's resource, whose template is not its to record on. */
+  function refused(key: string, b: SlimBinding, why: string, foreign = false): BindingVerdict {
+    const message = `${why}; ${foreign ? FOREIGN_HOW_TO : HOW_TO}`;
     return record(key, b, { outcome: 'refused', key, binding: b, why, writes: {
       ordinals: undefined, clusters: undefined, affinityName: undefined,
       condition: { status: 'False', reason: 'Unschedulable', message }, events: [{ type: 'Warning', reason: 'ScheduleBindingFailed', message }],
-      ...(how === FOREIGN_HOW_TO ? { bindingOnly: true as const } : {}),
+      ...(foreign ? { bindingOnly: true as const } : {}),
     } });
   }
 
@@ -148,7 +149,7 @@ export function federationService(view: FederationView, config: Config['karmada'
     if (b.deleting || b.suspended) return record(key, b, { outcome: 'skip', key, why: b.deleting ? 'being deleted' : 'scheduling suspended' });
     // A ResourceBinding speaks for its own namespace only: another's pods, OverridePolicies and Events are not its to move.
     if (b.kind === 'ResourceBinding' && b.resource.namespace !== b.namespace) {
-      return refused(key, b, `spec.resource.namespace ${JSON.stringify(b.resource.namespace.slice(0, 63))} is not the binding's own namespace ${b.namespace}`, FOREIGN_HOW_TO);
+      return refused(key, b, `spec.resource.namespace ${JSON.stringify(b.resource.namespace.slice(0, 63))} is not the binding's own namespace ${b.namespace}`, true);
     }
     // Never a plan that drops part of what the policy asks: refused whole, the field named.
     if (b.placement.unsupported) return refused(key, b, `spec.placement.${b.placement.unsupported}: zonekeeper does not carry this out`);

@@ -145,10 +145,9 @@ export const ADMISSION_CALLER_SETTINGS = 'admission.tls.clientCAFile (with admis
  * review's caller is known to be kube-apiserver; undefined where admission does apply them.
  */
 export function subsetPatchSetting(admission: Config['admission']): string | undefined {
-  const callers = ADMISSION_CALLER_SETTINGS;
-  if (admission.listen === '') return `admission, which applies it whole, is off: set admission.listen, and ${callers}`;
+  if (admission.listen === '') return `admission, which applies it whole, is off: set admission.listen, and ${ADMISSION_CALLER_SETTINGS}`;
   if (admissionCallers(admission) !== 'none') return undefined;
-  return `admission applies it whole only for a caller known to be kube-apiserver, and under the default no caller is: set ${callers}`;
+  return `admission applies it whole only for a caller known to be kube-apiserver, and under the default no caller is: set ${ADMISSION_CALLER_SETTINGS}`;
 }
 
 /** What /debug/explain says of a pod's subset patch, where part of it is not (or will not be) applied. */
