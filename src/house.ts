@@ -185,6 +185,6 @@ export function federationHouse(deps: FederationHouseDeps): FederationHouse;
 export function federationHouse(deps: FederationHouseDeps): FederationHouse {
   const { view, config, metrics, log, api } = deps;
   const service = federationService(view, config.karmada, metrics, deps.clock ?? systemClock);
-  const scheduler = api ? bindingScheduler({ service, view, api, events: eventRecorder(api, log, metrics), config: config.karmada, log }) : undefined;
+  const scheduler = api ? bindingScheduler({ service, view, api, events: eventRecorder(api, log, metrics), config: config.karmada, log, metrics }) : undefined;
   return { service, scheduler };
 }

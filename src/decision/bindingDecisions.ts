@@ -40,6 +40,18 @@ type BindingVerdict =
   | { outcome: 'skip'; key: string; why: string }
   | { outcome: 'refused' | 'plan' | 'unchanged'; key: string; binding: SlimBinding; why: string; writes: BindingWrites };
 
+/** The Scheduled condition of a binding that cannot be scheduled (its message as long as the condition holds). */
+const failed = (reason: string, message: string): ScheduledCondition => ({ status: 'False', reason, message: message.slice(0, 1024) });
+
+/**
+ * The Warning a refusal records, once: a binding whose Scheduled condition says it already is not told again on
+ * every turn (a resync, a member's pods changing).
+ */
+function failure(b: SlimBinding, c: ScheduledCondition): BindingEvent[] {
+  const s = b.conditions.find((x) => x.type === 'Scheduled');
+  return s && s.status === c.status && s.reason === c.reason && s.message === c.message ? [] : [{ type: 'Warning', reason: 'ScheduleBindingFailed', message: c.message }];
+}
+
 /** One binding's last plan, for /debug/federation, `zonekeeper audit` and the metrics. */
 interface FederatedWorkload {
   binding: string;
@@ -134,9 +146,9 @@ export function federationService(view: FederationView, config: Config['karmada'
   /** `foreign`: the binding names another namespace's resource, whose template is not its to record on. */
   function refused(key: string, b: SlimBinding, why: string, foreign = false): BindingVerdict {
     const message = `${why}; ${foreign ? FOREIGN_HOW_TO : HOW_TO}`;
+    const condition = failed('Unschedulable', message);
     return record(key, b, { outcome: 'refused', key, binding: b, why, writes: {
-      ordinals: undefined, clusters: undefined, affinityName: undefined,
-      condition: { status: 'False', reason: 'Unschedulable', message }, events: [{ type: 'Warning', reason: 'ScheduleBindingFailed', message }],
+      ordinals: undefined, clusters: undefined, affinityName: undefined, condition, events: failure(b, condition),
       ...(foreign ? { bindingOnly: true as const } : {}),
     } });
   }
@@ -153,6 +165,8 @@ export function federationService(view: FederationView, config: Config['karmada'
     }
     // Never a plan that drops part of what the policy asks: refused whole, the field named.
     if (b.placement.unsupported) return refused(key, b, `spec.placement.${b.placement.unsupported}: zonekeeper does not carry this out`);
+    // Its policy comes on another watch: planned without it, its preferences would be read as absent and the plan written.
+    if (b.policy && !view.policy(b.policy)) return record(key, undefined, { outcome: 'wait', key, why: `its ${b.policy.kind} ${b.policy.namespace ? `${b.policy.namespace}/` : ''}${b.policy.name} not seen yet` });
     const prefs = preferencesOf(b);
     if (!prefs.ok) return refused(key, b, prefs.error);
     const sts = isStatefulSet(b);
@@ -168,8 +182,9 @@ export function federationService(view: FederationView, config: Config['karmada'
     if (!p.ok) {
       const writes: BindingWrites = {
         ordinals: undefined, clusters: p.clear && b.clusters.length ? null : undefined, affinityName: undefined,
-        condition: { status: 'False', reason: p.reason, message: p.message }, events: [{ type: 'Warning', reason: 'ScheduleBindingFailed', message: p.message }],
+        condition: failed(p.reason, p.message), events: [],
       };
+      writes.events = failure(b, writes.condition);
       return record(key, b, { outcome: 'refused', key, binding: b, why: p.message, writes }, p);
     }
     let ordinals: BindingWrites['ordinals'];

@@ -2,12 +2,14 @@ import type { Logger } from 'pino';
 import type { EventRecorder } from '../actuator/events.js';
 import type { ApiClient } from '../cluster/apiClient.js';
 import type { FederationView } from '../cluster/memberClusters.js';
-import { systemClock, type Timers } from '../common/clock.js';
+import { sleepOn, systemClock, type Timers } from '../common/clock.js';
 import type { Config } from '../common/config.js';
 import type { WorkResult } from '../common/workQueue.js';
 import { reconciler } from '../common/reconciler.js';
+import { tokenBucket } from '../common/tokenBucket.js';
+import type { Metrics } from '../metrics/metrics.js';
 import type { FederationService } from '../decision/bindingDecisions.js';
-import { templateRef, writeClusters, writeOrdinals, writeScheduled, type WriteResult } from './bindingWrites.js';
+import { scheduledStatus, templateRef, writeClusters, writeOrdinals, writeScheduled, type WriteResult } from './bindingWrites.js';
 
 // The Karmada transport (docs/design.md#across-clusters): zonekeeper as the scheduler of the bindings
 // that name it. A binding is queued by the changes that can change its plan (the binding, a cluster,
@@ -27,6 +29,7 @@ export interface BindingSchedulerDeps {
   events: EventRecorder;
   config: Config['karmada'];
   log: Logger;
+  metrics: Metrics;
   clock?: Timers;
 }
 
@@ -41,6 +44,24 @@ export function bindingScheduler(d: BindingSchedulerDeps): BindingScheduler {
   const settleMs = d.config.overrideSettleSeconds * 1000;
   // When this process wrote a StatefulSet's ordinal ranges: its clusters wait until Karmada has had time to read them.
   const rangesWrittenAt = new Map<string, number>();
+  // The client-side pace is of bindings written, not of turns: a turn that finds the plan unchanged (most of them:
+  // each write's own watch event, a resync, a member's pods changing) costs the API server nothing and waits for nothing.
+  const pace = tokenBucket(d.config.bindingsPerSecond, 2 * d.config.bindingsPerSecond, clock.now);
+  let stopping = new AbortController();
+  /** Waits for the binding's turn to write; false once the scheduler stops (a turn waiting is given up, not written). */
+  const paced = async (): Promise<boolean> => {
+    const ms = pace.wait();
+    if (ms > 0) await sleepOn(clock, ms, stopping.signal);
+    return !stopping.signal.aborted;
+  };
+  /** One write, counted and timed by what it writes. */
+  const write = async (what: 'ordinals' | 'clusters' | 'status', w: Promise<WriteResult>): Promise<WriteResult> => {
+    const from = clock.now();
+    const r = await w;
+    d.metrics.federationWriteSeconds.observe({ write: what }, (clock.now() - from) / 1000);
+    d.metrics.federationWrites.inc({ write: what, result: r.ok ? 'ok' : r.status === 409 ? 'conflict' : 'error' });
+    return r;
+  };
 
   const failed = (key: string, what: string, r: Extract<WriteResult, { ok: false }>): WorkResult => {
     // 409: the binding changed since the plan was made (Karmada's taint manager and detector write it too): planned
@@ -62,7 +83,8 @@ export function bindingScheduler(d: BindingSchedulerDeps): BindingScheduler {
     const w = v.writes;
     if (w.ordinals) {
       // Ranges first: a member's StatefulSet must never exist without its range (renaming is deletion).
-      const r = await writeOrdinals(d.api, b, w.ordinals.starts, w.ordinals.resourceVersion);
+      if (!(await paced())) return undefined;
+      const r = await write('ordinals', writeOrdinals(d.api, b, w.ordinals.starts, w.ordinals.resourceVersion));
       if (!r.ok) return failed(key, 'ordinal ranges', r);
       rangesWrittenAt.set(key, clock.now());
       d.events.record(b, 'Normal', 'OrdinalRanges', `ordinal ranges: ${Object.entries(w.ordinals.starts).map(([c, s]) => `${c} from ${s}`).join(', ')}`);
@@ -71,9 +93,12 @@ export function bindingScheduler(d: BindingSchedulerDeps): BindingScheduler {
     const wrote = rangesWrittenAt.get(key);
     if (wrote !== undefined && clock.now() - wrote < settleMs) return { againAfterMs: settleMs - (clock.now() - wrote) };
     rangesWrittenAt.delete(key);
+    // A refusal already on the binding, said again: nothing to write, nothing taken from the pace.
+    if (w.clusters === undefined && !w.events.length && !scheduledStatus(b, b.generation, w.condition, w.affinityName, clock.now())) return undefined;
+    if (!(await paced())) return undefined;
     let at: { resourceVersion: string; generation: number } = b;
     if (w.clusters !== undefined) {
-      const spec = await writeClusters(d.api, b, w.clusters);
+      const spec = await write('clusters', writeClusters(d.api, b, w.clusters));
       if (!spec.ok) return failed(key, 'spec.clusters', spec);
       at = spec;
       d.log.info({ binding: key, plan: v.why }, 'binding scheduled');
@@ -84,14 +109,16 @@ export function bindingScheduler(d: BindingSchedulerDeps): BindingScheduler {
       if (!w.bindingOnly) d.events.record(templateRef(b), e.type, e.reason, e.message);
     }
     // The status follows the spec it reports; a refused status is written on the next turn.
-    const status = await writeScheduled(d.api, b, at, w.condition, w.affinityName, clock.now());
-    return status.ok ? undefined : failed(key, 'Scheduled condition', status);
+    const status = scheduledStatus(b, at.generation, w.condition, w.affinityName, clock.now());
+    if (!status) return undefined;
+    const r = await write('status', writeScheduled(d.api, b, at.resourceVersion, status));
+    return r.ok ? undefined : failed(key, 'Scheduled condition', r);
   }
 
   const reconcilerOf = reconciler({
     keys: () => d.service.keys(), reconcile, resyncMs: d.config.resyncSeconds * 1000, ready: () => d.view.ready(),
     retryBaseMs: 500, retryMaxMs: 30_000, clock,
-    workers: d.config.workers, pace: { perSecond: d.config.bindingsPerSecond, burst: 2 * d.config.bindingsPerSecond },
+    workers: d.config.workers,
     onError: (key, err) => d.log.warn({ binding: key, err: err.message }, 'binding plan failed'),
   });
 
@@ -113,5 +140,15 @@ export function bindingScheduler(d: BindingSchedulerDeps): BindingScheduler {
   });
 
   const c = reconcilerOf.controller(() => rangesWrittenAt.clear());
-  return { start: c.start, stop: c.stop, idle: c.idle };
+  return {
+    start() {
+      stopping = new AbortController();
+      c.start();
+    },
+    stop() {
+      stopping.abort();
+      return c.stop();
+    },
+    idle: c.idle,
+  };
 }

@@ -37,26 +37,28 @@ export function writeClusters(api: ApiClient, b: SlimBinding, clusters: readonly
 export const templateRef = (b: SlimBinding): TemplateRef => ({ karmadaTemplate: true, ...b.resource });
 
 /**
- * The status as karmada-scheduler patches it: only what changed. The conditions go only when Scheduled itself
- * changes (status or reason), so a FullyApplied that Karmada's status controller wrote is never sent back; on
- * success, the generation observed and the time; the clusterAffinities term observed, when it changed.
+ * The status as karmada-scheduler patches it: only what changed (undefined: nothing). The conditions go only when
+ * Scheduled itself changes, so a FullyApplied that Karmada's status controller wrote is never sent back; on success,
+ * the generation observed and the time; the clusterAffinities term observed, when it changed.
  */
-export function writeScheduled(
-  api: ApiClient, b: SlimBinding, at: { resourceVersion: string; generation: number }, c: ScheduledCondition, affinityName: string | undefined, now: number,
-): Promise<WriteResult> {
+export function scheduledStatus(b: SlimBinding, generation: number, c: ScheduledCondition, affinityName: string | undefined, now: number): object | undefined {
   const stamp = new Date(now).toISOString().replace(/\.\d{3}Z$/, 'Z');
   const prior = b.conditions.find((x) => x.type === 'Scheduled');
   const status: Record<string, unknown> = {};
   if (!prior || prior.status !== c.status || prior.reason !== c.reason || prior.message !== c.message) {
     const changed = !prior || prior.status !== c.status;
-    const scheduled = { type: 'Scheduled', status: c.status, reason: c.reason, message: c.message.slice(0, 1024),
+    const scheduled = { type: 'Scheduled', status: c.status, reason: c.reason, message: c.message,
       lastTransitionTime: changed ? stamp : prior.lastTransitionTime ?? stamp };
     status.conditions = [...b.conditions.filter((x) => x.type !== 'Scheduled'), scheduled];
   }
-  if (c.status === 'True') Object.assign(status, { schedulerObservedGeneration: at.generation, lastScheduledTime: stamp });
+  if (c.status === 'True') Object.assign(status, { schedulerObservedGeneration: generation, lastScheduledTime: stamp });
   if (affinityName !== undefined) status.schedulerObservingAffinityName = affinityName;
-  return patch(api, bindingPath(b, '/status'), { metadata: { resourceVersion: at.resourceVersion }, status });
+  return Object.keys(status).length ? status : undefined;
 }
+
+/** The status, if the binding is still at `resourceVersion` (the one read, or the one the spec patch left). */
+export const writeScheduled = (api: ApiClient, b: SlimBinding, resourceVersion: string, status: object): Promise<WriteResult> =>
+  patch(api, bindingPath(b, '/status'), { metadata: { resourceVersion }, status });
 
 /**
  * The OverridePolicy that gives each member its range of a StatefulSet's ordinals

@@ -27,6 +27,8 @@ export interface Metrics {
   rolloutPauses: Counter;
   /** Karmada's bindings zonekeeper schedules (docs/design.md#across-clusters). */
   federationPlans: Counter<'outcome'>;
+  federationWrites: Counter<'write' | 'result'>;
+  federationWriteSeconds: Histogram<'write'>;
   federationReplicas: Gauge<'binding' | 'cluster'>;
   federationUnplaced: Gauge<'binding'>;
 }
@@ -131,6 +133,16 @@ export function createMetrics(opts: { defaults?: boolean } = {}): Metrics {
       name: 'zonekeeper_federation_plans_total',
       help: 'Plans of Karmada bindings by outcome: written, unchanged, waiting (not synced, or an ordinal range not yet seen), refused (a bad preference), conflict, error.',
       labelNames: ['outcome'], registers: [registry],
+    }),
+    federationWrites: new Counter({
+      name: 'zonekeeper_federation_writes_total',
+      help: 'Writes of zonekeeper karmada to bindings and ordinal OverridePolicies, by write (ordinals, clusters, status) and result (ok, conflict, error).',
+      labelNames: ['write', 'result'], registers: [registry],
+    }),
+    federationWriteSeconds: new Histogram({
+      name: 'zonekeeper_federation_write_seconds',
+      help: "Time the Karmada API server took to answer one of zonekeeper karmada's writes, by write.",
+      labelNames: ['write'], buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10], registers: [registry],
     }),
     federationReplicas: new Gauge({
       name: 'zonekeeper_federation_replicas',

@@ -6,7 +6,7 @@ import { fakeClock } from '../../src/common/clock.js';
 import { parseConfig } from '../../src/common/config.js';
 import { federationService } from '../../src/decision/bindingDecisions.js';
 import { bindingScheduler, type BindingScheduler } from '../../src/karmada/bindingScheduler.js';
-import { createMetrics } from '../../src/metrics/metrics.js';
+import { createMetrics, type Metrics } from '../../src/metrics/metrics.js';
 import { silent } from '../support/app.js';
 import { node } from '../support/builders.js';
 import { FakeApiServer } from '../support/fakeApiServer.js';
@@ -42,6 +42,7 @@ describe('the Karmada transport: zonekeeper schedules the bindings that name it'
   let members: FakeApiServer;
   let view: FederationView;
   let scheduler: BindingScheduler;
+  let metrics: Metrics;
   const clock = fakeClock(START);
   const until = (cond: () => boolean, what: string, limitMs = 60_000) => onFakeTime(clock, cond, what, limitMs);
   const stored = (name: string) => karmada.get('ResourceBinding', NS, name)!;
@@ -63,12 +64,12 @@ describe('the Karmada transport: zonekeeper schedules the bindings that name it'
       });
     }
     const config = parseConfig({ karmada: { overrideSettleSeconds: 2 } });
-    const metrics = createMetrics();
+    metrics = createMetrics();
     const api = karmada.client();
     const watch = { pageSize: 500, watchTimeoutSeconds: 300, silenceSeconds: 360, backoffInitialMs: 100, backoffMaxMs: 1000, maxStalenessSeconds: 30, clock };
     view = federationWatch(api, watch, silent);
     const service = federationService(view, config.karmada, metrics, clock);
-    scheduler = bindingScheduler({ service, view, api, events: eventRecorder(api, silent, metrics, { clock }), config: config.karmada, log: silent, clock });
+    scheduler = bindingScheduler({ service, view, api, events: eventRecorder(api, silent, metrics, { clock }), config: config.karmada, log: silent, metrics, clock });
     view.start();
     await until(() => view.ready() && view.members().every((m) => m.healthy), 'the federation and its members watched');
     scheduler.start();
@@ -114,6 +115,7 @@ describe('the Karmada transport: zonekeeper schedules the bindings that name it'
 
   it('a binding of another scheduler is never written', async () => {
     karmada.put(binding('theirs', 4, { scheduler: 'default-scheduler' }));
+    karmada.put(policy('after', '{"clusters":{"*":{"weight":1}}}'));
     karmada.put(binding('after', 2));
     await until(() => !!stored('after-deployment').spec.clusters, 'a later binding of ours is scheduled');
     assert.equal(karmada.patches.filter((p) => p.path.includes('theirs-deployment')).length, 0);
@@ -122,13 +124,21 @@ describe('the Karmada transport: zonekeeper schedules the bindings that name it'
   it('a bad preference is refused whole: Scheduled False with the reason, a Warning, no spec.clusters', async () => {
     karmada.put(policy('bad', '{"clusters":{"m1":{"minReplicas":3,"maxReplicas":2}}}'));
     karmada.put(binding('bad', 3));
-    // Planned before the policy's watch shows it, it may be scheduled first: what counts is that it ends refused.
+    // Never planned before its policy is seen: that would read the preferences as absent and write a plan.
     await until(() => stored('bad-deployment').status?.conditions?.some((c: { type: string; status: string }) => c.type === 'Scheduled' && c.status === 'False'), 'bad refused');
     const c = stored('bad-deployment').status.conditions.find((x: { type: string }) => x.type === 'Scheduled');
     assert.equal(c.status, 'False');
     assert.match(c.message, /minReplicas is above maxReplicas/);
-    assert.ok(karmada.patches.filter((p) => p.path.endsWith('/bad-deployment') && p.body.spec).length <= 1, 'never planned again once refused');
-    await until(() => [...karmada.kubeEvents.values()].some((e) => e.involvedObject.name === 'bad-deployment' && e.type === 'Warning'), 'a Warning');
+    assert.equal(karmada.patches.filter((p) => p.path.endsWith('/bad-deployment') && p.body.spec).length, 0, 'no spec.clusters, not even before the policy was seen');
+    const warnings = () => [...karmada.kubeEvents.values()].filter((e) => e.involvedObject.name === 'bad-deployment' && e.type === 'Warning');
+    await until(() => warnings().length > 0, 'a Warning');
+    // Said once: the resyncs that plan it again write nothing more and record nothing more.
+    const statusWrites = () => karmada.patches.filter((p) => p.path.endsWith('/bad-deployment/status')).length;
+    const written = statusWrites();
+    const from = clock.now();
+    await until(() => clock.now() - from > 65_000, 'two resyncs', 90_000);
+    assert.equal(statusWrites(), written, 'no status written again');
+    assert.deepEqual(warnings().map((e) => e.count ?? 1), [1], 'one Warning, counted once');
   });
 
   it('spread constraints are carried out; a field no Karmada release schedules by default is refused whole, the field named and how to proceed', async () => {
@@ -193,6 +203,10 @@ describe('the Karmada transport: zonekeeper schedules the bindings that name it'
     karmada.put(binding('hot', 3));
     // Backing off 0.5, 1, 2, 4, 8 and 16 s would take 31.5 s of fake time; 200 ms each takes about 1.2 s.
     await until(() => !!stored('hot-deployment').spec.clusters, 'hot scheduled after six conflicts', 5_000);
+    const writes = (await metrics.registry.getSingleMetric('zonekeeper_federation_writes_total')!.get()).values;
+    const count = (result: string) => writes.find((v) => v.labels.write === 'clusters' && v.labels.result === result)?.value ?? 0;
+    assert.ok(count('conflict') >= 6, `each refused write counted as a conflict (${count('conflict')})`);
+    assert.ok(count('ok') >= 1, 'the write that went through counted');
   });
 
   it('a member zonekeeper cannot read keeps what it has and gets none added', async () => {
