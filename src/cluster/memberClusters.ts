@@ -111,6 +111,9 @@ function memberWorkloadPods(s: Snapshot, w: { kind: string; namespace: string; n
   return owners.flatMap((o) => controlledBy(s.podsOwnedBy(o.kind, w.namespace, o.name), o));
 }
 
+/** A member's nodes, read off their slots: a plan reads every member's, and a walk of the slots is the fastest way there. */
+const nodesOf = (s: Snapshot): SlimNode[] => s.nodesBySlot().filter((n): n is SlimNode => n !== undefined);
+
 /** What a view reads of Karmada's objects and of the members read (undefined: not read), the watch's and a file's alike. */
 export function federationReads(
   store: KarmadaStore, member: (cluster: string) => ClusterStore | undefined,
@@ -126,7 +129,7 @@ export function federationReads(
       && (o.owner === sts || o.name === ordinalsPolicyName(sts) || o.setsOrdinalsOf.includes(sts) || o.setsOrdinalsOf.includes('*'))),
     reading(cluster, w) {
       const s = member(cluster);
-      return s && { nodes: [...s.nodes()], nodesVersion: s.nodesVersion(), nodeUsage: (n) => s.nodeUsage(n), workloadPods: memberWorkloadPods(s, w) };
+      return s && { nodes: nodesOf(s), nodesVersion: s.nodesVersion(), nodeUsage: (n) => s.nodeUsage(n), workloadPods: memberWorkloadPods(s, w) };
     },
     /** Its zones: its nodes', else those Karmada's Cluster names. */
     zones(c) {
