@@ -19,7 +19,7 @@ const EMPTY: readonly string[] = Object.freeze([]);
 /** For objects of a request: nothing of theirs outlives it in the shared table. */
 export const unshared = (s: string) => s;
 
-export function controllerOf(meta: Raw | undefined, share = intern): OwnerRef | undefined {
+function controllerOf(meta: Raw | undefined, share = intern): OwnerRef | undefined {
   const refs = Array.isArray(meta?.ownerReferences) ? meta.ownerReferences : [];
   const ref = refs.find((r: Raw) => r?.controller === true) ?? undefined;
   if (!ref || typeof ref.kind !== 'string' || typeof ref.name !== 'string') return undefined;

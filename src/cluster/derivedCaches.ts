@@ -12,6 +12,8 @@ export const NODE_DERIVED_KEY_BYTES = 32 * 1024 * 1024;
 const derivedBytes = (key: string) => 2 * key.length + 1024;
 /** Zones remembered per label after their last node went away: a bound whatever the churn. */
 const REMEMBERED_ZONES = 64;
+/** The last nodes version handed out, by any store: a store built anew (a member connected again) reuses none. */
+let lastNodesVersion = 0;
 /** Labels whose zones are indexed or remembered: a workload's annotation may name any (each at most 256 KiB, the API's annotation limit). */
 const TOPOLOGY_KEYS_KEPT = 64;
 
@@ -65,6 +67,8 @@ export class DerivedCaches {
   /** `nodeDerived`'s values, dropped when a node is reshaped. */
   private readonly derived = new Map<string, unknown>();
   private derivedKeyBytes = 0;
+  /** New each time `nodeDerived`'s values are dropped: what is kept per node set elsewhere keys on it. */
+  private nodeShapes = ++lastNodesVersion;
 
   /** `nodes`: every cached node, read when a zone index is rebuilt. */
   constructor(private readonly nodes: () => Iterable<SlimNode>) {}
@@ -86,6 +90,7 @@ export class DerivedCaches {
 
   /** Something beside the nodes that `nodeDerived` values read changed (NodePools, the autoscaler's coming or going). */
   dropNodeDerived(): void {
+    this.nodeShapes = ++lastNodesVersion;
     this.derived.clear();
     this.derivedKeyBytes = 0;
   }
@@ -94,6 +99,9 @@ export class DerivedCaches {
   nodeDerivedHeld(): { entries: number; bytes: number } {
     return { entries: this.derived.size, bytes: this.derivedKeyBytes };
   }
+
+  /** Changes whenever a node comes, goes or has its labels or taints changed (as `nodeDerived`'s values are dropped). */
+  nodesVersion(): number { return this.nodeShapes; }
 
   nodeDerived<T>(key: string, compute: () => T): T {
     if (this.derived.has(key)) return this.derived.get(key) as T;

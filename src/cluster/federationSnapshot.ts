@@ -1,15 +1,16 @@
 import { readFileSync } from 'node:fs';
-import { slimNode, slimPod } from './convert.js';
+import { slimOf } from './convert.js';
 import { federationReads, KarmadaStore, type FederationView } from './memberClusters.js';
-import { MEMBER_KINDS, MemberStore } from './memberStore.js';
 import { KARMADA_KINDS, type SlimMemberCluster } from './karmada.js';
-import type { KindSpec } from './kinds.js';
+import { MEMBER_KINDS, type KindSpec } from './kinds.js';
+import { ClusterStore } from './store.js';
 import { forEachDocument, isListKind, SnapshotFileError } from './source.js';
 import { UnreadableFileError } from '../common/errors.js';
 
 // A Karmada federation read from a file (`zonekeeper audit --karmada --snapshot`, docs/user-guide.md#zonekeeper-audit-across-clusters):
 // Karmada's objects as `kubectl get -o yaml` prints them, and each member's nodes, pods and their owners, told apart by
-// the annotation zonekeeper.io/member on each object or on the List that holds them. Read once; nothing watched.
+// the annotation zonekeeper.io/member on each object or on the List that holds them, each member's into a ClusterStore
+// of its own, as when watched. Read once; nothing watched.
 
 /** Names the member cluster a Node or Pod of the file was read from. */
 const MEMBER_ANNOTATION = 'zonekeeper.io/member';
@@ -39,7 +40,7 @@ export function federationSnapshot(path: string): FederationView & { describe():
     throw new UnreadableFileError('--snapshot', path, err as NodeJS.ErrnoException);
   }
   const karmada = new KarmadaStore(() => {});
-  const members = new Map<string, MemberStore>();
+  const members = new Map<string, ClusterStore>();
   let notObjects = 0;
   let unnamed = 0;
   const visit = (o: any, member: string | undefined): void => {
@@ -66,9 +67,9 @@ export function federationSnapshot(path: string): FederationView & { describe():
         return;
       }
       let store = members.get(name);
-      if (!store) members.set(name, (store = new MemberStore(() => {})));
+      if (!store) members.set(name, (store = new ClusterStore()));
       const m = memberKind(apiVersion, o.kind)!;
-      store.upsert(m.plural, m.slim ? m.slim(o) : o.kind === 'Node' ? slimNode(o) : slimPod(o));
+      store.upsert(m.plural, slimOf(m)(o));
     }
   };
   forEachDocument(text, path, (doc) => visit(doc, undefined));
@@ -82,7 +83,7 @@ export function federationSnapshot(path: string): FederationView & { describe():
   if (strangers.length > 0) throw new SnapshotFileError(`${path}: nodes and pods of ${strangers.join(', ')}, which no Cluster in it names (${clusters.map((c) => c.name).join(', ')})`);
 
   // A member is read when the file holds its nodes; pods alone say nothing of its room.
-  const read = (cluster: string) => (members.get(cluster)?.nodes.size ? members.get(cluster) : undefined);
+  const read = (cluster: string) => (members.get(cluster)?.nodeCount() ? members.get(cluster) : undefined);
   const { zones, ...reads } = federationReads(karmada, read);
   return {
     ...reads,

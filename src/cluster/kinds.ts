@@ -198,6 +198,15 @@ export const CORE_KINDS: readonly KindSpec[] = [
   AUTOSCALER_STATUS_KIND,
 ];
 
+/**
+ * What zonekeeper watches in each Karmada member (docs/design.md#across-clusters): its nodes, its pods, and the
+ * owners a workload's pods are checked against there (a pod's ownerReference alone is anyone's to write).
+ */
+export const MEMBER_KINDS: readonly KindSpec[] = [
+  CORE_KINDS.find((k) => k.plural === 'nodes')!, POD_KIND,
+  WORKLOAD_KINDS.Deployment, WORKLOAD_KINDS.ReplicaSet, WORKLOAD_KINDS.StatefulSet,
+];
+
 /** Every kind the store holds, by plural. */
 export const ALL_KIND_NAMES: readonly KindName[] = [...CORE_KINDS.map((k) => k.plural), ...OPTIONAL_KINDS.map((k) => k.plural)];
 

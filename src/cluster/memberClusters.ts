@@ -1,24 +1,27 @@
 import type { Logger } from 'pino';
 import type { ApiClient } from './apiClient.js';
 import { KARMADA_KINDS, ordinalsPolicyName, type SlimBinding, type SlimMemberCluster, type SlimOrdinalOverride, type SlimPropagationPolicy } from './karmada.js';
-import type { KindName, KindSpec } from './kinds.js';
+import { ZONE_LABEL } from './annotations.js';
+import { MEMBER_KINDS, WORKLOAD_KINDS, type KindName, type KindSpec, type WorkloadKind } from './kinds.js';
 import { apiListerWatcher } from './listerWatcher.js';
 import { accessRefusal, memberClient, memberCredential, type MemberAccess } from './memberAccess.js';
-import { MEMBER_KINDS, MemberStore } from './memberStore.js';
-import type { SlimNode, SlimPod } from './objects.js';
+import type { OwnerRef, SlimNode, SlimPod } from './objects.js';
 import { Reflector, type ReflectorOptions, type ReflectorStore } from './reflector.js';
+import { ClusterStore, type NodeUsage, type Snapshot } from './store.js';
 import { systemClock, type Timers } from '../common/clock.js';
 
 // The federation as zonekeeper sees it (docs/design.md#across-clusters): Karmada's bindings,
 // clusters and policies watched on the Karmada control plane, and each member's nodes, pods and
-// their owners (memberStore.ts) watched through Karmada's cluster proxy (or, opted in, directly: memberAccess.ts). Never blind: a
-// member whose watches are not healthy, or that is refused, has no reading: its capacity is unknown.
+// their owners (MEMBER_KINDS) watched into a ClusterStore of its own, the one cluster's store, through Karmada's cluster
+// proxy (or, opted in, directly: memberAccess.ts). Never blind: a member whose watches are not healthy, or that is
+// refused, has no reading: its capacity is unknown.
 
 /** zonekeeper's read of one member for one workload (placement/clusterDivision.ts's MemberReading). */
 interface MemberRead {
   nodes: readonly SlimNode[];
+  /** Changes whenever a node comes, goes or has its labels or taints changed (ClusterStore.nodesVersion). */
   nodesVersion: number;
-  used: ReadonlyMap<string, { cpuMilli: number; memory: number; pods: number }>;
+  nodeUsage: (node: string) => NodeUsage;
   workloadPods: readonly SlimPod[];
 }
 
@@ -78,7 +81,7 @@ export class KarmadaStore implements ReflectorStore {
   }
 }
 
-interface MemberConnection { access: string; store: MemberStore; reflectors: Reflector[]; error: string; stopped: boolean; credential: string }
+interface MemberConnection { access: string; store: ClusterStore; reflectors: Reflector[]; error: string; stopped: boolean; credential: string }
 
 /** `secretRecheckMs`: how often a direct member's Secret is read again (a rotated token or CA: the client is built anew). */
 export interface FederationOptions extends ReflectorOptions { clock?: Timers; secretRetryMs?: number; secretRecheckMs?: number; memberAccess?: MemberAccess }
@@ -88,9 +91,32 @@ const accessKey = (c: SlimMemberCluster) => JSON.stringify([c.apiEndpoint, c.syn
 
 const KARMADA_WATCHED: readonly KindSpec[] = Object.values(KARMADA_KINDS);
 
+/** Those of `items` whose controller reference carries `owner`'s uid: a name alone is anyone's to write. */
+const controlledBy = <T extends { owner: OwnerRef | undefined }>(items: Iterable<T>, owner: { uid: string }): T[] =>
+  [...items].filter((o) => o.owner?.uid === owner.uid);
+
+/** The workload kinds whose pods a member's reading holds; any other kind's pods count for none there. */
+const READ_WORKLOADS: readonly WorkloadKind[] = ['StatefulSet', 'Deployment'];
+
+/**
+ * A StatefulSet's pods, or a Deployment's through the ReplicaSets it controls, each link checked by uid in the
+ * member; none for another kind (nothing there to check its pods against) or a workload the member does not hold.
+ */
+function memberWorkloadPods(s: Snapshot, w: { kind: string; namespace: string; name: string }): SlimPod[] {
+  const kind = READ_WORKLOADS.find((k) => k === w.kind);
+  const workload = kind && s.workload(kind, w.namespace, w.name);
+  if (!workload) return [];
+  const via = WORKLOAD_KINDS[workload.kind].podsOwnedVia;
+  const owners = via ? controlledBy(s.ownedWorkloads(workload.kind, w.namespace, w.name), workload).filter((o) => o.kind === via) : [workload];
+  return owners.flatMap((o) => controlledBy(s.podsOwnedBy(o.kind, w.namespace, o.name), o));
+}
+
+/** A member's nodes, read off their slots: a plan reads every member's, and a walk of the slots is the fastest way there. */
+const nodesOf = (s: Snapshot): SlimNode[] => s.nodesBySlot().filter((n): n is SlimNode => n !== undefined);
+
 /** What a view reads of Karmada's objects and of the members read (undefined: not read), the watch's and a file's alike. */
 export function federationReads(
-  store: KarmadaStore, member: (cluster: string) => MemberStore | undefined,
+  store: KarmadaStore, member: (cluster: string) => ClusterStore | undefined,
 ): Pick<FederationView, 'bindings' | 'binding' | 'clusters' | 'policy' | 'ordinalOverrides' | 'reading'> & { zones(c: SlimMemberCluster): string[] } {
   return {
     bindings: () => [...store.all<SlimBinding>('resourcebindings'), ...store.all<SlimBinding>('clusterresourcebindings')],
@@ -103,15 +129,23 @@ export function federationReads(
       && (o.owner === sts || o.name === ordinalsPolicyName(sts) || o.setsOrdinalsOf.includes(sts) || o.setsOrdinalsOf.includes('*'))),
     reading(cluster, w) {
       const s = member(cluster);
-      return s && { nodes: [...s.nodes.values()], nodesVersion: s.nodesVersion, used: s.used, workloadPods: s.ownedBy(w.kind, w.namespace, w.name) };
+      return s && { nodes: nodesOf(s), nodesVersion: s.nodesVersion(), nodeUsage: (n) => s.nodeUsage(n), workloadPods: memberWorkloadPods(s, w) };
     },
     /** Its zones: its nodes', else those Karmada's Cluster names. */
     zones(c) {
-      const s = member(c.name);
-      const seen = s ? [...new Set([...s.nodes.values()].map((n) => n.zone).filter((z): z is string => !!z))].sort() : [];
-      return seen.length ? seen : [...c.zones];
+      const seen = member(c.name)?.zones(ZONE_LABEL) ?? [];
+      return seen.length ? [...seen] : [...c.zones];
     },
   };
+}
+
+/** A member's store: the one cluster's, `changed` told of each node, pod and workload written or removed there. */
+function memberStore(changed: () => void): ClusterStore {
+  const store = new ClusterStore();
+  store.onNode(changed);
+  store.onPod(changed);
+  store.onWorkload(changed);
+  return store;
 }
 
 /** Watches Karmada (through `api`) and every member Karmada names. */
@@ -141,7 +175,7 @@ export function federationWatch(api: ApiClient, opts: FederationOptions, log: Lo
       void Promise.all(old.reflectors.map((r) => r.stop()));
     }
     if (!c || !c.apiEndpoint) return;
-    const conn: MemberConnection = { access: accessKey(c), store: new MemberStore(() => emit('member', name)), reflectors: [], error: 'connecting', stopped: false, credential: '' };
+    const conn: MemberConnection = { access: accessKey(c), store: memberStore(() => emit('member', name)), reflectors: [], error: 'connecting', stopped: false, credential: '' };
     members.set(name, conn);
     const refused = accessRefusal(c, access);
     if (refused) {

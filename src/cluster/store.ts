@@ -148,6 +148,8 @@ export class ClusterStore implements Snapshot {
   kindOff(kind: KindName): string | undefined { return this.off.get(kind); }
 
   nodeDerived<T>(key: string, compute: () => T): T { return this.derived.nodeDerived(key, compute); }
+  /** Changes whenever a node comes, goes or has its labels or taints changed: what is kept per node set keys on it. */
+  nodesVersion(): number { return this.derived.nodesVersion(); }
   zones(topologyKey: string): string[] { return this.derived.zones(topologyKey); }
   clusterZones(topologyKey: string): string[] { return this.derived.clusterZones(topologyKey); }
   nodesInZone(topologyKey: string, zone: string): readonly SlimNode[] { return this.derived.nodesInZone(topologyKey, zone); }

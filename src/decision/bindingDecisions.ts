@@ -96,7 +96,8 @@ const FIT_CACHE_BYTES = 16 * 1024 * 1024;
 
 /**
  * Which nodes of a member take a workload's replicas, per distinct needs (affinity, tolerations), kept while the
- * member's nodes are unchanged: a plan rerun on every pod event judges a large affinity once per node set, not per plan.
+ * member's nodes' names, labels and taints are unchanged (its nodesVersion): a plan rerun on every pod event judges a
+ * large affinity once per node set, not per plan.
  */
 function memberFits(): (needs: NodeNeeds) => (member: string, reading: { nodes: readonly SlimNode[]; nodesVersion: number }) => (n: SlimNode) => boolean {
   const cache = new LRUCache<string, Set<string>>({ maxSize: FIT_CACHE_BYTES, sizeCalculation: (v, k) => 2 * k.length + 64 * v.size + 64 });

@@ -1,5 +1,6 @@
 import { ORDINALS_OWNER_LABEL, ordinalsPolicyName, type SlimBinding, type SlimMemberCluster, type SlimOrdinalOverride, type TargetCluster } from '../cluster/karmada.js';
 import type { SlimNode, SlimPod } from '../cluster/objects.js';
+import type { NodeUsage } from '../cluster/snapshot.js';
 import { evictingTaint, untoleratedTaint } from './clusterMatching.js';
 import { misfitOf } from './nodeFit.js';
 
@@ -11,8 +12,8 @@ interface MemberReading {
   nodes: readonly SlimNode[];
   /** Whether a node takes the workload's replicas (its affinity and tolerations), when cached per node set; else judged here. */
   fits?: (node: SlimNode) => boolean;
-  /** What the pods bound there take from each node, by node name. */
-  used: ReadonlyMap<string, { cpuMilli: number; memory: number; pods: number }>;
+  /** What the pods bound there take from a node, by its name (the member store's derived usage). */
+  nodeUsage: (node: string) => NodeUsage;
   /** The workload's own pods in that member. */
   workloadPods: readonly SlimPod[];
 }
@@ -74,7 +75,7 @@ function zoneSlots(binding: SlimBinding, reading: MemberReading): Map<string, nu
   for (const n of reading.nodes) {
     if (!n.zone || !n.ready || n.unschedulable || !fits(n)) continue;
     zoneOf.set(n.name, n.zone);
-    const u = reading.used.get(n.name) ?? { cpuMilli: 0, memory: 0, pods: 0 };
+    const u = reading.nodeUsage(n.name);
     const free = Math.max(0, Math.min(
       cpuMilli > 0 ? Math.floor((n.allocatable.cpuMilli - u.cpuMilli) / cpuMilli) : Infinity,
       memory > 0 ? Math.floor((n.allocatable.memory - u.memory) / memory) : Infinity,

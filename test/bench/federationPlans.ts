@@ -38,7 +38,7 @@ function view(members: number, nodesEach: number, bindings: SlimBinding[]): Fede
   return {
     ready: () => true, synced: () => true, bindings: () => [...byKey.values()], binding: (k) => byKey.get(k), clusters: () => clusters,
     policy: () => undefined, ordinalOverrides: () => [], members: () => [], onChange: () => {}, start: () => {}, stop: async () => {},
-    reading: (c) => ({ nodes: nodes.get(c)!, nodesVersion: 1, used: new Map(), workloadPods: [] }),
+    reading: (c) => ({ nodes: nodes.get(c)!, nodesVersion: 1, nodeUsage: () => ({ cpuMilli: 0, memory: 0, pods: 0 }), workloadPods: [] }),
   };
 }
 

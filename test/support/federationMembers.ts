@@ -36,5 +36,6 @@ export function member(name: string, o: ClusterShape & { perZone?: number | numb
   for (const p of workloadPods) {
     if (p.nodeName) used.set(p.nodeName, { cpuMilli: (used.get(p.nodeName)?.cpuMilli ?? 0) + 1000, memory: 0, pods: (used.get(p.nodeName)?.pods ?? 0) + 1 });
   }
-  return { cluster: cluster(name, o), reading: o.unknown ? undefined : { nodes, used, workloadPods } };
+  const nodeUsage = (n: string) => used.get(n) ?? { cpuMilli: 0, memory: 0, pods: 0 };
+  return { cluster: cluster(name, o), reading: o.unknown ? undefined : { nodes, nodeUsage, workloadPods } };
 }

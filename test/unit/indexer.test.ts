@@ -4,7 +4,7 @@ import { Indexer } from '../../src/cluster/indexer.js';
 import { slimPod } from '../../src/cluster/convert.js';
 import { addObject } from '../../src/cluster/source.js';
 import { ClusterStore } from '../../src/cluster/store.js';
-import { deployment, rsPod, statefulSet } from '../support/builders.js';
+import { deployment, node, rsPod, statefulSet } from '../support/builders.js';
 
 interface Item { ns: string; name: string; node?: string }
 
@@ -50,5 +50,27 @@ describe('indexer (client-go tools/cache)', () => {
     assert.deepEqual(seen, [`delete ${pod.name}`]);
     assert.equal(store.podByUid(pod.uid), undefined);
     assert.equal(store.nodeUsage('node-2').pods, 0);
+  });
+
+  it('the store\'s nodes version: new when a node comes, goes or has its labels or taints changed, never when its readiness does', () => {
+    const store = new ClusterStore();
+    const versions = [store.nodesVersion()];
+    const changed = () => {
+      versions.push(store.nodesVersion());
+      return versions.at(-1) !== versions.at(-2);
+    };
+    addObject(store, node('node-1', 'zone-a'));
+    assert.ok(changed(), 'a node came');
+    addObject(store, { ...node('node-1', 'zone-a'), status: { conditions: [{ type: 'Ready', status: 'False' }] } });
+    assert.ok(!changed(), 'its readiness changed only');
+    addObject(store, node('node-1', 'zone-b'));
+    assert.ok(changed(), 'its zone label changed');
+    addObject(store, node('node-1', 'zone-b', { taints: [{ key: 'k', effect: 'NoSchedule' }] }));
+    assert.ok(changed(), 'it was tainted');
+    store.delete('nodes', 'node-1');
+    assert.ok(changed(), 'it went');
+    const again = new ClusterStore();
+    addObject(again, node('node-1', 'zone-a'));
+    assert.ok(!versions.includes(again.nodesVersion()), 'a store built anew (a member connected again) reuses no version');
   });
 });

@@ -3,10 +3,9 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { parseAllDocuments, parse } from 'yaml';
 import { parseConfig, splitHostPort } from '../../src/common/config.js';
-import { CORE_KINDS, OPTIONAL_KINDS, WORKLOAD_KINDS, KRUISE_GROUP } from '../../src/cluster/kinds.js';
+import { CORE_KINDS, OPTIONAL_KINDS, WORKLOAD_KINDS, KRUISE_GROUP, MEMBER_KINDS } from '../../src/cluster/kinds.js';
 import { ANNOTATION } from '../../src/cluster/annotations.js';
 import { HOLDER_LABEL } from '../../src/controllers/holderLabel.js';
-import { MEMBER_KINDS } from '../../src/cluster/memberStore.js';
 
 type Raw = Record<string, any>;
 const root = new URL('../../', import.meta.url);
