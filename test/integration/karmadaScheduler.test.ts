@@ -69,7 +69,8 @@ describe('the Karmada transport: zonekeeper schedules the bindings that name it'
     const watch = { pageSize: 500, watchTimeoutSeconds: 300, silenceSeconds: 360, backoffInitialMs: 100, backoffMaxMs: 1000, maxStalenessSeconds: 30, clock };
     view = federationWatch(api, watch, silent);
     const service = federationService(view, config.karmada, metrics, clock);
-    scheduler = bindingScheduler({ service, view, api, events: eventRecorder(api, silent, metrics, { clock }), config: config.karmada, log: silent, metrics, clock });
+    const events = eventRecorder(api, silent, metrics, { clock });
+    scheduler = bindingScheduler({ service, view, api, events, config: config.karmada, log: silent, metrics, clock });
     view.start();
     await until(() => view.ready() && view.members().every((m) => m.healthy), 'the federation and its members watched');
     scheduler.start();
