@@ -122,14 +122,32 @@ async function replanPhase(fed: Federation, tag: Tag, count: number, all: string
   return { took, off, at };
 }
 
+/** zonekeeper's write counters and times (zonekeeper_federation_writes_total, _write_seconds) off its /metrics. */
+async function writeFigures(admin: string): Promise<Map<string, number>> {
+  const text = await (await fetch(`${admin}/metrics`)).text();
+  const figures = new Map<string, number>();
+  for (const m of text.matchAll(/^zonekeeper_federation_write(s_total|_seconds_sum|_seconds_count)\{([^}]*)\} (\S+)$/gm)) {
+    const label = (name: string) => new RegExp(`${name}="([^"]*)"`).exec(m[2]!)?.[1] ?? '';
+    const key = m[1] === 's_total' ? `${label('write')} ${label('result')}` : `${m[1]!.slice(1)} ${label('write')}`;
+    figures.set(key, Number(m[3]));
+  }
+  return figures;
+}
+
 /** Both schedulers' re-plan off a NoExecute member, one after the other, over 10 Cluster objects (two per member API server). */
-async function replan(fed: Federation, count: number): Promise<Record<Tag, { took?: number; off: number; at: number }>> {
+async function replan(fed: Federation, count: number, admin: string): Promise<Record<Tag, { took?: number; off: number; at: number }>> {
   const extra = ['m6', 'm7', 'm8', 'm9', 'm10'];
   for (const [i, name] of extra.entries()) {
     execFileSync('bash', [JOIN, fed.kubeconfig, name, fed.members[i]!.cp.kubeconfig, ZONES.join(' ')]);
   }
   const all = [...MEMBERS, ...extra];
+  const before = await writeFigures(admin);
   const zk = await replanPhase(fed, 'zk', count, all, 600);
+  const after = await writeFigures(admin);
+  const delta = (k: string) => (after.get(k) ?? 0) - (before.get(k) ?? 0);
+  const answered = (w: string) => fmt((1000 * delta(`seconds_sum ${w}`)) / Math.max(1, delta(`seconds_count ${w}`)), 0);
+  console.log(`karmada-live: zonekeeper's writes in its re-plan: spec.clusters ${delta('clusters ok')} (${delta('clusters conflict')} conflicts), `
+    + `status ${delta('status ok')} (${delta('status conflict')} conflicts); mean answer ${answered('clusters')} ms (clusters), ${answered('status')} ms (status)`);
   // karmada-scheduler is watched until three times zonekeeper's time (at least 2 minutes), then reported as it stands.
   const ks = await replanPhase(fed, 'ks', count, all, Math.max(120, 3 * (zk.took ?? zk.at)));
   return { zk, ks };
@@ -140,7 +158,7 @@ export async function karmadaLiveCase(): Promise<void> {
   if (!newest) return void console.log('\nkarmada-live: no Kubernetes ≥ 1.31 binaries (KUBE_BIN_DIRS): skipped');
   const fed = await federation(newest.bin, MEMBERS, NS);
   try {
-    await startFederationScheduler(fed.members[0]!.cp, 'zonekeeper-karmada-bench', leastAccessKubeconfig(fed), CONFIG);
+    const { admin } = await startFederationScheduler(fed.members[0]!.cp, 'zonekeeper-karmada-bench', leastAccessKubeconfig(fed), CONFIG);
     const rounds: Record<string, { create: number[]; scale: number[] }> = { 'default-scheduler': { create: [], scale: [] }, zonekeeper: { create: [], scale: [] } };
     const order = ['default-scheduler', 'zonekeeper', 'default-scheduler', 'zonekeeper'].slice(0, Number(process.env.BENCH_KARMADA_ROUNDS ?? 4));
     for (const [k, scheduler] of order.entries()) {
@@ -156,7 +174,7 @@ export async function karmadaLiveCase(): Promise<void> {
       target('karmada-live: scale 6 → 9, zonekeeper / karmada-scheduler', ratio('scale'), 1.1, true);
     }
     const count = Number(process.env.BENCH_KARMADA_BINDINGS ?? 1000);
-    const replanned = await replan(fed, count);
+    const replanned = await replan(fed, count, admin);
     const took = (tag: Tag) => {
       const r = replanned[tag];
       return r.took === undefined ? `${r.off} of ${count} in ${fmt(r.at, 1)} s` : `all in ${fmt(r.took, 1)} s`;
