@@ -1,5 +1,5 @@
 import type { FederationView } from '../cluster/memberClusters.js';
-import { bindingKey, type ClusterPreferences, type SlimBinding, type TargetCluster } from '../cluster/karmada.js';
+import { bindingKey, type ClusterPreferences, type SlimBinding, type SlimPropagationPolicy, type TargetCluster } from '../cluster/karmada.js';
 import type { Clock } from '../common/clock.js';
 import type { Config } from '../common/config.js';
 import type { Metrics } from '../metrics/metrics.js';
@@ -39,6 +39,9 @@ type BindingVerdict =
   | { outcome: 'wait'; key: string; why: string }
   | { outcome: 'skip'; key: string; why: string }
   | { outcome: 'refused' | 'plan' | 'unchanged'; key: string; binding: SlimBinding; why: string; writes: BindingWrites };
+
+/** An object as its kind and name say it: `Deployment ns/name`, `ClusterPropagationPolicy name`. */
+const kindAndName = (p: { kind: string; namespace?: string; name: string }) => `${p.kind} ${p.namespace ? `${p.namespace}/` : ''}${p.name}`;
 
 /** The Scheduled condition of a binding that cannot be scheduled (its message as long as the condition holds). */
 const failed = (reason: string, message: string): ScheduledCondition => ({ status: 'False', reason, message: message.slice(0, 1024) });
@@ -125,7 +128,7 @@ export function federationService(view: FederationView, config: Config['karmada'
     const done = plan?.ok ? plan : undefined;
     const prior = last.get(key);
     last.set(key, {
-      binding: key, workload: `${b.resource.kind} ${b.resource.namespace ? `${b.resource.namespace}/` : ''}${b.resource.name}`, replicas: b.replicas,
+      binding: key, workload: kindAndName(b.resource), replicas: b.replicas,
       at: clock.now(), outcome: v.outcome, affinity: plan?.affinityName ?? b.observedAffinity, why: v.why,
       unplaced: done?.unplaced ?? prior?.unplaced ?? 0, members: plan?.members ?? prior?.members ?? [],
       ...(v.writes.ordinals ? { ordinals: v.writes.ordinals.starts } : prior?.ordinals ? { ordinals: prior.ordinals } : {}),
@@ -138,10 +141,9 @@ export function federationService(view: FederationView, config: Config['karmada'
   }
 
   /** The policy's seed-002 preferences: undefined without the annotation (Karmada's own answer), or why they are refused. */
-  function preferencesOf(b: SlimBinding): { ok: true; spec: ClusterPreferences | undefined } | { ok: false; error: string } {
-    const p = b.policy ? view.policy(b.policy) : undefined;
+  function preferencesOf(p: SlimPropagationPolicy | undefined): { ok: true; spec: ClusterPreferences | undefined } | { ok: false; error: string } {
     if (!p?.preferences) return { ok: true, spec: undefined };
-    return p.preferences.ok ? p.preferences : { ok: false, error: `${p.kind} ${p.namespace ? `${p.namespace}/` : ''}${p.name}: zonekeeper.io/cluster-preferences: ${p.preferences.error}` };
+    return p.preferences.ok ? p.preferences : { ok: false, error: `${kindAndName(p)}: zonekeeper.io/cluster-preferences: ${p.preferences.error}` };
   }
 
   /** `foreign`: the binding names another namespace's resource, whose template is not its to record on. */
@@ -167,8 +169,9 @@ export function federationService(view: FederationView, config: Config['karmada'
     // Never a plan that drops part of what the policy asks: refused whole, the field named.
     if (b.placement.unsupported) return refused(key, b, `spec.placement.${b.placement.unsupported}: zonekeeper does not carry this out`);
     // Its policy comes on another watch: planned without it, its preferences would be read as absent and the plan written.
-    if (b.policy && !view.policy(b.policy)) return record(key, undefined, { outcome: 'wait', key, why: `its ${b.policy.kind} ${b.policy.namespace ? `${b.policy.namespace}/` : ''}${b.policy.name} not seen yet` });
-    const prefs = preferencesOf(b);
+    const policy = b.policy && view.policy(b.policy);
+    if (b.policy && !policy) return record(key, undefined, { outcome: 'wait', key, why: `its ${kindAndName(b.policy)} not seen yet` });
+    const prefs = preferencesOf(policy);
     if (!prefs.ok) return refused(key, b, prefs.error);
     const sts = isStatefulSet(b);
     const fitsOf = fits(b.needs);
@@ -181,11 +184,10 @@ export function federationService(view: FederationView, config: Config['karmada'
     }, clock.now());
     const affinityName = b.placement.grouped && p.affinityName !== b.observedAffinity ? p.affinityName : undefined;
     if (!p.ok) {
+      const condition = failed(p.reason, p.message);
       const writes: BindingWrites = {
-        ordinals: undefined, clusters: p.clear && b.clusters.length ? null : undefined, affinityName: undefined,
-        condition: failed(p.reason, p.message), events: [],
+        ordinals: undefined, clusters: p.clear && b.clusters.length ? null : undefined, affinityName: undefined, condition, events: failure(b, condition),
       };
-      writes.events = failure(b, writes.condition);
       return record(key, b, { outcome: 'refused', key, binding: b, why: p.message, writes }, p);
     }
     let ordinals: BindingWrites['ordinals'];

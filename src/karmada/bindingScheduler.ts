@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { EventRecorder } from '../actuator/events.js';
 import type { ApiClient } from '../cluster/apiClient.js';
 import type { FederationView } from '../cluster/memberClusters.js';
-import { sleepOn, systemClock, type Timers } from '../common/clock.js';
+import { systemClock, type Timers } from '../common/clock.js';
 import type { Config } from '../common/config.js';
 import type { WorkResult } from '../common/workQueue.js';
 import { reconciler } from '../common/reconciler.js';
@@ -47,12 +47,11 @@ export function bindingScheduler(d: BindingSchedulerDeps): BindingScheduler {
   // The client-side pace is of bindings written, not of turns: a turn that finds the plan unchanged (most of them:
   // each write's own watch event, a resync, a member's pods changing) costs the API server nothing and waits for nothing.
   const pace = tokenBucket(d.config.bindingsPerSecond, 2 * d.config.bindingsPerSecond, clock.now);
-  let stopping = new AbortController();
-  /** Waits for the binding's turn to write; false once the scheduler stops (a turn waiting is given up, not written). */
-  const paced = async (): Promise<boolean> => {
+  /** 0: the binding may write now (its token taken); else how long until it may, its key queued again then (no worker waits). */
+  const turnIn = (): number => {
     const ms = pace.wait();
-    if (ms > 0) await sleepOn(clock, ms, stopping.signal);
-    return !stopping.signal.aborted;
+    if (ms > 0) pace.giveBack();
+    return ms;
   };
   /** One write, counted and timed by what it writes. */
   const write = async (what: 'ordinals' | 'clusters' | 'status', w: Promise<WriteResult>): Promise<WriteResult> => {
@@ -83,7 +82,8 @@ export function bindingScheduler(d: BindingSchedulerDeps): BindingScheduler {
     const w = v.writes;
     if (w.ordinals) {
       // Ranges first: a member's StatefulSet must never exist without its range (renaming is deletion).
-      if (!(await paced())) return undefined;
+      const wait = turnIn();
+      if (wait > 0) return { againAfterMs: wait };
       const r = await write('ordinals', writeOrdinals(d.api, b, w.ordinals.starts, w.ordinals.resourceVersion));
       if (!r.ok) return failed(key, 'ordinal ranges', r);
       rangesWrittenAt.set(key, clock.now());
@@ -95,7 +95,8 @@ export function bindingScheduler(d: BindingSchedulerDeps): BindingScheduler {
     rangesWrittenAt.delete(key);
     // A refusal already on the binding, said again: nothing to write, nothing taken from the pace.
     if (w.clusters === undefined && !w.events.length && !scheduledStatus(b, b.generation, w.condition, w.affinityName, clock.now())) return undefined;
-    if (!(await paced())) return undefined;
+    const wait = turnIn();
+    if (wait > 0) return { againAfterMs: wait };
     let at: { resourceVersion: string; generation: number } = b;
     if (w.clusters !== undefined) {
       const spec = await write('clusters', writeClusters(d.api, b, w.clusters));
@@ -140,15 +141,5 @@ export function bindingScheduler(d: BindingSchedulerDeps): BindingScheduler {
   });
 
   const c = reconcilerOf.controller(() => rangesWrittenAt.clear());
-  return {
-    start() {
-      stopping = new AbortController();
-      c.start();
-    },
-    stop() {
-      stopping.abort();
-      return c.stop();
-    },
-    idle: c.idle,
-  };
+  return { start: c.start, stop: c.stop, idle: c.idle };
 }
