@@ -42,10 +42,15 @@ export interface RecorderOptions {
   refillMs: number;
   /** How long an identical event is counted on the existing one (client-go: 10 minutes). */
   aggregateMs: number;
+  /** Events written at once, and waiting beyond those (then dropped, as client-go's broadcaster drops past 1,000). */
+  inFlight: number;
+  queued: number;
   clock?: Clock;
 }
 
-const CLIENT_GO_RECORDER: RecorderOptions = { burst: 25, refillMs: 300_000, aggregateMs: 600_000 };
+// Events wait behind the writes they report: a few at once (client-go writes them one at a time), so that 2,000 of them
+// after a member is lost do not crowd out the bindings' own patches on the API server.
+const CLIENT_GO_RECORDER: RecorderOptions = { burst: 25, refillMs: 300_000, aggregateMs: 600_000, inFlight: 8, queued: 1000 };
 
 const MESSAGE_MAX = 1024;
 
@@ -55,6 +60,8 @@ export function eventRecorder(api: ApiClient, log: Logger, metrics: Metrics, opt
   const buckets = new LRUCache<string, { tokens: number; at: number }>({ max: 4096 });
   const seen = new LRUCache<string, { name: string; count: number }>({ max: 4096, ttl: o.aggregateMs, perf: clock });
   const inflight = new Set<Promise<void>>();
+  const waiting: (() => Promise<void>)[] = [];
+  const settling: (() => void)[] = [];
   /** Names this process made in the same millisecond differ by it; another process's by the random part. */
   let sequence = 0;
 
@@ -102,6 +109,17 @@ export function eventRecorder(api: ApiClient, log: Logger, metrics: Metrics, opt
     metrics.actuatorWrites.inc({ action: 'event', result: 'ok' });
   }
 
+  function pump(): void {
+    while (inflight.size < o.inFlight && waiting.length) {
+      const p: Promise<void> = waiting.shift()!().finally(() => {
+        inflight.delete(p);
+        pump();
+        if (!waiting.length && !inflight.size) for (const r of settling.splice(0)) r();
+      });
+      inflight.add(p);
+    }
+  }
+
   return {
     record(w, type, reason, message) {
       const objectKey = involved(w).key;
@@ -109,14 +127,18 @@ export function eventRecorder(api: ApiClient, log: Logger, metrics: Metrics, opt
         metrics.actuatorWrites.inc({ action: 'event', result: 'rate-limited' });
         return;
       }
-      const p = write(w, objectKey, type, reason, message).catch((err: Error) => {
+      if (waiting.length >= o.queued) {
+        metrics.actuatorWrites.inc({ action: 'event', result: 'dropped' });
+        return;
+      }
+      waiting.push(() => write(w, objectKey, type, reason, message).catch((err: Error) => {
         metrics.actuatorWrites.inc({ action: 'event', result: 'error' });
         log.warn({ workload: objectKey, reason, err: err.message }, 'event not recorded');
-      }).finally(() => inflight.delete(p));
-      inflight.add(p);
+      }));
+      pump();
     },
     async settle() {
-      await Promise.all([...inflight]);
+      if (waiting.length || inflight.size) await new Promise<void>((r) => settling.push(r));
     },
   };
 }

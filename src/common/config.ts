@@ -289,7 +289,7 @@ export const configSchema = z.strictObject({
     // How members' nodes and pods are read (docs/security.md#across-clusters): Karmada's cluster proxy, or a Push member's own token.
     memberAccess: z.enum(['proxy', 'direct']).default('proxy'),
     // Bindings planned and written at once, and the client-side pace of bindings written (a spec patch, a status patch, Events).
-    workers: z.number().int().min(1).max(64).default(8),
+    workers: z.number().int().min(1).max(64).default(32),
     bindingsPerSecond: positive.default(100),
   }).prefault({}),
   metrics: z.strictObject({

@@ -39,11 +39,26 @@ const CONFLICT_AGAIN_MS = 200;
 /** A burst of member events is one plan per binding. */
 const GATHER_MS = 1000;
 
+/** What this process wrote for a binding that its later turns must know (the view lags behind its own writes). */
+interface Written {
+  /** When it wrote a StatefulSet's ordinal ranges: the clusters wait until Karmada has had time to read them. */
+  rangesAt?: number;
+  /** The status it wrote (`statusSaid`) for this uid and generation, until the view shows that generation observed. */
+  said?: string;
+  uid?: string;
+  generation?: number;
+  /** Its status test by generation failed (422): the next status goes by resourceVersion. */
+  byVersion?: boolean;
+}
+
+/** The status a plan says for a generation, as one string. */
+const statusSaid = (generation: number, w: { condition: { status: string; reason: string; message: string }; affinityName?: string | undefined }): string =>
+  JSON.stringify([generation, w.condition.status, w.condition.reason, w.condition.message, w.affinityName ?? null]);
+
 export function bindingScheduler(d: BindingSchedulerDeps): BindingScheduler {
   const clock = d.clock ?? systemClock;
   const settleMs = d.config.overrideSettleSeconds * 1000;
-  // When this process wrote a StatefulSet's ordinal ranges: its clusters wait until Karmada has had time to read them.
-  const rangesWrittenAt = new Map<string, number>();
+  const written = new Map<string, Written>();
   // The client-side pace is of bindings written, not of turns: a turn that finds the plan unchanged (most of them:
   // each write's own watch event, a resync, a member's pods changing) costs the API server nothing and waits for nothing.
   const pace = tokenBucket(d.config.bindingsPerSecond, 2 * d.config.bindingsPerSecond, clock.now);
@@ -58,7 +73,9 @@ export function bindingScheduler(d: BindingSchedulerDeps): BindingScheduler {
     const from = clock.now();
     const r = await w;
     d.metrics.federationWriteSeconds.observe({ write: what }, (clock.now() - from) / 1000);
-    d.metrics.federationWrites.inc({ write: what, result: r.ok ? 'ok' : r.status === 409 ? 'conflict' : 'error' });
+    // A status's failed test by generation (422) is a conflict too: the binding changed since the plan.
+    const conflict = !r.ok && (r.status === 409 || (what === 'status' && r.status === 422));
+    d.metrics.federationWrites.inc({ write: what, result: r.ok ? 'ok' : conflict ? 'conflict' : 'error' });
     return r;
   };
 
@@ -74,7 +91,10 @@ export function bindingScheduler(d: BindingSchedulerDeps): BindingScheduler {
     const v = d.service.plan(key);
     if (v.outcome === 'wait') return 'retry';
     if (v.outcome === 'skip') {
-      if (v.why === 'gone') d.service.forget(key);
+      if (v.why === 'gone') {
+        d.service.forget(key);
+        written.delete(key);
+      }
       return;
     }
     if (v.outcome === 'unchanged') return undefined;
@@ -86,15 +106,19 @@ export function bindingScheduler(d: BindingSchedulerDeps): BindingScheduler {
       if (wait > 0) return { againAfterMs: wait };
       const r = await write('ordinals', writeOrdinals(d.api, b, w.ordinals.starts, w.ordinals.resourceVersion));
       if (!r.ok) return failed(key, 'ordinal ranges', r);
-      rangesWrittenAt.set(key, clock.now());
+      written.set(key, { rangesAt: clock.now() });
       d.events.record(b, 'Normal', 'OrdinalRanges', `ordinal ranges: ${Object.entries(w.ordinals.starts).map(([c, s]) => `${c} from ${s}`).join(', ')}`);
       return; // the OverridePolicy's own event queues the binding again
     }
-    const wrote = rangesWrittenAt.get(key);
-    if (wrote !== undefined && clock.now() - wrote < settleMs) return { againAfterMs: settleMs - (clock.now() - wrote) };
-    rangesWrittenAt.delete(key);
-    // A refusal already on the binding, said again: nothing to write, nothing taken from the pace.
-    if (w.clusters === undefined && !w.events.length && !scheduledStatus(b, b.generation, w.condition, w.affinityName, clock.now())) return undefined;
+    const mine = written.get(key) ?? {};
+    if (mine.rangesAt !== undefined && clock.now() - mine.rangesAt < settleMs) return { againAfterMs: settleMs - (clock.now() - mine.rangesAt) };
+    delete mine.rangesAt;
+    if (mine.said !== undefined && (mine.uid !== b.uid || b.observedGeneration >= (mine.generation ?? 0))) delete mine.said;
+    if (w.clusters === undefined && !w.events.length) {
+      // A refusal already on the binding, said again; or the status this process wrote, not yet back through the watch
+      // (each spec patch's own event would otherwise write it twice): nothing to write, nothing taken from the pace.
+      if (!scheduledStatus(b, b.generation, w.condition, w.affinityName, clock.now()) || mine.said === statusSaid(b.generation, w)) return undefined;
+    }
     const wait = turnIn();
     if (wait > 0) return { againAfterMs: wait };
     let at: { resourceVersion: string; generation: number } = b;
@@ -112,8 +136,19 @@ export function bindingScheduler(d: BindingSchedulerDeps): BindingScheduler {
     // The status follows the spec it reports; a refused status is written on the next turn.
     const status = scheduledStatus(b, at.generation, w.condition, w.affinityName, clock.now());
     if (!status) return undefined;
-    const r = await write('status', writeScheduled(d.api, b, at.resourceVersion, status));
-    return r.ok ? undefined : failed(key, 'Scheduled condition', r);
+    const byVersion = mine.byVersion === true;
+    const r = await write('status', writeScheduled(d.api, b, at, status, byVersion));
+    if (r.ok) {
+      written.set(key, { uid: b.uid, generation: at.generation, ...(w.condition.status === 'True' ? { said: statusSaid(at.generation, w) } : {}) });
+      return undefined;
+    }
+    if (r.status === 422 && !byVersion) {
+      // The spec moved past the generation planned for (Karmada's taint manager, a scale): planned again from it, its
+      // status then by resourceVersion, so that a 422 of any other cause is not sent again every CONFLICT_AGAIN_MS.
+      written.set(key, { uid: b.uid, generation: at.generation, byVersion: true });
+      return { againAfterMs: CONFLICT_AGAIN_MS };
+    }
+    return failed(key, 'Scheduled condition', r);
   }
 
   const reconcilerOf = reconciler({
@@ -140,6 +175,6 @@ export function bindingScheduler(d: BindingSchedulerDeps): BindingScheduler {
     });
   });
 
-  const c = reconcilerOf.controller(() => rangesWrittenAt.clear());
+  const c = reconcilerOf.controller(() => written.clear());
   return { start: c.start, stop: c.stop, idle: c.idle };
 }

@@ -18,8 +18,8 @@ function bindingPath(b: SlimBinding, sub = ''): string {
   return base + sub;
 }
 
-async function patch(api: ApiClient, path: string, body: object): Promise<WriteResult> {
-  const res = await api.request('PATCH', path, { body: JSON.stringify(body), contentType: MERGE, timeoutMs: 10_000 });
+async function patch(api: ApiClient, path: string, body: object, contentType = MERGE): Promise<WriteResult> {
+  const res = await api.request('PATCH', path, { body: JSON.stringify(body), contentType, timeoutMs: 10_000 });
   if (res.status !== 200) return { ok: false, status: res.status, message: statusMessage(res.body) };
   const meta = (JSON.parse(res.body) as { metadata?: { resourceVersion?: string; generation?: number } }).metadata ?? {};
   return { ok: true, resourceVersion: meta.resourceVersion ?? '', generation: meta.generation ?? 0 };
@@ -41,7 +41,9 @@ export const templateRef = (b: SlimBinding): TemplateRef => ({ karmadaTemplate: 
  * Scheduled itself changes, so a FullyApplied that Karmada's status controller wrote is never sent back; on success,
  * the generation observed and the time; the clusterAffinities term observed, when it changed.
  */
-export function scheduledStatus(b: SlimBinding, generation: number, c: ScheduledCondition, affinityName: string | undefined, now: number): object | undefined {
+export function scheduledStatus(
+  b: SlimBinding, generation: number, c: ScheduledCondition, affinityName: string | undefined, now: number,
+): Record<string, unknown> | undefined {
   const stamp = new Date(now).toISOString().replace(/\.\d{3}Z$/, 'Z');
   const prior = b.conditions.find((x) => x.type === 'Scheduled');
   const status: Record<string, unknown> = {};
@@ -56,9 +58,20 @@ export function scheduledStatus(b: SlimBinding, generation: number, c: Scheduled
   return Object.keys(status).length ? status : undefined;
 }
 
-/** The status, if the binding is still at `resourceVersion` (the one read, or the one the spec patch left). */
-export const writeScheduled = (api: ApiClient, b: SlimBinding, resourceVersion: string, status: object): Promise<WriteResult> =>
-  patch(api, bindingPath(b, '/status'), { metadata: { resourceVersion }, status });
+/**
+ * The status for the spec at `at`. With the conditions (a list, replaced whole): only if the binding is still at that
+ * resourceVersion. Without them, or when `at` is by generation: a JSON patch of its own fields that only applies while the
+ * spec is still that generation, so the status Karmada's controllers write meanwhile (aggregatedStatus, FullyApplied,
+ * one of them right after each spec patch) does not turn it away; a failed test is a 422.
+ */
+export function writeScheduled(
+  api: ApiClient, b: SlimBinding, at: { resourceVersion: string; generation: number }, status: Record<string, unknown>, byVersion = false,
+): Promise<WriteResult> {
+  if (byVersion || status.conditions !== undefined) return patch(api, bindingPath(b, '/status'), { metadata: { resourceVersion: at.resourceVersion }, status });
+  const ops = [{ op: 'test', path: '/metadata/generation', value: at.generation },
+    ...Object.entries(status).map(([k, value]) => ({ op: 'add', path: `/status/${k}`, value }))];
+  return patch(api, bindingPath(b, '/status'), ops, 'application/json-patch+json');
+}
 
 /**
  * The OverridePolicy that gives each member its range of a StatefulSet's ordinals

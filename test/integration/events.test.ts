@@ -69,4 +69,19 @@ describe('Kubernetes Events on workloads, as client-go records them', () => {
     assert.equal(mine[0]!.count, 2);
     assert.equal(mine[0]!.message, head);
   });
+  it('a few written at once, a bounded number waiting behind them, the rest dropped and counted', async () => {
+    const metrics = createMetrics();
+    const options = { burst: 25, refillMs: 300_000, aggregateMs: 600_000, inFlight: 1, queued: 2, clock: new FakeClock() };
+    const r = eventRecorder(api.client(), silent, metrics, options);
+    let release!: () => void;
+    const isEvent = (method: string, path: string) => method === 'POST' && path.endsWith('/events');
+    api.faults.push({ match: isEvent, status: 500, remaining: 1, held: new Promise<void>((res) => (release = res)) });
+    for (let i = 0; i < 5; i++) r.record(slimWorkload('StatefulSet', statefulSet(`q${i}`, 3)), 'Normal', 'ZoneListFrozen', 'frozen');
+    const counted = async (result: string) => (await metrics.actuatorWrites.get()).values.find((v) => v.labels.result === result)?.value ?? 0;
+    assert.equal(await counted('dropped'), 2, 'one written, two waiting, two dropped');
+    release();
+    await r.settle();
+    assert.deepEqual([await counted('error'), await counted('ok')], [1, 2]);
+    assert.deepEqual([...api.kubeEvents.values()].map((e) => e.involvedObject.name).filter((n) => /^q\d$/.test(n)).sort(), ['q1', 'q2']);
+  });
 });

@@ -5,7 +5,7 @@ import { federationWatch, type FederationView } from '../../src/cluster/memberCl
 import { fakeClock } from '../../src/common/clock.js';
 import { parseConfig } from '../../src/common/config.js';
 import { federationService } from '../../src/decision/bindingDecisions.js';
-import { bindingScheduler, type BindingScheduler } from '../../src/karmada/bindingScheduler.js';
+import { bindingScheduler } from '../../src/karmada/bindingScheduler.js';
 import { createMetrics, type Metrics } from '../../src/metrics/metrics.js';
 import { silent } from '../support/app.js';
 import { node } from '../support/builders.js';
@@ -37,50 +37,58 @@ const policy = (name: string, prefs: string) => ({
   metadata: { name, namespace: NS, annotations: { 'zonekeeper.io/cluster-preferences': prefs } }, spec: {},
 });
 
-describe('the Karmada transport: zonekeeper schedules the bindings that name it', () => {
-  let karmada: FakeApiServer;
-  let members: FakeApiServer;
-  let view: FederationView;
-  let scheduler: BindingScheduler;
-  let metrics: Metrics;
+/** A Karmada stand-in with three members (each one node in three zones) and the transport scheduling its bindings. */
+async function karmadaRig(karmadaConfig: object) {
   const clock = fakeClock(START);
   const until = (cond: () => boolean, what: string, limitMs = 60_000) => onFakeTime(clock, cond, what, limitMs);
+  const karmada = await new FakeApiServer().start();
+  const members = await new FakeApiServer().start();
+  for (const z of ['zone-a', 'zone-b', 'zone-c']) {
+    members.put({ ...node(`n-${z}`, z), status: { conditions: [{ type: 'Ready', status: 'True' }], allocatable: { cpu: '8', memory: '32Gi', pods: '110' } } });
+  }
+  for (const m of ['m1', 'm2', 'm3']) {
+    karmada.proxies.set(m, members);
+    karmada.put({
+      apiVersion: 'cluster.karmada.io/v1alpha1', kind: 'Cluster', metadata: { name: m },
+      spec: { syncMode: 'Push', apiEndpoint: `https://127.0.0.1:${members.port}`, impersonatorSecretRef: { namespace: 'karmada-cluster', name: `${m}-impersonator` } },
+      status: { conditions: [{ type: 'Ready', status: 'True' }] },
+    });
+  }
+  const config = parseConfig({ karmada: karmadaConfig });
+  const metrics = createMetrics();
+  const api = karmada.client();
+  const watch = { pageSize: 500, watchTimeoutSeconds: 300, silenceSeconds: 360, backoffInitialMs: 100, backoffMaxMs: 1000, maxStalenessSeconds: 30, clock };
+  const view = federationWatch(api, watch, silent);
+  const service = federationService(view, config.karmada, metrics, clock);
+  const events = eventRecorder(api, silent, metrics, { clock });
+  const scheduler = bindingScheduler({ service, view, api, events, config: config.karmada, log: silent, metrics, clock });
+  view.start();
+  await until(() => view.ready() && view.members().every((m) => m.healthy), 'the federation and its members watched');
+  scheduler.start();
+  const stop = async () => {
+    await scheduler.stop();
+    await view.stop();
+    await karmada.stop();
+    await members.stop();
+  };
+  return { clock, until, karmada, metrics, view, stop };
+}
+
+describe('the Karmada transport: zonekeeper schedules the bindings that name it', () => {
+  let karmada: FakeApiServer;
+  let view: FederationView;
+  let metrics: Metrics;
+  let clock: ReturnType<typeof fakeClock>;
+  let until: Awaited<ReturnType<typeof karmadaRig>>['until'];
+  let stop: () => Promise<void>;
   const stored = (name: string) => karmada.get('ResourceBinding', NS, name)!;
   const clustersOf = (name: string) =>
     Object.fromEntries(((stored(name).spec.clusters ?? []) as { name: string; replicas: number }[]).map((c) => [c.name, c.replicas]));
 
   before(async () => {
-    karmada = await new FakeApiServer().start();
-    members = await new FakeApiServer().start();
-    for (const z of ['zone-a', 'zone-b', 'zone-c']) {
-      members.put({ ...node(`n-${z}`, z), status: { conditions: [{ type: 'Ready', status: 'True' }], allocatable: { cpu: '8', memory: '32Gi', pods: '110' } } });
-    }
-    for (const m of ['m1', 'm2', 'm3']) {
-      karmada.proxies.set(m, members);
-      karmada.put({
-        apiVersion: 'cluster.karmada.io/v1alpha1', kind: 'Cluster', metadata: { name: m },
-        spec: { syncMode: 'Push', apiEndpoint: `https://127.0.0.1:${members.port}`, impersonatorSecretRef: { namespace: 'karmada-cluster', name: `${m}-impersonator` } },
-        status: { conditions: [{ type: 'Ready', status: 'True' }] },
-      });
-    }
-    const config = parseConfig({ karmada: { overrideSettleSeconds: 2 } });
-    metrics = createMetrics();
-    const api = karmada.client();
-    const watch = { pageSize: 500, watchTimeoutSeconds: 300, silenceSeconds: 360, backoffInitialMs: 100, backoffMaxMs: 1000, maxStalenessSeconds: 30, clock };
-    view = federationWatch(api, watch, silent);
-    const service = federationService(view, config.karmada, metrics, clock);
-    const events = eventRecorder(api, silent, metrics, { clock });
-    scheduler = bindingScheduler({ service, view, api, events, config: config.karmada, log: silent, metrics, clock });
-    view.start();
-    await until(() => view.ready() && view.members().every((m) => m.healthy), 'the federation and its members watched');
-    scheduler.start();
+    ({ karmada, view, metrics, clock, until, stop } = await karmadaRig({ overrideSettleSeconds: 2 }));
   });
-  after(async () => {
-    await scheduler.stop();
-    await view.stop();
-    await karmada.stop();
-    await members.stop();
-  });
+  after(() => stop());
 
   it('writes spec.clusters with the applied placement, then Scheduled, keeping the other conditions, and an Event', async () => {
     karmada.put(policy('web', '{"rebalance":true,"clusters":{"*":{"weight":1},"m3":{"weight":1,"maxReplicas":1}}}'));
@@ -107,11 +115,52 @@ describe('the Karmada transport: zonekeeper schedules the bindings that name it'
     const statusPatches = () => karmada.patches.filter((p) => p.path.endsWith('/resourcebindings/web-deployment') && p.body.status);
     const seen = statusPatches().length;
     karmada.put({ ...before, metadata: { ...before.metadata, generation: 2 }, spec: { ...before.spec, replicas: 9 } });
-    await until(() => statusPatches().length > seen && stored('web-deployment').status.schedulerObservedGeneration === 2, 'the scale scheduled');
+    // Generation 2 is the scale; the spec patch makes generation 3, and the status observes that.
+    await until(() => statusPatches().length > seen && stored('web-deployment').status.schedulerObservedGeneration === 3, 'the scale scheduled');
+    assert.equal(stored('web-deployment').metadata.generation, 3);
     assert.deepEqual(clustersOf('web-deployment'), { m1: 4, m2: 4, m3: 1 });
     const last = statusPatches().at(-1)!;
     assert.equal(last.body.status.conditions, undefined, 'Scheduled was already True/Success: the conditions are not sent');
     assert.ok(last.body.status.lastScheduledTime);
+  });
+
+  it('a status Karmada writes between the spec patch and the status patch does not turn the status away; a new spec does', async () => {
+    const writes = async (result: string) => (await metrics.registry.getSingleMetric('zonekeeper_federation_writes_total')!.get()).values
+      .find((v) => v.labels.write === 'status' && v.labels.result === result)?.value ?? 0;
+    const scaleTo = (replicas: number) => {
+      const b = stored('web-deployment');
+      karmada.put({ ...b, metadata: { ...b.metadata, generation: b.metadata.generation + 1 }, spec: { ...b.spec, replicas } });
+    };
+    /** Holds patches until the spec patch has come, lets it through, and holds the status patch that follows. */
+    const holdStatus = async () => {
+      karmada.holdPatches();
+      await until(() => karmada.patchesHeld('/web-deployment') === 1, 'the spec patch');
+      karmada.releasePatches();
+      karmada.holdPatches();
+      await until(() => karmada.patchesHeld('/web-deployment/status') === 1, 'the status patch');
+    };
+    // Karmada's binding controller writes the status right after each spec patch (here: FullyApplied).
+    const [conflicts, ok] = [await writes('conflict'), await writes('ok')];
+    scaleTo(10);
+    await holdStatus();
+    const mid = stored('web-deployment');
+    karmada.put({ ...mid, status: { ...mid.status, conditions: mid.status.conditions.map((c: { type: string }) => (c.type === 'FullyApplied' ? { ...c, message: 'applied meanwhile' } : c)) } });
+    karmada.releasePatches();
+    await until(() => stored('web-deployment').status.schedulerObservedGeneration === stored('web-deployment').metadata.generation, 'the status written');
+    assert.equal(await writes('conflict'), conflicts, 'not turned away by the other status');
+    assert.equal(await writes('ok'), ok + 1);
+    assert.equal(stored('web-deployment').status.conditions.find((c: { type: string }) => c.type === 'FullyApplied').message, 'applied meanwhile', 'and not overwritten');
+    // A scale between the two: the status for the older spec is refused, and the binding is planned again from the new one.
+    scaleTo(11);
+    await holdStatus();
+    const planned = stored('web-deployment').metadata.generation;
+    scaleTo(12);
+    karmada.releasePatches();
+    await until(() => stored('web-deployment').status.schedulerObservedGeneration === stored('web-deployment').metadata.generation
+      && stored('web-deployment').metadata.generation > planned + 1, 'the newer scale scheduled');
+    assert.ok(await writes('conflict') > conflicts, 'the status for the older generation was refused');
+    assert.equal(karmada.patches.filter((p) => p.body.status?.schedulerObservedGeneration === planned).length, 0, 'never written for a spec already replaced');
+    assert.deepEqual(Object.values(clustersOf('web-deployment')).reduce((a, b) => a + b, 0), 12);
   });
 
   it('a binding of another scheduler is never written', async () => {
@@ -223,5 +272,30 @@ describe('the Karmada transport: zonekeeper schedules the bindings that name it'
     const plan = clustersOf('keep-deployment');
     assert.equal(plan.m3, 4, 'm3 keeps its 4');
     assert.equal(plan.m1! + plan.m2!, 5);
+  });
+});
+
+describe('the Karmada transport: the write pace (karmada.bindingsPerSecond)', () => {
+  it('past its burst, bindings are written as tokens come, queued again for then, none lost', async () => {
+    // 1 a second, a burst of 2: six new bindings take about four seconds of fake time.
+    const { karmada, clock, until, stop } = await karmadaRig({ bindingsPerSecond: 1 });
+    try {
+      const from = clock.now();
+      karmada.put(policy('paced', '{"clusters":{"*":{"weight":1}}}'));
+      const names = ['p0', 'p1', 'p2', 'p3', 'p4', 'p5'];
+      for (const n of names) karmada.put({ ...binding(n, 3), metadata: { ...binding(n, 3).metadata, annotations: { 'propagationpolicy.karmada.io/name': 'paced', 'propagationpolicy.karmada.io/namespace': NS } } });
+      const specWrites = () => karmada.patches.filter((p) => p.body.spec?.clusters).length;
+      let most = 0;
+      await until(() => {
+        // Never more than the burst plus a token a second since the first.
+        const allowed = 2 + Math.floor((clock.now() - from) / 1000);
+        most = Math.max(most, specWrites() - allowed);
+        return names.every((n) => !!karmada.get('ResourceBinding', NS, `${n}-deployment`)!.spec.clusters);
+      }, 'all six scheduled', 30_000);
+      assert.ok(most <= 0, `ahead of the pace by ${most}`);
+      assert.ok(clock.now() - from >= 3_000, `six took ${clock.now() - from} ms of fake time: paced`);
+    } finally {
+      await stop();
+    }
   });
 });

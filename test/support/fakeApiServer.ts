@@ -52,7 +52,7 @@ export class FakeApiServer {
   readonly kubeEvents = new Map<string, Raw>();
   conflicts = 0;
   /** Patches received while held (`holdPatches`), answered in order by `releasePatches`: concurrent writers overlap. */
-  private heldPatches: (() => void)[] | undefined;
+  private heldPatches: { path: string; apply: () => void }[] | undefined;
   /** While true, every watch opens with a line that is not JSON (a corrupt stream). */
   corruptWatches = false;
   /** Requests answered with an error instead, while `remaining` lasts. */
@@ -76,16 +76,16 @@ export class FakeApiServer {
     this.heldPatches ??= [];
   }
 
-  /** How many patches are waiting. */
-  patchesHeld(): number {
-    return this.heldPatches?.length ?? 0;
+  /** How many patches are waiting (those to paths ending so, if given). */
+  patchesHeld(pathEnd = ''): number {
+    return this.heldPatches?.filter((p) => p.path.endsWith(pathEnd)).length ?? 0;
   }
 
   /** Applies the patches held, in the order they came, and answers later ones at once again. */
   releasePatches(): void {
     const held = this.heldPatches ?? [];
     this.heldPatches = undefined;
-    for (const apply of held) apply();
+    for (const p of held) p.apply();
   }
 
   async stop(): Promise<void> {
@@ -325,8 +325,9 @@ current-context: c
     let body = '';
     req.on('data', (c) => (body += c));
     req.on('end', () => {
-      const apply = () => this.applyPatch(res, path, JSON.parse(body));
-      if (this.heldPatches) this.heldPatches.push(apply);
+      const json = req.headers['content-type'] === 'application/json-patch+json';
+      const apply = () => (json ? this.applyJsonPatch(res, path, JSON.parse(body)) : this.applyPatch(res, path, JSON.parse(body)));
+      if (this.heldPatches) this.heldPatches.push({ path, apply });
       else apply();
     });
   }
@@ -353,8 +354,11 @@ current-context: c
   }
 
   private applyPatch(res: http.ServerResponse, path: string, patch: Raw): void {
-    // The status subresource: only the patch's status applies.
-    if (path.endsWith('/status')) return this.applyPatch(res, path.slice(0, -'/status'.length), { status: patch.status });
+    // The status subresource: only the patch's status applies (and its resourceVersion, if it names one).
+    if (path.endsWith('/status')) {
+      const rv = patch.metadata?.resourceVersion;
+      return this.applyPatch(res, path.slice(0, -'/status'.length), { ...(rv === undefined ? {} : { metadata: { resourceVersion: rv } }), status: patch.status });
+    }
     const existing = this.findSingle(path);
     if (!existing) return this.json(res, 404, { kind: 'Status', code: 404, message: `${path} not found` });
     // A merge patch that names a resourceVersion only applies to that version.
@@ -364,8 +368,31 @@ current-context: c
       return this.json(res, 409, { kind: 'Status', code: 409, reason: 'Conflict', message: 'the object has been modified' });
     }
     this.patches.push({ path, body: patch });
-    this.put(applyMergePatch(existing, patch) as Raw);
+    const next = applyMergePatch(existing, patch) as Raw;
+    // A changed spec is a new generation, on objects that count them.
+    if (typeof existing.metadata.generation === 'number' && JSON.stringify(next.spec) !== JSON.stringify(existing.spec)) next.metadata = { ...next.metadata, generation: existing.metadata.generation + 1 };
+    this.put(next);
     this.json(res, 200, this.findSingle(path));
+  }
+
+  /**
+   * A JSON patch of `test` and one-level `add` ops (what zonekeeper sends): 422 when a test fails, as the API server
+   * answers; else applied and recorded as the merge patch it amounts to.
+   */
+  private applyJsonPatch(res: http.ServerResponse, path: string, ops: { op: string; path: string; value: unknown }[]): void {
+    const existing = this.findSingle(path.replace(/\/status$/, ''));
+    if (!existing) return this.json(res, 404, { kind: 'Status', code: 404, message: `${path} not found` });
+    const at = (pointer: string) => pointer.split('/').slice(1).reduce<unknown>((o, k) => (o as Raw | undefined)?.[k], existing);
+    const merge: Raw = {};
+    for (const op of ops) {
+      if (op.op === 'test' && JSON.stringify(at(op.path)) !== JSON.stringify(op.value)) {
+        this.conflicts++;
+        return this.json(res, 422, { kind: 'Status', code: 422, reason: 'Invalid', message: 'the server rejected our request due to an error in our request' });
+      }
+      const [, top, field] = op.path.split('/');
+      if (op.op === 'add') ((merge[top!] ??= {}) as Raw)[field!] = op.value;
+    }
+    this.applyPatch(res, path, merge);
   }
 
   private json(res: http.ServerResponse, status: number, body: unknown): void {
