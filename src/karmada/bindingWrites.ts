@@ -59,10 +59,10 @@ export function scheduledStatus(
 }
 
 /**
- * The status for the spec at `at`. With the conditions (a list, replaced whole): only if the binding is still at that
- * resourceVersion. Without them, or when `at` is by generation: a JSON patch of its own fields that only applies while the
- * spec is still that generation, so the status Karmada's controllers write meanwhile (aggregatedStatus, FullyApplied,
- * one of them right after each spec patch) does not turn it away; a failed test is a 422.
+ * The status for the spec at `at`. With the conditions (a list, replaced whole) or `byVersion`: only if the binding is
+ * still at that resourceVersion. Otherwise a JSON patch of its own fields that only applies while the spec is still that
+ * generation, so the status Karmada's controllers write meanwhile (aggregatedStatus, FullyApplied, one of them right
+ * after each spec patch) does not turn it away; a failed test is a 422.
  */
 export function writeScheduled(
   api: ApiClient, b: SlimBinding, at: { resourceVersion: string; generation: number }, status: Record<string, unknown>, byVersion = false,
