@@ -8,7 +8,7 @@ import type { WorkResult } from '../common/workQueue.js';
 import { reconciler } from '../common/reconciler.js';
 import { tokenBucket } from '../common/tokenBucket.js';
 import type { Metrics } from '../metrics/metrics.js';
-import type { FederationService } from '../decision/bindingDecisions.js';
+import type { FederationService, ScheduledCondition } from '../decision/bindingDecisions.js';
 import { scheduledStatus, templateRef, writeClusters, writeOrdinals, writeScheduled, type WriteResult } from './bindingWrites.js';
 
 // The Karmada transport (docs/design.md#across-clusters): zonekeeper as the scheduler of the bindings
@@ -43,17 +43,15 @@ const GATHER_MS = 1000;
 interface Written {
   /** When it wrote a StatefulSet's ordinal ranges: the clusters wait until Karmada has had time to read them. */
   rangesAt?: number;
-  /** The status it wrote (`statusSaid`) for this uid and generation, until the view shows that generation observed. */
-  said?: string;
-  uid?: string;
-  generation?: number;
+  /** The status it wrote for this uid and generation (`statusSaid`), until the view shows that generation observed. */
+  said?: { uid: string; generation: number; text: string };
   /** Its status test by generation failed (422): the next status goes by resourceVersion. */
   byVersion?: boolean;
 }
 
-/** The status a plan says for a generation, as one string. */
-const statusSaid = (generation: number, w: { condition: { status: string; reason: string; message: string }; affinityName?: string | undefined }): string =>
-  JSON.stringify([generation, w.condition.status, w.condition.reason, w.condition.message, w.affinityName ?? null]);
+/** The status a plan says, as one string. */
+const statusSaid = (w: { condition: ScheduledCondition; affinityName: string | undefined }): string =>
+  JSON.stringify([w.condition.status, w.condition.reason, w.condition.message, w.affinityName ?? null]);
 
 export function bindingScheduler(d: BindingSchedulerDeps): BindingScheduler {
   const clock = d.clock ?? systemClock;
@@ -73,9 +71,7 @@ export function bindingScheduler(d: BindingSchedulerDeps): BindingScheduler {
     const from = clock.now();
     const r = await w;
     d.metrics.federationWriteSeconds.observe({ write: what }, (clock.now() - from) / 1000);
-    // A status's failed test by generation (422) is a conflict too: the binding changed since the plan.
-    const conflict = !r.ok && (r.status === 409 || (what === 'status' && r.status === 422));
-    d.metrics.federationWrites.inc({ write: what, result: r.ok ? 'ok' : conflict ? 'conflict' : 'error' });
+    d.metrics.federationWrites.inc({ write: what, result: r.ok ? 'ok' : r.stale ? 'conflict' : 'error' });
     return r;
   };
 
@@ -113,11 +109,12 @@ export function bindingScheduler(d: BindingSchedulerDeps): BindingScheduler {
     const mine = written.get(key) ?? {};
     if (mine.rangesAt !== undefined && clock.now() - mine.rangesAt < settleMs) return { againAfterMs: settleMs - (clock.now() - mine.rangesAt) };
     delete mine.rangesAt;
-    if (mine.said !== undefined && (mine.uid !== b.uid || b.observedGeneration >= (mine.generation ?? 0))) delete mine.said;
+    if (mine.said && (mine.said.uid !== b.uid || b.observedGeneration >= mine.said.generation)) delete mine.said;
     if (w.clusters === undefined && !w.events.length) {
       // A refusal already on the binding, said again; or the status this process wrote, not yet back through the watch
       // (each spec patch's own event would otherwise write it twice): nothing to write, nothing taken from the pace.
-      if (!scheduledStatus(b, b.generation, w.condition, w.affinityName, clock.now()) || mine.said === statusSaid(b.generation, w)) return undefined;
+      const again = mine.said?.generation === b.generation && mine.said.text === statusSaid(w);
+      if (again || !scheduledStatus(b, b.generation, w.condition, w.affinityName, clock.now())) return undefined;
     }
     const wait = turnIn();
     if (wait > 0) return { againAfterMs: wait };
@@ -139,13 +136,13 @@ export function bindingScheduler(d: BindingSchedulerDeps): BindingScheduler {
     const byVersion = mine.byVersion === true;
     const r = await write('status', writeScheduled(d.api, b, at, status, byVersion));
     if (r.ok) {
-      written.set(key, { uid: b.uid, generation: at.generation, ...(w.condition.status === 'True' ? { said: statusSaid(at.generation, w) } : {}) });
+      written.set(key, w.condition.status === 'True' ? { said: { uid: b.uid, generation: at.generation, text: statusSaid(w) } } : {});
       return undefined;
     }
-    if (r.status === 422 && !byVersion) {
+    if (r.stale && r.status === 422) {
       // The spec moved past the generation planned for (Karmada's taint manager, a scale): planned again from it, its
       // status then by resourceVersion, so that a 422 of any other cause is not sent again every CONFLICT_AGAIN_MS.
-      written.set(key, { uid: b.uid, generation: at.generation, byVersion: true });
+      written.set(key, { byVersion: true });
       return { againAfterMs: CONFLICT_AGAIN_MS };
     }
     return failed(key, 'Scheduled condition', r);

@@ -7,9 +7,12 @@ import type { ScheduledCondition } from '../decision/bindingDecisions.js';
 // patch of spec.clusters and the applied-placement annotation, then the status (Scheduled, the observed
 // generation, lastScheduledTime). Each carries the resourceVersion its plan was made from (409: never written).
 
-export type WriteResult = { ok: true; resourceVersion: string; generation: number } | { ok: false; status: number; message: string };
+/** `stale`: the binding moved past what the write was made for (a 409, or a JSON patch's failed test: a 422). */
+export type WriteResult = { ok: true; resourceVersion: string; generation: number } | { ok: false; status: number; message: string; stale: boolean };
 
 const MERGE = 'application/merge-patch+json';
+// Every JSON patch here opens with a test of what the write was made for.
+const JSON_PATCH = 'application/json-patch+json';
 
 function bindingPath(b: SlimBinding, sub = ''): string {
   const base = b.namespace
@@ -20,7 +23,10 @@ function bindingPath(b: SlimBinding, sub = ''): string {
 
 async function patch(api: ApiClient, path: string, body: object, contentType = MERGE): Promise<WriteResult> {
   const res = await api.request('PATCH', path, { body: JSON.stringify(body), contentType, timeoutMs: 10_000 });
-  if (res.status !== 200) return { ok: false, status: res.status, message: statusMessage(res.body) };
+  if (res.status !== 200) {
+    const stale = res.status === 409 || (contentType === JSON_PATCH && res.status === 422);
+    return { ok: false, status: res.status, message: statusMessage(res.body), stale };
+  }
   const meta = (JSON.parse(res.body) as { metadata?: { resourceVersion?: string; generation?: number } }).metadata ?? {};
   return { ok: true, resourceVersion: meta.resourceVersion ?? '', generation: meta.generation ?? 0 };
 }
@@ -70,7 +76,7 @@ export function writeScheduled(
   if (byVersion || status.conditions !== undefined) return patch(api, bindingPath(b, '/status'), { metadata: { resourceVersion: at.resourceVersion }, status });
   const ops = [{ op: 'test', path: '/metadata/generation', value: at.generation },
     ...Object.entries(status).map(([k, value]) => ({ op: 'add', path: `/status/${k}`, value }))];
-  return patch(api, bindingPath(b, '/status'), ops, 'application/json-patch+json');
+  return patch(api, bindingPath(b, '/status'), ops, JSON_PATCH);
 }
 
 /**
@@ -93,6 +99,6 @@ export async function writeOrdinals(
   const body = { apiVersion: 'policy.karmada.io/v1alpha1', kind: 'OverridePolicy',
     metadata: { name: ordinalsPolicyName(name), namespace, labels: { [ORDINALS_OWNER_LABEL]: name, 'app.kubernetes.io/managed-by': 'zonekeeper' } }, spec };
   const res = await api.request('POST', collection, { body: JSON.stringify(body), contentType: 'application/json', timeoutMs: 10_000 });
-  if (res.status !== 201) return { ok: false, status: res.status, message: statusMessage(res.body) };
+  if (res.status !== 201) return { ok: false, status: res.status, message: statusMessage(res.body), stale: res.status === 409 };
   return { ok: true, resourceVersion: '', generation: 0 };
 }
