@@ -124,14 +124,16 @@ export function federationService(view: FederationView, config: Config['karmada'
 
   function record(key: string, b: SlimBinding | undefined, v: BindingVerdict, plan?: BindingPlan): BindingVerdict {
     metrics.federationPlans.inc({ outcome: v.outcome });
-    if (!b || v.outcome === 'skip' || v.outcome === 'wait') return v;
+    // A wait is recorded only for a binding it names (its policy not seen yet), so /debug/explain says why.
+    if (!b || v.outcome === 'skip') return v;
     const done = plan?.ok ? plan : undefined;
     const prior = last.get(key);
+    const ordinals = v.outcome !== 'wait' && v.writes.ordinals ? v.writes.ordinals.starts : prior?.ordinals;
     last.set(key, {
       binding: key, workload: kindAndName(b.resource), replicas: b.replicas,
       at: clock.now(), outcome: v.outcome, affinity: plan?.affinityName ?? b.observedAffinity, why: v.why,
       unplaced: done?.unplaced ?? prior?.unplaced ?? 0, members: plan?.members ?? prior?.members ?? [],
-      ...(v.writes.ordinals ? { ordinals: v.writes.ordinals.starts } : prior?.ordinals ? { ordinals: prior.ordinals } : {}),
+      ...(ordinals ? { ordinals } : {}),
     });
     if (done) {
       metrics.federationUnplaced.set({ binding: key }, done.unplaced);
@@ -170,7 +172,7 @@ export function federationService(view: FederationView, config: Config['karmada'
     if (b.placement.unsupported) return refused(key, b, `spec.placement.${b.placement.unsupported}: zonekeeper does not carry this out`);
     // Its policy comes on another watch: planned without it, its preferences would be read as absent and the plan written.
     const policy = b.policy && view.policy(b.policy);
-    if (b.policy && !policy) return record(key, undefined, { outcome: 'wait', key, why: `its ${kindAndName(b.policy)} not seen yet` });
+    if (b.policy && !policy) return record(key, b, { outcome: 'wait', key, why: `its ${kindAndName(b.policy)} not seen yet` });
     const prefs = preferencesOf(policy);
     if (!prefs.ok) return refused(key, b, prefs.error);
     const sts = isStatefulSet(b);

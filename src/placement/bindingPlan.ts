@@ -110,7 +110,7 @@ function attempt(b: SlimBinding, prefs: ClusterPreferences | undefined, shares: 
   const overflow = b.placement.grouped && term.overflow.length > 0;
   const a = assignReplicas({
     scheduling: b.placement.scheduling, replicas: b.replicas, workload: b.workload, uid: b.resource.uid, clusters: chosen.clusters,
-    previous: b.clusters, fresh, overflow,
+    previous: b.clusters, fresh, overflow, placementChanged: b.appliedPlacement !== b.placementText,
   });
   if (!a.ok) return { ok: false, reason: a.reason, message: `failed to assign replicas: ${a.message}`, states, clear: false };
   const over = a.clusters.find((c) => c.replicas > cap);

@@ -21,6 +21,8 @@ export interface AssignInput {
   previous: readonly TargetCluster[];
   /** A WorkloadRebalancer asked for a fresh plan (rescheduleTriggeredAt after lastScheduledTime). */
   fresh: boolean;
+  /** The placement differs from the one last applied (policy.karmada.io/applied-placement), or none was. */
+  placementChanged: boolean;
   /** The observed clusterAffinities term has overflowAffinities: tiers fill in order. */
   overflow: boolean;
 }
@@ -85,10 +87,25 @@ function assignTier(i: AssignInput, replicas: number, cs: readonly Candidate[]):
   }
 }
 
+/**
+ * Static weights as they run, while nothing Karmada reschedules on happened (doScheduleBinding): the placement and the
+ * replicas unchanged, no WorkloadRebalancer, every member they run on still chosen. A member joining or coming back
+ * gets replicas at the next of these, not by moving running ones.
+ */
+function untriggered(i: AssignInput): TargetCluster[] | undefined {
+  if (i.fresh || i.placementChanged || i.overflow || i.scheduling.type !== 'StaticWeight') return undefined;
+  const chosen = new Set(i.clusters.map((c) => c.cluster.name));
+  const running = i.previous.filter((t) => t.replicas > 0);
+  const sum = running.reduce((s, t) => s + t.replicas, 0);
+  return sum === i.replicas && running.every((t) => chosen.has(t.name)) ? [...running].sort(byName) : undefined;
+}
+
 /** The chosen members' replicas, as karmada-scheduler would write them (members given none left out). */
 export function assignReplicas(i: AssignInput): Assignment {
   if (i.clusters.length === 0) return { ok: false, reason: 'SchedulerError', message: 'no clusters available to schedule' };
   if (!i.workload) return { ok: true, clusters: i.clusters.map((c) => ({ name: c.cluster.name, replicas: 0 })) };
+  const held = untriggered(i);
+  if (held) return { ok: true, clusters: held };
   if (!i.overflow) {
     const r = assignTier(i, i.replicas, i.clusters);
     return r.ok ? { ok: true, clusters: r.clusters.filter((c) => c.replicas > 0) } : r;

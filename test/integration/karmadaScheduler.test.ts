@@ -4,7 +4,7 @@ import { eventRecorder } from '../../src/actuator/events.js';
 import { federationWatch, type FederationView } from '../../src/cluster/memberClusters.js';
 import { fakeClock } from '../../src/common/clock.js';
 import { parseConfig } from '../../src/common/config.js';
-import { federationService } from '../../src/decision/bindingDecisions.js';
+import { federationService, type FederationService } from '../../src/decision/bindingDecisions.js';
 import { bindingScheduler } from '../../src/karmada/bindingScheduler.js';
 import { createMetrics, type Metrics } from '../../src/metrics/metrics.js';
 import { silent } from '../support/app.js';
@@ -71,13 +71,14 @@ async function karmadaRig(karmadaConfig: object) {
     await karmada.stop();
     await members.stop();
   };
-  return { clock, until, karmada, metrics, view, stop };
+  return { clock, until, karmada, metrics, view, service, stop };
 }
 
 describe('the Karmada transport: zonekeeper schedules the bindings that name it', () => {
   let karmada: FakeApiServer;
   let view: FederationView;
   let metrics: Metrics;
+  let service: FederationService;
   let clock: ReturnType<typeof fakeClock>;
   let until: Awaited<ReturnType<typeof karmadaRig>>['until'];
   let stop: () => Promise<void>;
@@ -86,7 +87,7 @@ describe('the Karmada transport: zonekeeper schedules the bindings that name it'
     Object.fromEntries(((stored(name).spec.clusters ?? []) as { name: string; replicas: number }[]).map((c) => [c.name, c.replicas]));
 
   before(async () => {
-    ({ karmada, view, metrics, clock, until, stop } = await karmadaRig({ overrideSettleSeconds: 2 }));
+    ({ karmada, view, metrics, service, clock, until, stop } = await karmadaRig({ overrideSettleSeconds: 2 }));
   });
   after(() => stop());
 
@@ -189,6 +190,18 @@ describe('the Karmada transport: zonekeeper schedules the bindings that name it'
     await until(() => clock.now() - from > 65_000, 'two resyncs', 90_000);
     assert.equal(statusWrites(), written, 'no status written again');
     assert.deepEqual(warnings().map((e) => e.count ?? 1), [1], 'one Warning, counted once');
+  });
+
+  it('a binding whose policy is not seen yet waits, says why where /debug/explain reads, and is planned once the policy comes', async () => {
+    karmada.put(binding('late', 3));
+    const row = () => service.workloads().find((w) => w.binding === `${NS}/late-deployment`);
+    await until(() => row() !== undefined, 'the wait recorded');
+    assert.equal(row()!.outcome, 'wait');
+    assert.equal(row()!.why, `its PropagationPolicy ${NS}/late not seen yet`);
+    assert.equal(karmada.patches.filter((p) => p.path.includes('/late-deployment')).length, 0, 'nothing written while it waits');
+    karmada.put(policy('late', '{"clusters":{"*":{"weight":1}}}'));
+    await until(() => Object.values(clustersOf('late-deployment')).reduce((a, b) => a + b, 0) === 3, 'planned once the policy is seen');
+    assert.notEqual(row()!.outcome, 'wait');
   });
 
   it('spread constraints are carried out; a field no Karmada release schedules by default is refused whole, the field named and how to proceed', async () => {

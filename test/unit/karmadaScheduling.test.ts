@@ -67,6 +67,22 @@ describe('replicaScheduling as karmada-scheduler assigns it', () => {
     assert.deepEqual(clustersOf(karmada(6, { replicaScheduling: DIVIDED }, ABC())), { A: 2, B: 2, C: 2 });
   });
 
+  it('static weights move nothing when a member joins or comes back (Karmada reschedules on a trigger only); a scale, a placement change, a lost member or a WorkloadRebalancer re-divide', () => {
+    const placement = { replicaScheduling: DIVIDED };
+    const running = [{ name: 'A', replicas: 3 }, { name: 'B', replicas: 3 }];
+    const applied = (replicas: number, members: MemberInput[], extra: Record<string, unknown> = {}) => {
+      const b = binding(replicas, running, { ...extra, placement: { replicaScheduling: undefined, ...placement } });
+      return clustersOf(planBinding({ ...b, appliedPlacement: b.placementText }, undefined, members, SETTINGS, NOW));
+    };
+    assert.deepEqual(applied(6, ABC()), { A: 3, B: 3 }, 'C joined: what runs on A and B stays');
+    assert.deepEqual(applied(9, ABC()), { A: 3, B: 3, C: 3 }, 'a scale re-divides over every member');
+    assert.deepEqual(clustersOf(karmada(6, placement, ABC(), { clusters: running })), { A: 2, B: 2, C: 2 }, 'a placement not yet applied re-divides');
+    const noExecute = { taints: [{ key: 'cluster.karmada.io/not-ready', effect: 'NoExecute' }] };
+    assert.deepEqual(applied(6, ABC({ B: noExecute })), { A: 3, C: 3 }, 'B lost: divided over the members left');
+    const rebalancer = { status: { lastScheduledTime: '2026-11-30T00:00:00Z' }, rescheduleTriggeredAt: '2026-11-30T01:00:00Z' };
+    assert.deepEqual(applied(6, ABC(), rebalancer), { A: 2, B: 2, C: 2 }, 'a WorkloadRebalancer re-divides');
+  });
+
   it('static weights i+1 give cluster i its i+1 (Case5, and the Job case); a member matching no rule gets none', () => {
     const staticWeightList = ['A', 'B', 'C'].map((n, i) => ({ targetCluster: { clusterNames: [n] }, weight: i + 1 }));
     assert.deepEqual(clustersOf(karmada(6, { replicaScheduling: { ...DIVIDED, weightPreference: { staticWeightList } } }, ABC())), { A: 1, B: 2, C: 3 });
