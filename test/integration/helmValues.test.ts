@@ -187,6 +187,19 @@ describe("the chart's values", { skip }, () => {
     assert.equal(config([]).karmada.memberAccess, 'proxy');
     assert.equal(config(['karmada.memberAccess=direct']).karmada.memberAccess, 'direct');
   });
+
+  it('karmada.config reaches zonekeeper karmada\'s ConfigMap, merged over its file, not the single-cluster one; memberAccess said twice differently is refused', () => {
+    const objects = render(set(['karmada.enabled=true', 'karmada.config.karmada.workers=64', 'karmada.config.karmada.bindingsPerSecond=20', 'karmada.memberAccess=direct']));
+    const own = parse(find(objects, 'ConfigMap', 'zonekeeper-karmada-config')!.data['zonekeeper.yaml']);
+    assert.deepEqual(own.karmada, { schedulerName: 'zonekeeper', memberAccess: 'direct', workers: 64, bindingsPerSecond: 20 });
+    assert.deepEqual(own.leaderElection, { namespace: 'zonekeeper-system', leaseName: 'zonekeeper-karmada' }, 'the shipped Lease kept');
+    const single = (o: Obj[]) => find(o, 'ConfigMap', 'zonekeeper-config')!.data['zonekeeper.yaml'];
+    assert.equal(single(objects), single(render(set(['karmada.enabled=true']))), 'the single-cluster zonekeeper\'s unchanged');
+    const twice = runHelm(helm, ['template', 'zk', CHART, ...set(['karmada.enabled=true', 'karmada.config.karmada.memberAccess=direct'])]);
+    assert.match(twice.stderr, /karmada\.memberAccess is proxy but karmada\.config\.karmada\.memberAccess is direct: set one/);
+    const mistyped = runHelm(helm, ['template', 'zk', CHART, ...set(['karmada.enabled=true', 'karmada.config.karmada.workerz=3'])]);
+    assert.match(mistyped.stderr, /at '\/karmada\/config\/karmada': additional properties 'workerz' not allowed/);
+  });
 });
 
 describe('zonekeeper karmada in the chart', { skip }, () => {
