@@ -79,12 +79,15 @@ export interface SlimBinding {
   request: { cpuMilli: number; memory: number };
 }
 
+/** A Cluster's taint; `addedAt`: its `timeAdded` (ms), from which a NoExecute toleration's seconds run. */
+export type ClusterTaint = Taint & { addedAt?: number };
+
 export interface SlimMemberCluster {
   name: string;
   /** Karmada's Ready condition: 'True', 'False', or 'Unknown' (none yet). */
   ready: string;
   readyMessage: string;
-  taints: readonly Taint[];
+  taints: readonly ClusterTaint[];
   /** What a placement's clusterAffinity matches: its labels, `spec.provider` and `spec.region`. */
   labels: Readonly<Record<string, string>>;
   provider: string;
@@ -172,7 +175,10 @@ function slimMemberCluster(o: Raw): SlimMemberCluster {
   const ready = (Array.isArray(o.status?.conditions) ? o.status.conditions : []).find((c: Raw) => c?.type === 'Ready');
   return {
     name: str(o.metadata?.name), ready: str(ready?.status, 'Unknown'), readyMessage: str(ready?.message),
-    taints: (Array.isArray(spec.taints) ? spec.taints : []).map((t: Raw) => ({ key: str(t?.key), value: str(t?.value), effect: str(t?.effect) })),
+    taints: (Array.isArray(spec.taints) ? spec.taints : []).map((t: Raw) => {
+      const addedAt = Date.parse(str(t?.timeAdded));
+      return { key: str(t?.key), value: str(t?.value), effect: str(t?.effect), ...(Number.isFinite(addedAt) ? { addedAt } : {}) };
+    }),
     labels: stringMap(o.metadata?.labels), provider: str(spec.provider), region: str(spec.region),
     deleting: !!o.metadata?.deletionTimestamp, apiEndpoint: str(spec.apiEndpoint),
     secretRef: spec.secretRef?.name ? { namespace: str(spec.secretRef.namespace), name: str(spec.secretRef.name) } : undefined,

@@ -1,7 +1,7 @@
 import { ORDINALS_OWNER_LABEL, ordinalsPolicyName, type SlimBinding, type SlimMemberCluster, type SlimOrdinalOverride, type TargetCluster } from '../cluster/karmada.js';
 import type { SlimNode, SlimPod } from '../cluster/objects.js';
 import type { NodeUsage } from '../cluster/snapshot.js';
-import { evictingTaint, untoleratedTaint } from './clusterMatching.js';
+import { evictionAt, untoleratedTaint } from './clusterMatching.js';
 import { misfitOf } from './nodeFit.js';
 
 // A federated workload's replicas per member cluster (docs/design.md#across-clusters): the one planner
@@ -107,7 +107,7 @@ export function memberShare(binding: SlimBinding, m: MemberInput, s: DivisionSet
   const base = { cluster: c.name, assigned, bound: 0, pending: 0, pendingSince: undefined, zones: [] as string[] };
   const tolerations = binding.placement.tolerations;
   const offline: MemberState | undefined = c.deleting ? 'deleting' : binding.evictingFrom.includes(c.name) ? 'evicting'
-    : c.ready !== 'True' ? 'not-ready' : evictingTaint(tolerations, c.taints) ? 'no-execute'
+    : c.ready !== 'True' ? 'not-ready' : (evictionAt(tolerations, c.taints) ?? Infinity) <= now ? 'no-execute'
       : !listed && untoleratedTaint(tolerations, c.taints) ? 'untolerated' : undefined;
   if (offline) return { ...base, state: offline, capacity: 0 };
   if (!m.reading) return { ...base, state: 'unknown', capacity: assigned };

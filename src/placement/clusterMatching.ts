@@ -1,4 +1,4 @@
-import type { SlimMemberCluster } from '../cluster/karmada.js';
+import type { ClusterTaint, SlimMemberCluster } from '../cluster/karmada.js';
 import type { ClusterAffinity, ClusterToleration } from '../cluster/karmadaPlacement.js';
 import type { NodeSelectorRequirement, Taint } from '../cluster/objects.js';
 import { matchRequirement, tolerates } from './nodeMatching.js';
@@ -31,7 +31,23 @@ export function untoleratedTaint(ts: readonly ClusterToleration[], taints: reado
   return taints.find((t) => (t.effect === 'NoSchedule' || t.effect === 'NoExecute') && !ts.some((x) => tolerates(x, t)));
 }
 
-/** A NoExecute taint the placement does not tolerate for good: Karmada's taint manager evicts from such a member (at once, or after tolerationSeconds). */
-export function evictingTaint(ts: readonly ClusterToleration[], taints: readonly Taint[]): Taint | undefined {
-  return taints.find((t) => t.effect === 'NoExecute' && !ts.some((x) => tolerates(x, t) && x.seconds === undefined));
+/**
+ * When Karmada's taint manager evicts a binding from a member (pkg/util/helper/taint.go): at once (-Infinity) when a
+ * NoExecute taint matches no toleration; else at the earliest timeAdded + tolerationSeconds of the first toleration
+ * matching each taint, over every taint it matches; undefined when each is tolerated for good.
+ */
+export function evictionAt(ts: readonly ClusterToleration[], taints: readonly ClusterTaint[]): number | undefined {
+  const noExecute = taints.filter((t) => t.effect === 'NoExecute');
+  const used: ClusterToleration[] = [];
+  for (const t of noExecute) {
+    const first = ts.find((x) => tolerates(x, t));
+    if (!first) return -Infinity;
+    used.push(first);
+  }
+  let at: number | undefined;
+  for (const u of used) {
+    if (u.seconds === undefined) continue;
+    for (const t of noExecute) if (t.addedAt !== undefined && tolerates(u, t)) at = Math.min(at ?? Infinity, t.addedAt + u.seconds * 1000);
+  }
+  return at;
 }

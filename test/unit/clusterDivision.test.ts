@@ -182,8 +182,10 @@ describe('cluster division: never blind, failover, pending', () => {
     assert.match(r.members.find((m) => m.cluster === 'C')!.why, /outside the placement's cluster affinity/);
   });
 
-  it('clusterTolerations: a tolerated NoSchedule taint takes replicas; a NoExecute one only when tolerated for good (no tolerationSeconds)', () => {
-    const tainted = ABC({ B: { taints: [{ key: 'maintenance', value: 'yes', effect: 'NoSchedule' }] }, C: { taints: [{ key: 'cluster.karmada.io/unreachable', effect: 'NoExecute' }] } });
+  it('clusterTolerations: a tolerated NoSchedule taint takes replicas; a NoExecute one until its tolerationSeconds from timeAdded run out', () => {
+    const unreachable = (secondsAgo: number) => ({ key: 'cluster.karmada.io/unreachable', effect: 'NoExecute', timeAdded: new Date(NOW - secondsAgo * 1000).toISOString() });
+    const taints = (secondsAgo: number) => ABC({ B: { taints: [{ key: 'maintenance', value: 'yes', effect: 'NoSchedule' }] }, C: { taints: [unreachable(secondsAgo)] } });
+    let tainted = taints(0);
     const onto = (clusterTolerations: object[]) => {
       const r = planBinding(binding(6, [], { placement: { clusterTolerations } }), even, tainted, SETTINGS, NOW);
       assert.ok(r.ok);
@@ -191,8 +193,11 @@ describe('cluster division: never blind, failover, pending', () => {
     };
     assert.deepEqual(onto([]), { A: 6, B: 0, C: 0 });
     assert.deepEqual(onto([{ key: 'maintenance', operator: 'Equal', value: 'yes', effect: 'NoSchedule' }]), { A: 3, B: 3, C: 0 });
-    assert.deepEqual(onto([{ key: 'cluster.karmada.io/unreachable', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 }]), { A: 6, B: 0, C: 0 });
-    assert.deepEqual(onto([{ operator: 'Exists' }]), { A: 2, B: 2, C: 2 });
+    const for300 = [{ key: 'cluster.karmada.io/unreachable', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 }];
+    assert.deepEqual(onto(for300), { A: 3, B: 0, C: 3 }, 'tainted just now: tolerated for 300 s');
+    tainted = taints(300);
+    assert.deepEqual(onto(for300), { A: 6, B: 0, C: 0 }, '300 s later: evicted');
+    assert.deepEqual(onto([{ operator: 'Exists' }]), { A: 2, B: 2, C: 2 }, 'tolerated for good');
   });
 
   it('what no Karmada release defines is named on the binding; everything Karmada accepts is read', () => {

@@ -156,6 +156,17 @@ describe('clusterAffinities, tolerations and spread constraints as karmada-sched
     assert.deepEqual(clustersOf(karmada(3, { clusterTolerations: tolerations }, ABC({ A: taint('A'), B: taint('B'), C: taint('C') }))), { A: 3 });
   });
 
+  it('a NoExecute taint tolerated for tolerationSeconds keeps the replicas until timeAdded + seconds, as Karmada\'s taint manager; untolerated, they move at once', () => {
+    const taint = (minutesAgo: number) => ({ taints: [{ key: 'maintenance', effect: 'NoExecute', timeAdded: new Date(NOW - minutesAgo * 60_000).toISOString() }] });
+    const tolerating = (seconds?: number) => ({ clusterTolerations: [{ key: 'maintenance', operator: 'Exists', effect: 'NoExecute', ...(seconds === undefined ? {} : { tolerationSeconds: seconds }) }] });
+    const running = { clusters: [{ name: 'A', replicas: 3 }, { name: 'B', replicas: 3 }] };
+    const placement = (extra: object) => ({ ...extra, replicaScheduling: { ...DIVIDED, weightPreference: { dynamicWeight: 'AvailableReplicas' } } });
+    assert.deepEqual(clustersOf(karmada(6, placement(tolerating(300)), ABC({ B: taint(4) }), running)), { A: 3, B: 3 }, '4 of 5 minutes: B keeps its 3');
+    assert.deepEqual(clustersOf(karmada(6, placement(tolerating(300)), ABC({ B: taint(5) }), running)).B, undefined, '5 of 5 minutes: B evicted');
+    assert.deepEqual(clustersOf(karmada(6, placement(tolerating()), ABC({ B: taint(600) }), running)), { A: 3, B: 3 }, 'tolerated for good');
+    assert.equal(clustersOf(karmada(6, placement({}), ABC({ B: taint(0) }), running)).B, undefined, 'untolerated: at once');
+  });
+
   it('spread by cluster picks minGroups..maxGroups members; without maxGroups Karmada selects none', () => {
     const spread = (min: number, max?: number) => ({ spreadConstraints: [{ spreadByField: 'cluster', minGroups: min, ...(max ? { maxGroups: max } : {}) }] });
     assert.equal(Object.keys(clustersOf(karmada(3, spread(2, 2), ABC()))).length, 2);
