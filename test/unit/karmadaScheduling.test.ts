@@ -71,7 +71,7 @@ describe('replicaScheduling as karmada-scheduler assigns it', () => {
     const placement = { replicaScheduling: DIVIDED };
     const running = [{ name: 'A', replicas: 3 }, { name: 'B', replicas: 3 }];
     const applied = (replicas: number, members: MemberInput[], extra: Record<string, unknown> = {}) => {
-      const b = binding(replicas, running, { ...extra, placement: { replicaScheduling: undefined, ...placement } });
+      const b = binding(replicas, running, { ...extra, placement });
       return clustersOf(planBinding({ ...b, appliedPlacement: b.placementText }, undefined, members, SETTINGS, NOW));
     };
     assert.deepEqual(applied(6, ABC()), { A: 3, B: 3 }, 'C joined: what runs on A and B stays');
