@@ -179,12 +179,20 @@ export interface FederationHouseDeps {
 
 export interface FederationHouse { service: FederationService; scheduler?: LeaderController }
 
+/** Events waiting behind the bindings' writes: a mass re-plan's two per binding, each kept as a few short strings (about 1 KiB). */
+const FEDERATION_EVENTS_QUEUED = 4096;
+
 /** The federation's house (docs/design.md#across-clusters): its one decision service and, where Karmada is written, the binding scheduler. */
 export function federationHouse(deps: FederationHouseDeps & { api: ApiClient }): FederationHouse & { scheduler: LeaderController };
 export function federationHouse(deps: FederationHouseDeps): FederationHouse;
 export function federationHouse(deps: FederationHouseDeps): FederationHouse {
   const { view, config, metrics, log, api } = deps;
   const service = federationService(view, config.karmada, metrics, deps.clock ?? systemClock);
-  const scheduler = api ? bindingScheduler({ service, view, api, events: eventRecorder(api, log, metrics), config: config.karmada, log, metrics }) : undefined;
+  if (!api) return { service };
+  // Events wait while bindings are written (one at a time then), up to a whole re-plan's worth: 2 per binding.
+  let writing = () => false;
+  const events = eventRecorder(api, log, metrics, { busy: () => writing(), queued: FEDERATION_EVENTS_QUEUED });
+  const scheduler = bindingScheduler({ service, view, api, events, config: config.karmada, log, metrics });
+  writing = scheduler.writing;
   return { service, scheduler };
 }

@@ -45,6 +45,8 @@ export interface RecorderOptions {
   /** Events written at once, and waiting beyond those (then dropped, as client-go's broadcaster drops past 1,000). */
   inFlight: number;
   queued: number;
+  /** While it holds, one Event at a time: the writes the Events report go to the API server first. */
+  busy?: () => boolean;
   clock?: Clock;
 }
 
@@ -80,10 +82,14 @@ export function eventRecorder(api: ApiClient, log: Logger, metrics: Metrics, opt
     return true;
   }
 
-  async function write(w: EventSubject, objectKey: string, type: EventType, reason: string, message: string): Promise<void> {
+  /** What a waiting Event keeps of its object: a few short strings, not the object. */
+  interface Involved { apiVersion: string; kind: string; namespace: string; name: string; uid: string }
+
+  /** `at`: when it was recorded (a waiting Event says when it happened, not when it was sent). */
+  async function write(w: Involved, objectKey: string, type: EventType, reason: string, message: string, at: number): Promise<void> {
     // Keyed as written: a message longer than an Event holds is not kept whole (4096 keys of at most ~1 KiB each).
-    const key = `${objectKey}\u0000${type}\u0000${reason}\u0000${message.slice(0, MESSAGE_MAX)}`;
-    const now = new Date(clock.now()).toISOString();
+    const key = `${objectKey}\u0000${type}\u0000${reason}\u0000${message}`;
+    const now = new Date(at).toISOString();
     const namespace = w.namespace || 'default';
     const base = `/api/v1/namespaces/${encodeURIComponent(namespace)}/events`;
     const previous = seen.get(key);
@@ -97,10 +103,8 @@ export function eventRecorder(api: ApiClient, log: Logger, metrics: Metrics, opt
     const name = `${w.name}.${clock.now().toString(16)}${(sequence++ % 0x10000).toString(16).padStart(4, '0')}${Math.floor(Math.random() * 0xffff).toString(16)}`;
     const event = {
       apiVersion: 'v1', kind: 'Event', metadata: { name, namespace },
-      involvedObject: {
-        apiVersion: involved(w).apiVersion, kind: involved(w).kind, ...(w.namespace ? { namespace: w.namespace } : {}), name: w.name, uid: w.uid,
-      },
-      type, reason, message: message.slice(0, MESSAGE_MAX), count: 1, firstTimestamp: now, lastTimestamp: now,
+      involvedObject: { apiVersion: w.apiVersion, kind: w.kind, ...(w.namespace ? { namespace: w.namespace } : {}), name: w.name, uid: w.uid },
+      type, reason, message, count: 1, firstTimestamp: now, lastTimestamp: now,
       source: { component: 'zonekeeper' }, reportingComponent: 'zonekeeper', reportingInstance: 'zonekeeper',
     };
     const res = await api.request('POST', base, { body: JSON.stringify(event), contentType: 'application/json', timeoutMs: 10_000 });
@@ -110,7 +114,8 @@ export function eventRecorder(api: ApiClient, log: Logger, metrics: Metrics, opt
   }
 
   function pump(): void {
-    while (inflight.size < o.inFlight && waiting.length) {
+    // Busy: one at a time, so Events keep flowing; each one's end pumps again, at full width once the writes are done.
+    while (inflight.size < (o.busy?.() ? 1 : o.inFlight) && waiting.length) {
       const p: Promise<void> = waiting.shift()!().finally(() => {
         inflight.delete(p);
         pump();
@@ -131,7 +136,10 @@ export function eventRecorder(api: ApiClient, log: Logger, metrics: Metrics, opt
         metrics.actuatorWrites.inc({ action: 'event', result: 'dropped' });
         return;
       }
-      waiting.push(() => write(w, objectKey, type, reason, message).catch((err: Error) => {
+      const { apiVersion, kind } = involved(w);
+      const subject: Involved = { apiVersion, kind, namespace: w.namespace, name: w.name, uid: w.uid };
+      const at = clock.now();
+      waiting.push(() => write(subject, objectKey, type, reason, message.slice(0, MESSAGE_MAX), at).catch((err: Error) => {
         metrics.actuatorWrites.inc({ action: 'event', result: 'error' });
         log.warn({ workload: objectKey, reason, err: err.message }, 'event not recorded');
       }));

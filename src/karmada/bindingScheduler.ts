@@ -20,6 +20,8 @@ export interface BindingScheduler {
   start(): void;
   stop(): Promise<void>;
   idle(): Promise<void>;
+  /** A write to a binding is under way: its Events wait (they report what these write). */
+  writing(): boolean;
 }
 
 export interface BindingSchedulerDeps {
@@ -66,10 +68,12 @@ export function bindingScheduler(d: BindingSchedulerDeps): BindingScheduler {
     if (ms > 0) pace.giveBack();
     return ms;
   };
+  let writes = 0;
   /** One write, counted and timed by what it writes. */
   const write = async (what: 'ordinals' | 'clusters' | 'status', w: Promise<WriteResult>): Promise<WriteResult> => {
     const from = clock.now();
-    const r = await w;
+    writes++;
+    const r = await w.finally(() => writes--);
     d.metrics.federationWriteSeconds.observe({ write: what }, (clock.now() - from) / 1000);
     d.metrics.federationWrites.inc({ write: what, result: r.ok ? 'ok' : r.stale ? 'conflict' : 'error' });
     return r;
@@ -173,5 +177,5 @@ export function bindingScheduler(d: BindingSchedulerDeps): BindingScheduler {
   });
 
   const c = reconcilerOf.controller(() => written.clear());
-  return { start: c.start, stop: c.stop, idle: c.idle };
+  return { start: c.start, stop: c.stop, idle: c.idle, writing: () => writes > 0 };
 }

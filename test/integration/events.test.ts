@@ -7,6 +7,7 @@ import { silent } from '../support/app.js';
 import { statefulSet } from '../support/builders.js';
 import { FakeApiServer } from '../support/fakeApiServer.js';
 import { FakeClock } from '../support/placement.js';
+import { turns, waitFor } from '../support/wait.js';
 
 describe('Kubernetes Events on workloads, as client-go records them', () => {
   let api: FakeApiServer;
@@ -83,5 +84,34 @@ describe('Kubernetes Events on workloads, as client-go records them', () => {
     await r.settle();
     assert.deepEqual([await counted('error'), await counted('ok')], [1, 2]);
     assert.deepEqual([...api.kubeEvents.values()].map((e) => e.involvedObject.name).filter((n) => /^q\d$/.test(n)).sort(), ['q1', 'q2']);
+  });
+
+  it('while the writes they report are under way, one at a time; at full width after; each says when it was recorded, not when sent', async () => {
+    const clock = new FakeClock();
+    let busy = true;
+    const options = { burst: 25, refillMs: 300_000, aggregateMs: 600_000, inFlight: 4, queued: 100, busy: () => busy, clock };
+    const r = eventRecorder(api.client(), silent, createMetrics(), options);
+    const isEvent = (method: string, path: string) => method === 'POST' && path.endsWith('/events');
+    const held = () => {
+      let release!: () => void;
+      return { promise: new Promise<void>((res) => (release = res)), release: () => release() };
+    };
+    const [first, next] = [held(), held()];
+    const faults = [{ match: isEvent, status: 500, remaining: 1, held: first.promise }, { match: isEvent, status: 500, remaining: 4, held: next.promise }];
+    api.faults.push(...faults);
+    const recordedAt = new Date(clock.now()).toISOString();
+    for (let i = 0; i < 7; i++) r.record(slimWorkload('StatefulSet', statefulSet(`w${i}`, 3)), 'Normal', 'ZoneListFrozen', 'frozen');
+    await waitFor(() => faults[0]!.remaining === 0, 'the first Event sent');
+    await turns(200);
+    assert.equal(faults[1]!.remaining, 4, 'no second one while busy');
+    busy = false;
+    clock.advance(60_000);
+    first.release();
+    await waitFor(() => faults[1]!.remaining === 0, 'four at once after');
+    next.release();
+    await r.settle();
+    const sent = [...api.kubeEvents.values()].filter((e) => /^w\d$/.test(e.involvedObject.name));
+    assert.deepEqual(sent.map((e) => e.involvedObject.name).sort(), ['w5', 'w6']);
+    for (const e of sent) assert.equal(e.firstTimestamp, recordedAt, 'the time it was recorded');
   });
 });
