@@ -21,13 +21,17 @@ export interface TemplateRef { karmadaTemplate: true; apiVersion: string; kind: 
 /** What an Event may be about: a workload, a WorkloadSpread, a pod, a Karmada binding or its resource template. */
 type EventSubject = SlimWorkload | SlimWorkloadSpread | SlimPod | SlimBinding | TemplateRef;
 
-function involved(o: EventSubject): { key: string; apiVersion: string; kind: string } {
-  if ('karmadaTemplate' in o) return { key: `${o.namespace || 'default'}/${o.kind}/${o.name}`, apiVersion: o.apiVersion, kind: o.kind };
+/** An Event's object as the Event names it (and `key`, its spam filter's), a few short strings: what a waiting Event keeps. */
+interface Involved { key: string; apiVersion: string; kind: string; namespace: string; name: string; uid: string }
+
+function involved(o: EventSubject): Involved {
+  const { namespace, name, uid } = o;
+  if ('karmadaTemplate' in o) return { key: `${namespace || 'default'}/${o.kind}/${name}`, apiVersion: o.apiVersion, kind: o.kind, namespace, name, uid };
   // A ClusterResourceBinding's Events go to default, as kubectl describe looks for them.
-  if ('schedulerName' in o) return { key: `${o.namespace || 'default'}/${o.kind}/${o.name}`, apiVersion: 'work.karmada.io/v1alpha2', kind: o.kind };
-  if ('targetRef' in o) return { key: `${o.namespace}/WorkloadSpread/${o.name}`, apiVersion: o.apiVersion, kind: 'WorkloadSpread' };
-  if ('nodeName' in o) return { key: `${o.namespace}/Pod/${o.name}`, apiVersion: 'v1', kind: 'Pod' };
-  return { key: workloadKey(o), apiVersion: o.apiVersion, kind: WORKLOAD_KINDS[o.kind].wireKind };
+  if ('schedulerName' in o) return { key: `${namespace || 'default'}/${o.kind}/${name}`, apiVersion: 'work.karmada.io/v1alpha2', kind: o.kind, namespace, name, uid };
+  if ('targetRef' in o) return { key: `${namespace}/WorkloadSpread/${name}`, apiVersion: o.apiVersion, kind: 'WorkloadSpread', namespace, name, uid };
+  if ('nodeName' in o) return { key: `${namespace}/Pod/${name}`, apiVersion: 'v1', kind: 'Pod', namespace, name, uid };
+  return { key: workloadKey(o), apiVersion: o.apiVersion, kind: WORKLOAD_KINDS[o.kind].wireKind, namespace, name, uid };
 }
 
 export interface EventRecorder {
@@ -82,13 +86,10 @@ export function eventRecorder(api: ApiClient, log: Logger, metrics: Metrics, opt
     return true;
   }
 
-  /** What a waiting Event keeps of its object: a few short strings, not the object. */
-  interface Involved { apiVersion: string; kind: string; namespace: string; name: string; uid: string }
-
   /** `at`: when it was recorded (a waiting Event says when it happened, not when it was sent). */
-  async function write(w: Involved, objectKey: string, type: EventType, reason: string, message: string, at: number): Promise<void> {
+  async function write(w: Involved, type: EventType, reason: string, message: string, at: number): Promise<void> {
     // Keyed as written: a message longer than an Event holds is not kept whole (4096 keys of at most ~1 KiB each).
-    const key = `${objectKey}\u0000${type}\u0000${reason}\u0000${message}`;
+    const key = `${w.key}\u0000${type}\u0000${reason}\u0000${message}`;
     const now = new Date(at).toISOString();
     const namespace = w.namespace || 'default';
     const base = `/api/v1/namespaces/${encodeURIComponent(namespace)}/events`;
@@ -127,8 +128,8 @@ export function eventRecorder(api: ApiClient, log: Logger, metrics: Metrics, opt
 
   return {
     record(w, type, reason, message) {
-      const objectKey = involved(w).key;
-      if (!allowed(objectKey)) {
+      const subject = involved(w);
+      if (!allowed(subject.key)) {
         metrics.actuatorWrites.inc({ action: 'event', result: 'rate-limited' });
         return;
       }
@@ -136,12 +137,10 @@ export function eventRecorder(api: ApiClient, log: Logger, metrics: Metrics, opt
         metrics.actuatorWrites.inc({ action: 'event', result: 'dropped' });
         return;
       }
-      const { apiVersion, kind } = involved(w);
-      const subject: Involved = { apiVersion, kind, namespace: w.namespace, name: w.name, uid: w.uid };
       const at = clock.now();
-      waiting.push(() => write(subject, objectKey, type, reason, message.slice(0, MESSAGE_MAX), at).catch((err: Error) => {
+      waiting.push(() => write(subject, type, reason, message.slice(0, MESSAGE_MAX), at).catch((err: Error) => {
         metrics.actuatorWrites.inc({ action: 'event', result: 'error' });
-        log.warn({ workload: objectKey, reason, err: err.message }, 'event not recorded');
+        log.warn({ workload: subject.key, reason, err: err.message }, 'event not recorded');
       }));
       pump();
     },
